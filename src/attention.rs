@@ -1,0 +1,111 @@
+//! Scaled dot-product attention: `softmax(Q·Kᵀ / √d_k) · V`.
+//!
+//! Shapes: Q is `(T, d_k)`, K is `(T, d_k)`, V is `(T, d_v)`; the output is `(T, d_v)`.
+//! The passes follow the spec's expansion: Transpose, MatMul, Mul, StableSoftmax, MatMul.
+
+use crate::error::{AttentionError, Result};
+use crate::mask::Mask;
+use crate::matrix::Matrix;
+use crate::real::Real;
+use crate::softmax::stable_softmax;
+
+/// The factor scores are multiplied by: `1/√d_k`.
+pub fn attention_scale<F: Real>(d_k: usize) -> F {
+    F::ONE / F::from_usize(d_k).sqrt()
+}
+
+/// Checks the shapes `dotProductAttention` accepts: Q and K `(T, d_k)`, V `(T, d_v)`, all non-empty.
+pub fn check_attention_shapes<F: Real>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<F>, mask: &Mask) -> Result<()> {
+    for (name, m) in [("Q", q), ("K", k), ("V", v)] {
+        if m.rows() == 0 || m.cols() == 0 {
+            return Err(AttentionError::range_error(format!(
+                "{name} is {}; expected at least one row and one column",
+                m.shape_text()
+            )));
+        }
+    }
+    if k.shape() != q.shape() {
+        return Err(AttentionError::range_error(format!(
+            "K is {} but Q is {}: Q and K must both be T×d_k",
+            k.shape_text(),
+            q.shape_text()
+        )));
+    }
+    if v.rows() != q.rows() {
+        return Err(AttentionError::range_error(format!(
+            "V is {} but Q is {}: V must be T×d_v with the same T = {} rows",
+            v.shape_text(),
+            q.shape_text(),
+            q.rows()
+        )));
+    }
+    mask.check_shape(q.rows(), k.rows())
+}
+
+/// `softmax(Q·Kᵀ/√d_k)·V` without shape checks (callers have checked).
+pub(crate) fn attend<F: Real>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<F>, mask: &Mask) -> Result<Matrix<F>> {
+    // 1. Transpose K
+    let k_t = k.transpose(); // (d_k, T)
+    // 2. MatMul: raw compatibility scores
+    let scores = q.matmul(&k_t)?; // (T, T)
+    // 3. Mul by 1/√d_k
+    let scaled = scores.scale(attention_scale(q.cols())); // (T, T)
+    // 4. StableSoftmax along each row
+    let weights = stable_softmax(&scaled, mask); // (T, T)
+    // 5. MatMul: the weighted sum of values
+    weights.matmul(v) // (T, d_v)
+}
+
+/// Scaled dot-product attention with an optional mask.
+pub fn dot_product_attention<F: Real>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<F>, mask: &Mask) -> Result<Matrix<F>> {
+    check_attention_shapes(q, k, v, mask)?;
+    attend(q, k, v, mask)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{assert_close, challenge_qkv, seeded_matrix};
+
+    #[test]
+    fn known_value_identity_queries() {
+        let q = Matrix::from_rows(&[[1.0, 0.0], [0.0, 1.0]]).unwrap();
+        let (k, _, v) = challenge_qkv();
+        let out = dot_product_attention(&q, &k, &v, &Mask::none()).unwrap();
+        assert_close(&out, &[&[6.609, 7.609], &[6.609, 7.609]], 5e-4);
+    }
+
+    #[test]
+    fn shape_errors_name_both_shapes() {
+        let q = seeded_matrix(2, 2, 1);
+        let k = seeded_matrix(3, 2, 2);
+        let err = dot_product_attention(&q, &k, &q, &Mask::none()).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)));
+        assert!(err.message().starts_with("K is 3×2 but Q is 2×2"), "{err}");
+        let v = seeded_matrix(3, 5, 3);
+        let err = dot_product_attention(&q, &q, &v, &Mask::none()).unwrap_err();
+        assert!(err.message().starts_with("V is 3×5 but Q is 2×2"), "{err}");
+    }
+
+    #[test]
+    fn causal_rows_ignore_later_keys_and_values() {
+        let (q, k, v) = (seeded_matrix(4, 3, 1), seeded_matrix(4, 3, 2), seeded_matrix(4, 2, 3));
+        let before = dot_product_attention(&q, &k, &v, &Mask::causal()).unwrap();
+        let mut k2 = k.clone();
+        let mut v2 = v.clone();
+        k2.row_mut(3).fill(100.0);
+        v2.row_mut(3).fill(-100.0);
+        let after = dot_product_attention(&q, &k2, &v2, &Mask::causal()).unwrap();
+        for r in 0..3 {
+            assert_eq!(before.row(r), after.row(r));
+        }
+        assert_ne!(before.row(3), after.row(3));
+    }
+
+    #[test]
+    fn first_causal_row_copies_the_first_value() {
+        let v = seeded_matrix(3, 2, 9);
+        let out = dot_product_attention(&seeded_matrix(3, 2, 7), &seeded_matrix(3, 2, 8), &v, &Mask::causal()).unwrap();
+        assert_eq!(out.row(0), v.row(0));
+    }
+}

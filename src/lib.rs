@@ -1,0 +1,24 @@
+//! attention-lab: the reference implementation of scaled dot-product and multi-head
+//! attention behind a browser course, plus the WebAssembly boundary that exports it.
+//!
+//! The core modules are plain Rust and know nothing about JavaScript; everything that
+//! touches JS lives in [`wasm`].
+
+pub mod attention;
+pub mod error;
+pub mod mask;
+pub mod matrix;
+pub mod multi_head;
+pub mod real;
+pub mod softmax;
+#[doc(hidden)]
+pub mod testing;
+pub mod trace;
+pub mod wasm;
+
+pub use attention::dot_product_attention;
+pub use error::{AttentionError, Result};
+pub use mask::{BoolMatrix, Mask};
+pub use matrix::Matrix;
+pub use multi_head::{multi_head_attention, HeadSplit, MultiHeadOptions};
+pub use trace::{replay, trace_multi_head_attention, Trace};

@@ -1,0 +1,271 @@
+//! A dense row-major matrix.
+//!
+//! Layout: a `rows × cols` matrix stores element `(r, c)` at `data[r * cols + c]`.
+//! Shape names used across the crate: T rows (positions), C columns (features).
+
+use crate::error::{shape_text, AttentionError, Result};
+use crate::real::Real;
+
+/// Largest number of elements one matrix may hold (2^28, i.e. 2 GiB of f64):
+/// anything larger is refused with a `RangeError` before memory is asked for.
+pub const MAX_ELEMENTS: usize = 1 << 28;
+
+/// A dense row-major matrix of `f64` (default) or `f32`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix<F = f64> {
+    rows: usize,
+    cols: usize,
+    data: Vec<F>,
+}
+
+/// `rows * cols`, or a `RangeError` when that is too large to allocate.
+pub fn checked_len(rows: usize, cols: usize, what: &str) -> Result<usize> {
+    rows.checked_mul(cols)
+        .filter(|&n| n <= MAX_ELEMENTS)
+        .ok_or_else(|| {
+            AttentionError::range_error(format!(
+                "{what} would be {rows}×{cols}, more than the {MAX_ELEMENTS} elements one matrix may hold"
+            ))
+        })
+}
+
+impl<F: Real> Matrix<F> {
+    /// Wraps row-major `data` of length `rows * cols`.
+    pub fn new(rows: usize, cols: usize, data: Vec<F>) -> Result<Self> {
+        if data.len() != rows * cols {
+            return Err(AttentionError::range_error(format!(
+                "a {} matrix needs {} values but {} were given",
+                shape_text(rows, cols),
+                rows * cols,
+                data.len()
+            )));
+        }
+        Ok(Self { rows, cols, data })
+    }
+
+    /// All zeros.
+    pub fn zeros(rows: usize, cols: usize) -> Self {
+        Self { rows, cols, data: vec![F::ZERO; rows * cols] }
+    }
+
+    /// The `n × n` identity.
+    pub fn identity(n: usize) -> Self {
+        let mut m = Self::zeros(n, n);
+        for i in 0..n {
+            m.data[i * n + i] = F::ONE;
+        }
+        m
+    }
+
+    /// Builds a matrix from equal-length rows. Meant for fixtures; JS input goes through the boundary.
+    pub fn from_rows<R: AsRef<[F]>>(rows: &[R]) -> Result<Self> {
+        let cols = rows.first().map_or(0, |r| r.as_ref().len());
+        let mut data = Vec::with_capacity(rows.len() * cols);
+        for (i, row) in rows.iter().enumerate() {
+            let row = row.as_ref();
+            if row.len() != cols {
+                return Err(AttentionError::range_error(format!(
+                    "row {i} has {} entries but row 0 has {cols}",
+                    row.len()
+                )));
+            }
+            data.extend_from_slice(row);
+        }
+        Ok(Self { rows: rows.len(), cols, data })
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// `(rows, cols)`.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    /// `"rows×cols"`, as error messages print it.
+    pub fn shape_text(&self) -> String {
+        shape_text(self.rows, self.cols)
+    }
+
+    /// The row-major values.
+    pub fn data(&self) -> &[F] {
+        &self.data
+    }
+
+    pub fn data_mut(&mut self) -> &mut [F] {
+        &mut self.data
+    }
+
+    pub fn into_data(self) -> Vec<F> {
+        self.data
+    }
+
+    /// Row `r` as a slice.
+    pub fn row(&self, r: usize) -> &[F] {
+        &self.data[r * self.cols..(r + 1) * self.cols]
+    }
+
+    pub fn row_mut(&mut self, r: usize) -> &mut [F] {
+        &mut self.data[r * self.cols..(r + 1) * self.cols]
+    }
+
+    /// Element `(r, c)`.
+    pub fn get(&self, r: usize, c: usize) -> F {
+        self.data[r * self.cols + c]
+    }
+
+    /// The rows as nested vectors, the shape JS `number[][]` takes.
+    pub fn to_rows(&self) -> Vec<Vec<F>> {
+        (0..self.rows).map(|r| self.row(r).to_vec()).collect()
+    }
+
+    /// The spec's `Transpose`: `(rows, cols) → (cols, rows)`.
+    pub fn transpose(&self) -> Self {
+        let mut out = Self::zeros(self.cols, self.rows);
+        for r in 0..self.rows {
+            for c in 0..self.cols {
+                out.data[c * self.rows + r] = self.data[r * self.cols + c];
+            }
+        }
+        out
+    }
+
+    /// The spec's `MatMul`: `(m, k) · (k, n) → (m, n)`.
+    ///
+    /// Every output element is summed over `k` in increasing order, starting from zero; the
+    /// fused kernels elsewhere keep exactly this order so their results match bit for bit.
+    pub fn matmul(&self, other: &Self) -> Result<Self> {
+        if self.cols != other.rows {
+            return Err(AttentionError::range_error(format!(
+                "cannot multiply a {} matrix by a {} matrix",
+                self.shape_text(),
+                other.shape_text()
+            )));
+        }
+        let (m, k, n) = (self.rows, self.cols, other.cols);
+        let mut out = Self::zeros(m, n);
+        for i in 0..m {
+            let a_row = self.row(i);
+            let out_row = &mut out.data[i * n..(i + 1) * n];
+            for (p, &a) in a_row.iter().enumerate().take(k) {
+                let b_row = &other.data[p * n..(p + 1) * n];
+                for (o, &b) in out_row.iter_mut().zip(b_row) {
+                    *o += a * b;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The spec's `Mul` by a scalar.
+    pub fn scale(&self, s: F) -> Self {
+        Self {
+            rows: self.rows,
+            cols: self.cols,
+            data: self.data.iter().map(|&x| x * s).collect(),
+        }
+    }
+
+    /// The spec's `Slice` along columns: columns `start .. end`, all rows.
+    pub fn slice_columns(&self, start: usize, end: usize) -> Result<Self> {
+        if start > end || end > self.cols {
+            return Err(AttentionError::range_error(format!(
+                "columns {start}..{end} do not fit a {} matrix",
+                self.shape_text()
+            )));
+        }
+        let width = end - start;
+        let mut data = Vec::with_capacity(self.rows * width);
+        for r in 0..self.rows {
+            data.extend_from_slice(&self.row(r)[start..end]);
+        }
+        Ok(Self { rows: self.rows, cols: width, data })
+    }
+
+    /// The spec's `Concat` along the last axis: the parts side by side, left to right.
+    pub fn concat_columns(parts: &[Self]) -> Result<Self> {
+        let rows = parts.first().map_or(0, |p| p.rows);
+        if let Some(bad) = parts.iter().find(|p| p.rows != rows) {
+            return Err(AttentionError::range_error(format!(
+                "cannot place a {} matrix beside one with {rows} rows",
+                bad.shape_text()
+            )));
+        }
+        let cols = parts.iter().map(|p| p.cols).sum();
+        let mut data = Vec::with_capacity(rows * cols);
+        for r in 0..rows {
+            for p in parts {
+                data.extend_from_slice(p.row(r));
+            }
+        }
+        Ok(Self { rows, cols, data })
+    }
+
+    /// Converts every entry to another scalar type.
+    pub fn cast<G: Real>(&self) -> Matrix<G> {
+        Matrix {
+            rows: self.rows,
+            cols: self.cols,
+            data: self.data.iter().map(|&x| G::from_f64(x.to_f64())).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_by_three() -> Matrix {
+        Matrix::from_rows(&[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).unwrap()
+    }
+
+    #[test]
+    fn transpose_swaps_axes() {
+        let t = two_by_three().transpose();
+        assert_eq!(t.shape(), (3, 2));
+        assert_eq!(t.to_rows(), vec![vec![1.0, 4.0], vec![2.0, 5.0], vec![3.0, 6.0]]);
+    }
+
+    #[test]
+    fn matmul_small_known_product() {
+        let a = two_by_three();
+        let product = a.matmul(&a.transpose()).unwrap(); // (2, 2)
+        assert_eq!(product.to_rows(), vec![vec![14.0, 32.0], vec![32.0, 77.0]]);
+        assert!(a.matmul(&a).is_err());
+    }
+
+    #[test]
+    fn identity_is_exact() {
+        let a: Matrix = Matrix::from_rows(&[[-0.0, 1e-310, 3.5]]).unwrap();
+        let same = a.matmul(&Matrix::identity(3)).unwrap();
+        assert_eq!(same.data()[1].to_bits(), 1e-310f64.to_bits());
+        assert_eq!(same.data()[2], 3.5);
+    }
+
+    #[test]
+    fn slice_then_concat_round_trips() {
+        let a = two_by_three();
+        let parts = [a.slice_columns(0, 1).unwrap(), a.slice_columns(1, 3).unwrap()];
+        assert_eq!(parts[1].to_rows(), vec![vec![2.0, 3.0], vec![5.0, 6.0]]);
+        assert_eq!(Matrix::concat_columns(&parts).unwrap(), a);
+        assert!(a.slice_columns(2, 4).is_err());
+    }
+
+    #[test]
+    fn ragged_rows_are_refused() {
+        let err = Matrix::from_rows(&[vec![1.0, 2.0], vec![3.0]]).unwrap_err();
+        assert_eq!(err.message(), "row 1 has 1 entries but row 0 has 2");
+    }
+
+    #[test]
+    fn oversized_shapes_are_refused_before_allocating() {
+        assert!(checked_len(1 << 20, 1 << 20, "Q").is_err());
+        assert!(checked_len(usize::MAX, 2, "Q").is_err());
+        assert_eq!(checked_len(3, 4, "Q").unwrap(), 12);
+    }
+}

@@ -1,0 +1,50 @@
+//! Helpers shared by the native and the wasm tests. Not part of the public API.
+
+use crate::matrix::Matrix;
+use crate::real::Real;
+
+/// Panics unless every entry of `actual` is within `tolerance` of `expected` (absolute).
+pub fn assert_close<F: Real>(actual: &Matrix<F>, expected: &[&[f64]], tolerance: f64) {
+    assert_eq!(actual.rows(), expected.len(), "row count of {actual:?}");
+    for (r, want_row) in expected.iter().enumerate() {
+        assert_eq!(actual.cols(), want_row.len(), "column count of {actual:?}");
+        for (c, &want) in want_row.iter().enumerate() {
+            let got = actual.get(r, c).to_f64();
+            assert!(
+                (got - want).abs() <= tolerance,
+                "entry [{r}][{c}] is {got}, expected {want} within {tolerance}"
+            );
+        }
+    }
+}
+
+/// Panics unless the two matrices hold the same bits.
+pub fn assert_bitwise_eq(a: &Matrix, b: &Matrix) {
+    assert_eq!(a.shape(), b.shape());
+    for (i, (x, y)) in a.data().iter().zip(b.data()).enumerate() {
+        assert_eq!(x.to_bits(), y.to_bits(), "element {i}: {x} vs {y}");
+    }
+}
+
+/// The challenge's worked example: Q = K = [[1,2],[3,4]], V = [[5,6],[7,8]].
+pub fn challenge_qkv() -> (Matrix, Matrix, Matrix) {
+    let q = Matrix::from_rows(&[[1.0, 2.0], [3.0, 4.0]]).expect("2×2");
+    let v = Matrix::from_rows(&[[5.0, 6.0], [7.0, 8.0]]).expect("2×2");
+    (q.clone(), q, v)
+}
+
+/// A deterministic pseudo-random matrix with entries in [-1, 1) (SplitMix64).
+pub fn seeded_matrix(rows: usize, cols: usize, seed: u64) -> Matrix {
+    let mut state = seed;
+    let data = (0..rows * cols)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        })
+        .collect();
+    Matrix::new(rows, cols, data).expect("length matches")
+}
