@@ -9,7 +9,7 @@ export PATH := $(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver binaryen firefox-esr
 
-.PHONY: start test setup setup-build setup-test build site serve test-native test-wasm test-js bench fuzz package clean
+.PHONY: start test setup-build setup-test apt-install build serve test-native test-wasm test-js clean
 
 ## ---- installs -------------------------------------------------------------
 
@@ -28,3 +28,42 @@ setup-test: setup-build
 apt-install:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES)
+
+## ---- build ----------------------------------------------------------------
+
+WASM_PACK := wasm-pack --log-level warn
+NODE_PKG := target/pkg-node
+
+build: setup-build
+	$(WASM_PACK) build --release --target web --out-dir www/pkg --out-name attention_lab
+	rm -f www/pkg/.gitignore www/pkg/package.json www/pkg/README.md
+	$(WASM_PACK) build --release --target nodejs --out-dir $(NODE_PKG) --out-name attention_lab
+
+## ---- the two commands -----------------------------------------------------
+
+start: build
+	@echo "attention-lab course: http://127.0.0.1:$(PORT)/"
+	python3 -m http.server --bind 127.0.0.1 --directory www $(PORT)
+
+test: setup-test build test-native test-wasm test-js
+	@echo "make test: all suites passed"
+
+## ---- suites ---------------------------------------------------------------
+
+test-native:
+	cargo test --quiet
+
+test-wasm:
+	$(WASM_PACK) test --node
+	CHROMEDRIVER=/usr/bin/chromedriver $(WASM_PACK) test --headless --chrome
+
+tests/node_modules: tests/package.json
+	cd tests && npm install --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test-js: tests/node_modules
+	node --test tests/js/
+
+clean:
+	cargo clean
+	rm -rf pkg www/pkg tests/node_modules

@@ -3,7 +3,7 @@
 //! [`convert`] turns JS values into core types and core errors into JS errors (in one
 //! place); the other files hold the exports, one file per exported item.
 
-mod attention;
+pub mod attention;
 pub mod convert;
 
 use wasm_bindgen::prelude::*;
