@@ -7,7 +7,7 @@ WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.
 CARGO_BIN := $(HOME)/.cargo/bin
 export PATH := $(CARGO_BIN):$(PATH)
 
-APT_PACKAGES := chromium chromium-driver binaryen firefox-esr
+APT_PACKAGES := chromium chromium-driver firefox-esr
 
 .PHONY: start test setup-build setup-test apt-install build serve test-native test-wasm test-js clean
 
@@ -18,7 +18,6 @@ setup-build:
 	@command -v wasm-pack >/dev/null || cargo install wasm-pack
 	@[ "$$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" = "$(WASM_BINDGEN_VERSION)" ] || \
 	  cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force
-	@command -v wasm-opt >/dev/null || $(MAKE) --no-print-directory apt-install
 
 setup-test: setup-build
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
