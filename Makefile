@@ -9,7 +9,7 @@ export PATH := $(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-test apt-install build serve test-native test-wasm test-js clean
+.PHONY: start test setup-build setup-test apt-install build package serve test-native test-wasm test-js test-package clean
 
 ## ---- installs -------------------------------------------------------------
 
@@ -37,6 +37,14 @@ build: setup-build
 	$(WASM_PACK) build --release --target web --out-dir www/pkg --out-name attention_lab
 	rm -f www/pkg/.gitignore www/pkg/package.json www/pkg/README.md
 	$(WASM_PACK) build --release --target nodejs --out-dir $(NODE_PKG) --out-name attention_lab
+
+# The npm package in pkg/: one wasm-pack build per runtime, assembled with pkg.json as the manifest
+# (tests/package/assemble.mjs says what goes where and fails when pkg.json's version is not Cargo.toml's).
+package: setup-build
+	$(WASM_PACK) build --release --target nodejs --out-dir target/pkg-node --out-name attention_lab
+	$(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler --out-name attention_lab
+	$(WASM_PACK) build --release --target web --out-dir target/pkg-web --out-name attention_lab
+	node tests/package/assemble.mjs
 
 ## ---- the two commands -----------------------------------------------------
 

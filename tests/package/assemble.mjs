@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+// Assembles the npm package in `pkg/` from the three wasm-pack builds (`make package` runs it):
+//
+//   target/pkg-node/     --target nodejs   → node.cjs  + node.d.cts   (Node: import and require, synchronous)
+//   target/pkg-bundler/  --target bundler  → bundler.js + attention_lab_bg.js + bundler.d.ts  (Vite, webpack, browser condition)
+//   target/pkg-web/      --target web      → web.js    + web.d.ts     (`attention-lab/web`: `await init()`, no bundler)
+//
+// wasm-bindgen 0.2.130 emits the same `attention_lab_bg.wasm` for all three targets (each glue file
+// finds it by that name next to itself), so the package ships it once; the script checks that the
+// three are byte-identical and stops if a future wasm-bindgen makes them differ.
+//
+// The manifest is `pkg.json` verbatim. The script refuses to assemble when its version differs
+// from Cargo.toml's, or when a path named in `exports`, `main`, `module`, `types`, `files` or
+// `sideEffects` is not a file it produced.
+//
+// Lives in tests/package/ beside the tests of what it produces; it is build tooling, not a test.
+
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const OUT = join(ROOT, 'pkg');
+const NAME = 'attention_lab'; // wasm-pack --out-name
+
+/** What each wasm-pack build must contain (besides package.json, README.md, .gitignore). */
+const BUILDS = {
+  node: { dir: 'target/pkg-node', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`] },
+  bundler: { dir: 'target/pkg-bundler', files: [`${NAME}.js`, `${NAME}_bg.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`] },
+  web: { dir: 'target/pkg-web', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`] },
+};
+const WASM_PACK_EXTRAS = ['package.json', 'README.md', '.gitignore'];
+
+/** pkg/<to> ← <build>/<from>; `selfTypes` rewrites the `@ts-self-types` header to the renamed .d.ts. */
+const COPIES = [
+  { build: 'node', from: `${NAME}.js`, to: 'node.cjs', selfTypes: './node.d.cts' },
+  { build: 'node', from: `${NAME}.d.ts`, to: 'node.d.cts' },
+  { build: 'bundler', from: `${NAME}.js`, to: 'bundler.js', selfTypes: './bundler.d.ts' },
+  { build: 'bundler', from: `${NAME}_bg.js`, to: `${NAME}_bg.js` },
+  { build: 'bundler', from: `${NAME}.d.ts`, to: 'bundler.d.ts' },
+  { build: 'web', from: `${NAME}.js`, to: 'web.js', selfTypes: './web.d.ts' },
+  { build: 'web', from: `${NAME}.d.ts`, to: 'web.d.ts' },
+  { build: 'web', from: `${NAME}_bg.wasm`, to: `${NAME}_bg.wasm` },
+];
+
+function fail(message) {
+  console.error(`assemble: ${message}`);
+  process.exit(1);
+}
+
+// ---- pass 1: the manifest and the version -----------------------------------
+
+const manifest = JSON.parse(readFileSync(join(ROOT, 'pkg.json'), 'utf8'));
+const cargoToml = readFileSync(join(ROOT, 'Cargo.toml'), 'utf8');
+const cargoPackage = cargoToml.split(/^\[/m).find((section) => section.startsWith('package]'));
+const cargoVersion = cargoPackage?.match(/^version\s*=\s*"([^"]+)"/m)?.[1];
+if (!cargoVersion) fail('no version in the [package] section of Cargo.toml');
+if (manifest.version !== cargoVersion) {
+  fail(`pkg.json has version ${manifest.version} but Cargo.toml has ${cargoVersion}; make them equal`);
+}
+
+// ---- pass 2: the builds hold exactly what this script expects ---------------
+
+for (const [target, { dir, files }] of Object.entries(BUILDS)) {
+  const path = join(ROOT, dir);
+  if (!existsSync(path)) fail(`${dir} is missing; run \`make package\` (it builds --target ${target})`);
+  const found = readdirSync(path).filter((f) => !WASM_PACK_EXTRAS.includes(f)).sort();
+  const expected = [...files].sort();
+  if (found.join() !== expected.join()) {
+    fail(`${dir} holds [${found.join(', ')}], expected [${expected.join(', ')}]; update tests/package/assemble.mjs`);
+  }
+}
+const wasmOf = (target) => readFileSync(join(ROOT, BUILDS[target].dir, `${NAME}_bg.wasm`));
+for (const target of ['node', 'bundler']) {
+  if (!wasmOf(target).equals(wasmOf('web'))) {
+    fail(`${BUILDS[target].dir}/${NAME}_bg.wasm differs from the web build's; the package can no longer share one .wasm`);
+  }
+}
+
+// ---- pass 3: copy into a fresh pkg/ ------------------------------------------
+
+rmSync(OUT, { recursive: true, force: true });
+mkdirSync(OUT);
+for (const { build, from, to, selfTypes } of COPIES) {
+  const source = join(ROOT, BUILDS[build].dir, from);
+  if (!selfTypes) {
+    copyFileSync(source, join(OUT, to));
+    continue;
+  }
+  const header = `/* @ts-self-types="./${NAME}.d.ts" */`;
+  const text = readFileSync(source, 'utf8');
+  if (!text.startsWith(header)) fail(`${BUILDS[build].dir}/${from} does not start with ${header}`);
+  writeFileSync(join(OUT, to), `/* @ts-self-types="${selfTypes}" */` + text.slice(header.length));
+}
+copyFileSync(join(ROOT, 'README.md'), join(OUT, 'README.md'));
+writeFileSync(join(OUT, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+
+// ---- pass 4: every path the manifest names exists ---------------------------
+
+/** All string leaves of an `exports` value (conditions nest). */
+const leaves = (value) => (typeof value === 'string' ? [value] : Object.values(value).flatMap(leaves));
+const named = [
+  ...leaves(manifest.exports),
+  manifest.main,
+  manifest.module,
+  manifest.types,
+  ...manifest.files,
+  ...manifest.sideEffects,
+].filter(Boolean);
+for (const path of new Set(named)) {
+  if (!existsSync(join(OUT, path))) fail(`pkg.json names ${path}, which the package does not contain`);
+}
+const produced = readdirSync(OUT).filter((f) => !['package.json', 'README.md'].includes(f)).sort();
+const listed = [...manifest.files].sort();
+if (produced.join() !== listed.join()) {
+  fail(`pkg/ holds [${produced.join(', ')}] but pkg.json "files" lists [${listed.join(', ')}]`);
+}
+
+console.log(`assemble: pkg/ holds attention-lab@${manifest.version} (${produced.length + 2} files)`);
