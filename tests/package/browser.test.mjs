@@ -1,0 +1,46 @@
+// The packed tarball in headless Chromium: through a Vite build (the `browser` condition picks
+// the bundler build), and from a plain <script type="module"> page importing `attention-lab/web`.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CHALLENGE, TOOLS, assertCloseMatrix, freshProject, launchChromium, pageResult, run, serve } from './support.mjs';
+
+let browser;
+before(async () => { browser = await launchChromium(); });
+after(async () => { await browser?.close(); });
+
+test('a Vite app built with `vite build` shows the challenge values', async () => {
+  const project = freshProject('vite-app', { type: 'module' });
+  run(join(TOOLS, 'vite'), ['build', '--logLevel', 'warn'], { cwd: project });
+
+  const assets = readdirSync(join(project, 'dist/assets'));
+  assert.ok(assets.some((f) => /^attention_lab_bg-.*\.wasm$/.test(f)), `the .wasm is emitted as an asset: ${assets}`);
+  const code = assets.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(project, 'dist/assets', f), 'utf8')).join();
+  assert.ok(!code.includes('readFileSync'), 'the Node build did not leak into the browser bundle');
+
+  const server = await serve(join(project, 'dist'));
+  try {
+    const { result, errors } = await pageResult(browser, server.url);
+    assert.deepEqual(errors, []);
+    assert.equal(result.error, undefined);
+    assertCloseMatrix(assert, result.output, CHALLENGE.expected, CHALLENGE.tolerance);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a plain <script type="module"> page, no bundler: import init from attention-lab/web, await init()', async () => {
+  const project = freshProject('plain-page');
+  assert.ok(existsSync(join(project, 'node_modules/attention-lab/web.js')));
+  const server = await serve(project);
+  try {
+    const { result, errors } = await pageResult(browser, server.url);
+    assert.deepEqual(errors, []);
+    assert.equal(result.error, undefined);
+    assertCloseMatrix(assert, result.output, CHALLENGE.expected, CHALLENGE.tolerance);
+  } finally {
+    await server.close();
+  }
+});
