@@ -1,0 +1,54 @@
+// The same inputs give bit-identical output bytes in Node (nodejs build), Chromium and
+// Firefox (web build): T=16, C=12, numberOfHeads 3, seeded inputs, with and without `causal`.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { freshProject, launchChromium, launchFirefox, pageResult, run, serve } from './support.mjs';
+
+const project = freshProject('cross-runtime', { type: 'module' });
+let server;
+before(async () => { server = await serve(project); });
+after(async () => { await server?.close(); });
+
+/** The fingerprint a browser computes on the fixture page. */
+async function inBrowser(launch) {
+  const browser = await launch();
+  try {
+    const { result, errors } = await pageResult(browser, server.url);
+    assert.deepEqual(errors, []);
+    assert.equal(result.error, undefined);
+    return result;
+  } finally {
+    await browser.close();
+  }
+}
+
+/** Index of the first differing Float64 entry of two little-endian hex dumps. */
+function firstDifference(a, b) {
+  for (let i = 0; i < a.length; i += 16) if (a.slice(i, i + 16) !== b.slice(i, i + 16)) return i / 16;
+  return -1;
+}
+
+const results = {};
+test('Node computes the fingerprint', () => {
+  results.Node = JSON.parse(run(process.execPath, ['node.mjs'], { cwd: project }));
+  const { output, causal } = results.Node;
+  assert.equal(output.count, 16 * 12);
+  assert.notEqual(output.sha256, causal.sha256, 'the causal mask changes the output');
+});
+test('Chromium computes the fingerprint', async () => { results.Chromium = await inBrowser(launchChromium); });
+test('Firefox computes the fingerprint', async () => { results.Firefox = await inBrowser(launchFirefox); });
+
+test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
+  assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
+  for (const key of ['inputs', 'output', 'causal']) {
+    const reference = results.Node[key];
+    t.diagnostic(`${key}: ${reference.count} Float64 values, SHA-256 ${reference.sha256}`);
+    for (const runtime of ['Chromium', 'Firefox']) {
+      const other = results[runtime][key];
+      assert.equal(other.sha256, reference.sha256,
+        `${key}: ${runtime} differs from Node first at Float64 entry ${firstDifference(other.bytes, reference.bytes)}`);
+      assert.equal(other.bytes, reference.bytes);
+    }
+  }
+});
