@@ -52,7 +52,7 @@ start: build
 	@echo "attention-lab course: http://127.0.0.1:$(PORT)/"
 	python3 -m http.server --bind 127.0.0.1 --directory www $(PORT)
 
-test: setup-test build test-native test-wasm test-js
+test: setup-test build test-native test-wasm test-js test-package
 	@echo "make test: all suites passed"
 
 ## ---- suites ---------------------------------------------------------------
@@ -62,7 +62,7 @@ test-native:
 
 test-wasm:
 	$(WASM_PACK) test --node
-	CHROMEDRIVER=/usr/bin/chromedriver $(WASM_PACK) test --headless --chrome
+	$(WASM_PACK) test --headless --chrome --chromedriver /usr/bin/chromedriver --firefox --geckodriver $$(command -v geckodriver)
 
 tests/node_modules: tests/package.json
 	cd tests && npm install --no-audit --no-fund --loglevel=error
@@ -70,6 +70,11 @@ tests/node_modules: tests/package.json
 
 test-js: tests/node_modules
 	node --test tests/js/
+
+# The packed tarball in fresh projects: Node ESM/CJS, Vite + Chromium, a plain page, tsc, and the
+# same output bytes in Node, Chromium and Firefox.
+test-package: package tests/node_modules
+	node --test tests/package/
 
 clean:
 	cargo clean
