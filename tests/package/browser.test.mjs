@@ -11,7 +11,7 @@ let browser;
 before(async () => { browser = await launchChromium(); });
 after(async () => { await browser?.close(); });
 
-test('a Vite app built with `vite build` shows the challenge values', async () => {
+test('a Vite app built with `vite build` shows the challenge values', { timeout: 120_000 }, async () => {
   const project = freshProject('vite-app', { type: 'module' });
   run(join(TOOLS, 'vite'), ['build', '--logLevel', 'warn'], { cwd: project });
 
@@ -31,7 +31,7 @@ test('a Vite app built with `vite build` shows the challenge values', async () =
   }
 });
 
-test('a plain <script type="module"> page, no bundler: import init from attention-lab/web, await init()', async () => {
+test('a plain <script type="module"> page, no bundler: import init from attention-lab/web, await init()', { timeout: 120_000 }, async () => {
   const project = freshProject('plain-page');
   assert.ok(existsSync(join(project, 'node_modules/attention-lab/web.js')));
   const server = await serve(project);

@@ -36,8 +36,8 @@ test('Node computes the fingerprint', () => {
   assert.equal(output.count, 16 * 12);
   assert.notEqual(output.sha256, causal.sha256, 'the causal mask changes the output');
 });
-test('Chromium computes the fingerprint', async () => { results.Chromium = await inBrowser(launchChromium); });
-test('Firefox computes the fingerprint', async () => { results.Firefox = await inBrowser(launchFirefox); });
+test('Chromium computes the fingerprint', { timeout: 120_000 }, async () => { results.Chromium = await inBrowser(launchChromium); });
+test('Firefox computes the fingerprint', { timeout: 120_000 }, async () => { results.Firefox = await inBrowser(launchFirefox); });
 
 test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
   assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
