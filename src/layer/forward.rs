@@ -189,7 +189,7 @@ impl MultiHeadAttention {
     }
 
     /// Checks the batch and returns `(T_q, T_k)`.
-    fn check_inputs(&self, query: &[Matrix], key: &[Matrix], value: &[Matrix], options: &ForwardOptions) -> Result<(usize, usize)> {
+    pub(super) fn check_inputs(&self, query: &[Matrix], key: &[Matrix], value: &[Matrix], options: &ForwardOptions) -> Result<(usize, usize)> {
         let c = self.embed_dim;
         let batched = options.batched;
         if query.is_empty() {

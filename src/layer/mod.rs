@@ -15,6 +15,7 @@
 
 mod backward;
 mod forward;
+mod trace;
 pub mod init;
 #[cfg(test)]
 mod tests;

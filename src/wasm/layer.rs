@@ -141,6 +141,15 @@ export interface MultiHeadAttention {
    */
   backward(gradOutput: number[][]): MultiHeadAttentionInputGrads<number[][]>;
   backward(gradOutput: number[][][]): MultiHeadAttentionInputGrads<number[][][]>;
+  /**
+   * An evaluation-mode forward of one [T, C] input with every step recorded, projections and
+   * biases included: MatMul "query·W_Q" and Add "Q" (b_Q), likewise K and V, then the heads as in
+   * `traceMultiHeadAttention`, the W_O MatMul "concat·W_O" and Add "output" (b_O). Without biases
+   * the MatMuls are named "Q", "K", "V" and "output". Replaying the steps from the inputs "query",
+   * "key", "value", "W_Q" … "W_O" and "b_Q" … "b_O" (as 1×C matrices) reproduces `output` bit for
+   * bit, and `output` equals `forward(…).output`. Does not affect `backward`.
+   */
+  trace(query: number[][], key?: number[][] | null, value?: number[][] | null, options?: Pick<MultiHeadAttentionForwardOptions, "mask" | "causal">): AttentionTrace;
 }
 "#;
 
@@ -159,6 +168,7 @@ const PYTORCH_KEYS: &[&str] = &[
     "seed",
 ];
 const FORWARD_KEYS: &[&str] = &["mask", "causal", "needWeights", "averageWeights", "training"];
+const TRACE_KEYS: &[&str] = &["mask", "causal"];
 
 /// Multi-head attention with learned Q/K/V/output projections, biases, masks,
 /// cross-attention, batches, dropout and a backward pass.
@@ -328,6 +338,22 @@ impl JsMultiHeadAttention {
                 entries.push(("weights", weights));
             }
             write_object(&entries)
+        })
+    }
+
+    /// Evaluation-mode forward of one `[T, C]` input with every step recorded (see the TypeScript declaration).
+    #[wasm_bindgen(skip_typescript)]
+    pub fn trace(&self, query: JsValue, key: JsValue, value: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+        js_result(|| {
+            let (query, batched) = read_batch(&query, "query")?;
+            if batched {
+                return Err(AttentionError::range_error("query is a batch [B, T, C]; trace takes one [T, C] matrix"));
+            }
+            let key = read_default(&key, "key", &query, false, "query")?;
+            let value = read_default(&value, "value", &key, false, "key")?;
+            let mask = Options::read(&options, "options", TRACE_KEYS)?.mask()?;
+            let trace = self.inner.trace(&query[0], &key[0], &value[0], &mask)?;
+            serde_wasm_bindgen::to_value(&trace).map_err(|e| AttentionError::State(format!("the trace could not be converted: {e}")))
         })
     }
 

@@ -376,3 +376,42 @@ test('bad forward/backward/setWeights input is a precise error and the layer kee
   layer.forward(x);
   assert.deepEqual(layer.backward(G), goodGrads);
 });
+
+test('trace: projections and biases recorded, replayed in plain JS to forward’s output bit for bit', () => {
+  for (const bias of [true, false]) {
+    const layer = new MultiHeadAttention({ embedDim: 4, numHeads: 2, bias, seed: 12 });
+    if (bias) withRandomBiases(layer, 120);
+    const q = randomMatrix(2, 4, 1);
+    const kv = randomMatrix(3, 4, 2);
+    const { output, steps } = layer.trace(q, kv, kv, { causal: true });
+    assert.deepEqual(output, layer.forward(q, kv, kv, { causal: true }).output);
+    const w = layer.getWeights();
+    const env = new Map([['query', q], ['key', kv], ['value', kv], ...Object.entries(w).map(([k, v]) => [k, Array.isArray(v[0]) ? v : [v]])]);
+    const ops = {
+      Slice: (s, [m]) => sliceCols(m, s.columns[0], s.columns[1]),
+      Transpose: (s, [m]) => transpose(m),
+      MatMul: (s, [a, b]) => matMul(a, b),
+      Mul: (s, [m]) => m.map((row) => row.map((x) => x * s.scalar)),
+      StableSoftmax: (s, [m]) => m.map((row, i) => {
+        const ok = row.map((_, j) => !s.allowed || s.allowed[i][j]);
+        if (!ok.some(Boolean)) return row.map(() => 0);
+        const max = Math.max(...row.filter((_, j) => ok[j]));
+        const e = row.map((x, j) => (ok[j] ? Math.exp(x - max) : 0));
+        const sum = e.reduce((a, b) => a + b, 0);
+        return e.map((x) => x / sum);
+      }),
+      Concat: (s, parts) => parts[0].map((_, r) => parts.flatMap((p) => p[r])),
+      Add: (s, [m, b]) => addRow(m, b[0]),
+    };
+    let last;
+    for (const step of steps) {
+      last = ops[step.op](step, step.inputs.map((n) => env.get(n)));
+      assert.deepEqual(last, step.values, `step ${step.name}`);
+      env.set(step.name, last);
+    }
+    assert.deepEqual(last, output);
+    assert.deepEqual(steps.slice(0, 2).map((s) => s.name), bias ? ['query·W_Q', 'Q'] : ['Q', 'K']);
+    assert.equal(steps.filter((s) => s.op === 'Add').length, bias ? 4 : 0);
+  }
+  assert.throws(() => new MultiHeadAttention({ embedDim: 4, numHeads: 2 }).trace([randomMatrix(2, 4, 1)]), { name: 'RangeError', message: /^query is a batch/ });
+});
