@@ -206,6 +206,115 @@ impl<F: Real> Matrix<F> {
         Ok(Self { rows, cols, data })
     }
 
+    /// `self · otherᵀ`: `(m, k) · (n, k)ᵀ → (m, n)`, without building the transpose.
+    ///
+    /// Each output element is summed over `k` in increasing order from zero, exactly as
+    /// `self.matmul(&other.transpose())` sums it, so the two agree bit for bit.
+    pub fn matmul_transposed(&self, other: &Self) -> Result<Self> {
+        if self.cols != other.cols {
+            return Err(AttentionError::range_error(format!(
+                "cannot multiply a {} matrix by the transpose of a {} matrix",
+                self.shape_text(),
+                other.shape_text()
+            )));
+        }
+        let (m, n) = (self.rows, other.rows);
+        let mut out = Self::zeros(m, n);
+        for i in 0..m {
+            let a_row = self.row(i);
+            for j in 0..n {
+                let mut sum = F::ZERO;
+                for (&a, &b) in a_row.iter().zip(other.row(j)) {
+                    sum += a * b;
+                }
+                out.data[i * n + j] = sum;
+            }
+        }
+        Ok(out)
+    }
+
+    /// `selfᵀ · other`: `(k, m)ᵀ · (k, n) → (m, n)`, without building the transpose.
+    ///
+    /// Summed over `k` in increasing order from zero, like `self.transpose().matmul(other)`.
+    pub fn transposed_matmul(&self, other: &Self) -> Result<Self> {
+        if self.rows != other.rows {
+            return Err(AttentionError::range_error(format!(
+                "cannot multiply the transpose of a {} matrix by a {} matrix",
+                self.shape_text(),
+                other.shape_text()
+            )));
+        }
+        let (m, n) = (self.cols, other.cols);
+        let mut out = Self::zeros(m, n);
+        for p in 0..self.rows {
+            let a_row = self.row(p);
+            let b_row = other.row(p);
+            for (i, &a) in a_row.iter().enumerate() {
+                let out_row = &mut out.data[i * n..(i + 1) * n];
+                for (o, &b) in out_row.iter_mut().zip(b_row) {
+                    *o += a * b;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Adds the row vector `bias` (length `cols`) to every row: the `+ b` of `x·W + b`.
+    pub fn add_row(&mut self, bias: &[F]) -> Result<()> {
+        if bias.len() != self.cols {
+            return Err(AttentionError::range_error(format!(
+                "cannot add a bias of length {} to the rows of a {} matrix",
+                bias.len(),
+                self.shape_text()
+            )));
+        }
+        for row in self.data.chunks_exact_mut(self.cols.max(1)) {
+            for (x, &b) in row.iter_mut().zip(bias) {
+                *x += b;
+            }
+        }
+        Ok(())
+    }
+
+    /// The sum of each column (rows added in increasing order): the gradient of a bias.
+    pub fn column_sums(&self) -> Vec<F> {
+        let mut sums = vec![F::ZERO; self.cols];
+        for r in 0..self.rows {
+            for (s, &x) in sums.iter_mut().zip(self.row(r)) {
+                *s += x;
+            }
+        }
+        sums
+    }
+
+    /// Element-wise `self += other` (same shape), used to accumulate gradients.
+    pub fn add_assign(&mut self, other: &Self) -> Result<()> {
+        if self.shape() != other.shape() {
+            return Err(AttentionError::range_error(format!(
+                "cannot add a {} matrix to a {} matrix",
+                other.shape_text(),
+                self.shape_text()
+            )));
+        }
+        for (x, &y) in self.data.iter_mut().zip(&other.data) {
+            *x += y;
+        }
+        Ok(())
+    }
+
+    /// Element-wise product (same shape).
+    pub fn hadamard(&self, other: &Self) -> Result<Self> {
+        if self.shape() != other.shape() {
+            return Err(AttentionError::range_error(format!(
+                "cannot multiply a {} matrix element-wise by a {} matrix",
+                self.shape_text(),
+                other.shape_text()
+            )));
+        }
+        let data = self.data.iter().zip(&other.data).map(|(&x, &y)| x * y).collect();
+        Ok(Self { rows: self.rows, cols: self.cols, data })
+    }
+
     /// Converts every entry to another scalar type.
     pub fn cast<G: Real>(&self) -> Matrix<G> {
         Matrix {
@@ -254,6 +363,34 @@ mod tests {
         assert_eq!(parts[1].to_rows(), vec![vec![2.0, 3.0], vec![5.0, 6.0]]);
         assert_eq!(Matrix::concat_columns(&parts).unwrap(), a);
         assert!(a.slice_columns(2, 4).is_err());
+    }
+
+    #[test]
+    fn transposed_products_match_explicit_transposes_bit_for_bit() {
+        let a = crate::testing::seeded_matrix(4, 5, 21);
+        let b = crate::testing::seeded_matrix(3, 5, 22);
+        let c = crate::testing::seeded_matrix(4, 3, 23);
+        assert_eq!(a.matmul_transposed(&b).unwrap(), a.matmul(&b.transpose()).unwrap());
+        assert_eq!(a.transposed_matmul(&c).unwrap(), a.transpose().matmul(&c).unwrap());
+        assert_eq!(a.matmul_transposed(&b).unwrap().shape(), (4, 3));
+        assert_eq!(a.transposed_matmul(&c).unwrap().shape(), (5, 3));
+        assert!(a.matmul_transposed(&c).is_err());
+        assert!(a.transposed_matmul(&b).is_err());
+    }
+
+    #[test]
+    fn bias_rows_column_sums_and_elementwise() {
+        let mut a = two_by_three();
+        a.add_row(&[10.0, 20.0, 30.0]).unwrap();
+        assert_eq!(a.to_rows(), vec![vec![11.0, 22.0, 33.0], vec![14.0, 25.0, 36.0]]);
+        assert!(a.add_row(&[1.0]).is_err());
+        assert_eq!(two_by_three().column_sums(), vec![5.0, 7.0, 9.0]);
+        let mut b = two_by_three();
+        b.add_assign(&two_by_three()).unwrap();
+        assert_eq!(b, two_by_three().scale(2.0));
+        assert_eq!(two_by_three().hadamard(&two_by_three()).unwrap().to_rows(), vec![vec![1.0, 4.0, 9.0], vec![16.0, 25.0, 36.0]]);
+        assert!(b.add_assign(&Matrix::zeros(3, 2)).is_err());
+        assert!(b.hadamard(&Matrix::zeros(3, 2)).is_err());
     }
 
     #[test]

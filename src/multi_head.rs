@@ -106,7 +106,8 @@ pub fn multi_head_attention(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiH
 /// bit for bit. Every intermediate is offered to `recorder`.
 pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions, recorder: &mut Recorder) -> Result<Matrix> {
     let HeadSplit { number_of_heads: h, head_dimensions: d_head } = options.split;
-    let t = q.rows();
+    // (T_q, T_k): equal here, but the layer's trace reuses this for cross-attention
+    let (t_q, t_k) = (q.rows(), k.rows());
     let scale = attention_scale::<f64>(d_head);
     let mut contexts = Vec::with_capacity(h);
     for head in 0..h {
@@ -137,7 +138,7 @@ pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions
         let weights = stable_softmax(&scaled, &options.mask); // (T, T)
         recorder.record(|| {
             Step::new(Op::StableSoftmax, format!("weights_{head}"), &[&format!("scaled_{head}")], Some(head), &weights)
-                .with_allowed(options.mask.resolve(t, t))
+                .with_allowed(options.mask.resolve(t_q, t_k))
         });
         // 6. MatMul: weighted sum of the head's values
         let context = weights.matmul(&v_h)?; // (T, d_head)

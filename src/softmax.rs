@@ -46,6 +46,33 @@ pub fn stable_softmax<F: Real>(scores: &Matrix<F>, mask: &Mask) -> Matrix<F> {
     weights
 }
 
+/// Backward of [`stable_softmax`], one row: from the row's `weights` (the forward's result) and
+/// the gradient `grad_weights` with respect to them, the gradient with respect to the scores.
+///
+/// Differentiates `weights_j = exp(s_j − max) / Σ_k exp(s_k − max)`, whose Jacobian is
+/// `w_j·(δ_jk − w_k)`, so `grad_scores_j = w_j · (grad_weights_j − Σ_k w_k·grad_weights_k)`.
+/// A masked entry has `w_j = 0` and so gets exactly zero; a fully masked row gets all zeros.
+pub fn stable_softmax_backward_row<F: Real>(weights: &[F], grad_weights: &[F], grad_scores: &mut [F]) {
+    // 1. the weighted mean of the incoming gradient, Σ_k w_k·grad_weights_k
+    let mut mean = F::ZERO;
+    for (&w, &g) in weights.iter().zip(grad_weights) {
+        mean += w * g;
+    }
+    // 2. w_j · (grad_weights_j − mean)
+    for ((out, &w), &g) in grad_scores.iter_mut().zip(weights).zip(grad_weights) {
+        *out = w * (g - mean);
+    }
+}
+
+/// Backward of [`stable_softmax`] for a whole `(T_q, T_k)` matrix (same shapes in and out).
+pub fn stable_softmax_backward<F: Real>(weights: &Matrix<F>, grad_weights: &Matrix<F>) -> Matrix<F> {
+    let mut grad_scores = Matrix::zeros(weights.rows(), weights.cols());
+    for i in 0..weights.rows() {
+        stable_softmax_backward_row(weights.row(i), grad_weights.row(i), grad_scores.row_mut(i));
+    }
+    grad_scores
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +106,38 @@ mod tests {
     fn causal_mask_zeroes_the_future() {
         let s = Matrix::from_rows(&[[9.0, 9.0], [1.0, 1.0]]).unwrap();
         assert_close(&stable_softmax(&s, &Mask::causal()), &[&[1.0, 0.0], &[0.5, 0.5]], 0.0);
+    }
+
+    #[test]
+    fn backward_matches_central_differences() {
+        // loss = Σ_j g_j · softmax(s)_j; its gradient in s by central differences
+        let scores = [0.3f64, -1.2, 2.0, 0.7];
+        let g = [1.5f64, -0.5, 0.25, 2.0];
+        let allowed = |j: usize| j != 1;
+        let loss = |s: &[f64]| {
+            let mut w = s.to_vec();
+            stable_softmax_row(&mut w, allowed);
+            w.iter().zip(&g).map(|(a, b)| a * b).sum::<f64>()
+        };
+        let mut weights = scores.to_vec();
+        stable_softmax_row(&mut weights, allowed);
+        let mut analytic = [0.0; 4];
+        stable_softmax_backward_row(&weights, &g, &mut analytic);
+        assert_eq!(analytic[1], 0.0, "a masked entry gets no gradient");
+        for j in 0..4 {
+            let h = 1e-6;
+            let (mut up, mut down) = (scores, scores);
+            up[j] += h;
+            down[j] -= h;
+            let numeric = (loss(&up) - loss(&down)) / (2.0 * h);
+            assert!((analytic[j] - numeric).abs() <= 1e-8, "entry {j}: {} vs {numeric}", analytic[j]);
+        }
+    }
+
+    #[test]
+    fn backward_of_a_fully_masked_row_is_zero() {
+        let w = Matrix::from_rows(&[[0.0f64, 0.0]]).unwrap();
+        let g = Matrix::from_rows(&[[5.0f64, -3.0]]).unwrap();
+        assert_eq!(stable_softmax_backward(&w, &g).data(), &[0.0, 0.0]);
     }
 }

@@ -1,5 +1,5 @@
 //! A record of every intermediate of multi-head attention, in the spec's vocabulary
-//! (Slice, Transpose, MatMul, Mul, StableSoftmax, Concat). The course site draws every
+//! (Slice, Transpose, MatMul, Mul, StableSoftmax, Concat; Add for the layer's biases). The course site draws every
 //! picture from it, and [`replay`] proves that the steps really produce the output.
 //!
 //! Names: the inputs are `Q`, `K`, `V` and `W_O`; head `i` produces `Q_i`, `K_i`, `V_i`,
@@ -24,6 +24,8 @@ pub enum Op {
     Mul,
     StableSoftmax,
     Concat,
+    /// A bias: the second operand (`1 × C`) added to every row of the first (the layer's `+ b`).
+    Add,
 }
 
 /// One intermediate: what produced it, from what, and its values.
@@ -148,6 +150,15 @@ pub fn replay(inputs: &[(&str, &Matrix)], steps: &[Step]) -> Result<Matrix> {
                     None => None,
                 };
                 stable_softmax(scores, &Mask { causal: false, allowed })
+            }
+            Op::Add => {
+                let bias = operand(1)?;
+                if bias.rows() != 1 {
+                    return Err(mismatch(step, "adds a bias that is not one row"));
+                }
+                let mut sum = operand(0)?.clone();
+                sum.add_row(bias.row(0))?;
+                sum
             }
             Op::Concat => {
                 let parts = (0..step.inputs.len()).map(|i| operand(i).cloned()).collect::<Result<Vec<_>>>()?;

@@ -35,8 +35,8 @@ export interface MultiHeadAttentionOptions extends AttentionOptions {
   W_O?: number[][];
 }
 
-/** A primitive operation of the attention spec. */
-export type TraceOp = "Slice" | "Transpose" | "MatMul" | "Mul" | "StableSoftmax" | "Concat";
+/** A primitive operation of the attention spec. "Add" (a 1×C bias added to every row) appears only in `MultiHeadAttention.trace`. */
+export type TraceOp = "Slice" | "Transpose" | "MatMul" | "Mul" | "StableSoftmax" | "Concat" | "Add";
 
 /** One intermediate of multi-head attention. */
 export interface TraceStep {

@@ -122,15 +122,7 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
 
 /// Reads a `number[][]` into a matrix. NaN and ±Infinity are refused (RangeError).
 pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
-    let (rows, cols, data) = read_table(value, name, "number[][]", |entry, place| match entry.as_f64() {
-        Some(x) if x.is_finite() => Ok(x),
-        Some(x) => Err(AttentionError::range_error(format!(
-            "{} is {}; expected a finite number",
-            place(),
-            if x.is_nan() { "NaN".to_string() } else { x.to_string().replace("inf", "Infinity") }
-        ))),
-        None => Err(AttentionError::type_error(format!("{} is {}; expected a number", place(), describe(&entry)))),
-    })?;
+    let (rows, cols, data) = read_table(value, name, "number[][]", |entry, place| read_finite(&entry, place))?;
     Matrix::new(rows, cols, data)
 }
 
@@ -203,9 +195,14 @@ impl Options {
 
     /// An optional boolean (default false).
     pub fn flag(&self, key: &str) -> Result<bool> {
+        self.flag_or(key, false)
+    }
+
+    /// An optional boolean with the given default.
+    pub fn flag_or(&self, key: &str, default: bool) -> Result<bool> {
         let v = self.raw(key)?;
         if v.is_undefined() {
-            return Ok(false);
+            return Ok(default);
         }
         v.as_bool().ok_or_else(|| {
             AttentionError::type_error(format!("{}.{key} is {}; expected true or false", self.name, describe(&v)))
@@ -219,6 +216,25 @@ impl Options {
             return Ok(None);
         }
         read_matrix(&v, &format!("{}.{key}", self.name)).map(Some)
+    }
+
+    /// An optional `number[]`.
+    pub fn vector(&self, key: &str) -> Result<Option<Vec<f64>>> {
+        let v = self.raw(key)?;
+        if v.is_undefined() {
+            return Ok(None);
+        }
+        read_vector(&v, &format!("{}.{key}", self.name)).map(Some)
+    }
+
+    /// A required positive integer.
+    pub fn count(&self, key: &str) -> Result<usize> {
+        let place = format!("{}.{key}", self.name);
+        let v = self.raw(key)?;
+        if v.is_undefined() {
+            return Err(AttentionError::type_error(format!("{place} is missing; expected a positive integer")));
+        }
+        read_count(&v, &place)
     }
 
     /// `{ causal?, mask? }` as a core [`Mask`].
@@ -247,6 +263,121 @@ pub fn read_count(value: &JsValue, place: &str) -> Result<usize> {
         return Err(AttentionError::range_error(format!("{place} is {}; expected a positive integer", describe(value).trim_start_matches("the number "))));
     }
     Ok(x as usize)
+}
+
+/// Reads a `number[]` (e.g. a bias). Not an array → TypeError; empty, NaN or ±Infinity → RangeError.
+pub fn read_vector(value: &JsValue, name: &str) -> Result<Vec<f64>> {
+    if !Array::is_array(value) {
+        return Err(AttentionError::type_error(format!("{name} is {}; expected an array of numbers (number[])", describe(value))));
+    }
+    let len = array_length(value, name)?;
+    if len == 0 {
+        return Err(AttentionError::range_error(format!("{name} is empty; expected at least one number")));
+    }
+    checked_len(1, len, name)?;
+    (0..len)
+        .map(|i| {
+            let place = || format!("{name}[{i}]");
+            let entry = get(value, &JsValue::from(i as u32), &place())?;
+            read_finite(&entry, &place)
+        })
+        .collect()
+}
+
+/// One finite number: not a number → TypeError, NaN or ±Infinity → RangeError. `place` is
+/// only formatted when there is an error.
+fn read_finite(entry: &JsValue, place: &dyn Fn() -> String) -> Result<f64> {
+    match entry.as_f64() {
+        Some(x) if x.is_finite() => Ok(x),
+        Some(x) => Err(AttentionError::range_error(format!(
+            "{} is {}; expected a finite number",
+            place(),
+            if x.is_nan() { "NaN".to_string() } else { x.to_string().replace("inf", "Infinity") }
+        ))),
+        None => Err(AttentionError::type_error(format!("{} is {}; expected a number", place(), describe(entry)))),
+    }
+}
+
+/// A vector as a fresh JS `number[]`.
+pub fn write_vector(v: &[f64]) -> JsValue {
+    Array::from(&Float64Array::from(v)).into()
+}
+
+/// Reads either one `number[][]` matrix `[T, C]` or a batch `number[][][]` `[B, T, C]`
+/// (told apart by whether `value[0][0]` is an array). Returns the items and whether it was
+/// a batch; an unbatched matrix is a batch of one. Items are named `name[b]`.
+pub fn read_batch(value: &JsValue, name: &str) -> Result<(Vec<Matrix>, bool)> {
+    if Array::is_array(value) && array_length(value, name)? > 0 {
+        let first = get(value, &JsValue::from(0u32), &format!("{name}[0]"))?;
+        if Array::is_array(&first) && array_length(&first, &format!("{name}[0]"))? > 0 {
+            let cell = get(&first, &JsValue::from(0u32), &format!("{name}[0][0]"))?;
+            if Array::is_array(&cell) {
+                let items = (0..array_length(value, name)?)
+                    .map(|b| {
+                        let place = format!("{name}[{b}]");
+                        read_matrix(&get(value, &JsValue::from(b as u32), &place)?, &place)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                return Ok((items, true));
+            }
+        }
+    }
+    Ok((vec![read_matrix(value, name)?], false))
+}
+
+/// Items back into a `number[][][]` batch, or the single matrix when `batched` is false.
+pub fn write_batch(items: &[Matrix], batched: bool) -> JsValue {
+    match (batched, items) {
+        (false, [only]) => write_matrix(only),
+        _ => items.iter().map(write_matrix).collect::<Array>().into(),
+    }
+}
+
+/// A fresh plain object with the given properties (defining properties on a new object cannot
+/// fail, but should it, the failure is an `Error`, not a panic).
+pub fn write_object(entries: &[(&str, JsValue)]) -> Result<JsValue> {
+    let object = js_sys::Object::new();
+    for (key, value) in entries {
+        Reflect::set(&object, &JsValue::from_str(key), value)
+            .map_err(|_| AttentionError::State(format!("could not set {key} on the result object")))?;
+    }
+    Ok(object.into())
+}
+
+/// An optional seed: a non-negative integer number up to 2^53 − 1, or a `bigint` in
+/// `0 ..= 2^64 − 1` (default 0). Wrong kind → TypeError, out of range → RangeError.
+pub fn read_seed(value: &JsValue, place: &str) -> Result<u64> {
+    if value.is_undefined() {
+        return Ok(0);
+    }
+    if value.is_bigint() {
+        return u64::try_from(value.clone())
+            .map_err(|_| AttentionError::range_error(format!("{place} is a bigint outside 0 ..= 2^64 − 1; expected a 64-bit unsigned seed")));
+    }
+    match value.as_f64() {
+        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 9_007_199_254_740_991.0 => Ok(x as u64),
+        Some(_) => Err(AttentionError::range_error(format!(
+            "{place} is {}; expected an integer from 0 to 2^53 − 1 (or a bigint up to 2^64 − 1)",
+            describe(value).trim_start_matches("the number ")
+        ))),
+        None => Err(AttentionError::type_error(format!("{place} is {}; expected a non-negative integer or a bigint", describe(value)))),
+    }
+}
+
+/// An optional probability `0 ≤ p < 1` (default 0).
+pub fn read_probability(value: &JsValue, place: &str) -> Result<f64> {
+    if value.is_undefined() {
+        return Ok(0.0);
+    }
+    match value.as_f64() {
+        Some(p) if (0.0..1.0).contains(&p) => Ok(p),
+        Some(_) => Err(AttentionError::range_error(format!(
+            "{place} is {}; expected a probability with 0 ≤ {} < 1",
+            describe(value).trim_start_matches("the number "),
+            place.rsplit('.').next().unwrap_or(place)
+        ))),
+        None => Err(AttentionError::type_error(format!("{place} is {}; expected a number in [0, 1)", describe(value)))),
+    }
 }
 
 /// True when `a` and `b` differ by one edit or one swap of neighbours (for "did you mean").

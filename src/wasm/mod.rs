@@ -5,6 +5,7 @@
 
 pub mod attention;
 pub mod convert;
+pub mod layer;
 
 use wasm_bindgen::prelude::*;
 

@@ -1,0 +1,380 @@
+//! The multi-head attention layer with learned projections, as a transformer uses it:
+//!
+//! 1. project: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V` (each W is `C × C`,
+//!    stored `[in, out]`, so a row vector times W);
+//! 2. per head `i` (columns `i·d_head .. (i+1)·d_head` of Q, K and V): scaled dot-product
+//!    attention with scale `1/√d_head`, the mask, and (training only) dropout on the weights;
+//! 3. concatenate the heads side by side and project: `output = concat·W_O + b_O`.
+//!
+//! Shapes: `x_q` is `(T_q, C)`, `x_k` and `x_v` are `(T_k, C)`; a batch is a list of such
+//! items sharing one mask. `C = numberOfHeads · headDimensions` (h · d_head).
+//!
+//! [`MultiHeadAttention::backward`] differentiates the last forward pass and stores the
+//! parameter gradients; see `forward.rs` and `backward.rs`. The seeded initialisation and
+//! the dropout stream are specified bit for bit in [`init`].
+
+mod backward;
+mod forward;
+mod trace;
+pub mod init;
+#[cfg(test)]
+mod tests;
+
+pub use backward::InputGrads;
+pub use forward::{ForwardOptions, ForwardOutput};
+
+use crate::error::{AttentionError, Result};
+use crate::matrix::{checked_len, Matrix};
+use forward::ForwardCache;
+use init::{xavier_uniform, SplitMix64, DROPOUT_STREAM};
+
+/// How to build a layer with seeded weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerConfig {
+    /// C, the model width (PyTorch's `embed_dim`).
+    pub embed_dim: usize,
+    /// numberOfHeads (h); must divide `embed_dim`.
+    pub number_of_heads: usize,
+    /// Whether the four projections have biases.
+    pub bias: bool,
+    /// Dropout probability on the attention weights during training, `0 ≤ p < 1`.
+    pub dropout: f64,
+    /// Seed of the weights and of the dropout stream (see [`init`]).
+    pub seed: u64,
+}
+
+impl LayerConfig {
+    /// `embed_dim` C, `number_of_heads` h, bias on, no dropout, seed 0.
+    pub fn new(embed_dim: usize, number_of_heads: usize) -> Self {
+        Self { embed_dim, number_of_heads, bias: true, dropout: 0.0, seed: 0 }
+    }
+}
+
+/// The four projection biases, each of length C.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Biases {
+    pub b_q: Vec<f64>,
+    pub b_k: Vec<f64>,
+    pub b_v: Vec<f64>,
+    pub b_o: Vec<f64>,
+}
+
+/// The layer's parameters (and, with the same layout, their gradients). Each W is `C × C`,
+/// oriented `[in, out]`: the layer computes `x·W + b`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Weights {
+    pub w_q: Matrix,
+    pub w_k: Matrix,
+    pub w_v: Matrix,
+    pub w_o: Matrix,
+    /// `None` for a layer built with `bias: false`.
+    pub biases: Option<Biases>,
+}
+
+impl Weights {
+    /// All zeros, shaped like `self`.
+    pub fn zeros_like(&self) -> Self {
+        let c = self.w_q.rows();
+        let zero = || Matrix::zeros(c, c);
+        Self {
+            w_q: zero(),
+            w_k: zero(),
+            w_v: zero(),
+            w_o: zero(),
+            biases: self.biases.as_ref().map(|_| Biases {
+                b_q: vec![0.0; c],
+                b_k: vec![0.0; c],
+                b_v: vec![0.0; c],
+                b_o: vec![0.0; c],
+            }),
+        }
+    }
+
+    /// Every parameter tensor by its JS name (`W_Q`, …, `b_O`), flattened row-major.
+    pub fn tensors(&self) -> Vec<(&'static str, &[f64])> {
+        let mut out = vec![("W_Q", self.w_q.data()), ("W_K", self.w_k.data()), ("W_V", self.w_v.data()), ("W_O", self.w_o.data())];
+        if let Some(b) = &self.biases {
+            out.extend([("b_Q", &b.b_q[..]), ("b_K", &b.b_k[..]), ("b_V", &b.b_v[..]), ("b_O", &b.b_o[..])]);
+        }
+        out
+    }
+
+    /// Like [`Self::tensors`], mutable.
+    pub fn tensors_mut(&mut self) -> Vec<(&'static str, &mut [f64])> {
+        let mut out = vec![
+            ("W_Q", self.w_q.data_mut()),
+            ("W_K", self.w_k.data_mut()),
+            ("W_V", self.w_v.data_mut()),
+            ("W_O", self.w_o.data_mut()),
+        ];
+        if let Some(b) = &mut self.biases {
+            out.extend([("b_Q", &mut b.b_q[..]), ("b_K", &mut b.b_k[..]), ("b_V", &mut b.b_v[..]), ("b_O", &mut b.b_o[..])]);
+        }
+        out
+    }
+
+    /// Checks that every W is `c × c`, every bias has length `c` and all entries are finite.
+    fn check(&self, c: usize) -> Result<()> {
+        for (name, w) in [("W_Q", &self.w_q), ("W_K", &self.w_k), ("W_V", &self.w_v), ("W_O", &self.w_o)] {
+            if w.shape() != (c, c) {
+                return Err(AttentionError::range_error(format!(
+                    "{name} is {} but must be C×C = {c}×{c} (oriented [in, out]: the layer computes x·{name})",
+                    w.shape_text()
+                )));
+            }
+        }
+        if let Some(b) = &self.biases {
+            for (name, v) in [("b_Q", &b.b_q), ("b_K", &b.b_k), ("b_V", &b.b_v), ("b_O", &b.b_o)] {
+                if v.len() != c {
+                    return Err(AttentionError::range_error(format!(
+                        "{name} has {} entries but must have C = {c}",
+                        v.len()
+                    )));
+                }
+            }
+        }
+        for (name, data) in self.tensors() {
+            if let Some(i) = data.iter().position(|x| !x.is_finite()) {
+                return Err(AttentionError::range_error(format!(
+                    "{name} entry {i} is {}; expected a finite number",
+                    data[i]
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Multi-head attention with learned Q/K/V/output projections, masks, cross-attention,
+/// batches, dropout and a backward pass. See the module docs for the computation.
+#[derive(Clone, Debug)]
+pub struct MultiHeadAttention {
+    embed_dim: usize,
+    number_of_heads: usize,
+    head_dimensions: usize,
+    dropout: f64,
+    weights: Weights,
+    dropout_rng: SplitMix64,
+    /// What the last forward pass kept for `backward`; cleared when the weights change.
+    cache: Option<ForwardCache>,
+    /// The parameter gradients of the last `backward`.
+    grads: Option<Weights>,
+}
+
+impl MultiHeadAttention {
+    /// A layer with Xavier-uniform weights drawn from `config.seed` and zero biases.
+    pub fn new(config: &LayerConfig) -> Result<Self> {
+        let (c, _) = check_split(config.embed_dim, config.number_of_heads, "embedDim")?;
+        check_dropout(config.dropout)?;
+        let mut rng = SplitMix64::new(config.seed);
+        let weights = Weights {
+            w_q: xavier_uniform(&mut rng, c, c),
+            w_k: xavier_uniform(&mut rng, c, c),
+            w_v: xavier_uniform(&mut rng, c, c),
+            w_o: xavier_uniform(&mut rng, c, c),
+            biases: config.bias.then(|| Biases { b_q: vec![0.0; c], b_k: vec![0.0; c], b_v: vec![0.0; c], b_o: vec![0.0; c] }),
+        };
+        Self::from_weights(weights, config.number_of_heads, config.dropout, config.seed)
+    }
+
+    /// A layer with the given weights (C is read from `weights.w_q`). `seed` starts the dropout stream.
+    pub fn from_weights(weights: Weights, number_of_heads: usize, dropout: f64, seed: u64) -> Result<Self> {
+        let (c, head_dimensions) = check_split(weights.w_q.rows(), number_of_heads, "C (the rows of W_Q)")?;
+        check_dropout(dropout)?;
+        weights.check(c)?;
+        Ok(Self {
+            embed_dim: c,
+            number_of_heads,
+            head_dimensions,
+            dropout,
+            weights,
+            dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
+            cache: None,
+            grads: None,
+        })
+    }
+
+    /// From the fused layout of a small GPT: `w_qkv` is `C × 3C` with the Q, K and V weights
+    /// as consecutive column blocks, `b_qkv` has `3C` entries in the same order.
+    pub fn from_fused_qkv(
+        w_qkv: &Matrix,
+        b_qkv: Option<&[f64]>,
+        w_o: &Matrix,
+        b_o: Option<&[f64]>,
+        number_of_heads: usize,
+        dropout: f64,
+        seed: u64,
+    ) -> Result<Self> {
+        let c = w_qkv.rows();
+        if w_qkv.cols() != 3 * c {
+            return Err(AttentionError::range_error(format!(
+                "W_QKV is {} but must be C×3C = {c}×{} (Q, K and V weights side by side)",
+                w_qkv.shape_text(),
+                3 * c
+            )));
+        }
+        let biases = fused_biases(b_qkv, b_o, c, "b_QKV", "b_O")?;
+        let weights = Weights {
+            w_q: w_qkv.slice_columns(0, c)?,      // (C, C)
+            w_k: w_qkv.slice_columns(c, 2 * c)?,  // (C, C)
+            w_v: w_qkv.slice_columns(2 * c, 3 * c)?, // (C, C)
+            w_o: w_o.clone(),
+            biases,
+        };
+        Self::from_weights(weights, number_of_heads, dropout, seed)
+    }
+
+    /// From PyTorch's `nn.MultiheadAttention` state: `in_proj_weight` is `3C × C` (rows: the Q,
+    /// K and V blocks, each oriented `[out, in]`, i.e. transposed relative to ours),
+    /// `out_proj_weight` is `C × C` `[out, in]`; the biases have `3C` and `C` entries.
+    pub fn from_pytorch(
+        in_proj_weight: &Matrix,
+        in_proj_bias: Option<&[f64]>,
+        out_proj_weight: &Matrix,
+        out_proj_bias: Option<&[f64]>,
+        number_of_heads: usize,
+        dropout: f64,
+        seed: u64,
+    ) -> Result<Self> {
+        let c = in_proj_weight.cols();
+        if in_proj_weight.rows() != 3 * c {
+            return Err(AttentionError::range_error(format!(
+                "in_proj_weight is {} but must be 3C×C = {}×{c} (PyTorch's [out, in] orientation)",
+                in_proj_weight.shape_text(),
+                3 * c
+            )));
+        }
+        if out_proj_weight.shape() != (c, c) {
+            return Err(AttentionError::range_error(format!(
+                "out_proj_weight is {} but must be C×C = {c}×{c}",
+                out_proj_weight.shape_text()
+            )));
+        }
+        // ours = theirsᵀ: transpose once, then the Q, K, V blocks are column blocks
+        let w_qkv = in_proj_weight.transpose(); // (C, 3C)
+        let biases = fused_biases(in_proj_bias, out_proj_bias, c, "in_proj_bias", "out_proj_bias")?;
+        let weights = Weights {
+            w_q: w_qkv.slice_columns(0, c)?,         // (C, C)
+            w_k: w_qkv.slice_columns(c, 2 * c)?,     // (C, C)
+            w_v: w_qkv.slice_columns(2 * c, 3 * c)?, // (C, C)
+            w_o: out_proj_weight.transpose(),        // (C, C)
+            biases,
+        };
+        Self::from_weights(weights, number_of_heads, dropout, seed)
+    }
+
+    /// C.
+    pub fn embed_dim(&self) -> usize {
+        self.embed_dim
+    }
+
+    /// numberOfHeads (h).
+    pub fn number_of_heads(&self) -> usize {
+        self.number_of_heads
+    }
+
+    /// headDimensions (d_head) = C / h.
+    pub fn head_dimensions(&self) -> usize {
+        self.head_dimensions
+    }
+
+    /// The dropout probability.
+    pub fn dropout(&self) -> f64 {
+        self.dropout
+    }
+
+    /// `4·C² + 4·C` with biases, `4·C²` without.
+    pub fn num_parameters(&self) -> usize {
+        let c = self.embed_dim;
+        4 * c * c + if self.weights.biases.is_some() { 4 * c } else { 0 }
+    }
+
+    /// Whether the projections have biases.
+    pub fn has_bias(&self) -> bool {
+        self.weights.biases.is_some()
+    }
+
+    pub fn weights(&self) -> &Weights {
+        &self.weights
+    }
+
+    /// Replaces the weights (same C, same bias presence). Forgets the last forward pass,
+    /// whose cache no longer matches the weights.
+    pub fn set_weights(&mut self, weights: Weights) -> Result<()> {
+        weights.check(self.embed_dim)?;
+        match (self.weights.biases.is_some(), weights.biases.is_some()) {
+            (true, false) => {
+                return Err(AttentionError::type_error("setWeights: this layer has biases; give b_Q, b_K, b_V and b_O too"))
+            }
+            (false, true) => {
+                return Err(AttentionError::type_error(
+                    "setWeights: this layer was built with bias: false; b_Q, b_K, b_V and b_O are not accepted",
+                ))
+            }
+            _ => {}
+        }
+        self.weights = weights;
+        self.cache = None;
+        self.grads = None;
+        Ok(())
+    }
+
+    /// The parameter gradients of the last `backward`, or a `State` error before any.
+    pub fn grads(&self) -> Result<&Weights> {
+        self.grads
+            .as_ref()
+            .ok_or_else(|| AttentionError::State("grads() has nothing to return yet: call forward and then backward first".into()))
+    }
+}
+
+/// Checks `C > 0`, `h > 0` and `h | C`, and that a `C × C` matrix fits; returns `(C, d_head)`.
+fn check_split(c: usize, number_of_heads: usize, c_name: &str) -> Result<(usize, usize)> {
+    if c == 0 {
+        return Err(AttentionError::range_error(format!("{c_name} is 0; expected a positive integer")));
+    }
+    if number_of_heads == 0 {
+        return Err(AttentionError::range_error("numHeads is 0; expected a positive integer"));
+    }
+    if !c.is_multiple_of(number_of_heads) {
+        return Err(AttentionError::range_error(format!(
+            "{c_name} = {c} is not divisible by numHeads = {number_of_heads}: each head takes C / numHeads columns"
+        )));
+    }
+    checked_len(c, 3 * c, "a C×3C weight")?;
+    Ok((c, c / number_of_heads))
+}
+
+fn check_dropout(p: f64) -> Result<()> {
+    if (0.0..1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(AttentionError::range_error(format!("dropout is {p}; expected a probability with 0 ≤ dropout < 1")))
+    }
+}
+
+/// Splits a fused `3C` bias into Q, K, V parts; both biases or neither.
+fn fused_biases(b_qkv: Option<&[f64]>, b_o: Option<&[f64]>, c: usize, qkv_name: &str, o_name: &str) -> Result<Option<Biases>> {
+    match (b_qkv, b_o) {
+        (None, None) => Ok(None),
+        (Some(b_qkv), Some(b_o)) => {
+            if b_qkv.len() != 3 * c {
+                return Err(AttentionError::range_error(format!(
+                    "{qkv_name} has {} entries but must have 3C = {}",
+                    b_qkv.len(),
+                    3 * c
+                )));
+            }
+            if b_o.len() != c {
+                return Err(AttentionError::range_error(format!("{o_name} has {} entries but must have C = {c}", b_o.len())));
+            }
+            Ok(Some(Biases {
+                b_q: b_qkv[..c].to_vec(),
+                b_k: b_qkv[c..2 * c].to_vec(),
+                b_v: b_qkv[2 * c..].to_vec(),
+                b_o: b_o.to_vec(),
+            }))
+        }
+        (Some(_), None) => Err(AttentionError::type_error(format!("{o_name} is missing: give both {qkv_name} and {o_name}, or neither"))),
+        (None, Some(_)) => Err(AttentionError::type_error(format!("{qkv_name} is missing: give both {qkv_name} and {o_name}, or neither"))),
+    }
+}

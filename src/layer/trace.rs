@@ -1,0 +1,140 @@
+//! The layer's forward pass with every intermediate recorded, projections and biases included,
+//! in the vocabulary of [`crate::trace`] (replayable with [`crate::trace::replay`]).
+//!
+//! Names: the inputs are `query`, `key`, `value`, `W_Q`, `W_K`, `W_V`, `W_O` and, with biases,
+//! `b_Q`, `b_K`, `b_V`, `b_O` (each a `1 × C` matrix). The projections are `query·W_Q` (MatMul)
+//! and `Q` (Add of `b_Q`), likewise `K` and `V`; without biases the MatMul itself is named `Q`.
+//! The heads, `concat` and the W_O MatMul follow as in [`crate::trace_multi_head_attention`];
+//! with biases that MatMul is `concat·W_O` and the final Add of `b_O` is `output`.
+
+use super::forward::ForwardOptions;
+use super::MultiHeadAttention;
+use crate::error::Result;
+use crate::mask::Mask;
+use crate::matrix::Matrix;
+use crate::multi_head::{run, HeadSplit, MultiHeadOptions};
+use crate::trace::{Op, Recorder, Step, Trace};
+
+impl MultiHeadAttention {
+    /// Evaluation-mode forward (no dropout) of one unbatched input, recording every step. The
+    /// output equals [`MultiHeadAttention::forward`]'s bit for bit. Does not touch the state
+    /// `backward` uses.
+    pub fn trace(&self, query: &Matrix, key: &Matrix, value: &Matrix, mask: &Mask) -> Result<Trace> {
+        let options = ForwardOptions { mask: mask.clone(), ..ForwardOptions::default() };
+        let one = std::slice::from_ref;
+        self.check_inputs(one(query), one(key), one(value), &options)?;
+        let mut recorder = Recorder::On(Vec::new());
+        let w = &self.weights;
+        let b = w.biases.as_ref();
+        // 1. Projections: x·W, then + b
+        let q = project_recorded(&mut recorder, ("query", query), ("W_Q", &w.w_q), b.map(|b| ("b_Q", &b.b_q[..])), "Q")?; // (T_q, C)
+        let k = project_recorded(&mut recorder, ("key", key), ("W_K", &w.w_k), b.map(|b| ("b_K", &b.b_k[..])), "K")?; // (T_k, C)
+        let v = project_recorded(&mut recorder, ("value", value), ("W_V", &w.w_v), b.map(|b| ("b_V", &b.b_v[..])), "V")?; // (T_k, C)
+        // 2–8 and the W_O MatMul: the heads exactly as multi-head attention records them
+        let split = HeadSplit { number_of_heads: self.number_of_heads, head_dimensions: self.head_dimensions };
+        let heads = MultiHeadOptions { split, w_o: Some(w.w_o.clone()), mask: mask.clone() };
+        let mut output = run(&q, &k, &v, &heads, &mut recorder)?; // (T_q, C)
+        let Recorder::On(mut steps) = recorder else { unreachable!("recorder was created On") };
+        // 9. + b_O
+        if let Some(b) = b {
+            if let Some(last) = steps.last_mut() {
+                last.name = "concat·W_O".into();
+            }
+            output.add_row(&b.b_o)?;
+            steps.push(Step::new(Op::Add, "output".into(), &["concat·W_O", "b_O"], None, &output));
+        }
+        Ok(Trace { output: output.to_rows(), steps })
+    }
+
+    /// The named inputs a replay of [`MultiHeadAttention::trace`] starts from.
+    pub fn trace_inputs(&self, query: &Matrix, key: &Matrix, value: &Matrix) -> Vec<(&'static str, Matrix)> {
+        let w = &self.weights;
+        let mut inputs = vec![
+            ("query", query.clone()),
+            ("key", key.clone()),
+            ("value", value.clone()),
+            ("W_Q", w.w_q.clone()),
+            ("W_K", w.w_k.clone()),
+            ("W_V", w.w_v.clone()),
+            ("W_O", w.w_o.clone()),
+        ];
+        if let Some(b) = &w.biases {
+            for (name, v) in [("b_Q", &b.b_q), ("b_K", &b.b_k), ("b_V", &b.b_v), ("b_O", &b.b_o)] {
+                inputs.push((name, Matrix::new(1, v.len(), v.clone()).expect("1×C holds C values")));
+            }
+        }
+        inputs
+    }
+}
+
+/// `x·W` recorded as a MatMul, then `+ b` recorded as an Add; the result is named `name`.
+fn project_recorded(
+    recorder: &mut Recorder,
+    (x_name, x): (&str, &Matrix),
+    (w_name, w): (&str, &Matrix),
+    bias: Option<(&str, &[f64])>,
+    name: &str,
+) -> Result<Matrix> {
+    let product = x.matmul(w)?; // (T, C)
+    let Some((b_name, b)) = bias else {
+        recorder.record(|| Step::new(Op::MatMul, name.into(), &[x_name, w_name], None, &product));
+        return Ok(product);
+    };
+    let product_name = format!("{x_name}·{w_name}");
+    recorder.record(|| Step::new(Op::MatMul, product_name.clone(), &[x_name, w_name], None, &product));
+    let mut projected = product;
+    projected.add_row(b)?; // (T, C)
+    recorder.record(|| Step::new(Op::Add, name.into(), &[&product_name, b_name], None, &projected));
+    Ok(projected)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::layer::{ForwardOptions, LayerConfig, MultiHeadAttention};
+    use crate::mask::Mask;
+    use crate::matrix::Matrix;
+    use crate::testing::{assert_bitwise_eq, seeded_matrix};
+    use crate::trace::{replay, Op};
+
+    fn replayed(layer: &MultiHeadAttention, q: &Matrix, k: &Matrix, v: &Matrix, mask: &Mask) -> (Matrix, Matrix, Vec<Op>) {
+        let trace = layer.trace(q, k, v, mask).unwrap();
+        let inputs = layer.trace_inputs(q, k, v);
+        let named: Vec<(&str, &Matrix)> = inputs.iter().map(|(n, m)| (*n, m)).collect();
+        let ops = trace.steps.iter().map(|s| s.op).collect();
+        (replay(&named, &trace.steps).unwrap(), Matrix::from_rows(&trace.output).unwrap(), ops)
+    }
+
+    #[test]
+    fn layer_trace_replays_to_the_forward_output_bit_for_bit() {
+        for bias in [true, false] {
+            let mut layer = MultiHeadAttention::new(&LayerConfig { bias, seed: 4, ..LayerConfig::new(6, 3) }).unwrap();
+            let mut weights = layer.weights().clone();
+            if let Some(b) = &mut weights.biases {
+                b.b_q = seeded_matrix(1, 6, 1).into_data();
+                b.b_o = seeded_matrix(1, 6, 2).into_data();
+            }
+            layer.set_weights(weights).unwrap();
+            // cross-attention with a causal mask: T_q = 3, T_k = 4
+            let (q, kv) = (seeded_matrix(3, 6, 3), seeded_matrix(4, 6, 4));
+            let (replay_output, trace_output, ops) = replayed(&layer, &q, &kv, &kv, &Mask::causal());
+            let one = std::slice::from_ref;
+            let forward = layer.forward(one(&q), one(&kv), one(&kv), &ForwardOptions { mask: Mask::causal(), ..Default::default() }).unwrap();
+            assert_bitwise_eq(&trace_output, &forward.output[0]);
+            assert_bitwise_eq(&replay_output, &forward.output[0]);
+            // 3 projections (MatMul + Add each with bias), 3 heads × 8 steps, Concat, W_O MatMul (+ Add)
+            let adds = ops.iter().filter(|&&op| op == Op::Add).count();
+            assert_eq!((ops.len(), adds), if bias { (6 + 24 + 3, 4) } else { (3 + 24 + 2, 0) });
+        }
+    }
+
+    #[test]
+    fn replay_catches_a_wrong_bias() {
+        let layer = MultiHeadAttention::new(&LayerConfig::new(4, 2)).unwrap();
+        let x = seeded_matrix(2, 4, 5);
+        let trace = layer.trace(&x, &x, &x, &Mask::none()).unwrap();
+        let mut inputs = layer.trace_inputs(&x, &x, &x);
+        inputs.iter_mut().find(|(n, _)| *n == "b_K").unwrap().1.data_mut()[0] = 1e-9;
+        let named: Vec<(&str, &Matrix)> = inputs.iter().map(|(n, m)| (*n, m)).collect();
+        assert!(replay(&named, &trace.steps).is_err());
+    }
+}

@@ -1,0 +1,448 @@
+//! Export: class `MultiHeadAttention`, the layer with learned projections (see [`crate::layer`]).
+//!
+//! The TypeScript declarations of the option and result shapes, and the overloads of
+//! `forward` and `backward` (one per input rank), are written in `TYPESCRIPT` below; they merge
+//! with the class wasm-bindgen declares.
+
+use wasm_bindgen::prelude::*;
+
+use super::convert::{js_result, read_batch, read_probability, read_seed, write_batch, write_matrix, write_object, write_vector, Options};
+use crate::error::{AttentionError, Result};
+use crate::layer::{self, Biases, ForwardOptions, LayerConfig, Weights};
+use crate::matrix::Matrix;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPESCRIPT: &str = r#"
+/** What `new MultiHeadAttention(…)` takes. */
+export interface MultiHeadAttentionLayerConfig {
+  /** C, the model width. A positive integer divisible by numHeads. */
+  embedDim: number;
+  /** numberOfHeads (h). headDim = embedDim / numHeads. */
+  numHeads: number;
+  /** Whether the four projections have biases (initialised to 0). Default true. */
+  bias?: boolean;
+  /** Dropout probability on the attention weights while training, 0 ≤ dropout < 1. Default 0. */
+  dropout?: number;
+  /**
+   * Seed of the Xavier-uniform initial weights and of the dropout stream (SplitMix64; the exact
+   * algorithm is in the crate docs of `layer::init`, so any runtime can reproduce the weights).
+   * An integer 0 … 2^53 − 1, or a bigint up to 2^64 − 1. Default 0.
+   */
+  seed?: number | bigint;
+}
+
+/**
+ * The layer's parameters, oriented [in, out]: the layer computes x·W + b. Each W is C×C, each b
+ * has C entries. The b_* keys are present exactly when the layer has biases.
+ */
+export interface MultiHeadAttentionLayerWeights {
+  W_Q: number[][];
+  W_K: number[][];
+  W_V: number[][];
+  W_O: number[][];
+  b_Q?: number[];
+  b_K?: number[];
+  b_V?: number[];
+  b_O?: number[];
+}
+
+/** `setWeights` takes any subset of the keys; the others keep their values. */
+export type MultiHeadAttentionLayerWeightsUpdate = Partial<MultiHeadAttentionLayerWeights>;
+
+/** A small GPT's fused layout for `MultiHeadAttention.fromFusedQKV`. */
+export interface FusedQKVWeights {
+  /** C×3C: the Q, K and V weights as consecutive column blocks, each [in, out]. */
+  W_QKV: number[][];
+  /** 3C entries (Q, K, V); give both b_QKV and b_O or neither. */
+  b_QKV?: number[];
+  /** C×C, [in, out]. */
+  W_O: number[][];
+  b_O?: number[];
+  numHeads: number;
+  dropout?: number;
+  seed?: number | bigint;
+}
+
+/**
+ * PyTorch `nn.MultiheadAttention` parameters (a state dict exported to JSON), for
+ * `MultiHeadAttention.fromPyTorch`. PyTorch stores weights [out, in], transposed relative to ours.
+ * The output projection may be given as `out_proj_weight`/`out_proj_bias` or with the state
+ * dict's own keys `"out_proj.weight"`/`"out_proj.bias"`.
+ */
+export interface PyTorchAttentionState {
+  /** 3C×C: the Q, K and V weights stacked by rows. */
+  in_proj_weight: number[][];
+  in_proj_bias?: number[];
+  out_proj_weight?: number[][];
+  out_proj_bias?: number[];
+  "out_proj.weight"?: number[][];
+  "out_proj.bias"?: number[];
+  numHeads: number;
+  dropout?: number;
+  seed?: number | bigint;
+}
+
+/** Options of `MultiHeadAttention.forward`. */
+export interface MultiHeadAttentionForwardOptions {
+  /** T_q×T_k; `mask[i][j] === true` means query i may attend to key j. Shared by a whole batch. */
+  mask?: boolean[][];
+  /** Forbid every key j > i. Combined with `mask` by AND. */
+  causal?: boolean;
+  /** Also return the attention weights per head. Default false. */
+  needWeights?: boolean;
+  /** With needWeights: return the mean over heads instead. Default false. */
+  averageWeights?: boolean;
+  /** Apply dropout (only when the layer's dropout > 0). Default false. */
+  training?: boolean;
+}
+
+/** `forward` on one [T_q, C] matrix. */
+export interface MultiHeadAttentionResult {
+  /** [T_q, C]. */
+  output: number[][];
+  /** With needWeights: [h, T_q, T_k], or [T_q, T_k] with averageWeights (after dropout when training). */
+  weights?: number[][][] | number[][];
+}
+
+/** `forward` on a batch [B, T_q, C]. */
+export interface MultiHeadAttentionBatchResult {
+  /** [B, T_q, C]. */
+  output: number[][][];
+  /** With needWeights: [B, h, T_q, T_k], or [B, T_q, T_k] with averageWeights. */
+  weights?: number[][][][] | number[][][];
+}
+
+/**
+ * The input gradients of `backward`, shaped like the inputs. For self-attention (one input x
+ * used as query, key and value) the gradient with respect to x is query + key + value.
+ */
+export interface MultiHeadAttentionInputGrads<M> {
+  query: M;
+  key: M;
+  value: M;
+}
+
+export interface MultiHeadAttention {
+  /**
+   * Runs the layer: Q = query·W_Q + b_Q, K = key·W_K + b_K, V = value·W_V + b_V; per head
+   * softmax(Q_h·K_hᵀ/√headDim)·V_h under the mask; heads concatenated, then ·W_O + b_O.
+   * key defaults to query and value to key. T_k may differ from T_q (cross-attention).
+   * @throws {TypeError} for a value of the wrong type or an unknown option.
+   * @throws {RangeError} for shapes that do not fit (C ≠ embedDim, key/value T differ, mask not T_q×T_k) or NaN/±Infinity entries.
+   */
+  forward(query: number[][], key?: number[][] | null, value?: number[][] | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionResult;
+  forward(query: number[][][], key?: number[][][] | null, value?: number[][][] | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionBatchResult;
+  /**
+   * Differentiates the last forward for the gradient of the loss with respect to its output
+   * (same shape as the output). Returns the input gradients; stores the parameter gradients
+   * for `grads()` (replacing earlier ones). Training passes reuse the forward's dropout mask.
+   * @throws {Error} when no forward has run since construction or the last setWeights.
+   * @throws {RangeError} when gradOutput's shape differs from the output's.
+   */
+  backward(gradOutput: number[][]): MultiHeadAttentionInputGrads<number[][]>;
+  backward(gradOutput: number[][][]): MultiHeadAttentionInputGrads<number[][][]>;
+  /**
+   * An evaluation-mode forward of one [T, C] input with every step recorded, projections and
+   * biases included: MatMul "query·W_Q" and Add "Q" (b_Q), likewise K and V, then the heads as in
+   * `traceMultiHeadAttention`, the W_O MatMul "concat·W_O" and Add "output" (b_O). Without biases
+   * the MatMuls are named "Q", "K", "V" and "output". Replaying the steps from the inputs "query",
+   * "key", "value", "W_Q" … "W_O" and "b_Q" … "b_O" (as 1×C matrices) reproduces `output` bit for
+   * bit, and `output` equals `forward(…).output`. Does not affect `backward`.
+   */
+  trace(query: number[][], key?: number[][] | null, value?: number[][] | null, options?: Pick<MultiHeadAttentionForwardOptions, "mask" | "causal">): AttentionTrace;
+}
+"#;
+
+const CONFIG_KEYS: &[&str] = &["embedDim", "numHeads", "bias", "dropout", "seed"];
+const WEIGHT_KEYS: &[&str] = &["W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"];
+const FUSED_KEYS: &[&str] = &["W_QKV", "b_QKV", "W_O", "b_O", "numHeads", "dropout", "seed"];
+const PYTORCH_KEYS: &[&str] = &[
+    "in_proj_weight",
+    "in_proj_bias",
+    "out_proj_weight",
+    "out_proj_bias",
+    "out_proj.weight",
+    "out_proj.bias",
+    "numHeads",
+    "dropout",
+    "seed",
+];
+const FORWARD_KEYS: &[&str] = &["mask", "causal", "needWeights", "averageWeights", "training"];
+const TRACE_KEYS: &[&str] = &["mask", "causal"];
+
+/// Multi-head attention with learned Q/K/V/output projections, biases, masks,
+/// cross-attention, batches, dropout and a backward pass.
+#[wasm_bindgen(js_name = MultiHeadAttention)]
+pub struct JsMultiHeadAttention {
+    inner: layer::MultiHeadAttention,
+    /// The name the layer was created by, for messages.
+    created_by: &'static str,
+}
+
+#[wasm_bindgen(js_class = MultiHeadAttention)]
+impl JsMultiHeadAttention {
+    /// A layer with seeded Xavier-uniform weights (uniform in ±√(3/C)) and zero biases.
+    /// Throws a RangeError when embedDim is not divisible by numHeads.
+    #[wasm_bindgen(constructor)]
+    pub fn new(#[wasm_bindgen(unchecked_param_type = "MultiHeadAttentionLayerConfig")] config: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
+        js_result(|| {
+            if config.is_undefined() || config.is_null() {
+                return Err(AttentionError::type_error("config is missing; expected { embedDim, numHeads, bias?, dropout?, seed? }"));
+            }
+            let o = Options::read(&config, "config", CONFIG_KEYS)?;
+            let config = LayerConfig {
+                embed_dim: o.count("embedDim")?,
+                number_of_heads: o.count("numHeads")?,
+                bias: o.flag_or("bias", true)?,
+                dropout: read_probability(&o.raw("dropout")?, "config.dropout")?,
+                seed: read_seed(&o.raw("seed")?, "config.seed")?,
+            };
+            let inner = layer::MultiHeadAttention::new(&config).map_err(|e| prefix(e, "config."))?;
+            Ok(Self { inner, created_by: "new MultiHeadAttention" })
+        })
+    }
+
+    /// From a small GPT's fused weights: W_QKV is C×3C with Q, K and V as consecutive column blocks.
+    #[wasm_bindgen(js_name = fromFusedQKV)]
+    pub fn from_fused_qkv(#[wasm_bindgen(unchecked_param_type = "FusedQKVWeights")] weights: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
+        js_result(|| {
+            let o = required_object(&weights, "weights", FUSED_KEYS, "{ W_QKV, b_QKV?, W_O, b_O?, numHeads }")?;
+            let w_qkv = required_matrix(&o, "W_QKV", "weights")?;
+            let w_o = required_matrix(&o, "W_O", "weights")?;
+            let (b_qkv, b_o) = (o.vector("b_QKV")?, o.vector("b_O")?);
+            let number_of_heads = o.count("numHeads")?;
+            let (dropout, seed) = (read_probability(&o.raw("dropout")?, "weights.dropout")?, read_seed(&o.raw("seed")?, "weights.seed")?);
+            let inner = layer::MultiHeadAttention::from_fused_qkv(&w_qkv, b_qkv.as_deref(), &w_o, b_o.as_deref(), number_of_heads, dropout, seed)?;
+            Ok(Self { inner, created_by: "MultiHeadAttention.fromFusedQKV" })
+        })
+    }
+
+    /// From PyTorch's `nn.MultiheadAttention` parameters (in_proj_weight is 3C×C, [out, in]).
+    #[wasm_bindgen(js_name = fromPyTorch)]
+    pub fn from_pytorch(#[wasm_bindgen(unchecked_param_type = "PyTorchAttentionState")] state: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
+        js_result(|| {
+            let o = required_object(&state, "state", PYTORCH_KEYS, "{ in_proj_weight, in_proj_bias?, out_proj_weight, out_proj_bias?, numHeads }")?;
+            let in_proj_weight = required_matrix(&o, "in_proj_weight", "state")?;
+            let out_proj_weight = either(o.matrix("out_proj_weight")?, o.matrix("out_proj.weight")?, "out_proj_weight", "out_proj.weight")?
+                .ok_or_else(|| AttentionError::type_error("state.out_proj_weight is missing; expected a C×C number[][] (or the state dict key \"out_proj.weight\")"))?;
+            let in_proj_bias = o.vector("in_proj_bias")?;
+            let out_proj_bias = either(o.vector("out_proj_bias")?, o.vector("out_proj.bias")?, "out_proj_bias", "out_proj.bias")?;
+            let number_of_heads = o.count("numHeads")?;
+            let (dropout, seed) = (read_probability(&o.raw("dropout")?, "state.dropout")?, read_seed(&o.raw("seed")?, "state.seed")?);
+            let inner = layer::MultiHeadAttention::from_pytorch(
+                &in_proj_weight,
+                in_proj_bias.as_deref(),
+                &out_proj_weight,
+                out_proj_bias.as_deref(),
+                number_of_heads,
+                dropout,
+                seed,
+            )?;
+            Ok(Self { inner, created_by: "MultiHeadAttention.fromPyTorch" })
+        })
+    }
+
+    /// C, the model width.
+    #[wasm_bindgen(getter = embedDim)]
+    pub fn embed_dim(&self) -> f64 {
+        self.inner.embed_dim() as f64
+    }
+
+    /// numberOfHeads (h).
+    #[wasm_bindgen(getter = numHeads)]
+    pub fn num_heads(&self) -> f64 {
+        self.inner.number_of_heads() as f64
+    }
+
+    /// headDimensions (d_head) = embedDim / numHeads.
+    #[wasm_bindgen(getter = headDim)]
+    pub fn head_dim(&self) -> f64 {
+        self.inner.head_dimensions() as f64
+    }
+
+    /// 4·C² + 4·C with biases, 4·C² without (2,362,368 and 2,359,296 for C = 768).
+    #[wasm_bindgen(getter = numParameters)]
+    pub fn num_parameters(&self) -> f64 {
+        self.inner.num_parameters() as f64
+    }
+
+    /// Copies of the weights (and biases, when the layer has them).
+    #[wasm_bindgen(js_name = getWeights, unchecked_return_type = "MultiHeadAttentionLayerWeights")]
+    pub fn get_weights(&self) -> std::result::Result<JsValue, JsValue> {
+        js_result(|| write_weights(self.inner.weights()))
+    }
+
+    /// Replaces any subset of the weights (shapes as in getWeights). Discards the last forward
+    /// pass, so `backward` needs a new `forward` afterwards.
+    #[wasm_bindgen(js_name = setWeights)]
+    pub fn set_weights(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "MultiHeadAttentionLayerWeightsUpdate")] weights: JsValue,
+    ) -> std::result::Result<(), JsValue> {
+        js_result(|| {
+            let o = required_object(&weights, "weights", WEIGHT_KEYS, "{ W_Q?, W_K?, W_V?, W_O?, b_Q?, b_K?, b_V?, b_O? }")?;
+            let mut updated = self.inner.weights().clone();
+            for (key, target) in [("W_Q", &mut updated.w_q), ("W_K", &mut updated.w_k), ("W_V", &mut updated.w_v), ("W_O", &mut updated.w_o)] {
+                if let Some(m) = o.matrix(key)? {
+                    *target = m;
+                }
+            }
+            let bias_keys = ["b_Q", "b_K", "b_V", "b_O"];
+            match &mut updated.biases {
+                Some(Biases { b_q, b_k, b_v, b_o }) => {
+                    for (key, target) in bias_keys.into_iter().zip([b_q, b_k, b_v, b_o]) {
+                        if let Some(v) = o.vector(key)? {
+                            *target = v;
+                        }
+                    }
+                }
+                None => {
+                    for key in bias_keys {
+                        if !o.raw(key)?.is_undefined() {
+                            return Err(AttentionError::type_error(format!(
+                                "weights.{key}: this layer has no biases (it was built with bias: false by {})",
+                                self.created_by
+                            )));
+                        }
+                    }
+                }
+            }
+            self.inner.set_weights(updated)
+        })
+    }
+
+    /// Runs the layer (see the TypeScript declaration for the overloads).
+    #[wasm_bindgen(skip_typescript)]
+    pub fn forward(&mut self, query: JsValue, key: JsValue, value: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+        js_result(|| {
+            let (query, batched) = read_batch(&query, "query")?;
+            let key = read_default(&key, "key", &query, batched, "query")?;
+            let value = read_default(&value, "value", &key, batched, "key")?;
+            let o = Options::read(&options, "options", FORWARD_KEYS)?;
+            let options = ForwardOptions {
+                mask: o.mask()?,
+                need_weights: o.flag("needWeights")?,
+                average_weights: o.flag("averageWeights")?,
+                training: o.flag("training")?,
+                batched,
+            };
+            let result = self.inner.forward(&query, &key, &value, &options)?;
+            let mut entries = vec![("output", write_batch(&result.output, batched))];
+            if let Some(weights) = &result.weights {
+                // per item: h heads, or one averaged matrix
+                let per_item: Vec<JsValue> = weights
+                    .iter()
+                    .map(|heads| if options.average_weights { write_matrix(&heads[0]) } else { write_batch(heads, true) })
+                    .collect();
+                let weights = if batched { per_item.into_iter().collect::<js_sys::Array>().into() } else { per_item.into_iter().next().unwrap_or(JsValue::UNDEFINED) };
+                entries.push(("weights", weights));
+            }
+            write_object(&entries)
+        })
+    }
+
+    /// Evaluation-mode forward of one `[T, C]` input with every step recorded (see the TypeScript declaration).
+    #[wasm_bindgen(skip_typescript)]
+    pub fn trace(&self, query: JsValue, key: JsValue, value: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+        js_result(|| {
+            let (query, batched) = read_batch(&query, "query")?;
+            if batched {
+                return Err(AttentionError::range_error("query is a batch [B, T, C]; trace takes one [T, C] matrix"));
+            }
+            let key = read_default(&key, "key", &query, false, "query")?;
+            let value = read_default(&value, "value", &key, false, "key")?;
+            let mask = Options::read(&options, "options", TRACE_KEYS)?.mask()?;
+            let trace = self.inner.trace(&query[0], &key[0], &value[0], &mask)?;
+            serde_wasm_bindgen::to_value(&trace).map_err(|e| AttentionError::State(format!("the trace could not be converted: {e}")))
+        })
+    }
+
+    /// Differentiates the last forward (see the TypeScript declaration).
+    #[wasm_bindgen(skip_typescript)]
+    pub fn backward(&mut self, grad_output: JsValue) -> std::result::Result<JsValue, JsValue> {
+        js_result(|| {
+            let (grad_output, batched) = read_batch(&grad_output, "gradOutput")?;
+            let grads = self.inner.backward(&grad_output, batched)?;
+            write_object(&[
+                ("query", write_batch(&grads.query, batched)),
+                ("key", write_batch(&grads.key, batched)),
+                ("value", write_batch(&grads.value, batched)),
+            ])
+        })
+    }
+
+    /// The parameter gradients of the last `backward`, with the keys of `getWeights()`.
+    /// Throws an Error before any backward.
+    #[wasm_bindgen(unchecked_return_type = "MultiHeadAttentionLayerWeights")]
+    pub fn grads(&self) -> std::result::Result<JsValue, JsValue> {
+        js_result(|| write_weights(self.inner.grads()?))
+    }
+}
+
+/// `{ W_Q, …, b_O? }` as a JS object.
+fn write_weights(weights: &Weights) -> Result<JsValue> {
+    let mut entries = vec![
+        ("W_Q", write_matrix(&weights.w_q)),
+        ("W_K", write_matrix(&weights.w_k)),
+        ("W_V", write_matrix(&weights.w_v)),
+        ("W_O", write_matrix(&weights.w_o)),
+    ];
+    if let Some(b) = &weights.biases {
+        entries.extend([("b_Q", write_vector(&b.b_q)), ("b_K", write_vector(&b.b_k)), ("b_V", write_vector(&b.b_v)), ("b_O", write_vector(&b.b_o))]);
+    }
+    write_object(&entries)
+}
+
+/// An options-like object that must be present.
+fn required_object(value: &JsValue, name: &str, keys: &[&str], expected: &str) -> Result<Options> {
+    if value.is_undefined() || value.is_null() {
+        return Err(AttentionError::type_error(format!("{name} is missing; expected {expected}")));
+    }
+    Options::read(value, name, keys)
+}
+
+/// A `number[][]` property that must be present.
+fn required_matrix(o: &Options, key: &str, name: &str) -> Result<Matrix> {
+    o.matrix(key)?.ok_or_else(|| AttentionError::type_error(format!("{name}.{key} is missing; expected a number[][]")))
+}
+
+/// One of two spellings of the same property, not both.
+fn either<T>(a: Option<T>, b: Option<T>, a_name: &str, b_name: &str) -> Result<Option<T>> {
+    match (a, b) {
+        (Some(_), Some(_)) => Err(AttentionError::type_error(format!("state has both {a_name} and \"{b_name}\"; give one of them"))),
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
+/// `key` (or `value`): `undefined`/`null` means "the same as `default`"; otherwise it must be
+/// batched exactly when the query is.
+fn read_default(value: &JsValue, name: &str, default: &[Matrix], batched: bool, default_name: &str) -> Result<Vec<Matrix>> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(default.to_vec());
+    }
+    let (items, is_batched) = read_batch(value, name)?;
+    if is_batched != batched {
+        let rank = |b: bool| if b { "a batch [B, T, C]" } else { "one [T, C] matrix" };
+        return Err(AttentionError::range_error(format!(
+            "{name} is {} but {default_name} is {}: query, key and value must all be batched or all not",
+            rank(is_batched),
+            rank(batched)
+        )));
+    }
+    Ok(items)
+}
+
+/// Adds `config.` to the core's messages about the constructor's own arguments.
+fn prefix(error: AttentionError, prefix: &str) -> AttentionError {
+    let message = error.message();
+    let message = if message.starts_with("embedDim") || message.starts_with("numHeads") || message.starts_with("dropout") {
+        format!("{prefix}{message}")
+    } else {
+        message.to_string()
+    };
+    match error {
+        AttentionError::Type(_) => AttentionError::Type(message),
+        AttentionError::Range(_) => AttentionError::Range(message),
+        AttentionError::State(_) => AttentionError::State(message),
+    }
+}
