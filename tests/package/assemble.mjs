@@ -9,6 +9,10 @@
 // finds it by that name next to itself), so the package ships it once; the script checks that the
 // three are byte-identical and stops if a future wasm-bindgen makes them differ.
 //
+// wasm-bindgen declares `[Symbol.dispose]()` on exported classes; a declaration file that does
+// gets `/// <reference lib="esnext.disposable" />`, so it compiles for projects whose `lib` is older
+// (e.g. es2022) without skipLibCheck.
+//
 // The manifest is `pkg.json` verbatim. The script refuses to assemble when its version differs
 // from Cargo.toml's, or when a path named in `exports`, `main`, `module`, `types`, `files` or
 // `sideEffects` is not a file it produced.
@@ -31,17 +35,23 @@ const BUILDS = {
 };
 const WASM_PACK_EXTRAS = ['package.json', 'README.md', '.gitignore'];
 
-/** pkg/<to> ← <build>/<from>; `selfTypes` rewrites the `@ts-self-types` header to the renamed .d.ts. */
+/**
+ * pkg/<to> ← <build>/<from>. `selfTypes` rewrites the `@ts-self-types` header to the renamed .d.ts;
+ * `declarations` marks a .d.ts (see DISPOSABLE).
+ */
 const COPIES = [
   { build: 'node', from: `${NAME}.js`, to: 'node.cjs', selfTypes: './node.d.cts' },
-  { build: 'node', from: `${NAME}.d.ts`, to: 'node.d.cts' },
+  { build: 'node', from: `${NAME}.d.ts`, to: 'node.d.cts', declarations: true },
   { build: 'bundler', from: `${NAME}.js`, to: 'bundler.js', selfTypes: './bundler.d.ts' },
   { build: 'bundler', from: `${NAME}_bg.js`, to: `${NAME}_bg.js` },
-  { build: 'bundler', from: `${NAME}.d.ts`, to: 'bundler.d.ts' },
+  { build: 'bundler', from: `${NAME}.d.ts`, to: 'bundler.d.ts', declarations: true },
   { build: 'web', from: `${NAME}.js`, to: 'web.js', selfTypes: './web.d.ts' },
-  { build: 'web', from: `${NAME}.d.ts`, to: 'web.d.ts' },
+  { build: 'web', from: `${NAME}.d.ts`, to: 'web.d.ts', declarations: true },
   { build: 'web', from: `${NAME}_bg.wasm`, to: `${NAME}_bg.wasm` },
 ];
+
+/** The lib that types `Symbol.dispose`, for declaration files that use it. */
+const DISPOSABLE = '/// <reference lib="esnext.disposable" />\n';
 
 function fail(message) {
   console.error(`assemble: ${message}`);
@@ -81,16 +91,19 @@ for (const target of ['node', 'bundler']) {
 
 rmSync(OUT, { recursive: true, force: true });
 mkdirSync(OUT);
-for (const { build, from, to, selfTypes } of COPIES) {
+for (const { build, from, to, selfTypes, declarations } of COPIES) {
   const source = join(ROOT, BUILDS[build].dir, from);
-  if (!selfTypes) {
+  if (selfTypes) {
+    const header = `/* @ts-self-types="./${NAME}.d.ts" */`;
+    const text = readFileSync(source, 'utf8');
+    if (!text.startsWith(header)) fail(`${BUILDS[build].dir}/${from} does not start with ${header}`);
+    writeFileSync(join(OUT, to), `/* @ts-self-types="${selfTypes}" */` + text.slice(header.length));
+  } else if (declarations) {
+    const text = readFileSync(source, 'utf8');
+    writeFileSync(join(OUT, to), (text.includes('[Symbol.dispose]') ? DISPOSABLE : '') + text);
+  } else {
     copyFileSync(source, join(OUT, to));
-    continue;
   }
-  const header = `/* @ts-self-types="./${NAME}.d.ts" */`;
-  const text = readFileSync(source, 'utf8');
-  if (!text.startsWith(header)) fail(`${BUILDS[build].dir}/${from} does not start with ${header}`);
-  writeFileSync(join(OUT, to), `/* @ts-self-types="${selfTypes}" */` + text.slice(header.length));
 }
 copyFileSync(join(ROOT, 'README.md'), join(OUT, 'README.md'));
 writeFileSync(join(OUT, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
