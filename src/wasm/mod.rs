@@ -5,6 +5,7 @@
 
 pub mod attention;
 pub mod convert;
+pub mod linear;
 
 use wasm_bindgen::prelude::*;
 
