@@ -6,6 +6,7 @@
 pub mod attention;
 pub mod convert;
 pub mod linear;
+pub mod memory;
 
 use wasm_bindgen::prelude::*;
 
