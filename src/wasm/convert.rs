@@ -120,8 +120,67 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
     Ok((rows, cols, data))
 }
 
+#[wasm_bindgen(inline_js = r#"
+// The fast path for the common case: a plain array of equal-length arrays of finite numbers,
+// copied in one call instead of one Reflect.get per entry. Anything else (a hole, a non-number,
+// NaN, a ragged row, a getter or Proxy trap that throws, …) returns undefined, and the careful
+// reader in convert.rs reads the value again and reports exactly what is wrong.
+export function readNumberRows(value) {
+  try {
+    if (!Array.isArray(value)) return undefined;
+    const rows = value.length;
+    if (rows === 0) return undefined;
+    const first = value[0];
+    if (!Array.isArray(first)) return undefined;
+    const cols = first.length;
+    if (cols === 0 || rows * cols > 268435456) return undefined;
+    const out = new Float64Array(2 + rows * cols); // [rows, cols, values…]
+    out[0] = rows;
+    out[1] = cols;
+    for (let i = 0; i < rows; i++) {
+      const row = value[i];
+      if (!Array.isArray(row) || row.length !== cols) return undefined;
+      for (let j = 0; j < cols; j++) {
+        const x = row[j];
+        if (typeof x !== "number" || !Number.isFinite(x)) return undefined;
+        out[2 + i * cols + j] = x;
+      }
+    }
+    return out;
+  } catch (_) {
+    return undefined;
+  }
+}
+
+// A row-major view of wasm memory as a fresh number[][] (one call, no intermediate copy).
+export function writeNumberRows(data, cols) {
+  const rows = data.length / cols;
+  const out = new Array(rows);
+  for (let i = 0; i < rows; i++) {
+    const row = new Array(cols);
+    for (let j = 0; j < cols; j++) row[j] = data[i * cols + j];
+    out[i] = row;
+  }
+  return out;
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = readNumberRows, catch)]
+    fn read_number_rows(value: &JsValue) -> std::result::Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = writeNumberRows)]
+    fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
+}
+
 /// Reads a `number[][]` into a matrix. NaN and ±Infinity are refused (RangeError).
 pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
+    // 1. the fast path: well-formed plain arrays in one call
+    if let Ok(flat) = read_number_rows(value) {
+        if let Some(flat) = flat.dyn_ref::<Float64Array>() {
+            let (rows, cols) = (flat.get_index(0) as usize, flat.get_index(1) as usize);
+            return Matrix::new(rows, cols, flat.subarray(2, flat.length()).to_vec());
+        }
+    }
+    // 2. the careful path, entry by entry, which names whatever is wrong
     let (rows, cols, data) = read_table(value, name, "number[][]", |entry, place| match entry.as_f64() {
         Some(x) if x.is_finite() => Ok(x),
         Some(x) => Err(AttentionError::range_error(format!(
@@ -146,12 +205,7 @@ pub fn read_bool_matrix(value: &JsValue, name: &str) -> Result<BoolMatrix> {
 
 /// A matrix as a fresh JS `number[][]`.
 pub fn write_matrix(m: &Matrix) -> JsValue {
-    let rows = Array::new_with_length(m.rows() as u32);
-    for r in 0..m.rows() {
-        let row = Float64Array::from(m.row(r));
-        rows.set(r as u32, Array::from(&row).into());
-    }
-    rows.into()
+    write_number_rows(m.data(), m.cols().max(1) as u32)
 }
 
 /// An options object, read key by key. `undefined` and `null` mean "no options".
