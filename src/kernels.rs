@@ -136,8 +136,44 @@ thread_local! {
     static PACKED_A: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// One `R × NR` tile of A·B in wasm SIMD: two `f32x4` accumulators per row, one splat of A and
+/// two loads of B per step. Same contract as the portable version below.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn micro<const R: usize>(strip: &[f32], panel: &[f32]) -> [[f32; NR]; R] {
+    use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, v128, v128_load, v128_store};
+    let kk = panel.len() / NR;
+    assert!(strip.len() >= kk * R && panel.len() == kk * NR, "micro: strip or panel too short");
+    let mut low = [f32x4_splat(0.0); R];
+    let mut high = [f32x4_splat(0.0); R];
+    let (a, b) = (strip.as_ptr(), panel.as_ptr());
+    for p in 0..kk {
+        // SAFETY: p < kk, so p·NR + 8 ≤ panel.len() and p·R + r < strip.len() (asserted above);
+        // v128_load/v128_store have no alignment requirement.
+        unsafe {
+            let b_low = v128_load(b.add(p * NR) as *const v128);
+            let b_high = v128_load(b.add(p * NR + 4) as *const v128);
+            for r in 0..R {
+                let x = f32x4_splat(*a.add(p * R + r));
+                low[r] = f32x4_add(low[r], f32x4_mul(x, b_low));
+                high[r] = f32x4_add(high[r], f32x4_mul(x, b_high));
+            }
+        }
+    }
+    let mut acc = [[0.0f32; NR]; R];
+    for r in 0..R {
+        // SAFETY: acc[r] has NR = 8 floats: two v128 stores at offsets 0 and 4.
+        unsafe {
+            v128_store(acc[r].as_mut_ptr() as *mut v128, low[r]);
+            v128_store(acc[r].as_mut_ptr().add(4) as *mut v128, high[r]);
+        }
+    }
+    acc
+}
+
 /// One `R × NR` tile of A·B, kept in registers over the whole shared dimension. `strip` holds
 /// the tile's rows of A interleaved (`strip[p·R + r]`), `panel` the tile's columns of B.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(always)]
 fn micro<const R: usize>(strip: &[f32], panel: &[f32]) -> [[f32; NR]; R] {
     let mut acc = [[0.0f32; NR]; R];

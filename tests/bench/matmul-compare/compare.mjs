@@ -23,10 +23,10 @@ for (const arg of process.argv.slice(2)) {
     times.sort((x, y) => x - y);
     const ms = times[7];
     const out = view(c, m * n).slice(0, 64);
-    if (reference?.[`${m}`]) {
-      const worst = Math.max(...out.map((x, i) => Math.abs(x - reference[`${m}`][i])));
+    if (reference?.[`${m}x${k}x${n}`]) {
+      const worst = Math.max(...out.map((x, i) => Math.abs(x - reference[`${m}x${k}x${n}`][i])));
       if (worst > 1e-2) throw new Error(`${name} disagrees on ${m}×${k}×${n}: ${worst}`);
-    } else { (reference ??= {})[`${m}`] = out; }
+    } else { (reference ??= {})[`${m}x${k}x${n}`] = out; }
     row[`${m}×${k}×${n} ms`] = ms.toFixed(2);
     row[`${m}×${k}×${n} GFLOP/s`] = (2 * m * k * n / ms / 1e6).toFixed(1);
   }
