@@ -279,6 +279,10 @@ async function main() {
     }
   }
   printTable(table);
+  // the walkthrough's trace at its largest allowed matrices (T=8, C=16)
+  const tq = [1, 2, 3].map((seed) => rowsOf(seeded(8 * 16, 30 + seed), 8, 16));
+  const trace = measure(() => lab.traceMultiHeadAttention(tq[0], tq[1], tq[2], { numberOfHeads: 4, headDimensions: 4, causal: true }));
+  console.log(`traceMultiHeadAttention, T=8, C=16, h=4, causal: median ${fmtMs(trace.ms)} ms over ${trace.runs} runs (${trace.output.steps.length} steps)`);
   console.log('median ms (runs); ÷ TF.js = time / TF.js time (< 1 is faster); plain JS ÷ = plain JS time / time (speed-up);');
   console.log('wasm memory = that module\'s linear memory after the size ran (it never shrinks: the peak so far); max |Δ| vs attention-lab f64 (f32 for T=8192).');
   if (failures) {
