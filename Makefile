@@ -9,7 +9,7 @@ export PATH := $(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-test apt-install build package serve test-native test-wasm test-js test-package clean
+.PHONY: start test setup-build setup-test apt-install build package serve test-native test-wasm test-js test-package test-bench-smoke bench bench-matmul clean
 
 ## ---- installs -------------------------------------------------------------
 
@@ -52,7 +52,7 @@ start: build
 	@echo "attention-lab course: http://127.0.0.1:$(PORT)/"
 	python3 -m http.server --bind 127.0.0.1 --directory www $(PORT)
 
-test: setup-test build test-native test-wasm test-js test-package
+test: setup-test build test-native test-wasm test-js test-bench-smoke test-package
 	@echo "make test: all suites passed"
 
 ## ---- suites ---------------------------------------------------------------
@@ -75,6 +75,27 @@ test-js: tests/node_modules
 # same output bytes in Node, Chromium and Firefox.
 test-package: package tests/node_modules
 	node --test tests/package/
+
+# seconds: every benchmark implementation on small shapes, checked to agree (not timed)
+test-bench-smoke: tests/node_modules
+	node tests/bench/bench.mjs --smoke
+
+## ---- benchmarks (README, "Performance") -----------------------------------
+
+# the side-by-side table: plain JS, attention-lab number[][] / Float32Array, TF.js wasm, native Rust
+bench: build tests/node_modules
+	node tests/bench/bench.mjs
+
+# the matmul decision: gemm vs matrixmultiply vs the hand-written kernel, speed and .wasm size
+MATMUL_DIR := tests/bench/matmul-compare
+MATMUL_OUT := target/matmul-compare/wasm32-unknown-unknown/release/matmul_compare.wasm
+bench-matmul: setup-build
+	@for v in handwritten with-gemm with-matrixmultiply; do \
+	  cargo build --quiet --release --manifest-path $(MATMUL_DIR)/Cargo.toml --target wasm32-unknown-unknown \
+	    --target-dir target/matmul-compare --features $$v && cp $(MATMUL_OUT) target/matmul-$$v.wasm || exit 1; \
+	done
+	node $(MATMUL_DIR)/compare.mjs handwritten=target/matmul-handwritten.wasm gemm=target/matmul-with-gemm.wasm \
+	  matrixmultiply=target/matmul-with-matrixmultiply.wasm
 
 clean:
 	cargo clean

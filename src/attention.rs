@@ -7,7 +7,7 @@ use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
 use crate::real::Real;
-use crate::softmax::stable_softmax;
+use crate::softmax::stable_softmax_block;
 
 /// The factor scores are multiplied by: `1/√d_k`.
 pub fn attention_scale<F: Real>(d_k: usize) -> F {
@@ -42,18 +42,35 @@ pub fn check_attention_shapes<F: Real>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<
     mask.check_shape(q.rows(), k.rows())
 }
 
-/// `softmax(Q·Kᵀ/√d_k)·V` without shape checks (callers have checked).
+/// Query rows per block when no intermediate is kept: memory is O(T·block), not O(T²).
+/// Blocking changes no bits: every entry is computed by the same operations in the same order.
+pub const QUERY_BLOCK: usize = 64;
+
+/// Passes 2–5 for a block of query rows `q_rows` whose first row is query `first_row`.
+pub(crate) fn attend_rows<F: Real>(q_rows: &Matrix<F>, k_t: &Matrix<F>, v: &Matrix<F>, mask: &Mask, first_row: usize) -> Result<Matrix<F>> {
+    // 2. MatMul: raw compatibility scores
+    let scores = q_rows.matmul(k_t)?; // (rows, T)
+    // 3. Mul by 1/√d_k
+    let scaled = scores.scale(attention_scale(q_rows.cols())); // (rows, T)
+    // 4. StableSoftmax along each row
+    let weights = stable_softmax_block(&scaled, mask, first_row); // (rows, T)
+    // 5. MatMul: the weighted sum of values
+    weights.matmul(v) // (rows, d_v)
+}
+
+/// `softmax(Q·Kᵀ/√d_k)·V` without shape checks (callers have checked), one block of
+/// [`QUERY_BLOCK`] query rows at a time.
 pub(crate) fn attend<F: Real>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<F>, mask: &Mask) -> Result<Matrix<F>> {
     // 1. Transpose K
     let k_t = k.transpose(); // (d_k, T)
-    // 2. MatMul: raw compatibility scores
-    let scores = q.matmul(&k_t)?; // (T, T)
-    // 3. Mul by 1/√d_k
-    let scaled = scores.scale(attention_scale(q.cols())); // (T, T)
-    // 4. StableSoftmax along each row
-    let weights = stable_softmax(&scaled, mask); // (T, T)
-    // 5. MatMul: the weighted sum of values
-    weights.matmul(v) // (T, d_v)
+    let (t, d_v) = (q.rows(), v.cols());
+    let mut context = Matrix::zeros(t, d_v); // (T, d_v)
+    for first in (0..t).step_by(QUERY_BLOCK) {
+        let end = (first + QUERY_BLOCK).min(t);
+        let block = attend_rows(&q.slice_rows(first, end)?, &k_t, v, mask, first)?; // (end − first, d_v)
+        context.data_mut()[first * d_v..end * d_v].copy_from_slice(block.data());
+    }
+    Ok(context)
 }
 
 /// Scaled dot-product attention with an optional mask.
@@ -73,6 +90,15 @@ mod tests {
         let (k, _, v) = challenge_qkv();
         let out = dot_product_attention(&q, &k, &v, &Mask::none()).unwrap();
         assert_close(&out, &[&[6.609, 7.609], &[6.609, 7.609]], 5e-4);
+    }
+
+    #[test]
+    fn row_blocks_give_the_unblocked_bits() {
+        let (q, k, v) = (seeded_matrix(QUERY_BLOCK * 2 + 5, 3, 1), seeded_matrix(QUERY_BLOCK * 2 + 5, 3, 2), seeded_matrix(QUERY_BLOCK * 2 + 5, 4, 3));
+        for mask in [Mask::none(), Mask::causal()] {
+            let whole = crate::softmax::stable_softmax(&q.matmul(&k.transpose()).unwrap().scale(attention_scale(3)), &mask).matmul(&v).unwrap();
+            crate::testing::assert_bitwise_eq(&dot_product_attention(&q, &k, &v, &mask).unwrap(), &whole);
+        }
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! touches JS lives in [`wasm`].
 
 pub mod attention;
+pub mod attention_f32;
 pub mod error;
+pub mod kernels;
 pub mod layer;
 pub mod mask;
 pub mod matrix;

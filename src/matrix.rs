@@ -187,6 +187,17 @@ impl<F: Real> Matrix<F> {
         Ok(Self { rows: self.rows, cols: width, data })
     }
 
+    /// Rows `start .. end`, all columns (a block of query rows).
+    pub fn slice_rows(&self, start: usize, end: usize) -> Result<Self> {
+        if start > end || end > self.rows {
+            return Err(AttentionError::range_error(format!(
+                "rows {start}..{end} do not fit a {} matrix",
+                self.shape_text()
+            )));
+        }
+        Ok(Self { rows: end - start, cols: self.cols, data: self.data[start * self.cols..end * self.cols].to_vec() })
+    }
+
     /// The spec's `Concat` along the last axis: the parts side by side, left to right.
     pub fn concat_columns(parts: &[Self]) -> Result<Self> {
         let rows = parts.first().map_or(0, |p| p.rows);

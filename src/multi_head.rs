@@ -7,11 +7,12 @@
 //!
 //! Shapes: Q, K, V are `(T, C)` with `C = numberOfHeads · headDimensions` (h · d_head).
 
-use crate::attention::attention_scale;
-use crate::error::{AttentionError, Result};
+use crate::attention::{attention_scale, QUERY_BLOCK};
+use crate::error::{shape_text, AttentionError, Result};
+use crate::real::Real;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
-use crate::softmax::stable_softmax;
+use crate::softmax::stable_softmax_block;
 use crate::trace::{Op, Recorder, Step};
 
 /// The challenge's own message for a Q/K/V shape that does not fit the head split.
@@ -61,7 +62,19 @@ impl MultiHeadOptions {
 
 /// Checks Q, K, V, W_O and the mask against the head split.
 pub fn check_multi_head(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions) -> Result<()> {
-    let c = options.split.model_dimensions()?;
+    check_multi_head_shapes(q, k, v, options.split, options.w_o.as_ref().map(Matrix::shape), &options.mask)
+}
+
+/// [`check_multi_head`] for any scalar type, with W_O given by its shape (`None`: the identity).
+pub fn check_multi_head_shapes<F: Real>(
+    q: &Matrix<F>,
+    k: &Matrix<F>,
+    v: &Matrix<F>,
+    split: HeadSplit,
+    w_o: Option<(usize, usize)>,
+    mask: &Mask,
+) -> Result<()> {
+    let c = split.model_dimensions()?;
     if q.rows() == 0 {
         return Err(AttentionError::range_error(format!(
             "{SHAPE_MESSAGE}: Q is {}; expected at least one row",
@@ -72,8 +85,8 @@ pub fn check_multi_head(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadO
         return Err(AttentionError::range_error(format!(
             "{SHAPE_MESSAGE}: Q is {} but numberOfHeads · headDimensions = {} · {} = {c} columns",
             q.shape_text(),
-            options.split.number_of_heads,
-            options.split.head_dimensions
+            split.number_of_heads,
+            split.head_dimensions
         )));
     }
     for (name, m) in [("K", k), ("V", v)] {
@@ -85,15 +98,15 @@ pub fn check_multi_head(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadO
             )));
         }
     }
-    if let Some(w_o) = &options.w_o {
-        if w_o.shape() != (c, c) {
+    if let Some((rows, cols)) = w_o {
+        if (rows, cols) != (c, c) {
             return Err(AttentionError::range_error(format!(
                 "W_O is {} but must be C×C = {c}×{c}",
-                w_o.shape_text()
+                shape_text(rows, cols)
             )));
         }
     }
-    options.mask.check_shape(q.rows(), k.rows())
+    mask.check_shape(q.rows(), k.rows())
 }
 
 /// Multi-head self-attention. Returns `(T, C)`.
@@ -104,12 +117,21 @@ pub fn multi_head_attention(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiH
 
 /// The one implementation behind both `multi_head_attention` and the trace, so the two agree
 /// bit for bit. Every intermediate is offered to `recorder`.
+///
+/// Memory: when recording, every head's full `T × T` matrices are kept (the trace holds them
+/// anyway). Otherwise passes 3–6 run on blocks of [`QUERY_BLOCK`] query rows and each block's
+/// context goes straight into the concatenation, so at most `QUERY_BLOCK × T` scores exist at
+/// once. Every entry is computed by the same operations in the same order either way, so the
+/// bits do not depend on the block size.
 pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions, recorder: &mut Recorder) -> Result<Matrix> {
     let HeadSplit { number_of_heads: h, head_dimensions: d_head } = options.split;
     // (T_q, T_k): equal here, but the layer's trace reuses this for cross-attention
     let (t_q, t_k) = (q.rows(), k.rows());
+    let t = t_q;
+    let c = h * d_head;
     let scale = attention_scale::<f64>(d_head);
-    let mut contexts = Vec::with_capacity(h);
+    let block = if recorder.is_on() { t } else { QUERY_BLOCK };
+    let mut concat = Matrix::zeros(t, c); // (T, h·d_head) = (T, C)
     for head in 0..h {
         let columns = [head * d_head, (head + 1) * d_head];
         // 1. Slice the head's columns out of Q, K and V
@@ -124,31 +146,36 @@ pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions
         // 2. Transpose K_h
         let k_h_t = k_h.transpose(); // (d_head, T)
         recorder.record(|| Step::new(Op::Transpose, format!("K_{head}^T"), &[&format!("K_{head}")], Some(head), &k_h_t));
-        // 3. MatMul: scores
-        let scores = q_h.matmul(&k_h_t)?; // (T, T)
-        recorder.record(|| {
-            Step::new(Op::MatMul, format!("scores_{head}"), &[&format!("Q_{head}"), &format!("K_{head}^T")], Some(head), &scores)
-        });
-        // 4. Mul by 1/√d_head
-        let scaled = scores.scale(scale); // (T, T)
-        recorder.record(|| {
-            Step::new(Op::Mul, format!("scaled_{head}"), &[&format!("scores_{head}")], Some(head), &scaled).with_scalar(scale)
-        });
-        // 5. StableSoftmax along each row (masked keys get weight 0)
-        let weights = stable_softmax(&scaled, &options.mask); // (T, T)
-        recorder.record(|| {
-            Step::new(Op::StableSoftmax, format!("weights_{head}"), &[&format!("scaled_{head}")], Some(head), &weights)
-                .with_allowed(options.mask.resolve(t_q, t_k))
-        });
-        // 6. MatMul: weighted sum of the head's values
-        let context = weights.matmul(&v_h)?; // (T, d_head)
-        recorder.record(|| {
-            Step::new(Op::MatMul, format!("context_{head}"), &[&format!("weights_{head}"), &format!("V_{head}")], Some(head), &context)
-        });
-        contexts.push(context);
+        for first in (0..t).step_by(block) {
+            let end = (first + block).min(t);
+            let q_rows = if end - first == t { q_h.clone() } else { q_h.slice_rows(first, end)? }; // (rows, d_head)
+            // 3. MatMul: scores
+            let scores = q_rows.matmul(&k_h_t)?; // (rows, T)
+            recorder.record(|| {
+                Step::new(Op::MatMul, format!("scores_{head}"), &[&format!("Q_{head}"), &format!("K_{head}^T")], Some(head), &scores)
+            });
+            // 4. Mul by 1/√d_head
+            let scaled = scores.scale(scale); // (rows, T)
+            recorder.record(|| {
+                Step::new(Op::Mul, format!("scaled_{head}"), &[&format!("scores_{head}")], Some(head), &scaled).with_scalar(scale)
+            });
+            // 5. StableSoftmax along each row (masked keys get weight 0)
+            let weights = stable_softmax_block(&scaled, &options.mask, first); // (rows, T)
+            recorder.record(|| {
+                Step::new(Op::StableSoftmax, format!("weights_{head}"), &[&format!("scaled_{head}")], Some(head), &weights)
+                    .with_allowed(options.mask.resolve(t_q, t_k))
+            });
+            // 6. MatMul: weighted sum of the head's values
+            let context = weights.matmul(&v_h)?; // (rows, d_head)
+            recorder.record(|| {
+                Step::new(Op::MatMul, format!("context_{head}"), &[&format!("weights_{head}"), &format!("V_{head}")], Some(head), &context)
+            });
+            // 7. Concat: the block's context goes into the head's columns
+            for (i, row) in (first..end).zip(context.data().chunks_exact(d_head)) {
+                concat.row_mut(i)[columns[0]..columns[1]].copy_from_slice(row);
+            }
+        }
     }
-    // 7. Concat the heads side by side
-    let concat = Matrix::concat_columns(&contexts)?; // (T, h·d_head) = (T, C)
     recorder.record(|| {
         let names: Vec<String> = (0..h).map(|i| format!("context_{i}")).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();

@@ -39,9 +39,15 @@ pub fn stable_softmax_row<F: Real>(row: &mut [F], allowed: impl Fn(usize) -> boo
 
 /// Row-wise `StableSoftmax` of a `(T_q, T_k)` score matrix under `mask`.
 pub fn stable_softmax<F: Real>(scores: &Matrix<F>, mask: &Mask) -> Matrix<F> {
+    stable_softmax_block(scores, mask, 0)
+}
+
+/// `StableSoftmax` of a block of score rows whose first row is query `first_row`
+/// (the mask is looked up at `(first_row + i, j)`). Row by row it is exactly `stable_softmax`.
+pub fn stable_softmax_block<F: Real>(scores: &Matrix<F>, mask: &Mask, first_row: usize) -> Matrix<F> {
     let mut weights = scores.clone();
     for i in 0..weights.rows() {
-        stable_softmax_row(weights.row_mut(i), |j| mask.allows(i, j));
+        stable_softmax_row(weights.row_mut(i), |j| mask.allows(first_row + i, j));
     }
     weights
 }

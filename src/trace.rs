@@ -97,6 +97,11 @@ pub(crate) enum Recorder {
 }
 
 impl Recorder {
+    /// True when steps are being kept.
+    pub(crate) fn is_on(&self) -> bool {
+        matches!(self, Recorder::On(_))
+    }
+
     /// Builds the step only when recording.
     pub(crate) fn record(&mut self, step: impl FnOnce() -> Step) {
         if let Recorder::On(steps) = self {
@@ -213,6 +218,21 @@ mod tests {
         let direct = multi_head_attention(&q, &k, &v, &options).unwrap();
         assert_bitwise_eq(&Matrix::from_rows(&trace.output).unwrap(), &direct);
         assert_bitwise_eq(&replay_with_identity(&q, &k, &v, &trace, 6), &direct);
+    }
+
+    #[test]
+    fn blocked_output_equals_the_full_trace_bit_for_bit() {
+        // T = 150 > QUERY_BLOCK: multi_head_attention works in three row blocks, the trace in one
+        let (q, k, v) = (seeded_matrix(150, 8, 21), seeded_matrix(150, 8, 22), seeded_matrix(150, 8, 23));
+        for mask in [Mask::none(), Mask::causal()] {
+            let options = MultiHeadOptions { mask, w_o: Some(seeded_matrix(8, 8, 24)), ..MultiHeadOptions::new(2, 4) };
+            let trace = trace_multi_head_attention(&q, &k, &v, &options).unwrap();
+            let direct = multi_head_attention(&q, &k, &v, &options).unwrap();
+            assert_bitwise_eq(&Matrix::from_rows(&trace.output).unwrap(), &direct);
+            let w_o = options.w_o.clone().unwrap();
+            let replayed = replay(&[("Q", &q), ("K", &k), ("V", &v), ("W_O", &w_o)], &trace.steps).unwrap();
+            assert_bitwise_eq(&replayed, &direct);
+        }
     }
 
     #[test]

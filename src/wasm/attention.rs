@@ -6,14 +6,32 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::{js_result, read_count, read_matrix, write_matrix, Options};
-use crate::attention;
+use super::convert::{
+    describe, is_typed_candidate, js_result, read_count, read_matrix, read_typed_matrix, write_matrix, write_typed, Options, TypedMatrix,
+    TypedValues,
+};
+use crate::attention::{self, check_attention_shapes};
+use crate::attention_f32::{dot_product_attention_f32, multi_head_attention_f32};
 use crate::error::{AttentionError, Result};
+use crate::mask::Mask;
+use crate::matrix::Matrix;
 use crate::multi_head::{self, HeadSplit, MultiHeadOptions};
+use crate::real::Real;
 use crate::trace;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = r#"
+/**
+ * A matrix as one flat typed array: `data` holds the values row by row, `shape` is `[T, C]`, or
+ * `[B, T, C]` for a batch of B sequences (where a function allows it). Every function returns the
+ * same kind it was given. Float32Array data is computed in f32 with the SIMD kernels (fastest; results
+ * agree with the f64 path to about 1e-6 relative), Float64Array data in f64 exactly as number[][] is.
+ */
+export interface TypedMatrix<A extends Float32Array | Float64Array = Float32Array | Float64Array> {
+  data: A;
+  shape: [number, number] | [number, number, number];
+}
+
 /** Options of `dotProductAttention`. */
 export interface AttentionOptions {
   /** Forbid every key after the query: query i sees keys 0..i only. Default false. */
@@ -33,6 +51,11 @@ export interface MultiHeadAttentionOptions extends AttentionOptions {
   headDimensions: number;
   /** The C×C output projection applied after concatenation. Default: the identity. */
   W_O?: number[][];
+}
+
+/** Options of the typed forms of `multiHeadAttention`: W_O may also be a typed matrix of Q's precision. */
+export interface TypedMultiHeadAttentionOptions<A extends Float32Array | Float64Array> extends Omit<MultiHeadAttentionOptions, "W_O"> {
+  W_O?: number[][] | TypedMatrix<A>;
 }
 
 /** A primitive operation of the attention spec. "Add" (a 1×C bias added to every row) appears only in `MultiHeadAttention.trace`. */
@@ -74,6 +97,10 @@ export interface AttentionTrace {
  * @throws {RangeError} for an empty or ragged matrix, mismatched shapes, NaN/±Infinity entries or a mask of the wrong shape.
  */
 export function dotProductAttention(Q: number[][], K: number[][], V: number[][], options?: AttentionOptions): number[][];
+/** The typed form: Q, K, V as `{ data: Float32Array, shape }` ([T, d] or [B, T, d]); the result is the same kind. */
+export function dotProductAttention(Q: TypedMatrix<Float32Array>, K: TypedMatrix<Float32Array>, V: TypedMatrix<Float32Array>, options?: AttentionOptions): TypedMatrix<Float32Array>;
+/** The typed form in f64: bit for bit what number[][] input gives. */
+export function dotProductAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, options?: AttentionOptions): TypedMatrix<Float64Array>;
 
 /**
  * Multi-head self-attention as the course defines it: slice Q, K and V by columns into
@@ -89,6 +116,16 @@ export function dotProductAttention(Q: number[][], K: number[][], V: number[][],
 export function multiHeadAttention(Q: number[][], K: number[][], V: number[][], options: MultiHeadAttentionOptions): number[][];
 /** The positional form from the challenge: `multiHeadAttention(Q, K, V, numberOfHeads, headDimensions)`. */
 export function multiHeadAttention(Q: number[][], K: number[][], V: number[][], numberOfHeads: number, headDimensions: number): number[][];
+/**
+ * The typed form: Q, K, V as `{ data: Float32Array, shape: [T, C] }` (or `[B, T, C]`), computed in f32
+ * one head and one block of 64 query rows at a time, so memory stays O(T·C + 64·T) however long T is.
+ * `W_O` may be a `[C, C]` TypedMatrix of the same precision or number[][].
+ */
+export function multiHeadAttention(Q: TypedMatrix<Float32Array>, K: TypedMatrix<Float32Array>, V: TypedMatrix<Float32Array>, options: TypedMultiHeadAttentionOptions<Float32Array>): TypedMatrix<Float32Array>;
+export function multiHeadAttention(Q: TypedMatrix<Float32Array>, K: TypedMatrix<Float32Array>, V: TypedMatrix<Float32Array>, numberOfHeads: number, headDimensions: number): TypedMatrix<Float32Array>;
+/** The typed form in f64: bit for bit what number[][] input gives. */
+export function multiHeadAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, options: TypedMultiHeadAttentionOptions<Float64Array>): TypedMatrix<Float64Array>;
+export function multiHeadAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, numberOfHeads: number, headDimensions: number): TypedMatrix<Float64Array>;
 
 /**
  * `multiHeadAttention` with every intermediate recorded as a named step (Slice, Transpose,
@@ -96,6 +133,8 @@ export function multiHeadAttention(Q: number[][], K: number[][], V: number[][], 
  * and `output` equals `multiHeadAttention` on the same input bit for bit.
  */
 export function traceMultiHeadAttention(Q: number[][], K: number[][], V: number[][], options: MultiHeadAttentionOptions): AttentionTrace;
+/** The trace of f64 typed input (`[T, C]`), identical to the number[][] trace. Float32Array is refused: the trace records exact f64 steps. */
+export function traceMultiHeadAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, options: MultiHeadAttentionOptions): AttentionTrace;
 "#;
 
 const ATTENTION_KEYS: &[&str] = &["causal", "mask"];
@@ -104,10 +143,36 @@ const MULTI_HEAD_KEYS: &[&str] = &["numberOfHeads", "headDimensions", "W_O", "ca
 /// Scaled dot-product attention `softmax(Q·Kᵀ/√d_k)·V` (see the TypeScript declaration).
 #[wasm_bindgen(js_name = dotProductAttention, skip_typescript)]
 pub fn dot_product_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-    js_result(|| {
-        let (q, k, v) = (read_matrix(&q, "Q")?, read_matrix(&k, "K")?, read_matrix(&v, "V")?);
-        let mask = Options::read(&options, "options", ATTENTION_KEYS)?.mask()?;
-        Ok(write_matrix(&attention::dot_product_attention(&q, &k, &v, &mask)?))
+    js_result(|| match read_qkv(&q, &k, &v, &[2, 3])? {
+        Qkv::Nested(q, k, v) => {
+            let mask = Options::read(&options, "options", ATTENTION_KEYS)?.mask()?;
+            Ok(write_matrix(&attention::dot_product_attention(&q, &k, &v, &mask)?))
+        }
+        Qkv::Typed(q, k, v) => {
+            let mask = Options::read(&options, "options", ATTENTION_KEYS)?.mask()?;
+            let mut shape = v.shape.clone();
+            let values = match (q.values, k.values, v.values) {
+                (TypedValues::F64(qd), TypedValues::F64(kd), TypedValues::F64(vd)) => {
+                    let mut out = Vec::with_capacity(vd.len());
+                    for ((q, k), v) in batches(qd, &q.shape)?.iter().zip(&batches(kd, &k.shape)?).zip(&batches(vd, &v.shape)?) {
+                        out.extend_from_slice(attention::dot_product_attention(q, k, v, &mask)?.data());
+                    }
+                    TypedValues::F64(out)
+                }
+                (TypedValues::F32(qd), TypedValues::F32(kd), TypedValues::F32(vd)) => {
+                    let mut out = Vec::with_capacity(vd.len());
+                    for ((q, k), v) in batches(qd, &q.shape)?.iter().zip(&batches(kd, &k.shape)?).zip(&batches(vd, &v.shape)?) {
+                        check_attention_shapes(q, k, v, &mask)?;
+                        out.extend(dot_product_attention_f32(q.data(), k.data(), v.data(), q.rows(), q.cols(), v.cols(), &mask));
+                    }
+                    TypedValues::F32(out)
+                }
+                _ => unreachable!("read_qkv checked that the precisions match"),
+            };
+            let n = shape.len();
+            shape[n - 2] = q.shape[n - 2];
+            Ok(write_typed(&values, &shape))
+        }
     })
 }
 
@@ -120,10 +185,36 @@ pub fn multi_head_attention(
     options: JsValue,
     head_dimensions: JsValue,
 ) -> std::result::Result<JsValue, JsValue> {
-    js_result(|| {
-        let (q, k, v) = (read_matrix(&q, "Q")?, read_matrix(&k, "K")?, read_matrix(&v, "V")?);
-        let options = read_multi_head_options(&options, &head_dimensions)?;
-        Ok(write_matrix(&multi_head::multi_head_attention(&q, &k, &v, &options)?))
+    js_result(|| match read_qkv(&q, &k, &v, &[2, 3])? {
+        Qkv::Nested(q, k, v) => {
+            let options = read_multi_head_options(&options, &head_dimensions)?;
+            Ok(write_matrix(&multi_head::multi_head_attention(&q, &k, &v, &options)?))
+        }
+        Qkv::Typed(q, k, v) => {
+            let shape = q.shape.clone();
+            let precision = q.array_name();
+            let values = match (q.values, k.values, v.values) {
+                (TypedValues::F64(qd), TypedValues::F64(kd), TypedValues::F64(vd)) => {
+                    let (split, w_o, mask) = read_multi_head_parts(&options, &head_dimensions, |o| read_w_o::<f64>(o, precision))?;
+                    let options = MultiHeadOptions { split, w_o, mask };
+                    let mut out = Vec::with_capacity(qd.len());
+                    for ((q, k), v) in batches(qd, &shape)?.iter().zip(&batches(kd, &k.shape)?).zip(&batches(vd, &v.shape)?) {
+                        out.extend_from_slice(multi_head::multi_head_attention(q, k, v, &options)?.data());
+                    }
+                    TypedValues::F64(out)
+                }
+                (TypedValues::F32(qd), TypedValues::F32(kd), TypedValues::F32(vd)) => {
+                    let (split, w_o, mask) = read_multi_head_parts(&options, &head_dimensions, |o| read_w_o::<f32>(o, precision))?;
+                    let mut out = Vec::with_capacity(qd.len());
+                    for ((q, k), v) in batches(qd, &shape)?.iter().zip(&batches(kd, &k.shape)?).zip(&batches(vd, &v.shape)?) {
+                        out.extend(multi_head_attention_f32(q, k, v, split, w_o.as_ref(), &mask)?.into_data());
+                    }
+                    TypedValues::F32(out)
+                }
+                _ => unreachable!("read_qkv checked that the precisions match"),
+            };
+            Ok(write_typed(&values, &shape))
+        }
     })
 }
 
@@ -131,7 +222,21 @@ pub fn multi_head_attention(
 #[wasm_bindgen(js_name = traceMultiHeadAttention, skip_typescript)]
 pub fn trace_multi_head_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        let (q, k, v) = (read_matrix(&q, "Q")?, read_matrix(&k, "K")?, read_matrix(&v, "V")?);
+        let (q, k, v) = match read_qkv(&q, &k, &v, &[2])? {
+            Qkv::Nested(q, k, v) => (q, k, v),
+            Qkv::Typed(q, k, v) => {
+                let f64_matrix = |m: TypedMatrix| -> Result<Matrix> {
+                    let (rows, cols) = m.rows_cols();
+                    match m.values {
+                        TypedValues::F64(values) => Matrix::new(rows, cols, values),
+                        TypedValues::F32(_) => Err(AttentionError::type_error(
+                            "traceMultiHeadAttention records exact f64 steps; pass number[][] or { data: Float64Array, shape: [T, C] }, not a Float32Array",
+                        )),
+                    }
+                };
+                (f64_matrix(q)?, f64_matrix(k)?, f64_matrix(v)?)
+            }
+        };
         let options = read_multi_head_options(&options, &JsValue::UNDEFINED)?;
         let trace = trace::trace_multi_head_attention(&q, &k, &v, &options)?;
         serde_wasm_bindgen::to_value(&trace)
@@ -139,13 +244,109 @@ pub fn trace_multi_head_attention(q: JsValue, k: JsValue, v: JsValue, options: J
     })
 }
 
+/// Q, K and V as the caller passed them: all `number[][]`, or all typed matrices of one
+/// precision and one rank.
+enum Qkv {
+    Nested(Matrix, Matrix, Matrix),
+    Typed(TypedMatrix, TypedMatrix, TypedMatrix),
+}
+
+/// Reads Q, K and V. An array (or anything that is not an object) as Q means the `number[][]`
+/// path, read exactly as before; an object means `{ data, shape }` with a shape of a length in `ranks`.
+fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, ranks: &[usize]) -> Result<Qkv> {
+    if !is_typed_candidate(q) {
+        let q = read_matrix(q, "Q")?;
+        let nested = |value: &JsValue, name: &str| -> Result<Matrix> {
+            if is_typed_candidate(value) {
+                return Err(AttentionError::type_error(format!(
+                    "{name} is an object but Q is number[][]; pass Q, K and V in the same form"
+                )));
+            }
+            read_matrix(value, name)
+        };
+        let k = nested(k, "K")?;
+        let v = nested(v, "V")?;
+        return Ok(Qkv::Nested(q, k, v));
+    }
+    let q = read_typed_matrix(q, "Q", ranks)?;
+    let typed = |value: &JsValue, name: &str| -> Result<TypedMatrix> {
+        if !is_typed_candidate(value) {
+            return Err(AttentionError::type_error(format!(
+                "{name} is {} but Q is {{ data: {}, shape: {} }}; pass Q, K and V in the same form",
+                describe(value),
+                q.array_name(),
+                q.shape_text()
+            )));
+        }
+        let m = read_typed_matrix(value, name, ranks)?;
+        if m.array_name() != q.array_name() {
+            return Err(AttentionError::type_error(format!(
+                "{name}.data is a {} but Q.data is a {}; pass Q, K and V in the same precision",
+                m.array_name(),
+                q.array_name()
+            )));
+        }
+        if m.shape.len() != q.shape.len() || m.batch() != q.batch() {
+            return Err(AttentionError::range_error(format!(
+                "{name}.shape is {} but Q.shape is {}; Q, K and V need the same rank and batch size B",
+                m.shape_text(),
+                q.shape_text()
+            )));
+        }
+        Ok(m)
+    };
+    let k = typed(k, "K")?;
+    let v = typed(v, "V")?;
+    Ok(Qkv::Typed(q, k, v))
+}
+
+/// The `(T, C)` matrices of a `[T, C]` or `[B, T, C]` typed input (a `[T, C]` one is not copied).
+fn batches<F: Real>(values: Vec<F>, shape: &[usize]) -> Result<Vec<Matrix<F>>> {
+    let (rows, cols) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+    if shape.len() == 2 {
+        return Ok(vec![Matrix::new(rows, cols, values)?]);
+    }
+    values.chunks_exact(rows * cols).map(|chunk| Matrix::new(rows, cols, chunk.to_vec())).collect()
+}
+
+/// `options.W_O` for the typed path: `number[][]` or a `[C, C]` typed matrix of Q's precision.
+fn read_w_o<F: Real>(options: &Options, precision: &str) -> Result<Option<Matrix<F>>> {
+    let raw = options.raw("W_O")?;
+    if raw.is_undefined() || !is_typed_candidate(&raw) {
+        return Ok(options.matrix("W_O")?.map(|m| m.cast()));
+    }
+    let typed = read_typed_matrix(&raw, "options.W_O", &[2])?;
+    if typed.array_name() != precision {
+        return Err(AttentionError::type_error(format!(
+            "options.W_O.data is a {} but Q.data is a {precision}; pass W_O in Q's precision (or as number[][])",
+            typed.array_name()
+        )));
+    }
+    let (rows, cols) = typed.rows_cols();
+    let matrix = match typed.values {
+        TypedValues::F32(values) => Matrix::new(rows, cols, values)?.cast(),
+        TypedValues::F64(values) => Matrix::new(rows, cols, values)?.cast(),
+    };
+    Ok(Some(matrix))
+}
+
 /// `{ numberOfHeads, headDimensions, W_O?, causal?, mask? }`, or the positional
 /// `numberOfHeads, headDimensions` pair.
 fn read_multi_head_options(options: &JsValue, head_dimensions: &JsValue) -> Result<MultiHeadOptions> {
+    let (split, w_o, mask) = read_multi_head_parts(options, head_dimensions, |o| o.matrix("W_O"))?;
+    Ok(MultiHeadOptions { split, w_o, mask })
+}
+
+/// The head split, W_O (read by `read_w_o`) and the mask, from either form.
+fn read_multi_head_parts<W>(
+    options: &JsValue,
+    head_dimensions: &JsValue,
+    read_w_o: impl FnOnce(&Options) -> Result<Option<W>>,
+) -> Result<(HeadSplit, Option<W>, Mask)> {
     if options.as_f64().is_some() {
         let number_of_heads = read_count(options, "numberOfHeads (argument 4)")?;
         let head_dimensions = read_count(head_dimensions, "headDimensions (argument 5)")?;
-        return Ok(MultiHeadOptions::new(number_of_heads, head_dimensions));
+        return Ok((HeadSplit { number_of_heads, head_dimensions }, None, Mask::none()));
     }
     if !head_dimensions.is_undefined() {
         return Err(AttentionError::type_error(
@@ -162,5 +363,6 @@ fn read_multi_head_options(options: &JsValue, head_dimensions: &JsValue) -> Resu
         number_of_heads: read_count(&o.raw("numberOfHeads")?, "options.numberOfHeads")?,
         head_dimensions: read_count(&o.raw("headDimensions")?, "options.headDimensions")?,
     };
-    Ok(MultiHeadOptions { split, w_o: o.matrix("W_O")?, mask: o.mask()? })
+    let w_o = read_w_o(&o)?;
+    Ok((split, w_o, o.mask()?))
 }

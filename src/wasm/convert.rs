@@ -4,7 +4,7 @@
 //! Every property read goes through `Reflect.get`, which catches throwing getters and
 //! Proxy traps, so hostile input becomes a `TypeError` rather than a half-finished call.
 
-use js_sys::{Array, Float64Array, Reflect};
+use js_sys::{Array, ArrayBuffer, Float32Array, Float64Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -120,8 +120,67 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
     Ok((rows, cols, data))
 }
 
+#[wasm_bindgen(inline_js = r#"
+// The fast path for the common case: a plain array of equal-length arrays of finite numbers,
+// copied in one call instead of one Reflect.get per entry. Anything else (a hole, a non-number,
+// NaN, a ragged row, a getter or Proxy trap that throws, …) returns undefined, and the careful
+// reader in convert.rs reads the value again and reports exactly what is wrong.
+export function readNumberRows(value) {
+  try {
+    if (!Array.isArray(value)) return undefined;
+    const rows = value.length;
+    if (rows === 0) return undefined;
+    const first = value[0];
+    if (!Array.isArray(first)) return undefined;
+    const cols = first.length;
+    if (cols === 0 || rows * cols > 268435456) return undefined;
+    const out = new Float64Array(2 + rows * cols); // [rows, cols, values…]
+    out[0] = rows;
+    out[1] = cols;
+    for (let i = 0; i < rows; i++) {
+      const row = value[i];
+      if (!Array.isArray(row) || row.length !== cols) return undefined;
+      for (let j = 0; j < cols; j++) {
+        const x = row[j];
+        if (typeof x !== "number" || !Number.isFinite(x)) return undefined;
+        out[2 + i * cols + j] = x;
+      }
+    }
+    return out;
+  } catch (_) {
+    return undefined;
+  }
+}
+
+// A row-major view of wasm memory as a fresh number[][] (one call, no intermediate copy).
+export function writeNumberRows(data, cols) {
+  const rows = data.length / cols;
+  const out = new Array(rows);
+  for (let i = 0; i < rows; i++) {
+    const row = new Array(cols);
+    for (let j = 0; j < cols; j++) row[j] = data[i * cols + j];
+    out[i] = row;
+  }
+  return out;
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = readNumberRows, catch)]
+    fn read_number_rows(value: &JsValue) -> std::result::Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = writeNumberRows)]
+    fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
+}
+
 /// Reads a `number[][]` into a matrix. NaN and ±Infinity are refused (RangeError).
 pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
+    // 1. the fast path: well-formed plain arrays in one call
+    if let Ok(flat) = read_number_rows(value) {
+        if let Some(flat) = flat.dyn_ref::<Float64Array>() {
+            let (rows, cols) = (flat.get_index(0) as usize, flat.get_index(1) as usize);
+            return Matrix::new(rows, cols, flat.subarray(2, flat.length()).to_vec());
+        }
+    }
+    // 2. the careful path, entry by entry, which names whatever is wrong
     let (rows, cols, data) = read_table(value, name, "number[][]", |entry, place| read_finite(&entry, place))?;
     Matrix::new(rows, cols, data)
 }
@@ -138,12 +197,7 @@ pub fn read_bool_matrix(value: &JsValue, name: &str) -> Result<BoolMatrix> {
 
 /// A matrix as a fresh JS `number[][]`.
 pub fn write_matrix(m: &Matrix) -> JsValue {
-    let rows = Array::new_with_length(m.rows() as u32);
-    for r in 0..m.rows() {
-        let row = Float64Array::from(m.row(r));
-        rows.set(r as u32, Array::from(&row).into());
-    }
-    rows.into()
+    write_number_rows(m.data(), m.cols().max(1) as u32)
 }
 
 /// An options object, read key by key. `undefined` and `null` mean "no options".
@@ -394,4 +448,150 @@ fn similar(a: &str, b: &str) -> bool {
         prev = cur;
     }
     prev[m] <= 2
+}
+
+// ---- typed matrices: { data: Float32Array | Float64Array, shape: [T, C] | [B, T, C] } -------
+
+/// The values of a typed matrix, in the precision they arrived in.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypedValues {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// A `{ data, shape }` argument, checked: `shape` is `[T, C]` or `[B, T, C]` of positive
+/// integers, `data.length` is their product and every value is finite.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypedMatrix {
+    pub values: TypedValues,
+    pub shape: Vec<usize>,
+}
+
+impl TypedMatrix {
+    /// `"Float32Array"` or `"Float64Array"`, as messages name the precision.
+    pub fn array_name(&self) -> &'static str {
+        match self.values {
+            TypedValues::F32(_) => "Float32Array",
+            TypedValues::F64(_) => "Float64Array",
+        }
+    }
+
+    /// B for `[B, T, C]`, `None` for `[T, C]`.
+    pub fn batch(&self) -> Option<usize> {
+        (self.shape.len() == 3).then(|| self.shape[0])
+    }
+
+    /// `(T, C)`: the last two entries of the shape.
+    pub fn rows_cols(&self) -> (usize, usize) {
+        let n = self.shape.len();
+        (self.shape[n - 2], self.shape[n - 1])
+    }
+
+    /// `[2, 3]`, as messages print a shape.
+    pub fn shape_text(&self) -> String {
+        format!("[{}]", self.shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))
+    }
+}
+
+/// True for a value that can only be meant as a typed matrix: an object that is not an array
+/// and not a function. (Arrays go to the `number[][]` reader; everything else gets its message.)
+pub fn is_typed_candidate(value: &JsValue) -> bool {
+    value.is_object() && !Array::is_array(value) && !value.is_function()
+}
+
+/// Reads `{ data: Float32Array | Float64Array, shape }` whose shape has one of the lengths in
+/// `ranks` (2 for `[T, C]`, 3 for `[B, T, C]`).
+pub fn read_typed_matrix(value: &JsValue, name: &str, ranks: &[usize]) -> Result<TypedMatrix> {
+    let expected_shape = match ranks {
+        [2] => "[T, C]",
+        _ => "[T, C] or [B, T, C]",
+    };
+    let expected = format!("number[][] or {{ data: Float32Array | Float64Array, shape: {expected_shape} }}");
+    if !is_typed_candidate(value) {
+        return Err(AttentionError::type_error(format!("{name} is {}; expected {expected}", describe(value))));
+    }
+    // 1. data: a Float32Array or Float64Array
+    let data = get(value, &JsValue::from_str("data"), &format!("{name}.data"))?;
+    let is_f32 = data.is_instance_of::<Float32Array>();
+    if !is_f32 && !data.is_instance_of::<Float64Array>() {
+        let what = if data.is_undefined() {
+            format!("{name} is an object without data; expected {expected}")
+        } else if ArrayBuffer::is_view(&data) {
+            format!("{name}.data is a typed array of another kind; expected a Float32Array or Float64Array (convert with Float32Array.from)")
+        } else {
+            format!("{name}.data is {}; expected a Float32Array or Float64Array", describe(&data))
+        };
+        return Err(AttentionError::type_error(what));
+    }
+    // 2. shape: [T, C] or [B, T, C], positive integers, not too large
+    let shape_value = get(value, &JsValue::from_str("shape"), &format!("{name}.shape"))?;
+    if !Array::is_array(&shape_value) {
+        return Err(AttentionError::type_error(format!(
+            "{name}.shape is {}; expected {expected_shape}",
+            describe(&shape_value)
+        )));
+    }
+    let rank = array_length(&shape_value, &format!("{name}.shape"))?;
+    if !ranks.contains(&rank) {
+        return Err(AttentionError::range_error(format!(
+            "{name}.shape has {rank} entries; expected {expected_shape}"
+        )));
+    }
+    let mut shape = Vec::with_capacity(rank);
+    for i in 0..rank {
+        let place = format!("{name}.shape[{i}]");
+        shape.push(read_count(&get(&shape_value, &JsValue::from(i as u32), &place)?, &place)?);
+    }
+    let per_batch = checked_len(shape[rank - 2], shape[rank - 1], name)?;
+    let total = checked_len(per_batch, if rank == 3 { shape[0] } else { 1 }, name)?;
+    // 3. data.length = the product of the shape
+    let length = get(&data, &JsValue::from_str("length"), &format!("{name}.data.length"))?.as_f64().unwrap_or(-1.0);
+    let typed = TypedMatrix { values: TypedValues::F64(Vec::new()), shape };
+    if length != total as f64 {
+        return Err(AttentionError::range_error(format!(
+            "{name}.data has {length} values but {name}.shape {} needs {total}",
+            typed.shape_text()
+        )));
+    }
+    // 4. copy into wasm memory and check that every value is finite
+    let values = if is_f32 {
+        let values = data.unchecked_into::<Float32Array>().to_vec();
+        check_finite(&values, name, &typed.shape, |x| x.is_finite(), |x| x as f64)?;
+        TypedValues::F32(values)
+    } else {
+        let values = data.unchecked_into::<Float64Array>().to_vec();
+        check_finite(&values, name, &typed.shape, |x| x.is_finite(), |x| x)?;
+        TypedValues::F64(values)
+    };
+    Ok(TypedMatrix { values, ..typed })
+}
+
+/// RangeError naming the first non-finite value by its flat index and its position.
+fn check_finite<T: Copy>(values: &[T], name: &str, shape: &[usize], finite: impl Fn(T) -> bool, to_f64: impl Fn(T) -> f64) -> Result<()> {
+    let Some(index) = values.iter().position(|&x| !finite(x)) else {
+        return Ok(());
+    };
+    let x = to_f64(values[index]);
+    let cols = shape[shape.len() - 1];
+    let rows = shape[shape.len() - 2];
+    let position = match shape.len() {
+        3 => format!("{name}[{}][{}][{}]", index / (rows * cols), index / cols % rows, index % cols),
+        _ => format!("{name}[{}][{}]", index / cols, index % cols),
+    };
+    let what = if x.is_nan() { "NaN".to_string() } else { x.to_string().replace("inf", "Infinity") };
+    Err(AttentionError::range_error(format!("{name}.data[{index}] ({position}) is {what}; expected a finite number")))
+}
+
+/// A fresh `{ data: Float32Array, shape }` (or Float64Array) for JS.
+pub fn write_typed(values: &TypedValues, shape: &[usize]) -> JsValue {
+    let object = Object::new();
+    let data: JsValue = match values {
+        TypedValues::F32(v) => Float32Array::from(v.as_slice()).into(),
+        TypedValues::F64(v) => Float64Array::from(v.as_slice()).into(),
+    };
+    let shape: Array = shape.iter().map(|&n| JsValue::from(n as u32)).collect();
+    // setting own data properties on a fresh plain object cannot throw
+    let _ = Reflect::set(&object, &JsValue::from_str("data"), &data);
+    let _ = Reflect::set(&object, &JsValue::from_str("shape"), &shape);
+    object.into()
 }

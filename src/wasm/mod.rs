@@ -6,6 +6,8 @@
 pub mod attention;
 pub mod convert;
 pub mod layer;
+pub mod linear;
+pub mod memory;
 
 use wasm_bindgen::prelude::*;
 

@@ -1,0 +1,381 @@
+//! Compute kernels for the fast f32 path (Float32Array input) and for anything else that needs a
+//! fast product, e.g. the layer's projections: a packed, register-blocked matrix product, a
+//! vectorisable `exp`, and a row softmax built on it.
+//!
+//! These kernels may sum in any order, so they are **not** used by the `f64` path, whose
+//! results must match [`crate::Matrix::matmul`] and the trace bit for bit.
+//!
+//! The loops are written so that LLVM vectorises them: with `+simd128` on wasm32 (see
+//! `.cargo/config.toml`) they become `f32x4` code, natively SSE/AVX code. The product is the
+//! classic scheme: B is packed once into panels of [`NR`] columns, and an [`MR`]×[`NR`] tile
+//! of C is accumulated in registers while walking the shared dimension.
+
+/// Rows of C one micro-tile computes.
+pub const MR: usize = 4;
+/// Columns of C one micro-tile computes (the width of a packed panel of B).
+pub const NR: usize = 8;
+/// Rows of A processed against every panel before moving on (keeps that block of A in cache).
+const MC: usize = 64;
+
+/// A `k × n` matrix B packed for [`gemm_packed`]: panel `jb` holds, for every `p < k`, the
+/// [`NR`] values `B[p][jb·NR .. jb·NR + NR]` side by side (zero-padded past column `n`).
+#[derive(Clone, Debug, Default)]
+pub struct PackedPanels {
+    data: Vec<f32>,
+    k: usize,
+    n: usize,
+}
+
+impl PackedPanels {
+    /// An empty buffer; `pack*` resizes it, reusing its allocation.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The shared dimension `k` (rows of B).
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// The number of columns `n` of B.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    fn reset(&mut self, k: usize, n: usize) {
+        self.k = k;
+        self.n = n;
+        self.data.clear();
+        self.data.resize(n.div_ceil(NR) * k * NR, 0.0);
+    }
+
+    /// Packs B = `b[p·ldb + j]` for `p < k`, `j < n` (row-major, row stride `ldb`).
+    pub fn pack(&mut self, b: &[f32], ldb: usize, k: usize, n: usize) {
+        self.reset(k, n);
+        for (jb, panel) in self.data.chunks_exact_mut(k * NR).enumerate() {
+            let j0 = jb * NR;
+            let width = NR.min(n - j0);
+            for (p, dst) in panel.chunks_exact_mut(NR).enumerate() {
+                dst[..width].copy_from_slice(&b[p * ldb + j0..p * ldb + j0 + width]);
+            }
+        }
+    }
+
+    /// Packs the transpose of `src`: B[p][j] = `src[j·lds + p]` for `p < k`, `j < n`.
+    /// Attention uses it to pack Kᵀ straight from the rows of K.
+    pub fn pack_transposed(&mut self, src: &[f32], lds: usize, k: usize, n: usize) {
+        self.reset(k, n);
+        for (jb, panel) in self.data.chunks_exact_mut(k * NR).enumerate() {
+            let j0 = jb * NR;
+            for jj in 0..NR.min(n - j0) {
+                let row = &src[(j0 + jj) * lds..(j0 + jj) * lds + k];
+                for (p, &x) in row.iter().enumerate() {
+                    panel[p * NR + jj] = x;
+                }
+            }
+        }
+    }
+
+    /// Panel `jb`, first `kk` rows.
+    fn panel(&self, jb: usize, kk: usize) -> &[f32] {
+        let start = jb * self.k * NR;
+        &self.data[start..start + kk * NR]
+    }
+}
+
+/// `C = A·B` (or `C += A·B` when `accumulate`), over the first `kk ≤ b.k()` rows of B and the
+/// first `n ≤ b.n()` columns. A row `i` is `a[i·lda .. i·lda + kk]`; C row `i` is
+/// `c[i·ldc .. i·ldc + n]`. The slices start at element (0, 0) and may be longer.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_packed(m: usize, kk: usize, n: usize, a: &[f32], lda: usize, b: &PackedPanels, c: &mut [f32], ldc: usize, accumulate: bool) {
+    assert!(kk <= b.k && n <= b.n, "gemm_packed: {kk}×{n} does not fit the packed {}×{}", b.k, b.n);
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(a.len() >= (m - 1) * lda + kk && c.len() >= (m - 1) * ldc + n, "gemm_packed: A or C is too short");
+    let panels = n.div_ceil(NR);
+    PACKED_A.with(|packed_a| {
+        let mut packed_a = packed_a.borrow_mut();
+        for i0 in (0..m).step_by(MC) {
+            let i_end = (i0 + MC).min(m);
+            // 1. pack this block of A into strips of MR rows, interleaved: strip[p·R + r]
+            packed_a.clear();
+            let mut strips = Vec::with_capacity(MC.div_ceil(MR));
+            let mut i = i0;
+            while i < i_end {
+                let rows = MR.min(i_end - i);
+                let start = packed_a.len();
+                for p in 0..kk {
+                    packed_a.extend((0..rows).map(|r| a[(i + r) * lda + p]));
+                }
+                strips.push((i, rows, start));
+                i += rows;
+            }
+            // 2. every panel of B against every strip, one register tile at a time
+            for jb in 0..panels {
+                let panel = b.panel(jb, kk);
+                let j0 = jb * NR;
+                let width = NR.min(n - j0);
+                for &(i, rows, start) in &strips {
+                    let strip = &packed_a[start..start + rows * kk];
+                    let c_tile = &mut c[i * ldc + j0..];
+                    match rows {
+                        4 => store(micro::<4>(strip, panel), c_tile, ldc, width, accumulate),
+                        3 => store(micro::<3>(strip, panel), c_tile, ldc, width, accumulate),
+                        2 => store(micro::<2>(strip, panel), c_tile, ldc, width, accumulate),
+                        _ => store(micro::<1>(strip, panel), c_tile, ldc, width, accumulate),
+                    }
+                }
+            }
+        }
+    });
+}
+
+thread_local! {
+    /// The packed block of A, reused across calls.
+    static PACKED_A: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// One `R × NR` tile of A·B in wasm SIMD: two `f32x4` accumulators per row, one splat of A and
+/// two loads of B per step. Same contract as the portable version below.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn micro<const R: usize>(strip: &[f32], panel: &[f32]) -> [[f32; NR]; R] {
+    use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, v128, v128_load, v128_store};
+    let kk = panel.len() / NR;
+    assert!(strip.len() >= kk * R && panel.len() == kk * NR, "micro: strip or panel too short");
+    let mut low = [f32x4_splat(0.0); R];
+    let mut high = [f32x4_splat(0.0); R];
+    let (a, b) = (strip.as_ptr(), panel.as_ptr());
+    for p in 0..kk {
+        // SAFETY: p < kk, so p·NR + 8 ≤ panel.len() and p·R + r < strip.len() (asserted above);
+        // v128_load/v128_store have no alignment requirement.
+        unsafe {
+            let b_low = v128_load(b.add(p * NR) as *const v128);
+            let b_high = v128_load(b.add(p * NR + 4) as *const v128);
+            for r in 0..R {
+                let x = f32x4_splat(*a.add(p * R + r));
+                low[r] = f32x4_add(low[r], f32x4_mul(x, b_low));
+                high[r] = f32x4_add(high[r], f32x4_mul(x, b_high));
+            }
+        }
+    }
+    let mut acc = [[0.0f32; NR]; R];
+    for r in 0..R {
+        // SAFETY: acc[r] has NR = 8 floats: two v128 stores at offsets 0 and 4.
+        unsafe {
+            v128_store(acc[r].as_mut_ptr() as *mut v128, low[r]);
+            v128_store(acc[r].as_mut_ptr().add(4) as *mut v128, high[r]);
+        }
+    }
+    acc
+}
+
+/// One `R × NR` tile of A·B, kept in registers over the whole shared dimension. `strip` holds
+/// the tile's rows of A interleaved (`strip[p·R + r]`), `panel` the tile's columns of B.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[inline(always)]
+fn micro<const R: usize>(strip: &[f32], panel: &[f32]) -> [[f32; NR]; R] {
+    let mut acc = [[0.0f32; NR]; R];
+    for (a, b) in strip.chunks_exact(R).zip(panel.chunks_exact(NR)) {
+        let a: &[f32; R] = a.try_into().expect("chunks_exact gives R values");
+        let b: &[f32; NR] = b.try_into().expect("chunks_exact gives NR values");
+        for r in 0..R {
+            for j in 0..NR {
+                acc[r][j] += a[r] * b[j];
+            }
+        }
+    }
+    acc
+}
+
+#[inline(always)]
+fn store<const R: usize>(acc: [[f32; NR]; R], c: &mut [f32], ldc: usize, width: usize, accumulate: bool) {
+    for (r, tile_row) in acc.iter().enumerate() {
+        let out = &mut c[r * ldc..r * ldc + width];
+        if accumulate {
+            out.iter_mut().zip(tile_row).for_each(|(o, &x)| *o += x);
+        } else {
+            out.copy_from_slice(&tile_row[..width]);
+        }
+    }
+}
+
+/// `out = x·W (+ bias)`: x is `(rows, k)` row-major, W is `(k, n)` row-major ("[in, out]"),
+/// bias has `n` entries. `w_panels` is a reusable packing buffer.
+pub fn linear_f32(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32], w_panels: &mut PackedPanels) {
+    w_panels.pack(w, n, k, n);
+    let accumulate = match bias {
+        Some(bias) => {
+            out[..rows * n].chunks_exact_mut(n).for_each(|row| row.copy_from_slice(bias));
+            true
+        }
+        None => false,
+    };
+    gemm_packed(rows, k, n, x, k, w_panels, out, n, accumulate);
+}
+
+// ---- exp and softmax --------------------------------------------------------------------------
+
+/// Below this, `exp` is returned as exactly 0 (e^-87.3 is near the smallest normal f32).
+const EXP_UNDERFLOW: f32 = -87.3;
+/// 1.5·2²³: adding it rounds to an integer kept in the low mantissa bits.
+const ROUND_MAGIC: f32 = 12_582_912.0;
+
+/// `e^x` for `x ≤ 88`, within about 2 ulp, written without branches or calls so a loop over it
+/// vectorises. `x` below −87.3, including −∞, gives exactly 0 (masked scores become weight 0).
+#[inline(always)]
+pub fn exp_f32(x: f32) -> f32 {
+    // 1. x = n·ln2 + r with n = round(x·log2 e) and |r| ≤ ln2/2
+    let clamped = if x < -88.0 { -88.0 } else { x };
+    let shifted = clamped * std::f32::consts::LOG2_E + ROUND_MAGIC;
+    let n = shifted - ROUND_MAGIC;
+    let r = clamped - n * 0.693_359_4 - n * -2.121_944_4e-4;
+    // 2. e^r by its degree-6 minimax polynomial (Cephes' expf coefficients)
+    let mut p = 1.987_569_2e-4f32;
+    p = p * r + 1.398_199_9e-3;
+    p = p * r + 8.333_452e-3;
+    p = p * r + 4.166_579_6e-2;
+    p = p * r + 1.666_666_5e-1;
+    p = p * r + 5.000_000_1e-1;
+    let e_r = p * r * r + r + 1.0;
+    // 3. times 2^n, built in the exponent bits (n is the integer in shifted's low mantissa bits)
+    let n_bits = shifted.to_bits().wrapping_sub(ROUND_MAGIC.to_bits());
+    let two_n = f32::from_bits(n_bits.wrapping_add(127) << 23);
+    if x < EXP_UNDERFLOW {
+        0.0
+    } else {
+        e_r * two_n
+    }
+}
+
+const LANES: usize = 8;
+
+/// The largest entry of `row` (−∞ for an empty or all −∞ row).
+pub fn max_f32(row: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let chunks = row.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (m, &x) in lanes.iter_mut().zip(chunk) {
+            *m = if x > *m { x } else { *m };
+        }
+    }
+    let mut max = lanes.iter().fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+    for &x in tail {
+        max = if x > max { x } else { max };
+    }
+    max
+}
+
+/// In place: `row = softmax(scale · row)` (scale > 0). Entries equal to −∞ are masked and get
+/// weight exactly 0; a row with nothing but −∞ becomes all zeros (never NaN).
+pub fn softmax_row_f32(row: &mut [f32], scale: f32) {
+    // 1. the row maximum (scaling by a positive factor keeps it the maximum)
+    let max = max_f32(row);
+    if max == f32::NEG_INFINITY {
+        row.fill(0.0);
+        return;
+    }
+    // 2. shifted exponentials and their sum
+    let mut sums = [0.0f32; LANES];
+    let mut chunks = row.chunks_exact_mut(LANES);
+    for chunk in &mut chunks {
+        for (x, s) in chunk.iter_mut().zip(sums.iter_mut()) {
+            *x = exp_f32((*x - max) * scale);
+            *s += *x;
+        }
+    }
+    let mut sum: f32 = sums.iter().sum();
+    for x in chunks.into_remainder() {
+        *x = exp_f32((*x - max) * scale);
+        sum += *x;
+    }
+    // 3. normalise (sum ≥ 1: the maximum contributes e^0)
+    let inverse = 1.0 / sum;
+    row.iter_mut().for_each(|x| *x *= inverse);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                c[i * n + j] = (0..k).map(|p| a[i * k + p] as f64 * b[p * n + j] as f64).sum::<f64>() as f32;
+            }
+        }
+        c
+    }
+
+    fn values(len: usize, seed: u32) -> Vec<f32> {
+        (0..len).map(|i| (((i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed) >> 8) % 2001) as f32 / 1000.0 - 1.0).collect()
+    }
+
+    #[test]
+    fn gemm_matches_naive_on_ragged_sizes() {
+        for &(m, k, n) in &[(1, 1, 1), (3, 5, 7), (4, 8, 8), (5, 9, 17), (70, 33, 19), (130, 64, 130)] {
+            let (a, b) = (values(m * k, 1), values(k * n, 2));
+            let mut panels = PackedPanels::new();
+            panels.pack(&b, n, k, n);
+            let mut c = vec![f32::NAN; m * n];
+            gemm_packed(m, k, n, &a, k, &panels, &mut c, n, false);
+            for (x, y) in c.iter().zip(naive(&a, &b, m, k, n)) {
+                assert!((x - y).abs() <= 1e-4 * (k as f32), "{m}×{k}×{n}: {x} vs {y}");
+            }
+        }
+    }
+
+    #[test]
+    fn transposed_packing_and_accumulate() {
+        let (m, k, n) = (6, 5, 11);
+        let a = values(m * k, 3);
+        let bt = values(n * k, 4); // (n, k): B = btᵀ
+        let b: Vec<f32> = (0..k * n).map(|idx| bt[(idx % n) * k + idx / n]).collect();
+        let mut panels = PackedPanels::new();
+        panels.pack_transposed(&bt, k, k, n);
+        let mut c = vec![1.0; m * n];
+        gemm_packed(m, k, n, &a, k, &panels, &mut c, n, true);
+        for (x, y) in c.iter().zip(naive(&a, &b, m, k, n)) {
+            assert!((x - (y + 1.0)).abs() <= 1e-5, "{x} vs {}", y + 1.0);
+        }
+    }
+
+    #[test]
+    fn linear_adds_the_bias() {
+        let (x, w, bias) = (values(3 * 4, 5), values(4 * 2, 6), [10.0, -10.0]);
+        let mut out = vec![0.0; 6];
+        linear_f32(&x, 3, 4, &w, 2, Some(&bias), &mut out, &mut PackedPanels::new());
+        let want = naive(&x, &w, 3, 4, 2);
+        for (i, (o, y)) in out.iter().zip(want).enumerate() {
+            assert!((o - (y + bias[i % 2])).abs() <= 1e-5);
+        }
+    }
+
+    #[test]
+    fn exp_is_accurate_and_underflows_to_exact_zero() {
+        let mut x = -87.0f32;
+        while x <= 88.0 {
+            let (got, want) = (exp_f32(x) as f64, (x as f64).exp());
+            assert!(((got - want) / want).abs() < 4e-7, "exp({x}) = {got}, expected {want}");
+            x += 0.0137;
+        }
+        assert_eq!(exp_f32(0.0), 1.0);
+        assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp_f32(-100.0), 0.0);
+    }
+
+    #[test]
+    fn softmax_masks_and_sums_to_one() {
+        let mut row = [1000.0, 1000.0, f32::NEG_INFINITY, 999.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+        softmax_row_f32(&mut row, 0.5);
+        assert_eq!(row[2], 0.0);
+        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        assert!((row[0] - row[1]).abs() < 1e-7 && row[0] > row[3]);
+        let mut masked = [f32::NEG_INFINITY; 3];
+        softmax_row_f32(&mut masked, 1.0);
+        assert_eq!(masked, [0.0; 3]);
+    }
+}

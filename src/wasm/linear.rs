@@ -1,0 +1,129 @@
+//! Export: `linear(X, W, b?)`, the projection `X·W + b` with W stored as `[in, out]`.
+//!
+//! It exists so that projections (W_Q, W_K, W_V, W_O) can be composed from JS, e.g. by the
+//! benchmark, with the same fast f32 kernel the attention path uses.
+
+use wasm_bindgen::prelude::*;
+
+use super::convert::{describe, is_typed_candidate, js_result, read_matrix, read_typed_matrix, write_matrix, write_typed, TypedValues};
+use crate::error::{AttentionError, Result};
+use crate::kernels::{linear_f32, PackedPanels};
+use crate::matrix::Matrix;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPESCRIPT: &str = r#"
+/**
+ * The projection `X·W + b`: X is T×in (or [B, T, in] as a typed matrix), W is in×out (`[in, out]`,
+ * so each column of W is one output feature), b has `out` entries (optional). Returns T×out in the
+ * same form as X: number[][] and Float64Array are computed in f64 (each sum in increasing order of
+ * the shared index, like `multiHeadAttention`), Float32Array in f32 with the SIMD kernel.
+ *
+ * @throws {TypeError} when X, W or b has the wrong type, or X and W are not the same kind.
+ * @throws {RangeError} when W's rows do not match X's columns, b's length does not match W's columns, or a value is not finite.
+ */
+export function linear(X: number[][], W: number[][], b?: number[] | Float64Array): number[][];
+export function linear(X: TypedMatrix<Float32Array>, W: TypedMatrix<Float32Array>, b?: Float32Array | number[]): TypedMatrix<Float32Array>;
+export function linear(X: TypedMatrix<Float64Array>, W: TypedMatrix<Float64Array>, b?: Float64Array | number[]): TypedMatrix<Float64Array>;
+"#;
+
+/// `X·W + b` (see the TypeScript declaration).
+#[wasm_bindgen(js_name = linear, skip_typescript)]
+pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue, JsValue> {
+    js_result(|| {
+        if !is_typed_candidate(&x) {
+            let (x, w) = (read_matrix(&x, "X")?, read_matrix(&w, "W")?);
+            check(x.rows(), x.cols(), w.rows(), w.cols())?;
+            let bias = read_bias(&b, w.cols())?;
+            return Ok(write_matrix(&add_bias(x.matmul(&w)?, bias.as_deref())));
+        }
+        let x = read_typed_matrix(&x, "X", &[2, 3])?;
+        if !is_typed_candidate(&w) {
+            return Err(AttentionError::type_error(format!("W is {} but X is a typed matrix; pass X and W in the same form", describe(&w))));
+        }
+        let w = read_typed_matrix(&w, "W", &[2])?;
+        if w.array_name() != x.array_name() {
+            return Err(AttentionError::type_error(format!(
+                "W.data is a {} but X.data is a {}; pass X and W in the same precision",
+                w.array_name(),
+                x.array_name()
+            )));
+        }
+        let (t, c_in) = x.rows_cols();
+        let rows = t * x.batch().unwrap_or(1);
+        let (w_rows, c_out) = w.rows_cols();
+        check(t, c_in, w_rows, c_out)?;
+        let bias = read_bias(&b, c_out)?;
+        let mut shape = x.shape.clone();
+        *shape.last_mut().expect("rank ≥ 2") = c_out;
+        let values = match (x.values, w.values) {
+            (TypedValues::F32(x), TypedValues::F32(w)) => {
+                let bias: Option<Vec<f32>> = bias.map(|b| b.iter().map(|&v| v as f32).collect());
+                let mut out = vec![0.0f32; rows * c_out];
+                linear_f32(&x, rows, c_in, &w, c_out, bias.as_deref(), &mut out, &mut PackedPanels::new());
+                TypedValues::F32(out)
+            }
+            (TypedValues::F64(x), TypedValues::F64(w)) => {
+                let product = Matrix::new(rows, c_in, x)?.matmul(&Matrix::new(c_in, c_out, w)?)?;
+                TypedValues::F64(add_bias(product, bias.as_deref()).into_data())
+            }
+            _ => unreachable!("the precisions were checked to match"),
+        };
+        Ok(write_typed(&values, &shape))
+    })
+}
+
+fn check(t: usize, c_in: usize, w_rows: usize, c_out: usize) -> Result<()> {
+    if w_rows != c_in {
+        return Err(AttentionError::range_error(format!(
+            "W is {w_rows}×{c_out} but X is {t}×{c_in}: W must be [in, out] with in = {c_in}, the columns of X"
+        )));
+    }
+    Ok(())
+}
+
+/// `b`: undefined, a `number[]`, a Float32Array or a Float64Array with `out` finite entries.
+fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
+    if b.is_undefined() {
+        return Ok(None);
+    }
+    let values: Vec<f64> = if let Some(f) = b.dyn_ref::<js_sys::Float32Array>() {
+        f.to_vec().into_iter().map(f64::from).collect()
+    } else if let Some(f) = b.dyn_ref::<js_sys::Float64Array>() {
+        f.to_vec()
+    } else if js_sys::Array::is_array(b) {
+        let row = js_sys::Array::of1(b);
+        read_matrix(&row, "b").map_err(|e| rename_b(e))?.into_data()
+    } else {
+        return Err(AttentionError::type_error(format!(
+            "b is {}; expected number[], Float32Array or Float64Array with {out} entries",
+            describe(b)
+        )));
+    };
+    if let Some(i) = values.iter().position(|x| !x.is_finite()) {
+        return Err(AttentionError::range_error(format!("b[{i}] is {}; expected a finite number", values[i])));
+    }
+    if values.len() != out {
+        return Err(AttentionError::range_error(format!("b has {} entries but W has {out} columns", values.len())));
+    }
+    Ok(Some(values))
+}
+
+/// Messages from reading `[b]` as a matrix name `b[0][j]`; say `b[j]`.
+fn rename_b(error: AttentionError) -> AttentionError {
+    let fix = |m: &str| m.replace("b[0][", "b[").replace("b[0] ", "b ");
+    match error {
+        AttentionError::Type(m) => AttentionError::Type(fix(&m)),
+        AttentionError::Range(m) => AttentionError::Range(fix(&m)),
+        AttentionError::State(m) => AttentionError::State(m),
+    }
+}
+
+fn add_bias(mut product: Matrix, bias: Option<&[f64]>) -> Matrix {
+    if let Some(bias) = bias {
+        let cols = product.cols();
+        for row in product.data_mut().chunks_exact_mut(cols) {
+            row.iter_mut().zip(bias).for_each(|(x, &b)| *x += b);
+        }
+    }
+    product
+}

@@ -1,0 +1,304 @@
+// `make bench`: multi-head attention side by side, in one Node process, on the same seeded inputs:
+//   plain JS (nested arrays, the way the challenge's solution is written), attention-lab via
+//   number[][], attention-lab via Float32Array, TF.js on tfjs-backend-wasm (SIMD, 1 thread), and the
+//   same Rust core built natively (tests/bench/native.rs, run first in a child process).
+//
+//   node tests/bench/bench.mjs            the full table (a few minutes)
+//   node tests/bench/bench.mjs --smoke    seconds: small shapes, one run each, and a check that every
+//                                         implementation agrees with attention-lab's f64 output
+//                                         (1e-4 for f32 ones); exits 1 if any does not. Not timed.
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, rmSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { tmpdir, cpus } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as plain from './plain.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const require = createRequire(import.meta.url);
+const lab = require(join(root, 'target/pkg-node/attention_lab.js'));
+const wasmFile = join(root, 'target/pkg-node/attention_lab_bg.wasm');
+const smoke = process.argv.includes('--smoke');
+
+// ---- inputs -------------------------------------------------------------------------------
+
+/** mulberry32, the generator tests/bench/native.rs uses too: `len` values in [-1, 1) times `scale`, as f32. */
+function seeded(len, seed, scale = 1) {
+  const out = new Float32Array(len);
+  let state = seed >>> 0;
+  for (let i = 0; i < len; i++) {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let z = state;
+    z = Math.imul(z ^ (z >>> 15), z | 1);
+    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
+    z = (z ^ (z >>> 14)) >>> 0;
+    out[i] = Math.fround((z >>> 8) / 16777216 * 2 - 1) * scale;
+  }
+  return out;
+}
+
+const FULL_CASES = [
+  { name: 'challenge', label: '2×2, h=2 (the challenge)', t: 2, c: 2, h: 2 },
+  { name: 'T16', label: 'T=16, C=64, h=4', t: 16, c: 64, h: 4 },
+  { name: 'T128proj', label: 'T=128, C=768, h=12 + W_Q,W_K,W_V,W_O', t: 128, c: 768, h: 12, projections: true },
+  { name: 'T1024', label: 'T=1024, C=768, h=12', t: 1024, c: 768, h: 12 },
+  { name: 'T8192', label: 'T=8192, C=768, h=12 (memory run)', t: 8192, c: 768, h: 12, only: ['lab-f32', 'native'] },
+];
+const SMOKE_CASES = [
+  { name: 'challenge', label: '2×2, h=2', t: 2, c: 2, h: 2 },
+  { name: 'T16', label: 'T=16, C=64, h=4', t: 16, c: 64, h: 4 },
+  { name: 'T80proj', label: 'T=80, C=64, h=4 + projections', t: 80, c: 64, h: 4, projections: true },
+];
+
+/** The same inputs as `inputs()` in tests/bench/native.rs, as flat f32 arrays. */
+function inputs(cs) {
+  const n = cs.t * cs.c;
+  if (cs.name === 'challenge') {
+    const q = new Float32Array([1, 2, 3, 4]);
+    return { q, k: q, v: new Float32Array([5, 6, 7, 8]) };
+  }
+  const q = seeded(n, 1);
+  if (cs.projections) {
+    // self-attention of X = q; W (C, C) scaled by 1/√C, biases (C)
+    const ws = 1 / Math.sqrt(cs.c);
+    return {
+      q, k: q, v: q,
+      weights: [0, 1, 2, 3].map((i) => seeded(cs.c * cs.c, 10 + i, ws)),
+      biases: [0, 1, 2, 3].map((i) => seeded(cs.c, 20 + i, 0.1)),
+    };
+  }
+  return { q, k: seeded(n, 2), v: seeded(n, 3) };
+}
+
+/** Useful floating-point operations: 2·T²·C for scores, 2·T²·C for weights·V, 2·T·C² per projection. */
+function flops(cs) {
+  return 4 * cs.t * cs.t * cs.c + (cs.projections ? 4 * 2 * cs.t * cs.c * cs.c : 0);
+}
+
+const rowsOf = (flat, t, c) => Array.from({ length: t }, (_, i) => Array.from(flat.subarray(i * c, (i + 1) * c)));
+
+// ---- the implementations --------------------------------------------------------------------
+// Each `prepare(cs, x)` converts the inputs into its own form once (outside the timing) and returns
+// `run()`, which computes the (T, C) output and returns it as a flat array.
+
+/** attention-lab, number[][] in and out (computed in f64). */
+function labNested(cs, x) {
+  const [Q, K, V] = [x.q, x.k, x.v].map((m) => rowsOf(m, cs.t, cs.c));
+  const options = { numberOfHeads: cs.h, headDimensions: cs.c / cs.h };
+  if (!cs.projections) return () => lab.multiHeadAttention(Q, K, V, options).flat();
+  // TODO(layer): switch to the MultiHeadAttention layer's forward once src/layer/ is merged.
+  const W = x.weights.map((w) => rowsOf(w, cs.c, cs.c));
+  const b = x.biases.map((v) => Array.from(v));
+  const W_O = W[3];
+  return () => {
+    const [q, k, v] = [0, 1, 2].map((i) => lab.linear(Q, W[i], b[i]));
+    const context = lab.multiHeadAttention(q, k, v, { ...options, W_O });
+    return context.map((row) => row.map((value, j) => value + b[3][j])).flat();
+  };
+}
+
+/** attention-lab, { data: Float32Array, shape } in and out (computed in f32 with the SIMD kernels). */
+function labF32(cs, x) {
+  const typed = (data, rows, cols) => ({ data, shape: [rows, cols] });
+  const [Q, K, V] = [x.q, x.k, x.v].map((m) => typed(m, cs.t, cs.c));
+  const options = { numberOfHeads: cs.h, headDimensions: cs.c / cs.h };
+  if (!cs.projections) return () => lab.multiHeadAttention(Q, K, V, options).data;
+  // TODO(layer): switch to the MultiHeadAttention layer's forward once src/layer/ is merged.
+  const W = x.weights.map((w) => typed(w, cs.c, cs.c));
+  return () => {
+    const [q, k, v] = [0, 1, 2].map((i) => lab.linear(Q, W[i], x.biases[i]));
+    const context = lab.multiHeadAttention(q, k, v, options);
+    return lab.linear(context, W[3], x.biases[3]).data;
+  };
+}
+
+/** Plain JS on nested arrays (tests/bench/plain.mjs). */
+function plainJs(cs, x) {
+  const [Q, K, V] = [x.q, x.k, x.v].map((m) => rowsOf(m, cs.t, cs.c));
+  const options = { numberOfHeads: cs.h, headDimensions: cs.c / cs.h };
+  if (!cs.projections) return () => plain.multiHeadAttention(Q, K, V, options).flat();
+  const W = x.weights.map((w) => rowsOf(w, cs.c, cs.c));
+  const b = x.biases.map((v) => Array.from(v));
+  return () => {
+    const [q, k, v] = [0, 1, 2].map((i) => plain.addBias(plain.matMul(Q, W[i]), b[i]));
+    const context = plain.multiHeadAttention(q, k, v, options);
+    return plain.addBias(plain.matMul(context, W[3]), b[3]).flat();
+  };
+}
+
+/** TF.js on tfjs-backend-wasm: matMul, reshape, transpose, softmax. */
+function tfjs(tf) {
+  return (cs, x) => {
+    const { t, c, h } = cs;
+    const d = c / h;
+    const [Q, K, V] = [x.q, x.k, x.v].map((m) => tf.tensor2d(m, [t, c]));
+    const W = (x.weights ?? []).map((w) => tf.tensor2d(w, [c, c]));
+    const b = (x.biases ?? []).map((v) => tf.tensor1d(v));
+    const heads = (m) => tf.transpose(tf.reshape(m, [t, h, d]), [1, 0, 2]); // (h, T, d_head)
+    return () => {
+      const out = tf.tidy(() => {
+        let [q, k, v] = [Q, K, V];
+        if (cs.projections) [q, k, v] = [q, k, v].map((m, i) => tf.add(tf.matMul(m, W[i]), b[i])); // (T, C)
+        const scores = tf.matMul(heads(q), heads(k), false, true); // (h, T, T)
+        const weights = tf.softmax(tf.mul(scores, 1 / Math.sqrt(d))); // (h, T, T)
+        const context = tf.matMul(weights, heads(v)); // (h, T, d_head)
+        const concat = tf.reshape(tf.transpose(context, [1, 0, 2]), [t, c]); // (T, C)
+        return cs.projections ? tf.add(tf.matMul(concat, W[3]), b[3]) : concat;
+      });
+      const data = out.dataSync();
+      out.dispose();
+      return data;
+    };
+  };
+}
+
+// ---- measuring ------------------------------------------------------------------------------
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Median ms over timed runs after warm-up: about `budgetMs` of runs, at least `minRuns`. */
+function measure(run, { budgetMs = 1500, minRuns = 5, maxRuns = 2000, warmup = true } = {}) {
+  let output;
+  const first = performance.now();
+  output = run();
+  const once = performance.now() - first;
+  if (smoke) return { output, ms: once, runs: 1 };
+  if (warmup) for (let i = 0; i < Math.min(20, Math.ceil(300 / Math.max(once, 0.001))); i++) run();
+  const runs = Math.max(minRuns, Math.min(maxRuns, Math.floor(budgetMs / Math.max(once, 0.001))));
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    output = run();
+    times.push(performance.now() - start);
+  }
+  return { output, ms: median(times), runs };
+}
+
+function runNative(cases) {
+  const dir = mkdtempSync(join(tmpdir(), 'attention-lab-bench-'));
+  const args = ['run', '--release', '--quiet', '--example', 'bench', '--', '--out', dir, ...(smoke ? ['--smoke'] : [])];
+  const lines = execFileSync('cargo', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const results = new Map();
+  for (const line of lines.trim().split('\n')) {
+    const r = JSON.parse(line);
+    const bytes = readFileSync(join(dir, `${r.case}.f32`));
+    results.set(r.case, { ms: r.medianMs, runs: r.runs, output: new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4) });
+  }
+  rmSync(dir, { recursive: true, force: true });
+  for (const cs of cases) if (!results.has(cs.name)) throw new Error(`the native bench printed nothing for ${cs.name}`);
+  return results;
+}
+
+async function loadTf() {
+  const tf = require('@tensorflow/tfjs-core');
+  const wasm = require('@tensorflow/tfjs-backend-wasm');
+  tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false); // 1 thread, the SIMD binary
+  wasm.setThreadsCount(1);
+  await tf.setBackend('wasm');
+  await tf.ready();
+  const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
+  return { tf, simd, threads: wasm.getThreadsCount(), heapBytes: () => tf.backend().wasm.HEAPU8.buffer.byteLength };
+}
+
+// ---- the table ------------------------------------------------------------------------------
+
+const MiB = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+const fmtMs = (ms) => (ms < 0.01 ? ms.toFixed(4) : ms < 1 ? ms.toFixed(3) : ms < 100 ? ms.toFixed(2) : ms.toFixed(0));
+
+async function main() {
+  const cases = smoke ? SMOKE_CASES : FULL_CASES;
+  const native = runNative(cases);
+  const tf = await loadTf();
+  const wasmBytes = readFileSync(wasmFile);
+  console.log(`attention-lab bench${smoke ? ' (smoke: agreement only, not timed)' : ''} — ${new Date().toISOString().slice(0, 10)}, ` +
+    `${cpus()[0].model.trim()} ×${cpus().length}, Node ${process.version}, TF.js wasm SIMD=${tf.simd} threads=${tf.threads}`);
+  console.log(`attention_lab_bg.wasm: ${(wasmBytes.length / 1024).toFixed(1)} KiB raw, ${(gzipSync(wasmBytes, { level: 9 }).length / 1024).toFixed(1)} KiB gzipped`);
+
+  const impls = [
+    { key: 'plain', name: 'plain JS (nested arrays)', prepare: plainJs, f32: false },
+    { key: 'lab-nested', name: 'attention-lab number[][] (f64)', prepare: labNested, f32: false, memory: () => lab.wasmMemoryBytes() },
+    { key: 'lab-f32', name: 'attention-lab Float32Array', prepare: labF32, f32: true, memory: () => lab.wasmMemoryBytes() },
+    { key: 'tfjs', name: 'TF.js tfjs-backend-wasm', prepare: tfjs(tf.tf), f32: true, memory: tf.heapBytes },
+    { key: 'native', name: 'Rust core, native', f32: true },
+  ];
+  const table = [];
+  let failures = 0;
+  for (const cs of cases) {
+    const x = inputs(cs);
+    const results = new Map();
+    for (const impl of impls) {
+      if (cs.only && !cs.only.includes(impl.key)) continue;
+      let r;
+      if (impl.key === 'native') {
+        r = native.get(cs.name);
+      } else {
+        const run = impl.prepare(cs, x);
+        const slow = impl.key === 'plain' && cs.t >= 1024;
+        const huge = cs.t >= 8192;
+        r = measure(run, { warmup: !slow && !huge, minRuns: slow || huge ? 1 : 5, budgetMs: slow || huge ? 0 : 1500 });
+        if (impl.memory) r.memory = impl.memory();
+      }
+      results.set(impl.key, r);
+    }
+    // agreement: every output against attention-lab's f64 one (or the f32 one where f64 was not run)
+    const reference = (results.get('lab-nested') ?? results.get('lab-f32')).output;
+    for (const impl of impls) {
+      const r = results.get(impl.key);
+      if (!r) continue;
+      let worst = 0;
+      for (let i = 0; i < reference.length; i++) worst = Math.max(worst, Math.abs(r.output[i] - reference[i]));
+      const tolerance = impl.f32 ? 1e-4 : 1e-9;
+      r.agrees = r.output.length === reference.length && worst <= tolerance;
+      r.worst = worst;
+      if (!r.agrees) {
+        failures++;
+        console.error(`DISAGREES: ${impl.name} on ${cs.label}: max |Δ| = ${worst} (tolerance ${tolerance}, ${r.output.length} vs ${reference.length} values)`);
+      }
+    }
+    const tfMs = results.get('tfjs')?.ms;
+    const plainMs = results.get('plain')?.ms;
+    for (const impl of impls) {
+      const r = results.get(impl.key);
+      if (!r) {
+        table.push({ size: cs.label, implementation: impl.name, 'median ms': '—', 'GFLOP/s': '—', '÷ TF.js': '—', 'plain JS ÷': '—', 'wasm memory': '—', 'max |Δ|': 'not run: needs h·T² scores at once or takes minutes' });
+        continue;
+      }
+      table.push({
+        size: cs.label,
+        implementation: impl.name,
+        'median ms': `${fmtMs(r.ms)} (${r.runs})`,
+        'GFLOP/s': (flops(cs) / (r.ms * 1e6)).toFixed(2),
+        '÷ TF.js': tfMs ? `${(r.ms / tfMs).toFixed(2)}×` : '—',
+        'plain JS ÷': plainMs ? `${(plainMs / r.ms).toFixed(1)}×` : '—',
+        'wasm memory': r.memory ? MiB(r.memory) : '—',
+        'max |Δ|': r.worst.toExponential(1),
+      });
+    }
+  }
+  printTable(table);
+  // the walkthrough's trace at its largest allowed matrices (T=8, C=16)
+  const tq = [1, 2, 3].map((seed) => rowsOf(seeded(8 * 16, 30 + seed), 8, 16));
+  const trace = measure(() => lab.traceMultiHeadAttention(tq[0], tq[1], tq[2], { numberOfHeads: 4, headDimensions: 4, causal: true }));
+  console.log(`traceMultiHeadAttention, T=8, C=16, h=4, causal: median ${fmtMs(trace.ms)} ms over ${trace.runs} runs (${trace.output.steps.length} steps)`);
+  console.log('median ms (runs); ÷ TF.js = time / TF.js time (< 1 is faster); plain JS ÷ = plain JS time / time (speed-up);');
+  console.log('wasm memory = that module\'s linear memory after the size ran (it never shrinks: the peak so far); max |Δ| vs attention-lab f64 (f32 for T=8192).');
+  if (failures) {
+    console.error(`${failures} implementation(s) disagree`);
+    process.exit(1);
+  }
+  if (smoke) console.log('bench smoke: all implementations agree');
+}
+
+function printTable(rows) {
+  const keys = Object.keys(rows[0]);
+  const width = keys.map((k) => Math.max(k.length, ...rows.map((r) => String(r[k]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(width[i])).join(' | ')} |`;
+  console.log(line(keys));
+  console.log(`|${width.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(keys.map((k) => r[k])));
+}
+
+await main();
