@@ -5,7 +5,8 @@ SHELL := /bin/bash
 PORT ?= 8080
 WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
 CARGO_BIN := $(HOME)/.cargo/bin
-export PATH := $(CARGO_BIN):$(PATH)
+# tests/node_modules/.bin first: wasm-pack must find npm's wasm-opt (binaryen 132), not Debian's (see Cargo.toml)
+export PATH := $(CURDIR)/tests/node_modules/.bin:$(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
@@ -31,19 +32,17 @@ apt-install:
 ## ---- build ----------------------------------------------------------------
 
 WASM_PACK := wasm-pack --log-level warn
-NODE_PKG := target/pkg-node
 
-build: setup-build
-	$(WASM_PACK) build --release --target web --out-dir www/pkg --out-name attention_lab
-	rm -f www/pkg/.gitignore www/pkg/package.json www/pkg/README.md
-	$(WASM_PACK) build --release --target nodejs --out-dir $(NODE_PKG) --out-name attention_lab
+# The Node and web builds (the site serves a copy of the web build from www/pkg).
+build: setup-build tests/node_modules
+	$(WASM_PACK) build --release --target nodejs --out-dir target/pkg-node --out-name attention_lab
+	$(WASM_PACK) build --release --target web --out-dir target/pkg-web --out-name attention_lab
+	rm -rf www/pkg && mkdir -p www/pkg && cp -r target/pkg-web/attention_lab* target/pkg-web/snippets www/pkg/
 
 # The npm package in pkg/: one wasm-pack build per runtime, assembled with pkg.json as the manifest
 # (tests/package/assemble.mjs says what goes where and fails when pkg.json's version is not Cargo.toml's).
-package: setup-build
-	$(WASM_PACK) build --release --target nodejs --out-dir target/pkg-node --out-name attention_lab
+package: build
 	$(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler --out-name attention_lab
-	$(WASM_PACK) build --release --target web --out-dir target/pkg-web --out-name attention_lab
 	node tests/package/assemble.mjs
 
 ## ---- the two commands -----------------------------------------------------

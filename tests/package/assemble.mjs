@@ -19,19 +19,23 @@
 //
 // Lives in tests/package/ beside the tests of what it produces; it is build tooling, not a test.
 
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const OUT = join(ROOT, 'pkg');
 const NAME = 'attention_lab'; // wasm-pack --out-name
+// wasm-bindgen's folder for `inline_js` (the number[][] fast path in src/wasm/convert.rs): one ES module,
+// imported by web.js and bundler.js and require()d by node.cjs (Node ≥ 20.19 loads ES modules from
+// require, hence `engines` in pkg.json). The three builds emit it byte-identical; the package ships it once.
+const SNIPPETS = 'snippets';
 
 /** What each wasm-pack build must contain (besides package.json, README.md, .gitignore). */
 const BUILDS = {
-  node: { dir: 'target/pkg-node', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`] },
-  bundler: { dir: 'target/pkg-bundler', files: [`${NAME}.js`, `${NAME}_bg.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`] },
-  web: { dir: 'target/pkg-web', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`] },
+  node: { dir: 'target/pkg-node', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
+  bundler: { dir: 'target/pkg-bundler', files: [`${NAME}.js`, `${NAME}_bg.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
+  web: { dir: 'target/pkg-web', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
 };
 const WASM_PACK_EXTRAS = ['package.json', 'README.md', '.gitignore'];
 
@@ -87,6 +91,18 @@ for (const target of ['node', 'bundler']) {
   }
 }
 
+/** Every file under `dir`, relative to it, with its bytes. */
+const tree = (dir, prefix = '') => readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+  entry.isDirectory()
+    ? tree(join(dir, entry.name), `${prefix}${entry.name}/`)
+    : [[`${prefix}${entry.name}`, readFileSync(join(dir, entry.name)).toString('base64')]]);
+const snippetsOf = (target) => JSON.stringify(tree(join(ROOT, BUILDS[target].dir, SNIPPETS)).sort());
+for (const target of ['node', 'bundler']) {
+  if (snippetsOf(target) !== snippetsOf('web')) {
+    fail(`${BUILDS[target].dir}/${SNIPPETS} differs from the web build's; the package can no longer share one copy`);
+  }
+}
+
 // ---- pass 3: copy into a fresh pkg/ ------------------------------------------
 
 rmSync(OUT, { recursive: true, force: true });
@@ -105,6 +121,7 @@ for (const { build, from, to, selfTypes, declarations } of COPIES) {
     copyFileSync(source, join(OUT, to));
   }
 }
+cpSync(join(ROOT, BUILDS.web.dir, SNIPPETS), join(OUT, SNIPPETS), { recursive: true });
 copyFileSync(join(ROOT, 'README.md'), join(OUT, 'README.md'));
 writeFileSync(join(OUT, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
 

@@ -22,7 +22,12 @@ const EXPECTED_FILES = [
 
 test('npm pack lists exactly the expected files', () => {
   const [report] = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { cwd: PKG }));
-  assert.deepEqual(report.files.map((f) => f.path).sort(), EXPECTED_FILES);
+  const paths = report.files.map((f) => f.path).sort();
+  // wasm-bindgen names the inline_js folder after the crate and a hash of it
+  const snippets = paths.filter((p) => p.startsWith('snippets/'));
+  assert.equal(snippets.length, 1, `one inline_js snippet, got ${snippets}`);
+  assert.match(snippets[0], /^snippets\/attention-lab-[0-9a-f]{16}\/inline0\.js$/);
+  assert.deepEqual(paths.filter((p) => !p.startsWith('snippets/')), EXPECTED_FILES);
   assert.equal(report.name, 'attention-lab');
 });
 
