@@ -9,7 +9,7 @@ export PATH := $(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver binaryen firefox-esr
 
-.PHONY: start test setup-build setup-test apt-install build serve test-native test-wasm test-js clean
+.PHONY: start test setup-build setup-test apt-install build site serve test-native test-wasm test-js test-e2e clean
 
 ## ---- installs -------------------------------------------------------------
 
@@ -39,13 +39,22 @@ build: setup-build
 	rm -f www/pkg/.gitignore www/pkg/package.json www/pkg/README.md
 	$(WASM_PACK) build --release --target nodejs --out-dir $(NODE_PKG) --out-name attention_lab
 
+## ---- the course site (www/, bundled by Vite into www/dist) -------------------
+
+www/node_modules: www/package.json www/package-lock.json
+	cd www && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+site: build www/node_modules
+	cd www && npx vite build --logLevel warn
+
 ## ---- the two commands -----------------------------------------------------
 
-start: build
+start: site
 	@echo "attention-lab course: http://127.0.0.1:$(PORT)/"
-	python3 -m http.server --bind 127.0.0.1 --directory www $(PORT)
+	cd www && npx vite preview --host 127.0.0.1 --port $(PORT) --strictPort
 
-test: setup-test build test-native test-wasm test-js
+test: setup-test build test-native test-wasm test-js test-e2e
 	@echo "make test: all suites passed"
 
 ## ---- suites ---------------------------------------------------------------
@@ -64,6 +73,9 @@ tests/node_modules: tests/package.json
 test-js: tests/node_modules
 	node --test tests/js/
 
+test-e2e: site tests/node_modules
+	node --test --test-concurrency=1 tests/e2e/
+
 clean:
 	cargo clean
-	rm -rf pkg www/pkg tests/node_modules
+	rm -rf pkg www/pkg www/dist www/node_modules tests/node_modules
