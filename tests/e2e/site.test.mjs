@@ -65,7 +65,7 @@ describe('accessibility', () => {
     await page.keyboard.press('Enter');
     await page.keyboard.press('Enter');
     await page.keyboard.press('Enter');
-    assert.match(await page.textContent('#step-counter'), /^Step 4 of 12: Head 0: softmax weights/);
+    assert.match(await page.textContent('#step-counter'), /^Step 4 of 11: Head 0: softmax weights/);
     const cells = await page.$$eval('#heatmap-0 td.heat', (tds) => tds.map((td) => td.textContent));
     assert.ok(cells.length === 4 && cells.every((t) => /^\d\.\d{4}$/.test(t)), `heatmap cells read as numbers: ${cells}`);
     const headers = await page.$$eval('#heatmap-0 th[scope]', (ths) => ths.map((th) => th.textContent));
@@ -75,6 +75,22 @@ describe('accessibility', () => {
 });
 
 describe('walkthrough', () => {
+  test('screenshots of the causal softmax heatmap at both sizes', async () => {
+    for (const [sizeName, size] of Object.entries(SIZES)) {
+      const { context, page, log, url } = await openPage(site, size);
+      await page.goto(url('walkthrough.html'));
+      await page.locator('#output-matrix').waitFor();
+      await page.click('#add-row');
+      await page.check('#causal');
+      for (let i = 0; i < 3; i++) await page.click('#next-step');
+      await page.locator('#heatmap-0').waitFor();
+      assert.equal(await page.locator('#heatmap-0 td.masked').count(), 3);
+      await page.locator('#step-view').screenshot({ path: join(SCREENSHOTS, `walkthrough-heatmap-${sizeName}.png`) });
+      assert.deepEqual(log.errors, []);
+      await context.close();
+    }
+  });
+
   test('editing a cell recomputes the output to the package value at once', async () => {
     const { context, page, url } = await openPage(site);
     await page.goto(url('walkthrough.html'));
@@ -112,7 +128,7 @@ describe('walkthrough', () => {
     const read = (name) => page.$$eval(`#editor-${name} tbody tr`, (rows) => rows.map((r) => [...r.querySelectorAll('input')].map((i) => Number(i.value))));
     const [Q, K, V] = [await read('Q'), await read('K'), await read('V')];
     assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention(Q, K, V, 2, 2));
-    assert.match(await page.textContent('#step-counter'), /of 11:/); // slicing + 2 heads × 4 + concat + W_O
+    assert.match(await page.textContent('#step-counter'), /of 11:/); // slicing + 2 heads × 4 steps + concat + W_O
     await page.click('#randomize');
     const [Qr, Kr, Vr] = [await read('Q'), await read('K'), await read('V')];
     assert.notDeepEqual(Qr, Q);
@@ -125,14 +141,14 @@ describe('walkthrough', () => {
     await page.goto(url('walkthrough.html'));
     await page.locator('#output-matrix').waitFor();
     const counter = () => page.textContent('#step-counter');
-    assert.match(await counter(), /^Step 1 of 10: Slice/);
+    assert.match(await counter(), /^Step 1 of 11: Slice/);
     assert.ok(await page.isDisabled('#prev-step'));
     await page.click('#next-step');
-    assert.match(await counter(), /^Step 2 of 10: Head 0: scores/);
+    assert.match(await counter(), /^Step 2 of 11: Head 0: scores/);
     await page.click('body', { position: { x: 5, y: 300 } });
     await page.keyboard.press('ArrowRight');
     await page.keyboard.press('ArrowRight');
-    assert.match(await counter(), /^Step 4 of 10: Head 0: softmax weights/);
+    assert.match(await counter(), /^Step 4 of 11: Head 0: softmax weights/);
     const Q = [[1, 2], [3, 4]];
     const trace = lab.traceMultiHeadAttention(Q, Q, [[5, 6], [7, 8]], { numberOfHeads: 2, headDimensions: 1 });
     const weights = trace.steps.find((s) => s.name === 'weights_0').values;
@@ -140,12 +156,12 @@ describe('walkthrough', () => {
     const sums = await page.$$eval('#heatmap-0 td.sum', (tds) => tds.map((td) => Number(td.dataset.value)));
     sums.forEach((s) => assert.ok(Math.abs(s - 1) < 1e-12, `row sum ${s}`));
     await page.keyboard.press('ArrowLeft');
-    assert.match(await counter(), /^Step 3 of 10: Head 0: scale/);
+    assert.match(await counter(), /^Step 3 of 11: Head 0: scale/);
     for (let i = 0; i < 20; i++) await page.keyboard.press('ArrowRight');
-    assert.match(await counter(), /^Step 10 of 10: Multiply by W_O/);
+    assert.match(await counter(), /^Step 11 of 11: Multiply by W_O/);
     assert.ok(await page.isDisabled('#next-step'));
-    await page.click('#step-list li:nth-child(9) button');
-    assert.match(await counter(), /^Step 9 of 10: Concatenate/);
+    await page.click('#step-list li:nth-child(10) button');
+    assert.match(await counter(), /^Step 10 of 11: Concatenate/);
     const concat = trace.steps.find((s) => s.name === 'concat').values;
     assert.deepEqual(await valuesOf(page, '#step-view .equation > .matrix-wrap:last-child'), concat);
     await context.close();

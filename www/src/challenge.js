@@ -3,6 +3,7 @@
 // of tests.json, compares with the expected values / the wasm reference and names known mistakes.
 import { EditorView, basicSetup } from 'codemirror';
 import { keymap } from '@codemirror/view';
+import { Prec } from '@codemirror/state';
 import { javascript } from '@codemirror/lang-javascript';
 import { Marked } from 'marked';
 import markedKatex from 'marked-katex-extension';
@@ -28,6 +29,14 @@ function renderLesson() {
   const markdown = new Marked();
   markdown.use(markedKatex({ throwOnError: false, nonStandard: true, output: 'htmlAndMathml' }));
   $('lesson').innerHTML = markdown.parse(challenge.readme);
+  // A display equation wider than the column scrolls; keyboard users must be able to scroll it too.
+  const focusableWhenScrolling = () => $('lesson').querySelectorAll('.katex-display').forEach((d) => {
+    if (d.scrollWidth > d.clientWidth) d.setAttribute('tabindex', '0');
+    else d.removeAttribute('tabindex');
+  });
+  focusableWhenScrolling();
+  document.fonts.ready.then(focusableWhenScrolling);
+  addEventListener('resize', focusableWhenScrolling);
   document.title = `${challenge.number} · ${challenge.title} · attention-lab`;
   const i = CHALLENGES.indexOf(challenge);
   $('challenge-nav').replaceChildren(
@@ -47,8 +56,8 @@ function createEditor() {
     extensions: [
       basicSetup,
       javascript(),
-      keymap.of([{ key: 'Mod-Enter', run: () => { runTests(); return true; } }]),
-      EditorView.contentAttributes.of({ 'aria-label': `Your code for challenge ${challenge.number}` }),
+      Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => { runTests(); return true; } }])),
+      EditorView.contentAttributes.of({ 'aria-label': `Your code for challenge ${challenge.number}`, tabindex: '0' }),
       EditorView.updateListener.of((update) => {
         if (!update.docChanged) return;
         clearTimeout(timer);
