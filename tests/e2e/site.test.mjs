@@ -265,7 +265,7 @@ describe('challenges', () => {
       'export function dotProductAttention(Q, K, V) {',
       '  const scope = (0, eval)("this");',
       '  const proto = Object.getPrototypeOf(Object.getPrototypeOf(scope));',
-      '  const found = [typeof fetch, typeof document, typeof localStorage, typeof XMLHttpRequest];',
+      '  const found = [typeof fetch, typeof document, typeof localStorage, typeof XMLHttpRequest, "prototype fetch is a " + typeof proto.fetch];',
       '  try { proto.fetch.call(scope, "/csp-probe-same-origin").catch(() => {}); } catch (e) { found.push("blocked:" + e.name); }',
       '  try { proto.fetch.call(scope, "http://198.51.100.7/csp-probe").catch(() => {}); } catch (e) { found.push("blocked:" + e.name); }',
       '  throw new Error(found.join(","));',
@@ -274,8 +274,19 @@ describe('challenges', () => {
     await runCode(page, url, CHALLENGE_IDS[0], probe);
     await page.waitForTimeout(300);
     const exception = await page.locator('.case.fail .exception').first().textContent();
-    assert.match(exception, /^Error: undefined,undefined,undefined,undefined/);
+    // The learner's code sees no fetch, DOM or storage, and no probe request was seen.
+    assert.match(exception, /^Error: undefined,undefined,undefined,undefined,prototype fetch is a function \(line 7\)$/);
     assert.deepEqual(log.requests.filter((r) => r.includes('csp-probe')), []);
+    // The policies as served: pages may load scripts and connect only to the origin; the worker
+    // (which evaluates learner code, so it is not under the page's policy) may connect nowhere.
+    const workerUrl = log.requests.find((r) => /\/assets\/runner\.worker[^/]*\.js$/.test(r));
+    assert.ok(workerUrl, 'the worker script was loaded from the origin');
+    const workerPolicy = (await fetch(workerUrl)).headers.get('content-security-policy');
+    assert.equal(workerPolicy, "default-src 'none'; script-src 'self' 'unsafe-eval'");
+    const pagePolicy = (await fetch(url('challenge.html'))).headers.get('content-security-policy');
+    assert.match(pagePolicy, /(^|; )script-src 'self' 'wasm-unsafe-eval'(;|$)/);
+    assert.match(pagePolicy, /(^|; )connect-src 'self'(;|$)/);
+    assert.match(pagePolicy, /(^|; )default-src 'self'(;|$)/);
     for (const request of log.requests) assert.ok(request.startsWith(`${site.origin}/`), request);
     await context.close();
   });
