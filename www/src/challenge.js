@@ -172,7 +172,14 @@ function showDiagnosis(judged) {
   const fixed = judged.filter((c) => c.kind === 'fixed');
   const outputs = fixed.map((c) => (c.result?.error ? undefined : c.result?.output));
   const found = diagnose(challenge.tests, outputs);
-  if (!found.length) return;
+  if (!found.length) {
+    const nonFinite = fixed.filter((c) => Array.isArray(c.result?.output) && c.result.output.flat().some((x) => typeof x !== 'number' || !Number.isFinite(x)));
+    if (nonFinite.length) {
+      $('diagnosis').replaceChildren(el('div', { class: 'diagnosis', role: 'alert' }, el('h3', {}, 'NaN or Infinity in your output'),
+        el('p', {}, `In ${nonFinite.map((c) => `"${c.name}"`).join(', ')}: look for exp() of a large number (subtract the row maximum first), a division by zero, or an index past the end of a row (undefined turns into NaN).`)));
+    }
+    return;
+  }
   $('diagnosis').replaceChildren(el('div', { class: 'diagnosis', role: 'alert' },
     el('h3', {}, found.length === 1 ? 'This looks like a known mistake' : 'These look like known mistakes'),
     el('ul', {}, found.map((d) => el('li', { 'data-mistake': d.id }, el('strong', {}, `${d.title}. `), d.hint)))));
