@@ -10,7 +10,7 @@ export PATH := $(CURDIR)/tests/node_modules/.bin:$(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-test apt-install build package serve test-native test-wasm test-js test-package test-bench-smoke bench bench-matmul clean
+.PHONY: start test setup-build setup-test apt-install build site package serve test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-matmul clean
 
 ## ---- installs -------------------------------------------------------------
 
@@ -45,13 +45,22 @@ package: build
 	$(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler --out-name attention_lab
 	node tests/package/assemble.mjs
 
+## ---- the course site (www/, bundled by Vite into www/dist) -------------------
+
+www/node_modules: www/package.json www/package-lock.json
+	cd www && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+site: build www/node_modules
+	cd www && npx vite build --logLevel warn
+
 ## ---- the two commands -----------------------------------------------------
 
-start: build
+start: site
 	@echo "attention-lab course: http://127.0.0.1:$(PORT)/"
-	python3 -m http.server --bind 127.0.0.1 --directory www $(PORT)
+	cd www && npx vite preview --host 127.0.0.1 --port $(PORT) --strictPort
 
-test: setup-test build test-native test-wasm test-js test-bench-smoke test-package
+test: setup-test build test-native test-wasm test-js test-bench-smoke test-package test-e2e
 	@echo "make test: all suites passed"
 
 ## ---- suites ---------------------------------------------------------------
@@ -69,6 +78,9 @@ tests/node_modules: tests/package.json
 
 test-js: tests/node_modules
 	node --test tests/js/
+
+test-e2e: site tests/node_modules
+	node --test --test-concurrency=1 tests/e2e/
 
 # The packed tarball in fresh projects: Node ESM/CJS, Vite + Chromium, a plain page, tsc, and the
 # same output bytes in Node, Chromium and Firefox.
@@ -98,4 +110,4 @@ bench-matmul: setup-build
 
 clean:
 	cargo clean
-	rm -rf pkg www/pkg tests/node_modules
+	rm -rf pkg www/pkg www/dist www/node_modules tests/node_modules

@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// Writes challenges/*/tests.json from challenges/*/cases.mjs, with every expected value and
+// error message computed by the reference: the Node build of the wasm package
+// (target/pkg-node, made by `make build`). Expected values are never typed by hand.
+//
+//   node challenges/generate.mjs           write the files
+//   node challenges/generate.mjs --check   fail if a file is missing or out of date
+import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const SCHEMA = 'attention-lab/challenge-tests/1';
+const HERE = dirname(fileURLToPath(import.meta.url));
+const PACKAGE = join(HERE, '..', 'target', 'pkg-node', 'attention_lab.js');
+
+const reference = createRequire(import.meta.url)(PACKAGE);
+
+/** Calls the reference export named `name` with `args`; returns { output } or { error }. */
+function callReference(name, args) {
+  const fn = reference[name];
+  if (typeof fn !== 'function') throw new Error(`the package has no export ${name}`);
+  try {
+    return { output: fn(...structuredClone(args)) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+function buildTests(spec) {
+  const fixed = spec.fixed.map((c) => {
+    const { output, error } = callReference(spec.function, c.args);
+    if (error) throw new Error(`${spec.challenge}: fixed case "${c.name}" throws in the reference: ${error}`);
+    if (!output.flat().every(Number.isFinite)) throw new Error(`${spec.challenge}: "${c.name}" has a non-finite expected value`);
+    return { name: c.name, why: c.why, args: c.args, expected: output };
+  });
+  const errors = spec.errors.map((c) => {
+    const { error } = callReference(spec.function, c.args);
+    if (!error) throw new Error(`${spec.challenge}: error case "${c.name}" does not throw in the reference`);
+    if (error.name !== c.throws.name || !error.message.startsWith(c.throws.messageStartsWith)) {
+      throw new Error(`${spec.challenge}: error case "${c.name}" throws ${error.name}: ${error.message}; the case expects ${c.throws.name}: ${c.throws.messageStartsWith}…`);
+    }
+    return { name: c.name, args: c.args, throws: { ...c.throws, referenceMessage: error.message } };
+  });
+  return {
+    schema: SCHEMA,
+    challenge: spec.challenge,
+    title: spec.title,
+    summary: spec.summary,
+    function: spec.function,
+    tolerance: spec.tolerance,
+    variants: spec.variants,
+    fixed,
+    errors,
+    random: spec.random,
+  };
+}
+
+/** JSON with short arrays (rows, small matrices) kept on one line, so a diff reads like the data. */
+function format(value, indent = '') {
+  const inline = JSON.stringify(value);
+  if (value === null || typeof value !== 'object' || inline.length <= 100 - indent.length) return inline;
+  const next = indent + '  ';
+  if (Array.isArray(value)) return `[\n${value.map((v) => next + format(v, next)).join(',\n')}\n${indent}]`;
+  const entries = Object.entries(value).map(([k, v]) => `${next}${JSON.stringify(k)}: ${format(v, next)}`);
+  return `{\n${entries.join(',\n')}\n${indent}}`;
+}
+
+const check = process.argv.includes('--check');
+const stale = [];
+const folders = readdirSync(HERE, { withFileTypes: true })
+  .filter((d) => d.isDirectory() && /^\d\d-/.test(d.name))
+  .map((d) => d.name)
+  .sort();
+for (const folder of folders) {
+  const spec = (await import(pathToFileURL(join(HERE, folder, 'cases.mjs')))).default;
+  if (spec.challenge !== folder) throw new Error(`${folder}/cases.mjs says it is ${spec.challenge}`);
+  const text = format(buildTests(spec)) + '\n';
+  const file = join(HERE, folder, 'tests.json');
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : null;
+  if (current === text) continue;
+  if (check) stale.push(folder);
+  else {
+    writeFileSync(file, text);
+    console.log(`wrote ${folder}/tests.json`);
+  }
+}
+if (stale.length) {
+  console.error(`out of date: ${stale.join(', ')}; run node challenges/generate.mjs`);
+  process.exit(1);
+}
+console.log(`${folders.length} challenges ${check ? 'checked' : 'generated'}`);

@@ -1,0 +1,91 @@
+//! The challenges' tests.json files against the Rust core directly (plain `cargo test`): every
+//! fixed case within the stated tolerance, every error case with the stated error class and
+//! message prefix. The wasm twin of this file, tests/challenges.rs, goes through the JS API.
+
+use attention_lab::{dot_product_attention, multi_head_attention, AttentionError, Mask, Matrix, MultiHeadOptions};
+use serde_json::Value;
+
+const CHALLENGES: &[(&str, &str)] = &[
+    ("01-dot-product-attention", include_str!("../challenges/01-dot-product-attention/tests.json")),
+    ("02-multi-head-attention", include_str!("../challenges/02-multi-head-attention/tests.json")),
+    ("03-causal-mask", include_str!("../challenges/03-causal-mask/tests.json")),
+];
+
+fn matrix(value: &Value) -> Matrix {
+    let rows: Vec<Vec<f64>> = serde_json::from_value(value.clone()).expect("a number[][]");
+    Matrix::from_rows(&rows).expect("a rectangular matrix")
+}
+
+/// The `{ causal? }` part of an options object (absent means no mask).
+fn mask(options: Option<&Value>) -> Mask {
+    match options.and_then(|o| o.get("causal")).and_then(Value::as_bool) {
+        Some(true) => Mask::causal(),
+        _ => Mask::none(),
+    }
+}
+
+/// Runs the core function that tests.json names, with the case's arguments.
+fn call(function: &str, args: &[Value]) -> Result<Matrix, AttentionError> {
+    let (q, k, v) = (matrix(&args[0]), matrix(&args[1]), matrix(&args[2]));
+    match function {
+        "dotProductAttention" => dot_product_attention(&q, &k, &v, &mask(args.get(3))),
+        "multiHeadAttention" => {
+            let o = &args[3];
+            let count = |key: &str| o[key].as_u64().unwrap_or_else(|| panic!("options.{key}")) as usize;
+            let mut options = MultiHeadOptions::new(count("numberOfHeads"), count("headDimensions"));
+            options.w_o = o.get("W_O").map(matrix);
+            options.mask = mask(Some(o));
+            multi_head_attention(&q, &k, &v, &options)
+        }
+        other => panic!("unknown function {other}"),
+    }
+}
+
+fn tests() -> impl Iterator<Item = (&'static str, Value)> {
+    CHALLENGES.iter().map(|(folder, text)| {
+        let tests: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{folder}/tests.json: {e}"));
+        assert_eq!(tests["challenge"], *folder);
+        (*folder, tests)
+    })
+}
+
+#[test]
+fn the_core_passes_every_fixed_case() {
+    let mut count = 0;
+    for (folder, tests) in tests() {
+        let function = tests["function"].as_str().expect("function");
+        let tolerance = tests["tolerance"].as_f64().expect("tolerance");
+        assert!(tolerance <= 1e-9, "{folder}: tolerance {tolerance}");
+        for case in tests["fixed"].as_array().expect("fixed") {
+            let name = case["name"].as_str().expect("name");
+            let output = call(function, case["args"].as_array().expect("args")).unwrap_or_else(|e| panic!("{folder} / {name}: {e}"));
+            let expected = matrix(&case["expected"]);
+            assert_eq!(output.shape(), expected.shape(), "{folder} / {name}");
+            for (i, (&a, &e)) in output.data().iter().zip(expected.data()).enumerate() {
+                assert!(a.is_finite() && (a - e).abs() <= tolerance * e.abs().max(1.0), "{folder} / {name}: element {i} is {a}, expected {e}");
+            }
+            count += 1;
+        }
+    }
+    assert!(count >= 15, "only {count} fixed cases");
+}
+
+#[test]
+fn the_core_fails_every_error_case_with_the_stated_class_and_message() {
+    for (folder, tests) in tests() {
+        let function = tests["function"].as_str().expect("function");
+        for case in tests["errors"].as_array().expect("errors") {
+            let name = case["name"].as_str().expect("name");
+            let error = call(function, case["args"].as_array().expect("args")).expect_err(name);
+            let class = match error {
+                AttentionError::Type(_) => "TypeError",
+                AttentionError::Range(_) => "RangeError",
+                AttentionError::State(_) => "Error",
+            };
+            assert_eq!(class, case["throws"]["name"], "{folder} / {name}: {error}");
+            let prefix = case["throws"]["messageStartsWith"].as_str().expect("prefix");
+            assert!(error.message().starts_with(prefix), "{folder} / {name}: {error}");
+            assert_eq!(error.message(), case["throws"]["referenceMessage"], "{folder} / {name}: core and JS messages agree");
+        }
+    }
+}

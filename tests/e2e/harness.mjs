@@ -1,0 +1,72 @@
+// The e2e harness: `vite preview` of www/dist on a free 127.0.0.1 port (with the site's CSP
+// headers), Debian's Chromium through playwright-core, and a page wrapper that records console
+// errors and every request (pages and workers) so tests can assert on them.
+import { createRequire } from 'node:module';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = new URL('../../', import.meta.url).pathname;
+export const SCREENSHOTS = join(ROOT, 'tests', 'screenshots');
+export const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+export const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention_lab.js'));
+export const testsOf = (id) => JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'tests.json'), 'utf8'));
+export const CHALLENGE_IDS = ['01-dot-product-attention', '02-multi-head-attention', '03-causal-mask'];
+
+export async function startSite() {
+  const { preview } = await import(pathToFileURL(join(ROOT, 'www/node_modules/vite/dist/node/index.js')));
+  const server = await preview({ root: join(ROOT, 'www'), logLevel: 'silent', preview: { host: '127.0.0.1', port: 0, strictPort: false } });
+  const address = server.httpServer.address();
+  const origin = `http://127.0.0.1:${address.port}`;
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return {
+    origin,
+    browser,
+    async close() {
+      await browser.close();
+      await new Promise((resolve) => server.httpServer.close(resolve));
+    },
+  };
+}
+
+/**
+ * A fresh context (empty localStorage) and page. `log.errors` collects console errors, page
+ * errors and failed requests; `log.requests` every URL requested, including by workers.
+ */
+export async function openPage(site, size = SIZES.desktop) {
+  const context = await site.browser.newContext({ viewport: size });
+  const log = { errors: [], requests: [] };
+  context.on('request', (request) => log.requests.push(request.url()));
+  context.on('requestfailed', (request) => log.errors.push(`request failed: ${request.url()} ${request.failure()?.errorText}`));
+  const page = await context.newPage();
+  page.on('console', (message) => { if (message.type() === 'error') log.errors.push(`console: ${message.text()}`); });
+  page.on('pageerror', (error) => log.errors.push(`page error: ${error.message}`));
+  page.on('worker', (worker) => worker.on('console', (message) => { if (message.type() === 'error') log.errors.push(`worker console: ${message.text()}`); }));
+  return { context, page, log, url: (path) => `${site.origin}/${path}` };
+}
+
+/** Loads a challenge page with `code` already saved as the learner's code, runs the tests. */
+export async function runCode(page, url, id, code) {
+  await page.goto(url(`challenge.html?id=${id}`));
+  await page.evaluate(([k, v]) => localStorage.setItem(k, v), [`attention-lab:code:${id}`, code]);
+  await page.reload();
+  await page.locator('.cm-content').waitFor();
+  await page.click('#run-tests');
+  await page.waitForFunction(() => !document.querySelector('#run-tests').disabled && document.querySelector('#run-status').textContent !== 'Running the tests…', null, { timeout: 10000 });
+  return (await page.textContent('#run-status')).trim();
+}
+
+/** axe-core's serious and critical violations on the current page. */
+export async function axeViolations(page) {
+  const source = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(source); // evaluated through the DevTools protocol, so the page's CSP does not apply
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+}

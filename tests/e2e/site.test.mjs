@@ -1,0 +1,328 @@
+// End-to-end tests of the course site in headless Chromium (see harness.mjs).
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startSite, openPage, runCode, axeViolations, lab, testsOf, SIZES, SCREENSHOTS, CHALLENGE_IDS } from './harness.mjs';
+import { MISTAKES, mistakenSource, solution } from '../mistakes.mjs';
+
+const PAGES = [
+  ['home', 'index.html', '#challenge-list li'],
+  ['walkthrough', 'walkthrough.html', '#output-matrix'],
+  ...CHALLENGE_IDS.map((id) => [`challenge-${id.slice(0, 2)}`, `challenge.html?id=${id}`, '.cm-content']),
+];
+
+let site;
+before(async () => { site = await startSite(); });
+after(async () => { await site?.close(); });
+
+const valuesOf = (page, selector) => page.$$eval(`${selector} tbody tr`, (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.value))));
+
+describe('every page', () => {
+  for (const [name, path, ready] of PAGES) {
+    for (const [sizeName, size] of Object.entries(SIZES)) {
+      test(`${name} loads without console errors at ${size.width}×${size.height}, requests stay on the origin`, async () => {
+        const { context, page, log, url } = await openPage(site, size);
+        await page.goto(url(path));
+        await page.locator(ready).first().waitFor();
+        await page.evaluate(() => document.fonts.ready);
+        await page.screenshot({ path: join(SCREENSHOTS, `${name}-${sizeName}.png`), fullPage: true });
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
+        assert.deepEqual(log.errors, []);
+        assert.ok(log.requests.length > 3);
+        for (const request of log.requests) assert.ok(request.startsWith(`${site.origin}/`), `request outside the origin: ${request}`);
+        await context.close();
+      });
+    }
+  }
+});
+
+describe('accessibility', () => {
+  test('axe finds no serious or critical violations on any page (walkthrough at the heatmap, challenge with results)', async () => {
+    const { context, page, url } = await openPage(site);
+    const found = [];
+    for (const [name, path, ready] of PAGES) {
+      await page.goto(url(path));
+      await page.locator(ready).first().waitFor();
+      if (name === 'walkthrough') {
+        for (let i = 0; i < 3; i++) await page.click('#next-step');
+        await page.locator('#heatmap-0').waitFor();
+      }
+      found.push(...(await axeViolations(page)).map((v) => `${name}: ${v}`));
+    }
+    await runCode(page, url, CHALLENGE_IDS[0], mistakenSource(MISTAKES[0]));
+    found.push(...(await axeViolations(page)).map((v) => `challenge with results: ${v}`));
+    await page.screenshot({ path: join(SCREENSHOTS, 'challenge-01-results-desktop.png'), fullPage: true });
+    assert.deepEqual(found, []);
+    await context.close();
+  });
+
+  test('the walkthrough is usable by keyboard: Tab reaches the controls, arrows step, heatmap numbers are text', async () => {
+    const { context, page, url } = await openPage(site);
+    await page.goto(url('walkthrough.html'));
+    await page.locator('#output-matrix').waitFor();
+    await page.focus('#next-step');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    assert.match(await page.textContent('#step-counter'), /^Step 4 of 11: Head 0: softmax weights/);
+    const cells = await page.$$eval('#heatmap-0 td.heat', (tds) => tds.map((td) => td.textContent));
+    assert.ok(cells.length === 4 && cells.every((t) => /^\d\.\d{4}$/.test(t)), `heatmap cells read as numbers: ${cells}`);
+    const headers = await page.$$eval('#heatmap-0 th[scope]', (ths) => ths.map((th) => th.textContent));
+    assert.ok(headers.includes('query 0') && headers.includes('key 1'), headers.join());
+    await context.close();
+  });
+});
+
+describe('walkthrough', () => {
+  test('screenshots of the causal softmax heatmap at both sizes', async () => {
+    for (const [sizeName, size] of Object.entries(SIZES)) {
+      const { context, page, log, url } = await openPage(site, size);
+      await page.goto(url('walkthrough.html'));
+      await page.locator('#output-matrix').waitFor();
+      await page.click('#add-row');
+      await page.check('#causal');
+      for (let i = 0; i < 3; i++) await page.click('#next-step');
+      await page.locator('#heatmap-0').waitFor();
+      assert.equal(await page.locator('#heatmap-0 td.masked').count(), 3);
+      await page.locator('#step-view').screenshot({ path: join(SCREENSHOTS, `walkthrough-heatmap-${sizeName}.png`) });
+      assert.deepEqual(log.errors, []);
+      await context.close();
+    }
+  });
+
+  test('editing a cell recomputes the output to the package value at once', async () => {
+    const { context, page, url } = await openPage(site);
+    await page.goto(url('walkthrough.html'));
+    await page.locator('#output-matrix').waitFor();
+    const Q = [[1, 2], [3, 4]];
+    const V = [[5, 6], [7, 8]];
+    assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention(Q, Q, V, 2, 1));
+    await page.fill('#editor-Q input[data-row="0"][data-col="1"]', '-1.5');
+    const Q2 = [[1, -1.5], [3, 4]];
+    assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention(Q2, Q, V, 2, 1));
+    const shown = await page.$$eval('#output-matrix td', (tds) => tds.map((td) => td.textContent));
+    assert.deepEqual(shown, lab.multiHeadAttention(Q2, Q, V, 2, 1).flat().map((x) => x.toFixed(4)));
+    await page.check('#causal');
+    assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention(Q2, Q, V, { numberOfHeads: 2, headDimensions: 1, causal: true }));
+    await page.click('#add-row');
+    await page.fill('#editor-V input[data-row="2"][data-col="0"]', '10');
+    const [Q3, K3, V3] = [[...Q2, [0, 0]], [...Q, [0, 0]], [...V, [10, 0]]];
+    assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention(Q3, K3, V3, { numberOfHeads: 2, headDimensions: 1, causal: true }));
+    await page.fill('#editor-K input[data-row="0"][data-col="0"]', 'abc');
+    assert.match(await page.textContent('#input-status'), /not a number/);
+    assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention(Q3, K3, V3, { numberOfHeads: 2, headDimensions: 1, causal: true }));
+    await context.close();
+  });
+
+  test('the head pickers offer only valid splits and change the trace', async () => {
+    const { context, page, url } = await openPage(site);
+    await page.goto(url('walkthrough.html'));
+    await page.locator('#output-matrix').waitFor();
+    await page.click('#add-column'); // C = 3
+    assert.deepEqual(await page.$$eval('#number-of-heads option', (o) => o.map((x) => x.value)), ['1', '3']);
+    await page.click('#add-column'); // C = 4
+    assert.deepEqual(await page.$$eval('#head-dimensions option', (o) => o.map((x) => x.value)), ['1', '2', '4']);
+    await page.selectOption('#head-dimensions', '2');
+    assert.equal(await page.inputValue('#number-of-heads'), '2');
+    const read = (name) => page.$$eval(`#editor-${name} tbody tr`, (rows) => rows.map((r) => [...r.querySelectorAll('input')].map((i) => Number(i.value))));
+    const [Q, K, V] = [await read('Q'), await read('K'), await read('V')];
+    assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention(Q, K, V, 2, 2));
+    assert.match(await page.textContent('#step-counter'), /of 11:/); // slicing + 2 heads × 4 steps + concat + W_O
+    await page.click('#randomize');
+    const [Qr, Kr, Vr] = [await read('Q'), await read('K'), await read('V')];
+    assert.notDeepEqual(Qr, Q);
+    assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention(Qr, Kr, Vr, 2, 2));
+    await context.close();
+  });
+
+  test('step controls: next, previous, keyboard arrows, and every number from the trace', async () => {
+    const { context, page, url } = await openPage(site);
+    await page.goto(url('walkthrough.html'));
+    await page.locator('#output-matrix').waitFor();
+    const counter = () => page.textContent('#step-counter');
+    assert.match(await counter(), /^Step 1 of 11: Slice/);
+    assert.ok(await page.isDisabled('#prev-step'));
+    await page.click('#next-step');
+    assert.match(await counter(), /^Step 2 of 11: Head 0: scores/);
+    await page.click('body', { position: { x: 5, y: 300 } });
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    assert.match(await counter(), /^Step 4 of 11: Head 0: softmax weights/);
+    const Q = [[1, 2], [3, 4]];
+    const trace = lab.traceMultiHeadAttention(Q, Q, [[5, 6], [7, 8]], { numberOfHeads: 2, headDimensions: 1 });
+    const weights = trace.steps.find((s) => s.name === 'weights_0').values;
+    assert.deepEqual(await valuesOf(page, '#heatmap-0').then((rows) => rows.map((r) => r.slice(0, 2))), weights);
+    const sums = await page.$$eval('#heatmap-0 td.sum', (tds) => tds.map((td) => Number(td.dataset.value)));
+    sums.forEach((s) => assert.ok(Math.abs(s - 1) < 1e-12, `row sum ${s}`));
+    await page.keyboard.press('ArrowLeft');
+    assert.match(await counter(), /^Step 3 of 11: Head 0: scale/);
+    for (let i = 0; i < 20; i++) await page.keyboard.press('ArrowRight');
+    assert.match(await counter(), /^Step 11 of 11: Multiply by W_O/);
+    assert.ok(await page.isDisabled('#next-step'));
+    await page.click('#step-list li:nth-child(10) button');
+    assert.match(await counter(), /^Step 10 of 11: Concatenate/);
+    const concat = trace.steps.find((s) => s.name === 'concat').values;
+    assert.deepEqual(await valuesOf(page, '#step-view .equation > .matrix-wrap:last-child'), concat);
+    await context.close();
+  });
+});
+
+describe('challenges', () => {
+  test('a correct solution passes every test, marks the challenge solved, survives a reload; reset clears it', async () => {
+    const { context, page, url } = await openPage(site);
+    for (const id of CHALLENGE_IDS) {
+      const status = await runCode(page, url, id, solution(id));
+      const tests = testsOf(id);
+      const total = tests.fixed.length + tests.random.count + tests.errors.length;
+      assert.match(status, /^All tests pass\./, `${id}: ${status}`);
+      assert.equal(await page.locator('.case.pass').count(), total);
+      assert.ok(await page.isVisible('#solved-badge'));
+      await page.reload();
+      await page.locator('.cm-content').waitFor();
+      assert.ok(await page.isVisible('#solved-badge'), `${id} is still solved after a reload`);
+    }
+    await page.goto(url('index.html'));
+    assert.equal(await page.textContent('#progress-summary'), '3 of 3 challenges solved.');
+    assert.deepEqual(await page.$$eval('[data-state]', (s) => s.map((x) => x.dataset.state)), ['solved', 'solved', 'solved']);
+    await page.screenshot({ path: join(SCREENSHOTS, 'home-solved-desktop.png'), fullPage: true });
+    await page.click('#reset-progress');
+    assert.equal(await page.textContent('#progress-summary'), '0 of 3 challenges solved.');
+    await page.reload();
+    assert.equal(await page.textContent('#progress-summary'), '0 of 3 challenges solved.');
+    await context.close();
+  });
+
+  test('typing into the editor is saved and run', async () => {
+    const { context, page, url } = await openPage(site);
+    await page.goto(url(`challenge.html?id=${CHALLENGE_IDS[0]}`));
+    await page.click('.cm-content');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(solution(CHALLENGE_IDS[0]));
+    await page.keyboard.press('Control+Enter');
+    await page.waitForFunction(() => /tests pass/.test(document.querySelector('#run-status').textContent));
+    assert.match(await page.textContent('#run-status'), /^All tests pass\./);
+    await page.reload();
+    await page.locator('.cm-content').waitFor();
+    assert.match(await page.textContent('.cm-content'), /Math\.max\(\.\.\.row\)/);
+    await context.close();
+  });
+
+  for (const mistake of MISTAKES) {
+    test(`${mistake.challenge}: the "${mistake.id}" mistake gets its specific hint`, async () => {
+      const { context, page, url } = await openPage(site);
+      const status = await runCode(page, url, mistake.challenge, mistakenSource(mistake));
+      assert.match(status, /tests pass/);
+      assert.doesNotMatch(status, /^All/);
+      assert.deepEqual(await page.$$eval('[data-mistake]', (items) => items.map((i) => i.dataset.mistake)), [mistake.id]);
+      assert.ok(!(await page.isVisible('#solved-badge')));
+      if (mistake.id === 'no-max-subtraction') {
+        assert.match(await page.textContent('#diagnosis'), /NaN/);
+        assert.ok((await page.locator('.case.fail td.differs').count()) > 0, 'differing cells are highlighted');
+      }
+      await context.close();
+    });
+  }
+
+  test('an infinite loop is stopped within 3 s and the page stays responsive', async () => {
+    const { context, page, url } = await openPage(site);
+    await page.goto(url(`challenge.html?id=${CHALLENGE_IDS[1]}`));
+    await page.evaluate(() => localStorage.setItem('attention-lab:code:02-multi-head-attention', 'export function multiHeadAttention() {\n  while (true) {}\n}\n'));
+    await page.reload();
+    await page.locator('.cm-content').waitFor();
+    const started = Date.now();
+    await page.click('#run-tests');
+    const clickToResponse = Date.now() - started;
+    await page.waitForFunction(() => /an infinite loop/.test(document.querySelector('#run-status').textContent), null, { timeout: 3000 });
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed < 3000, `stopped after ${elapsed} ms`);
+    assert.match(await page.textContent('#run-status'), /your code ran longer than 2 s \(an infinite loop\?\)/);
+    assert.ok(clickToResponse < 1000);
+    const t0 = Date.now();
+    await page.click('#reset-code');
+    assert.match(await page.textContent('.cm-content'), /not written yet/);
+    assert.ok(Date.now() - t0 < 1000, 'the page answers at once');
+    assert.ok(!(await page.isDisabled('#run-tests')));
+    await context.close();
+  });
+
+  test('a syntax error and an exception are shown with their line', async () => {
+    const { context, page, url } = await openPage(site);
+    const broken = 'export function dotProductAttention(Q, K, V) {\n  const x = 1;\n  return [[x +]];\n}\n';
+    assert.match(await runCode(page, url, CHALLENGE_IDS[0], broken), /^Syntax error \(line 3, column \d+\): Unexpected token/);
+    const throwing = 'export function dotProductAttention(Q, K, V) {\n  const rows = Q.length;\n\n  return V.map((row) => row.nope.length);\n}\n';
+    await runCode(page, url, CHALLENGE_IDS[0], throwing);
+    const exception = await page.locator('.case.fail .exception').first().textContent();
+    assert.match(exception, /^TypeError: .*\(line 4\)$/);
+    assert.match(await runCode(page, url, CHALLENGE_IDS[0], 'export const answer = 42;\n'), /^Missing function: your code does not export a function named dotProductAttention/);
+    await context.close();
+  });
+
+  test('learner code cannot reach the network, the DOM or storage', async () => {
+    const { context, page, log, url } = await openPage(site);
+    const probe = [
+      'export function dotProductAttention(Q, K, V) {',
+      '  const scope = (0, eval)("this");',
+      '  const proto = Object.getPrototypeOf(Object.getPrototypeOf(scope));',
+      '  const found = [typeof fetch, typeof document, typeof localStorage, typeof XMLHttpRequest, "prototype fetch is a " + typeof proto.fetch];',
+      '  try { proto.fetch.call(scope, "/csp-probe-same-origin").catch(() => {}); } catch (e) { found.push("blocked:" + e.name); }',
+      '  try { proto.fetch.call(scope, "http://198.51.100.7/csp-probe").catch(() => {}); } catch (e) { found.push("blocked:" + e.name); }',
+      '  throw new Error(found.join(","));',
+      '}',
+    ].join('\n');
+    await runCode(page, url, CHALLENGE_IDS[0], probe);
+    await page.waitForTimeout(300);
+    const exception = await page.locator('.case.fail .exception').first().textContent();
+    // The learner's code sees no fetch, DOM or storage, and no probe request was seen.
+    assert.match(exception, /^Error: undefined,undefined,undefined,undefined,prototype fetch is a function \(line 7\)$/);
+    assert.deepEqual(log.requests.filter((r) => r.includes('csp-probe')), []);
+    // The policies as served: pages may load scripts and connect only to the origin; the worker
+    // (which evaluates learner code, so it is not under the page's policy) may connect nowhere.
+    const workerUrl = log.requests.find((r) => /\/assets\/runner\.worker[^/]*\.js$/.test(r));
+    assert.ok(workerUrl, 'the worker script was loaded from the origin');
+    const workerPolicy = (await fetch(workerUrl)).headers.get('content-security-policy');
+    assert.equal(workerPolicy, "default-src 'none'; script-src 'self' 'unsafe-eval'");
+    const pagePolicy = (await fetch(url('challenge.html'))).headers.get('content-security-policy');
+    assert.match(pagePolicy, /(^|; )script-src 'self' 'wasm-unsafe-eval'(;|$)/);
+    assert.match(pagePolicy, /(^|; )connect-src 'self'(;|$)/);
+    assert.match(pagePolicy, /(^|; )default-src 'self'(;|$)/);
+    for (const request of log.requests) assert.ok(request.startsWith(`${site.origin}/`), request);
+    await context.close();
+  });
+
+  test('"Show the reference answer" needs an attempt and two confirmations', async () => {
+    const { context, page, url } = await openPage(site);
+    await page.goto(url(`challenge.html?id=${CHALLENGE_IDS[2]}`));
+    await page.locator('.cm-content').waitFor();
+    assert.ok(await page.isDisabled('#show-answer'));
+    await page.click('#run-tests');
+    await page.waitForFunction(() => /pass/.test(document.querySelector('#run-status').textContent));
+    assert.ok(!(await page.isDisabled('#show-answer')));
+    await page.click('#show-answer');
+    assert.equal(await page.locator('.answer').count(), 0);
+    await page.click('text=Yes, show it');
+    assert.equal(await page.locator('.answer').count(), 0);
+    await page.click('text=Yes, I am sure');
+    assert.match(await page.textContent('.answer pre'), /causal && j > i \? -Infinity/);
+    await page.reload();
+    await page.locator('.cm-content').waitFor();
+    assert.ok(!(await page.isDisabled('#show-answer')), 'the attempt is remembered');
+    await page.click('#show-answer');
+    await page.click('text=No, keep trying');
+    assert.equal(await page.locator('.confirm, .answer').count(), 0);
+    await context.close();
+  });
+
+  test('the lesson renders its math with KaTeX', async () => {
+    const { context, page, url } = await openPage(site);
+    for (const id of CHALLENGE_IDS) {
+      await page.goto(url(`challenge.html?id=${id}`));
+      assert.ok((await page.locator('#lesson .katex-display').count()) >= 1, id);
+      assert.ok((await page.locator('#lesson math').count()) >= 3, `${id}: MathML for screen readers`);
+      assert.doesNotMatch(await page.textContent('#lesson'), /\$\$/);
+      assert.equal(await page.locator('#lesson .katex-error').count(), 0);
+    }
+    await context.close();
+  });
+});

@@ -1,0 +1,43 @@
+// Realistic wrong answers: each is a challenge's solution.js with one small edit, and the
+// mistake id the site must name for it. Used by tests/js/challenges.test.mjs (diagnosis in Node)
+// and tests/e2e/site.test.mjs (the hint shown on the page).
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const solution = (challenge) => readFileSync(join(ROOT, 'challenges', challenge, 'solution.js'), 'utf8');
+
+const NO_MAX = ['const max = Math.max(...row);', 'const max = 0;'];
+const NO_SCALE_01 = ['const scale = 1 / Math.sqrt(Q[0].length);', 'const scale = 1;'];
+const AXIS = ['const weights = scaled.map(softmax);', 'const weights = transpose(transpose(scaled).map(softmax));'];
+
+export const MISTAKES = [
+  { challenge: '01-dot-product-attention', id: 'no-scaling', edit: NO_SCALE_01 },
+  { challenge: '01-dot-product-attention', id: 'softmax-axis', edit: AXIS },
+  { challenge: '01-dot-product-attention', id: 'no-max-subtraction', edit: NO_MAX },
+  { challenge: '01-dot-product-attention', id: 'k-not-transposed', edit: ['matMul(Q, transpose(K))', 'matMul(Q, K)'] },
+  { challenge: '01-dot-product-attention', id: 'v-transposed', edit: ['return matMul(weights, V);', 'return matMul(weights, transpose(V));'] },
+  { challenge: '02-multi-head-attention', id: 'scale-by-C', edit: ['attention(Q_h, K_h, V_h, headDimensions)', 'attention(Q_h, K_h, V_h, C)'] },
+  { challenge: '02-multi-head-attention', id: 'no-scaling', edit: ['const scale = 1 / Math.sqrt(width);', 'const scale = 1;'] },
+  { challenge: '02-multi-head-attention', id: 'softmax-axis', edit: AXIS },
+  { challenge: '02-multi-head-attention', id: 'rows-sliced', edit: ['return M.map((row) => row.slice(start, end));', 'return M.slice(start, end);'] },
+  { challenge: '02-multi-head-attention', id: 'concat-vertical', edit: ['const concat = concatColumns(contexts);', 'const concat = contexts.flat();'] },
+  { challenge: '02-multi-head-attention', id: 'k-not-transposed', edit: ['matMul(Q, transpose(K))', 'matMul(Q, K)'] },
+  { challenge: '02-multi-head-attention', id: 'v-transposed', edit: ['return matMul(weights, V);', 'return matMul(weights, transpose(V));'] },
+  { challenge: '02-multi-head-attention', id: 'no-max-subtraction', edit: NO_MAX },
+  { challenge: '03-causal-mask', id: 'mask-ignored', edit: ['const weights = masked.map(softmax);', 'const weights = scaled.map(softmax);'] },
+  { challenge: '03-causal-mask', id: 'mask-reversed', edit: ['causal && j > i ? -Infinity', 'causal && j < i ? -Infinity'] },
+  { challenge: '03-causal-mask', id: 'mask-after-softmax', edit: ['const weights = masked.map(softmax);', 'const weights = scaled.map(softmax).map((row, i) => row.map((w, j) => (causal && j > i ? 0 : w)));'] },
+  { challenge: '03-causal-mask', id: 'mask-with-zero', edit: ['causal && j > i ? -Infinity', 'causal && j > i ? 0'] },
+  { challenge: '03-causal-mask', id: 'no-scaling', edit: NO_SCALE_01 },
+  { challenge: '03-causal-mask', id: 'softmax-axis', edit: ['const weights = masked.map(softmax);', 'const weights = transpose(transpose(masked).map(softmax));'] },
+  { challenge: '03-causal-mask', id: 'no-max-subtraction', edit: NO_MAX },
+];
+
+/** The mistaken source; throws if the edit no longer applies to solution.js. */
+export function mistakenSource({ challenge, edit: [from, to] }) {
+  const source = solution(challenge);
+  if (!source.includes(from)) throw new Error(`${challenge}/solution.js no longer contains ${JSON.stringify(from)}`);
+  return source.replace(from, to);
+}

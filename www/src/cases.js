@@ -1,0 +1,76 @@
+// The test-case rules of challenges/README.md, shared by the site and the Node tests:
+// the comparison rule, the random-case recipe, and shape helpers. Pure functions, no DOM.
+
+/** `rows×cols` of a matrix-like value, or null when it is not a non-empty array of equal rows. */
+export function shapeOf(value) {
+  if (!Array.isArray(value) || value.length === 0 || !Array.isArray(value[0])) return null;
+  const cols = value[0].length;
+  return value.every((row) => Array.isArray(row) && row.length === cols) ? [value.length, cols] : null;
+}
+
+export const shapeText = ([rows, cols]) => `${rows}×${cols}`;
+
+/** The schema's rule: |a − e| ≤ tolerance · max(1, |e|); NaN and ±Infinity never pass. */
+export function closeEnough(actual, expected, tolerance) {
+  return typeof actual === 'number' && Number.isFinite(actual) && Math.abs(actual - expected) <= tolerance * Math.max(1, Math.abs(expected));
+}
+
+/**
+ * Compares an actual output with an expected matrix.
+ * Returns { pass, reason, differs } where differs[r][c] is true for cells that fail.
+ */
+export function compareMatrices(actual, expected, tolerance) {
+  const want = shapeOf(expected);
+  const got = shapeOf(actual);
+  if (!got) return { pass: false, reason: `expected a ${shapeText(want)} array of rows, got ${describe(actual)}`, differs: null };
+  if (got[0] !== want[0] || got[1] !== want[1]) {
+    return { pass: false, reason: `expected a ${shapeText(want)} matrix, got ${shapeText(got)}`, differs: null };
+  }
+  const differs = expected.map((row, r) => row.map((e, c) => !closeEnough(actual[r][c], e, tolerance)));
+  const bad = differs.flat().filter(Boolean).length;
+  return { pass: bad === 0, reason: bad ? `${bad} of ${want[0] * want[1]} entries differ` : '', differs };
+}
+
+/** A short description of any value, for messages. */
+export function describe(value) {
+  if (value === undefined) return 'undefined';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : `an array of ${value.length} (${Array.isArray(value[0]) ? 'ragged rows' : 'not rows'})`;
+  if (typeof value === 'number') return `the number ${value}`;
+  if (typeof value === 'string') return 'a string';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** mulberry32: a tiny seeded generator, so a failing random case can be reproduced from its seed. */
+export function seededRandom(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One random case from the recipe `random` of a tests.json: returns the argument list. */
+export function randomArgs(random, next) {
+  const int = ([min, max]) => min + Math.floor(next() * (max - min + 1));
+  const sizes = {};
+  const specs = Object.entries(random.sizes);
+  for (const [name, spec] of specs) if (Array.isArray(spec)) sizes[name] = int(spec);
+  for (const [name, spec] of specs) if (!Array.isArray(spec)) sizes[name] = spec.product.reduce((p, f) => p * sizes[f], 1);
+  const [lo, hi] = random.entries;
+  const make = (template) => {
+    if (template.matrix) {
+      const [rows, cols] = template.matrix.map((n) => sizes[n]);
+      return Array.from({ length: rows }, () => Array.from({ length: cols }, () => lo + next() * (hi - lo)));
+    }
+    if (template.size) return sizes[template.size];
+    if (template.oneOf) return template.oneOf[Math.floor(next() * template.oneOf.length)];
+    if ('literal' in template) return template.literal;
+    if (template.object) return Object.fromEntries(Object.entries(template.object).map(([k, t]) => [k, make(t)]));
+    throw new Error(`unknown template ${JSON.stringify(template)}`);
+  };
+  return random.args.map(make);
+}

@@ -1,0 +1,248 @@
+// A challenge page: the lesson (markdown + KaTeX), a CodeMirror editor, and "Run tests", which
+// runs the learner's code in a worker (killed after 2 s) on the fixed, random and error cases
+// of tests.json, compares with the expected values / the wasm reference and names known mistakes.
+import { EditorView, basicSetup } from 'codemirror';
+import { keymap } from '@codemirror/view';
+import { Prec } from '@codemirror/state';
+import { javascript } from '@codemirror/lang-javascript';
+import { Marked } from 'marked';
+import markedKatex from 'marked-katex-extension';
+import 'katex/dist/katex.min.css';
+import { wasm, progress, el, matrixTable, showFatal } from './common.js';
+import { CHALLENGES, challengeById } from './challenges.js';
+import { compareMatrices, randomArgs, seededRandom } from './cases.js';
+import { diagnose } from './variants.js';
+
+const TIME_LIMIT_MS = 2000;
+const TIME_LIMIT_MESSAGE = 'your code ran longer than 2 s (an infinite loop?)';
+const RANDOM_TOLERANCE = 1e-9;
+const SAVE_DELAY_MS = 300;
+
+const $ = (id) => document.getElementById(id);
+const challenge = challengeById(new URLSearchParams(location.search).get('id') ?? CHALLENGES[0].id);
+let editor;
+let running = null;
+
+// ---- lesson -------------------------------------------------------------------------
+
+function renderLesson() {
+  const markdown = new Marked();
+  markdown.use(markedKatex({ throwOnError: false, nonStandard: true, output: 'htmlAndMathml' }));
+  $('lesson').innerHTML = markdown.parse(challenge.readme);
+  // A display equation wider than the column scrolls; keyboard users must be able to scroll it too.
+  const focusableWhenScrolling = () => $('lesson').querySelectorAll('.katex-display').forEach((d) => {
+    if (d.scrollWidth > d.clientWidth) d.setAttribute('tabindex', '0');
+    else d.removeAttribute('tabindex');
+  });
+  focusableWhenScrolling();
+  document.fonts.ready.then(focusableWhenScrolling);
+  addEventListener('resize', focusableWhenScrolling);
+  document.title = `${challenge.number} · ${challenge.title} · attention-lab`;
+  const i = CHALLENGES.indexOf(challenge);
+  $('challenge-nav').replaceChildren(
+    ...(i > 0 ? [el('a', { href: `./challenge.html?id=${CHALLENGES[i - 1].id}` }, `← ${CHALLENGES[i - 1].number}`)] : []),
+    el('a', { href: location.href, 'aria-current': 'page' }, `Challenge ${challenge.number}`),
+    ...(i < CHALLENGES.length - 1 ? [el('a', { href: `./challenge.html?id=${CHALLENGES[i + 1].id}` }, `${CHALLENGES[i + 1].number} →`)] : []),
+  );
+}
+
+// ---- editor -------------------------------------------------------------------------
+
+function createEditor() {
+  let timer;
+  editor = new EditorView({
+    doc: progress.code(challenge.id) ?? challenge.starter,
+    parent: $('editor'),
+    extensions: [
+      basicSetup,
+      javascript(),
+      Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => { runTests(); return true; } }])),
+      EditorView.contentAttributes.of({ 'aria-label': `Your code for challenge ${challenge.number}`, tabindex: '0' }),
+      EditorView.updateListener.of((update) => {
+        if (!update.docChanged) return;
+        clearTimeout(timer);
+        timer = setTimeout(() => progress.saveCode(challenge.id, update.state.doc.toString()), SAVE_DELAY_MS);
+      }),
+    ],
+  });
+}
+
+const code = () => editor.state.doc.toString();
+
+// ---- running --------------------------------------------------------------------------
+
+/** The cases of one run: fixed (expected from tests.json), random (expected from wasm), errors. */
+function buildCases(lab, seed) {
+  const { tests } = challenge;
+  const next = seededRandom(seed);
+  const random = Array.from({ length: tests.random.count }, (_, i) => {
+    const args = randomArgs(tests.random, next);
+    return { id: `random-${i}`, kind: 'random', name: `random case ${i + 1}`, args, expected: lab[tests.function](...structuredClone(args)), tolerance: RANDOM_TOLERANCE };
+  });
+  return [
+    ...tests.fixed.map((c, i) => ({ id: `fixed-${i}`, kind: 'fixed', name: c.name, why: c.why, args: c.args, expected: c.expected, tolerance: tests.tolerance })),
+    ...random,
+    ...tests.errors.map((c, i) => ({ id: `error-${i}`, kind: 'error', name: c.name, args: c.args, throws: c.throws })),
+  ];
+}
+
+/** Runs `source` in a fresh worker; resolves with its reply or { type: 'timeout' }. */
+function runInWorker(source, cases) {
+  return new Promise((resolve) => {
+    const worker = new Worker(new URL('./runner.worker.js', import.meta.url), { type: 'module', name: 'learner-code' });
+    const timer = setTimeout(() => { worker.terminate(); resolve({ type: 'timeout' }); }, TIME_LIMIT_MS);
+    worker.onmessage = ({ data }) => { clearTimeout(timer); worker.terminate(); resolve(data); };
+    worker.onerror = (event) => { event.preventDefault(); clearTimeout(timer); worker.terminate(); resolve({ type: 'load-error', name: 'Error', message: event.message || 'the test worker failed to start' }); };
+    worker.postMessage({ code: source, functionName: challenge.tests.function, cases: cases.map(({ id, args }) => ({ id, args })) });
+  });
+}
+
+function judge(testCase, result) {
+  if (testCase.kind === 'error') {
+    if (!result.error) return { pass: false, reason: `expected ${testCase.throws.name}: "${testCase.throws.messageStartsWith}…" but your function returned normally` };
+    const { name, message } = result.error;
+    const pass = name === testCase.throws.name && message.startsWith(testCase.throws.messageStartsWith);
+    return { pass, reason: pass ? '' : `expected ${testCase.throws.name}: "${testCase.throws.messageStartsWith}…", got ${name}: "${message}"` };
+  }
+  if (result.error) return { pass: false, reason: 'your function threw' };
+  return compareMatrices(result.output, testCase.expected, testCase.tolerance);
+}
+
+async function runTests() {
+  if (running) return running;
+  const button = $('run-tests');
+  button.disabled = true;
+  progress.saveCode(challenge.id, code());
+  progress.markAttempted(challenge.id);
+  $('show-answer').disabled = false;
+  $('run-status').textContent = 'Running the tests…';
+  $('results').replaceChildren();
+  $('diagnosis').replaceChildren();
+  running = (async () => {
+    const lab = await wasm();
+    const seed = (Math.random() * 2 ** 32) >>> 0;
+    const cases = buildCases(lab, seed);
+    const started = performance.now();
+    const reply = await runInWorker(code(), cases);
+    const elapsed = Math.round(performance.now() - started);
+    showReply(reply, cases, seed, elapsed);
+  })().finally(() => { running = null; button.disabled = false; });
+  return running;
+}
+
+// ---- results ----------------------------------------------------------------------
+
+function showReply(reply, cases, seed, elapsed) {
+  const status = $('run-status');
+  status.className = 'status';
+  if (reply.type === 'timeout') {
+    status.classList.add('fail');
+    status.replaceChildren(el('strong', {}, 'Stopped: '), TIME_LIMIT_MESSAGE);
+    return;
+  }
+  if (reply.type !== 'done') {
+    status.classList.add('fail');
+    const where = reply.line ? ` (line ${reply.line}${reply.column ? `, column ${reply.column}` : ''})` : '';
+    const label = { syntax: 'Syntax error', 'load-error': 'Your code threw while loading', missing: 'Missing function' }[reply.type];
+    status.replaceChildren(el('strong', {}, `${label}${where}: `), `${reply.name && reply.type !== 'syntax' ? `${reply.name}: ` : ''}${reply.message}`);
+    return;
+  }
+  const byId = new Map(reply.results.map((r) => [r.id, r]));
+  const judged = cases.map((c) => ({ ...c, result: byId.get(c.id), verdict: judge(c, byId.get(c.id)) }));
+  const passed = judged.filter((c) => c.verdict.pass).length;
+  const all = passed === judged.length;
+  status.classList.add(all ? 'pass' : 'fail');
+  status.replaceChildren(el('strong', {}, all ? 'All tests pass. ' : `${passed} of ${judged.length} tests pass. `),
+    `${elapsed} ms; random seed ${seed}.`, all ? ' Challenge solved ✓' : '');
+  if (all) {
+    progress.markSolved(challenge.id);
+    $('solved-badge').hidden = false;
+  }
+  showDiagnosis(judged);
+  const groups = [['fixed', 'Fixed cases'], ['random', 'Random cases (against the WebAssembly reference)'], ['error', 'Cases that must throw']];
+  $('results').replaceChildren(...groups.map(([kind, title]) => {
+    const items = judged.filter((c) => c.kind === kind);
+    const ok = items.filter((c) => c.verdict.pass).length;
+    return el('section', { class: 'result-group', 'data-kind': kind }, el('h3', {}, `${title}: ${ok} of ${items.length} pass`),
+      el('ul', { class: 'cases' }, items.map(renderCase)));
+  }));
+}
+
+function showDiagnosis(judged) {
+  const fixed = judged.filter((c) => c.kind === 'fixed');
+  const outputs = fixed.map((c) => (c.result?.error ? undefined : c.result?.output));
+  const found = diagnose(challenge.tests, outputs);
+  if (!found.length) {
+    const nonFinite = fixed.filter((c) => Array.isArray(c.result?.output) && c.result.output.flat().some((x) => typeof x !== 'number' || !Number.isFinite(x)));
+    if (nonFinite.length) {
+      $('diagnosis').replaceChildren(el('div', { class: 'diagnosis', role: 'alert' }, el('h3', {}, 'NaN or Infinity in your output'),
+        el('p', {}, `In ${nonFinite.map((c) => `"${c.name}"`).join(', ')}: look for exp() of a large number (subtract the row maximum first), a division by zero, or an index past the end of a row (undefined turns into NaN).`)));
+    }
+    return;
+  }
+  $('diagnosis').replaceChildren(el('div', { class: 'diagnosis', role: 'alert' },
+    el('h3', {}, found.length === 1 ? 'This looks like a known mistake' : 'These look like known mistakes'),
+    el('ul', {}, found.map((d) => el('li', { 'data-mistake': d.id }, el('strong', {}, `${d.title}. `), d.hint)))));
+}
+
+function renderCase(c) {
+  const { pass, reason, differs } = c.verdict;
+  const summary = el('summary', {}, el('span', { class: `verdict ${pass ? 'pass' : 'fail'}` }, pass ? '✓ pass' : '✗ fail'), ` ${c.name}`);
+  const body = [];
+  if (c.why) body.push(el('p', { class: 'why' }, c.why));
+  if (reason) body.push(el('p', { class: 'reason' }, reason));
+  if (c.result?.error && c.kind !== 'error') {
+    const { name, message, line } = c.result.error;
+    body.push(el('p', { class: 'exception' }, `${name}: ${message}${line ? ` (line ${line})` : ''}`));
+  }
+  if (c.kind !== 'error') {
+    const actual = c.result?.output;
+    const sides = [matrixTable('expected', c.expected)];
+    if (Array.isArray(actual) && actual.every(Array.isArray) && actual.length) {
+      sides.push(matrixTable('your output', actual.map((row) => row.map((x) => (typeof x === 'number' ? x : String(x?.unexpected ?? x)))), {
+        cellClass: (r, col) => (!differs || differs[r]?.[col] ? 'differs' : ''),
+        cellTitle: (r, col) => (!differs || differs[r]?.[col] ? 'differs from the expected value' : undefined),
+      }));
+    } else if (actual !== undefined) {
+      sides.push(el('p', { class: 'reason' }, `your output: ${JSON.stringify(actual)}`));
+    }
+    body.push(el('div', { class: 'matrix-row side-by-side' }, sides));
+  }
+  return el('li', { class: `case ${pass ? 'pass' : 'fail'}`, 'data-case': c.id }, el('details', { open: !pass && c.kind === 'fixed' ? true : null }, summary, ...body));
+}
+
+// ---- reference answer ---------------------------------------------------------------
+
+function askForAnswer() {
+  const area = $('answer-area');
+  const ask = (question, yes, then) => {
+    area.replaceChildren(el('div', { class: 'confirm', role: 'group', 'aria-label': 'Confirm' }, el('p', {}, question),
+      el('button', { type: 'button', class: 'danger', onclick: then }, yes),
+      el('button', { type: 'button', onclick: () => area.replaceChildren() }, 'No, keep trying')));
+    area.querySelector('button').focus();
+  };
+  ask('Show the reference answer? Working it out yourself teaches far more.', 'Yes, show it', () =>
+    ask('Are you sure? Once seen, it cannot be unseen.', 'Yes, I am sure', () => {
+      area.replaceChildren(el('section', { class: 'answer', 'aria-labelledby': 'answer-heading' },
+        el('h3', { id: 'answer-heading', tabindex: '-1' }, 'Reference answer'), el('pre', {}, el('code', {}, challenge.solution))));
+      area.querySelector('h3').focus();
+    }));
+}
+
+// ---- start ------------------------------------------------------------------------------
+
+if (!challenge) {
+  showFatal('There is no such challenge. Pick one on the home page.');
+} else {
+  renderLesson();
+  createEditor();
+  $('solved-badge').hidden = !progress.solved(challenge.id);
+  $('show-answer').disabled = !progress.attempted(challenge.id);
+  $('run-tests').addEventListener('click', runTests);
+  $('show-answer').addEventListener('click', askForAnswer);
+  $('reset-code').addEventListener('click', () => {
+    editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: challenge.starter } });
+    progress.clearCode(challenge.id);
+  });
+  wasm().catch((error) => showFatal(`The WebAssembly reference could not be loaded: ${error.message}`));
+}

@@ -1,0 +1,114 @@
+// Runs the learner's code, away from the page: no DOM, no localStorage, and (by this file's
+// Content-Security-Policy, see vite.config.js) no network. The page terminates this worker
+// after 2 s. Messages: in { code, functionName, cases: [{ id, args }] };
+// out { type: 'syntax' | 'load-error' | 'missing' | 'done', … }.
+import { parse } from 'acorn';
+
+const SOURCE_NAME = 'your-code.js';
+// Network and messaging globals: removed from the worker before the learner's code runs, and
+// shadowed as undefined parameters inside it (the CSP blocks the network anyway).
+const REMOVED = ['fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'importScripts', 'indexedDB', 'caches', 'BroadcastChannel', 'Worker', 'SharedWorker', 'WebTransport'];
+const HIDDEN = [...REMOVED, 'postMessage', 'close', 'onmessage', 'self', 'globalThis'];
+
+const post = self.postMessage.bind(self);
+for (const name of REMOVED) {
+  try {
+    Object.defineProperty(self, name, { value: undefined, configurable: false, writable: false });
+  } catch { /* still shadowed below */ }
+}
+
+/** The line of the learner's code an error comes from, read from its stack. */
+function lineOf(error) {
+  const match = String(error?.stack ?? '').match(new RegExp(`${SOURCE_NAME.replace('.', '\\.')}:(\\d+):(\\d+)`));
+  return match ? { line: Number(match[1]), column: Number(match[2]) } : {};
+}
+
+function describeError(error) {
+  if (error instanceof Error) return { name: error.name, message: error.message, ...lineOf(error) };
+  return { name: 'thrown value', message: `your code threw ${typeof error === 'string' ? JSON.stringify(error) : String(error)}` };
+}
+
+/** Only plain data goes back to the page: numbers stay numbers, anything else is described. */
+function plain(value, depth = 0) {
+  if (typeof value === 'number') return value;
+  if (Array.isArray(value) && depth < 2) return value.map((v) => plain(v, depth + 1));
+  if (value === undefined) return { unexpected: 'undefined' };
+  if (value === null) return { unexpected: 'null' };
+  return { unexpected: Array.isArray(value) ? 'a nested array' : typeof value === 'object' ? 'an object' : `a ${typeof value} (${String(value).slice(0, 40)})` };
+}
+
+/**
+ * Turns the module text into a script: `export` keywords become spaces (so lines and columns
+ * stay where the learner wrote them) and the exported names are returned.
+ */
+function toScript(code) {
+  const ast = parse(code, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+  const chars = code.split(''); // UTF-16 units, like acorn's positions
+  const blank = (start, end) => { for (let i = start; i < end; i++) if (chars[i] !== '\n') chars[i] = ' '; };
+  const exported = [];
+  for (const node of ast.body) {
+    if (node.type === 'ImportDeclaration' || node.type === 'ExportAllDeclaration' || (node.type === 'ExportNamedDeclaration' && node.source)) {
+      const error = new SyntaxError('imports are not available here: keep everything in this one file');
+      error.loc = node.loc.start;
+      throw error;
+    }
+    if (node.type === 'ExportNamedDeclaration') {
+      if (node.declaration) {
+        blank(node.start, node.declaration.start);
+        const d = node.declaration;
+        if (d.id) exported.push(d.id.name);
+        for (const v of d.declarations ?? []) if (v.id.type === 'Identifier') exported.push(v.id.name);
+      } else {
+        blank(node.start, node.end);
+        for (const s of node.specifiers) exported.push(`${s.exported.name}:${s.local.name}`);
+      }
+    }
+    if (node.type === 'ExportDefaultDeclaration') {
+      const d = node.declaration;
+      blank(node.start, d.start);
+      if (d.id) exported.push(`default:${d.id.name}`);
+      else {
+        // "export default " (15 characters) becomes "var __default__=" over the same span, give or take
+        const lead = 'var __default__=';
+        chars.splice(node.start, d.start - node.start, ...lead.split(''), ' ');
+        exported.push('default:__default__');
+      }
+    }
+  }
+  const text = chars.join('');
+  const names = exported.map((n) => (n.includes(':') ? n.split(':') : [n, n]));
+  const returns = names.map(([outer, inner]) => `${JSON.stringify(outer)}: typeof ${inner} === 'undefined' ? undefined : ${inner}`);
+  // One line of wrapper before the code would shift every line number: keep it on line 1.
+  return `(function (${HIDDEN.join(', ')}) {"use strict";${text}\n;return { ${returns.join(', ')} };\n})\n//# sourceURL=${SOURCE_NAME}`;
+}
+
+self.onmessage = ({ data: { code, functionName, cases } }) => {
+  let script;
+  try {
+    script = toScript(code);
+  } catch (error) {
+    const loc = error.loc ?? {};
+    post({ type: 'syntax', message: error.message.replace(/ \(\d+:\d+\)$/, ''), line: loc.line, column: loc.column === undefined ? undefined : loc.column + 1 });
+    return;
+  }
+  let exportsOfCode;
+  try {
+    exportsOfCode = (0, eval)(script)();
+  } catch (error) {
+    post({ type: error instanceof SyntaxError && !lineOf(error).line ? 'syntax' : 'load-error', ...describeError(error) });
+    return;
+  }
+  const fn = exportsOfCode[functionName] ?? exportsOfCode.default;
+  if (typeof fn !== 'function') {
+    post({ type: 'missing', message: `your code does not export a function named ${functionName} (write: export function ${functionName}(…) { … })` });
+    return;
+  }
+  const results = cases.map(({ id, args }) => {
+    try {
+      return { id, output: plain(fn(...args)) };
+    } catch (error) {
+      return { id, error: describeError(error) };
+    }
+  });
+  post({ type: 'done', results });
+};

@@ -1,0 +1,219 @@
+// Models of the known wrong answers, for mistake diagnosis. Each model computes what a
+// specific mistake produces; a learner whose outputs match a model on every fixed case where
+// the model is defined (and that model is wrong somewhere) made that mistake.
+// Plain JS, no DOM, so the Node tests can check that every listed mistake is detectable.
+
+const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
+const scaleBy = (M, s) => M.map((row) => row.map((x) => x * s));
+const identity = (n) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
+const sliceColumns = (M, start, end) => M.map((row) => row.slice(start, end));
+const concatColumns = (parts) => parts[0].map((_, r) => parts.flatMap((p) => p[r]));
+
+/** A·B, or null when the inner sizes differ (the mistake then has no defined result). */
+function matMul(A, B) {
+  if (!A || !B || A[0].length !== B.length) return null;
+  return A.map((row) => B[0].map((_, j) => row.reduce((sum, a, k) => sum + a * B[k][j], 0)));
+}
+
+function softmaxRow(row, stable) {
+  const max = stable ? Math.max(...row) : 0;
+  const exps = row.map((x) => Math.exp(x - max));
+  const sum = exps.reduce((a, b) => a + b, 0);
+  return exps.map((e) => e / sum);
+}
+
+/**
+ * Attention with one knob per mistake. `allowed(i, j)` is the mask (null: none).
+ * maskMode: 'minus-infinity' (right), 'zero' (masked score = 0), 'after-softmax' (zero the weights).
+ */
+function attend(Q, K, V, { scale = 1 / Math.sqrt(Q[0].length), axis = 'rows', stable = true, transposeK = true, transposeV = false, allowed = null, maskMode = 'minus-infinity' } = {}) {
+  const scores = matMul(Q, transposeK ? transpose(K) : K);
+  if (!scores || scores.length !== scores[0].length) return null;
+  let scaled = scaleBy(scores, scale);
+  if (allowed && maskMode !== 'after-softmax') {
+    const fill = maskMode === 'zero' ? 0 : -Infinity;
+    scaled = scaled.map((row, i) => row.map((x, j) => (allowed(i, j) ? x : fill)));
+  }
+  let weights = axis === 'rows' ? scaled.map((r) => softmaxRow(r, stable)) : transpose(transpose(scaled).map((r) => softmaxRow(r, stable)));
+  if (allowed && maskMode === 'after-softmax') weights = weights.map((row, i) => row.map((w, j) => (allowed(i, j) ? w : 0)));
+  return matMul(weights, transposeV ? transpose(V) : V);
+}
+
+const causalAllowed = (i, j) => j <= i;
+
+/** dotProductAttention(Q, K, V, { causal }) with the mistake's knobs. */
+const single = (knobs) => ([Q, K, V, options]) => {
+  const causal = options?.causal === true;
+  const extra = typeof knobs === 'function' ? knobs(causal) : knobs;
+  return [attend(Q, K, V, { allowed: causal ? causalAllowed : null, ...extra })];
+};
+
+/** multiHeadAttention with per-head knobs; `headScale(d, C)` gives the scale. */
+function multiHead([Q, K, V, { numberOfHeads: h, headDimensions: d, W_O }], { headScale = (dh) => 1 / Math.sqrt(dh), knobs = {}, concat = 'columns' } = {}) {
+  const C = h * d;
+  const contexts = [];
+  for (let head = 0; head < h; head++) {
+    const [s, e] = [head * d, (head + 1) * d];
+    const context = attend(sliceColumns(Q, s, e), sliceColumns(K, s, e), sliceColumns(V, s, e), { scale: headScale(d, C), ...knobs });
+    if (!context) return null;
+    contexts.push(context);
+  }
+  const W = W_O ?? identity(C);
+  if (concat === 'columns') return matMul(concatColumns(contexts), W);
+  const stacked = contexts.flat(); // (h·T, d)
+  if (concat === 'rows-raw') return stacked;
+  return matMul(stacked, W.slice(0, d)); // what a row-by-row matMul makes of a d-wide input
+}
+
+/** Heads taken from rows i·d..(i+1)·d instead of columns. Two ways to put them back together. */
+function rowsSliced([Q, K, V, { numberOfHeads: h, headDimensions: d, W_O }]) {
+  const C = h * d;
+  if (Q.length < h * d) return [null, null];
+  const heads = [];
+  for (let head = 0; head < h; head++) {
+    const [s, e] = [head * d, (head + 1) * d];
+    heads.push(attend(Q.slice(s, e), K.slice(s, e), V.slice(s, e), { scale: 1 / Math.sqrt(d) }));
+  }
+  const W = W_O ?? identity(C);
+  return [matMul(concatColumns(heads), W), matMul(heads.flat(), W)];
+}
+
+export const VARIANTS = {
+  'no-scaling': {
+    title: 'No scaling',
+    hint: 'Your outputs match attention without the 1/√d scale. Divide every score by √d (the width of the keys: d_k, or headDimensions inside a head) before the softmax.',
+    dotProduct: single({ scale: 1 }),
+    multiHead: (args) => [multiHead(args, { headScale: () => 1 })],
+  },
+  'scale-by-C': {
+    title: 'Scaled by √C instead of √headDimensions',
+    hint: 'Your outputs match dividing the scores by √C (all the columns). Inside a head the dot products run over headDimensions columns only, so divide by √headDimensions.',
+    multiHead: (args) => [multiHead(args, { headScale: (d, C) => 1 / Math.sqrt(C) })],
+  },
+  'softmax-axis': {
+    title: 'Softmax over the wrong axis',
+    hint: 'Your weights are normalised down each column instead of along each row. Each query (a row of the scores) spreads its attention over the keys: apply softmax to every row.',
+    dotProduct: single({ axis: 'columns' }),
+    multiHead: (args) => [multiHead(args, { knobs: { axis: 'columns' } })],
+  },
+  'no-max-subtraction': {
+    title: 'Softmax without max-subtraction',
+    hint: 'Your softmax overflows: on the large-score case exp() returns Infinity and Infinity / Infinity is NaN. Subtract each row\'s maximum before exp(); the weights are mathematically the same.',
+    dotProduct: single({ stable: false }),
+    multiHead: (args) => [multiHead(args, { knobs: { stable: false } })],
+  },
+  'k-not-transposed': {
+    title: 'K not transposed',
+    hint: 'Your scores match Q·K instead of Q·Kᵀ. Transpose K so that scores[i][j] is the dot product of query i with key j.',
+    dotProduct: single({ transposeK: false }),
+    multiHead: (args) => [multiHead(args, { knobs: { transposeK: false } })],
+  },
+  'v-transposed': {
+    title: 'V transposed',
+    hint: 'Your outputs match weights·Vᵀ. Multiply the weights by V itself: output row i is the weighted average of the rows of V.',
+    dotProduct: single({ transposeV: true }),
+    multiHead: (args) => [multiHead(args, { knobs: { transposeV: true } })],
+  },
+  'rows-sliced': {
+    title: 'Heads sliced by rows',
+    hint: 'Your heads are slices of rows (tokens) instead of columns (features). Head i takes columns i·headDimensions up to (i+1)·headDimensions of every row: M.map(row => row.slice(start, end)).',
+    multiHead: rowsSliced,
+  },
+  'concat-vertical': {
+    title: 'Heads concatenated vertically',
+    hint: 'Your head outputs are stacked on top of each other (numberOfHeads·T rows). Put them side by side instead: row r of the result is row r of head 0, then row r of head 1, and so on.',
+    multiHead: (args) => [multiHead(args, { concat: 'rows' }), multiHead(args, { concat: 'rows-raw' })],
+  },
+  'mask-ignored': {
+    title: 'Mask not applied',
+    hint: 'With causal: true your outputs equal plain attention, so the mask is not applied. Set every score with key j > query i to −Infinity before the softmax.',
+    dotProduct: single({ allowed: null }),
+  },
+  'mask-reversed': {
+    title: 'Mask reversed',
+    hint: 'Your mask hides the past instead of the future. Query i may look at keys j ≤ i; it is the keys with j > i that must be masked.',
+    dotProduct: single((causal) => ({ allowed: causal ? (i, j) => j >= i : null })),
+  },
+  'mask-after-softmax': {
+    title: 'Mask applied after the softmax',
+    hint: 'You zero the future weights after the softmax, so the rows no longer add up to 1. Mask the scores before the softmax (with −Infinity) so the allowed keys share the whole weight.',
+    dotProduct: single({ maskMode: 'after-softmax' }),
+  },
+  'mask-with-zero': {
+    title: 'Masked scores set to 0',
+    hint: 'Masked scores set to 0 still get weight in the softmax, since e⁰ = 1. Use −Infinity, so that the weight e^(−∞) is exactly 0.',
+    dotProduct: single({ maskMode: 'zero' }),
+  },
+};
+
+/** The model of mistake `id` for a tests.json `function`, or null when the mistake does not apply. */
+export function modelFor(id, functionName) {
+  const variant = VARIANTS[id];
+  if (!variant) throw new Error(`unknown mistake id ${id}`);
+  const model = functionName === 'multiHeadAttention' ? variant.multiHead : variant.dotProduct;
+  if (!model) return null;
+  return (args) => {
+    try {
+      return model(structuredClone(args));
+    } catch {
+      return [null];
+    }
+  };
+}
+
+/** Equal within tolerance, or both the same non-finite value (NaN matches NaN). */
+function sameMatrix(a, b, tolerance) {
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  return a.every((row, r) => Array.isArray(row) && row.length === b[r].length && row.every((x, c) => {
+    const y = b[r][c];
+    if (typeof x !== 'number') return false;
+    if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) && Number.isNaN(y);
+    if (!Number.isFinite(x) || !Number.isFinite(y)) return x === y;
+    return Math.abs(x - y) <= tolerance * Math.max(1, Math.abs(y));
+  }));
+}
+
+/**
+ * The mistakes that explain a learner's fixed-case outputs.
+ * `outputs[i]` is the learner's return value for tests.fixed[i] (undefined when it threw).
+ * A form of a model matches when it is defined on at least one case, equals the learner's output
+ * wherever it is defined, and differs from the expected answer on at least one such case.
+ */
+export function diagnose(tests, outputs) {
+  const tolerance = Math.max(tests.tolerance, 1e-9);
+  const wrong = (output, expected) => !sameMatrix(output, expected, tolerance) || output.flat().some((x) => !Number.isFinite(x));
+  const failedSomewhere = tests.fixed.some((c, i) => wrong(outputs[i], c.expected));
+  if (!failedSomewhere) return [];
+  const found = [];
+  for (const id of tests.variants ?? []) {
+    const model = modelFor(id, tests.function);
+    if (!model) continue;
+    const perCase = tests.fixed.map((c) => model(c.args));
+    const forms = Math.max(...perCase.map((f) => f.length));
+    for (let form = 0; form < forms; form++) {
+      let defined = 0;
+      let distinguishing = 0;
+      let matches = true;
+      tests.fixed.forEach((c, i) => {
+        const predicted = perCase[i][form];
+        if (!predicted || !matches) return;
+        defined++;
+        if (!sameMatrix(outputs[i], predicted, tolerance)) matches = false;
+        else if (wrong(predicted, c.expected)) distinguishing++;
+      });
+      if (matches && defined > 0 && distinguishing > 0) {
+        found.push({ id, title: VARIANTS[id].title, hint: VARIANTS[id].hint });
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+/** For the Node tests: whether mistake `id` is distinguishable from the right answer on tests.fixed. */
+export function detectable(tests, id) {
+  const model = modelFor(id, tests.function);
+  if (!model) return false;
+  const outputsPerForm = tests.fixed.map((c) => model(c.args));
+  return outputsPerForm.some((forms, i) => forms.some((p) => p && (!sameMatrix(p, tests.fixed[i].expected, tests.tolerance) || p.flat().some((x) => !Number.isFinite(x)))));
+}

@@ -1,0 +1,252 @@
+// The walkthrough: editable Q, K, V → traceMultiHeadAttention → one step at a time.
+import { wasm, el, matrixTable, formatNumber, HEAD_COLOURS, showFatal } from './common.js';
+
+const CHALLENGE_Q = [[1, 2], [3, 4]];
+const CHALLENGE_V = [[5, 6], [7, 8]];
+const MAX_T = 8;
+const MAX_C = 8;
+const RANDOM_RANGE = 3; // random entries in [−3, 3], one decimal
+
+const state = {
+  Q: structuredClone(CHALLENGE_Q),
+  K: structuredClone(CHALLENGE_Q),
+  V: structuredClone(CHALLENGE_V),
+  numberOfHeads: 2,
+  causal: false,
+  step: 0,
+  trace: null,
+};
+const $ = (id) => document.getElementById(id);
+const T = () => state.Q.length;
+const C = () => state.Q[0].length;
+const headDimensions = () => C() / state.numberOfHeads;
+const divisors = (n) => Array.from({ length: n }, (_, i) => i + 1).filter((d) => n % d === 0);
+const identity = (n) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
+const headOf = (column) => Math.floor(column / headDimensions());
+const headStyle = (head) => ({ background: `${HEAD_COLOURS[head % HEAD_COLOURS.length]}40`, boxShadow: `inset 0 -4px 0 ${HEAD_COLOURS[head % HEAD_COLOURS.length]}` });
+
+let lab;
+
+// ---- inputs -------------------------------------------------------------------
+
+function renderEditors() {
+  const editors = $('editors');
+  editors.replaceChildren(...['Q', 'K', 'V'].map((name) => {
+    const rows = state[name].map((row, r) => el('tr', {},
+      el('th', { scope: 'row' }, `t${r}`),
+      row.map((x, c) => el('td', { style: headStyle(headOf(c)) }, el('input', {
+        type: 'text', inputmode: 'decimal', value: String(x), size: 5, 'data-matrix': name, 'data-row': r, 'data-col': c,
+        'aria-label': `${name} row ${r} column ${c} (head ${headOf(c)})`,
+        oninput: (e) => editCell(e.target, name, r, c),
+      })))));
+    const head = el('tr', {}, el('th', { scope: 'col' }, el('span', { class: 'visually-hidden', text: 'token' })),
+      state[name][0].map((_, c) => el('th', { scope: 'col', style: headStyle(headOf(c)) }, `c${c}`, el('span', { class: 'head-tag' }, `h${headOf(c)}`))));
+    return el('div', { class: 'matrix-wrap' }, el('table', { class: 'matrix editor-table', id: `editor-${name}` },
+      el('caption', {}, name, el('span', { class: 'shape' }, ` ${T()}×${C()}`)), el('thead', {}, head), el('tbody', {}, rows)));
+  }));
+  renderPickers();
+  $('add-row').disabled = T() >= MAX_T;
+  $('remove-row').disabled = T() <= 1;
+  $('add-column').disabled = C() >= MAX_C;
+  $('remove-column').disabled = C() <= 1;
+}
+
+function editCell(input, name, r, c) {
+  const text = input.value.trim().replace('−', '-').replace(',', '.');
+  const x = Number(text);
+  const valid = text !== '' && Number.isFinite(x);
+  input.setAttribute('aria-invalid', String(!valid));
+  if (!valid) {
+    $('input-status').textContent = `${name}[${r}][${c}]: "${input.value}" is not a number; the last valid value is used.`;
+    return;
+  }
+  $('input-status').textContent = '';
+  state[name][r][c] = x;
+  recompute();
+}
+
+function renderPickers() {
+  const options = divisors(C());
+  const fill = (select, values, selected) => select.replaceChildren(...values.map((v) => el('option', { value: v, selected: v === selected }, String(v))));
+  fill($('number-of-heads'), options, state.numberOfHeads);
+  fill($('head-dimensions'), options, headDimensions());
+}
+
+function resize(change) {
+  for (const name of ['Q', 'K', 'V']) {
+    const M = state[name];
+    if (change === 'add-row') M.push(M[0].map(() => 0));
+    if (change === 'remove-row') M.pop();
+    if (change === 'add-column') M.forEach((row) => row.push(0));
+    if (change === 'remove-column') M.forEach((row) => row.pop());
+  }
+  if (C() % state.numberOfHeads !== 0) state.numberOfHeads = 1;
+  renderEditors();
+  recompute();
+}
+
+function randomize() {
+  const value = () => Math.round((Math.random() * 2 - 1) * RANDOM_RANGE * 10) / 10;
+  for (const name of ['Q', 'K', 'V']) state[name] = state[name].map((row) => row.map(value));
+  renderEditors();
+  recompute();
+}
+
+// ---- the trace and its steps ----------------------------------------------------
+
+function recompute() {
+  try {
+    state.trace = lab.traceMultiHeadAttention(state.Q, state.K, state.V, {
+      numberOfHeads: state.numberOfHeads, headDimensions: headDimensions(), W_O: identity(C()), causal: state.causal,
+    });
+  } catch (error) {
+    $('input-status').textContent = `${error.name}: ${error.message}`;
+    return;
+  }
+  const steps = stepList();
+  state.step = Math.min(state.step, steps.length - 1);
+  renderSteps();
+  $('output').replaceChildren(matrixTable('output', state.trace.output, { id: 'output-matrix', rowLabel: (r) => `t${r}`, colStyle: (c) => headStyle(headOf(c)) }));
+}
+
+const stepByName = (name) => state.trace.steps.find((s) => s.name === name);
+
+/** The pages of the walkthrough: [title, render()] */
+function stepList() {
+  const h = state.numberOfHeads;
+  const pages = [['Slice Q, K and V into heads', renderSlicing]];
+  for (let head = 0; head < h; head++) {
+    pages.push([`Head ${head}: scores Q_${head}·K_${head}ᵀ`, () => renderScores(head)]);
+    pages.push([`Head ${head}: scale by 1/√headDimensions`, () => renderScaled(head)]);
+    pages.push([`Head ${head}: softmax weights`, () => renderWeights(head)]);
+    pages.push([`Head ${head}: weighted sum with V_${head}`, () => renderContext(head)]);
+  }
+  pages.push(['Concatenate the heads side by side', renderConcat]);
+  pages.push(['Multiply by W_O', renderOutput]);
+  return pages;
+}
+
+function renderSteps() {
+  const steps = stepList();
+  $('step-list').replaceChildren(...steps.map(([title], i) => el('li', {},
+    el('button', { type: 'button', class: 'link', 'aria-current': i === state.step ? 'step' : null, onclick: () => goTo(i) }, title))));
+  $('step-counter').textContent = `Step ${state.step + 1} of ${steps.length}: ${steps[state.step][0]}`;
+  $('prev-step').disabled = state.step === 0;
+  $('next-step').disabled = state.step === steps.length - 1;
+  const view = $('step-view');
+  view.dataset.step = String(state.step);
+  view.replaceChildren(el('h3', {}, steps[state.step][0]), ...steps[state.step][1]());
+}
+
+function goTo(i) {
+  const count = stepList().length;
+  state.step = Math.max(0, Math.min(count - 1, i));
+  renderSteps();
+}
+
+const equation = (...parts) => el('div', { class: 'equation' }, parts);
+const op = (text) => el('span', { class: 'op', 'aria-hidden': 'true' }, text);
+const tokenLabel = (r) => `t${r}`;
+const headCols = (head) => (c) => headStyle(head);
+
+function renderSlicing() {
+  const d = headDimensions();
+  const note = el('p', {}, `C = ${C()} columns split into numberOfHeads = ${state.numberOfHeads} heads of headDimensions = ${d} columns. Head i takes columns i·${d} to (i+1)·${d} − 1 of every row; each colour is one head.`);
+  const whole = el('div', { class: 'matrix-row' }, ['Q', 'K', 'V'].map((name) => matrixTable(name, state[name], { rowLabel: tokenLabel, colStyle: (c) => headStyle(headOf(c)), cellStyle: (r, c) => headStyle(headOf(c)) })));
+  const slices = Array.from({ length: state.numberOfHeads }, (_, head) => el('div', { class: 'head-group', style: { borderColor: HEAD_COLOURS[head % HEAD_COLOURS.length] } },
+    el('h4', {}, `Head ${head}: columns ${stepByName(`Q_${head}`).columns.join(' to ')} (exclusive)`),
+    el('div', { class: 'matrix-row' }, ['Q', 'K', 'V'].map((n) => matrixTable(`${n}_${head}`, stepByName(`${n}_${head}`).values, { rowLabel: tokenLabel, cellStyle: headCols(head) })))));
+  return [note, whole, ...slices];
+}
+
+function renderScores(head) {
+  return [
+    el('p', {}, `scores_${head}[i][j] is the dot product of query row i with key row j (over head ${head}'s ${headDimensions()} columns).`),
+    equation(matrixTable(`Q_${head}`, stepByName(`Q_${head}`).values, { rowLabel: tokenLabel, cellStyle: headCols(head) }), op('·'),
+      matrixTable(`K_${head}ᵀ`, stepByName(`K_${head}^T`).values, { colLabel: (c) => `k${c}`, cellStyle: headCols(head) }), op('='),
+      matrixTable(`scores_${head}`, stepByName(`scores_${head}`).values, { rowLabel: (r) => `q${r}`, colLabel: (c) => `k${c}` })),
+  ];
+}
+
+function renderScaled(head) {
+  const step = stepByName(`scaled_${head}`);
+  return [
+    el('p', {}, `Multiply by 1/√headDimensions = 1/√${headDimensions()} = ${formatNumber(step.scalar)}, so that the scores stay about the same size whatever the head width.`),
+    equation(matrixTable(`scores_${head}`, stepByName(`scores_${head}`).values, { rowLabel: (r) => `q${r}`, colLabel: (c) => `k${c}` }), op(`× ${formatNumber(step.scalar)} =`),
+      matrixTable(`scaled_${head}`, step.values, { rowLabel: (r) => `q${r}`, colLabel: (c) => `k${c}` })),
+  ];
+}
+
+function renderWeights(head) {
+  const step = stepByName(`weights_${head}`);
+  const masked = (r, c) => step.allowed && !step.allowed[r][c];
+  return [
+    el('p', {}, 'Softmax along each row: every query row turns into weights over the keys that are positive and add up to 1 (the Σ column). Lighter cells weigh more.'
+      + (state.causal ? ' The causal mask gives every later key (above the diagonal) weight 0; those cells are marked ⊘.' : '')),
+    matrixTable(`weights_${head} (query rows × key columns)`, step.values, {
+      id: `heatmap-${head}`, class: 'heatmap', heat: true, rowSums: true,
+      rowLabel: (r) => `query ${r}`, colLabel: (c) => `key ${c}`,
+      cellClass: (r, c) => (masked(r, c) ? 'masked' : ''),
+      cellTitle: (r, c, x) => `query ${r} → key ${c}: ${formatNumber(x)}${masked(r, c) ? ' (masked)' : ''}`,
+    }),
+    el('div', { class: 'legend', 'aria-hidden': 'true' }, el('span', {}, '0'), el('span', { class: 'legend-bar' }), el('span', {}, '1')),
+  ];
+}
+
+function renderContext(head) {
+  return [
+    el('p', {}, `Row i of context_${head} is the average of V_${head}'s rows, weighted by row i of weights_${head}.`),
+    equation(matrixTable(`weights_${head}`, stepByName(`weights_${head}`).values, { heat: true, rowLabel: (r) => `q${r}`, colLabel: (c) => `k${c}` }), op('·'),
+      matrixTable(`V_${head}`, stepByName(`V_${head}`).values, { rowLabel: (r) => `k${r}`, cellStyle: headCols(head) }), op('='),
+      matrixTable(`context_${head}`, stepByName(`context_${head}`).values, { rowLabel: tokenLabel, cellStyle: headCols(head) })),
+  ];
+}
+
+function renderConcat() {
+  const d = headDimensions();
+  const parts = Array.from({ length: state.numberOfHeads }, (_, head) => matrixTable(`context_${head}`, stepByName(`context_${head}`).values, { rowLabel: tokenLabel, cellStyle: headCols(head) }));
+  return [
+    el('p', {}, `Row r of concat is row r of every head, side by side: ${state.numberOfHeads} × ${d} = ${C()} columns again.`),
+    equation(...parts.flatMap((p, i) => (i ? [op('|'), p] : [p])), op('='),
+      matrixTable('concat', stepByName('concat').values, { rowLabel: tokenLabel, colStyle: (c) => headStyle(headOf(c)), cellStyle: (r, c) => headStyle(headOf(c)) })),
+  ];
+}
+
+function renderOutput() {
+  return [
+    el('p', {}, 'W_O mixes the heads. A trained model learns it; here it is the identity, so the output equals concat.'),
+    equation(matrixTable('concat', stepByName('concat').values, { rowLabel: tokenLabel, cellStyle: (r, c) => headStyle(headOf(c)) }), op('·'),
+      matrixTable('W_O', identity(C())), op('='), matrixTable('output', stepByName('output').values, { rowLabel: tokenLabel })),
+  ];
+}
+
+// ---- wiring ---------------------------------------------------------------------
+
+function wire() {
+  for (const id of ['add-row', 'remove-row', 'add-column', 'remove-column']) $(id).addEventListener('click', () => resize(id));
+  $('randomize').addEventListener('click', randomize);
+  $('reset-inputs').addEventListener('click', () => {
+    Object.assign(state, { Q: structuredClone(CHALLENGE_Q), K: structuredClone(CHALLENGE_Q), V: structuredClone(CHALLENGE_V), numberOfHeads: 2 });
+    renderEditors();
+    recompute();
+  });
+  $('number-of-heads').addEventListener('change', (e) => { state.numberOfHeads = Number(e.target.value); renderPickers(); renderEditors(); recompute(); });
+  $('head-dimensions').addEventListener('change', (e) => { state.numberOfHeads = C() / Number(e.target.value); renderPickers(); renderEditors(); recompute(); });
+  $('causal').addEventListener('change', (e) => { state.causal = e.target.checked; recompute(); });
+  $('prev-step').addEventListener('click', () => goTo(state.step - 1));
+  $('next-step').addEventListener('click', () => goTo(state.step + 1));
+  document.addEventListener('keydown', (e) => {
+    if (e.target.closest?.('input, select, textarea, [contenteditable]') || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key === 'ArrowRight') { goTo(state.step + 1); e.preventDefault(); }
+    if (e.key === 'ArrowLeft') { goTo(state.step - 1); e.preventDefault(); }
+  });
+}
+
+try {
+  lab = await wasm();
+  wire();
+  renderEditors();
+  recompute();
+} catch (error) {
+  showFatal(`The WebAssembly reference could not be loaded: ${error.message}`);
+}

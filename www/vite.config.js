@@ -1,0 +1,63 @@
+// Vite builds the course into dist/ (all libraries, fonts and the wasm bundled: no CDN) and
+// `vite preview` serves it with the Content-Security-Policy below.
+import { defineConfig } from 'vite';
+import { resolve } from 'node:path';
+
+const HOST = '127.0.0.1';
+const PORT = Number(process.env.PORT ?? 8080);
+
+// Pages: scripts, wasm and connections from this origin only. Styles allow inline because
+// CodeMirror and KaTeX set style attributes.
+const PAGE_CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "worker-src 'self'",
+  "connect-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+// The worker that runs learner code: it may evaluate that code, and may connect nowhere.
+const WORKER_CSP = ["default-src 'none'", "script-src 'self' 'unsafe-eval'"].join('; ');
+
+function contentSecurityPolicy() {
+  return {
+    name: 'attention-lab-csp',
+    configurePreviewServer(server) {
+      server.middlewares.use((req, res, next) => {
+        const worker = /\/assets\/runner\.worker[^/]*\.js/.test(req.url ?? '');
+        res.setHeader('Content-Security-Policy', worker ? WORKER_CSP : PAGE_CSP);
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        res.setHeader('Referrer-Policy', 'no-referrer');
+        next();
+      });
+    },
+  };
+}
+
+export default defineConfig({
+  base: './',
+  plugins: [contentSecurityPolicy()],
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    assetsInlineLimit: 0,
+    target: 'es2022',
+    chunkSizeWarningLimit: 1200, // CodeMirror, KaTeX and marked, bundled on purpose (offline)
+    rollupOptions: {
+      input: {
+        index: resolve(import.meta.dirname, 'index.html'),
+        walkthrough: resolve(import.meta.dirname, 'walkthrough.html'),
+        challenge: resolve(import.meta.dirname, 'challenge.html'),
+      },
+    },
+  },
+  worker: { format: 'es' },
+  server: { host: HOST, port: PORT, fs: { allow: ['..'] } },
+  preview: { host: HOST, port: PORT, strictPort: true },
+});
