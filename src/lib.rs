@@ -6,6 +6,7 @@
 
 pub mod attention;
 pub mod error;
+pub mod limits;
 pub mod mask;
 pub mod matrix;
 pub mod multi_head;

@@ -36,7 +36,7 @@ pub fn describe(value: &JsValue) -> String {
         if x.is_nan() {
             "NaN".into()
         } else {
-            format!("the number {x}")
+            format!("the number {}", number_text(x))
         }
     } else if value.is_string() {
         "a string".into()
@@ -53,6 +53,11 @@ pub fn describe(value: &JsValue) -> String {
     } else {
         "an object".into()
     }
+}
+
+/// A number the way JS prints it: `Infinity`, `1e+308`, `0.5` (Rust would print `inf` and 309 digits).
+pub fn number_text(x: f64) -> String {
+    String::from(js_sys::Number::from(x).to_string_with_radix(10).unwrap_or_else(|_| js_sys::JsString::from("a number")))
 }
 
 /// `target[key]`, with a throwing getter or Proxy trap turned into a `TypeError` naming `place`.
@@ -105,7 +110,9 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
                 return Err(AttentionError::range_error(format!("{name}[0] is empty; expected at least one column")));
             }
             cols = len;
-            data.reserve_exact(checked_len(rows, cols, name)?);
+            // a declared size is only a claim (a sparse `new Array(2**27)` costs nothing in JS):
+            // refuse impossible ones, but let memory follow the entries actually read
+            checked_len(rows, cols, name)?;
         } else if len != cols {
             return Err(AttentionError::range_error(format!(
                 "{name}[{i}] has {len} entries but {name}[0] has {cols}: every row must be the same length"
@@ -114,7 +121,13 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
         for j in 0..len {
             let here = || format!("{name}[{i}][{j}]");
             let entry = get(&row, &JsValue::from(j as u32), &here())?;
-            data.push(cell(entry, &here)?);
+            let value = cell(entry, &here)?;
+            if data.len() == data.capacity() {
+                data.try_reserve(data.len().max(64)).map_err(|_| {
+                    AttentionError::range_error(format!("{name} is {rows}×{cols}, too large to hold in memory"))
+                })?;
+            }
+            data.push(value);
         }
     }
     Ok((rows, cols, data))
@@ -127,7 +140,7 @@ pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
         Some(x) => Err(AttentionError::range_error(format!(
             "{} is {}; expected a finite number",
             place(),
-            if x.is_nan() { "NaN".to_string() } else { x.to_string().replace("inf", "Infinity") }
+            number_text(x)
         ))),
         None => Err(AttentionError::type_error(format!("{} is {}; expected a number", place(), describe(&entry)))),
     })?;
