@@ -12,6 +12,27 @@ use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::{checked_len, Matrix};
 
+#[wasm_bindgen]
+extern "C" {
+    /// `Array.isArray`, which throws for a revoked Proxy. js-sys's binding does not catch, so the
+    /// exception would unwind through wasm, skipping destructors (leaking memory and externref
+    /// slots); this one returns the exception instead.
+    #[wasm_bindgen(js_namespace = Array, js_name = isArray, catch)]
+    fn is_array_or_throw(value: &JsValue) -> std::result::Result<bool, JsValue>;
+}
+
+/// `Array.isArray(value)`, or `None` when asking throws (a revoked Proxy).
+fn try_is_array(value: &JsValue) -> Option<bool> {
+    is_array_or_throw(value).ok()
+}
+
+/// `Array.isArray(value)`; a revoked Proxy becomes a `TypeError` naming `place`.
+pub fn is_array(value: &JsValue, place: &str) -> Result<bool> {
+    try_is_array(value).ok_or_else(|| {
+        AttentionError::type_error(format!("{place} could not be read (it is a revoked Proxy)"))
+    })
+}
+
 /// Core error → JS error: the one place where error classes are chosen.
 pub fn to_js_error(error: AttentionError) -> JsValue {
     match error {
@@ -42,7 +63,9 @@ pub fn describe(value: &JsValue) -> String {
         "a string".into()
     } else if value.as_bool().is_some() {
         "a boolean".into()
-    } else if Array::is_array(value) {
+    } else if try_is_array(value).is_none() {
+        "a revoked Proxy".into()
+    } else if try_is_array(value) == Some(true) {
         "an array".into()
     } else if value.is_function() {
         "a function".into()
@@ -63,10 +86,12 @@ pub fn number_text(x: f64) -> String {
 /// `target[key]`, with a throwing getter or Proxy trap turned into a `TypeError` naming `place`.
 pub fn get(target: &JsValue, key: &JsValue, place: &str) -> Result<JsValue> {
     Reflect::get(target, key).map_err(|thrown| {
-        let why = thrown
+        // the thrown value may itself be hostile (a getter on `message` that throws): read it with Reflect too
+        let message = thrown
             .dyn_ref::<js_sys::Error>()
-            .map(|e| String::from(e.message()))
-            .unwrap_or_else(|| describe(&thrown));
+            .and_then(|e| Reflect::get(e, &JsValue::from_str("message")).ok())
+            .and_then(|m| m.as_string());
+        let why = message.unwrap_or_else(|| describe(&thrown));
         AttentionError::type_error(format!("{place} could not be read (reading it threw: {why})"))
     })
 }
@@ -83,7 +108,7 @@ fn array_length(array: &JsValue, place: &str) -> Result<usize> {
 /// Reads a rectangular `T[][]` table, converting each cell with `cell`.
 /// Errors: not an array → TypeError; empty or ragged → RangeError.
 fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsValue, &dyn Fn() -> String) -> Result<T>) -> Result<(usize, usize, Vec<T>)> {
-    if !Array::is_array(value) {
+    if !is_array(value, name)? {
         return Err(AttentionError::type_error(format!(
             "{name} is {}; expected an array of rows ({expected})",
             describe(value)
@@ -98,7 +123,7 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
     for i in 0..rows {
         let place = format!("{name}[{i}]");
         let row = get(value, &JsValue::from(i as u32), &place)?;
-        if !Array::is_array(&row) {
+        if !is_array(&row, &place)? {
             return Err(AttentionError::type_error(format!(
                 "{place} is {}; expected a row array ({expected})",
                 describe(&row)
@@ -179,7 +204,7 @@ impl Options {
         if value.is_undefined() || value.is_null() {
             return Ok(Self { object: None, name: name.into() });
         }
-        if !value.is_object() || Array::is_array(value) || value.is_function() {
+        if !value.is_object() || is_array(value, name)? || value.is_function() {
             return Err(AttentionError::type_error(format!(
                 "{name} is {}; expected an object with the keys {}",
                 describe(value),

@@ -1,7 +1,7 @@
 // Bugs the fuzzer and the memory tests found, each pinned by the input that showed it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import lab, { wasmMemoryBytes } from './support/lab.mjs';
+import lab, { externrefSlots, wasmMemoryBytes } from './support/lab.mjs';
 
 const ok = () => assert.deepEqual(lab.dotProductAttention([[1]], [[2]], [[3]]), [[3]]);
 
@@ -72,6 +72,34 @@ test('numbers in messages are printed the JS way (Infinity, 1e+21), not the Rust
   assert.throws(() => lab.dotProductAttention([[-Infinity]], [[1]], [[1]]), {
     name: 'RangeError',
     message: 'Q[0][0] is -Infinity; expected a finite number',
+  });
+  ok();
+});
+
+test('a revoked Proxy is a TypeError naming the argument, and nothing leaks across the unwound call', () => {
+  const revoked = (target) => {
+    const { proxy, revoke } = Proxy.revocable(target, {});
+    revoke();
+    return proxy;
+  };
+  assert.throws(() => lab.dotProductAttention(revoked([[1]]), [[1]], [[1]]), { name: 'TypeError', message: 'Q could not be read (it is a revoked Proxy)' });
+  assert.throws(() => lab.dotProductAttention([[1]], [[1], revoked([2])], [[1], [2]]), { name: 'TypeError', message: 'K[1] could not be read (it is a revoked Proxy)' });
+  assert.throws(() => lab.multiHeadAttention([[1]], [[1]], [[1]], revoked({})), { name: 'TypeError', message: 'options could not be read (it is a revoked Proxy)' });
+  // before the fix, Array.isArray threw through wasm: each call leaked an externref slot and heap memory
+  const [slots, bytes] = [externrefSlots(), wasmMemoryBytes()];
+  for (let i = 0; i < 20000; i += 1) assert.throws(() => lab.dotProductAttention([revoked([1])], [[1]], [[1]]), TypeError);
+  assert.equal(externrefSlots(), slots);
+  assert.equal(wasmMemoryBytes(), bytes);
+  ok();
+});
+
+test('a getter that throws an Error whose own message getter throws is still a TypeError naming the place', () => {
+  const hostile = Object.create(Error.prototype, { message: { get() { throw new Error('message getter throws'); } } });
+  const row = [1];
+  Object.defineProperty(row, 0, { get() { throw hostile; } });
+  assert.throws(() => lab.dotProductAttention([row], [[1]], [[1]]), {
+    name: 'TypeError',
+    message: 'Q[0][0] could not be read (reading it threw: an object)',
   });
   ok();
 });
