@@ -4,7 +4,7 @@
 //! Every property read goes through `Reflect.get`, which catches throwing getters and
 //! Proxy traps, so hostile input becomes a `TypeError` rather than a half-finished call.
 
-use js_sys::{Array, Float64Array, Reflect};
+use js_sys::{Array, Float64Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -19,6 +19,43 @@ extern "C" {
     /// slots); this one returns the exception instead.
     #[wasm_bindgen(js_namespace = Array, js_name = isArray, catch)]
     fn is_array_or_throw(value: &JsValue) -> std::result::Result<bool, JsValue>;
+}
+
+// Reading properties without `catch` imports. A `catch` import that returns a JS value leaks
+// one externref-table slot each time it throws (wasm-bindgen 0.2.130 allocates the slot for the
+// return value before it sees the exception, and never frees it), so a loop over a throwing
+// getter grew the table without bound (20,000 calls: 1,028 → 33,796 slots). These helpers catch
+// in JS and hand back a marker instead; the thrown value is fetched separately.
+#[wasm_bindgen(inline_js = r#"
+const FAILED = Symbol('attention-lab: reading threw');
+let thrown;
+export function readProperty(target, key) {
+  try { return Reflect.get(target, key); } catch (e) { thrown = e; return FAILED; }
+}
+export function ownKeys(target) {
+  try { return Reflect.ownKeys(target); } catch (e) { thrown = e; return FAILED; }
+}
+export function readFailed(value) { return value === FAILED; }
+export function takeThrown() { const e = thrown; thrown = undefined; return e; }
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = readProperty)]
+    fn read_property(target: &JsValue, key: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = ownKeys)]
+    fn own_keys(target: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = readFailed)]
+    fn read_failed(value: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = takeThrown)]
+    fn take_thrown() -> JsValue;
+}
+
+/// `result` of [`read_property`] or [`own_keys`], or what reading threw.
+fn caught(result: JsValue) -> std::result::Result<JsValue, JsValue> {
+    if read_failed(&result) {
+        Err(take_thrown())
+    } else {
+        Ok(result)
+    }
 }
 
 /// `Array.isArray(value)`, or `None` when asking throws (a revoked Proxy).
@@ -85,11 +122,11 @@ pub fn number_text(x: f64) -> String {
 
 /// `target[key]`, with a throwing getter or Proxy trap turned into a `TypeError` naming `place`.
 pub fn get(target: &JsValue, key: &JsValue, place: &str) -> Result<JsValue> {
-    Reflect::get(target, key).map_err(|thrown| {
+    caught(read_property(target, key)).map_err(|thrown| {
         // the thrown value may itself be hostile (a getter on `message` that throws): read it with Reflect too
         let message = thrown
             .dyn_ref::<js_sys::Error>()
-            .and_then(|e| Reflect::get(e, &JsValue::from_str("message")).ok())
+            .and_then(|e| caught(read_property(e, &JsValue::from_str("message"))).ok())
             .and_then(|m| m.as_string());
         let why = message.unwrap_or_else(|| describe(&thrown));
         AttentionError::type_error(format!("{place} could not be read (reading it threw: {why})"))
@@ -211,7 +248,8 @@ impl Options {
                 known.join(", ")
             )));
         }
-        let keys = Reflect::own_keys(value)
+        let keys = caught(own_keys(value))
+            .map(|keys| js_sys::Array::from(&keys))
             .map_err(|_| AttentionError::type_error(format!("{name}: its keys could not be listed")))?;
         for key in keys.iter() {
             if let Some(key) = key.as_string() {
