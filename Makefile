@@ -9,7 +9,7 @@ export PATH := $(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-test apt-install build serve test-native test-wasm test-js clean
+.PHONY: start test setup-build setup-test apt-install build serve test-native test-wasm test-js clean fuzz fuzz-js fuzz-leak fuzz-core
 
 ## ---- installs -------------------------------------------------------------
 
@@ -62,6 +62,33 @@ tests/node_modules: tests/package.json
 
 test-js: tests/node_modules
 	node --test tests/js/
+
+## ---- long reliability runs (not part of `make test`) ---------------------
+# The JS boundary fuzzer (1,000,000 cases, at most FUZZ_JS_SECONDS), the 1,000,000-call leak check,
+# and the core fuzzer for FUZZ_SECONDS: cargo-fuzz (libFuzzer) where a nightly toolchain exists,
+# otherwise the same check from a seeded random driver on stable.
+
+FUZZ_SECONDS ?= 300
+FUZZ_JS_SECONDS ?= 900
+
+fuzz: fuzz-js fuzz-leak fuzz-core
+	@echo "make fuzz: all runs passed"
+
+fuzz-js: build tests/node_modules
+	node tests/fuzz/fuzz.mjs --cases 1000000 --seconds $(FUZZ_JS_SECONDS)
+
+fuzz-leak: build tests/node_modules
+	node tests/leak/leak.mjs --calls 1000000
+
+fuzz-core:
+	@if rustup toolchain list | grep -q '^nightly'; then \
+	  command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked; \
+	  echo "cargo +nightly fuzz run core for $(FUZZ_SECONDS) s"; \
+	  cargo +nightly fuzz run core -- -max_total_time=$(FUZZ_SECONDS); \
+	else \
+	  echo "no nightly toolchain: running the core check from the stable driver for $(FUZZ_SECONDS) s"; \
+	  cd fuzz && cargo run --release --no-default-features --bin stable_driver -- --seconds $(FUZZ_SECONDS); \
+	fi
 
 clean:
 	cargo clean
