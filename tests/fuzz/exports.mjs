@@ -44,6 +44,8 @@ export function compareMatrix(actual, reference, what = 'result') {
       const a = row[j];
       const b = expected[i][j];
       if (typeof a !== 'number' || !Number.isFinite(a)) return `${what}[${i}][${j}] is ${a}, a silent non-finite answer (reference ${b})`;
+      // at the overflow edge the reference's own rounding may cross it where the package's does not
+      if (!Number.isFinite(b) && reference.nearOverflow && Math.sign(a) === Math.sign(b) && Math.abs(a) >= Number.MAX_VALUE * (1 - 1e-12)) continue;
       if (!(Math.abs(a - b) <= bound[i][j])) return `${what}[${i}][${j}] is ${a}, reference ${b}, error ${Math.abs(a - b)} > bound ${bound[i][j]}`;
     }
   }

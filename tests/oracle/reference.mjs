@@ -131,7 +131,15 @@ export function attention(Q, K, V, scale, causal, mask) {
     return e.map((x) => x / total);
   });
   const dv = V[0].length;
-  const output = weights.map((w) => Array.from({ length: dv }, (_, c) => note(sum(w.map((wj, j) => wj * V[j][c])))));
+  // Σ_j w_j·V[j][c] is a convex combination, so it lies in [min_j V[j][c], max_j V[j][c]]: summing
+  // w_j·(V/4) and then multiplying by 4 keeps the weights' rounding from overflowing near ±MAX_VALUE,
+  // and the clamp restores the exact bound that rounding may cross by an ulp.
+  const columns = Array.from({ length: dv }, (_, c) => V.map((row) => row[c]));
+  const output = weights.map((w) => columns.map((column) => {
+    if (!w.some((x) => x !== 0)) return 0;
+    const x = 4 * sum(w.map((wj, j) => wj * (column[j] / 4)));
+    return note(Math.min(Math.max(x, Math.min(...column)), Math.max(...column)));
+  }));
   // |Δs| ≤ (d+2)·ε·Σ|q·k|·scale: the core's rounding error in each scaled score, used by the fuzzer's bounds
   const eps = 2 ** -53;
   const scoreError = Q.map((q) => K.map((k) => sum(q.map((x, c) => Math.abs(x) * ((q.length + 2) * eps) * Math.abs(k[c]))) * scale));
