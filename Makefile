@@ -10,7 +10,7 @@ export PATH := $(CURDIR)/tests/node_modules/.bin:$(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-test apt-install build site package serve test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-matmul clean
+.PHONY: start test setup-build setup-test apt-install build site package serve test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-matmul clean fuzz fuzz-js fuzz-leak fuzz-core
 
 ## ---- installs -------------------------------------------------------------
 
@@ -107,6 +107,33 @@ bench-matmul: setup-build
 	done
 	node $(MATMUL_DIR)/compare.mjs handwritten=target/matmul-handwritten.wasm gemm=target/matmul-with-gemm.wasm \
 	  matrixmultiply=target/matmul-with-matrixmultiply.wasm
+
+## ---- long reliability runs (not part of `make test`) ---------------------
+# The JS boundary fuzzer (1,000,000 cases, at most FUZZ_JS_SECONDS), the 1,000,000-call leak check,
+# and the core fuzzer for FUZZ_SECONDS: cargo-fuzz (libFuzzer) where a nightly toolchain exists,
+# otherwise the same check from a seeded random driver on stable.
+
+FUZZ_SECONDS ?= 300
+FUZZ_JS_SECONDS ?= 900
+
+fuzz: fuzz-js fuzz-leak fuzz-core
+	@echo "make fuzz: all runs passed"
+
+fuzz-js: build tests/node_modules
+	node tests/fuzz/fuzz.mjs --cases 1000000 --seconds $(FUZZ_JS_SECONDS)
+
+fuzz-leak: build tests/node_modules
+	node tests/leak/leak.mjs --calls 1000000
+
+fuzz-core:
+	@if rustup toolchain list | grep -q '^nightly'; then \
+	  command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked; \
+	  echo "cargo +nightly fuzz run core for $(FUZZ_SECONDS) s"; \
+	  cargo +nightly fuzz run core -- -max_total_time=$(FUZZ_SECONDS); \
+	else \
+	  echo "no nightly toolchain: running the core check from the stable driver for $(FUZZ_SECONDS) s"; \
+	  cd fuzz && cargo run --release --no-default-features --bin stable_driver -- --seconds $(FUZZ_SECONDS); \
+	fi
 
 clean:
 	cargo clean

@@ -4,6 +4,7 @@
 //! The passes follow the spec's expansion: Transpose, MatMul, Mul, StableSoftmax, MatMul.
 
 use crate::error::{AttentionError, Result};
+use crate::limits::{check_working_set, count_values, refuse_overflow};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
 use crate::real::Real;
@@ -39,7 +40,13 @@ pub fn check_attention_shapes<F: Real>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<
             q.rows()
         )));
     }
-    mask.check_shape(q.rows(), k.rows())
+    mask.check_shape(q.rows(), k.rows())?;
+    // Q, K, Kᵀ, V, then scores, scaled scores and weights (T_q×T_k each), then the output
+    let (t_q, t_k) = (q.rows(), k.rows());
+    let needed = count_values(&[q.shape(), k.shape(), k.shape(), v.shape(), (3 * t_q, t_k), (t_q, v.cols())]);
+    check_working_set(needed, || {
+        format!("dotProductAttention with T = {t_q} (three {t_q}×{t_k} score matrices, plus Q, K, V and the output)")
+    })
 }
 
 /// Query rows per block when no intermediate is kept: memory is O(T·block), not O(T²).
@@ -50,12 +57,21 @@ pub const QUERY_BLOCK: usize = 64;
 pub(crate) fn attend_rows<F: Real>(q_rows: &Matrix<F>, k_t: &Matrix<F>, v: &Matrix<F>, mask: &Mask, first_row: usize) -> Result<Matrix<F>> {
     // 2. MatMul: raw compatibility scores
     let scores = q_rows.matmul(k_t)?; // (rows, T)
+    // 2b. Refuse overflow: with finite inputs, a non-finite score is a dot product beyond f64
+    refuse_overflow(&scores, "scores", |i, j| {
+        format!("the dot product of Q row {} and K row {j} is too large", first_row + i)
+    })?;
     // 3. Mul by 1/√d_k
     let scaled = scores.scale(attention_scale(q_rows.cols())); // (rows, T)
     // 4. StableSoftmax along each row
     let weights = stable_softmax_block(&scaled, mask, first_row); // (rows, T)
     // 5. MatMul: the weighted sum of values
-    weights.matmul(v) // (rows, d_v)
+    let context = weights.matmul(v)?; // (rows, d_v)
+    // 5b. Refuse overflow: a convex combination of finite values can round past f64 only at its edge
+    refuse_overflow(&context, "output", |i, j| {
+        format!("the weighted sum of V column {j} for query {} is too large", first_row + i)
+    })?;
+    Ok(context)
 }
 
 /// `softmax(Q·Kᵀ/√d_k)·V` without shape checks (callers have checked), one block of
@@ -126,6 +142,32 @@ mod tests {
             assert_eq!(before.row(r), after.row(r));
         }
         assert_ne!(before.row(3), after.row(3));
+    }
+
+    #[test]
+    fn overflowing_scores_are_a_range_error_not_nan() {
+        // 1e308 · 1e308 is beyond f64: softmax would see Infinity − Infinity = NaN
+        let big = Matrix::from_rows(&[[1e308, 1e308], [1.0, 1.0]]).unwrap();
+        let v = seeded_matrix(2, 1, 4);
+        let err = dot_product_attention(&big, &big, &v, &Mask::none()).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)));
+        assert!(
+            err.message().starts_with("scores[0][0] overflows to Infinity: the dot product of Q row 0 and K row 0 is too large"),
+            "{err}"
+        );
+        // large but representable scores still work: softmax subtracts the row maximum
+        let fine = Matrix::from_rows(&[[1e150], [1.0]]).unwrap();
+        let out = dot_product_attention(&fine, &fine, &v, &Mask::none()).unwrap();
+        assert_eq!(out.get(0, 0), v.get(0, 0));
+    }
+
+    #[test]
+    fn a_score_matrix_too_large_for_memory_is_refused_before_allocating() {
+        // T = 16384 would need three 2^28-entry score matrices: more than wasm32 can hold
+        let q: Matrix = Matrix::zeros(16384, 1);
+        let err = dot_product_attention(&q, &q, &q, &Mask::none()).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)));
+        assert!(err.message().starts_with("dotProductAttention with T = 16384 (three 16384×16384 score matrices"), "{err}");
     }
 
     #[test]

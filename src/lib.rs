@@ -9,6 +9,7 @@ pub mod attention_f32;
 pub mod error;
 pub mod kernels;
 pub mod layer;
+pub mod limits;
 pub mod mask;
 pub mod matrix;
 pub mod multi_head;

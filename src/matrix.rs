@@ -6,9 +6,10 @@
 use crate::error::{shape_text, AttentionError, Result};
 use crate::real::Real;
 
-/// Largest number of elements one matrix may hold (2^28, i.e. 2 GiB of f64):
-/// anything larger is refused with a `RangeError` before memory is asked for.
-pub const MAX_ELEMENTS: usize = 1 << 28;
+/// Largest number of elements one matrix may hold (2^27, i.e. 1 GiB of f64): anything larger
+/// is refused with a `RangeError` before memory is asked for. (2^28 f64 is 2 GiB, more than one
+/// `Vec` may hold on wasm32, where a capacity is at most `isize::MAX` bytes.)
+pub const MAX_ELEMENTS: usize = crate::limits::MAX_WORKING_VALUES;
 
 /// A dense row-major matrix of `f64` (default) or `f32`.
 #[derive(Clone, Debug, PartialEq)]

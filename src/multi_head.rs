@@ -9,6 +9,7 @@
 
 use crate::attention::{attention_scale, QUERY_BLOCK};
 use crate::error::{shape_text, AttentionError, Result};
+use crate::limits::{check_working_set, count_values, refuse_overflow};
 use crate::real::Real;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
@@ -106,7 +107,15 @@ pub fn check_multi_head_shapes<F: Real>(
             )));
         }
     }
-    mask.check_shape(q.rows(), k.rows())
+    mask.check_shape(q.rows(), k.rows())?;
+    // Q, K, V, W_O; one head's slices and Kᵀ; one block's three rows×T matrices; concat and output
+    let (t, d_head) = (q.rows(), split.head_dimensions);
+    let w_o = w_o.unwrap_or((0, 0));
+    let block = QUERY_BLOCK.min(t);
+    let needed = count_values(&[(3 * t, c), w_o, (4 * t, d_head), (3 * block, t), (2 * t, c)]);
+    check_working_set(needed, || {
+        format!("multiHeadAttention with T = {t} and C = {c} (blocks of {block}×{t} scores, plus the inputs and outputs)")
+    })
 }
 
 /// Multi-head self-attention. Returns `(T, C)`.
@@ -151,6 +160,10 @@ pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions
             let q_rows = if end - first == t { q_h.clone() } else { q_h.slice_rows(first, end)? }; // (rows, d_head)
             // 3. MatMul: scores
             let scores = q_rows.matmul(&k_h_t)?; // (rows, T)
+            // 3b. Refuse overflow: with finite inputs, a non-finite score is a dot product beyond f64
+            refuse_overflow(&scores, &format!("scores_{head}"), |i, j| {
+                format!("the dot product of Q_{head} row {} and K_{head} row {j} is too large", first + i)
+            })?;
             recorder.record(|| {
                 Step::new(Op::MatMul, format!("scores_{head}"), &[&format!("Q_{head}"), &format!("K_{head}^T")], Some(head), &scores)
             });
@@ -167,6 +180,10 @@ pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions
             });
             // 6. MatMul: weighted sum of the head's values
             let context = weights.matmul(&v_h)?; // (rows, d_head)
+            // 6b. Refuse overflow: a convex combination of finite values can round past f64 only at its edge
+            refuse_overflow(&context, &format!("context_{head}"), |i, j| {
+                format!("the weighted sum of V_{head} column {j} for query {} is too large", first + i)
+            })?;
             recorder.record(|| {
                 Step::new(Op::MatMul, format!("context_{head}"), &[&format!("weights_{head}"), &format!("V_{head}")], Some(head), &context)
             });
@@ -186,6 +203,8 @@ pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions
         Some(w_o) => concat.matmul(w_o)?,
         None => times_identity(&concat),
     }; // (T, C)
+    // 8b. Refuse overflow: concat is finite here, so only the W_O product can overflow
+    refuse_overflow(&output, "output", |i, j| format!("concat row {i} · W_O column {j} is too large"))?;
     recorder.record(|| Step::new(Op::MatMul, "output".into(), &["concat", "W_O"], None, &output));
     Ok(output)
 }
@@ -245,6 +264,27 @@ mod tests {
         let options = MultiHeadOptions { w_o: Some(swap), ..MultiHeadOptions::new(2, 1) };
         let out = multi_head_attention(&q, &k, &v, &options).unwrap();
         assert_close(&out, &[&[7.964028, 6.761594], &[7.999329, 6.995055]], 1e-6);
+    }
+
+    #[test]
+    fn overflow_is_a_range_error_naming_the_head_or_w_o() {
+        let big = Matrix::from_rows(&[[1.0, 1e200], [1.0, 1e200]]).unwrap();
+        let err = multi_head_attention(&big, &big, &big, &MultiHeadOptions::new(2, 1)).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)));
+        assert!(err.message().starts_with("scores_1[0][0] overflows to Infinity: the dot product of Q_1 row 0"), "{err}");
+        let one = Matrix::from_rows(&[[1e308]]).unwrap();
+        let w_o = Matrix::from_rows(&[[10.0]]).unwrap();
+        let small = Matrix::from_rows(&[[1.0]]).unwrap();
+        let options = MultiHeadOptions { w_o: Some(w_o), ..MultiHeadOptions::new(1, 1) };
+        let err = multi_head_attention(&small, &small, &one, &options).unwrap_err();
+        assert!(err.message().starts_with("output[0][0] overflows to Infinity: concat row 0 · W_O column 0"), "{err}");
+    }
+
+    #[test]
+    fn too_much_memory_is_refused_before_allocating() {
+        let q: Matrix = Matrix::zeros(8192, 2);
+        let err = multi_head_attention(&q, &q, &q, &MultiHeadOptions::new(2, 1)).unwrap_err();
+        assert!(err.message().starts_with("multiHeadAttention with T = 8192 and C = 2"), "{err}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::error::{AttentionError, Result};
+use crate::limits::{check_working_set, count_values};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::Matrix;
 use crate::multi_head::{check_multi_head, run, MultiHeadOptions};
@@ -121,6 +122,12 @@ pub struct Trace {
 /// [`crate::multi_head_attention`] on the same input.
 pub fn trace_multi_head_attention(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions) -> Result<Trace> {
     check_multi_head(q, k, v, options)?;
+    // the steps keep every intermediate: per head 5 T×d_head matrices and 3 T×T ones, then concat and output
+    let (t, c, h) = (q.rows(), q.cols(), options.split.number_of_heads);
+    let needed = count_values(&[(3 * t, c), (3 * t, t), (10 * t, c), (3 * h * t, t)]);
+    check_working_set(needed, || {
+        format!("traceMultiHeadAttention with T = {t}, C = {c} and {h} heads (every intermediate is kept)")
+    })?;
     let mut recorder = Recorder::On(Vec::new());
     let output = run(q, k, v, options, &mut recorder)?;
     let Recorder::On(steps) = recorder else { unreachable!("recorder was created On") };

@@ -12,6 +12,64 @@ use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::{checked_len, Matrix};
 
+#[wasm_bindgen]
+extern "C" {
+    /// `Array.isArray`, which throws for a revoked Proxy. js-sys's binding does not catch, so the
+    /// exception would unwind through wasm, skipping destructors (leaking memory and externref
+    /// slots); this one returns the exception instead.
+    #[wasm_bindgen(js_namespace = Array, js_name = isArray, catch)]
+    fn is_array_or_throw(value: &JsValue) -> std::result::Result<bool, JsValue>;
+}
+
+// Reading properties without `catch` imports. A `catch` import that returns a JS value leaks
+// one externref-table slot each time it throws (wasm-bindgen 0.2.130 allocates the slot for the
+// return value before it sees the exception, and never frees it), so a loop over a throwing
+// getter grew the table without bound (20,000 calls: 1,028 → 33,796 slots). These helpers catch
+// in JS and hand back a marker instead; the thrown value is fetched separately.
+#[wasm_bindgen(inline_js = r#"
+const FAILED = Symbol('attention-lab: reading threw');
+let thrown;
+export function readProperty(target, key) {
+  try { return Reflect.get(target, key); } catch (e) { thrown = e; return FAILED; }
+}
+export function ownKeys(target) {
+  try { return Reflect.ownKeys(target); } catch (e) { thrown = e; return FAILED; }
+}
+export function readFailed(value) { return value === FAILED; }
+export function takeThrown() { const e = thrown; thrown = undefined; return e; }
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = readProperty)]
+    fn read_property(target: &JsValue, key: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = ownKeys)]
+    fn own_keys(target: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = readFailed)]
+    fn read_failed(value: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = takeThrown)]
+    fn take_thrown() -> JsValue;
+}
+
+/// `result` of [`read_property`] or [`own_keys`], or what reading threw.
+fn caught(result: JsValue) -> std::result::Result<JsValue, JsValue> {
+    if read_failed(&result) {
+        Err(take_thrown())
+    } else {
+        Ok(result)
+    }
+}
+
+/// `Array.isArray(value)`, or `None` when asking throws (a revoked Proxy).
+fn try_is_array(value: &JsValue) -> Option<bool> {
+    is_array_or_throw(value).ok()
+}
+
+/// `Array.isArray(value)`; a revoked Proxy becomes a `TypeError` naming `place`.
+pub fn is_array(value: &JsValue, place: &str) -> Result<bool> {
+    try_is_array(value).ok_or_else(|| {
+        AttentionError::type_error(format!("{place} could not be read (it is a revoked Proxy)"))
+    })
+}
+
 /// Core error → JS error: the one place where error classes are chosen.
 pub fn to_js_error(error: AttentionError) -> JsValue {
     match error {
@@ -36,13 +94,15 @@ pub fn describe(value: &JsValue) -> String {
         if x.is_nan() {
             "NaN".into()
         } else {
-            format!("the number {x}")
+            format!("the number {}", number_text(x))
         }
     } else if value.is_string() {
         "a string".into()
     } else if value.as_bool().is_some() {
         "a boolean".into()
-    } else if Array::is_array(value) {
+    } else if try_is_array(value).is_none() {
+        "a revoked Proxy".into()
+    } else if try_is_array(value) == Some(true) {
         "an array".into()
     } else if value.is_function() {
         "a function".into()
@@ -55,13 +115,20 @@ pub fn describe(value: &JsValue) -> String {
     }
 }
 
+/// A number the way JS prints it: `Infinity`, `1e+308`, `0.5` (Rust would print `inf` and 309 digits).
+pub fn number_text(x: f64) -> String {
+    String::from(js_sys::Number::from(x).to_string_with_radix(10).unwrap_or_else(|_| js_sys::JsString::from("a number")))
+}
+
 /// `target[key]`, with a throwing getter or Proxy trap turned into a `TypeError` naming `place`.
 pub fn get(target: &JsValue, key: &JsValue, place: &str) -> Result<JsValue> {
-    Reflect::get(target, key).map_err(|thrown| {
-        let why = thrown
+    caught(read_property(target, key)).map_err(|thrown| {
+        // the thrown value may itself be hostile (a getter on `message` that throws): read it with Reflect too
+        let message = thrown
             .dyn_ref::<js_sys::Error>()
-            .map(|e| String::from(e.message()))
-            .unwrap_or_else(|| describe(&thrown));
+            .and_then(|e| caught(read_property(e, &JsValue::from_str("message"))).ok())
+            .and_then(|m| m.as_string());
+        let why = message.unwrap_or_else(|| describe(&thrown));
         AttentionError::type_error(format!("{place} could not be read (reading it threw: {why})"))
     })
 }
@@ -78,7 +145,7 @@ fn array_length(array: &JsValue, place: &str) -> Result<usize> {
 /// Reads a rectangular `T[][]` table, converting each cell with `cell`.
 /// Errors: not an array → TypeError; empty or ragged → RangeError.
 fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsValue, &dyn Fn() -> String) -> Result<T>) -> Result<(usize, usize, Vec<T>)> {
-    if !Array::is_array(value) {
+    if !is_array(value, name)? {
         return Err(AttentionError::type_error(format!(
             "{name} is {}; expected an array of rows ({expected})",
             describe(value)
@@ -93,7 +160,7 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
     for i in 0..rows {
         let place = format!("{name}[{i}]");
         let row = get(value, &JsValue::from(i as u32), &place)?;
-        if !Array::is_array(&row) {
+        if !is_array(&row, &place)? {
             return Err(AttentionError::type_error(format!(
                 "{place} is {}; expected a row array ({expected})",
                 describe(&row)
@@ -105,7 +172,9 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
                 return Err(AttentionError::range_error(format!("{name}[0] is empty; expected at least one column")));
             }
             cols = len;
-            data.reserve_exact(checked_len(rows, cols, name)?);
+            // a declared size is only a claim (a sparse `new Array(2**27)` costs nothing in JS):
+            // refuse impossible ones, but let memory follow the entries actually read
+            checked_len(rows, cols, name)?;
         } else if len != cols {
             return Err(AttentionError::range_error(format!(
                 "{name}[{i}] has {len} entries but {name}[0] has {cols}: every row must be the same length"
@@ -114,7 +183,13 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
         for j in 0..len {
             let here = || format!("{name}[{i}][{j}]");
             let entry = get(&row, &JsValue::from(j as u32), &here())?;
-            data.push(cell(entry, &here)?);
+            let value = cell(entry, &here)?;
+            if data.len() == data.capacity() {
+                data.try_reserve(data.len().max(64)).map_err(|_| {
+                    AttentionError::range_error(format!("{name} is {rows}×{cols}, too large to hold in memory"))
+                })?;
+            }
+            data.push(value);
         }
     }
     Ok((rows, cols, data))
@@ -133,7 +208,7 @@ export function readNumberRows(value) {
     const first = value[0];
     if (!Array.isArray(first)) return undefined;
     const cols = first.length;
-    if (cols === 0 || rows * cols > 268435456) return undefined;
+    if (cols === 0 || rows * cols > 4194304) return undefined; // 2^22: larger inputs take the careful path, whose memory grows fallibly
     const out = new Float64Array(2 + rows * cols); // [rows, cols, values…]
     out[0] = rows;
     out[1] = cols;
@@ -165,8 +240,9 @@ export function writeNumberRows(data, cols) {
 }
 "#)]
 extern "C" {
-    #[wasm_bindgen(js_name = readNumberRows, catch)]
-    fn read_number_rows(value: &JsValue) -> std::result::Result<JsValue, JsValue>;
+    // no `catch`: readNumberRows catches everything itself (and a throwing `catch` import would leak a slot)
+    #[wasm_bindgen(js_name = readNumberRows)]
+    fn read_number_rows(value: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = writeNumberRows)]
     fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
 }
@@ -174,7 +250,8 @@ extern "C" {
 /// Reads a `number[][]` into a matrix. NaN and ±Infinity are refused (RangeError).
 pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
     // 1. the fast path: well-formed plain arrays in one call
-    if let Ok(flat) = read_number_rows(value) {
+    {
+        let flat = read_number_rows(value);
         if let Some(flat) = flat.dyn_ref::<Float64Array>() {
             let (rows, cols) = (flat.get_index(0) as usize, flat.get_index(1) as usize);
             return Matrix::new(rows, cols, flat.subarray(2, flat.length()).to_vec());
@@ -212,14 +289,15 @@ impl Options {
         if value.is_undefined() || value.is_null() {
             return Ok(Self { object: None, name: name.into() });
         }
-        if !value.is_object() || Array::is_array(value) || value.is_function() {
+        if !value.is_object() || is_array(value, name)? || value.is_function() {
             return Err(AttentionError::type_error(format!(
                 "{name} is {}; expected an object with the keys {}",
                 describe(value),
                 known.join(", ")
             )));
         }
-        let keys = Reflect::own_keys(value)
+        let keys = caught(own_keys(value))
+            .map(|keys| js_sys::Array::from(&keys))
             .map_err(|_| AttentionError::type_error(format!("{name}: its keys could not be listed")))?;
         for key in keys.iter() {
             if let Some(key) = key.as_string() {
@@ -346,7 +424,7 @@ fn read_finite(entry: &JsValue, place: &dyn Fn() -> String) -> Result<f64> {
         Some(x) => Err(AttentionError::range_error(format!(
             "{} is {}; expected a finite number",
             place(),
-            if x.is_nan() { "NaN".to_string() } else { x.to_string().replace("inf", "Infinity") }
+            number_text(x)
         ))),
         None => Err(AttentionError::type_error(format!("{} is {}; expected a number", place(), describe(entry)))),
     }

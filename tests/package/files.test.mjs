@@ -25,8 +25,8 @@ test('npm pack lists exactly the expected files', () => {
   const paths = report.files.map((f) => f.path).sort();
   // wasm-bindgen names the inline_js folder after the crate and a hash of it
   const snippets = paths.filter((p) => p.startsWith('snippets/'));
-  assert.equal(snippets.length, 1, `one inline_js snippet, got ${snippets}`);
-  assert.match(snippets[0], /^snippets\/attention-lab-[0-9a-f]{16}\/inline0\.js$/);
+  assert.ok(snippets.length >= 1, 'the inline_js snippets (src/wasm/convert.rs) are packed');
+  for (const path of snippets) assert.match(path, /^snippets\/attention-lab-[0-9a-f]{16}\/inline\d+\.js$/);
   assert.deepEqual(paths.filter((p) => !p.startsWith('snippets/')), EXPECTED_FILES);
   assert.equal(report.name, 'attention-lab');
 });

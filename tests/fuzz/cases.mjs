@@ -1,0 +1,167 @@
+// Builds fuzz case (seed, index) from the export table and checks one call of the package:
+// a correct result (against the reference, within its error bound) or a TypeError/RangeError
+// with a non-empty message; never a wasm trap, never a slow call; and afterwards the module
+// still answers a known-good call bit for bit.
+import { types } from 'node:util';
+import * as G from './generate.mjs';
+import { EXPORTS } from './exports.mjs';
+import { Invalid, dotProductAttention as referenceAttention } from '../oracle/reference.mjs';
+
+/** Slowest a single case may be before it counts as a hang (ms). */
+export const CASE_TIME_LIMIT_MS = 2000;
+
+/** True for a value mutators may read freely: no Proxy, no getter that throws. */
+function readable(x) {
+  if (x === null || typeof x !== 'object' || types.isProxy(x)) return false;
+  try {
+    return Object.values(Object.getOwnPropertyDescriptors(x)).every((d) => !d.get && readable2(d.value));
+  } catch {
+    return false;
+  }
+}
+const readable2 = (v) => v === null || typeof v !== 'object' || readable(v);
+
+/** A plain `T[][]` a matrix mutator can start from, or [[1]]. */
+function matrixBase(x) {
+  if (!readable(x) || !Array.isArray(x) || x.length === 0 || x.length > 64) return [[1]];
+  for (let i = 0; i < x.length; i += 1) {
+    const row = x[i];
+    if (!Array.isArray(row) || row.length === 0 || row.length > 64) return [[1]];
+    for (let j = 0; j < row.length; j += 1) if (!(j in row)) return [[1]];
+  }
+  return x;
+}
+
+/** Replaces the options argument (or one of its keys) with something odd or wrong. */
+function mutateOptions(r, spec, args) {
+  const i = spec.optionsArg;
+  const base = readable(args[i]) && !Array.isArray(args[i]) ? { ...args[i] } : {};
+  const keys = Object.keys(spec.options);
+  const key = r.pick(keys);
+  const kinds = {
+    count: () => r.pick(G.COUNT_VALUES),
+    flag: () => r.pick(G.FLAG_VALUES),
+    mask: () => G.MATRIX_MUTATIONS[r.pick(Object.keys(G.MATRIX_MUTATIONS))](r, base.mask === undefined ? [[true]] : matrixBase(base.mask)),
+    matrix: () => G.MATRIX_MUTATIONS[r.pick(Object.keys(G.MATRIX_MUTATIONS))](r, matrixBase(base[key])),
+  };
+  const out = args.slice();
+  out[i] = r.weighted([
+    [3, () => ({ ...base, [key]: kinds[spec.options[key]]() })],
+    [2, () => ({ ...base, [r.pick(G.MISSPELLINGS)]: base[key] ?? true })],
+    [1, () => ({ ...base, [Symbol('extra')]: 1 })],
+    [1, () => Object.assign(Object.create({ [key]: base[key] }), Object.fromEntries(Object.entries(base).filter(([k]) => k !== key)))],
+    [2, () => Object.fromEntries(Object.entries(base).filter(([k]) => k !== key))],
+    [1, () => Object.defineProperty({ ...base }, key, { get: () => { throw new Error(`fuzz: options.${key} throws`); }, enumerable: true })],
+    [1, () => G.forwardingProxy(base)],
+    [1, () => G.throwingProxy(base, r.pick([undefined, key]))],
+    [1, () => new Proxy(base, { ownKeys: () => { throw new Error('fuzz: ownKeys throws'); } })],
+    [1, () => G.revokedProxy(base)],
+    [1, () => Object.freeze(base)],
+    [2, () => r.pick([...G.WRONG_TYPES, 2, 0, NaN, [base]])],
+    [1, () => ({ ...base, mask: G.mask(r, r.int(1, 5), r.int(1, 5)) })],
+  ])();
+  if (spec.name.startsWith('multiHeadAttention') && r.bool(0.1)) out[4] = r.pick([1, 2, undefined, '2']);
+  return out;
+}
+
+/** One mutation of a case's arguments. */
+function mutate(r, spec, args) {
+  const choices = [[6, 'matrix']];
+  if (spec.optionsArg !== undefined) choices.push([4, 'options']);
+  if (spec.countArgs) choices.push([3, 'count']);
+  choices.push([1, 'arity']);
+  const what = r.weighted(choices);
+  const out = args.slice();
+  if (what === 'matrix') {
+    const i = r.pick(spec.matrixArgs);
+    out[i] = G.MATRIX_MUTATIONS[r.pick(Object.keys(G.MATRIX_MUTATIONS))](r, matrixBase(args[i]));
+    return out;
+  }
+  if (what === 'options') return mutateOptions(r, spec, args);
+  if (what === 'count') {
+    out[r.pick(spec.countArgs)] = r.pick(G.COUNT_VALUES);
+    if (r.bool(0.2)) [out[3], out[4]] = [out[4], out[3]];
+    return out;
+  }
+  // arity: too few or too many arguments
+  return r.bool() ? out.slice(0, r.int(0, out.length - 1)) : [...out, r.pick(G.WRONG_TYPES)];
+}
+
+/** The export and arguments of case `index` under master seed `seed`. */
+export function makeCase(seed, index) {
+  const r = G.rng(G.caseSeed(seed, index));
+  const spec = EXPORTS[index % EXPORTS.length];
+  let args = spec.valid(r);
+  const mutations = r.weighted([[3, 0], [5, 1], [2, 2], [1, 3]]);
+  for (let m = 0; m < mutations; m += 1) args = mutate(r, spec, args);
+  return { spec, args, mutations };
+}
+
+const KNOWN_Q = [[0.5, -1.25, 2], [3, 0.125, -0.75], [1, 1, 1]];
+const KNOWN_V = [[5, 6], [7, 8], [-1, 0.5]];
+const KNOWN_OPTIONS = { causal: true };
+
+/** The known-good call and its first answer; later answers must be identical to the bit. */
+export function knownGood(lab) {
+  const first = lab.dotProductAttention(KNOWN_Q, KNOWN_Q, KNOWN_V, KNOWN_OPTIONS);
+  const reference = referenceAttention(KNOWN_Q, KNOWN_Q, KNOWN_V, KNOWN_OPTIONS);
+  first.forEach((row, i) => row.forEach((x, j) => {
+    if (!(Math.abs(x - reference.value[i][j]) <= 1e-12 * Math.max(1, Math.abs(reference.value[i][j])))) {
+      throw new Error(`the known-good call is wrong: [${i}][${j}] is ${x}, reference ${reference.value[i][j]}`);
+    }
+  }));
+  const bits = JSON.stringify(first);
+  return () => JSON.stringify(lab.dotProductAttention(KNOWN_Q, KNOWN_Q, KNOWN_V, KNOWN_OPTIONS)) === bits;
+}
+
+/** What the reference says about `args`: { ok: true, ... } or { ok: false, kind }. */
+function referenceVerdict(spec, args) {
+  try {
+    return { ok: true, ...spec.reference(args) };
+  } catch (e) {
+    if (e instanceof Invalid) return { ok: false, kind: e.kind, why: e.message };
+    // the reference's own reads hit a throwing getter, trap or revoked proxy: the package must refuse
+    return { ok: false, kind: 'TypeError', why: `reading the input threw: ${e?.message}` };
+  }
+}
+
+/**
+ * Runs case (seed, index) against `lab`. Returns { outcome: 'value' | 'TypeError' | 'RangeError' }
+ * or { failure: 'what went wrong' }. `stillGood` is the closure `knownGood(lab)` returned.
+ */
+export function runCase(lab, seed, index, stillGood) {
+  const { spec, args } = makeCase(seed, index);
+  const started = performance.now();
+  let result;
+  let thrown;
+  try {
+    result = spec.call(lab, args);
+  } catch (e) {
+    thrown = e;
+  }
+  const elapsed = performance.now() - started;
+  const failure = judge(spec, args, result, thrown);
+  const where = `${spec.name}, case ${index} (seed ${seed})`;
+  if (failure) return { failure: `${where}: ${failure}` };
+  if (elapsed > CASE_TIME_LIMIT_MS) return { failure: `${where}: took ${elapsed.toFixed(0)} ms` };
+  if (!stillGood()) return { failure: `${where}: the known-good call no longer returns the right answer` };
+  return { outcome: thrown ? thrown.name : 'value', export: spec.name };
+}
+
+function judge(spec, args, result, thrown) {
+  if (thrown !== undefined) {
+    if (thrown instanceof WebAssembly.RuntimeError) return `a wasm trap: ${thrown.message}`;
+    if (!(thrown instanceof TypeError || thrown instanceof RangeError)) return `threw ${thrown?.name ?? typeof thrown}: ${thrown?.message ?? thrown}`;
+    if (typeof thrown.message !== 'string' || thrown.message.length === 0) return `threw a ${thrown.name} with an empty message`;
+    const verdict = referenceVerdict(spec, args);
+    if (verdict.ok) {
+      if (verdict.nearOverflow && thrown instanceof RangeError && / overflows to /.test(thrown.message)) return null;
+      return `refused valid input with ${thrown.name}: ${thrown.message}`;
+    }
+    if (thrown.name !== verdict.kind) return `threw ${thrown.name} (${thrown.message}) where the reference expects a ${verdict.kind} (${verdict.why})`;
+    return null;
+  }
+  const verdict = referenceVerdict(spec, args);
+  if (!verdict.ok) return `returned a value for input the reference refuses (${verdict.kind}: ${verdict.why})`;
+  return spec.compare(result, verdict);
+}

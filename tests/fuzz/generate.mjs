@@ -1,0 +1,201 @@
+// Seeded generators of valid, odd and hostile inputs for the package's exports.
+//
+// A case is fully determined by (seed, index): `makeCase(seed, index)` always builds the same
+// arguments, so any failure is replayed with `node tests/fuzz/fuzz.mjs --seed S --case I`.
+// What is generated per export is described by the table in exports.mjs; this module holds the
+// random source, the value generators and the mutators, which know nothing about any one export.
+
+/** SplitMix32-style generator: `next()` is uniform in [0, 1). */
+export function rng(seed) {
+  let state = seed >>> 0;
+  const next32 = () => {
+    state = (state + 0x9e3779b9) >>> 0;
+    let z = state;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+  const r = {
+    next: () => next32() / 2 ** 32,
+    /** An integer in [lo, hi]. */
+    int: (lo, hi) => lo + Math.floor(r.next() * (hi - lo + 1)),
+    bool: (p = 0.5) => r.next() < p,
+    pick: (xs) => xs[Math.floor(r.next() * xs.length)],
+    /** Picks by weight from [[weight, value], ...]. */
+    weighted: (pairs) => {
+      let x = r.next() * pairs.reduce((s, [w]) => s + w, 0);
+      for (const [w, v] of pairs) {
+        if ((x -= w) < 0) return v;
+      }
+      return pairs[pairs.length - 1][1];
+    },
+    uniform: (lo, hi) => lo + (hi - lo) * r.next(),
+  };
+  return r;
+}
+
+/** The seed of case `index` under master seed `seed` (so cases are independent of each other). */
+export function caseSeed(seed, index) {
+  let z = (Math.imul(seed >>> 0, 0x27d4eb2d) ^ Math.imul(index + 1, 0x165667b1)) >>> 0;
+  z = Math.imul(z ^ (z >>> 15), 0x2c1b3c6d) >>> 0;
+  return (z ^ (z >>> 12)) >>> 0;
+}
+
+// ---- values -----------------------------------------------------------------
+
+/** Finite numbers that are legal but unusual. Large ones are kept where scores can still overflow. */
+export const ODD_FINITE = [-0, 0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-310, 1e-300, 1e150, -1e150, 1e300, 1e308, -1e308, Number.MAX_VALUE, -Number.MAX_VALUE, 2 ** 53, 0.1, -1];
+
+/** Anything that is not a finite number. */
+export const NOT_FINITE = [NaN, Infinity, -Infinity];
+export const WRONG_TYPES = [undefined, null, '1', '', true, false, {}, [], () => 1, 1n, Symbol('x'), new Number(1), new Date(0), new Map()];
+
+/** A matrix entry: mostly moderate, sometimes odd but finite. */
+export function entry(r, odd = 0.03) {
+  if (r.bool(odd)) return r.pick(ODD_FINITE);
+  return r.weighted([[6, () => r.uniform(-3, 3)], [1, () => r.int(-4, 4)], [1, () => r.uniform(-30, 30)]])();
+}
+
+/** A `rows × cols` plain `number[][]`. */
+export function matrix(r, rows, cols, odd) {
+  return Array.from({ length: rows }, () => Array.from({ length: cols }, () => entry(r, odd)));
+}
+
+/** A `rows × cols` `boolean[][]`, mostly true. */
+export function mask(r, rows, cols) {
+  const p = r.pick([0.9, 0.6, 0.2, 0]);
+  return Array.from({ length: rows }, () => Array.from({ length: cols }, () => !r.bool(p === 0 ? 1 : 1 - p)));
+}
+
+/** A small size, occasionally a larger one. */
+export const size = (r) => r.weighted([[10, () => r.int(1, 4)], [3, () => r.int(5, 8)], [1, () => r.int(9, 24)]])();
+
+// ---- hostile wrappers ---------------------------------------------------------
+
+const thrower = (what) => () => {
+  throw new Error(`fuzz: ${what} throws`);
+};
+
+/** A Proxy over `target` that behaves like it (Array.isArray still sees an array). */
+export const forwardingProxy = (target) => new Proxy(target, {});
+
+/** A Proxy whose `get` trap throws for `key` (or for every key). */
+export const throwingProxy = (target, key) =>
+  new Proxy(target, { get: (t, k, rcv) => (key === undefined || k === key ? thrower(`get ${String(k)}`)() : Reflect.get(t, k, rcv)) });
+
+/** A Proxy that has been revoked: every operation on it, even Array.isArray, throws a TypeError. */
+export function revokedProxy(target) {
+  const { proxy, revoke } = Proxy.revocable(target, {});
+  revoke();
+  return proxy;
+}
+
+/** A copy of `array` whose index `i` is a throwing getter. */
+export function withThrowingGetter(array, i) {
+  const copy = array.slice();
+  Object.defineProperty(copy, i, { get: thrower(`index ${i}`), enumerable: true });
+  return copy;
+}
+
+/** A copy of `array` whose index `i` is a getter returning the original value (valid, just unusual). */
+export function withGetter(array, i) {
+  const copy = array.slice();
+  const value = array[i];
+  Object.defineProperty(copy, i, { get: () => value, enumerable: true });
+  return copy;
+}
+
+/** Deep-frozen copy. */
+export const deepFreeze = (m) => Object.freeze(m.map((row) => (Array.isArray(row) ? Object.freeze(row.slice()) : row)));
+
+/** An array of declared length `n` with no entries (`new Array(n)` would allocate below 2^25). */
+export function sparse(n) {
+  const a = [];
+  a.length = n;
+  return a;
+}
+
+class SubArray extends Array {}
+/** The same rows in an Array subclass (Array.isArray is true). */
+export const subclassed = (m) => SubArray.from(m.map((row) => (Array.isArray(row) ? SubArray.from(row) : row)));
+
+// ---- mutators on one matrix-like argument --------------------------------------
+
+/** Each returns a new value for a `number[][]` (or `boolean[][]`) argument `m`, which it does not modify. */
+export const MATRIX_MUTATIONS = {
+  wrongType: (r) => r.pick(WRONG_TYPES),
+  typedArrayWhole: (r, m) => new Float64Array(m.flat().filter((x) => typeof x === 'number')),
+  typedArrayRow: (r, m) => {
+    const i = r.int(0, m.length - 1);
+    const n = Math.max(0, (m[i]?.length ?? 1) + r.pick([-1, 0, 1]));
+    return m.map((row, k) => (k === i ? r.pick([new Float64Array(n), new Float32Array(n), new Int32Array(n)]) : row));
+  },
+  arrayLike: (r, m) => ({ length: m.length, ...m }),
+  empty: (r) => r.pick([[], [[]], [[], []], [[], [1]]]),
+  raggedShorter: (r, m) => m.map((row, k) => (k === m.length - 1 && m.length > 1 ? row.slice(0, -1) : row)),
+  raggedLonger: (r, m) => m.map((row, k) => (k === r.int(0, m.length - 1) ? [...row, row[0]] : row)),
+  extraRow: (r, m) => [...m, m[0].slice()],
+  missingRow: (r, m) => (m.length > 1 ? m.slice(1) : []),
+  extraColumn: (r, m) => m.map((row) => [...row, row[0]]),
+  missingColumn: (r, m) => m.map((row) => row.slice(1)),
+  transposed: (r, m) => m[0].map((_, j) => m.map((row) => row[j])),
+  holeInRow: (r, m) => {
+    const copy = m.map((row) => row.slice());
+    const i = r.int(0, copy.length - 1);
+    delete copy[i][r.int(0, copy[i].length - 1)];
+    return copy;
+  },
+  holeRow: (r, m) => {
+    const copy = m.slice();
+    delete copy[r.int(0, copy.length - 1)];
+    return copy;
+  },
+  longerLength: (r, m) => {
+    const copy = m.slice();
+    copy.length += r.int(1, 3);
+    return copy;
+  },
+  hugeDeclaredRows: (r, m) => {
+    const huge = sparse(r.pick([2 ** 32 - 1, 2 ** 31, 2 ** 27, 2 ** 26]));
+    huge[0] = m[0];
+    return huge;
+  },
+  hugeDeclaredRow: (r) => [r.bool() ? new Array(2 ** 32 - 1) : sparse(r.pick([2 ** 28, 2 ** 27, 2 ** 26]))],
+  hugeSharedRows: (r) => {
+    const row = new Array(r.pick([2 ** 14, 2 ** 13]));
+    return new Array(row.length).fill(row);
+  },
+  badEntry: (r, m) => {
+    const copy = m.map((row) => row.slice());
+    const i = r.int(0, copy.length - 1);
+    copy[i][r.int(0, copy[i].length - 1)] = r.pick([...NOT_FINITE, ...WRONG_TYPES]);
+    return copy;
+  },
+  oddEntry: (r, m) => {
+    const copy = m.map((row) => row.slice());
+    const i = r.int(0, copy.length - 1);
+    copy[i][r.int(0, copy[i].length - 1)] = r.pick(ODD_FINITE);
+    return copy;
+  },
+  allOdd: (r, m) => {
+    const v = r.pick(ODD_FINITE);
+    return m.map((row) => row.map(() => (r.bool(0.7) ? v : r.pick(ODD_FINITE))));
+  },
+  frozen: (r, m) => deepFreeze(m),
+  subclass: (r, m) => subclassed(m),
+  proxyWhole: (r, m) => forwardingProxy(m),
+  proxyRows: (r, m) => m.map((row) => forwardingProxy(row)),
+  throwingProxyWhole: (r, m) => throwingProxy(m, r.pick([undefined, 'length', '0'])),
+  throwingProxyRow: (r, m) => m.map((row, k) => (k === 0 ? throwingProxy(row, r.pick([undefined, 'length', '0'])) : row)),
+  revokedWhole: (r, m) => revokedProxy(m),
+  revokedRow: (r, m) => m.map((row, k) => (k === m.length - 1 ? revokedProxy(row) : row)),
+  throwingGetterRow: (r, m) => withThrowingGetter(m, r.int(0, m.length - 1)),
+  throwingGetterEntry: (r, m) => m.map((row, k) => (k === 0 ? withThrowingGetter(row, r.int(0, row.length - 1)) : row)),
+  getterEntry: (r, m) => m.map((row, k) => (k === 0 ? withGetter(row, 0) : row)),
+  sameRowObject: (r, m) => m.map(() => m[0]),
+};
+
+/** Mutations that turn a value for an options key into something else. */
+export const COUNT_VALUES = [0, -1, -0, 1.5, 0.5, NaN, Infinity, -Infinity, 2 ** 32, 2 ** 32 - 1, 2 ** 31, 2 ** 53, 1e21, 1e308, '2', null, undefined, true, 2n, [2], {}];
+export const FLAG_VALUES = ['true', 1, 0, null, {}, [], 'false', new Boolean(true)];
+export const MISSPELLINGS = ['casual', 'Causal', 'masks', 'Mask', 'numberofheads', 'numHeads', 'heads', 'headDimension', 'head_dimensions', 'W_o', 'w_o', 'WO', 'foo', '', 'constructor', '__proto__x'];

@@ -1,0 +1,121 @@
+// Bugs the fuzzer and the memory tests found, each pinned by the input that showed it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import lab, { externrefSlots, wasmMemoryBytes } from './support/lab.mjs';
+
+const ok = () => assert.deepEqual(lab.dotProductAttention([[1]], [[2]], [[3]]), [[3]]);
+
+test('1e308 entries: the overflowing score is a RangeError naming it, not a silent NaN', () => {
+  assert.throws(() => lab.dotProductAttention([[1e308, 1e308]], [[1e308, 1e308]], [[1]]), {
+    name: 'RangeError',
+    message: /^scores\[0\]\[0\] overflows to Infinity: the dot product of Q row 0 and K row 0 is too large/,
+  });
+  assert.throws(() => lab.multiHeadAttention([[1, 1e200]], [[1, 1e200]], [[1, 2]], 2, 1), {
+    name: 'RangeError',
+    message: /^scores_1\[0\]\[0\] overflows to Infinity/,
+  });
+  assert.throws(() => lab.traceMultiHeadAttention([[1, 1e200]], [[1, 1e200]], [[1, 2]], { numberOfHeads: 2, headDimensions: 1 }), {
+    name: 'RangeError',
+    message: /^scores_1\[0\]\[0\] overflows to Infinity/,
+  });
+  ok();
+});
+
+test('an output beyond f64 (through W_O) is a RangeError, not Infinity', () => {
+  assert.throws(() => lab.multiHeadAttention([[1]], [[1]], [[1e308]], { numberOfHeads: 1, headDimensions: 1, W_O: [[10]] }), {
+    name: 'RangeError',
+    message: /^output\[0\]\[0\] overflows to Infinity: concat row 0 · W_O column 0 is too large/,
+  });
+  // the largest finite values still come back exactly: softmax weights of equal scores are exact halves
+  const MAX = Number.MAX_VALUE;
+  assert.deepEqual(lab.multiHeadAttention([[1], [1]], [[1], [1]], [[MAX], [MAX]], 1, 1), [[MAX], [MAX]]);
+  ok();
+});
+
+test('a sparse row of declared length 2^28 is a RangeError, not a capacity-overflow trap', () => {
+  assert.throws(() => lab.dotProductAttention([new Array(2 ** 28)], [[1]], [[1]]), {
+    name: 'RangeError',
+    message: 'Q would be 1×268435456, more than the 134217728 elements one matrix may hold',
+  });
+  ok();
+});
+
+test('a sparse row of declared length 2^27 does not make wasm memory grow by 1 GiB', () => {
+  const before = wasmMemoryBytes();
+  assert.throws(() => lab.dotProductAttention([[1]], [new Array(2 ** 27)], [[1]]), {
+    name: 'TypeError',
+    message: 'K[0][0] is undefined; expected a number',
+  });
+  assert.ok(wasmMemoryBytes() - before < 2 ** 20, `memory grew from ${before} to ${wasmMemoryBytes()}`);
+  ok();
+});
+
+test('T = 16384 (a 2^28-entry score matrix) is a RangeError before allocating, not an allocation trap', () => {
+  const q = Array.from({ length: 16384 }, (_, i) => [i % 7]);
+  assert.throws(() => lab.dotProductAttention(q, q, q), {
+    name: 'RangeError',
+    message: /^dotProductAttention with T = 16384 \(three 16384×16384 score matrices, plus Q, K, V and the output\) needs \d+ values in memory at once/,
+  });
+  assert.throws(() => lab.multiHeadAttention(q, q, q, 1, 1), { name: 'RangeError', message: /^multiHeadAttention with T = 16384 and C = 1/ });
+  ok();
+});
+
+test('numbers in messages are printed the JS way (Infinity, 1e+21), not the Rust way (inf, 22 digits)', () => {
+  assert.throws(() => lab.multiHeadAttention([[1]], [[1]], [[1]], Infinity, 1), {
+    name: 'RangeError',
+    message: 'numberOfHeads (argument 4) is Infinity; expected a positive integer',
+  });
+  assert.throws(() => lab.multiHeadAttention([[1]], [[1]], [[1]], 1e21, 1), {
+    name: 'RangeError',
+    message: 'numberOfHeads (argument 4) is 1e+21; expected a positive integer',
+  });
+  assert.throws(() => lab.dotProductAttention([[-Infinity]], [[1]], [[1]]), {
+    name: 'RangeError',
+    message: 'Q[0][0] is -Infinity; expected a finite number',
+  });
+  ok();
+});
+
+test('a revoked Proxy is a TypeError naming the argument, and nothing leaks across the unwound call', () => {
+  const revoked = (target) => {
+    const { proxy, revoke } = Proxy.revocable(target, {});
+    revoke();
+    return proxy;
+  };
+  assert.throws(() => lab.dotProductAttention(revoked([[1]]), [[1]], [[1]]), { name: 'TypeError', message: 'Q could not be read (it is a revoked Proxy)' });
+  assert.throws(() => lab.dotProductAttention([[1]], [[1], revoked([2])], [[1], [2]]), { name: 'TypeError', message: 'K[1] could not be read (it is a revoked Proxy)' });
+  assert.throws(() => lab.multiHeadAttention([[1]], [[1]], [[1]], revoked({})), { name: 'TypeError', message: 'options could not be read (it is a revoked Proxy)' });
+  // before the fix, Array.isArray threw through wasm: each call leaked an externref slot and heap memory
+  const [slots, bytes] = [externrefSlots(), wasmMemoryBytes()];
+  for (let i = 0; i < 20000; i += 1) assert.throws(() => lab.dotProductAttention([revoked([1])], [[1]], [[1]]), TypeError);
+  assert.equal(externrefSlots(), slots);
+  assert.equal(wasmMemoryBytes(), bytes);
+  ok();
+});
+
+test('a getter that throws an Error whose own message getter throws is still a TypeError naming the place', () => {
+  const hostile = Object.create(Error.prototype, { message: { get() { throw new Error('message getter throws'); } } });
+  const row = [1];
+  Object.defineProperty(row, 0, { get() { throw hostile; } });
+  assert.throws(() => lab.dotProductAttention([row], [[1]], [[1]]), {
+    name: 'TypeError',
+    message: 'Q[0][0] could not be read (reading it threw: an object)',
+  });
+  ok();
+});
+
+test('throwing getters and ownKeys traps do not grow the externref table (a catch-import slot leak)', () => {
+  const row = [1];
+  Object.defineProperty(row, 0, { get() { throw new Error('getter throws'); } });
+  const keysThrow = new Proxy({}, { ownKeys() { throw new Error('ownKeys throws'); } });
+  assert.throws(() => lab.dotProductAttention([row], [[1]], [[1]]), { name: 'TypeError', message: 'Q[0][0] could not be read (reading it threw: getter throws)' });
+  assert.throws(() => lab.dotProductAttention([[1]], [[1]], [[1]], keysThrow), { name: 'TypeError', message: 'options: its keys could not be listed' });
+  const slots = externrefSlots();
+  for (let i = 0; i < 20000; i += 1) {
+    assert.throws(() => lab.dotProductAttention([row], [[1]], [[1]]), TypeError);
+    assert.throws(() => lab.multiHeadAttention([[1]], [[1]], [[1]], keysThrow), TypeError);
+  }
+  // before the fix: 1,028 → 33,796 slots over 20,000 calls
+  assert.equal(externrefSlots(), slots);
+  ok();
+});

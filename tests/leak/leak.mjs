@@ -1,0 +1,69 @@
+// No leaks: N mixed valid and invalid calls (a pool of fuzz cases, reused), then after a warm-up
+// the wasm memory, the externref table and the JS heap (after a full GC) must not grow.
+//   node tests/leak/leak.mjs [--calls 1000000]
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import lab, { wasmMemoryBytes, externrefSlots } from '../js/support/lab.mjs';
+import { makeCase } from '../fuzz/cases.mjs';
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc');
+
+/** Heap after a full collection (twice, so finalizers and weak references settle). */
+function heapUsed() {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+/**
+ * Runs `calls` calls from a pool of `pool` fuzz cases (about 40% valid) and measures after warm-up
+ * (the first 10%) and at the end. Returns the figures; `ok` says nothing grew.
+ */
+export function measure({ calls, pool = 2000, seed = 777 }) {
+  const cases = Array.from({ length: pool }, (_, i) => makeCase(seed, i));
+  const outcomes = { value: 0, error: 0 };
+  const run = (from, to) => {
+    for (let i = from; i < to; i += 1) {
+      const { spec, args } = cases[i % pool];
+      try {
+        spec.call(lab, args);
+        outcomes.value += 1;
+      } catch (e) {
+        if (!(e instanceof TypeError || e instanceof RangeError)) throw e;
+        outcomes.error += 1;
+      }
+    }
+  };
+  const warmUp = Math.max(pool, Math.floor(calls / 10));
+  const started = performance.now();
+  run(0, warmUp);
+  const warm = { wasm: wasmMemoryBytes(), slots: externrefSlots(), heap: heapUsed() };
+  run(warmUp, calls);
+  const end = { wasm: wasmMemoryBytes(), slots: externrefSlots(), heap: heapUsed() };
+  const seconds = (performance.now() - started) / 1000;
+  // wasm memory and the table never shrink, so any leak shows as growth; the heap may wobble by GC timing
+  const HEAP_SLACK = 1 << 20;
+  const ok = end.wasm === warm.wasm && end.slots === warm.slots && end.heap - warm.heap < HEAP_SLACK;
+  return { calls, seconds, outcomes, warm, end, ok };
+}
+
+export function describe(f) {
+  const mb = (b) => (b / 2 ** 20).toFixed(2);
+  return [
+    `${f.calls} calls (${f.outcomes.value} returned, ${f.outcomes.error} threw TypeError/RangeError) in ${f.seconds.toFixed(1)} s`,
+    `wasm memory: ${mb(f.warm.wasm)} MiB after warm-up, ${mb(f.end.wasm)} MiB at the end`,
+    `externref table: ${f.warm.slots} slots after warm-up, ${f.end.slots} at the end`,
+    `JS heap (after GC): ${mb(f.warm.heap)} MiB after warm-up, ${mb(f.end.heap)} MiB at the end (${f.end.heap - f.warm.heap >= 0 ? '+' : ''}${((f.end.heap - f.warm.heap) / 1024).toFixed(0)} KiB)`,
+    f.ok ? 'no growth' : 'GROWTH: a leak',
+  ].join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { calls: { type: 'string', default: '1000000' } } });
+  const figures = measure({ calls: Number(values.calls) });
+  console.log(describe(figures));
+  process.exit(figures.ok ? 0 : 1);
+}

@@ -1,0 +1,194 @@
+//! Property tests of the core in f64 (and f32 against f64), with proptest.
+//!
+//! Tolerances are stated per property; "ε" is f64's unit roundoff 2^-53.
+#![cfg(not(target_arch = "wasm32"))]
+
+use attention_lab::attention::attention_scale;
+use attention_lab::softmax::stable_softmax;
+use attention_lab::{dot_product_attention, multi_head_attention, BoolMatrix, Mask, Matrix, MultiHeadOptions};
+use proptest::prelude::*;
+
+const EPS: f64 = f64::EPSILON / 2.0;
+
+/// A `rows × cols` matrix with entries in `[-range, range]`.
+fn matrix(rows: usize, cols: usize, range: f64) -> impl Strategy<Value = Matrix> {
+    prop::collection::vec(-range..=range, rows * cols).prop_map(move |data| Matrix::new(rows, cols, data).unwrap())
+}
+
+/// (T, d_k, d_v).
+fn shape() -> impl Strategy<Value = (usize, usize, usize)> {
+    (1usize..=12, 1usize..=8, 1usize..=6)
+}
+
+/// Q, K (T×d_k) and V (T×d_v).
+fn qkv(range: f64) -> impl Strategy<Value = (Matrix, Matrix, Matrix)> {
+    shape().prop_flat_map(move |(t, dk, dv)| (matrix(t, dk, range), matrix(t, dk, range), matrix(t, dv, range)))
+}
+
+/// A mask for T×T scores: none, causal, an explicit table (possibly with empty rows) or both.
+fn mask(t: usize) -> impl Strategy<Value = Mask> {
+    (0u8..4, prop::collection::vec(prop::bool::weighted(0.6), t * t)).prop_map(move |(kind, table)| {
+        let allowed = Some(BoolMatrix::new(t, t, table).unwrap());
+        match kind {
+            0 => Mask::none(),
+            1 => Mask::causal(),
+            2 => Mask { causal: false, allowed },
+            _ => Mask { causal: true, allowed },
+        }
+    })
+}
+
+fn qkv_mask(range: f64) -> impl Strategy<Value = (Matrix, Matrix, Matrix, Mask)> {
+    qkv(range).prop_flat_map(|(q, k, v)| {
+        let t = q.rows();
+        (Just(q), Just(k), Just(v), mask(t))
+    })
+}
+
+/// The rows of `perm` applied to `m`: row `i` of the result is row `perm[i]` of `m`.
+fn permute_rows(m: &Matrix, perm: &[usize]) -> Matrix {
+    let rows: Vec<Vec<f64>> = perm.iter().map(|&p| m.row(p).to_vec()).collect();
+    Matrix::from_rows(&rows).unwrap()
+}
+
+fn bits(m: &Matrix) -> Vec<u64> {
+    m.data().iter().map(|x| x.to_bits()).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Softmax rows with at least one allowed key sum to 1 within 1e-12; empty rows are all 0.
+    #[test]
+    fn softmax_rows_sum_to_one((q, k, _v, mask) in qkv_mask(30.0)) {
+        let scores = q.matmul(&k.transpose()).unwrap().scale(attention_scale(q.cols()));
+        let weights = stable_softmax(&scores, &mask);
+        for i in 0..weights.rows() {
+            let any = (0..weights.cols()).any(|j| mask.allows(i, j));
+            let sum: f64 = weights.row(i).iter().sum();
+            if any {
+                prop_assert!((sum - 1.0).abs() <= 1e-12, "row {i} sums to {sum}");
+            } else {
+                prop_assert!(weights.row(i).iter().all(|&w| w == 0.0));
+            }
+            prop_assert!(weights.row(i).iter().all(|&w| (0.0..=1.0).contains(&w)));
+        }
+    }
+
+    /// Each output entry lies within [min, max] of its V column (a convex combination), up to the
+    /// rounding of T-term sums: (T + 2)·ε·max|V column|. Fully masked rows are 0.
+    #[test]
+    fn outputs_are_convex_combinations((q, k, v, mask) in qkv_mask(30.0)) {
+        let out = dot_product_attention(&q, &k, &v, &mask).unwrap();
+        let t = v.rows();
+        for c in 0..v.cols() {
+            let column: Vec<f64> = (0..t).map(|j| v.get(j, c)).collect();
+            let lo = column.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = column.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let slack = (t as f64 + 2.0) * EPS * lo.abs().max(hi.abs());
+            for i in 0..out.rows() {
+                let x = out.get(i, c);
+                if (0..t).any(|j| mask.allows(i, j)) {
+                    prop_assert!(x >= lo - slack && x <= hi + slack, "out[{i}][{c}] = {x} outside [{lo}, {hi}]");
+                } else {
+                    prop_assert_eq!(x, 0.0);
+                }
+            }
+        }
+    }
+
+    /// Permuting the keys and values together (and the mask's columns with them) leaves the output
+    /// unchanged within 8·T·ε·max|V| + 8·d_k·ε·|scores|: not bitwise, because the softmax
+    /// denominator and the weighted sum add the same terms in a different order.
+    #[test]
+    fn permuting_keys_and_values_together_changes_nothing(
+        ((q, k, v), perm, table) in qkv(3.0).prop_flat_map(|(q, k, v)| {
+            let t = q.rows();
+            (Just((q, k, v)), Just((0..t).collect::<Vec<_>>()).prop_shuffle(), prop::collection::vec(prop::bool::weighted(0.7), t * t))
+        })
+    ) {
+        let t = q.rows();
+        let mask = Mask { causal: false, allowed: Some(BoolMatrix::new(t, t, table.clone()).unwrap()) };
+        let permuted_table: Vec<bool> = (0..t).flat_map(|i| perm.iter().map(move |&p| (i, p))).map(|(i, p)| table[i * t + p]).collect();
+        let permuted_mask = Mask { causal: false, allowed: Some(BoolMatrix::new(t, t, permuted_table).unwrap()) };
+        let before = dot_product_attention(&q, &k, &v, &mask).unwrap();
+        let after = dot_product_attention(&q, &permute_rows(&k, &perm), &permute_rows(&v, &perm), &permuted_mask).unwrap();
+        let v_max = v.data().iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let tolerance = 8.0 * t as f64 * EPS * v_max + 8.0 * q.cols() as f64 * EPS * 9.0 * v_max * q.cols() as f64;
+        for (a, b) in before.data().iter().zip(after.data()) {
+            prop_assert!((a - b).abs() <= tolerance, "{a} vs {b} (tolerance {tolerance})");
+        }
+    }
+
+    /// numberOfHeads = 1 is dotProductAttention, bit for bit, with any mask.
+    #[test]
+    fn one_head_is_dot_product_attention((q, k, v, mask) in qkv_mask(30.0).prop_filter("square", |(q, _, v, _)| q.cols() == v.cols())) {
+        let options = MultiHeadOptions { mask: mask.clone(), ..MultiHeadOptions::new(1, q.cols()) };
+        let multi = multi_head_attention(&q, &k, &v, &options).unwrap();
+        let single = dot_product_attention(&q, &k, &v, &mask).unwrap();
+        prop_assert_eq!(bits(&multi), bits(&single));
+    }
+
+    /// Causal: output row i does not change, to the bit, when keys and values after i change.
+    #[test]
+    fn causal_rows_never_see_the_future(((q, k, v), (k2, v2), cut) in qkv(30.0).prop_flat_map(|(q, k, v)| {
+        let (t, dk, dv) = (q.rows(), k.cols(), v.cols());
+        (Just((q, k, v)), (matrix(t, dk, 30.0), matrix(t, dv, 30.0)), 0..t)
+    })) {
+        // rows after `cut` replaced by unrelated values
+        let splice = |a: &Matrix, b: &Matrix| {
+            let rows: Vec<Vec<f64>> = (0..a.rows()).map(|r| if r <= cut { a.row(r).to_vec() } else { b.row(r).to_vec() }).collect();
+            Matrix::from_rows(&rows).unwrap()
+        };
+        let before = dot_product_attention(&q, &k, &v, &Mask::causal()).unwrap();
+        let after = dot_product_attention(&q, &splice(&k, &k2), &splice(&v, &v2), &Mask::causal()).unwrap();
+        for i in 0..=cut {
+            prop_assert_eq!(bits(&Matrix::from_rows(&[before.row(i)]).unwrap()), bits(&Matrix::from_rows(&[after.row(i)]).unwrap()));
+        }
+    }
+
+    /// f32 and f64 agree within 1e-5 relative to each V column's scale on well-conditioned input
+    /// (entries in [-1, 1], exactly representable in f32): |out32 − out64| ≤ 1e-5 · max_j |V[j][c]|.
+    #[test]
+    fn f32_agrees_with_f64((q, k, v, mask) in qkv_mask(1.0)) {
+        let to_f32_exact = |m: &Matrix| m.cast::<f32>().cast::<f64>();
+        let (q, k, v) = (to_f32_exact(&q), to_f32_exact(&k), to_f32_exact(&v));
+        let wide = dot_product_attention(&q, &k, &v, &mask).unwrap();
+        let narrow = dot_product_attention(&q.cast::<f32>(), &k.cast::<f32>(), &v.cast::<f32>(), &mask).unwrap();
+        for c in 0..v.cols() {
+            let scale = (0..v.rows()).map(|j| v.get(j, c).abs()).fold(f64::MIN_POSITIVE, f64::max);
+            for i in 0..wide.rows() {
+                let (a, b) = (narrow.get(i, c) as f64, wide.get(i, c));
+                prop_assert!((a - b).abs() <= 1e-5 * scale, "[{i}][{c}]: f32 {a} vs f64 {b}");
+            }
+        }
+    }
+
+    /// Scaling Q by s equals scaling the scale by s: softmax((s·Q)·Kᵀ/√d)·V = softmax(s·(Q·Kᵀ)/√d)·V.
+    /// For s a power of two both sides round identically, so they agree to the bit; for any s in
+    /// [0.1, 10] within 16·d_k·ε·|s|·max|scores| in the scores, i.e. 1e-12 in the outputs here.
+    #[test]
+    fn scaling_q_is_scaling_the_scale((q, k, v, mask) in qkv_mask(3.0), exponent in -4i32..=4, s in 0.1f64..10.0) {
+        let by_scale = |factor: f64| {
+            let scores = q.matmul(&k.transpose()).unwrap().scale(factor * attention_scale::<f64>(q.cols()));
+            stable_softmax(&scores, &mask).matmul(&v).unwrap()
+        };
+        let power = 2f64.powi(exponent);
+        // (s·Q)·Kᵀ then ·(1/√d) vs Q·Kᵀ then ·(s/√d): multiply by a power of two first on both sides
+        let exact_left = {
+            let scores = q.scale(power).matmul(&k.transpose()).unwrap().scale(attention_scale(q.cols()));
+            stable_softmax(&scores, &mask).matmul(&v).unwrap()
+        };
+        let exact_right = {
+            let scores = q.matmul(&k.transpose()).unwrap().scale(power).scale(attention_scale(q.cols()));
+            stable_softmax(&scores, &mask).matmul(&v).unwrap()
+        };
+        prop_assert_eq!(bits(&exact_left), bits(&exact_right));
+        // and the package's own entry point on s·Q against the scale multiplied by s
+        let via_q = dot_product_attention(&q.scale(s), &k, &v, &mask).unwrap();
+        let via_scale = by_scale(s);
+        for (a, b) in via_q.data().iter().zip(via_scale.data()) {
+            prop_assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
+        }
+    }
+}
