@@ -282,9 +282,10 @@ mod tests {
 
     #[test]
     fn too_much_memory_is_refused_before_allocating() {
-        let q: Matrix = Matrix::zeros(8192, 2);
+        // blocks of 64 query rows: 3 · 64 · 2^20 scores alone exceed the 2^27-value budget
+        let q: Matrix = Matrix::zeros(1 << 20, 2);
         let err = multi_head_attention(&q, &q, &q, &MultiHeadOptions::new(2, 1)).unwrap_err();
-        assert!(err.message().starts_with("multiHeadAttention with T = 8192 and C = 2"), "{err}");
+        assert!(err.message().starts_with("multiHeadAttention with T = 1048576 and C = 2"), "{err}");
     }
 
     #[test]
