@@ -41,11 +41,12 @@ pub fn check_attention_shapes<F: Real>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<
         )));
     }
     mask.check_shape(q.rows(), k.rows())?;
-    // Q, K, Kᵀ, V, then scores, scaled scores and weights (T_q×T_k each), then the output
+    // Q, K, Kᵀ, V, then one block's scores, scaled scores and weights (block×T_k each), then the output
     let (t_q, t_k) = (q.rows(), k.rows());
-    let needed = count_values(&[q.shape(), k.shape(), k.shape(), v.shape(), (3 * t_q, t_k), (t_q, v.cols())]);
+    let block = QUERY_BLOCK.min(t_q);
+    let needed = count_values(&[q.shape(), k.shape(), k.shape(), v.shape(), (3 * block, t_k), (t_q, v.cols())]);
     check_working_set(needed, || {
-        format!("dotProductAttention with T = {t_q} (three {t_q}×{t_k} score matrices, plus Q, K, V and the output)")
+        format!("dotProductAttention with T = {t_q} (three {block}×{t_k} score blocks, plus Q, K, V and the output)")
     })
 }
 
@@ -163,11 +164,11 @@ mod tests {
 
     #[test]
     fn a_score_matrix_too_large_for_memory_is_refused_before_allocating() {
-        // T = 16384 would need three 2^28-entry score matrices: more than wasm32 can hold
-        let q: Matrix = Matrix::zeros(16384, 1);
+        // scores come in blocks of 64 query rows; with T = 2^20 three 64×2^20 blocks exceed the budget
+        let q: Matrix = Matrix::zeros(1 << 20, 1);
         let err = dot_product_attention(&q, &q, &q, &Mask::none()).unwrap_err();
         assert!(matches!(err, AttentionError::Range(_)));
-        assert!(err.message().starts_with("dotProductAttention with T = 16384 (three 16384×16384 score matrices"), "{err}");
+        assert!(err.message().starts_with("dotProductAttention with T = 1048576 (three 64×1048576 score blocks"), "{err}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! Every property read goes through `Reflect.get`, which catches throwing getters and
 //! Proxy traps, so hostile input becomes a `TypeError` rather than a half-finished call.
 
-use js_sys::{Array, ArrayBuffer, Float32Array, Float64Array, Object, Reflect};
+use js_sys::{Array, Float32Array, Float64Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -37,6 +37,16 @@ export function ownKeys(target) {
 }
 export function readFailed(value) { return value === FAILED; }
 export function takeThrown() { const e = thrown; thrown = undefined; return e; }
+// 32 for a Float32Array, 64 for a Float64Array, 1 for another typed array or DataView, 0 for
+// anything else, -1 when asking throws (`instanceof` on a revoked Proxy does)
+export function floatKind(x) {
+  try { return x instanceof Float32Array ? 32 : x instanceof Float64Array ? 64 : ArrayBuffer.isView(x) ? 1 : 0; } catch (e) { return -1; }
+}
+// the message of a thrown Error, or undefined (not an Error, or asking throws)
+export function errorMessage(e) {
+  try { if (e instanceof Error) { const m = Reflect.get(e, 'message'); return typeof m === 'string' ? m : undefined; } } catch (_) {}
+  return undefined;
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = readProperty)]
@@ -47,6 +57,10 @@ extern "C" {
     fn read_failed(value: &JsValue) -> bool;
     #[wasm_bindgen(js_name = takeThrown)]
     fn take_thrown() -> JsValue;
+    #[wasm_bindgen(js_name = floatKind)]
+    pub(crate) fn float_kind(value: &JsValue) -> i32;
+    #[wasm_bindgen(js_name = errorMessage)]
+    fn error_message(thrown: &JsValue) -> Option<String>;
 }
 
 /// `result` of [`read_property`] or [`own_keys`], or what reading threw.
@@ -123,11 +137,8 @@ pub fn number_text(x: f64) -> String {
 /// `target[key]`, with a throwing getter or Proxy trap turned into a `TypeError` naming `place`.
 pub fn get(target: &JsValue, key: &JsValue, place: &str) -> Result<JsValue> {
     caught(read_property(target, key)).map_err(|thrown| {
-        // the thrown value may itself be hostile (a getter on `message` that throws): read it with Reflect too
-        let message = thrown
-            .dyn_ref::<js_sys::Error>()
-            .and_then(|e| caught(read_property(e, &JsValue::from_str("message"))).ok())
-            .and_then(|m| m.as_string());
+        // the thrown value may itself be hostile (a revoked Proxy, a `message` getter that throws)
+        let message = error_message(&thrown);
         let why = message.unwrap_or_else(|| describe(&thrown));
         AttentionError::type_error(format!("{place} could not be read (reading it threw: {why})"))
     })
@@ -399,7 +410,7 @@ pub fn read_count(value: &JsValue, place: &str) -> Result<usize> {
 
 /// Reads a `number[]` (e.g. a bias). Not an array → TypeError; empty, NaN or ±Infinity → RangeError.
 pub fn read_vector(value: &JsValue, name: &str) -> Result<Vec<f64>> {
-    if !Array::is_array(value) {
+    if !is_array(value, name)? {
         return Err(AttentionError::type_error(format!("{name} is {}; expected an array of numbers (number[])", describe(value))));
     }
     let len = array_length(value, name)?;
@@ -439,11 +450,11 @@ pub fn write_vector(v: &[f64]) -> JsValue {
 /// (told apart by whether `value[0][0]` is an array). Returns the items and whether it was
 /// a batch; an unbatched matrix is a batch of one. Items are named `name[b]`.
 pub fn read_batch(value: &JsValue, name: &str) -> Result<(Vec<Matrix>, bool)> {
-    if Array::is_array(value) && array_length(value, name)? > 0 {
+    if is_array(value, name)? && array_length(value, name)? > 0 {
         let first = get(value, &JsValue::from(0u32), &format!("{name}[0]"))?;
-        if Array::is_array(&first) && array_length(&first, &format!("{name}[0]"))? > 0 {
+        if is_array(&first, &format!("{name}[0]"))? && array_length(&first, &format!("{name}[0]"))? > 0 {
             let cell = get(&first, &JsValue::from(0u32), &format!("{name}[0][0]"))?;
-            if Array::is_array(&cell) {
+            if is_array(&cell, &format!("{name}[0][0]"))? {
                 let items = (0..array_length(value, name)?)
                     .map(|b| {
                         let place = format!("{name}[{b}]");
@@ -574,7 +585,8 @@ impl TypedMatrix {
 /// True for a value that can only be meant as a typed matrix: an object that is not an array
 /// and not a function. (Arrays go to the `number[][]` reader; everything else gets its message.)
 pub fn is_typed_candidate(value: &JsValue) -> bool {
-    value.is_object() && !Array::is_array(value) && !value.is_function()
+    // a revoked Proxy is not a candidate: the number[][] reader then names it
+    value.is_object() && try_is_array(value) == Some(false) && !value.is_function()
 }
 
 /// Reads `{ data: Float32Array | Float64Array, shape }` whose shape has one of the lengths in
@@ -590,11 +602,12 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, ranks: &[usize]) -> Result
     }
     // 1. data: a Float32Array or Float64Array
     let data = get(value, &JsValue::from_str("data"), &format!("{name}.data"))?;
-    let is_f32 = data.is_instance_of::<Float32Array>();
-    if !is_f32 && !data.is_instance_of::<Float64Array>() {
+    let kind = float_kind(&data);
+    let is_f32 = kind == 32;
+    if kind != 32 && kind != 64 {
         let what = if data.is_undefined() {
             format!("{name} is an object without data; expected {expected}")
-        } else if ArrayBuffer::is_view(&data) {
+        } else if kind == 1 {
             format!("{name}.data is a typed array of another kind; expected a Float32Array or Float64Array (convert with Float32Array.from)")
         } else {
             format!("{name}.data is {}; expected a Float32Array or Float64Array", describe(&data))
@@ -603,7 +616,7 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, ranks: &[usize]) -> Result
     }
     // 2. shape: [T, C] or [B, T, C], positive integers, not too large
     let shape_value = get(value, &JsValue::from_str("shape"), &format!("{name}.shape"))?;
-    if !Array::is_array(&shape_value) {
+    if !is_array(&shape_value, &format!("{name}.shape"))? {
         return Err(AttentionError::type_error(format!(
             "{name}.shape is {}; expected {expected_shape}",
             describe(&shape_value)

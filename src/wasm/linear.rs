@@ -4,6 +4,7 @@
 //! benchmark, with the same fast f32 kernel the attention path uses.
 
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::convert::{describe, is_typed_candidate, js_result, read_matrix, read_typed_matrix, write_matrix, write_typed, TypedValues};
 use crate::error::{AttentionError, Result};
@@ -86,11 +87,12 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
     if b.is_undefined() {
         return Ok(None);
     }
-    let values: Vec<f64> = if let Some(f) = b.dyn_ref::<js_sys::Float32Array>() {
-        f.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(f) = b.dyn_ref::<js_sys::Float64Array>() {
-        f.to_vec()
-    } else if js_sys::Array::is_array(b) {
+    let kind = super::convert::float_kind(b); // never throws, unlike `instanceof` on a revoked Proxy
+    let values: Vec<f64> = if kind == 32 {
+        b.unchecked_ref::<js_sys::Float32Array>().to_vec().into_iter().map(f64::from).collect()
+    } else if kind == 64 {
+        b.unchecked_ref::<js_sys::Float64Array>().to_vec()
+    } else if super::convert::is_array(b, "b")? {
         let row = js_sys::Array::of1(b);
         read_matrix(&row, "b").map_err(|e| rename_b(e))?.into_data()
     } else {
