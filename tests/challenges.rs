@@ -8,6 +8,7 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use attention_lab::wasm::attention::{dot_product_attention, multi_head_attention};
+use attention_lab::wasm::projected::projected_self_attention;
 use js_sys::Array;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -19,6 +20,7 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("01-dot-product-attention", include_str!("../challenges/01-dot-product-attention/tests.json")),
     ("02-multi-head-attention", include_str!("../challenges/02-multi-head-attention/tests.json")),
     ("03-causal-mask", include_str!("../challenges/03-causal-mask/tests.json")),
+    ("04-learned-projections", include_str!("../challenges/04-learned-projections/tests.json")),
 ];
 
 const SCHEMA: &str = "attention-lab/challenge-tests/1";
@@ -46,6 +48,10 @@ fn call(function: &str, args: &[Value]) -> Result<JsValue, JsValue> {
         "multiHeadAttention" => {
             assert!(args.len() <= 5, "multiHeadAttention takes at most 5 arguments");
             multi_head_attention(arg(0), arg(1), arg(2), arg(3), arg(4))
+        }
+        "projectedSelfAttention" => {
+            assert!(args.len() <= 2, "projectedSelfAttention takes at most 2 arguments");
+            projected_self_attention(arg(0), arg(1))
         }
         other => panic!("tests.json names {other}, which the reference does not export"),
     }

@@ -2,13 +2,15 @@
 //! fixed case within the stated tolerance, every error case with the stated error class and
 //! message prefix. The wasm twin of this file, tests/challenges.rs, goes through the JS API.
 
-use attention_lab::{dot_product_attention, multi_head_attention, AttentionError, Mask, Matrix, MultiHeadOptions};
+use attention_lab::layer::{projected_self_attention, ProjectedOptions};
+use attention_lab::{dot_product_attention, multi_head_attention, AttentionError, HeadSplit, Mask, Matrix, MultiHeadOptions};
 use serde_json::Value;
 
 const CHALLENGES: &[(&str, &str)] = &[
     ("01-dot-product-attention", include_str!("../challenges/01-dot-product-attention/tests.json")),
     ("02-multi-head-attention", include_str!("../challenges/02-multi-head-attention/tests.json")),
     ("03-causal-mask", include_str!("../challenges/03-causal-mask/tests.json")),
+    ("04-learned-projections", include_str!("../challenges/04-learned-projections/tests.json")),
 ];
 
 fn matrix(value: &Value) -> Matrix {
@@ -26,13 +28,25 @@ fn mask(options: Option<&Value>) -> Mask {
 
 /// Runs the core function that tests.json names, with the case's arguments.
 fn call(function: &str, args: &[Value]) -> Result<Matrix, AttentionError> {
+    let count = |o: &Value, key: &str| o[key].as_u64().unwrap_or_else(|| panic!("options.{key}")) as usize;
+    if function == "projectedSelfAttention" {
+        let o = &args[1];
+        let options = ProjectedOptions {
+            split: HeadSplit { number_of_heads: count(o, "numberOfHeads"), head_dimensions: count(o, "headDimensions") },
+            w_q: matrix(&o["W_Q"]),
+            w_k: matrix(&o["W_K"]),
+            w_v: matrix(&o["W_V"]),
+            w_o: matrix(&o["W_O"]),
+            mask: mask(Some(o)),
+        };
+        return projected_self_attention(&matrix(&args[0]), options);
+    }
     let (q, k, v) = (matrix(&args[0]), matrix(&args[1]), matrix(&args[2]));
     match function {
         "dotProductAttention" => dot_product_attention(&q, &k, &v, &mask(args.get(3))),
         "multiHeadAttention" => {
             let o = &args[3];
-            let count = |key: &str| o[key].as_u64().unwrap_or_else(|| panic!("options.{key}")) as usize;
-            let mut options = MultiHeadOptions::new(count("numberOfHeads"), count("headDimensions"));
+            let mut options = MultiHeadOptions::new(count(o, "numberOfHeads"), count(o, "headDimensions"));
             options.w_o = o.get("W_O").map(matrix);
             options.mask = mask(Some(o));
             multi_head_attention(&q, &k, &v, &options)

@@ -33,6 +33,14 @@ export const MISTAKES = [
   { challenge: '03-causal-mask', id: 'no-scaling', edit: NO_SCALE_01 },
   { challenge: '03-causal-mask', id: 'softmax-axis', edit: ['const weights = masked.map(softmax);', 'const weights = transpose(transpose(masked).map(softmax));'] },
   { challenge: '03-causal-mask', id: 'no-max-subtraction', edit: NO_MAX },
+  { challenge: '04-learned-projections', id: 'no-projection', edit: ['const [Q, K, V] = [W_Q, W_K, W_V].map((W) => project(X, W));', 'const [Q, K, V] = [X, X, X];'] },
+  { challenge: '04-learned-projections', id: 'weights-transposed', edit: ['return matMul(M, W);', 'return matMul(M, transpose(W));'] },
+  { challenge: '04-learned-projections', id: 'w-o-skipped', edit: ['return project(concat, W_O);', 'return concat;'] },
+  { challenge: '04-learned-projections', id: 'scale-by-C', edit: ['attention(Q_h, K_h, V_h, headDimensions)', 'attention(Q_h, K_h, V_h, C)'] },
+  { challenge: '04-learned-projections', id: 'no-scaling', edit: ['const scale = 1 / Math.sqrt(width);', 'const scale = 1;'] },
+  { challenge: '04-learned-projections', id: 'softmax-axis', edit: AXIS },
+  { challenge: '04-learned-projections', id: 'k-not-transposed', edit: ['matMul(Q, transpose(K))', 'matMul(Q, K)'] },
+  { challenge: '04-learned-projections', id: 'no-max-subtraction', edit: NO_MAX },
 ];
 
 /** The mistaken source; throws if the edit no longer applies to solution.js. */

@@ -15,6 +15,7 @@
 
 mod backward;
 mod forward;
+mod projected;
 mod trace;
 pub mod init;
 #[cfg(test)]
@@ -22,6 +23,7 @@ mod tests;
 
 pub use backward::InputGrads;
 pub use forward::{ForwardOptions, ForwardOutput};
+pub use projected::{projected_self_attention, ProjectedOptions};
 
 use crate::error::{AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};

@@ -8,6 +8,7 @@ pub mod convert;
 pub mod layer;
 pub mod linear;
 pub mod memory;
+pub mod projected;
 
 use wasm_bindgen::prelude::*;
 

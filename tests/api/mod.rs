@@ -2,6 +2,7 @@
 //! and `tests/node.rs` (Node), so `wasm-pack test --node` and `--headless --chrome` run the same cases.
 
 use attention_lab::wasm::attention::{dot_product_attention, multi_head_attention, trace_multi_head_attention};
+use attention_lab::wasm::projected::projected_self_attention;
 use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -251,4 +252,66 @@ fn w_o_must_be_c_by_c() {
     let options = js_object(&[("numberOfHeads", 2.into()), ("headDimensions", 1.into()), ("W_O", js_matrix(&[&[1.0]]))]);
     let (name, message) = thrown(multi_head_attention(challenge_q(), challenge_q(), challenge_v(), options, JsValue::UNDEFINED));
     assert_eq!((name.as_str(), message.as_str()), ("RangeError", "W_O is 1×1 but must be C×C = 2×2"));
+}
+
+// ---- projectedSelfAttention ---------------------------------------------------
+
+/// `{ numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O }` with the given C×C weights.
+fn projections(h: f64, d: f64, w: [&[&[f64]]; 4]) -> JsValue {
+    js_object(&[
+        ("numberOfHeads", h.into()),
+        ("headDimensions", d.into()),
+        ("W_Q", js_matrix(w[0])),
+        ("W_K", js_matrix(w[1])),
+        ("W_V", js_matrix(w[2])),
+        ("W_O", js_matrix(w[3])),
+    ])
+}
+
+const W_Q: &[&[f64]] = &[&[1.0, 2.0], &[0.0, 1.0]];
+const W_K: &[&[f64]] = &[&[0.5, 0.0], &[1.0, -1.0]];
+const W_V: &[&[f64]] = &[&[2.0, 1.0], &[-1.0, 0.0]];
+const W_O: &[&[f64]] = &[&[0.0, 1.0], &[1.0, 0.5]];
+
+#[wasm_bindgen_test]
+fn projected_self_attention_is_multi_head_attention_of_the_projections() {
+    let x: &[&[f64]] = &[&[1.0, 0.0], &[0.0, 2.0], &[-1.0, 1.0]];
+    let got = projected_self_attention(js_matrix(x), projections(2.0, 1.0, [W_Q, W_K, W_V, W_O])).unwrap();
+    // X·W computed here by hand: X·W_Q = [[1, 2], [0, 2], [-1, -1]], X·W_K = [[0.5, 0], [2, -2], [0.5, -1]], X·W_V = [[2, 1], [-2, 0], [-3, -1]]
+    let q = js_matrix(&[&[1.0, 2.0], &[0.0, 2.0], &[-1.0, -1.0]]);
+    let k = js_matrix(&[&[0.5, 0.0], &[2.0, -2.0], &[0.5, -1.0]]);
+    let v = js_matrix(&[&[2.0, 1.0], &[-2.0, 0.0], &[-3.0, -1.0]]);
+    let options = js_object(&[("numberOfHeads", 2.into()), ("headDimensions", 1.into()), ("W_O", js_matrix(W_O))]);
+    let expected = multi_head_attention(q, k, v, options, JsValue::UNDEFINED).unwrap();
+    assert_eq!(rows_of(&got), rows_of(&expected));
+}
+
+#[wasm_bindgen_test]
+fn projected_self_attention_with_identities_is_the_challenge_02_answer() {
+    let i: &[&[f64]] = &[&[1.0, 0.0], &[0.0, 1.0]];
+    let got = projected_self_attention(challenge_q(), projections(2.0, 1.0, [i, i, i, i])).unwrap();
+    let expected = multi_head_attention(challenge_q(), challenge_q(), challenge_q(), heads(2.0, 1.0), JsValue::UNDEFINED).unwrap();
+    assert_eq!(rows_of(&got), rows_of(&expected));
+}
+
+#[wasm_bindgen_test]
+fn projected_self_attention_errors_name_the_argument_and_the_module_keeps_working() {
+    let cases: Vec<(JsValue, JsValue, &str, &str)> = vec![
+        (js_matrix(&[&[1.0, 2.0, 3.0]]), projections(2.0, 1.0, [W_Q, W_K, W_V, W_O]), "RangeError", "X is 1×3 but numberOfHeads · headDimensions = 2 · 1 = 2: X must have C = 2 columns"),
+        (challenge_q(), projections(2.0, 1.0, [W_Q, &[&[1.0, 0.0, 1.0], &[0.0, 1.0, 1.0]], W_V, W_O]), "RangeError", "W_K is 2×3 but must be C×C = 2×2 (oriented [in, out]: the projection is X·W_K)"),
+        (challenge_q(), js_object(&[("numberOfHeads", 2.into()), ("headDimensions", 1.into()), ("W_Q", js_matrix(W_Q)), ("W_K", js_matrix(W_K)), ("W_V", js_matrix(W_V))]), "TypeError", "options.W_O is missing; expected a C×C number[][] oriented [in, out]"),
+        (challenge_q(), JsValue::UNDEFINED, "TypeError", "options is missing; expected { numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O, causal?, mask? }"),
+        (js_matrix(&[&[1.0, f64::NAN]]), projections(2.0, 1.0, [W_Q, W_K, W_V, W_O]), "RangeError", "X[0][1] is NaN; expected a finite number"),
+        (challenge_q(), projections(0.0, 1.0, [W_Q, W_K, W_V, W_O]), "RangeError", "options.numberOfHeads is 0; expected a positive integer"),
+    ];
+    for (x, options, class, message) in cases {
+        let (name, got) = thrown(projected_self_attention(x, options));
+        assert_eq!((name.as_str(), got.as_str()), (class, message));
+    }
+    let misspelled = projections(2.0, 1.0, [W_Q, W_K, W_V, W_O]);
+    Reflect::set(&misspelled, &"casual".into(), &true.into()).unwrap();
+    let (name, message) = thrown(projected_self_attention(challenge_q(), misspelled));
+    assert_eq!(name, "TypeError");
+    assert!(message.starts_with("options.casual is not an option (did you mean causal?)"), "{message}");
+    assert!(projected_self_attention(challenge_q(), projections(2.0, 1.0, [W_Q, W_K, W_V, W_O])).is_ok());
 }

@@ -49,6 +49,16 @@ describe('accessibility', () => {
         await page.locator('#heatmap-0').waitFor();
       }
       found.push(...(await axeViolations(page)).map((v) => `${name}: ${v}`));
+      if (name === 'walkthrough') {
+        // the learned-projections section: the first projection with its bias, and the output projection
+        await page.check('#projections');
+        await page.check('#bias');
+        await page.locator('#product-Q').waitFor();
+        found.push(...(await axeViolations(page)).map((v) => `walkthrough, projections: ${v}`));
+        await page.click('#step-list li:last-child button');
+        await page.locator('#weights-W_O').waitFor();
+        found.push(...(await axeViolations(page)).map((v) => `walkthrough, output projection: ${v}`));
+      }
     }
     await runCode(page, url, CHALLENGE_IDS[0], mistakenSource(MISTAKES[0]));
     found.push(...(await axeViolations(page)).map((v) => `challenge with results: ${v}`));
@@ -89,6 +99,95 @@ describe('walkthrough', () => {
       assert.deepEqual(log.errors, []);
       await context.close();
     }
+  });
+
+  test('screenshots of the learned projections (X·W_Q + b_Q) at both sizes', async () => {
+    for (const [sizeName, size] of Object.entries(SIZES)) {
+      const { context, page, log, url } = await openPage(site, size);
+      await page.goto(url('walkthrough.html'));
+      await page.locator('#output-matrix').waitFor();
+      await page.check('#projections');
+      await page.check('#bias');
+      await page.locator('#projected-Q').waitFor();
+      await page.evaluate(() => document.fonts.ready);
+      await page.locator('#step-view').screenshot({ path: join(SCREENSHOTS, `walkthrough-projections-${sizeName}.png`) });
+      await page.screenshot({ path: join(SCREENSHOTS, `walkthrough-projections-page-${sizeName}.png`), fullPage: true });
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
+      assert.deepEqual(log.errors, []);
+      await context.close();
+    }
+  });
+
+  test('learned projections: X·W_Q, X·W_K, X·W_V come first and every number is the layer\'s (seed, biases, edits)', async () => {
+    const { context, page, log, url } = await openPage(site);
+    await page.goto(url('walkthrough.html'));
+    await page.locator('#output-matrix').waitFor();
+    const counter = () => page.textContent('#step-counter');
+    await page.check('#projections');
+    assert.deepEqual(await page.$$eval('#editors table', (t) => t.map((x) => x.id)), ['editor-X']);
+    assert.match(await counter(), /^Step 1 of 14: Project: Q = X·W_Q$/);
+    assert.deepEqual(await page.$$eval('#step-list button', (b) => b.slice(0, 4).map((x) => x.textContent)),
+      ['Project: Q = X·W_Q', 'Project: K = X·W_K', 'Project: V = X·W_V', 'Slice Q, K and V into heads']);
+    let X = [[1, 2], [3, 4]];
+    const layerFor = ({ seed, bias }) => new lab.MultiHeadAttention({ embedDim: 2, numHeads: 2, bias, seed });
+    const check = async (seed, bias, biases) => {
+      const layer = layerFor({ seed, bias });
+      if (biases) layer.setWeights(biases);
+      const weights = layer.getWeights();
+      const trace = layer.trace(X);
+      const step = (name) => trace.steps.find((s) => s.name === name).values;
+      for (const [i, [name, input]] of [['Q', 'query'], ['K', 'key'], ['V', 'value']].entries()) {
+        await page.click(`#step-list li:nth-child(${i + 1}) button`);
+        assert.deepEqual(await valuesOf(page, `#weights-W_${name}`), weights[`W_${name}`], `W_${name}, seed ${seed}`);
+        assert.deepEqual(await valuesOf(page, `#product-${name}`), step(bias ? `${input}·W_${name}` : name), `X·W_${name}`);
+        if (bias) assert.deepEqual(await valuesOf(page, `#projected-${name}`), step(name), `${name} with b_${name}`);
+        const shown = await page.$$eval(`#product-${name} td`, (tds) => tds.map((td) => td.textContent));
+        assert.deepEqual(shown, step(bias ? `${input}·W_${name}` : name).flat().map((x) => x.toFixed(4).replace('-', '−')), 'the numbers as read');
+      }
+      await page.click('#step-list li:last-child button');
+      assert.deepEqual(await valuesOf(page, '#weights-W_O'), weights.W_O);
+      assert.deepEqual(await valuesOf(page, '#output-matrix'), layer.forward(X).output);
+      assert.deepEqual(trace.output, layer.forward(X).output);
+      layer.free();
+    };
+    await check(0, false);
+    await page.fill('#seed', '7');
+    await check(7, false);
+    assert.notDeepEqual(layerFor({ seed: 7, bias: false }).getWeights().W_Q, layerFor({ seed: 0, bias: false }).getWeights().W_Q);
+    // biases: read from the page (drawn from the seed), then the layer with them must give the shown numbers
+    await page.check('#bias');
+    await page.click('#step-list li:first-child button');
+    assert.match(await counter(), /^Step 1 of 14: Project: Q = X·W_Q \+ b_Q$/);
+    const biases = {};
+    for (const [i, name] of ['b_Q', 'b_K', 'b_V'].entries()) {
+      await page.click(`#step-list li:nth-child(${i + 1}) button`);
+      biases[name] = (await valuesOf(page, `#bias-${name}`))[0];
+    }
+    await page.click('#step-list li:last-child button');
+    biases.b_O = (await valuesOf(page, '#bias-b_O'))[0];
+    assert.ok(Object.values(biases).flat().some((b) => b !== 0), 'the shown biases are not all zero');
+    await check(7, true, biases);
+    // editing X recomputes through the layer
+    await page.fill('#editor-X input[data-row="1"][data-col="0"]', '-2');
+    X = [[1, 2], [-2, 4]];
+    await check(7, true, biases);
+    // keyboard: the arrows step through the projection pages too
+    await page.click('#step-list li:first-child button');
+    await page.click('body', { position: { x: 5, y: 300 } });
+    await page.keyboard.press('ArrowRight');
+    assert.match(await counter(), /^Step 2 of 14: Project: K = X·W_K \+ b_K$/);
+    // off again: back to Q, K, V and traceMultiHeadAttention
+    await page.uncheck('#projections');
+    assert.deepEqual(await page.$$eval('#editors table', (t) => t.map((x) => x.id)), ['editor-Q', 'editor-K', 'editor-V']);
+    assert.match(await counter(), /^Step 1 of 11: Slice/);
+    assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention([[1, 2], [3, 4]], [[1, 2], [3, 4]], [[5, 6], [7, 8]], 2, 1));
+    await page.check('#projections');
+    await page.fill('#seed', '-1');
+    assert.match(await page.textContent('#input-status'), /seed: "-1" is not a whole number/);
+    assert.equal(await page.getAttribute('#seed', 'aria-invalid'), 'true');
+    assert.deepEqual(log.errors, []);
+    await context.close();
   });
 
   test('editing a cell recomputes the output to the package value at once', async () => {
@@ -183,13 +282,13 @@ describe('challenges', () => {
       assert.ok(await page.isVisible('#solved-badge'), `${id} is still solved after a reload`);
     }
     await page.goto(url('index.html'));
-    assert.equal(await page.textContent('#progress-summary'), '3 of 3 challenges solved.');
-    assert.deepEqual(await page.$$eval('[data-state]', (s) => s.map((x) => x.dataset.state)), ['solved', 'solved', 'solved']);
+    assert.equal(await page.textContent('#progress-summary'), `${CHALLENGE_IDS.length} of ${CHALLENGE_IDS.length} challenges solved.`);
+    assert.deepEqual(await page.$$eval('[data-state]', (s) => s.map((x) => x.dataset.state)), CHALLENGE_IDS.map(() => 'solved'));
     await page.screenshot({ path: join(SCREENSHOTS, 'home-solved-desktop.png'), fullPage: true });
     await page.click('#reset-progress');
-    assert.equal(await page.textContent('#progress-summary'), '0 of 3 challenges solved.');
+    assert.equal(await page.textContent('#progress-summary'), `0 of ${CHALLENGE_IDS.length} challenges solved.`);
     await page.reload();
-    assert.equal(await page.textContent('#progress-summary'), '0 of 3 challenges solved.');
+    assert.equal(await page.textContent('#progress-summary'), `0 of ${CHALLENGE_IDS.length} challenges solved.`);
     await context.close();
   });
 

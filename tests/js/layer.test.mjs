@@ -415,3 +415,40 @@ test('trace: projections and biases recorded, replayed in plain JS to forward’
   }
   assert.throws(() => new MultiHeadAttention({ embedDim: 4, numHeads: 2 }).trace([randomMatrix(2, 4, 1)]), { name: 'RangeError', message: /^query is a batch/ });
 });
+
+// ---- projectedSelfAttention: the layer as a function, challenge 04's reference ---------------
+
+test('projectedSelfAttention equals a bias-free layer with the same weights, bit for bit, and an independent JS forward', () => {
+  for (const [h, d, causal] of [[1, 3, false], [2, 2, true], [3, 2, false]]) {
+    const C = h * d;
+    const layer = new MultiHeadAttention({ embedDim: C, numHeads: h, bias: false, seed: 40 + C });
+    const weights = layer.getWeights();
+    const X = randomMatrix(4, C, 50 + C);
+    const got = lab.projectedSelfAttention(clone(X), { numberOfHeads: h, headDimensions: d, causal, ...clone(weights) });
+    assert.deepEqual(got, layer.forward(X, undefined, undefined, { causal }).output);
+    assertClose(got, referenceForward(weights, h, X, X, X, causal ? (i, j) => j <= i : null), 1e-12, `h=${h}`);
+    const { output } = layer.trace(X, null, null, { causal });
+    assert.deepEqual(got, output);
+    layer.free();
+  }
+});
+
+test('projectedSelfAttention: bad input is a precise TypeError/RangeError and the module keeps working', () => {
+  const I = [[1, 0], [0, 1]];
+  const ok = { numberOfHeads: 2, headDimensions: 1, W_Q: I, W_K: I, W_V: I, W_O: I };
+  const cases = [
+    [[[1, 2, 3]], ok, 'RangeError', /^X is 1×3 but numberOfHeads · headDimensions = 2 · 1 = 2/],
+    [[[1, 2]], { ...ok, W_V: [[1, 0, 0], [0, 1, 0]] }, 'RangeError', /^W_V is 2×3 but must be C×C = 2×2/],
+    [[[1, 2]], { ...ok, W_Q: undefined }, 'TypeError', /^options\.W_Q is missing/],
+    [[[1, 2]], { ...ok, W_O: 'I' }, 'TypeError', /^options\.W_O is a string; expected an array of rows/],
+    [[[1, 2]], { ...ok, W_K: [[1, 0], [0, Infinity]] }, 'RangeError', /^options\.W_K\[1\]\[1\] is Infinity; expected a finite number/],
+    [[[1, 2]], { ...ok, headDimensions: 1.5 }, 'RangeError', /^options\.headDimensions is 1\.5; expected a positive integer/],
+    [[[1, 2]], { ...ok, bias: true }, 'TypeError', /^options\.bias is not an option/],
+    [[[1, 2], [3, 4]], { ...ok, mask: [[true]] }, 'RangeError', /^mask is 1×1/],
+    [{ data: new Float64Array(2), shape: [1, 2] }, ok, 'TypeError', /^X is an object; expected an array of rows/],
+  ];
+  for (const [X, options, name, message] of cases) {
+    assert.throws(() => lab.projectedSelfAttention(X, options), { name, message }, String(message));
+  }
+  assert.deepEqual(lab.projectedSelfAttention([[1, 2], [3, 4]], ok), lab.multiHeadAttention([[1, 2], [3, 4]], [[1, 2], [3, 4]], [[1, 2], [3, 4]], 2, 1));
+});

@@ -78,35 +78,55 @@ function rowsSliced([Q, K, V, { numberOfHeads: h, headDimensions: d, W_O }]) {
   return [matMul(concatColumns(heads), W), matMul(heads.flat(), W)];
 }
 
+/**
+ * projectedSelfAttention(X, { W_Q, W_K, W_V, W_O, numberOfHeads, headDimensions }): the
+ * projections, then the multi-head model. `project(M, W)` is how a W is applied (right: M·W),
+ * `outputProjection: false` leaves W_O out, `heads` is the multi-head model's options.
+ */
+function projected([X, options], { project = matMul, outputProjection = true, heads = {} } = {}) {
+  const { W_Q, W_K, W_V, W_O, numberOfHeads, headDimensions } = options;
+  const [Q, K, V] = [W_Q, W_K, W_V].map((W) => project(X, W)); // each (T, C)
+  if (!Q || !K || !V) return null;
+  const split = { numberOfHeads, headDimensions };
+  if (!outputProjection) return multiHead([Q, K, V, split], heads); // W_O absent: the identity
+  const concat = multiHead([Q, K, V, split], heads); // (T, C)
+  return concat && project(concat, W_O);
+}
+
 export const VARIANTS = {
   'no-scaling': {
     title: 'No scaling',
     hint: 'Your outputs match attention without the 1/√d scale. Divide every score by √d (the width of the keys: d_k, or headDimensions inside a head) before the softmax.',
     dotProduct: single({ scale: 1 }),
     multiHead: (args) => [multiHead(args, { headScale: () => 1 })],
+    projected: (args) => [projected(args, { heads: { headScale: () => 1 } })],
   },
   'scale-by-C': {
     title: 'Scaled by √C instead of √headDimensions',
     hint: 'Your outputs match dividing the scores by √C (all the columns). Inside a head the dot products run over headDimensions columns only, so divide by √headDimensions.',
     multiHead: (args) => [multiHead(args, { headScale: (d, C) => 1 / Math.sqrt(C) })],
+    projected: (args) => [projected(args, { heads: { headScale: (d, C) => 1 / Math.sqrt(C) } })],
   },
   'softmax-axis': {
     title: 'Softmax over the wrong axis',
     hint: 'Your weights are normalised down each column instead of along each row. Each query (a row of the scores) spreads its attention over the keys: apply softmax to every row.',
     dotProduct: single({ axis: 'columns' }),
     multiHead: (args) => [multiHead(args, { knobs: { axis: 'columns' } })],
+    projected: (args) => [projected(args, { heads: { knobs: { axis: 'columns' } } })],
   },
   'no-max-subtraction': {
     title: 'Softmax without max-subtraction',
     hint: 'Your softmax overflows: on the large-score case exp() returns Infinity and Infinity / Infinity is NaN. Subtract each row\'s maximum before exp(); the weights are mathematically the same.',
     dotProduct: single({ stable: false }),
     multiHead: (args) => [multiHead(args, { knobs: { stable: false } })],
+    projected: (args) => [projected(args, { heads: { knobs: { stable: false } } })],
   },
   'k-not-transposed': {
     title: 'K not transposed',
     hint: 'Your scores match Q·K instead of Q·Kᵀ. Transpose K so that scores[i][j] is the dot product of query i with key j.',
     dotProduct: single({ transposeK: false }),
     multiHead: (args) => [multiHead(args, { knobs: { transposeK: false } })],
+    projected: (args) => [projected(args, { heads: { knobs: { transposeK: false } } })],
   },
   'v-transposed': {
     title: 'V transposed',
@@ -123,6 +143,25 @@ export const VARIANTS = {
     title: 'Heads concatenated vertically',
     hint: 'Your head outputs are stacked on top of each other (numberOfHeads·T rows). Put them side by side instead: row r of the result is row r of head 0, then row r of head 1, and so on.',
     multiHead: (args) => [multiHead(args, { concat: 'rows' }), multiHead(args, { concat: 'rows-raw' })],
+  },
+  'no-projection': {
+    title: 'Projections skipped',
+    hint: 'Your outputs match attention on X itself, as if Q = K = V = X. Multiply first: Q = X·W_Q, K = X·W_K and V = X·W_V, and attend over those.',
+    projected: ([X, { W_O, numberOfHeads, headDimensions }]) => [multiHead([X, X, X, { numberOfHeads, headDimensions, W_O }]), multiHead([X, X, X, { numberOfHeads, headDimensions }])],
+  },
+  'weights-transposed': {
+    title: 'Weights used transposed',
+    hint: 'Your outputs match X·Wᵀ: you treat the weights as [out, in] (the way PyTorch stores nn.Linear). Here every W is [in, out] (row i belongs to input feature i), so a projection is X·W, with no transpose.',
+    // two forms: all four W transposed, or only W_Q, W_K and W_V (W_O applied the right way)
+    projected: ([X, options]) => [
+      projected([X, options], { project: (M, W) => matMul(M, transpose(W)) }),
+      projected([X, { ...options, W_O: transpose(options.W_O) }], { project: (M, W) => matMul(M, transpose(W)) }),
+    ],
+  },
+  'w-o-skipped': {
+    title: 'W_O not applied',
+    hint: 'Your outputs match the concatenated heads without the output projection. Multiply the heads, side by side, by W_O at the end.',
+    projected: (args) => [projected(args, { outputProjection: false })],
   },
   'mask-ignored': {
     title: 'Mask not applied',
@@ -150,7 +189,9 @@ export const VARIANTS = {
 export function modelFor(id, functionName) {
   const variant = VARIANTS[id];
   if (!variant) throw new Error(`unknown mistake id ${id}`);
-  const model = functionName === 'multiHeadAttention' ? variant.multiHead : variant.dotProduct;
+  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected' }[functionName];
+  if (!kind) throw new Error(`no mistake models for the function ${functionName}`);
+  const model = variant[kind];
   if (!model) return null;
   return (args) => {
     try {

@@ -1,5 +1,8 @@
-// The walkthrough: editable Q, K, V → traceMultiHeadAttention → one step at a time.
+// The walkthrough: editable Q, K, V → traceMultiHeadAttention → one step at a time. With
+// learned projections on: editable X and seeded weights → a MultiHeadAttention layer's trace,
+// whose projection steps (X·W_Q, + b_Q, …) come first.
 import { wasm, el, matrixTable, formatNumber, HEAD_COLOURS, showFatal } from './common.js';
+import { seededRandom } from './cases.js';
 
 const CHALLENGE_Q = [[1, 2], [3, 4]];
 const CHALLENGE_V = [[5, 6], [7, 8]];
@@ -11,11 +14,18 @@ const state = {
   Q: structuredClone(CHALLENGE_Q),
   K: structuredClone(CHALLENGE_Q),
   V: structuredClone(CHALLENGE_V),
+  X: structuredClone(CHALLENGE_Q),
   numberOfHeads: 2,
   causal: false,
+  projections: false,
+  seed: 0,
+  bias: false,
+  weights: null, // the layer's getWeights() when projections are on
   step: 0,
   trace: null,
 };
+const MATRICES = ['Q', 'K', 'V', 'X'];
+const PROJECTIONS = [['Q', 'query'], ['K', 'key'], ['V', 'value']]; // the projection and the layer's name for its input
 const $ = (id) => document.getElementById(id);
 const T = () => state.Q.length;
 const C = () => state.Q[0].length;
@@ -31,16 +41,18 @@ let lab;
 
 function renderEditors() {
   const editors = $('editors');
-  editors.replaceChildren(...['Q', 'K', 'V'].map((name) => {
+  // X's columns are features, not heads: the heads read columns of X·W, so X is not coloured.
+  editors.replaceChildren(...(state.projections ? ['X'] : ['Q', 'K', 'V']).map((name) => {
+    const byHead = name !== 'X';
     const rows = state[name].map((row, r) => el('tr', {},
       el('th', { scope: 'row' }, `t${r}`),
-      row.map((x, c) => el('td', { style: headStyle(headOf(c)) }, el('input', {
+      row.map((x, c) => el('td', { style: byHead ? headStyle(headOf(c)) : undefined }, el('input', {
         type: 'text', inputmode: 'decimal', value: String(x), size: 5, 'data-matrix': name, 'data-row': r, 'data-col': c,
-        'aria-label': `${name} row ${r} column ${c} (head ${headOf(c)})`,
+        'aria-label': `${name} row ${r} column ${c}${byHead ? ` (head ${headOf(c)})` : ''}`,
         oninput: (e) => editCell(e.target, name, r, c),
       })))));
     const head = el('tr', {}, el('th', { scope: 'col' }, el('span', { class: 'visually-hidden', text: 'token' })),
-      state[name][0].map((_, c) => el('th', { scope: 'col', style: headStyle(headOf(c)) }, `c${c}`, el('span', { class: 'head-tag' }, `h${headOf(c)}`))));
+      state[name][0].map((_, c) => el('th', { scope: 'col', style: byHead ? headStyle(headOf(c)) : undefined }, `c${c}`, byHead ? el('span', { class: 'head-tag' }, `h${headOf(c)}`) : null)));
     return el('div', { class: 'matrix-wrap' }, el('table', { class: 'matrix editor-table', id: `editor-${name}` },
       el('caption', {}, name, el('span', { class: 'shape' }, ` ${T()}×${C()}`)), el('thead', {}, head), el('tbody', {}, rows)));
   }));
@@ -73,7 +85,7 @@ function renderPickers() {
 }
 
 function resize(change) {
-  for (const name of ['Q', 'K', 'V']) {
+  for (const name of MATRICES) {
     const M = state[name];
     if (change === 'add-row') M.push(M[0].map(() => 0));
     if (change === 'remove-row') M.pop();
@@ -87,18 +99,41 @@ function resize(change) {
 
 function randomize() {
   const value = () => Math.round((Math.random() * 2 - 1) * RANDOM_RANGE * 10) / 10;
-  for (const name of ['Q', 'K', 'V']) state[name] = state[name].map((row) => row.map(value));
+  for (const name of MATRICES) state[name] = state[name].map((row) => row.map(value));
   renderEditors();
   recompute();
 }
 
 // ---- the trace and its steps ----------------------------------------------------
 
-function recompute() {
-  try {
-    state.trace = lab.traceMultiHeadAttention(state.Q, state.K, state.V, {
+/** Biases for the layer, drawn from the seed (uniform in [−1, 1), one decimal): visible, unlike its zero initial biases. */
+function seededBiases(c, seed) {
+  const next = seededRandom(seed);
+  const vector = () => Array.from({ length: c }, () => Math.round((next() * 2 - 1) * 10) / 10);
+  return { b_Q: vector(), b_K: vector(), b_V: vector(), b_O: vector() };
+}
+
+/** The trace to show: the course function on Q, K, V, or the layer (seeded weights) on X. */
+function computeTrace() {
+  if (!state.projections) {
+    state.weights = null;
+    return lab.traceMultiHeadAttention(state.Q, state.K, state.V, {
       numberOfHeads: state.numberOfHeads, headDimensions: headDimensions(), W_O: identity(C()), causal: state.causal,
     });
+  }
+  const layer = new lab.MultiHeadAttention({ embedDim: C(), numHeads: state.numberOfHeads, bias: state.bias, seed: state.seed });
+  try {
+    if (state.bias) layer.setWeights(seededBiases(C(), state.seed));
+    state.weights = layer.getWeights();
+    return layer.trace(state.X, null, null, { causal: state.causal });
+  } finally {
+    layer.free();
+  }
+}
+
+function recompute() {
+  try {
+    state.trace = computeTrace();
   } catch (error) {
     $('input-status').textContent = `${error.name}: ${error.message}`;
     return;
@@ -106,7 +141,10 @@ function recompute() {
   const steps = stepList();
   state.step = Math.min(state.step, steps.length - 1);
   renderSteps();
-  $('output').replaceChildren(matrixTable('output', state.trace.output, { id: 'output-matrix', rowLabel: (r) => `t${r}`, colStyle: (c) => headStyle(headOf(c)) }));
+  $('output-formula').textContent = state.projections
+    ? `new MultiHeadAttention({ embedDim: ${C()}, numHeads: ${state.numberOfHeads}, bias: ${state.bias}, seed: ${state.seed} }).forward(X).output =`
+    : 'multiHeadAttention(Q, K, V, { numberOfHeads, headDimensions }) =';
+  $('output').replaceChildren(matrixTable('output', state.trace.output, { id: 'output-matrix', rowLabel: (r) => `t${r}`, colStyle: state.projections ? undefined : (c) => headStyle(headOf(c)) }));
 }
 
 const stepByName = (name) => state.trace.steps.find((s) => s.name === name);
@@ -114,7 +152,11 @@ const stepByName = (name) => state.trace.steps.find((s) => s.name === name);
 /** The pages of the walkthrough: [title, render()] */
 function stepList() {
   const h = state.numberOfHeads;
-  const pages = [['Slice Q, K and V into heads', renderSlicing]];
+  const pages = [];
+  if (state.projections) {
+    for (const [name] of PROJECTIONS) pages.push([`Project: ${name} = X·W_${name}${state.bias ? ` + b_${name}` : ''}`, () => renderProjection(name)]);
+  }
+  pages.push(['Slice Q, K and V into heads', renderSlicing]);
   for (let head = 0; head < h; head++) {
     pages.push([`Head ${head}: scores Q_${head}·K_${head}ᵀ`, () => renderScores(head)]);
     pages.push([`Head ${head}: scale by 1/√headDimensions`, () => renderScaled(head)]);
@@ -122,7 +164,7 @@ function stepList() {
     pages.push([`Head ${head}: weighted sum with V_${head}`, () => renderContext(head)]);
   }
   pages.push(['Concatenate the heads side by side', renderConcat]);
-  pages.push(['Multiply by W_O', renderOutput]);
+  pages.push([state.projections && state.bias ? 'Multiply by W_O, add b_O' : 'Multiply by W_O', renderOutput]);
   return pages;
 }
 
@@ -148,11 +190,43 @@ const equation = (...parts) => el('div', { class: 'equation' }, parts);
 const op = (text) => el('span', { class: 'op', 'aria-hidden': 'true' }, text);
 const tokenLabel = (r) => `t${r}`;
 const headCols = (head) => (c) => headStyle(head);
+const byHead = (c) => headStyle(headOf(c));
+/** Q, K or V as the heads receive it: the input itself, or with projections the trace's projection. */
+const headInput = (name) => (state.projections ? stepByName(name).values : state[name]);
+
+function renderProjection(name) {
+  const [, input] = PROJECTIONS.find(([n]) => n === name);
+  const w = `W_${name}`;
+  // the trace's MatMul step: "query·W_Q" then an Add "Q" with biases, or the MatMul "Q" itself without
+  const product = stepByName(state.bias ? `${input}·${w}` : name);
+  const productName = state.bias ? `X·${w}` : name;
+  const d = headDimensions();
+  const note = el('p', {}, `Row t of ${name} is row t of X times ${w}. Column j of ${w} decides what goes into column j of ${name}: `
+    + `a weighted mix of all ${C()} features of X. The colours mark which head will read each column, so every head reads its own `
+    + `${d} learned combination${d === 1 ? '' : 's'} of the features instead of a fixed slice of X. ${w} is ${C()}×${C()}, stored [in, out]: `
+    + `row f belongs to feature f of X, column c to column c of ${name}. Seed ${state.seed}.`);
+  const column = (c) => `c${c}`;
+  const feature = (f) => `f${f}`;
+  const headed = { colLabel: column, colStyle: byHead, cellStyle: (r, c) => byHead(c) };
+  const parts = [note, equation(
+    matrixTable('X', state.X, { rowLabel: tokenLabel, colLabel: feature }), op('·'),
+    matrixTable(w, state.weights[w], { id: `weights-${w}`, rowLabel: feature, ...headed }), op('='),
+    matrixTable(productName, product.values, { id: `product-${name}`, rowLabel: tokenLabel, ...headed }))];
+  if (state.bias) {
+    const b = `b_${name}`;
+    parts.push(el('p', {}, `Then the bias ${b} is added to every row (the same ${C()} numbers for every token).`), equation(
+      matrixTable(productName, product.values, { rowLabel: tokenLabel, ...headed }), op('+'),
+      matrixTable(b, [state.weights[b]], { id: `bias-${b}`, rowLabel: () => 'all', ...headed }), op('='),
+      matrixTable(name, stepByName(name).values, { id: `projected-${name}`, rowLabel: tokenLabel, ...headed })));
+  }
+  return parts;
+}
 
 function renderSlicing() {
   const d = headDimensions();
-  const note = el('p', {}, `C = ${C()} columns split into numberOfHeads = ${state.numberOfHeads} heads of headDimensions = ${d} columns. Head i takes columns i·${d} to (i+1)·${d} − 1 of every row; each colour is one head.`);
-  const whole = el('div', { class: 'matrix-row' }, ['Q', 'K', 'V'].map((name) => matrixTable(name, state[name], { rowLabel: tokenLabel, colStyle: (c) => headStyle(headOf(c)), cellStyle: (r, c) => headStyle(headOf(c)) })));
+  const note = el('p', {}, `C = ${C()} columns split into numberOfHeads = ${state.numberOfHeads} heads of headDimensions = ${d} columns. Head i takes columns i·${d} to (i+1)·${d} − 1 of every row; each colour is one head.`
+    + (state.projections ? ' Q, K and V are the projections of X from the previous steps.' : ''));
+  const whole = el('div', { class: 'matrix-row' }, ['Q', 'K', 'V'].map((name) => matrixTable(name, headInput(name), { rowLabel: tokenLabel, colStyle: (c) => headStyle(headOf(c)), cellStyle: (r, c) => headStyle(headOf(c)) })));
   const slices = Array.from({ length: state.numberOfHeads }, (_, head) => el('div', { class: 'head-group', style: { borderColor: HEAD_COLOURS[head % HEAD_COLOURS.length] } },
     el('h4', {}, `Head ${head}: columns ${stepByName(`Q_${head}`).columns.join(' to ')} (exclusive)`),
     el('div', { class: 'matrix-row' }, ['Q', 'K', 'V'].map((n) => matrixTable(`${n}_${head}`, stepByName(`${n}_${head}`).values, { rowLabel: tokenLabel, cellStyle: headCols(head) })))));
@@ -213,6 +287,19 @@ function renderConcat() {
 }
 
 function renderOutput() {
+  if (state.projections) {
+    const product = stepByName(state.bias ? 'concat·W_O' : 'output');
+    const parts = [
+      el('p', {}, `W_O mixes the heads: column j of the output is a weighted mix of every head's columns. Here W_O is the layer's seeded ${C()}×${C()} weight (seed ${state.seed}).`),
+      equation(matrixTable('concat', stepByName('concat').values, { rowLabel: tokenLabel, cellStyle: (r, c) => byHead(c) }), op('·'),
+        matrixTable('W_O', state.weights.W_O, { id: 'weights-W_O', rowLabel: (r) => `c${r}` }), op('='), matrixTable(product.name, product.values, { rowLabel: tokenLabel })),
+    ];
+    if (state.bias) {
+      parts.push(equation(matrixTable('concat·W_O', product.values, { rowLabel: tokenLabel }), op('+'),
+        matrixTable('b_O', [state.weights.b_O], { id: 'bias-b_O', rowLabel: () => 'all' }), op('='), matrixTable('output', stepByName('output').values, { rowLabel: tokenLabel })));
+    }
+    return parts;
+  }
   return [
     el('p', {}, 'W_O mixes the heads. A trained model learns it; here it is the identity, so the output equals concat.'),
     equation(matrixTable('concat', stepByName('concat').values, { rowLabel: tokenLabel, cellStyle: (r, c) => headStyle(headOf(c)) }), op('·'),
@@ -226,13 +313,39 @@ function wire() {
   for (const id of ['add-row', 'remove-row', 'add-column', 'remove-column']) $(id).addEventListener('click', () => resize(id));
   $('randomize').addEventListener('click', randomize);
   $('reset-inputs').addEventListener('click', () => {
-    Object.assign(state, { Q: structuredClone(CHALLENGE_Q), K: structuredClone(CHALLENGE_Q), V: structuredClone(CHALLENGE_V), numberOfHeads: 2 });
+    Object.assign(state, { Q: structuredClone(CHALLENGE_Q), K: structuredClone(CHALLENGE_Q), V: structuredClone(CHALLENGE_V), X: structuredClone(CHALLENGE_Q), numberOfHeads: 2 });
     renderEditors();
     recompute();
   });
   $('number-of-heads').addEventListener('change', (e) => { state.numberOfHeads = Number(e.target.value); renderPickers(); renderEditors(); recompute(); });
   $('head-dimensions').addEventListener('change', (e) => { state.numberOfHeads = C() / Number(e.target.value); renderPickers(); renderEditors(); recompute(); });
   $('causal').addEventListener('change', (e) => { state.causal = e.target.checked; recompute(); });
+  $('projections').addEventListener('change', (e) => {
+    state.projections = e.target.checked;
+    $('projection-controls').hidden = !state.projections;
+    state.step = 0;
+    renderEditors();
+    recompute();
+  });
+  $('seed').addEventListener('input', (e) => {
+    const seed = Number(e.target.value);
+    const valid = e.target.value.trim() !== '' && Number.isSafeInteger(seed) && seed >= 0;
+    e.target.setAttribute('aria-invalid', String(!valid));
+    if (!valid) {
+      $('input-status').textContent = `seed: "${e.target.value}" is not a whole number ≥ 0; the last valid seed is used.`;
+      return;
+    }
+    $('input-status').textContent = '';
+    state.seed = seed;
+    recompute();
+  });
+  $('next-seed').addEventListener('click', () => {
+    state.seed += 1;
+    $('seed').value = String(state.seed);
+    $('seed').setAttribute('aria-invalid', 'false');
+    recompute();
+  });
+  $('bias').addEventListener('change', (e) => { state.bias = e.target.checked; recompute(); });
   $('prev-step').addEventListener('click', () => goTo(state.step - 1));
   $('next-step').addEventListener('click', () => goTo(state.step + 1));
   document.addEventListener('keydown', (e) => {
@@ -242,9 +355,21 @@ function wire() {
   });
 }
 
+/** Controls a reload may have restored (form state) become the starting state. */
+function syncFromControls() {
+  state.causal = $('causal').checked;
+  state.projections = $('projections').checked;
+  state.bias = $('bias').checked;
+  const seed = Number($('seed').value);
+  if ($('seed').value.trim() !== '' && Number.isSafeInteger(seed) && seed >= 0) state.seed = seed;
+  else $('seed').value = String(state.seed);
+  $('projection-controls').hidden = !state.projections;
+}
+
 try {
   lab = await wasm();
   wire();
+  syncFromControls();
   renderEditors();
   recompute();
 } catch (error) {
