@@ -5,7 +5,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::{describe, is_typed_candidate, js_result, read_matrix, read_typed_matrix, write_matrix, write_typed, TypedValues};
+use super::convert::{describe, is_array_or_false, is_typed_candidate, js_result, read_matrix, read_typed_matrix, write_matrix, write_typed, TypedValues};
 use crate::error::{AttentionError, Result};
 use crate::kernels::{linear_f32, PackedPanels};
 use crate::matrix::Matrix;
@@ -90,7 +90,7 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
         f.to_vec().into_iter().map(f64::from).collect()
     } else if let Some(f) = b.dyn_ref::<js_sys::Float64Array>() {
         f.to_vec()
-    } else if js_sys::Array::is_array(b) {
+    } else if is_array_or_false(b) {
         let row = js_sys::Array::of1(b);
         read_matrix(&row, "b").map_err(|e| rename_b(e))?.into_data()
     } else {
