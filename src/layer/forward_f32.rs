@@ -19,7 +19,7 @@
 
 use super::MultiHeadAttention;
 use crate::attention_f32::{attention_head_cross_f32, AttentionWorkspace, Columns, HeadTarget, QUERY_BLOCK};
-use crate::error::{AttentionError, Result};
+use crate::error::{number_text, AttentionError, Result};
 use crate::kernels::{linear_prepacked_f32, PackedPanels};
 use crate::limits::{check_working_set, count_values};
 
@@ -116,7 +116,7 @@ impl MultiHeadAttention {
         if options.training && self.dropout > 0.0 {
             return Err(AttentionError::type_error(format!(
                 "options.training with dropout = {} needs f64 input: the Float32Array forward is for inference and has no backward; pass number[][] or Float64Array to train",
-                self.dropout
+                number_text(self.dropout)
             )));
         }
         // memory: the inputs, Q, K, V, concat, the output, one head's packed K and V, a block of scores, the weights if asked for

@@ -25,7 +25,7 @@ pub use backward::InputGrads;
 pub use forward::{ForwardOptions, ForwardOutput};
 pub use forward_f32::{BatchF32, ForwardOutputF32};
 
-use crate::error::{AttentionError, Result};
+use crate::error::{number_text, AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};
 use forward::ForwardCache;
 use init::{xavier_uniform, SplitMix64, DROPOUT_STREAM};
@@ -139,7 +139,7 @@ impl Weights {
             if let Some(i) = data.iter().position(|x| !x.is_finite()) {
                 return Err(AttentionError::range_error(format!(
                     "{name} entry {i} is {}; expected a finite number",
-                    data[i]
+                    number_text(data[i])
                 )));
             }
         }
@@ -366,7 +366,7 @@ fn check_dropout(p: f64) -> Result<()> {
     if (0.0..1.0).contains(&p) {
         Ok(())
     } else {
-        Err(AttentionError::range_error(format!("dropout is {p}; expected a probability with 0 ≤ dropout < 1")))
+        Err(AttentionError::range_error(format!("dropout is {}; expected a probability with 0 ≤ dropout < 1", number_text(p))))
     }
 }
 

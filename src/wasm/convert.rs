@@ -772,7 +772,8 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, ranks: &[usize]) -> Result
     let typed = TypedMatrix { values: TypedValues::F64(Vec::new()), shape };
     if length != total as f64 {
         return Err(AttentionError::range_error(format!(
-            "{name}.data has {length} values but {name}.shape {} needs {total}",
+            "{name}.data has {} values but {name}.shape {} needs {total}",
+            number_text(length),
             typed.shape_text()
         )));
     }
@@ -801,7 +802,7 @@ fn check_finite<T: Copy>(values: &[T], name: &str, shape: &[usize], finite: impl
         3 => format!("{name}[{}][{}][{}]", index / (rows * cols), index / cols % rows, index % cols),
         _ => format!("{name}[{}][{}]", index / cols, index % cols),
     };
-    let what = if x.is_nan() { "NaN".to_string() } else { x.to_string().replace("inf", "Infinity") };
+    let what = if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" };
     Err(AttentionError::range_error(format!("{name}.data[{index}] ({position}) is {what}; expected a finite number")))
 }
 
