@@ -66,16 +66,34 @@ pub fn attention_head_f32(
     out_start: usize,
     workspace: &mut AttentionWorkspace,
 ) {
+    let target = HeadTarget { out, out_stride, out_start, weights: None };
+    attention_head_cross_f32(q, k, v, (t, t), mask, target, workspace);
+}
+
+/// Where one head writes: its `d_v` output columns starting at `out_start` of rows `out_stride`
+/// apart, and optionally its `(T_q, T_k)` softmax weights, row-major (entries a causal block
+/// never computes are left as they are, so pass zeros).
+pub struct HeadTarget<'a> {
+    pub out: &'a mut [f32],
+    pub out_stride: usize,
+    pub out_start: usize,
+    pub weights: Option<&'a mut [f32]>,
+}
+
+/// One head for `t_q` queries and `t_k` keys (cross-attention when they differ), a block of
+/// [`QUERY_BLOCK`] query rows at a time. Shapes and the mask (`T_q × T_k`) must have been checked.
+pub fn attention_head_cross_f32(q: Columns, k: Columns, v: Columns, (t_q, t_k): (usize, usize), mask: &Mask, target: HeadTarget, workspace: &mut AttentionWorkspace) {
     let (d_k, d_v) = (q.width, v.width);
     let scale = attention_scale::<f32>(d_k);
-    // 1. pack Kᵀ (d_k, T) and V (T, d_v) once per head
-    workspace.keys.pack_transposed(k.from_origin(), k.stride, d_k, t);
-    workspace.values.pack(v.from_origin(), v.stride, t, d_v);
-    for r0 in (0..t).step_by(QUERY_BLOCK) {
-        let r1 = (r0 + QUERY_BLOCK).min(t);
+    let HeadTarget { out, out_stride, out_start, mut weights } = target;
+    // 1. pack Kᵀ (d_k, T_k) and V (T_k, d_v) once per head
+    workspace.keys.pack_transposed(k.from_origin(), k.stride, d_k, t_k);
+    workspace.values.pack(v.from_origin(), v.stride, t_k, d_v);
+    for r0 in (0..t_q).step_by(QUERY_BLOCK) {
+        let r1 = (r0 + QUERY_BLOCK).min(t_q);
         let rows = r1 - r0;
         // a causal block never looks past its last query
-        let keys = if mask.causal { r1 } else { t };
+        let keys = if mask.causal { r1.min(t_k) } else { t_k };
         let scores = &mut workspace.scores;
         scores.clear();
         scores.resize(rows * keys, 0.0);
@@ -92,6 +110,9 @@ pub fn attention_head_f32(
                 }
             }
             softmax_row_f32(row, scale);
+            if let Some(weights) = weights.as_deref_mut() {
+                weights[query * t_k..query * t_k + keys].copy_from_slice(row);
+            }
         }
         // 5. MatMul: weights · V for the block, (rows, d_v)
         gemm_packed(rows, keys, d_v, scores, keys, &workspace.values, &mut out[r0 * out_stride + out_start..], out_stride, false);

@@ -53,3 +53,70 @@ impl std::error::Error for AttentionError {}
 pub fn shape_text(rows: usize, cols: usize) -> String {
     format!("{rows}×{cols}")
 }
+
+/// A number for a message. Natively Rust's own `{}`. On wasm32 the float formatter of `core::fmt`
+/// (about 18 KB of the module) is avoided: non-finite values are named the JS way, integers are
+/// printed exactly, and any other value as its exact binary value to 20 decimal places with
+/// trailing zeros dropped (`1.5`, `-0.25`; `1.1` prints as `1.10000000000000008882`). The JS
+/// boundary checks user numbers itself and prints them with JS's `Number#toString`, so these
+/// messages are only reached by Rust callers.
+pub fn number_text(x: f64) -> String {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        format!("{x}")
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        compact_number_text(x)
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+fn compact_number_text(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let sign = if x.is_sign_negative() && x != 0.0 { "-" } else { "" };
+    let magnitude = x.abs();
+    if magnitude.fract() == 0.0 && magnitude < 1e38 {
+        return format!("{sign}{}", magnitude as u128);
+    }
+    // x = mantissa · 2^exponent exactly; 20 decimals of it, rounded half up, when that fits in u128
+    let bits = magnitude.to_bits();
+    let (raw_exponent, fraction) = ((bits >> 52) as i32, bits & ((1 << 52) - 1));
+    let (mantissa, exponent) = if raw_exponent == 0 { (fraction, -1074) } else { (fraction | (1 << 52), raw_exponent - 1075) };
+    let shift = (-exponent) as u32; // > 0: magnitude has a fraction
+    if shift > 127 - 67 {
+        // below about 1e-3 · 2^-? the product would not fit: name the scale instead
+        return format!("{sign}(a number with magnitude below 2^-{})", shift.saturating_sub(53));
+    }
+    let scaled = mantissa as u128 * 10u128.pow(20); // < 2^53 · 2^67
+    let rounded = (scaled + (1u128 << (shift - 1))) >> shift;
+    let digits = format!("{rounded:021}");
+    let (whole, decimals) = digits.split_at(digits.len() - 20);
+    let decimals = decimals.trim_end_matches('0');
+    if decimals.is_empty() {
+        format!("{sign}{whole}")
+    } else {
+        format!("{sign}{whole}.{decimals}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_number_text_is_exact() {
+        for (x, want) in [(1.0, "1"), (-3.0, "-3"), (1.5, "1.5"), (-0.25, "-0.25"), (0.0, "0"), (1e21, "1000000000000000000000")] {
+            assert_eq!(compact_number_text(x), want);
+        }
+        assert_eq!(compact_number_text(1.1), "1.10000000000000008882");
+        assert_eq!(compact_number_text(f64::NAN), "NaN");
+        assert_eq!(compact_number_text(f64::NEG_INFINITY), "-Infinity");
+        assert!(compact_number_text(1e-300).starts_with("(a number with magnitude below 2^-"));
+    }
+}

@@ -205,6 +205,13 @@ fn store<const R: usize>(acc: [[f32; NR]; R], c: &mut [f32], ldc: usize, width: 
 /// bias has `n` entries. `w_panels` is a reusable packing buffer.
 pub fn linear_f32(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32], w_panels: &mut PackedPanels) {
     w_panels.pack(w, n, k, n);
+    linear_prepacked_f32(x, rows, w_panels, bias, out);
+}
+
+/// `out = x·W (+ bias)` with W already packed (`k = w_panels.k()` rows, `n = w_panels.n()`
+/// columns): for weights that are used many times, like the layer's, packed once.
+pub fn linear_prepacked_f32(x: &[f32], rows: usize, w_panels: &PackedPanels, bias: Option<&[f32]>, out: &mut [f32]) {
+    let (k, n) = (w_panels.k(), w_panels.n());
     let accumulate = match bias {
         Some(bias) => {
             out[..rows * n].chunks_exact_mut(n).for_each(|row| row.copy_from_slice(bias));

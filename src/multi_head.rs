@@ -161,9 +161,11 @@ pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions
             // 3. MatMul: scores
             let scores = q_rows.matmul(&k_h_t)?; // (rows, T)
             // 3b. Refuse overflow: with finite inputs, a non-finite score is a dot product beyond f64
-            refuse_overflow(&scores, &format!("scores_{head}"), |i, j| {
-                format!("the dot product of Q_{head} row {} and K_{head} row {j} is too large", first + i)
-            })?;
+            if !all_finite(&scores) {
+                refuse_overflow(&scores, &format!("scores_{head}"), |i, j| {
+                    format!("the dot product of Q_{head} row {} and K_{head} row {j} is too large", first + i)
+                })?;
+            }
             recorder.record(|| {
                 Step::new(Op::MatMul, format!("scores_{head}"), &[&format!("Q_{head}"), &format!("K_{head}^T")], Some(head), &scores)
             });
@@ -181,9 +183,11 @@ pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions
             // 6. MatMul: weighted sum of the head's values
             let context = weights.matmul(&v_h)?; // (rows, d_head)
             // 6b. Refuse overflow: a convex combination of finite values can round past f64 only at its edge
-            refuse_overflow(&context, &format!("context_{head}"), |i, j| {
-                format!("the weighted sum of V_{head} column {j} for query {} is too large", first + i)
-            })?;
+            if !all_finite(&context) {
+                refuse_overflow(&context, &format!("context_{head}"), |i, j| {
+                    format!("the weighted sum of V_{head} column {j} for query {} is too large", first + i)
+                })?;
+            }
             recorder.record(|| {
                 Step::new(Op::MatMul, format!("context_{head}"), &[&format!("weights_{head}"), &format!("V_{head}")], Some(head), &context)
             });
@@ -207,6 +211,11 @@ pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions
     refuse_overflow(&output, "output", |i, j| format!("concat row {i} · W_O column {j} is too large"))?;
     recorder.record(|| Step::new(Op::MatMul, "output".into(), &["concat", "W_O"], None, &output));
     Ok(output)
+}
+
+/// Whether every entry is finite (checked before `refuse_overflow`, whose name is formatted eagerly).
+fn all_finite(m: &Matrix) -> bool {
+    m.data().iter().all(|x| x.is_finite())
 }
 
 /// `m · I` without the `O(T·C²)` work: each sum is `0 + x·1 + (±0)…`, which is `x`, except

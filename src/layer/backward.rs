@@ -26,6 +26,11 @@ impl MultiHeadAttention {
     /// forward's mask. Can be called again for the same forward with another gradient.
     pub fn backward(&mut self, grad_output: &[Matrix], batched: bool) -> Result<InputGrads> {
         let cache = self.cache.as_ref().ok_or_else(|| {
+            if self.last_forward_f32() {
+                return AttentionError::State(
+                    "backward cannot differentiate a Float32Array forward (the f32 path keeps no intermediates): run forward with number[][] or Float64Array input to train".into(),
+                );
+            }
             AttentionError::State(
                 "backward needs the forward pass it differentiates: call forward first (setWeights discards the last forward pass)".into(),
             )

@@ -15,6 +15,7 @@
 
 mod backward;
 mod forward;
+mod forward_f32;
 mod projected;
 mod trace;
 pub mod init;
@@ -24,8 +25,9 @@ mod tests;
 pub use backward::InputGrads;
 pub use forward::{ForwardOptions, ForwardOutput};
 pub use projected::{projected_self_attention, ProjectedOptions};
+pub use forward_f32::{BatchF32, ForwardOutputF32};
 
-use crate::error::{AttentionError, Result};
+use crate::error::{number_text, AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};
 use forward::ForwardCache;
 use init::{xavier_uniform, SplitMix64, DROPOUT_STREAM};
@@ -139,7 +141,7 @@ impl Weights {
             if let Some(i) = data.iter().position(|x| !x.is_finite()) {
                 return Err(AttentionError::range_error(format!(
                     "{name} entry {i} is {}; expected a finite number",
-                    data[i]
+                    number_text(data[i])
                 )));
             }
         }
@@ -161,6 +163,12 @@ pub struct MultiHeadAttention {
     cache: Option<ForwardCache>,
     /// The parameter gradients of the last `backward`.
     grads: Option<Weights>,
+    /// The weights in f32, packed for the f32 forward; built at its first call after
+    /// construction or `set_weights`.
+    packed_f32: Option<forward_f32::PackedWeightsF32>,
+    /// Set by the f32 forward (which `backward` cannot differentiate); only meaningful while
+    /// `cache` is `None`, since the f64 forward refills the cache.
+    last_forward_f32: bool,
 }
 
 impl MultiHeadAttention {
@@ -193,6 +201,8 @@ impl MultiHeadAttention {
             dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
             cache: None,
             grads: None,
+            packed_f32: None,
+            last_forward_f32: false,
         })
     }
 
@@ -318,7 +328,15 @@ impl MultiHeadAttention {
         self.weights = weights;
         self.cache = None;
         self.grads = None;
+        self.packed_f32 = None;
+        self.last_forward_f32 = false;
         Ok(())
+    }
+
+    /// Whether the last forward pass was [`Self::forward_f32`], after which `backward` is refused.
+    pub fn last_forward_f32(&self) -> bool {
+        // an f64 forward refills the cache (and leaves the flag as it was)
+        self.cache.is_none() && self.last_forward_f32
     }
 
     /// The parameter gradients of the last `backward`, or a `State` error before any.
@@ -350,7 +368,7 @@ fn check_dropout(p: f64) -> Result<()> {
     if (0.0..1.0).contains(&p) {
         Ok(())
     } else {
-        Err(AttentionError::range_error(format!("dropout is {p}; expected a probability with 0 ≤ dropout < 1")))
+        Err(AttentionError::range_error(format!("dropout is {}; expected a probability with 0 ≤ dropout < 1", number_text(p))))
     }
 }
 

@@ -7,8 +7,8 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{
-    describe, is_typed_candidate, js_result, read_count, read_matrix, read_typed_matrix, write_matrix, write_typed, Options, TypedMatrix,
-    TypedValues,
+    describe, is_typed_candidate, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_typed, Options,
+    TypedMatrix, TypedValues,
 };
 use crate::attention::{self, check_attention_shapes};
 use crate::attention_f32::{dot_product_attention_f32, multi_head_attention_f32};
@@ -143,6 +143,10 @@ const MULTI_HEAD_KEYS: &[&str] = &["numberOfHeads", "headDimensions", "W_O", "ca
 /// Scaled dot-product attention `softmax(Q·Kᵀ/√d_k)·V` (see the TypeScript declaration).
 #[wasm_bindgen(js_name = dotProductAttention, skip_typescript)]
 pub fn dot_product_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+    if let Some(call) = read_small_call(&q, &k, &v, &options, &JsValue::UNDEFINED, false) {
+        let mask = if call.causal { Mask::causal() } else { Mask::none() };
+        return js_result(|| Ok(write_matrix(&attention::dot_product_attention(&call.q, &call.k, &call.v, &mask)?)));
+    }
     js_result(|| match read_qkv(&q, &k, &v, &[2, 3])? {
         Qkv::Nested(q, k, v) => {
             let mask = Options::read(&options, "options", ATTENTION_KEYS)?.mask()?;
@@ -185,6 +189,12 @@ pub fn multi_head_attention(
     options: JsValue,
     head_dimensions: JsValue,
 ) -> std::result::Result<JsValue, JsValue> {
+    if let Some(call) = read_small_call(&q, &k, &v, &options, &head_dimensions, true) {
+        let (number_of_heads, head_dimensions) = call.heads;
+        let mask = if call.causal { Mask::causal() } else { Mask::none() };
+        let options = MultiHeadOptions { split: HeadSplit { number_of_heads, head_dimensions }, w_o: None, mask };
+        return js_result(|| Ok(write_matrix(&multi_head::multi_head_attention(&call.q, &call.k, &call.v, &options)?)));
+    }
     js_result(|| match read_qkv(&q, &k, &v, &[2, 3])? {
         Qkv::Nested(q, k, v) => {
             let options = read_multi_head_options(&options, &head_dimensions)?;

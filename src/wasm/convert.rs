@@ -136,7 +136,13 @@ pub fn number_text(x: f64) -> String {
 
 /// `target[key]`, with a throwing getter or Proxy trap turned into a `TypeError` naming `place`.
 pub fn get(target: &JsValue, key: &JsValue, place: &str) -> Result<JsValue> {
+    get_lazy(target, key, || place.to_string())
+}
+
+/// [`get`] with the place named only when reading throws (the success path formats nothing).
+pub fn get_lazy(target: &JsValue, key: &JsValue, place: impl FnOnce() -> String) -> Result<JsValue> {
     caught(read_property(target, key)).map_err(|thrown| {
+        let place = place();
         // the thrown value may itself be hostile (a revoked Proxy, a `message` getter that throws)
         let message = error_message(&thrown);
         let why = message.unwrap_or_else(|| describe(&thrown));
@@ -146,10 +152,15 @@ pub fn get(target: &JsValue, key: &JsValue, place: &str) -> Result<JsValue> {
 
 /// The length of an array, read defensively.
 fn array_length(array: &JsValue, place: &str) -> Result<usize> {
-    let length = get(array, &JsValue::from_str("length"), &format!("{place}.length"))?;
+    array_length_lazy(array, || place.to_string())
+}
+
+/// [`array_length`] with the place named only on an error.
+fn array_length_lazy(array: &JsValue, place: impl Fn() -> String) -> Result<usize> {
+    let length = get_lazy(array, &JsValue::from_str("length"), || format!("{}.length", place()))?;
     match length.as_f64() {
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 => Ok(n as usize),
-        _ => Err(AttentionError::type_error(format!("{place}.length is {}; expected an array length", describe(&length)))),
+        _ => Err(AttentionError::type_error(format!("{}.length is {}; expected an array length", place(), describe(&length)))),
     }
 }
 
@@ -169,15 +180,19 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
     let mut cols = 0;
     let mut data = Vec::new();
     for i in 0..rows {
-        let place = format!("{name}[{i}]");
-        let row = get(value, &JsValue::from(i as u32), &place)?;
-        if !is_array(&row, &place)? {
+        let place = || format!("{name}[{i}]");
+        let row = get_lazy(value, &JsValue::from(i as u32), place)?;
+        let Some(row_is_array) = try_is_array(&row) else {
+            return Err(AttentionError::type_error(format!("{} could not be read (it is a revoked Proxy)", place())));
+        };
+        if !row_is_array {
             return Err(AttentionError::type_error(format!(
-                "{place} is {}; expected a row array ({expected})",
+                "{} is {}; expected a row array ({expected})",
+                place(),
                 describe(&row)
             )));
         }
-        let len = array_length(&row, &place)?;
+        let len = array_length_lazy(&row, place)?;
         if i == 0 {
             if len == 0 {
                 return Err(AttentionError::range_error(format!("{name}[0] is empty; expected at least one column")));
@@ -193,7 +208,7 @@ fn read_table<T>(value: &JsValue, name: &str, expected: &str, cell: impl Fn(JsVa
         }
         for j in 0..len {
             let here = || format!("{name}[{i}][{j}]");
-            let entry = get(&row, &JsValue::from(j as u32), &here())?;
+            let entry = get_lazy(&row, &JsValue::from(j as u32), here)?;
             let value = cell(entry, &here)?;
             if data.len() == data.capacity() {
                 data.try_reserve(data.len().max(64)).map_err(|_| {
@@ -238,6 +253,78 @@ export function readNumberRows(value) {
   }
 }
 
+// The fast path for a whole small call, in one JS call: dotProductAttention(Q, K, V, { causal? }) or
+// multiHeadAttention(Q, K, V, { numberOfHeads, headDimensions, causal? } | numberOfHeads, headDimensions)
+// with plain arrays of equal-length arrays of finite numbers, written straight into `out` (a view of
+// wasm memory) as [h, d, causal, T_Q, C_Q, T_K, C_K, T_V, C_V, Q…, K…, V…]. Returns how many values it
+// wrote, or -1 for anything else (other keys, W_O or mask present, a value of another type, a throwing
+// getter or Proxy trap, too large for `out`): then the readers below and in convert.rs read the whole
+// call again, in the documented order, and name whatever is wrong. Every property the careful path
+// reads (W_O and mask included, even when not an own key) is read here too, so both see the same call.
+const isCount = (x) => Number.isInteger(x) && x >= 1 && x <= 4294967295;
+export function readSmallCall(q, k, v, options, headDimensions, multiHead, out) {
+  try {
+    let h = 0, d = 0, causal = false;
+    if (multiHead && typeof options === 'number') {
+      if (!isCount(options) || !isCount(headDimensions)) return -1;
+      h = options;
+      d = headDimensions;
+    } else {
+      if (headDimensions !== undefined) return -1;
+      if (options !== undefined) {
+        if (options === null || typeof options !== 'object' || Array.isArray(options)) return -1;
+        const keys = Reflect.ownKeys(options);
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
+          if (key !== 'causal' && !(multiHead && (key === 'numberOfHeads' || key === 'headDimensions'))) return -1;
+        }
+        if (multiHead) {
+          h = options.numberOfHeads;
+          d = options.headDimensions;
+          if (!isCount(h) || !isCount(d) || options.W_O !== undefined) return -1;
+        }
+        const c = options.causal;
+        if (c !== undefined) {
+          if (typeof c !== 'boolean') return -1;
+          causal = c;
+        }
+        if (options.mask !== undefined) return -1;
+      } else if (multiHead) {
+        return -1;
+      }
+    }
+    out[0] = h;
+    out[1] = d;
+    out[2] = causal ? 1 : 0;
+    let at = 9;
+    const matrices = [q, k, v];
+    for (let m = 0; m < 3; m++) {
+      const value = matrices[m];
+      if (!Array.isArray(value)) return -1;
+      const rows = value.length;
+      if (rows === 0) return -1;
+      const first = value[0];
+      if (!Array.isArray(first)) return -1;
+      const cols = first.length;
+      if (cols === 0 || at + rows * cols > out.length) return -1;
+      out[3 + 2 * m] = rows;
+      out[4 + 2 * m] = cols;
+      for (let i = 0; i < rows; i++) {
+        const row = value[i];
+        if (!Array.isArray(row) || row.length !== cols) return -1;
+        for (let j = 0; j < cols; j++) {
+          const x = row[j];
+          if (typeof x !== 'number' || !Number.isFinite(x)) return -1;
+          out[at++] = x;
+        }
+      }
+    }
+    return at;
+  } catch (_) {
+    return -1;
+  }
+}
+
 // A row-major view of wasm memory as a fresh number[][] (one call, no intermediate copy).
 export function writeNumberRows(data, cols) {
   const rows = data.length / cols;
@@ -256,6 +343,52 @@ extern "C" {
     fn read_number_rows(value: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = writeNumberRows)]
     fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
+    // no `catch`: readSmallCall catches everything itself
+    #[wasm_bindgen(js_name = readSmallCall)]
+    fn read_small_call_js(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool, out: &mut [f64]) -> f64;
+}
+
+/// Values [`read_small_call`] can take in one JS call (Q, K and V together): 32 KiB of f64, enough
+/// for the challenge and the T=16, C=64 case.
+const SMALL_CALL_VALUES: usize = 4096;
+
+thread_local! {
+    /// The wasm-memory buffer `readSmallCall` writes into, reused across calls.
+    static SMALL_CALL: std::cell::RefCell<Vec<f64>> = std::cell::RefCell::new(vec![0.0; 9 + SMALL_CALL_VALUES]);
+}
+
+/// A whole call read by the one-JS-call fast path: Q, K, V, the head split (0, 0 for
+/// `dotProductAttention`) and `causal`.
+pub struct SmallCall {
+    pub q: Matrix,
+    pub k: Matrix,
+    pub v: Matrix,
+    pub heads: (usize, usize),
+    pub causal: bool,
+}
+
+/// The fast path of `dotProductAttention` / `multiHeadAttention` (`multi_head`) for small, well-formed
+/// `number[][]` calls with no options besides the head split and `causal`; `None` for any other call,
+/// which the careful readers then read from the start.
+pub fn read_small_call(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool) -> Option<SmallCall> {
+    SMALL_CALL.with(|buffer| {
+        let mut buffer = buffer.try_borrow_mut().ok()?;
+        let written = read_small_call_js(q, k, v, options, head_dimensions, multi_head, &mut buffer);
+        if written < 0.0 {
+            return None;
+        }
+        let header = &buffer[..9];
+        let (heads, causal) = ((header[0] as usize, header[1] as usize), header[2] != 0.0);
+        let mut at = 9;
+        let mut next = |m: usize| {
+            let (rows, cols) = (header[3 + 2 * m] as usize, header[4 + 2 * m] as usize);
+            let data = buffer[at..at + rows * cols].to_vec();
+            at += rows * cols;
+            Matrix::new(rows, cols, data).ok()
+        };
+        let (q, k, v) = (next(0)?, next(1)?, next(2)?);
+        Some(SmallCall { q, k, v, heads, causal })
+    })
 }
 
 /// Reads a `number[][]` into a matrix. NaN and ±Infinity are refused (RangeError).
@@ -331,7 +464,7 @@ impl Options {
     /// The raw value of `key` (undefined when absent).
     pub fn raw(&self, key: &str) -> Result<JsValue> {
         match &self.object {
-            Some(o) => get(o, &JsValue::from_str(key), &format!("{}.{key}", self.name)),
+            Some(o) => get_lazy(o, &JsValue::from_str(key), || format!("{}.{key}", self.name)),
             None => Ok(JsValue::UNDEFINED),
         }
     }
@@ -372,12 +505,11 @@ impl Options {
 
     /// A required positive integer.
     pub fn count(&self, key: &str) -> Result<usize> {
-        let place = format!("{}.{key}", self.name);
         let v = self.raw(key)?;
         if v.is_undefined() {
-            return Err(AttentionError::type_error(format!("{place} is missing; expected a positive integer")));
+            return Err(AttentionError::type_error(format!("{}.{key} is missing; expected a positive integer", self.name)));
         }
-        read_count(&v, &place)
+        read_count_lazy(&v, || format!("{}.{key}", self.name))
     }
 
     /// `{ causal?, mask? }` as a core [`Mask`].
@@ -396,14 +528,20 @@ impl Options {
 /// A required positive integer, e.g. numberOfHeads. Non-numbers are a TypeError; zero,
 /// negative, fractional, NaN or absurdly large values are a RangeError.
 pub fn read_count(value: &JsValue, place: &str) -> Result<usize> {
+    read_count_lazy(value, || place.to_string())
+}
+
+/// [`read_count`] with the place named only on an error.
+pub fn read_count_lazy(value: &JsValue, place: impl FnOnce() -> String) -> Result<usize> {
     let Some(x) = value.as_f64() else {
         return Err(AttentionError::type_error(format!(
-            "{place} is {}; expected a positive integer",
+            "{} is {}; expected a positive integer",
+            place(),
             describe(value)
         )));
     };
     if !(x >= 1.0 && x.fract() == 0.0 && x <= u32::MAX as f64) {
-        return Err(AttentionError::range_error(format!("{place} is {}; expected a positive integer", describe(value).trim_start_matches("the number "))));
+        return Err(AttentionError::range_error(format!("{} is {}; expected a positive integer", place(), describe(value).trim_start_matches("the number "))));
     }
     Ok(x as usize)
 }
@@ -640,7 +778,8 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, ranks: &[usize]) -> Result
     let typed = TypedMatrix { values: TypedValues::F64(Vec::new()), shape };
     if length != total as f64 {
         return Err(AttentionError::range_error(format!(
-            "{name}.data has {length} values but {name}.shape {} needs {total}",
+            "{name}.data has {} values but {name}.shape {} needs {total}",
+            number_text(length),
             typed.shape_text()
         )));
     }
@@ -669,7 +808,7 @@ fn check_finite<T: Copy>(values: &[T], name: &str, shape: &[usize], finite: impl
         3 => format!("{name}[{}][{}][{}]", index / (rows * cols), index / cols % rows, index % cols),
         _ => format!("{name}[{}][{}]", index / cols, index % cols),
     };
-    let what = if x.is_nan() { "NaN".to_string() } else { x.to_string().replace("inf", "Infinity") };
+    let what = if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" };
     Err(AttentionError::range_error(format!("{name}.data[{index}] ({position}) is {what}; expected a finite number")))
 }
 

@@ -6,7 +6,7 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{describe, is_typed_candidate, js_result, read_matrix, read_typed_matrix, write_matrix, write_typed, TypedValues};
+use super::convert::{describe, number_text, is_typed_candidate, js_result, read_matrix, read_typed_matrix, write_matrix, write_typed, TypedValues};
 use crate::error::{AttentionError, Result};
 use crate::kernels::{linear_f32, PackedPanels};
 use crate::matrix::Matrix;
@@ -102,7 +102,7 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
         )));
     };
     if let Some(i) = values.iter().position(|x| !x.is_finite()) {
-        return Err(AttentionError::range_error(format!("b[{i}] is {}; expected a finite number", values[i])));
+        return Err(AttentionError::range_error(format!("b[{i}] is {}; expected a finite number", number_text(values[i]))));
     }
     if values.len() != out {
         return Err(AttentionError::range_error(format!("b has {} entries but W has {out} columns", values.len())));

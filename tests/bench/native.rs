@@ -8,8 +8,9 @@
 use std::time::Instant;
 
 use attention_lab::attention_f32::{multi_head_attention_f32_into, AttentionWorkspace};
-use attention_lab::kernels::{linear_f32, PackedPanels};
+use attention_lab::layer::{BatchF32, Biases, ForwardOptions, MultiHeadAttention, Weights};
 use attention_lab::mask::Mask;
+use attention_lab::matrix::Matrix;
 use attention_lab::multi_head::HeadSplit;
 
 /// mulberry32, the generator the JS harness uses too: values in [-1, 1) times `scale`.
@@ -63,27 +64,33 @@ fn inputs(case: &Case) -> Inputs {
     Inputs { q, k: seeded(t * c, 2, 1.0), v: seeded(t * c, 3, 1.0), weights: vec![], biases: vec![] }
 }
 
-/// One forward pass. With projections: Q·W_Q + b_Q, K·W_K + b_K, V·W_V + b_V, attention,
-/// then ·W_O + b_O. (Switch to the layer's forward once `src/layer/` is merged.)
-fn forward(case: &Case, x: &Inputs, out: &mut [f32], scratch: &mut Scratch) {
+/// One forward pass: multi-head attention, or with projections the `MultiHeadAttention` layer's
+/// f32 forward (Q·W_Q + b_Q, K·W_K + b_K, V·W_V + b_V, attention, then ·W_O + b_O), as the wasm
+/// build runs it for Float32Array input.
+fn forward(case: &Case, x: &Inputs, out: &mut Vec<f32>, scratch: &mut Scratch) {
     let split = HeadSplit { number_of_heads: case.h, head_dimensions: case.c / case.h };
-    let (t, c) = (case.t, case.c);
-    if !case.projections {
-        multi_head_attention_f32_into(&x.q, &x.k, &x.v, t, split, None, &Mask::none(), out, &mut scratch.workspace);
-        return;
+    let t = case.t;
+    match &mut scratch.layer {
+        None => multi_head_attention_f32_into(&x.q, &x.k, &x.v, t, split, None, &Mask::none(), out, &mut scratch.workspace),
+        Some(layer) => {
+            let input = BatchF32 { data: &x.q, items: 1, rows: t };
+            *out = layer.forward_f32(input, input, input, &ForwardOptions::default()).expect("the layer's forward").output;
+        }
     }
-    let [pq, pk, pv, concat] = &mut scratch.buffers;
-    linear_f32(&x.q, t, c, &x.weights[0], c, Some(&x.biases[0]), pq, &mut scratch.panels);
-    linear_f32(&x.k, t, c, &x.weights[1], c, Some(&x.biases[1]), pk, &mut scratch.panels);
-    linear_f32(&x.v, t, c, &x.weights[2], c, Some(&x.biases[2]), pv, &mut scratch.panels);
-    multi_head_attention_f32_into(pq, pk, pv, t, split, None, &Mask::none(), concat, &mut scratch.workspace);
-    linear_f32(concat, t, c, &x.weights[3], c, Some(&x.biases[3]), out, &mut scratch.panels);
+}
+
+/// The layer with the case's weights and biases (f32 values, held in f64 by the layer).
+fn layer(case: &Case, x: &Inputs) -> MultiHeadAttention {
+    let c = case.c;
+    let w = |i: usize| Matrix::new(c, c, x.weights[i].iter().map(|&v| v as f64).collect()).expect("C×C");
+    let b = |i: usize| x.biases[i].iter().map(|&v| v as f64).collect::<Vec<f64>>();
+    let weights = Weights { w_q: w(0), w_k: w(1), w_v: w(2), w_o: w(3), biases: Some(Biases { b_q: b(0), b_k: b(1), b_v: b(2), b_o: b(3) }) };
+    MultiHeadAttention::from_weights(weights, case.h, 0.0, 0).expect("a valid layer")
 }
 
 struct Scratch {
     workspace: AttentionWorkspace,
-    panels: PackedPanels,
-    buffers: [Vec<f32>; 4],
+    layer: Option<MultiHeadAttention>,
 }
 
 fn main() {
@@ -110,11 +117,10 @@ fn main() {
         let x = inputs(case);
         let len = case.t * case.c;
         let mut out = vec![0.0f32; len];
-        let mut scratch = Scratch {
-            workspace: AttentionWorkspace::new(),
-            panels: PackedPanels::new(),
-            buffers: std::array::from_fn(|_| vec![0.0f32; len]),
-        };
+        let mut scratch = Scratch { workspace: AttentionWorkspace::new(), layer: case.projections.then(|| layer(case, &x)) };
+        if case.projections {
+            forward(case, &x, &mut out, &mut scratch); // packs the layer's weights, as bench.mjs does
+        }
         // warm-up, then timed runs
         let warmups = if smoke { 0 } else { (case.runs / 5).clamp(1, 50) };
         for _ in 0..warmups {

@@ -1,0 +1,344 @@
+//! The f32 forward pass of [`MultiHeadAttention`] (Float32Array input): the same computation as
+//! `forward.rs`, but in f32 with the SIMD kernels of [`crate::kernels`], one head and one block
+//! of [`crate::attention_f32::QUERY_BLOCK`] query rows at a time.
+//!
+//! Per batch item, in passes:
+//! 1. project the inputs with the packed weights: `Q = x_q·W_Q + b_Q`, likewise K and V;
+//! 2. per head, per block of query rows: `scores = Q_i·K_iᵀ`, masked, `softmax(scores/√d_head)`,
+//!    `context_i = weights·V_i`, written straight into its columns of `concat`;
+//! 3. `output = concat·W_O + b_O`.
+//!
+//! Memory, when the weights are not requested: the inputs, Q, K, V, `concat` and the output
+//! (O(T·C)), one head's packed Kᵀ and V and one block of scores (O(T·block)); never all heads'
+//! `T_q × T_k` weights. The weights W are packed into panels once per set of weights (at the
+//! first f32 forward after construction or `set_weights`), not per call.
+//!
+//! Limits: there is no backward for this pass (it keeps no intermediates; `backward` after it
+//! is a `State` error), and dropout in training is refused (a training pass belongs to the f64
+//! path, which can be differentiated).
+
+use super::MultiHeadAttention;
+use crate::attention_f32::{attention_head_cross_f32, AttentionWorkspace, Columns, HeadTarget, QUERY_BLOCK};
+use crate::error::{number_text, AttentionError, Result};
+use crate::kernels::{linear_prepacked_f32, PackedPanels};
+use crate::limits::{check_working_set, count_values};
+
+use super::forward::ForwardOptions;
+
+/// The layer's weights in f32, packed for [`linear_prepacked_f32`].
+#[derive(Clone, Debug)]
+pub(super) struct PackedWeightsF32 {
+    /// W_Q, W_K, W_V, W_O, each `C × C`.
+    panels: [PackedPanels; 4],
+    /// b_Q, b_K, b_V, b_O in f32, when the layer has biases.
+    biases: Option<[Vec<f32>; 4]>,
+}
+
+impl PackedWeightsF32 {
+    fn new(layer: &MultiHeadAttention) -> Self {
+        let w = &layer.weights;
+        let c = layer.embed_dim;
+        let pack = |m: &crate::matrix::Matrix| {
+            let values: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
+            let mut panels = PackedPanels::new();
+            panels.pack(&values, c, c, c);
+            panels
+        };
+        let to_f32 = |b: &[f64]| b.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+        Self {
+            panels: [pack(&w.w_q), pack(&w.w_k), pack(&w.w_v), pack(&w.w_o)],
+            biases: w.biases.as_ref().map(|b| [to_f32(&b.b_q), to_f32(&b.b_k), to_f32(&b.b_v), to_f32(&b.b_o)]),
+        }
+    }
+
+    fn bias(&self, i: usize) -> Option<&[f32]> {
+        self.biases.as_ref().map(|b| &b[i][..])
+    }
+}
+
+/// A batch of `B` row-major `(T, C)` items laid out one after another (`[B, T, C]`).
+#[derive(Clone, Copy, Debug)]
+pub struct BatchF32<'a> {
+    pub data: &'a [f32],
+    /// B (1 for an unbatched `[T, C]` input).
+    pub items: usize,
+    /// T.
+    pub rows: usize,
+}
+
+impl<'a> BatchF32<'a> {
+    /// Item `i`, `(T, cols)`.
+    fn item(&self, i: usize, cols: usize) -> &'a [f32] {
+        &self.data[i * self.rows * cols..(i + 1) * self.rows * cols]
+    }
+}
+
+/// What [`MultiHeadAttention::forward_f32`] returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForwardOutputF32 {
+    /// `[B, T_q, C]`, row-major.
+    pub output: Vec<f32>,
+    /// With `need_weights`: `[B, h, T_q, T_k]`, or `[B, T_q, T_k]` with `average_weights`.
+    pub weights: Option<Vec<f32>>,
+}
+
+impl MultiHeadAttention {
+    /// The forward pass in f32 (see the module docs). `query` is `[B, T_q, C]`, `key` and
+    /// `value` `[B, T_k, C]`; `options.training` with dropout > 0 is refused. Forgets the last
+    /// f64 forward pass, so a following `backward` is a `State` error.
+    pub fn forward_f32(&mut self, query: BatchF32, key: BatchF32, value: BatchF32, options: &ForwardOptions) -> Result<ForwardOutputF32> {
+        let (c, h, d_head) = (self.embed_dim, self.number_of_heads, self.head_dimensions);
+        let (b, t_q, t_k) = (query.items, query.rows, key.rows);
+        // checks: the boundary has named shapes already; these guard the core's own contract
+        for (name, x) in [("query", &query), ("key", &key), ("value", &value)] {
+            if x.items != b || x.rows == 0 || x.data.len() != x.items * x.rows * c {
+                return Err(AttentionError::range_error(format!(
+                    "{name} has {} values, which is not [B = {b}, T, C = {c}] with T > 0",
+                    x.data.len()
+                )));
+            }
+        }
+        if b == 0 {
+            return Err(AttentionError::range_error("query is an empty batch; expected at least one item"));
+        }
+        if value.rows != t_k {
+            return Err(AttentionError::range_error(format!(
+                "value has T = {} rows but key has T_k = {t_k}: each key position needs one value",
+                value.rows
+            )));
+        }
+        options.mask.check_shape(t_q, t_k)?;
+        if options.average_weights && !options.need_weights {
+            return Err(AttentionError::type_error(
+                "options.averageWeights only applies with options.needWeights: true; set both or neither",
+            ));
+        }
+        if options.training && self.dropout > 0.0 {
+            return Err(AttentionError::type_error(format!(
+                "options.training with dropout = {} needs f64 input: the Float32Array forward is for inference and has no backward; pass number[][] or Float64Array to train",
+                number_text(self.dropout)
+            )));
+        }
+        // memory: the inputs, Q, K, V, concat, the output, one head's packed K and V, a block of scores, the weights if asked for
+        let weights_len = if !options.need_weights {
+            (0, 0)
+        } else if options.average_weights {
+            (b * (1 + h) * t_q, t_k)
+        } else {
+            (b * h * t_q, t_k)
+        };
+        let needed = count_values(&[
+            (b * (t_q + 2 * t_k), c),
+            (2 * t_q + 2 * t_k, c),
+            (b * t_q, c),
+            (2 * t_k, d_head + 8),
+            (QUERY_BLOCK, t_k),
+            weights_len,
+        ]);
+        check_working_set(needed, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"))?;
+
+        if self.packed_f32.is_none() {
+            self.packed_f32 = Some(PackedWeightsF32::new(self));
+        }
+        let packed = self.packed_f32.as_ref().expect("packed just above");
+        let mut output = vec![0.0f32; b * t_q * c];
+        let mut weights = options.need_weights.then(|| vec![0.0f32; b * if options.average_weights { 1 } else { h } * t_q * t_k]);
+        let mut head_weights = (options.need_weights && options.average_weights).then(|| vec![0.0f32; h * t_q * t_k]);
+        let (mut q, mut k, mut v) = (vec![0.0f32; t_q * c], vec![0.0f32; t_k * c], vec![0.0f32; t_k * c]);
+        let mut concat = vec![0.0f32; t_q * c];
+        let mut workspace = AttentionWorkspace::new();
+        for i in 0..b {
+            // 1. project the inputs
+            linear_prepacked_f32(query.item(i, c), t_q, &packed.panels[0], packed.bias(0), &mut q); // (T_q, C)
+            linear_prepacked_f32(key.item(i, c), t_k, &packed.panels[1], packed.bias(1), &mut k); // (T_k, C)
+            linear_prepacked_f32(value.item(i, c), t_k, &packed.panels[2], packed.bias(2), &mut v); // (T_k, C)
+            refuse_overflow_f32(&q, c, "Q", "query·W_Q + b_Q")?;
+            refuse_overflow_f32(&k, c, "K", "key·W_K + b_K")?;
+            refuse_overflow_f32(&v, c, "V", "value·W_V + b_V")?;
+            // the weights of this item: straight into the result, or per head for the mean
+            let item_weights: Option<&mut [f32]> = match (&mut weights, &mut head_weights) {
+                (Some(_), Some(per_head)) => {
+                    per_head.fill(0.0);
+                    Some(&mut per_head[..])
+                }
+                (Some(all), None) => Some(&mut all[i * h * t_q * t_k..(i + 1) * h * t_q * t_k]),
+                _ => None,
+            };
+            let mut item_weights = item_weights;
+            // 2. per head, block by block, into the head's columns of concat (T_q, C)
+            for head in 0..h {
+                let columns = |data| Columns { data, stride: c, start: head * d_head, width: d_head };
+                let target = HeadTarget {
+                    out: &mut concat,
+                    out_stride: c,
+                    out_start: head * d_head,
+                    weights: item_weights.as_deref_mut().map(|w| &mut w[head * t_q * t_k..(head + 1) * t_q * t_k]),
+                };
+                attention_head_cross_f32(columns(&q), columns(&k), columns(&v), (t_q, t_k), &options.mask, target, &mut workspace);
+            }
+            // the mean over heads, summed in head order and then divided (as the f64 path does)
+            if let (Some(all), Some(per_head)) = (&mut weights, &head_weights) {
+                let mean = &mut all[i * t_q * t_k..(i + 1) * t_q * t_k];
+                for head in per_head.chunks_exact(t_q * t_k) {
+                    mean.iter_mut().zip(head).for_each(|(m, &x)| *m += x);
+                }
+                mean.iter_mut().for_each(|m| *m /= h as f32);
+            }
+            refuse_overflow_f32(&concat, c, "concat", "a head's scores Q_h·K_hᵀ or context weights·V_h")?;
+            // 3. output projection
+            let out = &mut output[i * t_q * c..(i + 1) * t_q * c];
+            linear_prepacked_f32(&concat, t_q, &packed.panels[3], packed.bias(3), out); // (T_q, C)
+            refuse_overflow_f32(out, c, "output", "concat·W_O + b_O")?;
+        }
+        // no intermediates kept: backward after this pass is refused
+        self.cache = None;
+        self.last_forward_f32 = true;
+        Ok(ForwardOutputF32 { output, weights })
+    }
+}
+
+/// A `RangeError` naming the first non-finite entry of a `(rows, cols)` f32 result: finite f32
+/// inputs overflowed there (f32 ends near 3.4e38).
+fn refuse_overflow_f32(values: &[f32], cols: usize, name: &str, formula: &str) -> Result<()> {
+    let Some(at) = values.iter().position(|x| !x.is_finite()) else {
+        return Ok(());
+    };
+    let (r, c) = (at / cols, at % cols);
+    let x = values[at];
+    let shown = if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" };
+    Err(AttentionError::range_error(format!(
+        "{name}[{r}][{c}] overflows to {shown} in f32: {formula} is beyond the largest f32 (about 3.4e38); scale the inputs down or pass Float64Array"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::AttentionError;
+    use crate::layer::{ForwardOutput, LayerConfig};
+    use crate::mask::{BoolMatrix, Mask};
+    use crate::matrix::Matrix;
+    use crate::testing::seeded_matrix;
+
+    fn layer(c: usize, h: usize, bias: bool, seed: u64) -> MultiHeadAttention {
+        let mut layer = MultiHeadAttention::new(&LayerConfig { bias, seed, ..LayerConfig::new(c, h) }).unwrap();
+        // non-zero biases, so that a bias mistake shows
+        let mut weights = layer.weights().clone();
+        if let Some(b) = &mut weights.biases {
+            for (i, v) in [&mut b.b_q, &mut b.b_k, &mut b.b_v, &mut b.b_o].into_iter().enumerate() {
+                *v = seeded_matrix(1, c, seed + 50 + i as u64).into_data();
+            }
+        }
+        layer.set_weights(weights).unwrap();
+        layer
+    }
+
+    /// A batch as f64 matrices (rounded through f32, so both paths see the same inputs) and as flat f32.
+    fn batch(b: usize, t: usize, c: usize, seed: u64) -> (Vec<Matrix>, Vec<f32>) {
+        let items: Vec<Matrix> = (0..b).map(|i| seeded_matrix(t, c, seed + 100 * i as u64).cast::<f32>().cast()).collect();
+        let flat = items.iter().flat_map(|m| m.data().iter().map(|&x| x as f32)).collect();
+        (items, flat)
+    }
+
+    fn assert_near(got: &[f32], want: impl IntoIterator<Item = f64>, tolerance: f64) {
+        let want: Vec<f64> = want.into_iter().collect();
+        assert_eq!(got.len(), want.len());
+        for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+            assert!((*a as f64 - b).abs() <= tolerance, "element {i}: {a} vs {b}");
+        }
+    }
+
+    fn flat(output: &ForwardOutput) -> Vec<f64> {
+        output.output.iter().flat_map(|m| m.data().to_vec()).collect()
+    }
+
+    #[test]
+    fn agrees_with_the_f64_forward_across_blocks_masks_batches_and_cross_attention() {
+        // T_q = 70 spans two query blocks; T_k = 90 differs (cross-attention)
+        let (b, t_q, t_k, c, h) = (2, 70, 90, 12, 3);
+        let (xq, fq) = batch(b, t_q, c, 1);
+        let (xk, fk) = batch(b, t_k, c, 2);
+        let (xv, fv) = batch(b, t_k, c, 3);
+        let table: Vec<bool> = (0..t_q * t_k).map(|n| (n * 7919) % 5 != 0).collect();
+        let explicit = BoolMatrix::new(t_q, t_k, table).unwrap();
+        let masks = [Mask::none(), Mask::causal(), Mask { causal: false, allowed: Some(explicit.clone()) }, Mask { causal: true, allowed: Some(explicit) }];
+        for bias in [true, false] {
+            let mut layer = layer(c, h, bias, 7);
+            for mask in &masks {
+                for (need_weights, average_weights) in [(false, false), (true, false), (true, true)] {
+                    let options = ForwardOptions { mask: mask.clone(), need_weights, average_weights, training: false, batched: true };
+                    let want = layer.forward(&xq, &xk, &xv, &options).unwrap();
+                    let (q, k, v) = (BatchF32 { data: &fq, items: b, rows: t_q }, BatchF32 { data: &fk, items: b, rows: t_k }, BatchF32 { data: &fv, items: b, rows: t_k });
+                    let got = layer.forward_f32(q, k, v, &options).unwrap();
+                    assert_near(&got.output, flat(&want), 1e-4);
+                    match (&got.weights, &want.weights) {
+                        (None, None) => {}
+                        (Some(got), Some(want)) => assert_near(got, want.iter().flatten().flat_map(|m| m.data().to_vec()), 1e-5),
+                        _ => panic!("weights present in one path only"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn weights_are_packed_per_set_of_weights() {
+        let (c, t) = (8, 5);
+        let mut layer = layer(c, 2, true, 3);
+        let (x, fx) = batch(1, t, c, 9);
+        let input = BatchF32 { data: &fx, items: 1, rows: t };
+        let options = ForwardOptions::default();
+        let before = layer.forward_f32(input, input, input, &options).unwrap();
+        assert!(layer.packed_f32.is_some());
+        // new weights must be used by the next f32 forward (the packed ones are dropped)
+        let mut weights = layer.weights().clone();
+        weights.w_o = seeded_matrix(c, c, 77);
+        layer.set_weights(weights).unwrap();
+        assert!(layer.packed_f32.is_none());
+        let after = layer.forward_f32(input, input, input, &options).unwrap();
+        assert_ne!(before.output, after.output);
+        let want = layer.forward(&x, &x, &x, &options).unwrap();
+        assert_near(&after.output, flat(&want), 1e-5);
+    }
+
+    #[test]
+    fn backward_after_an_f32_forward_is_refused_and_an_f64_forward_restores_it() {
+        let (c, t) = (4, 3);
+        let mut layer = layer(c, 2, true, 1);
+        let (x, fx) = batch(1, t, c, 2);
+        let input = BatchF32 { data: &fx, items: 1, rows: t };
+        layer.forward(&x, &x, &x, &ForwardOptions::default()).unwrap();
+        layer.forward_f32(input, input, input, &ForwardOptions::default()).unwrap();
+        assert!(layer.last_forward_f32());
+        let err = layer.backward(&x, false).unwrap_err();
+        assert!(matches!(err, AttentionError::State(_)));
+        assert!(err.message().starts_with("backward cannot differentiate a Float32Array forward"), "{err}");
+        layer.forward(&x, &x, &x, &ForwardOptions::default()).unwrap();
+        assert!(!layer.last_forward_f32());
+        layer.backward(&x, false).unwrap();
+    }
+
+    #[test]
+    fn training_with_dropout_overflow_and_shapes_are_refused() {
+        let (c, t) = (4, 3);
+        let mut layer = MultiHeadAttention::new(&LayerConfig { dropout: 0.5, ..LayerConfig::new(c, 2) }).unwrap();
+        let (_, fx) = batch(1, t, c, 2);
+        let input = BatchF32 { data: &fx, items: 1, rows: t };
+        let training = ForwardOptions { training: true, ..ForwardOptions::default() };
+        let err = layer.forward_f32(input, input, input, &training).unwrap_err();
+        assert!(matches!(err, AttentionError::Type(_)) && err.message().contains("needs f64 input"), "{err}");
+        // without training the dropout does not apply
+        layer.forward_f32(input, input, input, &ForwardOptions::default()).unwrap();
+        // finite f32 inputs whose projection passes 3.4e38
+        let huge = vec![3e38f32; t * c];
+        let huge = BatchF32 { data: &huge, items: 1, rows: t };
+        let err = layer.forward_f32(huge, huge, huge, &ForwardOptions::default()).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().contains("overflows to"), "{err}");
+        // value rows ≠ key rows, a mask of the wrong shape
+        let (_, fv) = batch(1, t + 1, c, 3);
+        let value = BatchF32 { data: &fv, items: 1, rows: t + 1 };
+        assert!(layer.forward_f32(input, input, value, &ForwardOptions::default()).unwrap_err().message().starts_with("value has T = 4 rows"));
+        let masked = ForwardOptions { mask: Mask { causal: false, allowed: Some(BoolMatrix::new(2, 2, vec![true; 4]).unwrap()) }, ..ForwardOptions::default() };
+        assert!(layer.forward_f32(input, input, input, &masked).is_err());
+    }
+}
