@@ -399,7 +399,7 @@ pub fn read_count(value: &JsValue, place: &str) -> Result<usize> {
 
 /// Reads a `number[]` (e.g. a bias). Not an array → TypeError; empty, NaN or ±Infinity → RangeError.
 pub fn read_vector(value: &JsValue, name: &str) -> Result<Vec<f64>> {
-    if !Array::is_array(value) {
+    if !is_array(value, name)? {
         return Err(AttentionError::type_error(format!("{name} is {}; expected an array of numbers (number[])", describe(value))));
     }
     let len = array_length(value, name)?;
@@ -439,11 +439,13 @@ pub fn write_vector(v: &[f64]) -> JsValue {
 /// (told apart by whether `value[0][0]` is an array). Returns the items and whether it was
 /// a batch; an unbatched matrix is a batch of one. Items are named `name[b]`.
 pub fn read_batch(value: &JsValue, name: &str) -> Result<(Vec<Matrix>, bool)> {
-    if Array::is_array(value) && array_length(value, name)? > 0 {
+    // Array.isArray throws for a revoked Proxy: the catching `is_array` turns that into a TypeError
+    // (a JS exception must never unwind through wasm: it would leave `self` borrowed and leak).
+    if is_array(value, name)? && array_length(value, name)? > 0 {
         let first = get(value, &JsValue::from(0u32), &format!("{name}[0]"))?;
-        if Array::is_array(&first) && array_length(&first, &format!("{name}[0]"))? > 0 {
+        if is_array(&first, &format!("{name}[0]"))? && array_length(&first, &format!("{name}[0]"))? > 0 {
             let cell = get(&first, &JsValue::from(0u32), &format!("{name}[0][0]"))?;
-            if Array::is_array(&cell) {
+            if is_array(&cell, &format!("{name}[0][0]"))? {
                 let items = (0..array_length(value, name)?)
                     .map(|b| {
                         let place = format!("{name}[{b}]");
@@ -574,7 +576,7 @@ impl TypedMatrix {
 /// True for a value that can only be meant as a typed matrix: an object that is not an array
 /// and not a function. (Arrays go to the `number[][]` reader; everything else gets its message.)
 pub fn is_typed_candidate(value: &JsValue) -> bool {
-    value.is_object() && !Array::is_array(value) && !value.is_function()
+    value.is_object() && try_is_array(value) == Some(false) && !value.is_function()
 }
 
 /// Reads `{ data: Float32Array | Float64Array, shape }` whose shape has one of the lengths in
@@ -603,7 +605,7 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, ranks: &[usize]) -> Result
     }
     // 2. shape: [T, C] or [B, T, C], positive integers, not too large
     let shape_value = get(value, &JsValue::from_str("shape"), &format!("{name}.shape"))?;
-    if !Array::is_array(&shape_value) {
+    if !is_array(&shape_value, &format!("{name}.shape"))? {
         return Err(AttentionError::type_error(format!(
             "{name}.shape is {}; expected {expected_shape}",
             describe(&shape_value)

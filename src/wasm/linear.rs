@@ -90,7 +90,7 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
         f.to_vec().into_iter().map(f64::from).collect()
     } else if let Some(f) = b.dyn_ref::<js_sys::Float64Array>() {
         f.to_vec()
-    } else if js_sys::Array::is_array(b) {
+    } else if super::convert::is_array(b, "b")? {
         let row = js_sys::Array::of1(b);
         read_matrix(&row, "b").map_err(|e| rename_b(e))?.into_data()
     } else {
