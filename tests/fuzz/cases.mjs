@@ -91,7 +91,7 @@ function mutate(r, spec, args) {
   const out = args.slice();
   if (what === 'matrix') {
     const i = r.pick(spec.matrixArgs);
-    if (spec.objects !== undefined && readable(args[i]) && Array.isArray(args[i]) && args[i].length > 0 && args[i].every((m) => Array.isArray(m) && Array.isArray(m[0])) && r.bool(0.5)) {
+    if (spec.objects !== undefined && readable(args[i]) && Array.isArray(args[i]) && args[i].length > 0 && args[i].length <= 64 && args[i].every((m) => Array.isArray(m) && Array.isArray(m[0])) && r.bool(0.5)) {
       // a batch [B, T, C]: mutate one item
       const b = r.int(0, args[i].length - 1);
       out[i] = args[i].map((m, k) => (k === b ? G.MATRIX_MUTATIONS[r.pick(Object.keys(G.MATRIX_MUTATIONS))](r, matrixBase(m)) : m));
