@@ -251,7 +251,10 @@ function compareParameters(weights, L) {
   if (weights === null || typeof weights !== 'object' || Object.keys(weights).sort().join() !== Object.keys(expected).sort().join()) return `getWeights() has the keys ${Object.keys(weights ?? {})}`;
   for (const [name, rows] of Object.entries(expected)) {
     const got = name.startsWith('b_') ? [weights[name]] : weights[name];
-    if (JSON.stringify(got) !== JSON.stringify(rows) || got.flat().some((x, i) => Object.is(x, -0) !== Object.is(rows.flat()[i], -0))) return `getWeights().${name} differs from the reference`;
+    if (!Array.isArray(got) || !got.every(Array.isArray)) return `getWeights().${name} is not a number[][]`;
+    const [a, b] = [got.flat(), rows.flat()];
+    // Object.is: bit for bit, -0 and +0 told apart
+    if (got.length !== rows.length || got.some((row, i) => row.length !== rows[i].length) || a.some((x, i) => !Object.is(x, b[i]))) return `getWeights().${name} differs from the reference`;
   }
   return null;
 }
