@@ -56,7 +56,10 @@ test('T = 16384 (a 2^28-entry score matrix) is a RangeError before allocating, n
     name: 'RangeError',
     message: /^dotProductAttention with T = 16384 \(three 16384×16384 score matrices, plus Q, K, V and the output\) needs \d+ values in memory at once/,
   });
-  assert.throws(() => lab.multiHeadAttention(q, q, q, 1, 1), { name: 'RangeError', message: /^multiHeadAttention with T = 16384 and C = 1/ });
+  // multiHeadAttention computes scores in blocks of 64 query rows (O(T·64) memory), so it needs a
+  // far larger T to exceed the budget: T = 2^20 (blocks of 64×2^20 scores plus the inputs)
+  const long = Array.from({ length: 2 ** 20 }, (_, i) => [i % 7]);
+  assert.throws(() => lab.multiHeadAttention(long, long, long, 1, 1), { name: 'RangeError', message: /^multiHeadAttention with T = 1048576 and C = 1/ });
   ok();
 });
 
