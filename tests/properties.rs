@@ -192,3 +192,147 @@ proptest! {
         }
     }
 }
+
+// ---- the MultiHeadAttention layer ------------------------------------------------------------
+
+mod layer {
+    use super::*;
+    use attention_lab::layer::{Biases, ForwardOptions, LayerConfig, MultiHeadAttention};
+
+    /// A layer with h heads of d columns, seeded weights and random biases in [-1, 1].
+    fn layer_strategy() -> impl Strategy<Value = MultiHeadAttention> {
+        (1usize..=3, 1usize..=3, any::<u64>(), any::<bool>()).prop_flat_map(|(h, d, seed, bias)| {
+            let c = h * d;
+            prop::collection::vec(-1.0f64..=1.0, 4 * c).prop_map(move |b| {
+                let mut layer = MultiHeadAttention::new(&LayerConfig { bias, seed, ..LayerConfig::new(c, h) }).unwrap();
+                if bias {
+                    let mut w = layer.weights().clone();
+                    w.biases = Some(Biases { b_q: b[..c].to_vec(), b_k: b[c..2 * c].to_vec(), b_v: b[2 * c..3 * c].to_vec(), b_o: b[3 * c..].to_vec() });
+                    layer.set_weights(w).unwrap();
+                }
+                layer
+            })
+        })
+    }
+
+    /// A layer, a query (T_q × C), keys and values (T_k × C, cross-attention when T_k ≠ T_q) and a gradient.
+    fn case() -> impl Strategy<Value = (MultiHeadAttention, Matrix, Matrix, Matrix, Matrix)> {
+        (layer_strategy(), 1usize..=6, 1usize..=6).prop_flat_map(|(layer, t_q, t_k)| {
+            let c = layer.embed_dim();
+            (Just(layer), matrix(t_q, c, 2.0), matrix(t_k, c, 2.0), matrix(t_k, c, 2.0), matrix(t_q, c, 1.0))
+        })
+    }
+
+    fn run(layer: &mut MultiHeadAttention, q: &Matrix, k: &Matrix, v: &Matrix, options: &ForwardOptions) -> Matrix {
+        let mut out = layer.forward(&[q.clone()], &[k.clone()], &[v.clone()], options).unwrap().output;
+        out.remove(0)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// A batch gives each item exactly what it gives alone (bit for bit), forward and backward.
+        #[test]
+        fn a_batch_is_its_items_bit_for_bit((mut layer, q, k, v, g) in case(), seed in any::<u64>()) {
+            let c = layer.embed_dim();
+            let (q2, k2, v2) = (attention_lab::testing::seeded_matrix(q.rows(), c, seed), attention_lab::testing::seeded_matrix(k.rows(), c, seed ^ 1), attention_lab::testing::seeded_matrix(k.rows(), c, seed ^ 2));
+            let options = ForwardOptions { batched: true, ..ForwardOptions::default() };
+            let both = layer.forward(&[q.clone(), q2.clone()], &[k.clone(), k2.clone()], &[v.clone(), v2.clone()], &options).unwrap().output;
+            let grads = layer.backward(&[g.clone(), g.clone()], true).unwrap();
+            let single = ForwardOptions::default();
+            prop_assert_eq!(bits(&both[0]), bits(&run(&mut layer, &q, &k, &v, &single)));
+            let alone = layer.backward(&[g.clone()], false).unwrap();
+            prop_assert_eq!(bits(&grads.key[0]), bits(&alone.key[0]));
+            prop_assert_eq!(bits(&both[1]), bits(&run(&mut layer, &q2, &k2, &v2, &single)));
+        }
+
+        /// Permuting the keys and values together leaves the output unchanged within
+        /// 64·(T_k + C)·ε·(1 + max|output|) (sums in another order; the projections are row-wise).
+        #[test]
+        fn permuting_keys_and_values_together_changes_nothing((mut layer, q, k, v, _g) in case(), shuffle in any::<u64>()) {
+            let t_k = k.rows();
+            let mut perm: Vec<usize> = (0..t_k).collect();
+            let mut s = shuffle;
+            for i in (1..t_k).rev() {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                perm.swap(i, (s >> 33) as usize % (i + 1));
+            }
+            let options = ForwardOptions::default();
+            let before = run(&mut layer, &q, &k, &v, &options);
+            let after = run(&mut layer, &q, &permute_rows(&k, &perm), &permute_rows(&v, &perm), &options);
+            let scale = 1.0 + before.data().iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let tolerance = 64.0 * (t_k + layer.embed_dim()) as f64 * EPS * scale * 16.0;
+            for (a, b) in before.data().iter().zip(after.data()) {
+                prop_assert!((a - b).abs() <= tolerance, "{a} vs {b} (tolerance {tolerance})");
+            }
+        }
+
+        /// Causal self-attention: changing the inputs at positions ≥ cut leaves every output row
+        /// before cut unchanged, bit for bit (no leakage from the future), and their gradients too.
+        #[test]
+        fn causal_rows_never_see_the_future((mut layer, q, _k, _v, g) in case(), cut in 0usize..6, noise in matrix(6, 9, 5.0)) {
+            let t = q.rows();
+            let cut = cut.min(t);
+            let mut changed = q.clone();
+            for i in cut..t {
+                for j in 0..q.cols() {
+                    changed.row_mut(i)[j] = noise.get(i, j);
+                }
+            }
+            let options = ForwardOptions { mask: Mask::causal(), ..ForwardOptions::default() };
+            let a = run(&mut layer, &q, &q, &q, &options);
+            let b = run(&mut layer, &changed, &changed, &changed, &options);
+            for i in 0..cut {
+                prop_assert_eq!(bits(&Matrix::from_rows(&[a.row(i)]).unwrap()), bits(&Matrix::from_rows(&[b.row(i)]).unwrap()), "row {} changed", i);
+            }
+            let _ = g;
+        }
+
+        /// needWeights: every row of every head sums to 1 within 1e-12 (0 when fully masked); the
+        /// averaged weights are the mean over heads within 1e-15; outputs are finite.
+        #[test]
+        fn returned_weights_are_distributions((mut layer, q, k, v, _g) in case(), table in prop::collection::vec(prop::bool::weighted(0.6), 36)) {
+            let (t_q, t_k) = (q.rows(), k.rows());
+            let allowed = BoolMatrix::new(t_q, t_k, table[..t_q * t_k].to_vec()).unwrap();
+            let mask = Mask { causal: false, allowed: Some(allowed) };
+            let options = ForwardOptions { mask: mask.clone(), need_weights: true, ..ForwardOptions::default() };
+            let per_head = layer.forward(&[q.clone()], &[k.clone()], &[v.clone()], &options).unwrap();
+            prop_assert!(per_head.output[0].data().iter().all(|x| x.is_finite()));
+            let heads = &per_head.weights.as_ref().unwrap()[0];
+            for w in heads {
+                for i in 0..t_q {
+                    let sum: f64 = w.row(i).iter().sum();
+                    let any = (0..t_k).any(|j| mask.allows(i, j));
+                    prop_assert!(if any { (sum - 1.0).abs() <= 1e-12 } else { sum == 0.0 }, "row {i} sums to {sum}");
+                }
+            }
+            let averaged = layer.forward(&[q], &[k], &[v], &ForwardOptions { average_weights: true, ..options }).unwrap();
+            let mean = &averaged.weights.unwrap()[0][0];
+            for (n, &m) in mean.data().iter().enumerate() {
+                let expected = heads.iter().map(|w| w.data()[n]).sum::<f64>() / heads.len() as f64;
+                prop_assert!((m - expected).abs() <= 1e-15, "{m} vs {expected}");
+            }
+        }
+
+        /// backward is linear in gradOutput (within 64·ε·scale), and the b_O gradient is exactly
+        /// the column sums of gradOutput.
+        #[test]
+        fn backward_is_linear_in_the_gradient((mut layer, q, k, v, g) in case(), h in matrix(6, 9, 1.0)) {
+            let (t_q, c) = (q.rows(), layer.embed_dim());
+            let h = Matrix::from_rows(&(0..t_q).map(|i| h.row(i)[..c].to_vec()).collect::<Vec<_>>()).unwrap();
+            let sum = Matrix::new(t_q, c, g.data().iter().zip(h.data()).map(|(a, b)| a + b).collect()).unwrap();
+            run(&mut layer, &q, &k, &v, &ForwardOptions::default());
+            let a = layer.backward(&[g.clone()], false).unwrap();
+            if let Some(b) = &layer.grads().unwrap().biases {
+                let expected = g.column_sums();
+                prop_assert_eq!(&b.b_o, &expected);
+            }
+            let b = layer.backward(&[h], false).unwrap();
+            let both = layer.backward(&[sum], false).unwrap();
+            for ((x, y), z) in a.query[0].data().iter().zip(b.query[0].data()).zip(both.query[0].data()) {
+                let scale = 1.0 + x.abs() + y.abs();
+                prop_assert!((x + y - z).abs() <= 64.0 * (c + k.rows()) as f64 * EPS * scale * 8.0, "{x} + {y} vs {z}");
+            }
+        }
+    }
+}

@@ -6,9 +6,16 @@
 //! 3. from finite inputs, an `Ok` output is entirely finite (overflow must be a `Range` error);
 //! 4. dotProductAttention outputs lie within their V column's range (convex combinations);
 //! 5. the trace's output equals multiHeadAttention's bit for bit, and replaying its steps does too;
-//! 6. f32 never panics and is finite on finite f32 input whenever it returns `Ok`.
+//! 6. f32 never panics and is finite on finite f32 input whenever it returns `Ok`;
+//! 7. the MultiHeadAttention layer (built by `new`, `from_fused_qkv` or `from_pytorch`, with
+//!    biases or not, dropout or not): forward (masks, causal, cross-attention, batches,
+//!    need/average weights, training) and backward never panic, return `Range` errors for bad
+//!    shapes and overflow (`Type` only for averageWeights without needWeights, `State` never here),
+//!    and from finite inputs return only finite outputs, weights and gradients; a failed call
+//!    leaves the layer working.
 
 use arbitrary::{Result, Unstructured};
+use attention_lab::layer::{ForwardOptions, LayerConfig, MultiHeadAttention};
 use attention_lab::{
     dot_product_attention, multi_head_attention, replay, trace_multi_head_attention, AttentionError, BoolMatrix, Mask,
     Matrix, MultiHeadOptions,
@@ -64,10 +71,11 @@ pub fn check(data: &[u8]) {
 }
 
 fn run(u: &mut Unstructured) -> Result<()> {
-    match u.int_in_range(0u8..=2)? {
+    match u.int_in_range(0u8..=3)? {
         0 => check_dot_product(u),
         1 => check_multi_head(u),
-        _ => check_f32(u),
+        2 => check_f32(u),
+        _ => check_layer(u),
     }
 }
 
@@ -144,6 +152,107 @@ fn check_f32(u: &mut Unstructured) -> Result<()> {
         Ok(out) => assert!(out.data().iter().all(|x| x.is_finite()), "f32: a non-finite output from finite input"),
     }
     Ok(())
+}
+
+fn check_layer(u: &mut Unstructured) -> Result<()> {
+    let (h, d) = (u.int_in_range(1..=4)?, u.int_in_range(1..=4)?);
+    let c = h * d;
+    let number_of_heads = if u.ratio(1u8, 12u8)? { u.int_in_range(0..=9)? } else { h };
+    let dropout = *u.choose(&[0.0, 0.0, 0.5, 0.999])?;
+    let seed: u64 = u.arbitrary()?;
+    let built = match u.int_in_range(0u8..=2)? {
+        0 => MultiHeadAttention::new(&LayerConfig { bias: u.arbitrary()?, dropout, seed, ..LayerConfig::new(c, number_of_heads) }),
+        1 => {
+            let cols = maybe_off(u, 3 * c)?;
+            let w_qkv = matrix(u, c, cols)?;
+            let rows = maybe_off(u, c)?;
+            let w_o = matrix(u, rows, c)?;
+            let biases = if u.arbitrary()? { let n = maybe_off(u, 3 * c)?; Some((vector(u, n)?, vector(u, c)?)) } else { None };
+            MultiHeadAttention::from_fused_qkv(&w_qkv, biases.as_ref().map(|b| &b.0[..]), &w_o, biases.as_ref().map(|b| &b.1[..]), number_of_heads, dropout, seed)
+        }
+        _ => {
+            let rows = maybe_off(u, 3 * c)?;
+            let in_proj = matrix(u, rows, c)?;
+            let out_proj = matrix(u, c, c)?;
+            let biases = if u.arbitrary()? { let n = maybe_off(u, c)?; Some((vector(u, 3 * c)?, vector(u, n)?)) } else { None };
+            MultiHeadAttention::from_pytorch(&in_proj, biases.as_ref().map(|b| &b.0[..]), &out_proj, biases.as_ref().map(|b| &b.1[..]), number_of_heads, dropout, seed)
+        }
+    };
+    let mut layer = match built {
+        Ok(layer) => layer,
+        Err(e) => {
+            expect_range_or_type_error(&e);
+            return Ok(());
+        }
+    };
+    for _ in 0..u.int_in_range(1..=2)? {
+        let batched = u.arbitrary()?;
+        let b = if batched { u.int_in_range(1..=3)? } else { 1 };
+        let (t_q, t_k) = (u.int_in_range(1..=6)?, u.int_in_range(1..=6)?);
+        let items = |u: &mut Unstructured, t: usize| -> Result<Vec<Matrix>> {
+            let n = maybe_off(u, b)?.max(1);
+            (0..n).map(|_| { let (r, k) = (maybe_off(u, t)?, maybe_off(u, c)?); matrix(u, r, k) }).collect()
+        };
+        let query = items(u, t_q)?;
+        let key = items(u, t_k)?;
+        let value = items(u, t_k)?;
+        let need_weights = u.arbitrary()?;
+        let options = ForwardOptions {
+            mask: mask_of(u, t_q, t_k)?,
+            need_weights,
+            average_weights: need_weights && u.arbitrary()?,
+            training: u.arbitrary()?,
+            batched,
+        };
+        match layer.forward(&query, &key, &value, &options) {
+            Err(e) => expect_range_error(&e),
+            Ok(out) => {
+                for m in &out.output {
+                    assert_finite(m, "layer forward output");
+                }
+                for m in out.weights.iter().flatten().flatten() {
+                    assert_finite(m, "layer forward weights");
+                }
+                let grad = items(u, t_q)?;
+                match layer.backward(&grad, batched) {
+                    Err(e) => expect_range_error(&e),
+                    Ok(grads) => {
+                        for m in grads.query.iter().chain(&grads.key).chain(&grads.value) {
+                            assert_finite(m, "layer input gradient");
+                        }
+                        let params = layer.grads().expect("grads after a successful backward");
+                        for (name, data) in params.tensors() {
+                            assert!(data.iter().all(|x| x.is_finite()), "grads().{name}: a non-finite gradient from finite input");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn vector(u: &mut Unstructured, n: usize) -> Result<Vec<f64>> {
+    (0..n).map(|_| value(u)).collect()
+}
+
+/// A mask for T_q×T_k scores (sometimes of the wrong shape).
+fn mask_of(u: &mut Unstructured, t_q: usize, t_k: usize) -> Result<Mask> {
+    let causal = u.arbitrary()?;
+    let allowed = if u.arbitrary()? {
+        let (r, c) = (maybe_off(u, t_q)?, maybe_off(u, t_k)?);
+        let data = (0..r * c).map(|_| u.arbitrary()).collect::<Result<Vec<bool>>>()?;
+        Some(BoolMatrix::new(r, c, data).expect("length matches"))
+    } else {
+        None
+    };
+    Ok(Mask { causal, allowed })
+}
+
+/// Constructors refuse bad shapes with a RangeError and a missing half of a bias pair with a TypeError.
+fn expect_range_or_type_error(e: &AttentionError) {
+    assert!(matches!(e, AttentionError::Range(_) | AttentionError::Type(_)), "a layer constructor returned a State error: {e}");
+    assert!(!e.message().is_empty());
 }
 
 fn bits(m: &Matrix) -> Vec<u64> {

@@ -3,6 +3,7 @@
 //! `Σ output ⊙ gradOutput` summed over the batch, so parameter gradients add up over items.
 
 use super::forward::{item_name, ItemCache};
+use super::limits::{at_item, check_backward, refuse_gradient, refuse_parameter_gradients};
 use super::{MultiHeadAttention, Weights};
 use crate::attention::attention_scale;
 use crate::error::{AttentionError, Result};
@@ -58,14 +59,18 @@ impl MultiHeadAttention {
                 )));
             }
         }
+        let dropout = cache.items[0].heads.first().is_some_and(|head| head.dropout.is_some());
+        let t_k = cache.items[0].k.rows();
+        check_backward(c, self.number_of_heads, n, t_q, t_k, dropout)?;
         let mut grads = self.weights.zeros_like();
         let mut inputs = InputGrads { query: Vec::with_capacity(n), key: Vec::with_capacity(n), value: Vec::with_capacity(n) };
-        for (item, d_output) in cache.items.iter().zip(grad_output) {
-            let (d_x_q, d_x_k, d_x_v) = self.backward_item(item, d_output, &mut grads)?;
+        for (b, (item, d_output)) in cache.items.iter().zip(grad_output).enumerate() {
+            let (d_x_q, d_x_k, d_x_v) = self.backward_item(item, d_output, &mut grads).map_err(|e| at_item(e, batched, b))?;
             inputs.query.push(d_x_q);
             inputs.key.push(d_x_k);
             inputs.value.push(d_x_v);
         }
+        refuse_parameter_gradients(&grads)?;
         self.grads = Some(grads);
         Ok(inputs)
     }
@@ -78,6 +83,7 @@ impl MultiHeadAttention {
 
         // 9. output = concat·W_O + b_O
         let d_concat = d_output.matmul_transposed(&w.w_o)?; // (T_q, C) = (T_q, C)·(C, C)ᵀ
+        refuse_gradient(&d_concat, "d_concat")?;
         grads.w_o.add_assign(&item.concat.transposed_matmul(d_output)?)?; // (C, C) = concatᵀ·d_output
         if let Some(b) = &mut grads.biases {
             add_into(&mut b.b_o, &d_output.column_sums());
@@ -96,6 +102,7 @@ impl MultiHeadAttention {
             // 7. context = used·V_h
             let d_used = d_context.matmul_transposed(&v_h)?; // (T_q, T_k) = d_context·V_hᵀ
             let d_v_h = cache.used().transposed_matmul(&d_context)?; // (T_k, d_head) = usedᵀ·d_context
+            refuse_gradient(&d_used, &format!("d_weights_{head}"))?;
             // 6. used = weights ⊙ factor (the same dropout mask as the forward)
             let d_weights = match &cache.dropout {
                 Some((factor, _)) => d_used.hadamard(factor)?, // (T_q, T_k)
@@ -105,6 +112,7 @@ impl MultiHeadAttention {
             let d_scaled = stable_softmax_backward(&cache.weights, &d_weights); // (T_q, T_k)
             // 4. scaled = scores · (1/√d_head)
             let d_scores = d_scaled.scale(scale); // (T_q, T_k)
+            refuse_gradient(&d_scores, &format!("d_scores_{head}"))?;
             // 3. scores = Q_h·K_hᵀ
             let d_q_h = d_scores.matmul(&k_h)?; // (T_q, d_head) = d_scores·K_h
             let d_k_h = d_scores.transposed_matmul(&q_h)?; // (T_k, d_head) = d_scoresᵀ·Q_h
@@ -116,11 +124,17 @@ impl MultiHeadAttention {
         let d_q = Matrix::concat_columns(&d_q_heads)?; // (T_q, C)
         let d_k = Matrix::concat_columns(&d_k_heads)?; // (T_k, C)
         let d_v = Matrix::concat_columns(&d_v_heads)?; // (T_k, C)
+        for (m, name) in [(&d_q, "d_Q"), (&d_k, "d_K"), (&d_v, "d_V")] {
+            refuse_gradient(m, name)?;
+        }
 
         // 1. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V
         let d_x_q = d_q.matmul_transposed(&w.w_q)?; // (T_q, C) = d_Q·W_Qᵀ
         let d_x_k = d_k.matmul_transposed(&w.w_k)?; // (T_k, C) = d_K·W_Kᵀ
         let d_x_v = d_v.matmul_transposed(&w.w_v)?; // (T_k, C) = d_V·W_Vᵀ
+        for (m, name) in [(&d_x_q, "backward(…).query"), (&d_x_k, "backward(…).key"), (&d_x_v, "backward(…).value")] {
+            refuse_gradient(m, name)?;
+        }
         grads.w_q.add_assign(&item.x_q.transposed_matmul(&d_q)?)?; // (C, C) = x_qᵀ·d_Q
         grads.w_k.add_assign(&item.x_k.transposed_matmul(&d_k)?)?; // (C, C) = x_kᵀ·d_K
         grads.w_v.add_assign(&item.x_v.transposed_matmul(&d_v)?)?; // (C, C) = x_vᵀ·d_V

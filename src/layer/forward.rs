@@ -16,9 +16,11 @@
 //! the two agree bit for bit.
 
 use super::init::SplitMix64;
+use super::limits::{at_item, check_forward, refuse_projection};
 use super::MultiHeadAttention;
 use crate::attention::attention_scale;
 use crate::error::{AttentionError, Result};
+use crate::limits::refuse_overflow;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
 use crate::softmax::stable_softmax;
@@ -111,14 +113,16 @@ impl MultiHeadAttention {
     /// Runs the layer on a batch (a one-item batch for unbatched input) and remembers what
     /// `backward` needs. `key` and `value` must have the same number of items as `query`.
     pub fn forward(&mut self, query: &[Matrix], key: &[Matrix], value: &[Matrix], options: &ForwardOptions) -> Result<ForwardOutput> {
-        let (t_q, _t_k) = self.check_inputs(query, key, value, options)?;
+        let (t_q, t_k) = self.check_inputs(query, key, value, options)?;
         let dropout = (options.training && self.dropout > 0.0).then_some(self.dropout);
+        check_forward(self.embed_dim, self.number_of_heads, query.len(), t_q, t_k, options, dropout.is_some())?;
         // Draw into a copy of the generator and commit it only on success.
         let mut rng = self.dropout_rng.clone();
         let mut outputs = Vec::with_capacity(query.len());
         let mut items = Vec::with_capacity(query.len());
-        for ((x_q, x_k), x_v) in query.iter().zip(key).zip(value) {
-            let (output, item) = self.forward_item(x_q, x_k, x_v, &options.mask, dropout, &mut rng)?;
+        for (b, ((x_q, x_k), x_v)) in query.iter().zip(key).zip(value).enumerate() {
+            let (output, item) =
+                self.forward_item(x_q, x_k, x_v, &options.mask, dropout, &mut rng).map_err(|e| at_item(e, options.batched, b))?;
             outputs.push(output);
             items.push(item);
         }
@@ -158,6 +162,11 @@ impl MultiHeadAttention {
         let q = project(x_q, &w.w_q, b.map(|b| &b.b_q[..]))?; // (T_q, C)
         let k = project(x_k, &w.w_k, b.map(|b| &b.b_k[..]))?; // (T_k, C)
         let v = project(x_v, &w.w_v, b.map(|b| &b.b_v[..]))?; // (T_k, C)
+        // 1b. Refuse overflow: finite inputs and weights, so a non-finite entry is beyond f64
+        let bias = |name| b.is_some().then_some(name);
+        refuse_projection(&q, "Q", "query", "W_Q", bias("b_Q"))?;
+        refuse_projection(&k, "K", "key", "W_K", bias("b_K"))?;
+        refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
         let mut heads = Vec::with_capacity(self.number_of_heads);
         let mut contexts = Vec::with_capacity(self.number_of_heads);
         for head in 0..self.number_of_heads {
@@ -168,6 +177,10 @@ impl MultiHeadAttention {
             let v_h = v.slice_columns(start, end)?; // (T_k, d_head)
             // 3. MatMul: scores = Q_h·K_hᵀ
             let scores = q_h.matmul_transposed(&k_h)?; // (T_q, T_k)
+            // 3b. Refuse overflow: a non-finite score is a dot product beyond f64
+            refuse_overflow(&scores, &format!("scores_{head}"), |i, j| {
+                format!("the dot product of Q_{head} row {i} and K_{head} row {j} is too large")
+            })?;
             // 4. Mul by 1/√d_head
             let scaled = scores.scale(scale); // (T_q, T_k)
             // 5. StableSoftmax along each row under the mask
@@ -177,6 +190,10 @@ impl MultiHeadAttention {
             let cache = HeadCache { weights, dropout };
             // 7. MatMul: context = used·V_h
             let context = cache.used().matmul(&v_h)?; // (T_q, d_head)
+            // 7b. Refuse overflow (a convex combination only at f64's edge; with dropout, scaled by 1/(1−p))
+            refuse_overflow(&context, &format!("context_{head}"), |i, j| {
+                format!("the weighted sum of V_{head} column {j} for query {i} is too large")
+            })?;
             heads.push(cache);
             contexts.push(context);
         }
@@ -184,6 +201,7 @@ impl MultiHeadAttention {
         let concat = Matrix::concat_columns(&contexts)?; // (T_q, C)
         // 9. Output projection
         let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_q, C)
+        refuse_projection(&output, "output", "concat", "W_O", bias("b_O"))?;
         let item = ItemCache { x_q: x_q.clone(), x_k: x_k.clone(), x_v: x_v.clone(), q, k, v, heads, concat };
         Ok((output, item))
     }

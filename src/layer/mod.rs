@@ -16,6 +16,7 @@
 mod backward;
 mod forward;
 mod forward_f32;
+mod limits;
 mod projected;
 mod trace;
 pub mod init;
@@ -360,6 +361,7 @@ fn check_split(c: usize, number_of_heads: usize, c_name: &str) -> Result<(usize,
             "{c_name} = {c} is not divisible by numHeads = {number_of_heads}: each head takes C / numHeads columns"
         )));
     }
+    limits::check_parameters(c)?;
     checked_len(c, 3 * c, "a C×3C weight")?;
     Ok((c, c / number_of_heads))
 }

@@ -8,6 +8,7 @@
 //! with biases that MatMul is `concat·W_O` and the final Add of `b_O` is `output`.
 
 use super::forward::ForwardOptions;
+use super::limits::{check_forward, refuse_projection};
 use super::MultiHeadAttention;
 use crate::error::Result;
 use crate::mask::Mask;
@@ -22,7 +23,10 @@ impl MultiHeadAttention {
     pub fn trace(&self, query: &Matrix, key: &Matrix, value: &Matrix, mask: &Mask) -> Result<Trace> {
         let options = ForwardOptions { mask: mask.clone(), ..ForwardOptions::default() };
         let one = std::slice::from_ref;
-        self.check_inputs(one(query), one(key), one(value), &options)?;
+        let (t_q, t_k) = self.check_inputs(one(query), one(key), one(value), &options)?;
+        // every head's scores, scaled scores, weights and context are kept: counted like a forward with dropout and needWeights
+        let kept = ForwardOptions { need_weights: true, ..ForwardOptions::default() };
+        check_forward(self.embed_dim, self.number_of_heads, 1, t_q, t_k, &kept, true)?;
         let mut recorder = Recorder::On(Vec::new());
         let w = &self.weights;
         let b = w.biases.as_ref();
@@ -30,6 +34,10 @@ impl MultiHeadAttention {
         let q = project_recorded(&mut recorder, ("query", query), ("W_Q", &w.w_q), b.map(|b| ("b_Q", &b.b_q[..])), "Q")?; // (T_q, C)
         let k = project_recorded(&mut recorder, ("key", key), ("W_K", &w.w_k), b.map(|b| ("b_K", &b.b_k[..])), "K")?; // (T_k, C)
         let v = project_recorded(&mut recorder, ("value", value), ("W_V", &w.w_v), b.map(|b| ("b_V", &b.b_v[..])), "V")?; // (T_k, C)
+        let bias = |name| b.is_some().then_some(name);
+        refuse_projection(&q, "Q", "query", "W_Q", bias("b_Q"))?;
+        refuse_projection(&k, "K", "key", "W_K", bias("b_K"))?;
+        refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
         // 2–8 and the W_O MatMul: the heads exactly as multi-head attention records them
         let split = HeadSplit { number_of_heads: self.number_of_heads, head_dimensions: self.head_dimensions };
         let heads = MultiHeadOptions { split, w_o: Some(w.w_o.clone()), mask: mask.clone() };
@@ -41,6 +49,7 @@ impl MultiHeadAttention {
                 last.name = "concat·W_O".into();
             }
             output.add_row(&b.b_o)?;
+            refuse_projection(&output, "output", "concat", "W_O", Some("b_O"))?;
             steps.push(Step::new(Op::Add, "output".into(), &["concat·W_O", "b_O"], None, &output));
         }
         Ok(Trace { output: output.to_rows(), steps })

@@ -2,6 +2,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
 import { startSite, openPage, runCode, axeViolations, lab, testsOf, SIZES, SCREENSHOTS, CHALLENGE_IDS } from './harness.mjs';
 import { MISTAKES, mistakenSource, solution } from '../mistakes.mjs';
 
@@ -389,6 +390,84 @@ describe('challenges', () => {
     for (const request of log.requests) assert.ok(request.startsWith(`${site.origin}/`), request);
     await context.close();
   });
+
+  test('learner code cannot connect to another loopback origin or touch the page\'s localStorage', async () => {
+    // a real listener on a second loopback port: it must see no connection at all
+    const connections = [];
+    const listener = createServer((socket) => { connections.push(socket.remoteAddress); socket.destroy(); });
+    await new Promise((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${listener.address().port}/`;
+    assert.notEqual(new URL(target).origin, site.origin);
+    try {
+      const { context, page, log, url } = await openPage(site);
+      await page.goto(url(`challenge.html?id=${CHALLENGE_IDS[0]}`));
+      await page.evaluate(() => localStorage.setItem('attention-lab:probe', 'page value'));
+      const probe = [
+        'export function dotProductAttention(Q, K, V) {',
+        '  const found = [];',
+        '  const scope = (0, eval)("this");',
+        '  const proto = Object.getPrototypeOf(Object.getPrototypeOf(scope));',
+        `  const target = ${JSON.stringify(target)};`,
+        '  try { fetch(target); found.push("fetch ran"); } catch (e) { found.push("fetch:" + e.name); }',
+        '  try { proto.fetch.call(scope, target).catch(() => {}); found.push("prototype fetch sent"); } catch (e) { found.push("prototype fetch:" + e.name); }',
+        '  try { const x = new XMLHttpRequest(); x.open("GET", target); x.send(); found.push("xhr sent"); } catch (e) { found.push("xhr:" + e.name); }',
+        '  try { new WebSocket(target.replace("http", "ws")); found.push("websocket"); } catch (e) { found.push("websocket:" + e.name); }',
+        '  try { importScripts(target + "x.js"); found.push("importScripts"); } catch (e) { found.push("importScripts:" + e.name); }',
+        '  try { localStorage.setItem("attention-lab:probe", "overwritten"); found.push("localStorage written"); } catch (e) { found.push("localStorage:" + e.name); }',
+        '  try { scope.localStorage.setItem("attention-lab:probe", "overwritten"); found.push("scope.localStorage written"); } catch (e) { found.push("scope.localStorage:" + e.name); }',
+        '  try { document.title = "pwned"; found.push("document"); } catch (e) { found.push("document:" + e.name); }',
+        '  throw new Error(found.join(","));',
+        '}',
+      ].join('\n');
+      await runCode(page, url, CHALLENGE_IDS[0], probe);
+      await page.waitForTimeout(1000); // time for any request to land
+      const exception = await page.locator('.case.fail .exception').first().textContent();
+      assert.match(exception, /^Error: fetch:TypeError,prototype fetch sent,xhr:TypeError,websocket:TypeError,importScripts:TypeError,localStorage:ReferenceError,scope\.localStorage:TypeError,document:ReferenceError \(line 14\)$/);
+      // nothing reached the listener, nothing was even requested from it, and the page's storage is untouched
+      assert.deepEqual(connections, []);
+      assert.deepEqual(log.requests.filter((r) => r.startsWith(target)), []);
+      assert.equal(await page.evaluate(() => localStorage.getItem('attention-lab:probe')), 'page value');
+      assert.notEqual(await page.title(), 'pwned');
+      await context.close();
+    } finally {
+      await new Promise((resolve) => listener.close(resolve));
+    }
+  });
+
+  for (const [kind, body, shown] of [
+    ['a 10 MB string', 'const big = "x".repeat(10 * 1024 * 1024);', /a string \(x{40}… 10,485,760 characters\)/],
+    ['10 MB of numbers (1,310,720 rows)', 'const big = Array.from({ length: 10 * 1024 * 1024 / 8 }, (_, i) => [i]);', /an array of 1,310,720 rows: too large to show/],
+    ['a 10 MB error message', 'const big = new Error("y".repeat(10 * 1024 * 1024));', /Error: y{300}… \(cut: 10,485,760 characters in all\)/],
+  ]) {
+    test(`${kind} from learner code is cut short in the worker; the page stays responsive`, async () => {
+      const { context, page, url } = await openPage(site);
+      // built once when the code loads; every test case then returns (or throws) the same 10 MB value
+      const code = `${body}\nexport function dotProductAttention(Q, K, V) {\n  if (big instanceof Error) throw big;\n  return big;\n}\n`;
+      await page.goto(url(`challenge.html?id=${CHALLENGE_IDS[0]}`));
+      await page.evaluate(([k, v]) => localStorage.setItem(k, v), [`attention-lab:code:${CHALLENGE_IDS[0]}`, code]);
+      await page.reload();
+      await page.locator('.cm-content').waitFor();
+      // a heartbeat on the page: the longest gap between 20 ms timer ticks while the tests run
+      await page.evaluate(() => {
+        window.heartbeat = { last: performance.now(), worst: 0 };
+        setInterval(() => { const now = performance.now(); window.heartbeat.worst = Math.max(window.heartbeat.worst, now - window.heartbeat.last); window.heartbeat.last = now; }, 20);
+      });
+      const started = Date.now();
+      await page.click('#run-tests');
+      await page.waitForFunction(() => !document.querySelector('#run-tests').disabled && /tests pass/.test(document.querySelector('#run-status').textContent), null, { timeout: 15000 });
+      const elapsed = Date.now() - started;
+      const text = await page.textContent('#results');
+      assert.match(text, shown);
+      assert.ok(text.length < 200000, `the results hold ${text.length} characters`);
+      const worst = await page.evaluate(() => window.heartbeat.worst);
+      assert.ok(worst < 500, `the page froze for ${worst.toFixed(0)} ms`);
+      const t0 = Date.now();
+      await page.click('#reset-code');
+      assert.ok(Date.now() - t0 < 1000, 'the page answers at once');
+      console.log(`${kind}: results after ${elapsed} ms; longest page stall ${worst.toFixed(0)} ms; ${text.length} characters shown`);
+      await context.close();
+    });
+  }
 
   test('"Show the reference answer" needs an attempt and two confirmations', async () => {
     const { context, page, url } = await openPage(site);

@@ -4,8 +4,9 @@
 // still answers a known-good call bit for bit.
 import { types } from 'node:util';
 import * as G from './generate.mjs';
-import { EXPORTS } from './exports.mjs';
+import { FUZZ_EXPORTS } from './exports.mjs';
 import { Invalid, dotProductAttention as referenceAttention } from '../oracle/reference.mjs';
+import * as LR from '../oracle/layer.mjs';
 
 /** Slowest a single case may be before it counts as a hang (ms). */
 export const CASE_TIME_LIMIT_MS = 2000;
@@ -32,13 +33,25 @@ function matrixBase(x) {
   return x;
 }
 
-/** Replaces the options argument (or one of its keys) with something odd or wrong. */
-function mutateOptions(r, spec, args) {
-  const i = spec.optionsArg;
+/** A plain `number[]` a vector mutator can start from, or [1]. */
+function vectorBase(x) {
+  if (!readable(x) || !Array.isArray(x) || x.length === 0 || x.length > 4096) return [1];
+  for (let j = 0; j < x.length; j += 1) if (!(j in x)) return [1];
+  return x;
+}
+
+/**
+ * Replaces an object argument (options, a layer's config, weights or state), or one of its keys,
+ * with something odd or wrong. `keyKinds` says what each key holds.
+ */
+function mutateObject(r, spec, args, i, keyKinds, misspellings) {
   const base = readable(args[i]) && !Array.isArray(args[i]) ? { ...args[i] } : {};
-  const keys = Object.keys(spec.options);
+  const keys = Object.keys(keyKinds);
   const key = r.pick(keys);
   const kinds = {
+    vector: () => G.VECTOR_MUTATIONS[r.pick(Object.keys(G.VECTOR_MUTATIONS))](r, vectorBase(base[key])),
+    probability: () => r.pick(G.PROBABILITY_VALUES),
+    seed: () => r.pick(G.SEED_VALUES),
     count: () => r.pick(G.COUNT_VALUES),
     flag: () => r.pick(G.FLAG_VALUES),
     mask: () => G.MATRIX_MUTATIONS[r.pick(Object.keys(G.MATRIX_MUTATIONS))](r, base.mask === undefined ? [[true]] : matrixBase(base.mask)),
@@ -46,8 +59,8 @@ function mutateOptions(r, spec, args) {
   };
   const out = args.slice();
   out[i] = r.weighted([
-    [3, () => ({ ...base, [key]: kinds[spec.options[key]]() })],
-    [2, () => ({ ...base, [r.pick(G.MISSPELLINGS)]: base[key] ?? true })],
+    [3, () => ({ ...base, [key]: kinds[keyKinds[key]]() })],
+    [2, () => ({ ...base, [r.pick(misspellings)]: base[key] ?? true })],
     [1, () => ({ ...base, [Symbol('extra')]: 1 })],
     [1, () => Object.assign(Object.create({ [key]: base[key] }), Object.fromEntries(Object.entries(base).filter(([k]) => k !== key)))],
     [2, () => Object.fromEntries(Object.entries(base).filter(([k]) => k !== key))],
@@ -64,20 +77,34 @@ function mutateOptions(r, spec, args) {
   return out;
 }
 
+/** Replaces the options argument of a function (or one of its keys) with something odd or wrong. */
+const mutateOptions = (r, spec, args) => mutateObject(r, spec, args, spec.optionsArg, spec.options, G.MISSPELLINGS);
+
 /** One mutation of a case's arguments. */
 function mutate(r, spec, args) {
   const choices = [[6, 'matrix']];
   if (spec.optionsArg !== undefined) choices.push([4, 'options']);
+  if (spec.objects !== undefined) choices.push([5, 'object']);
   if (spec.countArgs) choices.push([3, 'count']);
   choices.push([1, 'arity']);
   const what = r.weighted(choices);
   const out = args.slice();
   if (what === 'matrix') {
     const i = r.pick(spec.matrixArgs);
+    if (spec.objects !== undefined && readable(args[i]) && Array.isArray(args[i]) && args[i].length > 0 && args[i].length <= 64 && args[i].every((m) => Array.isArray(m) && Array.isArray(m[0])) && r.bool(0.5)) {
+      // a batch [B, T, C]: mutate one item
+      const b = r.int(0, args[i].length - 1);
+      out[i] = args[i].map((m, k) => (k === b ? G.MATRIX_MUTATIONS[r.pick(Object.keys(G.MATRIX_MUTATIONS))](r, matrixBase(m)) : m));
+      return out;
+    }
     out[i] = G.MATRIX_MUTATIONS[r.pick(Object.keys(G.MATRIX_MUTATIONS))](r, matrixBase(args[i]));
     return out;
   }
   if (what === 'options') return mutateOptions(r, spec, args);
+  if (what === 'object') {
+    const i = Number(r.pick(Object.keys(spec.objects)));
+    return mutateObject(r, spec, args, i, spec.objects[i], G.LAYER_MISSPELLINGS);
+  }
   if (what === 'count') {
     out[r.pick(spec.countArgs)] = r.pick(G.COUNT_VALUES);
     if (r.bool(0.2)) [out[3], out[4]] = [out[4], out[3]];
@@ -88,9 +115,9 @@ function mutate(r, spec, args) {
 }
 
 /** The export and arguments of case `index` under master seed `seed`. */
-export function makeCase(seed, index) {
+export function makeCase(seed, index, table = FUZZ_EXPORTS) {
   const r = G.rng(G.caseSeed(seed, index));
-  const spec = EXPORTS[index % EXPORTS.length];
+  const spec = table[index % table.length];
   let args = spec.valid(r);
   const mutations = r.weighted([[3, 0], [5, 1], [2, 2], [1, 3]]);
   for (let m = 0; m < mutations; m += 1) args = mutate(r, spec, args);
@@ -100,6 +127,8 @@ export function makeCase(seed, index) {
 const KNOWN_Q = [[0.5, -1.25, 2], [3, 0.125, -0.75], [1, 1, 1]];
 const KNOWN_V = [[5, 6], [7, 8], [-1, 0.5]];
 const KNOWN_OPTIONS = { causal: true };
+const KNOWN_LAYER = { embedDim: 4, numHeads: 2, seed: 3 };
+const KNOWN_X = [[0.5, -1, 2, 0.25], [1, 1, -0.5, 3], [-2, 0.75, 1, 1]];
 
 /** The known-good call and its first answer; later answers must be identical to the bit. */
 export function knownGood(lab) {
@@ -111,7 +140,17 @@ export function knownGood(lab) {
     }
   }));
   const bits = JSON.stringify(first);
-  return () => JSON.stringify(lab.dotProductAttention(KNOWN_Q, KNOWN_Q, KNOWN_V, KNOWN_OPTIONS)) === bits;
+  // and one long-lived layer, which every case's layers (built, used and freed) must not disturb
+  const layer = new lab.MultiHeadAttention(KNOWN_LAYER);
+  const layerCall = () => JSON.stringify(layer.forward(KNOWN_X, null, null, KNOWN_OPTIONS));
+  const expected = LR.forward(LR.construct(KNOWN_LAYER), KNOWN_X, null, null, KNOWN_OPTIONS).output[0].v;
+  JSON.parse(layerCall()).output.forEach((row, i) => row.forEach((x, j) => {
+    if (!(Math.abs(x - expected[i][j]) <= 1e-12 * Math.max(1, Math.abs(expected[i][j])))) {
+      throw new Error(`the known-good layer call is wrong: [${i}][${j}] is ${x}, reference ${expected[i][j]}`);
+    }
+  }));
+  const layerBits = layerCall();
+  return () => JSON.stringify(lab.dotProductAttention(KNOWN_Q, KNOWN_Q, KNOWN_V, KNOWN_OPTIONS)) === bits && layerCall() === layerBits;
 }
 
 /** What the reference says about `args`: { ok: true, ... } or { ok: false, kind }. */
@@ -129,8 +168,8 @@ function referenceVerdict(spec, args) {
  * Runs case (seed, index) against `lab`. Returns { outcome: 'value' | 'TypeError' | 'RangeError' }
  * or { failure: 'what went wrong' }. `stillGood` is the closure `knownGood(lab)` returned.
  */
-export function runCase(lab, seed, index, stillGood) {
-  const { spec, args } = makeCase(seed, index);
+export function runCase(lab, seed, index, stillGood, table = FUZZ_EXPORTS) {
+  const { spec, args } = makeCase(seed, index, table);
   const started = performance.now();
   let result;
   let thrown;
@@ -156,6 +195,8 @@ function judge(spec, args, result, thrown) {
     const verdict = referenceVerdict(spec, args);
     if (verdict.ok) {
       if (verdict.nearOverflow && thrown instanceof RangeError && / overflows to /.test(thrown.message)) return null;
+      // the forward may overflow (a RangeError) or the later call's arguments be refused first
+      if (verdict.refusedLater === thrown.name) return null;
       return `refused valid input with ${thrown.name}: ${thrown.message}`;
     }
     if (thrown.name !== verdict.kind) return `threw ${thrown.name} (${thrown.message}) where the reference expects a ${verdict.kind} (${verdict.why})`;
@@ -163,5 +204,6 @@ function judge(spec, args, result, thrown) {
   }
   const verdict = referenceVerdict(spec, args);
   if (!verdict.ok) return `returned a value for input the reference refuses (${verdict.kind}: ${verdict.why})`;
+  if (verdict.refusedLater) return `returned a value for input the reference refuses after the forward pass (${verdict.refusedLater})`;
   return spec.compare(result, verdict);
 }

@@ -6,6 +6,8 @@
 // `reference` answers from tests/oracle/reference.mjs or throws `Invalid` for input that must be refused.
 import * as G from './generate.mjs';
 import * as R from '../oracle/reference.mjs';
+import * as LR from '../oracle/layer.mjs';
+import { Invalid } from '../oracle/reference.mjs';
 
 /** Options of a valid mask-taking call: none, {}, causal, mask or both. */
 function maskOptions(r, t) {
@@ -127,3 +129,264 @@ export const EXPORTS = [
     compare: compareTrace,
   },
 ];
+
+// ---- the MultiHeadAttention layer -----------------------------------------------------------
+// Each case builds a fresh layer (by its constructor, fromFusedQKV or fromPyTorch), runs it and
+// frees it. The reference (tests/oracle/layer.mjs) rebuilds the same layer from the arguments
+// alone (the seeded weights from the documented SplitMix64 + Xavier algorithm, the dropout mask
+// from the documented stream) and answers with values and per-entry error bounds.
+
+const ETA_BOUND = 2 ** -1074;
+
+/** A layer's shape: h heads of d columns, occasionally larger. */
+function layerShape(r) {
+  const h = r.weighted([[4, () => r.int(1, 3)], [1, () => r.int(4, 6)]])();
+  const d = r.weighted([[4, () => r.int(1, 3)], [1, () => r.int(4, 6)]])();
+  return { h, d, C: h * d };
+}
+
+/** query, key, value (null for self-attention, sometimes another T_k: cross-attention), options. */
+function layerInputs(r, C, odd) {
+  const tq = G.size(r);
+  const cross = r.bool(0.4);
+  const tk = cross ? G.size(r) : tq;
+  const batch = r.bool(0.3) ? r.int(1, 3) : 0;
+  const one = (t) => G.matrix(r, t, C, odd);
+  const make = (t) => (batch ? Array.from({ length: batch }, () => one(t)) : one(t));
+  const query = make(tq);
+  let key = null;
+  let value = null;
+  if (cross) {
+    key = make(tk);
+    value = make(tk);
+  } else if (r.bool(0.3)) {
+    key = r.pick([undefined, null]);
+  }
+  const options = r.weighted([[2, () => undefined], [1, () => ({})], [4, () => ({})]])();
+  if (options && r.bool(0.7)) {
+    if (r.bool(0.4)) options.causal = r.bool(0.8);
+    if (r.bool(0.3)) options.mask = G.mask(r, tq, tk);
+    if (r.bool(0.4)) {
+      options.needWeights = true;
+      if (r.bool(0.5)) options.averageWeights = true;
+    }
+    if (r.bool(0.3)) options.training = true;
+  }
+  const gradOutput = batch ? Array.from({ length: batch }, () => G.matrix(r, tq, C, odd)) : G.matrix(r, tq, C, odd);
+  return { query, key, value, options, gradOutput };
+}
+
+function layerConfig(r, { C, h }) {
+  const config = { embedDim: C, numHeads: h };
+  if (r.bool(0.3)) config.bias = r.bool(0.6);
+  if (r.bool(0.3)) config.dropout = r.pick([0, 0.1, 0.5]);
+  if (r.bool(0.5)) config.seed = r.bool(0.7) ? r.int(0, 2 ** 31) : BigInt(r.int(0, 2 ** 31)) * 2n ** 32n + 12345n;
+  return config;
+}
+
+const vector = (r, n, odd) => Array.from({ length: n }, () => G.entry(r, odd));
+
+/** Compares one tracked reference matrix { v, e } with a returned `number[][]`. */
+function compareTracked(actual, { v, e }, near, what) {
+  if (!Array.isArray(actual) || actual.length !== v.length) return `${what} has ${actual?.length} rows, expected ${v.length}`;
+  for (let i = 0; i < v.length; i += 1) {
+    const row = actual[i];
+    if (!Array.isArray(row) || row.length !== v[i].length) return `${what}[${i}] has the wrong length`;
+    for (let j = 0; j < row.length; j += 1) {
+      const [a, b, bound] = [row[j], v[i][j], 8 * e[i][j] + 4 * ETA_BOUND];
+      if (typeof a !== 'number' || !Number.isFinite(a)) return `${what}[${i}][${j}] is ${a}, a silent non-finite answer (reference ${b})`;
+      if (near && !(Number.isFinite(b) && Number.isFinite(bound))) continue; // the reference itself left f64's range
+      if (!(Math.abs(a - b) <= bound)) return `${what}[${i}][${j}] is ${a}, reference ${b}, error ${Math.abs(a - b)} > bound ${bound}`;
+    }
+  }
+  return null;
+}
+
+/** A batch `[B, …]` of tracked matrices, or the one matrix when not batched. */
+function compareItems(actual, items, batched, near, what) {
+  if (!batched) return compareTracked(actual, items[0], near, what);
+  if (!Array.isArray(actual) || actual.length !== items.length) return `${what} has ${actual?.length} items, expected ${items.length}`;
+  for (let b = 0; b < items.length; b += 1) {
+    const bad = compareTracked(actual[b], items[b], near, `${what}[${b}]`);
+    if (bad) return bad;
+  }
+  return null;
+}
+
+/** forward's result { output, weights? } against the reference's. */
+function compareForward(actual, F) {
+  if (actual === null || typeof actual !== 'object') return 'forward did not return an object';
+  const bad = compareItems(actual.output, F.output, F.batched, F.near, 'output');
+  if (bad) return bad;
+  if (!F.weights) return 'weights' in actual ? 'weights returned without needWeights' : null;
+  const perItem = (got, heads, where) => (F.averageWeights ? compareTracked(got, heads, F.near, where) : compareItems(got, heads, true, F.near, where));
+  if (!F.batched) return perItem(actual.weights, F.weights[0], 'weights');
+  if (!Array.isArray(actual.weights) || actual.weights.length !== F.weights.length) return 'weights has the wrong batch size';
+  for (let b = 0; b < F.weights.length; b += 1) {
+    const worse = perItem(actual.weights[b], F.weights[b], `weights[${b}]`);
+    if (worse) return worse;
+  }
+  return null;
+}
+
+/** backward's { query, key, value } and grads() against the reference's. */
+function compareBackward(backward, grads, Bk) {
+  for (const name of ['query', 'key', 'value']) {
+    const bad = compareItems(backward?.[name], Bk.inputs[name], Bk.batched, Bk.near, `backward.${name}`);
+    if (bad) return bad;
+  }
+  const names = Object.keys(Bk.params);
+  if (grads === null || typeof grads !== 'object' || Object.keys(grads).sort().join() !== names.sort().join()) return `grads() has the keys ${Object.keys(grads ?? {})}, expected ${names}`;
+  for (const name of names) {
+    const got = name.startsWith('b_') ? [grads[name]] : grads[name];
+    const bad = compareTracked(got, Bk.params[name], Bk.near, `grads().${name}`);
+    if (bad) return bad;
+  }
+  return null;
+}
+
+/** getWeights() equals the reference's parameters bit for bit (seeded init, or what was set). */
+function compareParameters(weights, L) {
+  const expected = LR.parameters(L);
+  if (weights === null || typeof weights !== 'object' || Object.keys(weights).sort().join() !== Object.keys(expected).sort().join()) return `getWeights() has the keys ${Object.keys(weights ?? {})}`;
+  for (const [name, rows] of Object.entries(expected)) {
+    const got = name.startsWith('b_') ? [weights[name]] : weights[name];
+    if (!Array.isArray(got) || !got.every(Array.isArray)) return `getWeights().${name} is not a number[][]`;
+    const [a, b] = [got.flat(), rows.flat()];
+    // Object.is: bit for bit, -0 and +0 told apart
+    if (got.length !== rows.length || got.some((row, i) => row.length !== rows[i].length) || a.some((x, i) => !Object.is(x, b[i]))) return `getWeights().${name} differs from the reference`;
+  }
+  return null;
+}
+
+/**
+ * The reference's backward after forward `F`. When the forward comes near overflow, the package
+ * may refuse it (RangeError) before it reads gradOutput: either verdict is then correct.
+ */
+function withBackward(L, F, gradOutput) {
+  try {
+    const Bk = LR.backward(L, F, gradOutput);
+    return { L, F, Bk, nearOverflow: Bk.near };
+  } catch (e) {
+    if (!F.near) throw e;
+    return { L, F, nearOverflow: true, refusedLater: e instanceof Invalid ? e.kind : 'TypeError' };
+  }
+}
+
+/** Runs `build(lab)` → layer, then `use(layer)`; always frees the layer. */
+function withLayer(build, use) {
+  const layer = build();
+  try {
+    return use(layer);
+  } finally {
+    layer.free();
+  }
+}
+
+const FORWARD_OPTIONS = { mask: 'mask', causal: 'flag', needWeights: 'flag', averageWeights: 'flag', training: 'flag' };
+const CONFIG_KEYS = { embedDim: 'count', numHeads: 'count', bias: 'flag', dropout: 'probability', seed: 'seed' };
+
+export const LAYER_EXPORTS = [
+  {
+    name: 'new MultiHeadAttention + forward + getWeights',
+    matrixArgs: [1, 2, 3],
+    objects: { 0: CONFIG_KEYS, 4: FORWARD_OPTIONS },
+    valid(r) {
+      const shape = layerShape(r);
+      const { query, key, value, options } = layerInputs(r, shape.C, r.pick([0, 0.02, 0.2]));
+      return [layerConfig(r, shape), query, key, value, options];
+    },
+    call: (lab, a) => withLayer(() => new lab.MultiHeadAttention(a[0]), (layer) => {
+      const forward = layer.forward(a[1], a[2], a[3], a[4]);
+      return { forward, weights: layer.getWeights(), sizes: [layer.embedDim, layer.numHeads, layer.headDim, layer.numParameters] };
+    }),
+    reference(a) {
+      const L = LR.construct(a[0]);
+      const F = LR.forward(L, a[1], a[2], a[3], a[4]);
+      return { L, F, nearOverflow: F.near };
+    },
+    compare(actual, { L, F }) {
+      const sizes = [L.C, L.h, L.d, 4 * L.C * L.C + (L.b ? 4 * L.C : 0)];
+      if (JSON.stringify(actual.sizes) !== JSON.stringify(sizes)) return `embedDim/numHeads/headDim/numParameters are ${actual.sizes}, expected ${sizes}`;
+      return compareParameters(actual.weights, L) ?? compareForward(actual.forward, F);
+    },
+  },
+  {
+    name: 'MultiHeadAttention setWeights + forward + backward + grads',
+    matrixArgs: [2, 3, 4, 6],
+    objects: { 0: CONFIG_KEYS, 1: { W_Q: 'matrix', W_K: 'matrix', W_V: 'matrix', W_O: 'matrix', b_Q: 'vector', b_K: 'vector', b_V: 'vector', b_O: 'vector' }, 5: FORWARD_OPTIONS },
+    valid(r) {
+      const shape = layerShape(r);
+      const odd = r.pick([0, 0.02, 0.2]);
+      const config = layerConfig(r, shape);
+      const update = {};
+      for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) if (r.bool(0.8)) update[name] = G.matrix(r, shape.C, shape.C, odd / 4);
+      if (config.bias !== false) for (const name of ['b_Q', 'b_K', 'b_V', 'b_O']) if (r.bool(0.7)) update[name] = vector(r, shape.C, odd / 4);
+      const { query, key, value, options, gradOutput } = layerInputs(r, shape.C, odd);
+      return [config, update, query, key, value, options, gradOutput];
+    },
+    call: (lab, a) => withLayer(() => new lab.MultiHeadAttention(a[0]), (layer) => {
+      layer.setWeights(a[1]);
+      const forward = layer.forward(a[2], a[3], a[4], a[5]);
+      const backward = layer.backward(a[6]);
+      return { forward, backward, grads: layer.grads(), weights: layer.getWeights() };
+    }),
+    reference(a) {
+      const L = LR.setWeights(LR.construct(a[0]), a[1]);
+      const F = LR.forward(L, a[2], a[3], a[4], a[5]);
+      return withBackward(L, F, a[6]);
+    },
+    compare: (actual, { L, F, Bk }) => compareParameters(actual.weights, L) ?? compareForward(actual.forward, F) ?? compareBackward(actual.backward, actual.grads, Bk),
+  },
+  {
+    name: 'MultiHeadAttention.fromFusedQKV + forward + backward',
+    matrixArgs: [1, 2, 3, 5],
+    objects: { 0: { W_QKV: 'matrix', b_QKV: 'vector', W_O: 'matrix', b_O: 'vector', numHeads: 'count', dropout: 'probability', seed: 'seed' }, 4: FORWARD_OPTIONS },
+    valid(r) {
+      const { C, h } = layerShape(r);
+      const odd = r.pick([0, 0.02, 0.2]);
+      const weights = { W_QKV: G.matrix(r, C, 3 * C, odd / 4), W_O: G.matrix(r, C, C, odd / 4), numHeads: h };
+      if (r.bool(0.7)) Object.assign(weights, { b_QKV: vector(r, 3 * C, odd / 4), b_O: vector(r, C, odd / 4) });
+      if (r.bool(0.2)) Object.assign(weights, { dropout: 0.25, seed: r.int(0, 1000) });
+      const { query, key, value, options, gradOutput } = layerInputs(r, C, odd);
+      return [weights, query, key, value, options, gradOutput];
+    },
+    call: (lab, a) => withLayer(() => lab.MultiHeadAttention.fromFusedQKV(a[0]), (layer) => {
+      const forward = layer.forward(a[1], a[2], a[3], a[4]);
+      return { forward, backward: layer.backward(a[5]), grads: layer.grads() };
+    }),
+    reference(a) {
+      const L = LR.fromFusedQKV(a[0]);
+      const F = LR.forward(L, a[1], a[2], a[3], a[4]);
+      return withBackward(L, F, a[5]);
+    },
+    compare: (actual, { F, Bk }) => compareForward(actual.forward, F) ?? compareBackward(actual.backward, actual.grads, Bk),
+  },
+  {
+    name: 'MultiHeadAttention.fromPyTorch + forward + getWeights',
+    matrixArgs: [1, 2, 3],
+    objects: {
+      0: { in_proj_weight: 'matrix', in_proj_bias: 'vector', out_proj_weight: 'matrix', out_proj_bias: 'vector', 'out_proj.weight': 'matrix', 'out_proj.bias': 'vector', numHeads: 'count', dropout: 'probability', seed: 'seed' },
+      4: FORWARD_OPTIONS,
+    },
+    valid(r) {
+      const { C, h } = layerShape(r);
+      const odd = r.pick([0, 0.02, 0.2]);
+      const dotted = r.bool(0.3);
+      const state = { in_proj_weight: G.matrix(r, 3 * C, C, odd / 4), [dotted ? 'out_proj.weight' : 'out_proj_weight']: G.matrix(r, C, C, odd / 4), numHeads: h };
+      if (r.bool(0.7)) Object.assign(state, { in_proj_bias: vector(r, 3 * C, odd / 4), [dotted ? 'out_proj.bias' : 'out_proj_bias']: vector(r, C, odd / 4) });
+      const { query, key, value, options } = layerInputs(r, C, odd);
+      return [state, query, key, value, options];
+    },
+    call: (lab, a) => withLayer(() => lab.MultiHeadAttention.fromPyTorch(a[0]), (layer) => ({ forward: layer.forward(a[1], a[2], a[3], a[4]), weights: layer.getWeights() })),
+    reference(a) {
+      const L = LR.fromPyTorch(a[0]);
+      const F = LR.forward(L, a[1], a[2], a[3], a[4]);
+      return { L, F, nearOverflow: F.near };
+    },
+    compare: (actual, { L, F }) => compareParameters(actual.weights, L) ?? compareForward(actual.forward, F),
+  },
+];
+
+/** Every export the fuzzer drives: the functions (unchanged case numbering modulo 4 of old runs aside) and the layer. */
+export const FUZZ_EXPORTS = [...EXPORTS, ...LAYER_EXPORTS];

@@ -199,3 +199,35 @@ export const MATRIX_MUTATIONS = {
 export const COUNT_VALUES = [0, -1, -0, 1.5, 0.5, NaN, Infinity, -Infinity, 2 ** 32, 2 ** 32 - 1, 2 ** 31, 2 ** 53, 1e21, 1e308, '2', null, undefined, true, 2n, [2], {}];
 export const FLAG_VALUES = ['true', 1, 0, null, {}, [], 'false', new Boolean(true)];
 export const MISSPELLINGS = ['casual', 'Causal', 'masks', 'Mask', 'numberofheads', 'numHeads', 'heads', 'headDimension', 'head_dimensions', 'W_o', 'w_o', 'WO', 'foo', '', 'constructor', '__proto__x'];
+
+// ---- the layer's arguments ------------------------------------------------------------------
+
+/** Each returns a new value for a `number[]` argument `v` (a bias), which it does not modify. */
+export const VECTOR_MUTATIONS = {
+  wrongType: (r) => r.pick(WRONG_TYPES),
+  empty: () => [],
+  shorter: (r, v) => v.slice(1),
+  longer: (r, v) => [...v, v[0] ?? 1],
+  nested: (r, v) => [v],
+  badEntry: (r, v) => v.map((x, i) => (i === 0 ? r.pick([...NOT_FINITE, ...WRONG_TYPES]) : x)),
+  oddEntry: (r, v) => v.map((x, i) => (i === v.length - 1 ? r.pick(ODD_FINITE) : x)),
+  typedArray: (r, v) => r.pick([new Float64Array(v), new Float32Array(v.length + 1)]),
+  hole: (r, v) => {
+    const copy = v.slice();
+    delete copy[r.int(0, copy.length - 1)];
+    return copy;
+  },
+  hugeDeclared: (r) => sparse(r.pick([2 ** 32 - 1, 2 ** 27 + 1])),
+  throwingGetter: (r, v) => withThrowingGetter(v, 0),
+  throwingProxy: (r, v) => throwingProxy(v, r.pick([undefined, 'length', '0'])),
+  revoked: (r, v) => revokedProxy(v),
+  frozen: (r, v) => Object.freeze(v.slice()),
+  forwardingProxy: (r, v) => forwardingProxy(v),
+};
+
+/** Values for the layer's dropout and seed. */
+export const PROBABILITY_VALUES = [0, -0, 0.5, 0.999, 1, -0.1, 1.5, NaN, Infinity, '0.1', null, true, 1n, 5e-324];
+export const SEED_VALUES = [0, 1, 2 ** 53 - 1, 2 ** 53, -1, 1.5, NaN, Infinity, 0n, 2n ** 64n - 1n, 2n ** 64n, -1n, '7', null, {}, true];
+
+/** Misspelled keys of the layer's config, weights and options. */
+export const LAYER_MISSPELLINGS = ['embed_dim', 'embeddim', 'EmbedDim', 'num_heads', 'numheads', 'heads', 'numberOfHeads', 'biases', 'Bias', 'drop_out', 'Seed', 'need_weights', 'needweights', 'average_weights', 'train', 'W_q', 'b_q', 'bQ', 'W_qkv', 'in_proj', 'out_proj', 'out_proj_weights', 'constructor', ''];

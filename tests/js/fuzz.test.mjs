@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import lab, { externrefSlots } from './support/lab.mjs';
 import { runCase, knownGood, makeCase } from '../fuzz/cases.mjs';
-import { EXPORTS } from '../fuzz/exports.mjs';
+import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS } from '../fuzz/exports.mjs';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251121);
 const CASES = Number(process.env.FUZZ_CASES ?? 10000);
@@ -24,7 +24,7 @@ test(`${CASES} fuzz cases, seed ${SEED}: correct result or TypeError/RangeError,
   }
   assert.deepEqual(failures.slice(0, 10), [], `${failures.length} failing cases`);
   // the generator really reaches every export with valid calls and with both error classes
-  for (const spec of EXPORTS) {
+  for (const spec of FUZZ_EXPORTS) {
     for (const outcome of ['value', 'TypeError', 'RangeError']) {
       assert.ok((seen[spec.name]?.[outcome] ?? 0) >= CASES / 200, `${spec.name}: only ${seen[spec.name]?.[outcome]} cases ended in ${outcome}`);
     }
@@ -36,7 +36,7 @@ test('cases the long runs found stay fixed', () => {
   const good = knownGood(lab);
   // (seed, case): the reference's rounding overflowed a convex combination of ±MAX_VALUE values
   for (const [seed, index] of [[2128655936, 657448], [2128655936, 713067], [2128655936, 930894]]) {
-    assert.equal(runCase(lab, seed, index, good).failure, undefined);
+    assert.equal(runCase(lab, seed, index, good, EXPORTS).failure, undefined);
   }
 });
 
@@ -69,4 +69,40 @@ test('the fuzzer catches a wrong answer, a NaN, a wasm trap, a plain Error, acce
   assert.ok(caught(broken((f, a) => { try { return f(...a); } catch { return [[0]]; } })), 'accepting bad input went unnoticed');
   assert.ok(caught(broken((f, a) => { try { return f(...a); } catch { throw new TypeError(''); } })), 'an empty message went unnoticed');
   assert.ok(caught(lab, () => false), 'a module that stopped answering went unnoticed');
+});
+
+/** The package with a MultiHeadAttention whose `method` is wrapped by `how(original, layer, args)`. */
+function brokenLayer(method, how) {
+  class Broken extends lab.MultiHeadAttention {}
+  const original = lab.MultiHeadAttention.prototype[method];
+  Broken.prototype[method] = function wrapped(...args) {
+    return how(original.bind(this), args);
+  };
+  const make = (layer) => Object.setPrototypeOf(layer, Broken.prototype);
+  const Fake = function MultiHeadAttention(config) {
+    return make(new lab.MultiHeadAttention(config));
+  };
+  Fake.fromFusedQKV = (w) => make(lab.MultiHeadAttention.fromFusedQKV(w));
+  Fake.fromPyTorch = (s) => make(lab.MultiHeadAttention.fromPyTorch(s));
+  return { ...lab, MultiHeadAttention: Fake };
+}
+
+test('the fuzzer catches a wrong layer output, weights, gradient or parameter, and a plain Error from the layer', () => {
+  const good = knownGood(lab);
+  const caught = (fake) => {
+    for (let i = 0; i < 2000; i += 1) {
+      if (!LAYER_EXPORTS.includes(FUZZ_EXPORTS[i % FUZZ_EXPORTS.length])) continue;
+      if (runCase(fake, 99, i, good).failure) return true;
+    }
+    return false;
+  };
+  const nudge = (m) => m.map((row) => row.map((x) => x + 1e-9 * Math.max(1, Math.abs(x))));
+  const nudgeItems = (x) => (Array.isArray(x[0][0]) ? x.map(nudge) : nudge(x));
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return { ...r, output: nudgeItems(r.output) }; })), 'a 1e-9 error in the output went unnoticed');
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); if (r.weights) r.weights = JSON.parse(JSON.stringify(r.weights).replace(/\b0\.(\d)/, '0.9$1')); return r; })), 'wrong attention weights went unnoticed');
+  assert.ok(caught(brokenLayer('backward', (f, a) => { const r = f(...a); return { ...r, key: nudgeItems(r.key) }; })), 'a wrong key gradient went unnoticed');
+  assert.ok(caught(brokenLayer('grads', (f, a) => { const r = f(...a); return { ...r, W_V: nudge(r.W_V) }; })), 'a wrong W_V gradient went unnoticed');
+  assert.ok(caught(brokenLayer('getWeights', (f, a) => { const r = f(...a); return { ...r, W_Q: r.W_Q.map((row) => row.map((x) => -x)) }; })), 'wrong getWeights went unnoticed');
+  assert.ok(caught(brokenLayer('forward', (f, a) => { try { return f(...a); } catch { throw new Error('plain'); } })), 'a plain Error went unnoticed');
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return { ...r, output: nudgeItems(r.output).map((x) => (Array.isArray(x) ? x.map(() => NaN) : x)) }; })), 'NaN went unnoticed');
 });

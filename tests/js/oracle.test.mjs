@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import lab from './support/lab.mjs';
 import * as R from '../oracle/reference.mjs';
+import * as R2 from '../oracle/layer.mjs';
 import { rng, caseSeed } from '../fuzz/generate.mjs';
 
 const CASES = 1000;
@@ -124,4 +125,129 @@ test('the oracle is not vacuous: it sees a 1e-11 error and a swapped mask conven
   const inverted = mask.map((row) => row.map((x) => !x));
   assert.ok(maxRelErr(lab.dotProductAttention(Q, K, V, { mask: inverted }), expected) > 1e-3);
   assert.ok(maxRelErr(lab.dotProductAttention(Q, K, V, { mask }), expected) <= BOUND);
+});
+
+// ---- the MultiHeadAttention layer (tests/oracle/layer.mjs) ----------------------------------
+
+/** Largest relErr of a returned matrix or batch against tracked reference items ({ v }). */
+function maxRelErrItems(actual, items, batched) {
+  if (!batched) return maxRelErr(actual, items[0].v);
+  if (!Array.isArray(actual) || actual.length !== items.length) return Infinity;
+  return Math.max(...items.map((item, b) => maxRelErr(actual[b], item.v)));
+}
+
+/**
+ * One seeded layer case: a layer built one of three ways, with biases or not, inputs for
+ * self- or cross-attention, unbatched or a batch of 1–3, masks and causal, needWeights
+ * (per head or averaged), dropout in training; then forward, backward and grads().
+ */
+function layerCase(r, i) {
+  const [h, d] = [r.int(1, 4), r.int(1, 4)];
+  const C = h * d;
+  const bias = r.bool(0.7);
+  const vec = (n) => Array.from({ length: n }, () => r.uniform(-1, 1));
+  const how = i % 3;
+  let build;
+  if (how === 0) {
+    const config = { embedDim: C, numHeads: h, bias, seed: r.int(0, 2 ** 31), dropout: r.pick([0, 0.3]) };
+    const update = { W_O: matrix(r, C, C, 1) };
+    if (bias) Object.assign(update, { b_Q: vec(C), b_K: vec(C), b_V: vec(C), b_O: vec(C) });
+    build = {
+      lab: () => {
+        const layer = new lab.MultiHeadAttention(config);
+        layer.setWeights(update);
+        return layer;
+      },
+      ref: () => R2.setWeights(R2.construct(config), update),
+    };
+  } else if (how === 1) {
+    const fused = { W_QKV: matrix(r, C, 3 * C, 1), W_O: matrix(r, C, C, 1), numHeads: h };
+    if (bias) Object.assign(fused, { b_QKV: vec(3 * C), b_O: vec(C) });
+    if (r.bool(0.3)) Object.assign(fused, { dropout: 0.2, seed: BigInt(r.int(0, 2 ** 31)) << 20n });
+    build = { lab: () => lab.MultiHeadAttention.fromFusedQKV(fused), ref: () => R2.fromFusedQKV(fused) };
+  } else {
+    const state = { in_proj_weight: matrix(r, 3 * C, C, 1), out_proj_weight: matrix(r, C, C, 1), numHeads: h };
+    if (bias) Object.assign(state, { in_proj_bias: vec(3 * C), out_proj_bias: vec(C) });
+    build = { lab: () => lab.MultiHeadAttention.fromPyTorch(state), ref: () => R2.fromPyTorch(state) };
+  }
+  const tq = r.int(1, 8);
+  const cross = r.bool(0.5);
+  const tk = cross ? r.int(1, 8) : tq;
+  const batch = r.bool(0.4) ? r.int(1, 3) : 0;
+  const make = (t) => (batch ? Array.from({ length: batch }, () => matrix(r, t, C)) : matrix(r, t, C));
+  const query = make(tq);
+  const [key, value] = cross ? [make(tk), make(tk)] : [null, null];
+  const options = {};
+  if (r.bool(0.5)) options.causal = true;
+  if (r.bool(0.3)) options.mask = Array.from({ length: tq }, () => Array.from({ length: tk }, () => r.bool(0.7)));
+  if (r.bool(0.5)) {
+    options.needWeights = true;
+    if (r.bool(0.5)) options.averageWeights = true;
+  }
+  if (r.bool(0.5)) options.training = true;
+  const gradOutput = make(tq);
+  return { build, query, key, value, options, gradOutput };
+}
+
+test(`MultiHeadAttention: ${CASES} cases each of forward and backward (constructor + setWeights, fromFusedQKV, fromPyTorch; biases, masks, causal, cross-attention, batches, dropout)`, () => {
+  let worstForward = 0;
+  let worstBackward = 0;
+  let worstWeights = 0;
+  const seen = { batched: 0, cross: 0, masked: 0, dropout: 0, noBias: 0, averaged: 0 };
+  for (let i = 0; i < CASES; i += 1) {
+    const r = rng(caseSeed(SEED + 77, i));
+    const { build, query, key, value, options, gradOutput } = layerCase(r, i);
+    const L = build.ref();
+    const F = R2.forward(L, query, key, value, options);
+    const Bk = R2.backward(L, F, gradOutput);
+    const layer = build.lab();
+    let out;
+    try {
+      out = { forward: layer.forward(query, key, value, options), backward: layer.backward(gradOutput), grads: layer.grads(), weights: layer.getWeights() };
+    } finally {
+      layer.free();
+    }
+    let fwd = maxRelErrItems(out.forward.output, F.output, F.batched);
+    if (F.weights) {
+      const per = (got, ref) => (options.averageWeights ? maxRelErr(got, ref.v) : maxRelErrItems(got, ref, true));
+      fwd = Math.max(fwd, F.batched ? Math.max(...F.weights.map((w, b) => per(out.forward.weights[b], w))) : per(out.forward.weights, F.weights[0]));
+    }
+    let bwd = Math.max(...['query', 'key', 'value'].map((n) => maxRelErrItems(out.backward[n], Bk.inputs[n], Bk.batched)));
+    for (const [name, M] of Object.entries(Bk.params)) bwd = Math.max(bwd, maxRelErr(name.startsWith('b_') ? [out.grads[name]] : out.grads[name], M.v));
+    const params = R2.parameters(L);
+    const w = Math.max(...Object.entries(params).map(([name, M]) => maxRelErr(name.startsWith('b_') ? [out.weights[name]] : out.weights[name], M)));
+    assert.ok(fwd <= BOUND, `layer case ${i}: forward max relErr ${fwd}`);
+    assert.ok(bwd <= BOUND, `layer case ${i}: backward max relErr ${bwd}`);
+    assert.equal(w, 0, `layer case ${i}: getWeights differs from the reference's parameters (seeded or set)`);
+    [worstForward, worstBackward, worstWeights] = [Math.max(worstForward, fwd), Math.max(worstBackward, bwd), Math.max(worstWeights, w)];
+    seen.batched += F.batched ? 1 : 0;
+    seen.cross += key ? 1 : 0;
+    seen.masked += options.mask || options.causal ? 1 : 0;
+    seen.dropout += F.items[0].heads[0].factor ? 1 : 0;
+    seen.noBias += L.b ? 0 : 1;
+    seen.averaged += options.averageWeights ? 1 : 0;
+  }
+  figures.layerForward = worstForward;
+  figures.layerBackward = worstBackward;
+  figures.layerGetWeights = worstWeights;
+  for (const [what, n] of Object.entries(seen)) assert.ok(n >= CASES / 20, `only ${n} cases with ${what}`);
+});
+
+test('the layer oracle is not vacuous: the seeded weights, a 1e-11 error and a wrong bias gradient are seen', () => {
+  // the documented generator reproduces the package's seeded weights bit for bit
+  const layer = new lab.MultiHeadAttention({ embedDim: 6, numHeads: 2, seed: 123n });
+  const reference = R2.construct({ embedDim: 6, numHeads: 2, seed: 123n });
+  assert.deepEqual(layer.getWeights().W_K, reference.W.W_K);
+  const x = matrix(rng(3), 4, 6);
+  const F = R2.forward(reference, x, null, null, { causal: true });
+  const out = layer.forward(x, null, null, { causal: true }).output;
+  assert.ok(maxRelErr(out, F.output[0].v) <= BOUND);
+  assert.ok(maxRelErr(out.map((row) => row.map((v) => v + 1e-11)), F.output[0].v) > BOUND);
+  const g = matrix(rng(4), 4, 6);
+  const Bk = R2.backward(reference, F, g);
+  layer.backward(g);
+  const grads = layer.grads();
+  assert.ok(maxRelErr([grads.b_O], Bk.params.b_O.v) <= BOUND);
+  assert.ok(maxRelErr([grads.b_O.map((v) => -v)], Bk.params.b_O.v) > 1e-3);
+  layer.free();
 });

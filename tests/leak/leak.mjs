@@ -50,6 +50,61 @@ export function measure({ calls, pool = 2000, seed = 777 }) {
   return { calls, seconds, outcomes, warm, end, ok };
 }
 
+/**
+ * Layers dropped without free(): wasm-bindgen registers every MultiHeadAttention with a
+ * FinalizationRegistry that frees its Rust memory once the JS object is garbage-collected.
+ * Builds `rounds` rounds of `perRound` layers (embedDim C, each runs one forward), drops them,
+ * collects garbage and waits for the finalizers; then, as a control, keeps two rounds alive.
+ * Returns wasm memory after the first round, after the last, and with the kept rounds.
+ */
+export async function finalization({ rounds = 6, perRound = 200, embedDim = 64 } = {}) {
+  let collected = 0;
+  const watcher = new FinalizationRegistry(() => { collected += 1; });
+  const x = Array.from({ length: 8 }, (_, i) => Array.from({ length: embedDim }, (__, j) => Math.sin(i + j)));
+  const build = (keep) => {
+    for (let i = 0; i < perRound; i += 1) {
+      const layer = new lab.MultiHeadAttention({ embedDim, numHeads: 4, seed: i });
+      layer.forward(x, null, null, { causal: true });
+      watcher.register(layer, i);
+      keep?.push(layer);
+    }
+  };
+  const settle = async () => {
+    for (let i = 0; i < 6; i += 1) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  // explicit free(): the same memory is reused round after round
+  for (let i = 0; i < perRound; i += 1) new lab.MultiHeadAttention({ embedDim, numHeads: 4, seed: i }).free();
+  build();
+  await settle();
+  const first = wasmMemoryBytes();
+  for (let r = 1; r < rounds; r += 1) {
+    build();
+    await settle();
+  }
+  const last = wasmMemoryBytes();
+  // control: two rounds alive at once need about twice one round's weights, so memory must grow
+  const kept = [];
+  build(kept);
+  build(kept);
+  await settle();
+  const withKept = wasmMemoryBytes();
+  const layerBytes = (4 * embedDim * embedDim + 4 * embedDim) * 8;
+  kept.forEach((layer) => layer.free());
+  return { rounds, perRound, embedDim, layerBytes, first, last, withKept, collected, dropped: rounds * perRound, ok: last === first && collected >= rounds * perRound };
+}
+
+export function describeFinalization(f) {
+  const mb = (b) => (b / 2 ** 20).toFixed(1);
+  return [
+    `${f.rounds} rounds of ${f.perRound} layers (embedDim ${f.embedDim}, ${mb(f.layerBytes * f.perRound)} MiB of weights per round) dropped without free()`,
+    `finalizers ran for ${f.collected} of ${f.dropped} dropped layers; wasm memory ${mb(f.first)} MiB after round 1, ${mb(f.last)} MiB after round ${f.rounds}`,
+    `control, two rounds kept alive: ${mb(f.withKept)} MiB`,
+  ].join('\n');
+}
+
 export function describe(f) {
   const mb = (b) => (b / 2 ** 20).toFixed(2);
   return [
@@ -65,5 +120,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({ options: { calls: { type: 'string', default: '1000000' } } });
   const figures = measure({ calls: Number(values.calls) });
   console.log(describe(figures));
-  process.exit(figures.ok ? 0 : 1);
+  const dropped = await finalization();
+  console.log(describeFinalization(dropped));
+  process.exit(figures.ok && dropped.ok ? 0 : 1);
 }

@@ -23,18 +23,37 @@ function lineOf(error) {
   return match ? { line: Number(match[1]), column: Number(match[2]) } : {};
 }
 
+// Outputs and messages are capped here, in the worker, so a huge result (say 10 MB) never
+// reaches the page: the challenges' matrices are at most a few dozen rows and columns.
+const MAX_ROWS = 64;
+const MAX_COLUMNS = 64;
+const MAX_TEXT = 300;
+
+/** `text`, cut to MAX_TEXT characters with a note of its full length. */
+function short(text) {
+  const s = String(text);
+  return s.length <= MAX_TEXT ? s : `${s.slice(0, MAX_TEXT)}… (cut: ${s.length.toLocaleString('en')} characters in all)`;
+}
+
 function describeError(error) {
-  if (error instanceof Error) return { name: error.name, message: error.message, ...lineOf(error) };
-  return { name: 'thrown value', message: `your code threw ${typeof error === 'string' ? JSON.stringify(error) : String(error)}` };
+  if (error instanceof Error) return { name: short(error.name).slice(0, 60), message: short(error.message), ...lineOf(error) };
+  return { name: 'thrown value', message: short(`your code threw ${typeof error === 'string' ? JSON.stringify(error) : String(error)}`) };
 }
 
 /** Only plain data goes back to the page: numbers stay numbers, anything else is described. */
 function plain(value, depth = 0) {
   if (typeof value === 'number') return value;
-  if (Array.isArray(value) && depth < 2) return value.map((v) => plain(v, depth + 1));
+  if (Array.isArray(value) && depth < 2) {
+    const limit = depth === 0 ? MAX_ROWS : MAX_COLUMNS;
+    if (value.length > limit) {
+      const what = depth === 0 ? `an array of ${value.length.toLocaleString('en')} rows` : `a row of ${value.length.toLocaleString('en')} entries`;
+      return { unexpected: `${what}: too large to show (the expected result is a small matrix)` };
+    }
+    return value.map((v) => plain(v, depth + 1));
+  }
   if (value === undefined) return { unexpected: 'undefined' };
   if (value === null) return { unexpected: 'null' };
-  return { unexpected: Array.isArray(value) ? 'a nested array' : typeof value === 'object' ? 'an object' : `a ${typeof value} (${String(value).slice(0, 40)})` };
+  return { unexpected: Array.isArray(value) ? 'a nested array' : typeof value === 'object' ? 'an object' : `a ${typeof value} (${String(value).slice(0, 40)}${typeof value === 'string' && value.length > 40 ? `… ${value.length.toLocaleString('en')} characters` : ''})` };
 }
 
 /**

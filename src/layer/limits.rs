@@ -1,0 +1,189 @@
+//! The layer under the crate's limits ([`crate::limits`]), like the functions:
+//!
+//! 1. Memory: the parameters, a forward pass (with the cache `backward` keeps) and a backward
+//!    pass are each counted before anything is allocated; beyond [`crate::limits::MAX_WORKING_VALUES`]
+//!    scalars the call is refused with a `RangeError`.
+//! 2. Overflow: inputs and weights are finite, so a non-finite projection, score, context,
+//!    output or gradient is a sum or product beyond f64. It is refused with a `RangeError` that
+//!    names the entry, never returned (and never stored as a gradient).
+
+use super::forward::ForwardOptions;
+use super::Weights;
+use crate::error::{AttentionError, Result};
+use crate::limits::{check_working_set, refuse_overflow};
+use crate::matrix::Matrix;
+
+/// The four `C × C` weights (and the copy `setWeights` makes) must fit.
+pub(super) fn check_parameters(c: usize) -> Result<()> {
+    let c = c as u128;
+    check_working_set(8 * c * c + 8 * c, || {
+        format!("a layer with embedDim = {c} (four {c}×{c} weights, and a copy of them while they are replaced)")
+    })
+}
+
+/// Values a forward pass holds at once, per batch item of `(T_q, C)` queries and `(T_k, C)`
+/// keys/values: the three inputs and their projections, concat and output, and per head the
+/// kept weights (three `T_q × T_k` matrices with dropout, one without, one more returned with
+/// needWeights); plus one head's transient scores and slices, and the parameters.
+/// Counted in u128: usize is 32 bits on wasm32.
+pub(super) fn check_forward(c: usize, h: usize, batch: usize, t_q: usize, t_k: usize, options: &ForwardOptions, dropout: bool) -> Result<()> {
+    let [c, h, b, tq, tk] = [c, h, batch, t_q, t_k].map(|n| n as u128);
+    let kept_per_head = 1 + if dropout { 2 } else { 0 } + u128::from(options.need_weights);
+    let per_item = 4 * (tq + tk) * c + h * tq * tk * kept_per_head;
+    let needed = b * per_item + 2 * tq * tk + 3 * (tq + tk) * c / h.max(1) + 4 * c * c;
+    check_working_set(needed, || {
+        format!("MultiHeadAttention.forward with a batch of {b}, T_q = {tq}, T_k = {tk} and C = {c} ({h} heads of {tq}×{tk} weights per item, kept for backward)")
+    })
+}
+
+/// Values a backward pass holds on top of the forward's cache: the forward's own count
+/// ([`check_forward`]) plus the input gradients of every item, one item's `d_concat`, `d_Q`,
+/// `d_K`, `d_V`, one head's four `T_q × T_k` gradients, and the parameter gradients.
+pub(super) fn check_backward(c: usize, h: usize, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
+    let [c, h, b, tq, tk] = [c, h, batch, t_q, t_k].map(|n| n as u128);
+    let cache = b * (4 * (tq + tk) * c + h * tq * tk * if dropout { 3 } else { 1 }) + 4 * c * c;
+    let needed = cache + (b + 1) * (tq + 2 * tk) * c + tq * c + 4 * tq * tk + 4 * c * c + 4 * c;
+    check_working_set(needed, || format!("MultiHeadAttention.backward with a batch of {b}, T_q = {tq}, T_k = {tk} and C = {c}"))
+}
+
+/// Pass 1's overflow check: `projected = input·weight + bias`.
+pub(super) fn refuse_projection(projected: &Matrix, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
+    refuse_overflow(projected, name, |i, j| match bias {
+        Some(b) => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
+        None => format!("{input} row {i} · {weight} column {j} is too large"),
+    })
+}
+
+/// An overflow check of a gradient, `name` being how the message calls it.
+pub(super) fn refuse_gradient(m: &Matrix, name: &str) -> Result<()> {
+    refuse_overflow(m, name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
+}
+
+/// Every parameter gradient must be finite (sums over a batch can overflow too).
+pub(super) fn refuse_parameter_gradients(grads: &Weights) -> Result<()> {
+    for (name, data) in grads.tensors() {
+        if let Some(at) = data.iter().position(|x| !x.is_finite()) {
+            let shown = if data[at].is_nan() { "NaN" } else if data[at] > 0.0 { "Infinity" } else { "-Infinity" };
+            let c = grads.w_q.cols().max(1);
+            let place = if name.starts_with('W') { format!("[{}][{}]", at / c, at % c) } else { format!("[{at}]") };
+            return Err(AttentionError::range_error(format!(
+                "grads().{name}{place} overflows to {shown}: the gradient summed over the batch is beyond the largest f64 (about 1.8e308); scale the inputs or gradOutput down"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Names the batch item in an error from one item's pass (`query[b]: …`); unbatched, unchanged.
+pub(super) fn at_item(error: AttentionError, batched: bool, b: usize) -> AttentionError {
+    if !batched {
+        return error;
+    }
+    let message = format!("in batch item {b}: {}", error.message());
+    match error {
+        AttentionError::Type(_) => AttentionError::Type(message),
+        AttentionError::Range(_) => AttentionError::Range(message),
+        AttentionError::State(_) => AttentionError::State(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{LayerConfig, MultiHeadAttention};
+    use super::*;
+    use crate::testing::seeded_matrix;
+
+    fn layer(c: usize, h: usize) -> MultiHeadAttention {
+        MultiHeadAttention::new(&LayerConfig::new(c, h)).unwrap()
+    }
+
+    fn filled(rows: usize, cols: usize, x: f64) -> Matrix {
+        Matrix::new(rows, cols, vec![x; rows * cols]).unwrap()
+    }
+
+    fn range_message<T: std::fmt::Debug>(r: Result<T>) -> String {
+        match r {
+            Err(AttentionError::Range(m)) => m,
+            other => panic!("expected a RangeError, got {other:?}"),
+        }
+    }
+
+    fn forward(layer: &mut MultiHeadAttention, x: &[Matrix], batched: bool) -> Result<Vec<Matrix>> {
+        let options = ForwardOptions { batched, ..ForwardOptions::default() };
+        layer.forward(x, x, x, &options).map(|o| o.output)
+    }
+
+    #[test]
+    fn inputs_of_1e308_are_refused_at_the_projection() {
+        let mut l = layer(4, 2);
+        let x = filled(3, 4, 1e308);
+        let m = range_message(forward(&mut l, std::slice::from_ref(&x), false));
+        let named = ["Q", "K", "V"].iter().zip(["query", "key", "value"]).any(|(p, x)| m.starts_with(&format!("{p}[0][")) && m.contains(&format!("{x} row 0 · W_{p} column")));
+        assert!(named && m.contains("overflows to"), "{m}");
+        // the layer keeps working, and backward has no forward to differentiate
+        assert!(forward(&mut l, &[seeded_matrix(3, 4, 1)], false).is_ok());
+    }
+
+    #[test]
+    fn overflowing_scores_outputs_and_batch_items_are_named() {
+        let mut l = layer(2, 1);
+        let mut w = l.weights().clone();
+        w.w_q = Matrix::identity(2);
+        w.w_k = Matrix::identity(2);
+        w.w_v = Matrix::identity(2);
+        w.w_o = filled(2, 2, 1e300);
+        l.set_weights(w.clone()).unwrap();
+        // projections are finite (1e160), their dot product is not
+        let m = range_message(forward(&mut l, &[filled(2, 2, 1e160)], false));
+        assert!(m.starts_with("scores_0[0][0] overflows to Infinity: the dot product of Q_0 row 0 and K_0 row 0"), "{m}");
+        // scores finite, concat·W_O is 2·1e10·1e300
+        let m = range_message(forward(&mut l, &[filled(2, 2, 1e10)], false));
+        assert!(m.starts_with("output[0][0] overflows to Infinity: concat row 0 · W_O column 0 + b_O[0] is too large"), "{m}");
+        let items = [seeded_matrix(2, 2, 3), filled(2, 2, 1e10)];
+        let m = range_message(forward(&mut l, &items, true));
+        assert!(m.starts_with("in batch item 1: output[0][0] overflows"), "{m}");
+    }
+
+    #[test]
+    fn overflowing_gradients_are_refused_and_not_stored() {
+        let mut l = layer(2, 1);
+        let mut w = l.weights().clone();
+        w.w_o = filled(2, 2, 1e300);
+        l.set_weights(w).unwrap();
+        let x = [seeded_matrix(3, 2, 5)];
+        forward(&mut l, &x, false).unwrap();
+        let m = range_message(l.backward(&[filled(3, 2, 1e10)], false));
+        assert!(m.starts_with("d_concat[0][0] overflows to Infinity"), "{m}");
+        assert!(l.grads().is_err(), "a refused backward must not store gradients");
+        // finite gradients of W_O can still sum past f64 over rows: concatᵀ·gradOutput
+        let mut l = layer(2, 1);
+        let x = [filled(3, 2, 1e150)];
+        if forward(&mut l, &x, false).is_ok() {
+            let m = range_message(l.backward(&[filled(3, 2, 1e300)], false));
+            assert!(m.contains("overflows to"), "{m}");
+        }
+        let ok = l.backward(&[seeded_matrix(3, 2, 9)], false);
+        assert!(ok.is_ok() || matches!(ok, Err(AttentionError::State(_))));
+    }
+
+    #[test]
+    fn working_sets_beyond_the_budget_are_refused_before_allocating() {
+        // 2^15 × 2^15 × 4 weights would be 32 GiB: refused, not attempted
+        let m = match MultiHeadAttention::new(&LayerConfig::new(1 << 15, 1)) {
+            Err(AttentionError::Range(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert!(m.starts_with("a layer with embedDim = 32768"), "{m}");
+        // 8 heads of 2^14 × 2^14 weights kept for backward (2^31 values): refused
+        let mut l = layer(8, 8);
+        let x = Matrix::zeros(1 << 14, 8);
+        let m = range_message(forward(&mut l, std::slice::from_ref(&x), false));
+        assert!(m.starts_with("MultiHeadAttention.forward with a batch of 1, T_q = 16384"), "{m}");
+        let m = range_message(l.trace(&x, &x, &x, &crate::mask::Mask::none()));
+        assert!(m.contains("MultiHeadAttention.forward"), "{m}");
+        // smaller calls run
+        let x = seeded_matrix(128, 8, 2);
+        assert!(forward(&mut l, std::slice::from_ref(&x), false).is_ok());
+        assert!(l.backward(std::slice::from_ref(&x), false).is_ok());
+    }
+}
