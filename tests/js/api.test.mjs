@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import { assertClose } from './support/numbers.mjs';
 
 const require = createRequire(import.meta.url);
 const lab = require('../../target/pkg-node/attention_lab.js');
@@ -10,12 +11,6 @@ const Q = [[1, 2], [3, 4]];
 const V = [[5, 6], [7, 8]];
 const EXPECTED = [[6.761594, 7.964028], [6.995055, 7.999329]];
 
-/** Entry-by-entry comparison with an explicit absolute tolerance. */
-function assertClose(actual, expected, tolerance) {
-  assert.equal(actual.length, expected.length);
-  actual.forEach((row, r) => row.forEach((x, c) =>
-    assert.ok(Math.abs(x - expected[r][c]) <= tolerance, `[${r}][${c}] is ${x}, expected ${expected[r][c]} ± ${tolerance}`)));
-}
 
 test('the challenge example, options and positional forms', () => {
   assertClose(lab.multiHeadAttention(Q, Q, V, { numberOfHeads: 2, headDimensions: 1 }), EXPECTED, 1e-6);

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import { assertClose } from './support/numbers.mjs';
 
 const require = createRequire(import.meta.url);
 const lab = require('../../target/pkg-node/attention_lab.js');
@@ -58,13 +59,6 @@ function referenceForward(w, h, q, k, v, mask) {
   }
   const concat = heads[0].map((_, r) => heads.flatMap((hd) => hd[r]));
   return linear(concat, w.W_O, w.b_O);
-}
-
-function assertClose(actual, expected, tolerance, what = '') {
-  const a = actual.flat(Infinity);
-  const e = expected.flat(Infinity);
-  assert.equal(a.length, e.length, `${what}: length`);
-  a.forEach((x, i) => assert.ok(Math.abs(x - e[i]) <= tolerance, `${what}[${i}]: ${x} vs ${e[i]} ± ${tolerance}`));
 }
 
 const shapeOf = (x) => (Array.isArray(x) ? [x.length, ...shapeOf(x[0])] : []);
