@@ -429,7 +429,7 @@ export function compareAny(actual, ref) {
   if (result.data.length !== ref.value.length * C) return `result.data has ${result.data.length} values, expected ${ref.value.length * C}`;
   const rows = ref.value.map((_, i) => Array.from(result.data.subarray(i * C, (i + 1) * C)));
   const bound = ref.kind === 32 && ref.f32Scaled
-    ? ref.bound.map((row, i) => row.map((b, j) => b * 2 ** 29 + 2 ** -24 * Math.abs(ref.value[i][j]) + 2 ** -140))
+    ? ref.bound.map((row, i) => row.map((b, j) => b * 2 ** 29 + 2 ** -24 * Math.abs(ref.value[i][j]) + ref.f32Floor[i][j] + 2 ** -140))
     : ref.bound;
   const bad = compareMatrix(rows, { ...ref, bound }, 'result.data');
   if (bad) return bad;

@@ -108,13 +108,25 @@ function readQkv(Q, K, V, ranks) {
   return [q, other(K, 'K'), other(V, 'V')];
 }
 
+/**
+ * f32 only: an attention weight below f32's normal range (2^-126) may be lost entirely (exp
+ * underflows in f32 where it does not in f64), an absolute error of up to 2^-125·max_j |V[j][c]|
+ * per output entry (through W_O: Σ_k of those · |W_O[k][c]|). Rows × columns of the item's output.
+ */
+function f32Floor(T, V, W_O) {
+  const column = V[0].map((_, c) => 2 ** -125 * Math.max(...V.map((row) => Math.abs(row[c]))));
+  const out = W_O ? W_O[0].map((_, j) => R.sum(column.map((f, k) => R.times(f, Math.abs(W_O[k][j]))))) : column;
+  return Array.from({ length: T }, () => out);
+}
+
 /** Joins per-item references into one { value, bound, nearOverflow } over all rows, plus kind and shape. */
-function joined(results, kind, shape) {
+function joined(results, kind, shape, floors) {
   return {
     kind,
     shape,
     value: results.flatMap((x) => x.value),
     bound: results.flatMap((x) => x.bound),
+    f32Floor: kind === 32 ? floors.flat() : undefined,
     nearOverflow: results.some((x) => x.nearOverflow),
   };
 }
@@ -134,7 +146,7 @@ export function dotProductAttention(Q, K, V, options) {
   const results = qs.map((qi, b) => R.dotProductAttention(qi, ks[b], vs[b], options));
   const shape = v.shape.slice();
   shape[shape.length - 2] = q.shape[q.shape.length - 2];
-  return { form: 'typed', ...joined(results, q.kind, shape) };
+  return { form: 'typed', ...joined(results, q.kind, shape, qs.map((qi, b) => f32Floor(qi.length, vs[b]))) };
 }
 
 /** The reference for `multiHeadAttention` (both forms; W_O as number[][] or typed) with any input form. */
@@ -166,5 +178,5 @@ export function multiHeadAttention(Q, K, V, options, fifth) {
   }
   const [qs, ks, vs] = [q, k, v].map(items);
   const results = qs.map((qi, b) => R.multiHeadAttention(qi, ks[b], vs[b], plain));
-  return { form: 'typed', ...joined(results, q.kind, q.shape.slice()) };
+  return { form: 'typed', ...joined(results, q.kind, q.shape.slice(), qs.map((qi, b) => f32Floor(qi.length, vs[b], plain.W_O))) };
 }
