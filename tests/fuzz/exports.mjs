@@ -488,7 +488,7 @@ export const TYPED_EXPORTS = [
     },
     call(lab, a) {
       const result = lab.multiHeadAttention(...a);
-      const options = typeof a[3] === 'object' && a[3] !== null && TR.isTypedCandidate(a[3].W_O) ? { ...a[3], W_O: itemsOf(a[3].W_O)[0] } : a[3];
+      const options = typeof a[3] === 'object' && a[3] !== null && TR.isTypedCandidate(a[3].W_O) ? Object.assign(Object.create(Object.getPrototypeOf(a[3])), a[3], { W_O: itemsOf(a[3].W_O)[0] }) : a[3];
       return { result, twin: nestedTwin(result, a, (q, k, v) => lab.multiHeadAttention(q, k, v, options, a[4])) };
     },
     reference: (a) => ({ ...TR.multiHeadAttention(a[0], a[1], a[2], a[3], a[4]), f32Scaled: true }),
