@@ -7,7 +7,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{
-    describe, is_typed_candidate, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_typed, Options,
+    describe, is_typed_candidate, number_text, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_typed, Options,
     TypedMatrix, TypedValues,
 };
 use crate::attention::{self, check_attention_shapes};
@@ -323,7 +323,18 @@ fn batches<F: Real>(values: Vec<F>, shape: &[usize]) -> Result<Vec<Matrix<F>>> {
 fn read_w_o<F: Real>(options: &Options, precision: &str) -> Result<Option<Matrix<F>>> {
     let raw = options.raw("W_O")?;
     if raw.is_undefined() || !is_typed_candidate(&raw) {
-        return Ok(options.matrix("W_O")?.map(|m| m.cast()));
+        let Some(w_o) = options.matrix("W_O")? else { return Ok(None) };
+        let cast: Matrix<F> = w_o.cast();
+        // number[][] is f64: an entry beyond f32's range would become ±Infinity in a Float32Array call
+        if let Some(i) = cast.data().iter().position(|x| !x.is_finite()) {
+            return Err(AttentionError::range_error(format!(
+                "options.W_O[{}][{}] is {}, beyond the range of {precision} (about 3.4e38); scale W_O down or pass Float64Array input",
+                i / w_o.cols(),
+                i % w_o.cols(),
+                number_text(w_o.data()[i])
+            )));
+        }
+        return Ok(Some(cast));
     }
     let typed = read_typed_matrix(&raw, "options.W_O", &[2])?;
     if typed.array_name() != precision {

@@ -42,6 +42,12 @@ export function takeThrown() { const e = thrown; thrown = undefined; return e; }
 export function floatKind(x) {
   try { return x instanceof Float32Array ? 32 : x instanceof Float64Array ? 64 : ArrayBuffer.isView(x) ? 1 : 0; } catch (e) { return -1; }
 }
+// the number of elements a Float32Array/Float64Array really holds (the TypedArray intrinsic, which
+// a subclass cannot override), or -1 for an object that is not itself a typed array (a Proxy)
+const typedLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Float32Array.prototype), 'length').get;
+export function viewLength(x) {
+  try { return typedLength.call(x); } catch (e) { return -1; }
+}
 // the message of a thrown Error, or undefined (not an Error, or asking throws)
 export function errorMessage(e) {
   try { if (e instanceof Error) { const m = Reflect.get(e, 'message'); return typeof m === 'string' ? m : undefined; } } catch (_) {}
@@ -59,6 +65,8 @@ extern "C" {
     fn take_thrown() -> JsValue;
     #[wasm_bindgen(js_name = floatKind)]
     pub(crate) fn float_kind(value: &JsValue) -> i32;
+    #[wasm_bindgen(js_name = viewLength)]
+    fn view_length(value: &JsValue) -> f64;
     #[wasm_bindgen(js_name = errorMessage)]
     fn error_message(thrown: &JsValue) -> Option<String>;
 }
@@ -774,7 +782,7 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, ranks: &[usize]) -> Result
     let per_batch = checked_len(shape[rank - 2], shape[rank - 1], name)?;
     let total = checked_len(per_batch, if rank == 3 { shape[0] } else { 1 }, name)?;
     // 3. data.length = the product of the shape
-    let length = get(&data, &JsValue::from_str("length"), &format!("{name}.data.length"))?.as_f64().unwrap_or(-1.0);
+    let length = float_array_length(&data, &format!("{name}.data"))? as f64;
     let typed = TypedMatrix { values: TypedValues::F64(Vec::new()), shape };
     if length != total as f64 {
         return Err(AttentionError::range_error(format!(
@@ -794,6 +802,28 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, ranks: &[usize]) -> Result
         TypedValues::F64(values)
     };
     Ok(TypedMatrix { values, ..typed })
+}
+
+/// `data.length` of a value `float_kind` called a Float32Array or Float64Array, checked to be what
+/// the view really holds: a Proxy (which `instanceof` lets through) is a TypeError, and a subclass
+/// whose `length` reports another count is a RangeError. Copying such a value with `to_vec` would
+/// size the copy by the reported length and leave the rest of it unwritten.
+pub fn float_array_length(data: &JsValue, place: &str) -> Result<usize> {
+    let reported = get(data, &JsValue::from_str("length"), &format!("{place}.length"))?;
+    let real = view_length(data);
+    if real < 0.0 {
+        return Err(AttentionError::type_error(format!(
+            "{place} is not itself a Float32Array or Float64Array (a Proxy?); pass the typed array itself"
+        )));
+    }
+    if reported.as_f64() != Some(real) {
+        return Err(AttentionError::range_error(format!(
+            "{place}.length is {} but {place} holds {} values; pass a typed array whose length is its own",
+            describe(&reported).trim_start_matches("the number "),
+            number_text(real)
+        )));
+    }
+    Ok(real as usize)
 }
 
 /// RangeError naming the first non-finite value by its flat index and its position.

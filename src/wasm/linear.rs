@@ -35,7 +35,9 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
             let (x, w) = (read_matrix(&x, "X")?, read_matrix(&w, "W")?);
             check(x.rows(), x.cols(), w.rows(), w.cols())?;
             let bias = read_bias(&b, w.cols())?;
-            return Ok(write_matrix(&add_bias(x.matmul(&w)?, bias.as_deref())));
+            let product = add_bias(x.matmul(&w)?, bias.as_deref());
+            check_finite_output(product.data().iter().map(|&y| y), product.cols(), "f64 (about 1.8e308)")?;
+            return Ok(write_matrix(&product));
         }
         let x = read_typed_matrix(&x, "X", &[2, 3])?;
         if !is_typed_candidate(&w) {
@@ -69,8 +71,28 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
             }
             _ => unreachable!("the precisions were checked to match"),
         };
+        match &values {
+            TypedValues::F32(out) => check_finite_output(out.iter().map(|&y| f64::from(y)), c_out, "f32 (about 3.4e38)")?,
+            TypedValues::F64(out) => check_finite_output(out.iter().copied(), c_out, "f64 (about 1.8e308)")?,
+        }
         Ok(write_typed(&values, &shape))
     })
+}
+
+/// A RangeError for the first entry of `X·W + b` (row-major, `cols` per row) that overflowed
+/// (or became NaN from ∞ − ∞): the exact value is beyond the largest `limit`.
+fn check_finite_output(values: impl Iterator<Item = f64>, cols: usize, limit: &str) -> Result<()> {
+    match values.enumerate().find(|(_, y)| !y.is_finite()) {
+        None => Ok(()),
+        Some((i, y)) => Err(AttentionError::range_error(format!(
+            "(X·W + b)[{}][{}] overflows to {}: row {} of X · column {} of W (+ b) is too large, beyond the largest {limit}; scale the inputs down",
+            i / cols,
+            i % cols,
+            if y.is_nan() { "Infinity − Infinity" } else if y > 0.0 { "Infinity" } else { "-Infinity" },
+            i / cols,
+            i % cols
+        ))),
+    }
 }
 
 fn check(t: usize, c_in: usize, w_rows: usize, c_out: usize) -> Result<()> {
@@ -88,6 +110,9 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
         return Ok(None);
     }
     let kind = super::convert::float_kind(b); // never throws, unlike `instanceof` on a revoked Proxy
+    if kind == 32 || kind == 64 {
+        super::convert::float_array_length(b, "b")?;
+    }
     let values: Vec<f64> = if kind == 32 {
         b.unchecked_ref::<js_sys::Float32Array>().to_vec().into_iter().map(f64::from).collect()
     } else if kind == 64 {

@@ -40,6 +40,19 @@ function vectorBase(x) {
   return x;
 }
 
+/** A plain `{ data: Float32Array | Float64Array, shape: number[] }` a typed mutator can start from, or a 1×1 one. */
+function typedBase(x) {
+  const plain = x !== null && typeof x === 'object' && !types.isProxy(x) && Object.getPrototypeOf(x) === Object.prototype;
+  const own = (key) => plain && Object.getOwnPropertyDescriptor(x, key);
+  const data = own('data');
+  const shape = own('shape');
+  const ok = data && 'value' in data && !types.isProxy(data.value) && [Float32Array, Float64Array].includes(data.value?.constructor)
+    && !(data.value.buffer instanceof SharedArrayBuffer) && data.value.buffer.byteLength > 0
+    && shape && 'value' in shape && !types.isProxy(shape.value) && Array.isArray(shape.value) && shape.value.length <= 4
+    && Object.values(Object.getOwnPropertyDescriptors(shape.value)).every((desc) => 'value' in desc);
+  return ok ? x : { data: new Float64Array([1]), shape: [1, 1] };
+}
+
 /**
  * Replaces an object argument (options, a layer's config, weights or state), or one of its keys,
  * with something odd or wrong. `keyKinds` says what each key holds.
@@ -86,6 +99,8 @@ function mutate(r, spec, args) {
   if (spec.optionsArg !== undefined) choices.push([4, 'options']);
   if (spec.objects !== undefined) choices.push([5, 'object']);
   if (spec.countArgs) choices.push([3, 'count']);
+  if (spec.typedArgs) choices.push([10, 'typed']);
+  if (spec.vectorArgs) choices.push([3, 'vector']);
   choices.push([1, 'arity']);
   const what = r.weighted(choices);
   const out = args.slice();
@@ -98,6 +113,16 @@ function mutate(r, spec, args) {
       return out;
     }
     out[i] = G.MATRIX_MUTATIONS[r.pick(Object.keys(G.MATRIX_MUTATIONS))](r, matrixBase(args[i]));
+    return out;
+  }
+  if (what === 'typed') {
+    const i = r.pick(spec.typedArgs);
+    out[i] = G.TYPED_MUTATIONS[r.pick(Object.keys(G.TYPED_MUTATIONS))](r, typedBase(args[i]));
+    return out;
+  }
+  if (what === 'vector') {
+    const i = r.pick(spec.vectorArgs);
+    out[i] = G.VECTOR_MUTATIONS[r.pick(Object.keys(G.VECTOR_MUTATIONS))](r, vectorBase(args[i]));
     return out;
   }
   if (what === 'options') return mutateOptions(r, spec, args);

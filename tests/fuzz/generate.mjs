@@ -231,3 +231,94 @@ export const SEED_VALUES = [0, 1, 2 ** 53 - 1, 2 ** 53, -1, 1.5, NaN, Infinity, 
 
 /** Misspelled keys of the layer's config, weights and options. */
 export const LAYER_MISSPELLINGS = ['embed_dim', 'embeddim', 'EmbedDim', 'num_heads', 'numheads', 'heads', 'numberOfHeads', 'biases', 'Bias', 'drop_out', 'Seed', 'need_weights', 'needweights', 'average_weights', 'train', 'W_q', 'b_q', 'bQ', 'W_qkv', 'in_proj', 'out_proj', 'out_proj_weights', 'constructor', ''];
+
+// ---- typed matrices: { data: Float32Array | Float64Array, shape: [T, C] | [B, T, C] } --------
+
+/** `{ data, shape }` of precision `kind` (32 or 64) holding the items of `items` (one T×C matrix, or a batch). */
+export function typed(kind, m, batched = false) {
+  const Ctor = kind === 32 ? Float32Array : Float64Array;
+  const list = batched ? m : [m];
+  const [T, C] = [list[0].length, list[0][0].length];
+  return { data: Ctor.from(list.flat(2)), shape: batched ? [list.length, T, C] : [T, C] };
+}
+
+/** A Float32Array/Float64Array subclass whose own `length` reports `lie` whatever it holds. */
+function lyingArray(data, lie) {
+  const Base = data instanceof Float32Array ? Float32Array : Float64Array;
+  class Lying extends Base {
+    get length() {
+      return lie;
+    }
+  }
+  return Lying.from(data);
+}
+
+/** The same values in a view at an offset into a larger buffer (valid). */
+function offsetView(data) {
+  const Ctor = data.constructor === Float32Array ? Float32Array : Float64Array;
+  const whole = new Ctor(data.length + 3);
+  whole.set(data, 2);
+  return whole.subarray(2, 2 + data.length);
+}
+
+/** The same values in a SharedArrayBuffer (valid). */
+function sharedView(data) {
+  const Ctor = data.constructor === Float32Array ? Float32Array : Float64Array;
+  const view = new Ctor(new SharedArrayBuffer(data.length * Ctor.BYTES_PER_ELEMENT));
+  view.set(data);
+  return view;
+}
+
+/** A view whose buffer was transferred away (length 0). */
+function detachedView(data) {
+  const copy = data.slice();
+  structuredClone(copy.buffer, { transfer: [copy.buffer] });
+  return copy;
+}
+
+export const SHAPE_ENTRY_VALUES = [0, -1, -0, 1.5, 0.5, NaN, Infinity, -Infinity, 2 ** 32, 2 ** 32 - 1, 2 ** 31, 2 ** 53, 1e21, '2', null, undefined, true, 2n, [2], {}];
+
+/** Each returns a new value for a `{ data, shape }` argument `x` (a plain one), which it does not modify. */
+export const TYPED_MUTATIONS = {
+  wrongType: (r) => r.pick(WRONG_TYPES),
+  nestedInArray: (r, x) => [x],
+  dataShorter: (r, x) => ({ ...x, data: x.data.slice(0, -1) }),
+  dataLonger: (r, x) => ({ ...x, data: x.data.constructor.from([...x.data, 1]) }),
+  dataEmpty: (r, x) => ({ ...x, data: new x.data.constructor(0) }),
+  shapeEntry: (r, x) => ({ ...x, shape: x.shape.map((n, i) => (i === r.int(0, x.shape.length - 1) ? r.pick(SHAPE_ENTRY_VALUES) : n)) }),
+  hugeShape: (r, x) => ({ ...x, shape: r.pick([[2 ** 16, 2 ** 16], [2 ** 14, 2 ** 13 + 1], [2 ** 10, 2 ** 10, 2 ** 10], [2 ** 32 - 1, 2 ** 32 - 1], [1, 2 ** 27 + 1], [2, 2 ** 26, 2]]) }),
+  swappedShape: (r, x) => ({ ...x, shape: x.shape.slice().reverse() }),
+  rank: (r, x) => ({ ...x, shape: r.pick([[], [x.data.length], [1, ...x.shape], [...x.shape, 1], [1, 1, 1, x.data.length]]) }),
+  shapeNotArray: (r, x) => ({ ...x, shape: r.pick([x.shape.join(','), { ...x.shape, length: x.shape.length }, Int32Array.from(x.shape), x.data.length, null, undefined]) }),
+  shapeProxy: (r, x) => ({ ...x, shape: forwardingProxy(x.shape.slice()) }),
+  shapeRevoked: (r, x) => ({ ...x, shape: revokedProxy(x.shape.slice()) }),
+  shapeThrowingGetter: (r, x) => ({ ...x, shape: withThrowingGetter(x.shape, r.int(0, x.shape.length - 1)) }),
+  otherKind: (r, x) => ({ ...x, data: r.pick([Int32Array, Uint8Array, Float64Array, Float32Array, BigInt64Array, DataView, Array]).name === 'BigInt64Array' ? BigInt64Array.from(x.data, (v) => BigInt(Math.trunc(v))) : r.pick([Int32Array.from(x.data), Uint8ClampedArray.from(x.data), new DataView(x.data.buffer), Array.from(x.data), x.data.constructor === Float32Array ? Float64Array.from(x.data) : Float32Array.from(x.data)]) }),
+  dataMissing: (r, x) => ({ shape: x.shape }),
+  dataThrowingGetter: (r, x) => Object.defineProperty({ shape: x.shape }, 'data', { get: thrower('data'), enumerable: true }),
+  shapeThrowingProp: (r, x) => Object.defineProperty({ data: x.data }, 'shape', { get: thrower('shape'), enumerable: true }),
+  dataRevoked: (r, x) => ({ ...x, data: revokedProxy(x.data) }),
+  dataProxy: (r, x) => ({ ...x, data: forwardingProxy(x.data) }),
+  dataLengthProxy: (r, x) => ({ ...x, data: new Proxy(x.data, { get: (t, k) => (k === 'length' ? t.length : Reflect.get(t, k)) }) }),
+  dataLying: (r, x) => ({ ...x, data: lyingArray(x.data, r.pick([x.data.length, x.data.length + 1, Math.max(0, x.data.length - 1)])) }),
+  lyingButTruthful: (r, x) => ({ ...x, data: lyingArray(x.data, x.data.length) }),
+  wholeRevoked: (r, x) => revokedProxy(x),
+  wholeProxy: (r, x) => forwardingProxy(x),
+  wholeThrowingProxy: (r, x) => throwingProxy(x, r.pick([undefined, 'data', 'shape'])),
+  inherited: (r, x) => Object.create(x),
+  frozen: (r, x) => Object.freeze({ ...x, shape: Object.freeze(x.shape.slice()) }),
+  nonFinite: (r, x) => {
+    const data = x.data.slice();
+    if (data.length) data[r.int(0, data.length - 1)] = r.pick(NOT_FINITE);
+    return { ...x, data };
+  },
+  oddValue: (r, x) => {
+    const data = x.data.slice();
+    if (data.length) data[r.int(0, data.length - 1)] = r.pick(ODD_FINITE);
+    return { ...x, data };
+  },
+  offsetView: (r, x) => ({ ...x, data: offsetView(x.data) }),
+  shared: (r, x) => ({ ...x, data: sharedView(x.data) }),
+  detached: (r, x) => ({ ...x, data: detachedView(x.data) }),
+  sameData: (r, x) => x,
+};

@@ -119,3 +119,46 @@ test('throwing getters and ownKeys traps do not grow the externref table (a catc
   assert.equal(externrefSlots(), slots);
   ok();
 });
+
+// fuzz3 (typed-input fuzz entries): a Float64Array subclass whose `length` getter reported more
+// than the view held was copied with that length, so the tail of the copy was never written and
+// the call returned an answer computed from uninitialized wasm memory; a shorter report threw the
+// engine's bare "offset is out of bounds"; a Proxy over a Float64Array was read through.
+test('a typed array whose length lies, or a Proxy posing as one, is refused before it is copied', () => {
+  class Longer extends Float64Array {
+    get length() {
+      return 4;
+    }
+  }
+  const longer = { data: new Longer([1, 2]), shape: [2, 2] };
+  assert.throws(() => lab.dotProductAttention(longer, longer, longer), { name: 'RangeError', message: /^Q\.data\.length is 4 but Q\.data holds 2 values/ });
+  class Shorter extends Float32Array {
+    get length() {
+      return 2;
+    }
+  }
+  const fine = { data: new Float32Array([1, 2]), shape: [1, 2] };
+  assert.throws(() => lab.multiHeadAttention(fine, { data: new Shorter(8), shape: [1, 2] }, fine, 1, 2), { name: 'RangeError', message: /^K\.data\.length is 2 but K\.data holds 8 values/ });
+  const proxy = new Proxy(new Float64Array([1, 2, 3, 4]), { get: (t, k) => (k === 'length' ? t.length : Reflect.get(t, k)) });
+  assert.throws(() => lab.linear({ data: proxy, shape: [2, 2] }, { data: new Float64Array(4), shape: [2, 2] }), { name: 'TypeError', message: /^X\.data is not itself a Float32Array or Float64Array/ });
+  assert.throws(() => lab.linear({ data: new Float64Array(2), shape: [1, 2] }, { data: new Float64Array(2), shape: [2, 1] }, new Longer([1])), { name: 'RangeError', message: /^b\.length is 4 but b holds 1 values/ });
+  ok();
+});
+
+// fuzz3: linear returned ±Infinity/NaN when X·W + b left the f64 (or, for Float32Array, the f32)
+// range, and a number[][] W_O with an entry beyond f32's range became Infinity in a Float32Array
+// multiHeadAttention call and NaN in its output.
+test('linear and f32 multiHeadAttention: an overflowing result or W_O is a RangeError, not a silent Infinity or NaN', () => {
+  assert.throws(() => lab.linear([[1e308, 1e308]], [[10], [10]]), { name: 'RangeError', message: /^\(X·W \+ b\)\[0\]\[0\] overflows to Infinity: .*beyond the largest f64/ });
+  assert.throws(() => lab.linear([[1e308, -1e308]], [[10, 1], [10, 1]]), { name: 'RangeError', message: /^\(X·W \+ b\)\[0\]\[0\] overflows to Infinity − Infinity/ });
+  const x = { data: new Float32Array([1e38, 1e38]), shape: [1, 2] };
+  assert.throws(() => lab.linear(x, { data: new Float32Array([10, 10]), shape: [2, 1] }), { name: 'RangeError', message: /beyond the largest f32/ });
+  const one = { data: new Float32Array([1, 1]), shape: [1, 2] };
+  assert.throws(() => lab.linear(one, { data: new Float32Array([1, 1]), shape: [2, 1] }, [1e300]), { name: 'RangeError', message: /^\(X·W \+ b\)\[0\]\[0\] overflows to Infinity/ });
+  const g = { data: new Float32Array([1, 2, 3, 4]), shape: [2, 2] };
+  assert.throws(() => lab.multiHeadAttention(g, g, g, { numberOfHeads: 1, headDimensions: 2, W_O: [[1e300, 0], [0, 1]] }), { name: 'RangeError', message: /^options\.W_O\[0\]\[0\] is 1e\+300, beyond the range of Float32Array/ });
+  // in range the same calls answer
+  assert.deepEqual(Array.from(lab.linear(one, { data: new Float32Array([1, 1]), shape: [2, 1] }, [1]).data), [3]);
+  assert.equal(lab.multiHeadAttention(g, g, g, { numberOfHeads: 1, headDimensions: 2, W_O: [[1, 0], [0, 1]] }).data.every(Number.isFinite), true);
+  ok();
+});

@@ -74,7 +74,7 @@ function readMask(x, name) {
 }
 
 /** An options object: undefined/null → {}, otherwise a non-array, non-function object with only `known` string keys. */
-function readOptions(o, known) {
+export function readOptions(o, known) {
   if (o === undefined || o === null) return undefined;
   if (typeof o !== 'object' || Array.isArray(o)) throw typeError('options is not an object');
   for (const key of Reflect.ownKeys(o)) {
@@ -90,14 +90,14 @@ function readFlag(v, place) {
 }
 
 /** A positive integer no larger than 2^32 − 1. */
-function readCount(v, place) {
+export function readCount(v, place) {
   if (typeof v !== 'number') throw typeError(`${place} is not a number`);
   if (!(v >= 1 && Number.isInteger(v) && v <= 2 ** 32 - 1)) throw rangeError(`${place} is not a positive integer`);
   return v;
 }
 
 /** `{ causal, mask }` from an options object (or undefined). */
-function readMaskOptions(o) {
+export function readMaskOptions(o) {
   if (o === undefined) return { causal: false, mask: undefined };
   const causal = readFlag(o.causal, 'options.causal');
   const raw = o.mask;
