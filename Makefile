@@ -10,7 +10,7 @@ export PATH := $(CURDIR)/tests/node_modules/.bin:$(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-test apt-install build site package serve test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-matmul clean fuzz fuzz-js fuzz-leak fuzz-core
+.PHONY: start test setup-build setup-test apt-install build site package test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-matmul clean fuzz fuzz-js fuzz-leak fuzz-core
 
 ## ---- installs -------------------------------------------------------------
 
