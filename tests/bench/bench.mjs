@@ -15,6 +15,7 @@ import { tmpdir, cpus } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as plain from './plain.mjs';
+import { seeded as seededValues } from '../js/support/mulberry32.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -25,20 +26,8 @@ const smoke = process.argv.includes('--smoke');
 
 // ---- inputs -------------------------------------------------------------------------------
 
-/** mulberry32, the generator tests/bench/native.rs uses too: `len` values in [-1, 1) times `scale`, as f32. */
-function seeded(len, seed, scale = 1) {
-  const out = new Float32Array(len);
-  let state = seed >>> 0;
-  for (let i = 0; i < len; i++) {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let z = state;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    z = (z ^ (z >>> 14)) >>> 0;
-    out[i] = Math.fround((z >>> 8) / 16777216 * 2 - 1) * scale;
-  }
-  return out;
-}
+/** mulberry32 (tests/js/support/mulberry32.mjs; tests/bench/native.rs has the same): `len` values in [-1, 1) times `scale`, as f32. */
+const seeded = (len, seed, scale = 1) => seededValues(len, seed, { scale, Array: Float32Array });
 
 const FULL_CASES = [
   { name: 'challenge', label: '2×2, h=2 (the challenge)', t: 2, c: 2, h: 2 },

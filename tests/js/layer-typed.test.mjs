@@ -4,23 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import lab, { wasmMemoryBytes } from './support/lab.mjs';
+import { seeded } from './support/mulberry32.mjs';
 
 const { MultiHeadAttention } = lab;
-
-/** mulberry32 values in [-1, 1). */
-function seeded(len, seed) {
-  const out = new Float64Array(len);
-  let state = seed >>> 0;
-  for (let i = 0; i < len; i++) {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let z = state;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    z = (z ^ (z >>> 14)) >>> 0;
-    out[i] = Math.fround((z >>> 8) / 16777216 * 2 - 1); // f32-exact, so both precisions see the same inputs
-  }
-  return out;
-}
 
 const rows = (flat, t, c) => Array.from({ length: t }, (_, i) => Array.from(flat.subarray(i * c, (i + 1) * c)));
 const batchRows = (flat, b, t, c) => Array.from({ length: b }, (_, i) => rows(flat.subarray(i * t * c, (i + 1) * t * c), t, c));
