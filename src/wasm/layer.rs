@@ -235,7 +235,7 @@ impl JsMultiHeadAttention {
             let w_o = required_matrix(&o, "W_O", "weights")?;
             let (b_qkv, b_o) = (o.vector("b_QKV")?, o.vector("b_O")?);
             let number_of_heads = o.count("numHeads")?;
-            let (dropout, seed) = (read_probability(&o.raw("dropout")?, "weights.dropout")?, read_seed(&o.raw("seed")?, "weights.seed")?);
+            let (dropout, seed) = dropout_and_seed(&o, "weights")?;
             let inner = layer::MultiHeadAttention::from_fused_qkv(&w_qkv, b_qkv.as_deref(), &w_o, b_o.as_deref(), number_of_heads, dropout, seed)?;
             Ok(Self { inner, created_by: "MultiHeadAttention.fromFusedQKV" })
         })
@@ -252,7 +252,7 @@ impl JsMultiHeadAttention {
             let in_proj_bias = o.vector("in_proj_bias")?;
             let out_proj_bias = either(o.vector("out_proj_bias")?, o.vector("out_proj.bias")?, "out_proj_bias", "out_proj.bias")?;
             let number_of_heads = o.count("numHeads")?;
-            let (dropout, seed) = (read_probability(&o.raw("dropout")?, "state.dropout")?, read_seed(&o.raw("seed")?, "state.seed")?);
+            let (dropout, seed) = dropout_and_seed(&o, "state")?;
             let inner = layer::MultiHeadAttention::from_pytorch(
                 &in_proj_weight,
                 in_proj_bias.as_deref(),
@@ -550,6 +550,11 @@ fn required_object(value: &JsValue, name: &str, keys: &[&str], expected: &str) -
         return Err(AttentionError::type_error(format!("{name} is missing; expected {expected}")));
     }
     Options::read(value, name, keys)
+}
+
+/// The optional `dropout` (default 0) and `seed` (default 0) of an options object called `name`.
+fn dropout_and_seed(o: &Options, name: &str) -> Result<(f64, u64)> {
+    Ok((read_probability(&o.raw("dropout")?, &format!("{name}.dropout"))?, read_seed(&o.raw("seed")?, &format!("{name}.seed"))?))
 }
 
 /// A `number[][]` property that must be present.
