@@ -7,8 +7,6 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
 use crate::error::{AttentionError, Result};
 use crate::limits::{check_working_set, count_values};
 use crate::mask::{BoolMatrix, Mask};
@@ -17,7 +15,7 @@ use crate::multi_head::{check_multi_head, run, MultiHeadOptions};
 use crate::softmax::stable_softmax;
 
 /// A primitive operation of the spec.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Slice,
     Transpose,
@@ -29,9 +27,23 @@ pub enum Op {
     Add,
 }
 
+impl Op {
+    /// The op's name as the trace reports it (`"Slice"`, `"MatMul"`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Slice => "Slice",
+            Op::Transpose => "Transpose",
+            Op::MatMul => "MatMul",
+            Op::Mul => "Mul",
+            Op::StableSoftmax => "StableSoftmax",
+            Op::Concat => "Concat",
+            Op::Add => "Add",
+        }
+    }
+}
+
 /// One intermediate: what produced it, from what, and its values.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Step {
     pub op: Op,
     /// The name later steps refer to it by.
@@ -39,20 +51,16 @@ pub struct Step {
     /// Names of the operands, in order.
     pub inputs: Vec<String>,
     /// The head this step belongs to, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub head: Option<usize>,
     /// `[rows, cols]`.
     pub shape: [usize; 2],
     /// The values, row by row.
     pub values: Vec<Vec<f64>>,
     /// Slice: the half-open column range `[start, end)`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub columns: Option<[usize; 2]>,
     /// Mul: the scalar factor.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scalar: Option<f64>,
     /// StableSoftmax: which (query, key) pairs were allowed, when anything was masked.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed: Option<Vec<Vec<bool>>>,
 }
 
@@ -112,7 +120,7 @@ impl Recorder {
 }
 
 /// The output and every step that led to it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Trace {
     pub output: Vec<Vec<f64>>,
     pub steps: Vec<Step>,

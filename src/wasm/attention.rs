@@ -7,8 +7,8 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{
-    describe, is_typed_candidate, number_text, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_typed, Options,
-    TypedMatrix, TypedValues,
+    describe, is_typed_candidate, number_text, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_trace, write_typed,
+    Options, TypedMatrix, TypedValues,
 };
 use crate::attention::{self, check_attention_shapes};
 use crate::attention_f32::{dot_product_attention_f32, multi_head_attention_f32};
@@ -249,8 +249,7 @@ pub fn trace_multi_head_attention(q: JsValue, k: JsValue, v: JsValue, options: J
         };
         let options = read_multi_head_options(&options, &JsValue::UNDEFINED)?;
         let trace = trace::trace_multi_head_attention(&q, &k, &v, &options)?;
-        serde_wasm_bindgen::to_value(&trace)
-            .map_err(|e| AttentionError::State(format!("the trace could not be converted: {e}")))
+        write_trace(&trace)
     })
 }
 

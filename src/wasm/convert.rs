@@ -11,6 +11,7 @@ use wasm_bindgen::JsCast;
 use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::{checked_len, Matrix};
+use crate::trace::{Step, Trace};
 
 #[wasm_bindgen]
 extern "C" {
@@ -427,6 +428,45 @@ pub fn read_bool_matrix(value: &JsValue, name: &str) -> Result<BoolMatrix> {
 /// A matrix as a fresh JS `number[][]`.
 pub fn write_matrix(m: &Matrix) -> JsValue {
     write_number_rows(m.data(), m.cols().max(1) as u32)
+}
+
+/// Rows of numbers (a trace's values) as a fresh JS `number[][]`.
+fn write_rows(rows: &[Vec<f64>]) -> JsValue {
+    let cols = rows.first().map_or(1, Vec::len).max(1);
+    write_number_rows(&rows.concat(), cols as u32)
+}
+
+/// One step as `{ op, name, inputs, head?, shape, values, columns?, scalar?, allowed? }` (absent
+/// fields are left out, not set to undefined).
+fn write_step(step: &Step) -> Result<JsValue> {
+    let pair = |[a, b]: [usize; 2]| -> JsValue { Array::of2(&JsValue::from(a as u32), &JsValue::from(b as u32)).into() };
+    let mut entries = vec![
+        ("op", JsValue::from_str(step.op.name())),
+        ("name", JsValue::from_str(&step.name)),
+        ("inputs", step.inputs.iter().map(|s| JsValue::from_str(s)).collect::<Array>().into()),
+    ];
+    if let Some(head) = step.head {
+        entries.push(("head", JsValue::from(head as u32)));
+    }
+    entries.push(("shape", pair(step.shape)));
+    entries.push(("values", write_rows(&step.values)));
+    if let Some(columns) = step.columns {
+        entries.push(("columns", pair(columns)));
+    }
+    if let Some(scalar) = step.scalar {
+        entries.push(("scalar", JsValue::from(scalar)));
+    }
+    if let Some(allowed) = &step.allowed {
+        let rows: Array = allowed.iter().map(|row| row.iter().map(|&b| JsValue::from(b)).collect::<Array>()).collect();
+        entries.push(("allowed", rows.into()));
+    }
+    write_object(&entries)
+}
+
+/// A trace as `{ output: number[][], steps: Step[] }`.
+pub fn write_trace(trace: &Trace) -> Result<JsValue> {
+    let steps = trace.steps.iter().map(write_step).collect::<Result<Array>>()?;
+    write_object(&[("output", write_rows(&trace.output)), ("steps", steps.into())])
 }
 
 /// An options object, read key by key. `undefined` and `null` mean "no options".

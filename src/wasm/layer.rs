@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{
     describe, is_typed_candidate, js_result, read_batch, read_probability, read_seed, read_typed_matrix, write_batch, write_matrix, write_object,
-    write_typed, write_vector, Options, TypedMatrix, TypedValues,
+    write_trace, write_typed, write_vector, Options, TypedMatrix, TypedValues,
 };
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, BatchF32, Biases, ForwardOptions, LayerConfig, Weights};
@@ -380,7 +380,7 @@ impl JsMultiHeadAttention {
             let value = read_default(&value, "value", &key, false, "key")?;
             let mask = Options::read(&options, "options", TRACE_KEYS)?.mask()?;
             let trace = self.inner.trace(&query[0], &key[0], &value[0], &mask)?;
-            serde_wasm_bindgen::to_value(&trace).map_err(|e| AttentionError::State(format!("the trace could not be converted: {e}")))
+            write_trace(&trace)
         })
     }
 

@@ -18,3 +18,9 @@ use wasm_bindgen::prelude::*;
 pub fn start() {
     console_error_panic_hook::set_once();
 }
+
+/// The allocator: Talc instead of Rust's default dlmalloc, 6.7 KB smaller in the release .wasm (3.2 KB
+/// gzipped) with the same speed on the benchmark's sizes (README "Size").
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
