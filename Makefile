@@ -35,6 +35,7 @@ WASM_PACK := wasm-pack --log-level warn
 
 # The Node and web builds (the site serves a copy of the web build from www/pkg).
 build: setup-build tests/node_modules
+	rm -rf target/pkg-node/snippets target/pkg-web/snippets # wasm-pack leaves a removed snippet behind
 	$(WASM_PACK) build --release --target nodejs --out-dir target/pkg-node --out-name attention_lab
 	$(WASM_PACK) build --release --target web --out-dir target/pkg-web --out-name attention_lab
 	rm -rf www/pkg && mkdir -p www/pkg && cp -r target/pkg-web/attention_lab* target/pkg-web/snippets www/pkg/
@@ -42,6 +43,7 @@ build: setup-build tests/node_modules
 # The npm package in pkg/: one wasm-pack build per runtime, assembled with pkg.json as the manifest
 # (tests/package/assemble.mjs says what goes where and fails when pkg.json's version is not Cargo.toml's).
 package: build
+	rm -rf target/pkg-bundler/snippets
 	$(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler --out-name attention_lab
 	node tests/package/assemble.mjs
 

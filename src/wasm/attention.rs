@@ -137,8 +137,8 @@ export function traceMultiHeadAttention(Q: number[][], K: number[][], V: number[
 export function traceMultiHeadAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, options: MultiHeadAttentionOptions): AttentionTrace;
 "#;
 
-const ATTENTION_KEYS: &[&str] = &["causal", "mask"];
-const MULTI_HEAD_KEYS: &[&str] = &["numberOfHeads", "headDimensions", "W_O", "causal", "mask"];
+const ATTENTION_KEYS: &str = "causal, mask";
+const MULTI_HEAD_KEYS: &str = "numberOfHeads, headDimensions, W_O, causal, mask";
 
 /// Scaled dot-product attention `softmax(Q·Kᵀ/√d_k)·V` (see the TypeScript declaration).
 #[wasm_bindgen(js_name = dotProductAttention, skip_typescript)]
@@ -147,7 +147,7 @@ pub fn dot_product_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValu
         let mask = if call.causal { Mask::causal() } else { Mask::none() };
         return js_result(|| Ok(write_matrix(&attention::dot_product_attention(&call.q, &call.k, &call.v, &mask)?)));
     }
-    js_result(|| match read_qkv(&q, &k, &v, &[2, 3])? {
+    js_result(|| match read_qkv(&q, &k, &v, true)? {
         Qkv::Nested(q, k, v) => {
             let mask = Options::read(&options, "options", ATTENTION_KEYS)?.mask()?;
             Ok(write_matrix(&attention::dot_product_attention(&q, &k, &v, &mask)?))
@@ -195,7 +195,7 @@ pub fn multi_head_attention(
         let options = MultiHeadOptions { split: HeadSplit { number_of_heads, head_dimensions }, w_o: None, mask };
         return js_result(|| Ok(write_matrix(&multi_head::multi_head_attention(&call.q, &call.k, &call.v, &options)?)));
     }
-    js_result(|| match read_qkv(&q, &k, &v, &[2, 3])? {
+    js_result(|| match read_qkv(&q, &k, &v, true)? {
         Qkv::Nested(q, k, v) => {
             let options = read_multi_head_options(&options, &head_dimensions)?;
             Ok(write_matrix(&multi_head::multi_head_attention(&q, &k, &v, &options)?))
@@ -232,7 +232,7 @@ pub fn multi_head_attention(
 #[wasm_bindgen(js_name = traceMultiHeadAttention, skip_typescript)]
 pub fn trace_multi_head_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        let (q, k, v) = match read_qkv(&q, &k, &v, &[2])? {
+        let (q, k, v) = match read_qkv(&q, &k, &v, false)? {
             Qkv::Nested(q, k, v) => (q, k, v),
             Qkv::Typed(q, k, v) => {
                 let f64_matrix = |m: TypedMatrix| -> Result<Matrix> {
@@ -261,8 +261,8 @@ enum Qkv {
 }
 
 /// Reads Q, K and V. An array (or anything that is not an object) as Q means the `number[][]`
-/// path, read exactly as before; an object means `{ data, shape }` with a shape of a length in `ranks`.
-fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, ranks: &[usize]) -> Result<Qkv> {
+/// path, read exactly as before; an object means `{ data, shape }` with shape `[T, C]`, or also `[B, T, C]` when `batches`.
+fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, batches: bool) -> Result<Qkv> {
     if !is_typed_candidate(q) {
         let q = read_matrix(q, "Q")?;
         let nested = |value: &JsValue, name: &str| -> Result<Matrix> {
@@ -277,7 +277,7 @@ fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, ranks: &[usize]) -> Result<Qk
         let v = nested(v, "V")?;
         return Ok(Qkv::Nested(q, k, v));
     }
-    let q = read_typed_matrix(q, "Q", ranks)?;
+    let q = read_typed_matrix(q, "Q", batches)?;
     let typed = |value: &JsValue, name: &str| -> Result<TypedMatrix> {
         if !is_typed_candidate(value) {
             return Err(AttentionError::type_error(format!(
@@ -287,7 +287,7 @@ fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, ranks: &[usize]) -> Result<Qk
                 q.shape_text()
             )));
         }
-        let m = read_typed_matrix(value, name, ranks)?;
+        let m = read_typed_matrix(value, name, batches)?;
         if m.array_name() != q.array_name() {
             return Err(AttentionError::type_error(format!(
                 "{name}.data is a {} but Q.data is a {}; pass Q, K and V in the same precision",
@@ -335,7 +335,7 @@ fn read_w_o<F: Real>(options: &Options, precision: &str) -> Result<Option<Matrix
         }
         return Ok(Some(cast));
     }
-    let typed = read_typed_matrix(&raw, "options.W_O", &[2])?;
+    let typed = read_typed_matrix(&raw, "options.W_O", false)?;
     if typed.array_name() != precision {
         return Err(AttentionError::type_error(format!(
             "options.W_O.data is a {} but Q.data is a {precision}; pass W_O in Q's precision (or as number[][])",

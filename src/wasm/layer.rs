@@ -177,22 +177,12 @@ export interface MultiHeadAttention {
 }
 "#;
 
-const CONFIG_KEYS: &[&str] = &["embedDim", "numHeads", "bias", "dropout", "seed"];
-const WEIGHT_KEYS: &[&str] = &["W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"];
-const FUSED_KEYS: &[&str] = &["W_QKV", "b_QKV", "W_O", "b_O", "numHeads", "dropout", "seed"];
-const PYTORCH_KEYS: &[&str] = &[
-    "in_proj_weight",
-    "in_proj_bias",
-    "out_proj_weight",
-    "out_proj_bias",
-    "out_proj.weight",
-    "out_proj.bias",
-    "numHeads",
-    "dropout",
-    "seed",
-];
-const FORWARD_KEYS: &[&str] = &["mask", "causal", "needWeights", "averageWeights", "training"];
-const TRACE_KEYS: &[&str] = &["mask", "causal"];
+const CONFIG_KEYS: &str = "embedDim, numHeads, bias, dropout, seed";
+const WEIGHT_KEYS: &str = "W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O";
+const FUSED_KEYS: &str = "W_QKV, b_QKV, W_O, b_O, numHeads, dropout, seed";
+const PYTORCH_KEYS: &str = "in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, out_proj.weight, out_proj.bias, numHeads, dropout, seed";
+const FORWARD_KEYS: &str = "mask, causal, needWeights, averageWeights, training";
+const TRACE_KEYS: &str = "mask, causal";
 
 /// Multi-head attention with learned Q/K/V/output projections, biases, masks,
 /// cross-attention, batches, dropout and a backward pass.
@@ -415,7 +405,7 @@ impl JsMultiHeadAttention {
     /// runs the f64 forward (the same bits as number[][]), Float32Array the f32 one.
     fn forward_typed(&mut self, query: &JsValue, key: &JsValue, value: &JsValue, options: &JsValue) -> Result<JsValue> {
         let c = self.inner.embed_dim();
-        let query = read_typed_matrix(query, "query", &[2, 3])?;
+        let query = read_typed_matrix(query, "query", true)?;
         check_typed_width(&query, "query", c)?;
         let key = read_typed_default(key, "key", &query, c)?;
         let value = read_typed_default(value, "value", key.as_ref().unwrap_or(&query), c)?;
@@ -457,7 +447,7 @@ impl JsMultiHeadAttention {
     /// `backward` on `{ data: Float64Array, shape }`; the gradients come back as Float64Array.
     fn backward_typed(&mut self, grad_output: &JsValue) -> Result<JsValue> {
         let c = self.inner.embed_dim();
-        let grad = read_typed_matrix(grad_output, "gradOutput", &[2, 3])?;
+        let grad = read_typed_matrix(grad_output, "gradOutput", true)?;
         let TypedValues::F64(values) = &grad.values else {
             if self.inner.last_forward_f32() {
                 // the layer's own message: a Float32Array forward cannot be differentiated
@@ -511,7 +501,7 @@ fn read_typed_default(value: &JsValue, name: &str, default: &TypedMatrix, c: usi
             default.shape_text()
         )));
     }
-    let m = read_typed_matrix(value, name, &[2, 3])?;
+    let m = read_typed_matrix(value, name, true)?;
     if m.array_name() != default.array_name() {
         return Err(AttentionError::type_error(format!(
             "{name}.data is a {} but query.data is a {}; pass query, key and value in the same precision",
@@ -545,7 +535,7 @@ fn write_weights(weights: &Weights) -> Result<JsValue> {
 }
 
 /// An options-like object that must be present.
-fn required_object(value: &JsValue, name: &str, keys: &[&str], expected: &str) -> Result<Options> {
+fn required_object(value: &JsValue, name: &str, keys: &str, expected: &str) -> Result<Options> {
     if value.is_undefined() || value.is_null() {
         return Err(AttentionError::type_error(format!("{name} is missing; expected {expected}")));
     }

@@ -6,7 +6,7 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{describe, number_text, is_typed_candidate, js_result, read_matrix, read_typed_matrix, write_matrix, write_typed, TypedValues};
+use super::convert::{describe, number_text, is_typed_candidate, js_result, read_matrix, read_typed_matrix, read_vector, write_matrix, write_typed, TypedValues};
 use crate::error::{AttentionError, Result};
 use crate::kernels::{linear_f32, PackedPanels};
 use crate::matrix::Matrix;
@@ -39,11 +39,11 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
             check_finite_output(product.data().iter().map(|&y| y), product.cols(), "f64 (about 1.8e308)")?;
             return Ok(write_matrix(&product));
         }
-        let x = read_typed_matrix(&x, "X", &[2, 3])?;
+        let x = read_typed_matrix(&x, "X", true)?;
         if !is_typed_candidate(&w) {
             return Err(AttentionError::type_error(format!("W is {} but X is a typed matrix; pass X and W in the same form", describe(&w))));
         }
-        let w = read_typed_matrix(&w, "W", &[2])?;
+        let w = read_typed_matrix(&w, "W", false)?;
         if w.array_name() != x.array_name() {
             return Err(AttentionError::type_error(format!(
                 "W.data is a {} but X.data is a {}; pass X and W in the same precision",
@@ -118,8 +118,7 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
     } else if kind == 64 {
         b.unchecked_ref::<js_sys::Float64Array>().to_vec()
     } else if super::convert::is_array(b, "b")? {
-        let row = js_sys::Array::of1(b);
-        read_matrix(&row, "b").map_err(|e| rename_b(e))?.into_data()
+        read_vector(b, "b")?
     } else {
         return Err(AttentionError::type_error(format!(
             "b is {}; expected number[], Float32Array or Float64Array with {out} entries",
@@ -133,16 +132,6 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
         return Err(AttentionError::range_error(format!("b has {} entries but W has {out} columns", values.len())));
     }
     Ok(Some(values))
-}
-
-/// Messages from reading `[b]` as a matrix name `b[0][j]`; say `b[j]`.
-fn rename_b(error: AttentionError) -> AttentionError {
-    let fix = |m: &str| m.replace("b[0][", "b[").replace("b[0] ", "b ");
-    match error {
-        AttentionError::Type(m) => AttentionError::Type(fix(&m)),
-        AttentionError::Range(m) => AttentionError::Range(fix(&m)),
-        AttentionError::State(m) => AttentionError::State(m),
-    }
 }
 
 fn add_bias(mut product: Matrix, bias: Option<&[f64]>) -> Matrix {

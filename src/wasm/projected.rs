@@ -45,7 +45,7 @@ export interface ProjectedSelfAttentionOptions extends AttentionOptions {
 export function projectedSelfAttention(X: number[][], options: ProjectedSelfAttentionOptions): number[][];
 "#;
 
-const PROJECTED_KEYS: &[&str] = &["numberOfHeads", "headDimensions", "W_Q", "W_K", "W_V", "W_O", "causal", "mask"];
+const PROJECTED_KEYS: &str = "numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O, causal, mask";
 
 /// Self-attention of X with the projections W_Q, W_K, W_V and W_O (see the TypeScript declaration).
 #[wasm_bindgen(js_name = projectedSelfAttention, skip_typescript)]

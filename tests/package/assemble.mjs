@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const OUT = join(ROOT, 'pkg');
 const NAME = 'attention_lab'; // wasm-pack --out-name
-// wasm-bindgen's folder for `inline_js` (the number[][] fast path in src/wasm/convert.rs): one ES module,
+// wasm-bindgen's folder for JS snippets (the readers in src/wasm/convert.js): one ES module,
 // imported by web.js and bundler.js and require()d by node.cjs (Node ≥ 20.19 loads ES modules from
 // require, hence `engines` in pkg.json). The three builds emit it byte-identical; the package ships it once.
 const SNIPPETS = 'snippets';

@@ -23,10 +23,10 @@ const EXPECTED_FILES = [
 test('npm pack lists exactly the expected files', () => {
   const [report] = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { cwd: PKG }));
   const paths = report.files.map((f) => f.path).sort();
-  // wasm-bindgen names the inline_js folder after the crate and a hash of it
+  // wasm-bindgen names the snippet folder after the crate and a hash of it
   const snippets = paths.filter((p) => p.startsWith('snippets/'));
-  assert.ok(snippets.length >= 1, 'the inline_js snippets (src/wasm/convert.rs) are packed');
-  for (const path of snippets) assert.match(path, /^snippets\/attention-lab-[0-9a-f]{16}\/inline\d+\.js$/);
+  assert.equal(snippets.length, 1, 'the readers (src/wasm/convert.js) are packed as the one snippet');
+  for (const path of snippets) assert.match(path, /^snippets\/attention-lab-[0-9a-f]{16}\/src\/wasm\/convert\.js$/);
   assert.deepEqual(paths.filter((p) => !p.startsWith('snippets/')), EXPECTED_FILES);
   assert.equal(report.name, 'attention-lab');
 });

@@ -1,0 +1,491 @@
+// The JavaScript half of convert.rs: everything that walks a caller's JS values.
+//
+// These functions read arguments (arrays, options objects, typed matrices), check them, and
+// hand Rust plain data: a Float64Array or Uint8Array of values, with the shape written into a
+// small Uint32Array view of wasm memory. A bad argument never throws into wasm: the reader
+// records a Refusal (TypeError or RangeError, and the message naming the argument, the place and
+// what was expected) and returns FAILED; Rust takes it with takeRefusal() and raises the error
+// from its one place of error conversion (convert.rs, to_js_error).
+//
+// Every property is read with Reflect.get inside try/catch, so a throwing getter, a Proxy trap or
+// a revoked Proxy becomes a TypeError naming the place rather than an exception inside wasm.
+
+const FAILED = Symbol('attention-lab: refused');
+
+/** A refusal: `range` picks RangeError over TypeError. */
+class Refusal {
+  constructor(range, message) {
+    this.range = range;
+    this.message = message;
+  }
+}
+
+const typeError = (message) => new Refusal(false, message);
+const rangeError = (message) => new Refusal(true, message);
+
+let refusal; // the last refusal, until Rust takes it
+
+/** Runs `read`; a Refusal (or, should one slip through, any other exception) becomes FAILED. */
+function guarded(read) {
+  return function (...args) {
+    try {
+      return read(...args);
+    } catch (e) {
+      let known = false;
+      try { known = e instanceof Refusal; } catch (_) { /* a revoked Proxy was thrown */ }
+      refusal = known ? e : typeError(`an argument could not be read (reading it threw: ${whatThrew(e)})`);
+      return FAILED;
+    }
+  };
+}
+
+export function isFailed(value) { return value === FAILED; }
+/** `[range, message]` of the last refusal. */
+export function refusalIsRange() { return refusal !== undefined && refusal.range; }
+export function takeRefusal() {
+  const message = refusal === undefined ? 'an argument was refused' : refusal.message;
+  refusal = undefined;
+  return message;
+}
+
+// ---- describing values ------------------------------------------------------------------------
+
+/** A value's kind for messages: "undefined", "NaN", "the number 3", "a string", "an array", … */
+export function describe(x) {
+  if (x === undefined) return 'undefined';
+  if (x === null) return 'null';
+  if (typeof x === 'number') return Number.isNaN(x) ? 'NaN' : `the number ${x}`;
+  if (typeof x === 'string') return 'a string';
+  if (typeof x === 'boolean') return 'a boolean';
+  let array;
+  try { array = Array.isArray(x); } catch (_) { return 'a revoked Proxy'; }
+  if (array) return 'an array';
+  if (typeof x === 'function') return 'a function';
+  if (typeof x === 'bigint') return 'a bigint';
+  if (typeof x === 'symbol') return 'a symbol';
+  return 'an object';
+}
+
+/** `describe` without "the number " (a RangeError already says what kind was expected). */
+const bare = (x) => (typeof x === 'number' ? String(x) : describe(x));
+
+/** What a thrown value says: an Error's message, or its description. */
+function whatThrew(e) {
+  try {
+    if (e instanceof Error) {
+      const m = Reflect.get(e, 'message');
+      if (typeof m === 'string') return m;
+    }
+  } catch (_) { /* fall through */ }
+  return describe(e);
+}
+
+// ---- reading defensively ------------------------------------------------------------------------
+
+/** `target[key]`; a throwing getter or trap is a TypeError naming `place` (a string or a function giving it). */
+function get(target, key, place) {
+  try {
+    return Reflect.get(target, key);
+  } catch (e) {
+    throw typeError(`${named(place)} could not be read (reading it threw: ${whatThrew(e)})`);
+  }
+}
+
+const named = (place) => (typeof place === 'function' ? place() : place);
+
+/** `Array.isArray(value)`; a revoked Proxy is a TypeError naming `place`. */
+function isArray(value, place) {
+  try {
+    return Array.isArray(value);
+  } catch (_) {
+    throw typeError(`${named(place)} could not be read (it is a revoked Proxy)`);
+  }
+}
+
+/** An array's `length`, checked to be one. */
+function arrayLength(array, place) {
+  const length = get(array, 'length', () => `${named(place)}.length`);
+  if (typeof length === 'number' && length >= 0 && Number.isInteger(length) && length <= 4294967295) return length;
+  throw typeError(`${named(place)}.length is ${describe(length)}; expected an array length`);
+}
+
+/** rows·cols, or a RangeError when one matrix may not hold that many values. */
+function checkedLength(rows, cols, name, maxElements) {
+  const n = rows * cols;
+  if (n > maxElements) throw rangeError(`${name} would be ${rows}×${cols}, more than the ${maxElements} elements one matrix may hold`);
+  return n;
+}
+
+/** A finite number: not a number is a TypeError, NaN or ±Infinity a RangeError. */
+function finite(x, place) {
+  if (typeof x === 'number') {
+    if (Number.isFinite(x)) return x;
+    throw rangeError(`${named(place)} is ${x}; expected a finite number`);
+  }
+  throw typeError(`${named(place)} is ${describe(x)}; expected a number`);
+}
+
+function boolean(x, place) {
+  if (typeof x === 'boolean') return x;
+  throw typeError(`${named(place)} is ${describe(x)}; expected true or false`);
+}
+
+/** A positive integer up to 2^32 − 1: not a number is a TypeError, anything else wrong a RangeError. */
+function count(x, place) {
+  if (typeof x !== 'number') throw typeError(`${named(place)} is ${describe(x)}; expected a positive integer`);
+  if (!(x >= 1 && Number.isInteger(x) && x <= 4294967295)) throw rangeError(`${named(place)} is ${bare(x)}; expected a positive integer`);
+  return x;
+}
+
+// ---- matrices -------------------------------------------------------------------------------
+
+/**
+ * The common case in one pass: a plain array of equal-length arrays of finite numbers, at most
+ * 2^22 values, copied with ordinary indexing. Anything else (a hole, a non-number, a ragged row, a
+ * getter or trap that throws, …) gives undefined, and `readTable` reads the value again, carefully.
+ */
+function fastNumberRows(value, shape) {
+  try {
+    if (!Array.isArray(value)) return undefined;
+    const rows = value.length;
+    const first = value[0];
+    if (rows === 0 || !Array.isArray(first)) return undefined;
+    const cols = first.length;
+    if (cols === 0 || rows * cols > 4194304) return undefined;
+    const out = new Float64Array(rows * cols);
+    for (let i = 0; i < rows; i++) {
+      const row = value[i];
+      if (!Array.isArray(row) || row.length !== cols) return undefined;
+      for (let j = 0; j < cols; j++) {
+        const x = row[j];
+        if (typeof x !== 'number' || !Number.isFinite(x)) return undefined;
+        out[i * cols + j] = x;
+      }
+    }
+    shape[0] = rows;
+    shape[1] = cols;
+    return out;
+  } catch (_) {
+    return undefined;
+  }
+}
+
+/**
+ * A rectangular table read entry by entry with `cell`, into `Kind` (Float64Array or Uint8Array),
+ * growing as entries are read, so a huge declared length costs nothing until it is filled.
+ */
+function readTable(value, name, expected, maxElements, shape, Kind, cell) {
+  if (!isArray(value, name)) throw typeError(`${name} is ${describe(value)}; expected an array of rows (${expected})`);
+  const rows = arrayLength(value, name);
+  if (rows === 0) throw rangeError(`${name} is empty; expected at least one row`);
+  let cols = 0;
+  let data = new Kind(0);
+  let used = 0;
+  for (let i = 0; i < rows; i++) {
+    const place = () => `${name}[${i}]`;
+    const row = get(value, i, place);
+    let rowIsArray;
+    try { rowIsArray = Array.isArray(row); } catch (_) { throw typeError(`${place()} could not be read (it is a revoked Proxy)`); }
+    if (!rowIsArray) throw typeError(`${place()} is ${describe(row)}; expected a row array (${expected})`);
+    const len = arrayLength(row, place);
+    if (i === 0) {
+      if (len === 0) throw rangeError(`${name}[0] is empty; expected at least one column`);
+      cols = len;
+      // a declared size is only a claim (a sparse `new Array(2**27)` costs nothing): refuse the
+      // impossible ones, and let memory follow the entries actually read
+      checkedLength(rows, cols, name, maxElements);
+    } else if (len !== cols) {
+      throw rangeError(`${name}[${i}] has ${len} entries but ${name}[0] has ${cols}: every row must be the same length`);
+    }
+    for (let j = 0; j < len; j++) {
+      const here = () => `${name}[${i}][${j}]`;
+      const x = cell(get(row, j, here), here);
+      if (used === data.length) {
+        try {
+          const grown = new Kind(Math.min(rows * cols, Math.max(64, 2 * used)));
+          grown.set(data);
+          data = grown;
+        } catch (_) {
+          throw rangeError(`${name} is ${rows}×${cols}, too large to hold in memory`);
+        }
+      }
+      data[used++] = x;
+    }
+  }
+  shape[0] = rows;
+  shape[1] = cols;
+  return data;
+}
+
+/** A `number[][]` as a Float64Array of its values, row by row, with `shape` = [rows, cols]. */
+export const readMatrix = guarded((value, name, maxElements, shape) =>
+  fastNumberRows(value, shape) ?? readTable(value, name, 'number[][]', maxElements, shape, Float64Array, finite));
+
+/** A `boolean[][]` as a Uint8Array of 0/1, row by row, with `shape` = [rows, cols]. */
+export const readBoolMatrix = guarded((value, name, maxElements, shape) =>
+  readTable(value, name, 'boolean[][]', maxElements, shape, Uint8Array, boolean));
+
+/** A `number[]` (a bias) as a Float64Array. */
+export const readVector = guarded((value, name, maxElements) => {
+  if (!isArray(value, name)) throw typeError(`${name} is ${describe(value)}; expected an array of numbers (number[])`);
+  const len = arrayLength(value, name);
+  if (len === 0) throw rangeError(`${name} is empty; expected at least one number`);
+  checkedLength(1, len, name, maxElements);
+  const out = new Float64Array(len);
+  for (let i = 0; i < len; i++) {
+    const place = () => `${name}[${i}]`;
+    out[i] = finite(get(value, i, place), place);
+  }
+  return out;
+});
+
+export const readCount = guarded((value, place) => count(value, place));
+export const checkIsArray = guarded((value, place) => isArray(value, place));
+export const getProperty = guarded((target, key, place) => get(target, key, place));
+export const readArrayLength = guarded((array, place) => arrayLength(array, place));
+
+/** An optional seed: an integer number 0 … 2^53 − 1 or a bigint 0 … 2^64 − 1, as a bigint (default 0). */
+export const readSeed = guarded((value, place) => {
+  if (value === undefined) return 0n;
+  if (typeof value === 'bigint') {
+    if (value >= 0n && value <= 18446744073709551615n) return value;
+    throw rangeError(`${place} is a bigint outside 0 ..= 2^64 − 1; expected a 64-bit unsigned seed`);
+  }
+  if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a non-negative integer or a bigint`);
+  if (value >= 0 && Number.isInteger(value) && value <= 9007199254740991) return BigInt(value);
+  throw rangeError(`${place} is ${bare(value)}; expected an integer from 0 to 2^53 − 1 (or a bigint up to 2^64 − 1)`);
+});
+
+/** An optional probability 0 ≤ p < 1 (default 0). */
+export const readProbability = guarded((value, place) => {
+  if (value === undefined) return 0;
+  if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a number in [0, 1)`);
+  if (value >= 0 && value < 1) return value;
+  const last = place.slice(place.lastIndexOf('.') + 1);
+  throw rangeError(`${place} is ${bare(value)}; expected a probability with 0 ≤ ${last} < 1`);
+});
+
+// ---- a whole small call, and results -------------------------------------------------------
+
+// The fast path for a whole small call, in one JS call: dotProductAttention(Q, K, V, { causal? }) or
+// multiHeadAttention(Q, K, V, { numberOfHeads, headDimensions, causal? } | numberOfHeads, headDimensions)
+// with plain arrays of equal-length arrays of finite numbers, written straight into `out` (a view of
+// wasm memory) as [h, d, causal, T_Q, C_Q, T_K, C_K, T_V, C_V, Q…, K…, V…]. Returns how many values it
+// wrote, or -1 for anything else (other keys, W_O or mask present, a value of another type, a throwing
+// getter or Proxy trap, too large for `out`): then the careful readers here read the whole
+// call again, in the documented order, and name whatever is wrong. Every property the careful path
+// reads (W_O and mask included, even when not an own key) is read here too, so both see the same call.
+const isCount = (x) => Number.isInteger(x) && x >= 1 && x <= 4294967295;
+export function readSmallCall(q, k, v, options, headDimensions, multiHead, out) {
+  try {
+    let h = 0, d = 0, causal = false;
+    if (multiHead && typeof options === 'number') {
+      if (!isCount(options) || !isCount(headDimensions)) return -1;
+      h = options;
+      d = headDimensions;
+    } else {
+      if (headDimensions !== undefined) return -1;
+      if (options !== undefined) {
+        if (options === null || typeof options !== 'object' || Array.isArray(options)) return -1;
+        const keys = Reflect.ownKeys(options);
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
+          if (key !== 'causal' && !(multiHead && (key === 'numberOfHeads' || key === 'headDimensions'))) return -1;
+        }
+        if (multiHead) {
+          h = options.numberOfHeads;
+          d = options.headDimensions;
+          if (!isCount(h) || !isCount(d) || options.W_O !== undefined) return -1;
+        }
+        const c = options.causal;
+        if (c !== undefined) {
+          if (typeof c !== 'boolean') return -1;
+          causal = c;
+        }
+        if (options.mask !== undefined) return -1;
+      } else if (multiHead) {
+        return -1;
+      }
+    }
+    out[0] = h;
+    out[1] = d;
+    out[2] = causal ? 1 : 0;
+    let at = 9;
+    const matrices = [q, k, v];
+    for (let m = 0; m < 3; m++) {
+      const value = matrices[m];
+      if (!Array.isArray(value)) return -1;
+      const rows = value.length;
+      if (rows === 0) return -1;
+      const first = value[0];
+      if (!Array.isArray(first)) return -1;
+      const cols = first.length;
+      if (cols === 0 || at + rows * cols > out.length) return -1;
+      out[3 + 2 * m] = rows;
+      out[4 + 2 * m] = cols;
+      for (let i = 0; i < rows; i++) {
+        const row = value[i];
+        if (!Array.isArray(row) || row.length !== cols) return -1;
+        for (let j = 0; j < cols; j++) {
+          const x = row[j];
+          if (typeof x !== 'number' || !Number.isFinite(x)) return -1;
+          out[at++] = x;
+        }
+      }
+    }
+    return at;
+  } catch (_) {
+    return -1;
+  }
+}
+
+// A row-major view of wasm memory as a fresh number[][] (one call, no intermediate copy).
+export function writeNumberRows(data, cols) {
+  const rows = data.length / cols;
+  const out = new Array(rows);
+  for (let i = 0; i < rows; i++) {
+    const row = new Array(cols);
+    for (let j = 0; j < cols; j++) row[j] = data[i * cols + j];
+    out[i] = row;
+  }
+  return out;
+}
+
+// ---- options objects ----------------------------------------------------------------------------
+
+const asciiLower = (s) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/** True when `a` and `b` are at most two edits apart (for "did you mean"). */
+function similar(a, b) {
+  const [x, y] = [[...a], [...b]];
+  let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= y.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x[i - 1] === y[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[y.length] <= 2;
+}
+
+/**
+ * An options object: undefined or null give undefined ("no options"); anything else must be a
+ * plain object whose string keys are all in `known` (", "-separated, as messages print them).
+ */
+export const readOptions = guarded((value, name, known) => {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || isArray(value, name)) {
+    throw typeError(`${name} is ${describe(value)}; expected an object with the keys ${known}`);
+  }
+  let keys;
+  try { keys = Reflect.ownKeys(value); } catch (_) { throw typeError(`${name}: its keys could not be listed`); }
+  const allowed = known.split(', ');
+  for (const key of keys) {
+    if (typeof key !== 'string' || allowed.includes(key)) continue;
+    const guess = allowed.find((k) => asciiLower(k) === asciiLower(key) || similar(k, key));
+    const hint = guess === undefined ? '' : ` (did you mean ${guess}?)`;
+    throw typeError(`${name}.${key} is not an option${hint}; the options are ${known}`);
+  }
+  return value;
+});
+
+/** `options[key]` (undefined when there are no options). */
+export const optionValue = guarded((options, name, key) => (options === undefined ? undefined : get(options, key, () => `${name}.${key}`)));
+
+/** An optional boolean option. */
+export const optionFlag = guarded((options, name, key, fallback) => {
+  const x = options === undefined ? undefined : get(options, key, () => `${name}.${key}`);
+  return x === undefined ? fallback : boolean(x, () => `${name}.${key}`);
+});
+
+/** A required positive-integer option. */
+export const optionCount = guarded((options, name, key) => {
+  const x = options === undefined ? undefined : get(options, key, () => `${name}.${key}`);
+  if (x === undefined) throw typeError(`${name}.${key} is missing; expected a positive integer`);
+  return count(x, () => `${name}.${key}`);
+});
+
+// ---- typed matrices: { data: Float32Array | Float64Array, shape: [T, C] | [B, T, C] } --------
+
+// 32 for a Float32Array, 64 for a Float64Array, 1 for another typed array or DataView, 0 for
+// anything else, -1 when asking throws (`instanceof` on a revoked Proxy does)
+export function floatKind(x) {
+  try { return x instanceof Float32Array ? 32 : x instanceof Float64Array ? 64 : ArrayBuffer.isView(x) ? 1 : 0; } catch (_) { return -1; }
+}
+
+// the number of elements a typed array really holds (the TypedArray intrinsic, which a subclass
+// cannot override), or -1 for an object that is not itself a typed array (a Proxy)
+const typedLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Float32Array.prototype), 'length').get;
+
+/** True for a value only meant as a typed matrix: an object that is not an array or a function. */
+export function isTypedCandidate(value) {
+  if (value === null || typeof value !== 'object') return false;
+  try { return !Array.isArray(value); } catch (_) { return false; } // a revoked Proxy: the number[][] reader names it
+}
+
+/**
+ * `data.length` of a Float32Array/Float64Array, checked to be what the view really holds: a Proxy
+ * (which `instanceof` lets through) is a TypeError, a subclass reporting another length a RangeError.
+ */
+function floatArrayLength(data, place) {
+  const reported = get(data, 'length', `${place}.length`);
+  let real;
+  try { real = typedLength.call(data); } catch (_) { real = -1; }
+  if (real < 0) throw typeError(`${place} is not itself a Float32Array or Float64Array (a Proxy?); pass the typed array itself`);
+  if (reported !== real) {
+    throw rangeError(`${place}.length is ${bare(reported)} but ${place} holds ${real} values; pass a typed array whose length is its own`);
+  }
+  return real;
+}
+
+export const readFloatArrayLength = guarded((data, place) => floatArrayLength(data, place));
+
+/**
+ * `{ data, shape }` with `shape` of rank 2 ([T, C]) or, when `batches` is true, 3 ([B, T, C]).
+ * Returns `data` (checked: its real length is the shape's product, every value finite) and writes
+ * `out` = [rank, precision (32 or 64), ...shape].
+ */
+export const readTypedMatrix = guarded((value, name, batches, maxElements, out) => {
+  const expectedShape = batches ? '[T, C] or [B, T, C]' : '[T, C]';
+  const expected = `number[][] or { data: Float32Array | Float64Array, shape: ${expectedShape} }`;
+  if (!isTypedCandidate(value)) throw typeError(`${name} is ${describe(value)}; expected ${expected}`);
+  // 1. data: a Float32Array or Float64Array
+  const data = get(value, 'data', `${name}.data`);
+  const kind = floatKind(data);
+  if (kind !== 32 && kind !== 64) {
+    if (data === undefined) throw typeError(`${name} is an object without data; expected ${expected}`);
+    if (kind === 1) throw typeError(`${name}.data is a typed array of another kind; expected a Float32Array or Float64Array (convert with Float32Array.from)`);
+    throw typeError(`${name}.data is ${describe(data)}; expected a Float32Array or Float64Array`);
+  }
+  // 2. shape: [T, C] or [B, T, C] of positive integers, not too large
+  const shapeValue = get(value, 'shape', `${name}.shape`);
+  if (!isArray(shapeValue, `${name}.shape`)) throw typeError(`${name}.shape is ${describe(shapeValue)}; expected ${expectedShape}`);
+  const rank = arrayLength(shapeValue, `${name}.shape`);
+  if (rank !== 2 && !(batches && rank === 3)) throw rangeError(`${name}.shape has ${rank} entries; expected ${expectedShape}`);
+  const shape = [];
+  for (let i = 0; i < rank; i++) {
+    const place = `${name}.shape[${i}]`;
+    shape.push(count(get(shapeValue, i, place), place));
+  }
+  const perBatch = checkedLength(shape[rank - 2], shape[rank - 1], name, maxElements);
+  const total = checkedLength(perBatch, rank === 3 ? shape[0] : 1, name, maxElements);
+  // 3. data.length = the product of the shape
+  const length = floatArrayLength(data, `${name}.data`);
+  if (length !== total) throw rangeError(`${name}.data has ${length} values but ${name}.shape [${shape.join(', ')}] needs ${total}`);
+  // 4. every value finite
+  for (let i = 0; i < length; i++) {
+    const x = data[i];
+    if (x - x !== 0) {
+      const [rows, cols] = [shape[rank - 2], shape[rank - 1]];
+      const position = rank === 3
+        ? `${name}[${Math.floor(i / (rows * cols))}][${Math.floor(i / cols) % rows}][${i % cols}]`
+        : `${name}[${Math.floor(i / cols)}][${i % cols}]`;
+      throw rangeError(`${name}.data[${i}] (${position}) is ${x}; expected a finite number`);
+    }
+  }
+  out[0] = rank;
+  out[1] = kind;
+  for (let i = 0; i < rank; i++) out[2 + i] = shape[i];
+  return data;
+});
