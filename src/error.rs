@@ -79,10 +79,14 @@ fn compact_number_text(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
-    let sign = if x.is_sign_negative() && x != 0.0 { "-" } else { "" };
+    let mut text = String::new();
+    if x.is_sign_negative() && x != 0.0 {
+        text.push('-');
+    }
     let magnitude = x.abs();
     if magnitude.fract() == 0.0 && magnitude < 1e38 {
-        return format!("{sign}{}", magnitude as u128);
+        push_digits(&mut text, magnitude as u128, 1);
+        return text;
     }
     // x = mantissa · 2^exponent exactly; 20 decimals of it, rounded half up, when that fits in u128
     let bits = magnitude.to_bits();
@@ -90,19 +94,38 @@ fn compact_number_text(x: f64) -> String {
     let (mantissa, exponent) = if raw_exponent == 0 { (fraction, -1074) } else { (fraction | (1 << 52), raw_exponent - 1075) };
     let shift = (-exponent) as u32; // > 0: magnitude has a fraction
     if shift > 127 - 67 {
-        // below about 1e-3 · 2^-? the product would not fit: name the scale instead
-        return format!("{sign}(a number with magnitude below 2^-{})", shift.saturating_sub(53));
+        // the product would not fit: name the scale instead
+        text.push_str("(a number with magnitude below 2^-");
+        push_digits(&mut text, shift.saturating_sub(53) as u128, 1);
+        text.push(')');
+        return text;
     }
     let scaled = mantissa as u128 * 10u128.pow(20); // < 2^53 · 2^67
     let rounded = (scaled + (1u128 << (shift - 1))) >> shift;
-    let digits = format!("{rounded:021}");
-    let (whole, decimals) = digits.split_at(digits.len() - 20);
-    let decimals = decimals.trim_end_matches('0');
-    if decimals.is_empty() {
-        format!("{sign}{whole}")
-    } else {
-        format!("{sign}{whole}.{decimals}")
+    let one = 10u128.pow(20);
+    push_digits(&mut text, rounded / one, 1);
+    let (mut decimals, mut width) = (rounded % one, 20);
+    if decimals != 0 {
+        while decimals % 10 == 0 {
+            decimals /= 10;
+            width -= 1;
+        }
+        text.push('.');
+        push_digits(&mut text, decimals, width);
     }
+    text
+}
+
+/// Appends `n` in decimal, padded with leading zeros to `width` digits (no `core::fmt`: on wasm32
+/// its integer formatting and string slicing would add kilobytes for the messages that need this).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+fn push_digits(text: &mut String, mut n: u128, width: usize) {
+    let mut digits = Vec::new(); // least significant first
+    while n > 0 || digits.len() < width {
+        digits.push(char::from(b'0' + (n % 10) as u8));
+        n /= 10;
+    }
+    text.extend(digits.iter().rev());
 }
 
 #[cfg(test)]
@@ -118,5 +141,9 @@ mod tests {
         assert_eq!(compact_number_text(f64::NAN), "NaN");
         assert_eq!(compact_number_text(f64::NEG_INFINITY), "-Infinity");
         assert!(compact_number_text(1e-300).starts_with("(a number with magnitude below 2^-"));
+        // leading zeros of the decimals are kept, trailing ones dropped
+        assert_eq!(compact_number_text(1.0 + 2f64.powi(-10)), "1.0009765625");
+        assert_eq!(compact_number_text(-0.0), "0");
+        assert_eq!(compact_number_text(2f64.powi(-8)), "0.00390625");
     }
 }
