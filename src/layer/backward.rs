@@ -3,6 +3,7 @@
 //! `Σ output ⊙ gradOutput` summed over the batch, so parameter gradients add up over items.
 
 use super::forward::{item_name, ItemCache};
+use super::forward_f32::{narrow_items_f32, BatchF32};
 use super::limits::{at_item, check_backward, refuse_gradient, refuse_parameter_gradients};
 use super::{MultiHeadAttention, Weights};
 use crate::attention::attention_scale;
@@ -20,6 +21,14 @@ pub struct InputGrads {
     pub value: Vec<Matrix>,
 }
 
+/// [`InputGrads`] rounded to f32, each flat `[B, T, C]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputGradsF32 {
+    pub query: Vec<f32>,
+    pub key: Vec<f32>,
+    pub value: Vec<f32>,
+}
+
 impl MultiHeadAttention {
     /// Differentiates the last forward pass for `grad_output` (one `(T_q, C)` matrix per item,
     /// `batched` as in that forward), stores the parameter gradients (read them with
@@ -29,7 +38,7 @@ impl MultiHeadAttention {
         let cache = self.cache.as_ref().ok_or_else(|| {
             if self.last_forward_f32() {
                 return AttentionError::State(
-                    "backward cannot differentiate a Float32Array forward (the f32 path keeps no intermediates): run forward with number[][] or Float64Array input to train".into(),
+                    "backward cannot differentiate a Float32Array forward in evaluation mode (the f32 kernels keep no intermediates): run forward with { training: true }, which computes in f64 and keeps them, or with number[][] or Float64Array input".into(),
                 );
             }
             AttentionError::State(
@@ -73,6 +82,18 @@ impl MultiHeadAttention {
         refuse_parameter_gradients(&grads)?;
         self.grads = Some(grads);
         Ok(inputs)
+    }
+
+    /// `backward` for an f32 `gradOutput` (`[B, T_q, C]`): widened to f64 (exactly), differentiated
+    /// in f64, and the input gradients rounded to f32 (flat `[B, T, C]` each). The parameter
+    /// gradients stay in f64 (see `grads`).
+    pub fn backward_f32(&mut self, grad_output: BatchF32, batched: bool) -> Result<InputGradsF32> {
+        let grads = self.backward(&grad_output.widen(self.embed_dim)?, batched)?;
+        Ok(InputGradsF32 {
+            query: narrow_items_f32(&grads.query, batched, "backward(…).query")?,
+            key: narrow_items_f32(&grads.key, batched, "backward(…).key")?,
+            value: narrow_items_f32(&grads.value, batched, "backward(…).value")?,
+        })
     }
 
     /// One batch item: adds its parameter gradients into `grads`, returns `(d x_q, d x_k, d x_v)`.

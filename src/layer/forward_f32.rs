@@ -13,17 +13,21 @@
 //! `T_q × T_k` weights. The weights W are packed into panels once per set of weights (at the
 //! first f32 forward after construction or `set_weights`), not per call.
 //!
-//! Limits: there is no backward for this pass (it keeps no intermediates; `backward` after it
-//! is a `State` error), and dropout in training is refused (a training pass belongs to the f64
-//! path, which can be differentiated).
+//! Training: with `options.training` the pass is not this one. The f32 kernels keep no
+//! intermediates, so a training forward on f32 input runs the f64 forward on the widened inputs
+//! (which keeps what `backward` differentiates and applies dropout) and rounds its results to f32;
+//! [`MultiHeadAttention::backward_f32`] then differentiates it. `backward` after an evaluation-mode
+//! f32 forward is a `State` error.
 
 use super::MultiHeadAttention;
 use crate::attention_f32::{attention_head_cross_f32, AttentionWorkspace, Columns, HeadTarget, QUERY_BLOCK};
-use crate::error::{number_text, AttentionError, Result};
+use crate::error::{AttentionError, Result};
+use crate::matrix::Matrix;
 use crate::kernels::{linear_prepacked_f32, PackedPanels};
 use crate::limits::{check_working_set, count_values};
 
 use super::forward::ForwardOptions;
+use super::limits::at_item;
 
 /// The layer's weights in f32, packed for [`linear_prepacked_f32`].
 #[derive(Clone, Debug)]
@@ -71,6 +75,11 @@ impl<'a> BatchF32<'a> {
     fn item(&self, i: usize, cols: usize) -> &'a [f32] {
         &self.data[i * self.rows * cols..(i + 1) * self.rows * cols]
     }
+
+    /// The items as f64 matrices `(T, cols)` (every f32 is exactly an f64).
+    pub(super) fn widen(&self, cols: usize) -> Result<Vec<Matrix>> {
+        (0..self.items).map(|i| Matrix::new(self.rows, cols, self.item(i, cols).iter().map(|&x| f64::from(x)).collect())).collect()
+    }
 }
 
 /// What [`MultiHeadAttention::forward_f32`] returns.
@@ -84,8 +93,9 @@ pub struct ForwardOutputF32 {
 
 impl MultiHeadAttention {
     /// The forward pass in f32 (see the module docs). `query` is `[B, T_q, C]`, `key` and
-    /// `value` `[B, T_k, C]`; `options.training` with dropout > 0 is refused. Forgets the last
-    /// f64 forward pass, so a following `backward` is a `State` error.
+    /// `value` `[B, T_k, C]`. In evaluation mode it forgets the last f64 forward pass, so a
+    /// following `backward` is a `State` error; with `options.training` it is the f64 forward
+    /// rounded to f32, which `backward_f32` (or `backward`) differentiates.
     pub fn forward_f32(&mut self, query: BatchF32, key: BatchF32, value: BatchF32, options: &ForwardOptions) -> Result<ForwardOutputF32> {
         let (c, h, d_head) = (self.embed_dim, self.number_of_heads, self.head_dimensions);
         let (b, t_q, t_k) = (query.items, query.rows, key.rows);
@@ -113,11 +123,8 @@ impl MultiHeadAttention {
                 "options.averageWeights only applies with options.needWeights: true; set both or neither",
             ));
         }
-        if options.training && self.dropout > 0.0 {
-            return Err(AttentionError::type_error(format!(
-                "options.training with dropout = {} needs f64 input: the Float32Array forward is for inference and has no backward; pass number[][] or Float64Array to train",
-                number_text(self.dropout)
-            )));
+        if options.training {
+            return self.forward_f32_in_f64(query, key, value, options);
         }
         // memory: the inputs, Q, K, V, concat, the output, one head's packed K and V, a block of scores, the weights if asked for
         let weights_len = if !options.need_weights {
@@ -195,6 +202,31 @@ impl MultiHeadAttention {
         self.last_forward_f32 = true;
         Ok(ForwardOutputF32 { output, weights })
     }
+}
+
+impl MultiHeadAttention {
+    /// The training forward on f32 input: the f64 forward on the widened inputs (exact
+    /// widening), its output and weights rounded to f32.
+    fn forward_f32_in_f64(&mut self, query: BatchF32, key: BatchF32, value: BatchF32, options: &ForwardOptions) -> Result<ForwardOutputF32> {
+        let c = self.embed_dim;
+        let result = self.forward(&query.widen(c)?, &key.widen(c)?, &value.widen(c)?, options)?;
+        let output = narrow_items_f32(&result.output, options.batched, "output")?;
+        // attention weights lie in [0, 1]: rounding cannot overflow
+        let weights = result.weights.map(|w| w.iter().flatten().flat_map(|m| m.data().iter().map(|&x| x as f32)).collect());
+        Ok(ForwardOutputF32 { output, weights })
+    }
+}
+
+/// `items` (one f64 matrix per batch item) rounded to f32, flat `[B, rows, cols]`; a RangeError
+/// names the first entry beyond the largest f32 (about 3.4e38), as `name[r][c]`.
+pub(super) fn narrow_items_f32(items: &[Matrix], batched: bool, name: &str) -> Result<Vec<f32>> {
+    let mut out = Vec::with_capacity(items.iter().map(|m| m.data().len()).sum());
+    for (b, m) in items.iter().enumerate() {
+        let start = out.len();
+        out.extend(m.data().iter().map(|&x| x as f32));
+        refuse_overflow_f32(&out[start..], m.cols(), name, "its value, computed in f64,").map_err(|e| at_item(e, batched, b))?;
+    }
+    Ok(out)
 }
 
 /// A `RangeError` naming the first non-finite entry of a `(rows, cols)` f32 result: finite f32
@@ -319,14 +351,50 @@ mod tests {
     }
 
     #[test]
-    fn training_with_dropout_overflow_and_shapes_are_refused() {
+    fn training_runs_the_f64_forward_and_backward_f32_differentiates_it() {
+        let (c, t, b) = (8, 5, 2);
+        let config = LayerConfig { dropout: 0.25, seed: 4, ..LayerConfig::new(c, 2) };
+        // `batch` gives f32 values and the same values as f64 matrices: both layers see the same numbers
+        let (x, fx) = batch(b, t, c, 6);
+        let (g, fg) = batch(b, t, c, 7);
+        let options = ForwardOptions { training: true, need_weights: true, batched: true, ..ForwardOptions::default() };
+        let (mut f64_layer, mut f32_layer) = (MultiHeadAttention::new(&config).unwrap(), MultiHeadAttention::new(&config).unwrap());
+        let want = f64_layer.forward(&x, &x, &x, &options).unwrap();
+        let input = BatchF32 { data: &fx, items: b, rows: t };
+        let got = f32_layer.forward_f32(input, input, input, &options).unwrap();
+        // the same dropout draws and the same f64 numbers, rounded once
+        let rounded: Vec<f32> = flat(&want).into_iter().map(|v| v as f32).collect();
+        assert_eq!(got.output, rounded);
+        let want_weights: Vec<f32> = want.weights.unwrap().iter().flatten().flat_map(|m| m.data().iter().map(|&v| v as f32)).collect();
+        assert_eq!(got.weights.unwrap(), want_weights);
+        assert!(!f32_layer.last_forward_f32());
+        let want = f64_layer.backward(&g, true).unwrap();
+        let got = f32_layer.backward_f32(BatchF32 { data: &fg, items: b, rows: t }, true).unwrap();
+        for (got, want) in [(&got.query, &want.query), (&got.key, &want.key), (&got.value, &want.value)] {
+            let want: Vec<f32> = want.iter().flat_map(|m| m.data().iter().map(|&v| v as f32)).collect();
+            assert_eq!(got, &want);
+        }
+        assert_eq!(f32_layer.grads().unwrap(), f64_layer.grads().unwrap());
+    }
+
+    #[test]
+    fn a_training_result_beyond_f32_is_refused() {
+        let (c, t) = (4, 3);
+        let mut layer = layer(c, 2, true, 1);
+        let huge = vec![3e38f32; t * c];
+        let huge = BatchF32 { data: &huge, items: 1, rows: t };
+        let training = ForwardOptions { training: true, ..ForwardOptions::default() };
+        let err = layer.forward_f32(huge, huge, huge, &training).unwrap_err();
+        // the f64 forward itself stays finite (3e38·C ≪ 1.8e308); rounding its output to f32 is what fails
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().contains("in f32: its value, computed in f64,"), "{err}");
+    }
+
+    #[test]
+    fn overflow_and_shapes_are_refused() {
         let (c, t) = (4, 3);
         let mut layer = MultiHeadAttention::new(&LayerConfig { dropout: 0.5, ..LayerConfig::new(c, 2) }).unwrap();
         let (_, fx) = batch(1, t, c, 2);
         let input = BatchF32 { data: &fx, items: 1, rows: t };
-        let training = ForwardOptions { training: true, ..ForwardOptions::default() };
-        let err = layer.forward_f32(input, input, input, &training).unwrap_err();
-        assert!(matches!(err, AttentionError::Type(_)) && err.message().contains("needs f64 input"), "{err}");
         // without training the dropout does not apply
         layer.forward_f32(input, input, input, &ForwardOptions::default()).unwrap();
         // finite f32 inputs whose projection passes 3.4e38

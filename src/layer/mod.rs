@@ -23,7 +23,7 @@ pub mod init;
 #[cfg(test)]
 mod tests;
 
-pub use backward::InputGrads;
+pub use backward::{InputGrads, InputGradsF32};
 pub use forward::{ForwardOptions, ForwardOutput};
 pub use projected::{projected_self_attention, ProjectedOptions};
 pub use forward_f32::{BatchF32, ForwardOutputF32};

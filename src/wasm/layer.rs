@@ -148,8 +148,9 @@ export interface MultiHeadAttention {
    * The typed form in f32: `{ data: Float32Array, shape: [T, C] | [B, T, C] }`, computed with the SIMD
    * kernels (weights packed once per set of weights), one head and one block of 64 query rows at a
    * time: without needWeights, memory is O(T·C + 64·T), never all heads' T_q×T_k weights. Results agree
-   * with the f64 path to about 1e-6 relative. Inference only: `backward` after it throws an Error, and
-   * `training: true` with dropout > 0 throws a TypeError (train with number[][] or Float64Array).
+   * with the f64 path to about 1e-6 relative; `backward` after it throws an Error. With `training: true`
+   * the layer instead computes in f64 (keeping what `backward` needs, applying dropout) and returns the
+   * results rounded to f32, so a Float32Array training step is the f64 one rounded once.
    */
   forward(query: TypedMatrix<Float32Array>, key?: TypedMatrix<Float32Array> | null, value?: TypedMatrix<Float32Array> | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionTypedResult<Float32Array>;
   /** The typed form in f64: bit for bit what number[][] input gives, and `backward` works after it. */
@@ -158,13 +159,15 @@ export interface MultiHeadAttention {
    * Differentiates the last forward for the gradient of the loss with respect to its output
    * (same shape as the output). Returns the input gradients; stores the parameter gradients
    * for `grads()` (replacing earlier ones). Training passes reuse the forward's dropout mask.
-   * @throws {Error} when no forward has run since construction or the last setWeights, or the last forward was a Float32Array one.
+   * @throws {Error} when no forward has run since construction or the last setWeights, or the last forward was a Float32Array one in evaluation mode.
    * @throws {RangeError} when gradOutput's shape differs from the output's.
    */
   backward(gradOutput: number[][]): MultiHeadAttentionInputGrads<number[][]>;
   backward(gradOutput: number[][][]): MultiHeadAttentionInputGrads<number[][][]>;
   /** gradOutput as `{ data: Float64Array, shape }` (after any f64 forward); the gradients come back as Float64Array typed matrices. */
   backward(gradOutput: TypedMatrix<Float64Array>): MultiHeadAttentionInputGrads<TypedMatrix<Float64Array>>;
+  /** gradOutput as `{ data: Float32Array, shape }`: differentiated in f64, the gradients rounded to f32 and returned as Float32Array typed matrices. */
+  backward(gradOutput: TypedMatrix<Float32Array>): MultiHeadAttentionInputGrads<TypedMatrix<Float32Array>>;
   /**
    * An evaluation-mode forward of one [T, C] input with every step recorded, projections and
    * biases included: MatMul "query·W_Q" and Add "Q" (b_Q), likewise K and V, then the heads as in
@@ -444,29 +447,40 @@ impl JsMultiHeadAttention {
         write_object(&entries)
     }
 
-    /// `backward` on `{ data: Float64Array, shape }`; the gradients come back as Float64Array.
+    /// `backward` on `{ data: Float32Array | Float64Array, shape }`; the gradients come back in
+    /// the same precision (Float32Array ones are the f64 gradients rounded once).
     fn backward_typed(&mut self, grad_output: &JsValue) -> Result<JsValue> {
         let c = self.inner.embed_dim();
         let grad = read_typed_matrix(grad_output, "gradOutput", true)?;
-        let TypedValues::F64(values) = &grad.values else {
-            if self.inner.last_forward_f32() {
-                // the layer's own message: a Float32Array forward cannot be differentiated
-                self.inner.backward(&[], grad.batch().is_some())?;
-            }
-            return Err(AttentionError::type_error(
-                "gradOutput.data is a Float32Array, but backward computes in f64: pass gradOutput as { data: Float64Array, shape } or number[][]",
-            ));
-        };
         check_typed_width(&grad, "gradOutput", c)?;
         let (b, (t, _)) = (grad.batch().unwrap_or(1), grad.rows_cols());
         let batched = grad.batch().is_some();
-        let grads = self.inner.backward(&items(values, b, t, c)?, batched)?;
-        let typed = |items: &[Matrix]| {
-            let rows = items[0].rows();
-            let shape = if batched { vec![b, rows, c] } else { vec![rows, c] };
-            write_typed(&TypedValues::F64(items.iter().flat_map(|m| m.data().iter().copied()).collect()), &shape)
+        let shape = |values: &[f32]| -> Vec<usize> {
+            let rows = values.len() / (b * c);
+            if batched { vec![b, rows, c] } else { vec![rows, c] }
         };
-        write_object(&[("query", typed(&grads.query)), ("key", typed(&grads.key)), ("value", typed(&grads.value))])
+        let (query, key, value) = match &grad.values {
+            TypedValues::F64(values) => {
+                let grads = self.inner.backward(&items(values, b, t, c)?, batched)?;
+                let flat = |items: &[Matrix]| TypedValues::F64(items.iter().flat_map(|m| m.data().iter().copied()).collect());
+                let rows = |items: &[Matrix]| if batched { vec![b, items[0].rows(), c] } else { vec![items[0].rows(), c] };
+                (
+                    (flat(&grads.query), rows(&grads.query)),
+                    (flat(&grads.key), rows(&grads.key)),
+                    (flat(&grads.value), rows(&grads.value)),
+                )
+            }
+            TypedValues::F32(values) => {
+                let grads = self.inner.backward_f32(BatchF32 { data: values, items: b, rows: t }, batched)?;
+                let (sq, sk, sv) = (shape(&grads.query), shape(&grads.key), shape(&grads.value));
+                ((TypedValues::F32(grads.query), sq), (TypedValues::F32(grads.key), sk), (TypedValues::F32(grads.value), sv))
+            }
+        };
+        write_object(&[
+            ("query", write_typed(&query.0, &query.1)),
+            ("key", write_typed(&key.0, &key.1)),
+            ("value", write_typed(&value.0, &value.1)),
+        ])
     }
 }
 

@@ -1,6 +1,7 @@
 // The MultiHeadAttention layer on typed arrays: { data: Float32Array | Float64Array, shape }.
 // Float64Array must give exactly the number[][] bits (forward, weights, backward); Float32Array is
-// computed in f32 and must agree to 1e-4, keep memory bounded, and refuse backward clearly.
+// computed in f32 and must agree to 1e-4 and keep memory bounded; in training it is the f64 step rounded
+// to f32, which backward differentiates.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import lab, { wasmMemoryBytes } from './support/lab.mjs';
@@ -106,16 +107,52 @@ test('Float32Array forward agrees with the f64 layer to 1e-4, across blocks, mas
   assertNear(l.forward({ data: Float32Array.from(x), shape: [tq, c] }).output.data, flatten(l.forward(rows(x, tq, c)).output), 1e-4, 'after setWeights');
 });
 
-test('backward after a Float32Array forward is an Error; a Float32Array gradOutput is a TypeError', () => {
+test('backward after an evaluation-mode Float32Array forward is an Error naming training: true', () => {
   const l = layer(4, 2, 1);
   const x = { data: Float32Array.from(seeded(12, 4)), shape: [3, 4] };
   l.forward(x);
-  assert.throws(() => l.backward(rows(seeded(12, 5), 3, 4)), (e) => e.constructor === Error && /^backward cannot differentiate a Float32Array forward/.test(e.message));
+  assert.throws(() => l.backward(rows(seeded(12, 5), 3, 4)), (e) => e.constructor === Error && /^backward cannot differentiate a Float32Array forward in evaluation mode .*\{ training: true \}/.test(e.message));
   assert.throws(() => l.backward({ data: new Float32Array(12), shape: [3, 4] }), (e) => e.constructor === Error && /Float32Array forward/.test(e.message));
-  // an f64 forward makes backward work again; a Float32Array gradient is still the wrong kind
+  // an f64 forward makes backward work again, with gradients of either precision
   l.forward({ data: seeded(12, 4), shape: [3, 4] });
-  assert.throws(() => l.backward({ data: new Float32Array(12), shape: [3, 4] }), { name: 'TypeError', message: /^gradOutput.data is a Float32Array, but backward computes in f64/ });
+  assert.ok(l.backward({ data: new Float32Array(12), shape: [3, 4] }).query.data instanceof Float32Array);
   assert.deepEqual(l.backward({ data: seeded(12, 5), shape: [3, 4] }).query.shape, [3, 4]);
+});
+
+test('training on Float32Array is the f64 step rounded once: output, weights, dropout, gradients and grads()', () => {
+  const [c, h, tq, tk, b] = [8, 2, 5, 6, 2];
+  // f32 values, and the very same numbers as number[][]
+  const [xq, xk, xv, g] = [[b * tq * c, 21], [b * tk * c, 22], [b * tk * c, 23], [b * tq * c, 24]].map(([n, s]) => Float32Array.from(seeded(n, s)));
+  const typed = (x, t) => ({ data: x, shape: [b, t, c] });
+  const options = { training: true, needWeights: true, causal: true };
+  const config = { dropout: 0.25, seed: 9 };
+  const [f64, f32] = [layer(c, h, 5, config), layer(c, h, 5, config)];
+  const want = f64.forward(batchRows(xq, b, tq, c), batchRows(xk, b, tk, c), batchRows(xv, b, tk, c), options);
+  const got = f32.forward(typed(xq, tq), typed(xk, tk), typed(xv, tk), options);
+  assert.ok(got.output.data instanceof Float32Array);
+  assertSameBits(got.output.data, Float32Array.from(flatten(want.output)), 'output');
+  assertSameBits(got.weights.data, Float32Array.from(flatten(want.weights)), 'weights after dropout');
+  // the dropout did drop something (the check would be blind otherwise)
+  assert.ok(flatten(want.weights).some((w, i) => w === 0 && !(i % tk > Math.floor(i / tk) % tq)));
+  const wantGrads = f64.backward(batchRows(g, b, tq, c));
+  const gotGrads = f32.backward(typed(g, tq));
+  for (const key of ['query', 'key', 'value']) {
+    assert.ok(gotGrads[key].data instanceof Float32Array);
+    assert.deepEqual(gotGrads[key].shape, [b, key === 'query' ? tq : tk, c]);
+    assertSameBits(gotGrads[key].data, Float32Array.from(flatten(wantGrads[key])), `d ${key}`);
+  }
+  const [gw, gt] = [f64.grads(), f32.grads()];
+  for (const key of Object.keys(gw)) assertSameBits(flatten(gt[key]), flatten(gw[key]), `grads ${key}`);
+  // a Float64Array gradient after the same Float32Array forward gives the f64 gradients themselves
+  const exact = f32.backward({ data: Float64Array.from(g), shape: [b, tq, c] });
+  assertSameBits(exact.query.data, flatten(wantGrads.query), 'd query, Float64Array gradOutput');
+});
+
+test('a Float32Array training result beyond the largest f32 is a RangeError, and the layer keeps working', () => {
+  const l = layer(4, 2, 1);
+  const huge = { data: new Float32Array(12).fill(3e38), shape: [3, 4] };
+  assert.throws(() => l.forward(huge, null, null, { training: true }), { name: 'RangeError', message: /^output\[\d+\]\[\d+\] overflows to -?Infinity in f32: its value, computed in f64, is beyond the largest f32/ });
+  assert.deepEqual(l.forward({ data: Float32Array.from(seeded(12, 3)), shape: [3, 4] }, null, null, { training: true }).output.shape, [3, 4]);
 });
 
 test('typed layer input errors name the argument and what was expected', () => {
@@ -129,7 +166,6 @@ test('typed layer input errors name the argument and what was expected', () => {
   assert.throws(() => l.forward(q32, { data: new Float32Array(8), shape: [1, 2, 4] }), { name: 'RangeError', message: /^key.shape is \[1, 2, 4\] but query.shape is \[2, 4\]/ });
   assert.throws(() => l.forward({ data: new Float32Array(8), shape: [2, 5] }), { name: 'RangeError', message: 'query.data has 8 values but query.shape [2, 5] needs 10' });
   assert.throws(() => l.forward({ data: Float32Array.of(1, 2, NaN, 4, 5, 6, 7, 8), shape: [2, 4] }), { name: 'RangeError', message: /^query.data\[2\] \(query\[0\]\[2\]\) is NaN/ });
-  assert.throws(() => l.forward(q32, null, null, { training: true }), { name: 'TypeError', message: /^options.training with dropout = 0.25 needs f64 input/ });
   assert.throws(() => l.forward(q32, null, null, { mask: [[true]] }), { name: 'RangeError' });
   assert.throws(() => l.forward(q32, null, null, { averageWeights: true }), { name: 'TypeError', message: /^options.averageWeights only applies/ });
   // f32 overflow is refused, not returned as Infinity or NaN
