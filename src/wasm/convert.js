@@ -5,7 +5,10 @@
 // small Uint32Array view of wasm memory. A bad argument never throws into wasm: the reader
 // records a Refusal (TypeError or RangeError, and the message naming the argument, the place and
 // what was expected) and returns FAILED; Rust takes it with takeRefusal() and raises the error
-// from its one place of error conversion (convert.rs, to_js_error).
+// from its one place of error conversion (convert.rs, to_js_error). Returning a marker instead of
+// throwing matters: a `catch` import that throws leaks one externref-table slot per call in
+// wasm-bindgen 0.2.130 (it allocates the slot for the return value before it sees the exception),
+// and an exception that unwinds through wasm skips Rust's destructors.
 //
 // Every property is read with Reflect.get inside try/catch, so a throwing getter, a Proxy trap or
 // a revoked Proxy becomes a TypeError naming the place rather than an exception inside wasm.
@@ -40,8 +43,9 @@ function guarded(read) {
 }
 
 export function isFailed(value) { return value === FAILED; }
-/** `[range, message]` of the last refusal. */
+/** Whether the last refusal is a RangeError (else a TypeError). */
 export function refusalIsRange() { return refusal !== undefined && refusal.range; }
+/** The last refusal's message; forgets the refusal. */
 export function takeRefusal() {
   const message = refusal === undefined ? 'an argument was refused' : refusal.message;
   refusal = undefined;
