@@ -355,6 +355,25 @@ export function writeNumberRows(data, cols) {
   return out;
 }
 
+/**
+ * One trace step as `{ op, name, inputs, head?, shape, values, columns?, scalar?, allowed? }`, built in
+ * one call: `inputs` joined by newlines, `head` -1 for none, `columns` empty for none, `allowed` (0/1,
+ * row-major) empty for none. Object literals define own properties, so no setter on
+ * Object.prototype is ever called.
+ */
+export function writeTraceStep(op, name, inputs, head, rows, cols, values, columns, scalar, allowed) {
+  const step = { op, name, inputs: inputs.split('\n') };
+  if (head >= 0) step.head = head;
+  step.shape = [rows, cols];
+  step.values = writeNumberRows(values, cols);
+  if (columns.length === 2) step.columns = [columns[0], columns[1]];
+  if (scalar !== undefined) step.scalar = scalar;
+  if (allowed.length > 0) {
+    step.allowed = Array.from({ length: rows }, (_, i) => Array.from(allowed.subarray(i * cols, (i + 1) * cols), (x) => x === 1));
+  }
+  return step;
+}
+
 // ---- options objects ----------------------------------------------------------------------------
 
 const asciiLower = (s) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());

@@ -65,6 +65,19 @@ extern "C" {
     fn read_small_call_js(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool, out: &mut [f64]) -> f64;
     #[wasm_bindgen(js_name = writeNumberRows)]
     fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
+    #[wasm_bindgen(js_name = writeTraceStep)]
+    fn write_trace_step(
+        op: &str,
+        name: &str,
+        inputs: &str,
+        head: i32,
+        rows: u32,
+        cols: u32,
+        values: &[f64],
+        columns: &[u32],
+        scalar: Option<f64>,
+        allowed: &[u8],
+    ) -> JsValue;
 }
 
 /// What a reader in convert.js returned, or the TypeError / RangeError it refused the argument with.
@@ -201,36 +214,28 @@ fn write_rows(rows: &[Vec<f64>]) -> JsValue {
     write_number_rows(&rows.concat(), cols as u32)
 }
 
-/// One step as `{ op, name, inputs, head?, shape, values, columns?, scalar?, allowed? }` (absent
-/// fields are left out, not set to undefined).
-fn write_step(step: &Step) -> Result<JsValue> {
-    let pair = |[a, b]: [usize; 2]| -> JsValue { Array::of2(&JsValue::from(a as u32), &JsValue::from(b as u32)).into() };
-    let mut entries = vec![
-        ("op", JsValue::from_str(step.op.name())),
-        ("name", JsValue::from_str(&step.name)),
-        ("inputs", step.inputs.iter().map(|s| JsValue::from_str(s)).collect::<Array>().into()),
-    ];
-    if let Some(head) = step.head {
-        entries.push(("head", JsValue::from(head as u32)));
-    }
-    entries.push(("shape", pair(step.shape)));
-    entries.push(("values", write_rows(&step.values)));
-    if let Some(columns) = step.columns {
-        entries.push(("columns", pair(columns)));
-    }
-    if let Some(scalar) = step.scalar {
-        entries.push(("scalar", JsValue::from(scalar)));
-    }
-    if let Some(allowed) = &step.allowed {
-        let rows: Array = allowed.iter().map(|row| row.iter().map(|&b| JsValue::from(b)).collect::<Array>()).collect();
-        entries.push(("allowed", rows.into()));
-    }
-    write_object(&entries)
+/// One step, in one call to convert.js (`writeTraceStep` leaves absent fields out).
+fn write_step(step: &Step) -> JsValue {
+    let [rows, cols] = step.shape;
+    let allowed: Vec<u8> = step.allowed.iter().flatten().flatten().map(|&b| u8::from(b)).collect();
+    let columns: Vec<u32> = step.columns.iter().flatten().map(|&c| c as u32).collect();
+    write_trace_step(
+        step.op.name(),
+        &step.name,
+        &step.inputs.join("\n"),
+        step.head.map_or(-1, |h| h as i32),
+        rows as u32,
+        cols as u32,
+        &step.values.concat(),
+        &columns,
+        step.scalar,
+        &allowed,
+    )
 }
 
 /// A trace as `{ output: number[][], steps: Step[] }`.
 pub fn write_trace(trace: &Trace) -> Result<JsValue> {
-    let steps = trace.steps.iter().map(write_step).collect::<Result<Array>>()?;
+    let steps: Array = trace.steps.iter().map(write_step).collect();
     write_object(&[("output", write_rows(&trace.output)), ("steps", steps.into())])
 }
 
