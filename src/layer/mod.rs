@@ -25,7 +25,7 @@ mod tests;
 
 pub use backward::{InputGrads, InputGradsF32};
 pub use forward::{ForwardOptions, ForwardOutput};
-pub use projected::{projected_self_attention, ProjectedOptions};
+pub use projected::{projected_self_attention, projected_self_attention_f32, ProjectedOptions};
 pub use forward_f32::{BatchF32, ForwardOutputF32};
 
 use crate::error::{number_text, AttentionError, Result};

@@ -9,9 +9,10 @@
 //! then runs [`MultiHeadAttention::forward`] with the given weights and `bias: false`, so the
 //! arithmetic is the layer's own, not a second copy of it.
 
-use super::{ForwardOptions, MultiHeadAttention, Weights};
+use super::{BatchF32, ForwardOptions, MultiHeadAttention, Weights};
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
+use crate::error::shape_text;
 use crate::matrix::Matrix;
 use crate::multi_head::HeadSplit;
 
@@ -30,13 +31,34 @@ pub struct ProjectedOptions {
 /// `multiHeadAttention(X·W_Q, X·W_K, X·W_V, { …, W_O })`, computed by the layer. X is `(T, C)`;
 /// returns `(T, C)`.
 pub fn projected_self_attention(x: &Matrix, options: ProjectedOptions) -> Result<Matrix> {
+    let (mut layer, options) = projecting_layer(x.shape(), options)?;
+    // 3. Its forward pass, with X as query, key and value
+    let one = std::slice::from_ref(x);
+    let mut output = layer.forward(one, one, one, &options)?.output; // [(T, C)]
+    output.pop().ok_or_else(|| AttentionError::State("the layer returned no output for one input".into()))
+}
+
+/// [`projected_self_attention`] on f32 input: X is `[B, T, C]` row-major (B = `x.items`; `batched`
+/// when the caller passed a `[B, T, C]` shape), computed in f32 by the layer's f32 forward with the
+/// weights rounded to f32. Returns `[B, T, C]`.
+pub fn projected_self_attention_f32(x: BatchF32, batched: bool, options: ProjectedOptions) -> Result<Vec<f32>> {
+    let cols = if x.items * x.rows == 0 { 0 } else { x.data.len() / (x.items * x.rows) };
+    let (mut layer, options) = projecting_layer((x.rows, cols), options)?;
+    // 3. Its f32 forward pass, with X as query, key and value
+    let options = ForwardOptions { batched, ..options };
+    Ok(layer.forward_f32(x, x, x, &options)?.output)
+}
+
+/// Passes 1 and 2 of both forms: the shapes checked in the course's words, then the layer with
+/// these weights and no biases, and its forward options.
+fn projecting_layer((rows, cols): (usize, usize), options: ProjectedOptions) -> Result<(MultiHeadAttention, ForwardOptions)> {
     let ProjectedOptions { split, w_q, w_k, w_v, w_o, mask } = options;
     // 1. Check the shapes against the head split, in the course's words
     let c = split.model_dimensions()?;
-    if x.cols() != c {
+    if cols != c {
         return Err(AttentionError::range_error(format!(
             "X is {} but numberOfHeads · headDimensions = {} · {} = {c}: X must have C = {c} columns",
-            x.shape_text(),
+            shape_text(rows, cols),
             split.number_of_heads,
             split.head_dimensions
         )));
@@ -51,12 +73,8 @@ pub fn projected_self_attention(x: &Matrix, options: ProjectedOptions) -> Result
     }
     // 2. The layer with these weights and no biases (no dropout: the seed is never used)
     let weights = Weights { w_q, w_k, w_v, w_o, biases: None };
-    let mut layer = MultiHeadAttention::from_weights(weights, split.number_of_heads, 0.0, 0)?;
-    // 3. Its forward pass, with X as query, key and value
-    let one = std::slice::from_ref(x);
-    let options = ForwardOptions { mask, ..ForwardOptions::default() };
-    let mut output = layer.forward(one, one, one, &options)?.output; // [(T, C)]
-    output.pop().ok_or_else(|| AttentionError::State("the layer returned no output for one input".into()))
+    let layer = MultiHeadAttention::from_weights(weights, split.number_of_heads, 0.0, 0)?;
+    Ok((layer, ForwardOptions { mask, ..ForwardOptions::default() }))
 }
 
 #[cfg(test)]
@@ -102,6 +120,28 @@ mod tests {
         let one = std::slice::from_ref(&x);
         let forward = layer.forward(one, one, one, &ForwardOptions { mask: Mask::causal(), ..Default::default() }).unwrap();
         assert_bitwise_eq(&got, &forward.output[0]);
+    }
+
+    #[test]
+    fn the_f32_form_agrees_with_the_f64_one_per_batch_item() {
+        let (h, d, t, b) = (3, 4, 70, 2); // 70 rows: two blocks of 64 query rows
+        let mut o = options(h, d, 21);
+        o.mask = Mask::causal();
+        // f32 values, and their exact f64 copies, for X and for the weights
+        let round = |m: &Matrix| m.cast::<f32>().cast::<f64>();
+        for w in [&mut o.w_q, &mut o.w_k, &mut o.w_v, &mut o.w_o] {
+            *w = round(w);
+        }
+        let items: Vec<Matrix> = (0..b).map(|i| round(&seeded_matrix(t, h * d, 30 + i as u64))).collect();
+        let flat: Vec<f32> = items.iter().flat_map(|m| m.data().iter().map(|&v| v as f32)).collect();
+        let got = projected_self_attention_f32(BatchF32 { data: &flat, items: b, rows: t }, true, o.clone()).unwrap();
+        let want: Vec<f64> = items.iter().flat_map(|x| projected_self_attention(x, o.clone()).unwrap().into_data()).collect();
+        assert_eq!(got.len(), want.len());
+        let worst = got.iter().zip(&want).map(|(&g, &w)| (f64::from(g) - w).abs()).fold(0.0, f64::max);
+        assert!(worst < 1e-5, "max |f32 − f64| = {worst}");
+        // the same checks as the f64 form
+        let error = projected_self_attention_f32(BatchF32 { data: &flat, items: b, rows: t }, true, options(2, 1, 0)).unwrap_err();
+        assert!(error.message().starts_with("X is 70×12 but numberOfHeads · headDimensions = 2 · 1 = 2"), "{error}");
     }
 
     #[test]

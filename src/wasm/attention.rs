@@ -7,8 +7,8 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{
-    describe, is_typed_candidate, number_text, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_trace, write_typed,
-    Options, TypedMatrix, TypedValues,
+    describe, is_typed_candidate, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_trace, write_typed,
+    read_typed_weight, Options, TypedMatrix, TypedValues,
 };
 use crate::attention::{self, check_attention_shapes};
 use crate::attention_f32::{dot_product_attention_f32, multi_head_attention_f32};
@@ -320,34 +320,7 @@ fn batches<F: Real>(values: Vec<F>, shape: &[usize]) -> Result<Vec<Matrix<F>>> {
 
 /// `options.W_O` for the typed path: `number[][]` or a `[C, C]` typed matrix of Q's precision.
 fn read_w_o<F: Real>(options: &Options, precision: &str) -> Result<Option<Matrix<F>>> {
-    let raw = options.raw("W_O")?;
-    if raw.is_undefined() || !is_typed_candidate(&raw) {
-        let Some(w_o) = options.matrix("W_O")? else { return Ok(None) };
-        let cast: Matrix<F> = w_o.cast();
-        // number[][] is f64: an entry beyond f32's range would become ±Infinity in a Float32Array call
-        if let Some(i) = cast.data().iter().position(|x| !x.is_finite()) {
-            return Err(AttentionError::range_error(format!(
-                "options.W_O[{}][{}] is {}, beyond the range of {precision} (about 3.4e38); scale W_O down or pass Float64Array input",
-                i / w_o.cols(),
-                i % w_o.cols(),
-                number_text(w_o.data()[i])
-            )));
-        }
-        return Ok(Some(cast));
-    }
-    let typed = read_typed_matrix(&raw, "options.W_O", false)?;
-    if typed.array_name() != precision {
-        return Err(AttentionError::type_error(format!(
-            "options.W_O.data is a {} but Q.data is a {precision}; pass W_O in Q's precision (or as number[][])",
-            typed.array_name()
-        )));
-    }
-    let (rows, cols) = typed.rows_cols();
-    let matrix = match typed.values {
-        TypedValues::F32(values) => Matrix::new(rows, cols, values)?.cast(),
-        TypedValues::F64(values) => Matrix::new(rows, cols, values)?.cast(),
-    };
-    Ok(Some(matrix))
+    Ok(read_typed_weight(options, "W_O", "Q", precision)?.map(|w| w.cast()))
 }
 
 /// `{ numberOfHeads, headDimensions, W_O?, causal?, mask? }`, or the positional

@@ -435,6 +435,41 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<T
     Ok(TypedMatrix { values, shape })
 }
 
+/// `options[key]` beside a typed input called `input`: absent, `number[][]`, or a `[C, C]` typed
+/// matrix of the input's `precision` ("Float32Array" or "Float64Array"), as f64 values (exact for
+/// both). For a Float32Array input, a number[][] entry beyond f32's range is a RangeError rather
+/// than an Infinity later.
+pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &str) -> Result<Option<Matrix>> {
+    let raw = options.raw(key)?;
+    if raw.is_undefined() || !is_typed_candidate(&raw) {
+        let Some(weight) = options.matrix(key)? else { return Ok(None) };
+        if precision == "Float32Array" {
+            if let Some(i) = weight.data().iter().position(|&x| !(x as f32).is_finite()) {
+                return Err(AttentionError::range_error(format!(
+                    "options.{key}[{}][{}] is {}, beyond the range of {precision} (about 3.4e38); scale {key} down or pass Float64Array input",
+                    i / weight.cols(),
+                    i % weight.cols(),
+                    number_text(weight.data()[i])
+                )));
+            }
+        }
+        return Ok(Some(weight));
+    }
+    let typed = read_typed_matrix(&raw, &format!("options.{key}"), false)?;
+    if typed.array_name() != precision {
+        return Err(AttentionError::type_error(format!(
+            "options.{key}.data is a {} but {input}.data is a {precision}; pass {key} in {input}'s precision (or as number[][])",
+            typed.array_name()
+        )));
+    }
+    let (rows, cols) = typed.rows_cols();
+    let values = match typed.values {
+        TypedValues::F32(values) => values.into_iter().map(f64::from).collect(),
+        TypedValues::F64(values) => values,
+    };
+    Ok(Some(Matrix::new(rows, cols, values)?))
+}
+
 /// `data.length` of a value `float_kind` called a Float32Array or Float64Array, checked to be what
 /// the view really holds: a Proxy (which `instanceof` lets through) is a TypeError, and a subclass
 /// whose `length` reports another count is a RangeError.

@@ -3,9 +3,11 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::{js_result, read_count, read_matrix, write_matrix, Options};
+use super::convert::{
+    is_typed_candidate, js_result, read_count, read_matrix, read_typed_matrix, read_typed_weight, write_matrix, write_typed, Options, TypedValues,
+};
 use crate::error::{AttentionError, Result};
-use crate::layer::{projected_self_attention as projected, ProjectedOptions};
+use crate::layer::{projected_self_attention as projected, projected_self_attention_f32 as projected_f32, BatchF32, ProjectedOptions};
 use crate::matrix::Matrix;
 use crate::multi_head::HeadSplit;
 
@@ -32,7 +34,6 @@ export interface ProjectedSelfAttentionOptions extends AttentionOptions {
  * `multiHeadAttention(Q, K, V, { numberOfHeads, headDimensions, W_O, causal, mask })`. X is T×C with
  * C = numberOfHeads · headDimensions; the result is T×C. Computed by the `MultiHeadAttention`
  * layer (`bias: false`, weights from the options), so it equals that layer's `forward(X)` bit for bit.
- * number[][] only (no typed-array form).
  *
  * @example projectedSelfAttention([[1, 0], [0, 1]], { numberOfHeads: 2, headDimensions: 1,
  *   W_Q: [[1, 0], [0, 1]], W_K: [[1, 0], [0, 1]], W_V: [[1, 0], [0, 1]], W_O: [[1, 0], [0, 1]] })
@@ -43,6 +44,22 @@ export interface ProjectedSelfAttentionOptions extends AttentionOptions {
  *   NaN/±Infinity entries or a mask that is not T×T.
  */
 export function projectedSelfAttention(X: number[][], options: ProjectedSelfAttentionOptions): number[][];
+/**
+ * The typed form: X as `{ data: Float32Array, shape: [T, C] | [B, T, C] }`, computed in f32 by the layer's
+ * SIMD forward (the weights rounded to f32); the result is the same kind and shape. Each W may be
+ * number[][] or a `[C, C]` typed matrix of X's precision.
+ */
+export function projectedSelfAttention(X: TypedMatrix<Float32Array>, options: TypedProjectedSelfAttentionOptions<Float32Array>): TypedMatrix<Float32Array>;
+/** The typed form in f64: bit for bit what number[][] input gives, one batch item at a time. */
+export function projectedSelfAttention(X: TypedMatrix<Float64Array>, options: TypedProjectedSelfAttentionOptions<Float64Array>): TypedMatrix<Float64Array>;
+
+/** Options of the typed forms of `projectedSelfAttention`: each W may also be a typed matrix of X's precision. */
+export interface TypedProjectedSelfAttentionOptions<A extends Float32Array | Float64Array> extends Omit<ProjectedSelfAttentionOptions, "W_Q" | "W_K" | "W_V" | "W_O"> {
+  W_Q: number[][] | TypedMatrix<A>;
+  W_K: number[][] | TypedMatrix<A>;
+  W_V: number[][] | TypedMatrix<A>;
+  W_O: number[][] | TypedMatrix<A>;
+}
 "#;
 
 const PROJECTED_KEYS: &str = "numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O, causal, mask";
@@ -51,17 +68,12 @@ const PROJECTED_KEYS: &str = "numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O,
 #[wasm_bindgen(js_name = projectedSelfAttention, skip_typescript)]
 pub fn projected_self_attention(x: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        let x = read_matrix(&x, "X")?;
-        if options.is_undefined() || options.is_null() {
-            return Err(AttentionError::type_error(
-                "options is missing; expected { numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O, causal?, mask? }",
-            ));
+        if is_typed_candidate(&x) {
+            return projected_typed(&x, &options);
         }
-        let o = Options::read(&options, "options", PROJECTED_KEYS)?;
-        let split = HeadSplit {
-            number_of_heads: read_count(&o.raw("numberOfHeads")?, "options.numberOfHeads")?,
-            head_dimensions: read_count(&o.raw("headDimensions")?, "options.headDimensions")?,
-        };
+        let x = read_matrix(&x, "X")?;
+        let o = read_options(&options)?;
+        let split = read_split(&o)?;
         let options = ProjectedOptions {
             split,
             w_q: required_weight(&o, "W_Q")?,
@@ -74,8 +86,58 @@ pub fn projected_self_attention(x: JsValue, options: JsValue) -> std::result::Re
     })
 }
 
-/// `options[key]`, a `number[][]` that must be present.
+/// The typed forms: Float64Array one batch item at a time through the f64 function (the same bits
+/// as number[][]), Float32Array through the layer's f32 forward.
+fn projected_typed(x: &JsValue, options: &JsValue) -> Result<JsValue> {
+    let x = read_typed_matrix(x, "X", true)?;
+    let o = read_options(options)?;
+    let split = read_split(&o)?;
+    let precision = x.array_name();
+    let (b, (t, c)) = (x.batch().unwrap_or(1), x.rows_cols());
+    // the weights as f64 (for Float32Array input, rounded to f32 first: what the f32 forward packs)
+    let round = matches!(x.values, TypedValues::F32(_));
+    let weight = |key| required_typed_weight(&o, key, precision).map(|w| if round { w.cast::<f32>().cast() } else { w });
+    let options = ProjectedOptions { split, w_q: weight("W_Q")?, w_k: weight("W_K")?, w_v: weight("W_V")?, w_o: weight("W_O")?, mask: o.mask()? };
+    let values = match &x.values {
+        TypedValues::F64(data) => {
+            let mut out = Vec::with_capacity(data.len());
+            for item in data.chunks_exact(t * c) {
+                out.extend_from_slice(projected(&Matrix::new(t, c, item.to_vec())?, options.clone())?.data()); // (T, C)
+            }
+            TypedValues::F64(out)
+        }
+        TypedValues::F32(data) => TypedValues::F32(projected_f32(BatchF32 { data, items: b, rows: t }, x.batch().is_some(), options)?),
+    };
+    Ok(write_typed(&values, &x.shape))
+}
+
+/// The options object, which must be present.
+fn read_options(options: &JsValue) -> Result<Options> {
+    if options.is_undefined() || options.is_null() {
+        return Err(AttentionError::type_error(
+            "options is missing; expected { numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O, causal?, mask? }",
+        ));
+    }
+    Options::read(options, "options", PROJECTED_KEYS)
+}
+
+/// `options.numberOfHeads` and `options.headDimensions`.
+fn read_split(o: &Options) -> Result<HeadSplit> {
+    Ok(HeadSplit {
+        number_of_heads: read_count(&o.raw("numberOfHeads")?, "options.numberOfHeads")?,
+        head_dimensions: read_count(&o.raw("headDimensions")?, "options.headDimensions")?,
+    })
+}
+
+/// A projection that must be present, as `number[][]`.
 fn required_weight(o: &Options, key: &str) -> Result<Matrix> {
     o.matrix(key)?
         .ok_or_else(|| AttentionError::type_error(format!("options.{key} is missing; expected a C×C number[][] oriented [in, out]")))
+}
+
+/// A projection that must be present, as `number[][]` or a typed matrix of X's precision.
+fn required_typed_weight(o: &Options, key: &str, precision: &str) -> Result<Matrix> {
+    read_typed_weight(o, key, "X", precision)?.ok_or_else(|| {
+        AttentionError::type_error(format!("options.{key} is missing; expected a C×C number[][] or {{ data: {precision}, shape: [C, C] }} oriented [in, out]"))
+    })
 }

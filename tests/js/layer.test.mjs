@@ -427,6 +427,32 @@ test('projectedSelfAttention equals a bias-free layer with the same weights, bit
   }
 });
 
+test('projectedSelfAttention on typed arrays: Float64Array is the number[][] bits per item, Float32Array the f32 layer bits', () => {
+  const [h, d, T, B] = [3, 2, 5, 2];
+  const C = h * d;
+  const layer = new MultiHeadAttention({ embedDim: C, numHeads: h, bias: false, seed: 61 });
+  const weights = layer.getWeights();
+  const items = [0, 1].map((b) => randomMatrix(T, C, 70 + b));
+  const f64 = (m) => ({ data: Float64Array.from(m.flat()), shape: [m.length, m[0].length] });
+  // Float64Array, batched [B, T, C], with W_Q typed and the rest number[][]
+  const options = { numberOfHeads: h, headDimensions: d, causal: true, ...clone(weights), W_Q: f64(weights.W_Q) };
+  const got = lab.projectedSelfAttention({ data: Float64Array.from(items.flat(2)), shape: [B, T, C] }, options);
+  assert.ok(got.data instanceof Float64Array);
+  assert.deepEqual(got.shape, [B, T, C]);
+  const want = items.flatMap((X) => lab.projectedSelfAttention(X, { numberOfHeads: h, headDimensions: d, causal: true, ...clone(weights) }).flat());
+  assert.ok(want.every((x, i) => Object.is(x, got.data[i])), 'Float64Array differs from number[][]');
+  // Float32Array [T, C]: the bias-free layer's f32 forward with the same weights, bit for bit
+  const X32 = { data: Float32Array.from(items[0].flat()), shape: [T, C] };
+  const got32 = lab.projectedSelfAttention(X32, { numberOfHeads: h, headDimensions: d, causal: true, ...clone(weights) });
+  assert.ok(got32.data instanceof Float32Array);
+  assert.deepEqual(got32.shape, [T, C]);
+  const want32 = layer.forward(X32, null, null, { causal: true }).output.data;
+  assert.ok(want32.every((x, i) => Object.is(x, got32.data[i])), 'Float32Array differs from the f32 layer forward');
+  const exact = lab.projectedSelfAttention(Array.from({ length: T }, (_, i) => Array.from(X32.data.subarray(i * C, (i + 1) * C))), { numberOfHeads: h, headDimensions: d, causal: true, ...clone(weights) }).flat();
+  assertClose([Array.from(got32.data)], [exact], 1e-5, 'Float32Array against f64');
+  layer.free();
+});
+
 test('projectedSelfAttention: bad input is a precise TypeError/RangeError and the module keeps working', () => {
   const I = [[1, 0], [0, 1]];
   const ok = { numberOfHeads: 2, headDimensions: 1, W_Q: I, W_K: I, W_V: I, W_O: I };
@@ -439,7 +465,13 @@ test('projectedSelfAttention: bad input is a precise TypeError/RangeError and th
     [[[1, 2]], { ...ok, headDimensions: 1.5 }, 'RangeError', /^options\.headDimensions is 1\.5; expected a positive integer/],
     [[[1, 2]], { ...ok, bias: true }, 'TypeError', /^options\.bias is not an option/],
     [[[1, 2], [3, 4]], { ...ok, mask: [[true]] }, 'RangeError', /^mask is 1×1/],
-    [{ data: new Float64Array(2), shape: [1, 2] }, ok, 'TypeError', /^X is an object; expected an array of rows/],
+    [{ data: new Float64Array(2), shape: [1, 2] }, { ...ok, W_Q: { data: new Float32Array(4), shape: [2, 2] } }, 'TypeError',
+      /^options\.W_Q\.data is a Float32Array but X\.data is a Float64Array; pass W_Q in X's precision \(or as number\[\]\[\]\)$/],
+    [{ data: new Float64Array(2), shape: [1, 2] }, { ...ok, W_K: undefined }, 'TypeError',
+      /^options\.W_K is missing; expected a C×C number\[\]\[\] or \{ data: Float64Array, shape: \[C, C\] \} oriented \[in, out\]$/],
+    [{ data: new Float32Array(2), shape: [1, 2] }, { ...ok, W_O: [[1, 0], [0, 1e39]] }, 'RangeError', /^options\.W_O\[1\]\[1\] is 1e\+39, beyond the range of Float32Array/],
+    [{ data: new Float32Array(3), shape: [1, 3] }, ok, 'RangeError', /^X is 1×3 but numberOfHeads · headDimensions = 2 · 1 = 2/],
+    [{ data: [1, 2], shape: [1, 2] }, ok, 'TypeError', /^X\.data is an array; expected a Float32Array or Float64Array$/],
   ];
   for (const [X, options, name, message] of cases) {
     assert.throws(() => lab.projectedSelfAttention(X, options), { name, message }, String(message));
