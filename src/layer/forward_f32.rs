@@ -20,7 +20,7 @@
 //! f32 forward is a `State` error.
 
 use super::MultiHeadAttention;
-use crate::attention_f32::{attention_head_cross_f32, AttentionWorkspace, Columns, HeadTarget, QUERY_BLOCK};
+use crate::attention_f32::{attention_head_cross_f32, refuse_overflow_f32, AttentionWorkspace, Columns, HeadTarget, QUERY_BLOCK};
 use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
 use crate::kernels::{linear_prepacked_f32, PackedPanels};
@@ -181,7 +181,8 @@ impl MultiHeadAttention {
                     out_start: head * d_head,
                     weights: item_weights.as_deref_mut().map(|w| &mut w[head * t_q * t_k..(head + 1) * t_q * t_k]),
                 };
-                attention_head_cross_f32(columns(&q), columns(&k), columns(&v), (t_q, t_k), &options.mask, target, &mut workspace);
+                attention_head_cross_f32(columns(&q), columns(&k), columns(&v), (t_q, t_k), &options.mask, target, &mut workspace)
+                    .map_err(|e| at_item(e.error(Some(head)), options.batched, i))?;
             }
             // the mean over heads, summed in head order and then divided (as the f64 path does)
             if let (Some(all), Some(per_head)) = (&mut weights, &head_weights) {
@@ -229,25 +230,11 @@ pub(super) fn narrow_items_f32(items: &[Matrix], batched: bool, name: &str) -> R
     Ok(out)
 }
 
-/// A `RangeError` naming the first non-finite entry of a `(rows, cols)` f32 result: finite f32
-/// inputs overflowed there (f32 ends near 3.4e38).
-fn refuse_overflow_f32(values: &[f32], cols: usize, name: &str, formula: &str) -> Result<()> {
-    let Some(at) = values.iter().position(|x| !x.is_finite()) else {
-        return Ok(());
-    };
-    let (r, c) = (at / cols, at % cols);
-    let x = values[at];
-    let shown = if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" };
-    Err(AttentionError::range_error(format!(
-        "{name}[{r}][{c}] overflows to {shown} in f32: {formula} is beyond the largest f32 (about 3.4e38); scale the inputs down or pass Float64Array"
-    )))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::AttentionError;
-    use crate::layer::{ForwardOutput, LayerConfig};
+    use crate::layer::{ForwardOutput, LayerConfig, Weights};
     use crate::mask::{BoolMatrix, Mask};
     use crate::matrix::Matrix;
     use crate::testing::seeded_matrix;
@@ -387,6 +374,26 @@ mod tests {
         let err = layer.forward_f32(huge, huge, huge, &training).unwrap_err();
         // the f64 forward itself stays finite (3e38·C ≪ 1.8e308); rounding its output to f32 is what fails
         assert!(matches!(err, AttentionError::Range(_)) && err.message().contains("in f32: its value, computed in f64,"), "{err}");
+    }
+
+    #[test]
+    fn a_score_beyond_f32_is_refused_not_taken_for_a_masked_key() {
+        // identity projections: Q = query, K = key; Q row 0 · K row 0 overflows f32 on the way (the
+        // products −3.5e38, 3e38, 3e38), which a softmax would read as a masked key
+        let c = 3;
+        let mut layer = MultiHeadAttention::new(&LayerConfig { bias: false, ..LayerConfig::new(c, 1) }).unwrap();
+        let identity = Matrix::new(c, c, (0..c * c).map(|i| if i % (c + 1) == 0 { 1.0 } else { 0.0 }).collect()).unwrap();
+        layer.set_weights(Weights { w_q: identity.clone(), w_k: identity.clone(), w_v: identity.clone(), w_o: identity, biases: None }).unwrap();
+        let query = [1e19f32, 1e19, 1e19];
+        let key = [-3.5e19f32, 3e19, 3e19, 1.0, 1.0, 1.0];
+        let value = [1.0f32, 0.0, 0.0, 0.0, 1.0, 0.0];
+        let (q, k, v) = (BatchF32 { data: &query, items: 1, rows: 1 }, BatchF32 { data: &key, items: 1, rows: 2 }, BatchF32 { data: &value, items: 1, rows: 2 });
+        let err = layer.forward_f32(q, k, v, &ForwardOptions::default()).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("scores_0[0][0] overflows to -Infinity in f32"), "{err}");
+        // in f64 (training) the score is finite and the answer is V row 0
+        let training = ForwardOptions { training: true, ..ForwardOptions::default() };
+        let out = layer.forward_f32(q, k, v, &training).unwrap();
+        assert_eq!(out.output, vec![1.0, 0.0, 0.0]);
     }
 
     #[test]

@@ -167,7 +167,7 @@ pub fn dot_product_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValu
                     let mut out = Vec::with_capacity(vd.len());
                     for ((q, k), v) in batches(qd, &q.shape)?.iter().zip(&batches(kd, &k.shape)?).zip(&batches(vd, &v.shape)?) {
                         check_attention_shapes(q, k, v, &mask)?;
-                        out.extend(dot_product_attention_f32(q.data(), k.data(), v.data(), q.rows(), q.cols(), v.cols(), &mask));
+                        out.extend(dot_product_attention_f32(q.data(), k.data(), v.data(), q.rows(), q.cols(), v.cols(), &mask)?);
                     }
                     TypedValues::F32(out)
                 }

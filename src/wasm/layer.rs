@@ -423,18 +423,19 @@ impl JsMultiHeadAttention {
             training: o.flag("training")?,
             batched,
         };
-        let (b, t_q, t_k, h) = (query.batch().unwrap_or(1), query.rows_cols().0, key.rows_cols().0, self.inner.number_of_heads());
+        // each input's own T (the core refuses a value whose T differs from key's)
+        let (b, t_q, t_k, t_v, h) = (query.batch().unwrap_or(1), query.rows_cols().0, key.rows_cols().0, value.rows_cols().0, self.inner.number_of_heads());
         let lead = |shape: &[usize]| -> Vec<usize> { if batched { [&[b][..], shape].concat() } else { shape.to_vec() } };
         let weights_shape = lead(&if options.average_weights { vec![t_q, t_k] } else { vec![h, t_q, t_k] });
         let (output, weights) = match (&query.values, &key.values, &value.values) {
             (TypedValues::F64(q), TypedValues::F64(k), TypedValues::F64(v)) => {
-                let result = self.inner.forward(&items(q, b, t_q, c)?, &items(k, b, t_k, c)?, &items(v, b, t_k, c)?, &options)?;
+                let result = self.inner.forward(&items(q, b, t_q, c)?, &items(k, b, t_k, c)?, &items(v, b, t_v, c)?, &options)?;
                 let output: Vec<f64> = result.output.iter().flat_map(|m| m.data().iter().copied()).collect();
                 let weights = result.weights.map(|w| TypedValues::F64(w.iter().flatten().flat_map(|m| m.data().iter().copied()).collect()));
                 (TypedValues::F64(output), weights)
             }
             (TypedValues::F32(q), TypedValues::F32(k), TypedValues::F32(v)) => {
-                let (q, k, v) = (BatchF32 { data: q, items: b, rows: t_q }, BatchF32 { data: k, items: b, rows: t_k }, BatchF32 { data: v, items: b, rows: t_k });
+                let (q, k, v) = (BatchF32 { data: q, items: b, rows: t_q }, BatchF32 { data: k, items: b, rows: t_k }, BatchF32 { data: v, items: b, rows: t_v });
                 let result = self.inner.forward_f32(q, k, v, &options)?;
                 (TypedValues::F32(result.output), result.weights.map(TypedValues::F32))
             }
@@ -484,9 +485,13 @@ impl JsMultiHeadAttention {
     }
 }
 
-/// `B` matrices `(rows, cols)` from a flat `[B, rows, cols]` array.
+/// `B` matrices `(rows, cols)` from a flat `[B, rows, cols]` array (a RangeError, never a panic,
+/// should the length not be `B·rows·cols`).
 fn items(values: &[f64], b: usize, rows: usize, cols: usize) -> Result<Vec<Matrix>> {
-    (0..b).map(|i| Matrix::new(rows, cols, values[i * rows * cols..(i + 1) * rows * cols].to_vec())).collect()
+    if rows * cols == 0 || values.len() != b * rows * cols {
+        return Err(AttentionError::range_error(format!("{} values do not make a batch of {b} {rows}×{cols} matrices", values.len())));
+    }
+    values.chunks_exact(rows * cols).map(|item| Matrix::new(rows, cols, item.to_vec())).collect()
 }
 
 /// A RangeError unless the typed matrix has C = the layer's embedDim columns.

@@ -162,3 +162,36 @@ test('linear and f32 multiHeadAttention: an overflowing result or W_O is a Range
   assert.equal(lab.multiHeadAttention(g, g, g, { numberOfHeads: 1, headDimensions: 2, W_O: [[1, 0], [0, 1]] }).data.every(Number.isFinite), true);
   ok();
 });
+
+test('a Float64Array forward whose value has another T than key is the RangeError number[][] gives, not a trap or dropped rows', () => {
+  const layer = new lab.MultiHeadAttention({ embedDim: 2, numHeads: 1 });
+  const typed = (t) => ({ data: Float64Array.from({ length: t * 2 }, (_, i) => i / 7), shape: [t, 2] });
+  // shorter than key (was a wasm trap, then "recursive use of an object" on every later call)
+  assert.throws(() => layer.forward(typed(3), typed(3), typed(1)), { name: 'RangeError', message: /^value has T = 1 rows but key has T_k = 3/ });
+  // longer than key (was a silent answer from value's first 3 rows)
+  assert.throws(() => layer.forward(typed(3), typed(3), typed(5)), { name: 'RangeError', message: /^value has T = 5 rows but key has T_k = 3/ });
+  // Float32Array names the mismatch the same way
+  const f32 = (t) => ({ data: new Float32Array(t * 2), shape: [t, 2] });
+  assert.throws(() => layer.forward(f32(3), f32(3), f32(5)), { name: 'RangeError', message: /^value has T = 5 rows but key has T_k = 3/ });
+  assert.deepEqual(layer.forward(typed(3)).output.shape, [3, 2]);
+  layer.free();
+});
+
+test('f32: a score whose dot product passes f32 on the way is a RangeError, not a key silently treated as masked', () => {
+  // identity projections, so Q = query and K = key: 1e19 · (−3.5e19) overflows f32 although the sum, 2.5e38, does not
+  const I = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+  const layer = new lab.MultiHeadAttention({ embedDim: 3, numHeads: 1, bias: false });
+  layer.setWeights({ W_Q: I, W_K: I, W_V: I, W_O: I });
+  const f32 = (rows) => ({ data: Float32Array.from(rows.flat()), shape: [rows.length, 3] });
+  const [query, key, value] = [[[1e19, 1e19, 1e19]], [[-3.5e19, 3e19, 3e19], [1, 1, 1]], [[1, 0, 0], [0, 1, 0]]];
+  const message = /^scores_0\[0\]\[0\] overflows to -Infinity in f32: computing the dot product of Q_0 row 0 and K_0 row 0 went beyond the largest f32/;
+  assert.throws(() => layer.forward(f32(query), f32(key), f32(value)), { name: 'RangeError', message });
+  // number[][] (f64) gets the right answer: all the weight on key 0
+  assert.deepEqual(layer.forward(query, key, value).output, [[1, 0, 0]]);
+  // the functions' typed forms (Q, K and V all T×3) refuse it too
+  const Q = [...query, [0, 0, 1]];
+  assert.throws(() => lab.dotProductAttention(f32(Q), f32(key), f32(value)), { name: 'RangeError', message: /^scores\[0\]\[0\] overflows to -Infinity in f32/ });
+  assert.throws(() => lab.multiHeadAttention(f32(Q), f32(key), f32(value), 1, 3), { name: 'RangeError', message });
+  layer.free();
+  ok();
+});
