@@ -50,15 +50,21 @@ export const ODD_FINITE = [-0, 0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-3
 export const NOT_FINITE = [NaN, Infinity, -Infinity];
 export const WRONG_TYPES = [undefined, null, '1', '', true, false, {}, [], () => 1, 1n, Symbol('x'), new Number(1), new Date(0), new Map()];
 
-/** A matrix entry: mostly moderate, sometimes odd but finite. */
-export function entry(r, odd = 0.03) {
-  if (r.bool(odd)) return r.pick(ODD_FINITE);
+/**
+ * Odd values that are f32 numbers (most of ODD_FINITE is not: it rounds to 0 or ±Infinity):
+ * near f32's range, where products and sums overflow it, and −0. (No f32 subnormals.)
+ */
+export const ODD_FINITE_F32 = [-0, 0, 1e18, -1e18, 1e30, -1e30, 1e36, 3.4e38, -3.4e38, 2 ** 24, 0.1, -1];
+
+/** A matrix entry: mostly moderate, sometimes odd but finite (one of `odds`). */
+export function entry(r, odd = 0.03, odds = ODD_FINITE) {
+  if (r.bool(odd)) return r.pick(odds);
   return r.weighted([[6, () => r.uniform(-3, 3)], [1, () => r.int(-4, 4)], [1, () => r.uniform(-30, 30)]])();
 }
 
 /** A `rows × cols` plain `number[][]`. */
-export function matrix(r, rows, cols, odd) {
-  return Array.from({ length: rows }, () => Array.from({ length: cols }, () => entry(r, odd)));
+export function matrix(r, rows, cols, odd, odds = ODD_FINITE) {
+  return Array.from({ length: rows }, () => Array.from({ length: cols }, () => entry(r, odd, odds)));
 }
 
 /** A `rows × cols` `boolean[][]`, mostly true. */

@@ -131,7 +131,7 @@ function readBoolMatrix(x, name) {
 }
 
 /** `[T, C]` or `[B, T, C]` (a batch when x[0][0] is an array): { items, batched }. */
-function readBatch(x, name) {
+export function readBatch(x, name) {
   if (Array.isArray(x) && x.length > 0 && Array.isArray(x[0]) && x[0].length > 0 && Array.isArray(x[0][0])) {
     const items = [];
     for (let b = 0; b < x.length; b += 1) items.push(readMatrix(x[b], `${name}[${b}]`));
@@ -491,7 +491,7 @@ export function forward(L, query, key, value, options) {
     });
     weights = perItem;
   }
-  return { output: items.map((item) => item.output), weights, averageWeights: opts.averageWeights, batched, items, near: state.near, dims: { B, Tq, Tk } };
+  return { output: items.map((item) => item.output), weights, averageWeights: opts.averageWeights, training: opts.training, batched, items, near: state.near, dims: { B, Tq, Tk } };
 }
 
 /** `layer.backward(gradOutput)` after `forward` returned `F`. Returns tracked input and parameter gradients. */
