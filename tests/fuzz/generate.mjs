@@ -299,7 +299,7 @@ export const TYPED_MUTATIONS = {
   shapeProxy: (r, x) => ({ ...x, shape: forwardingProxy(x.shape.slice()) }),
   shapeRevoked: (r, x) => ({ ...x, shape: revokedProxy(x.shape.slice()) }),
   shapeThrowingGetter: (r, x) => ({ ...x, shape: withThrowingGetter(x.shape, r.int(0, x.shape.length - 1)) }),
-  otherKind: (r, x) => ({ ...x, data: r.pick([Int32Array, Uint8Array, Float64Array, Float32Array, BigInt64Array, DataView, Array]).name === 'BigInt64Array' ? BigInt64Array.from(x.data, (v) => BigInt(Math.trunc(v))) : r.pick([Int32Array.from(x.data), Uint8ClampedArray.from(x.data), new DataView(x.data.buffer), Array.from(x.data), x.data.constructor === Float32Array ? Float64Array.from(x.data) : Float32Array.from(x.data)]) }),
+  otherKind: (r, x) => ({ ...x, data: r.pick([Int32Array, Uint8Array, Float64Array, Float32Array, BigInt64Array, DataView, Array]).name === 'BigInt64Array' ? BigInt64Array.from(x.data, (v) => BigInt(Number.isFinite(v) ? Math.trunc(v) : 0)) : r.pick([Int32Array.from(x.data), Uint8ClampedArray.from(x.data), new DataView(x.data.buffer), Array.from(x.data), x.data.constructor === Float32Array ? Float64Array.from(x.data) : Float32Array.from(x.data)]) }),
   dataMissing: (r, x) => ({ shape: x.shape }),
   dataThrowingGetter: (r, x) => Object.defineProperty({ shape: x.shape }, 'data', { get: thrower('data'), enumerable: true }),
   shapeThrowingProp: (r, x) => Object.defineProperty({ data: x.data }, 'shape', { get: thrower('shape'), enumerable: true }),

@@ -190,12 +190,11 @@ export function multiHeadAttention(Q, K, V, options, fifth) {
 //   - Float32Array with `training: true`: the same f64 forward on the (exactly widened) values,
 //     its results rounded once to f32;
 //   - Float32Array otherwise: the forward in f32, with the layer's parameters rounded to f32 once
-//     (the package packs them so); `backward` after it is refused with a plain Error.
+//     (the package packs them so) and f32's error model (LR.inF32); `backward` after it is refused
+//     with a plain Error.
 
 /** The largest f32 is just below 2^128; an f64 value from 2^127 on may round to ±Infinity. */
 const F32_ROUNDS_TO_INFINITY = 2 ** 127;
-/** f32's counterpart of layer.mjs's "near f64's range": within 2^-24 of the largest f32. */
-const F32_NEAR = 2 ** 104;
 
 const widthError = (m, name, C) => rangeError(`${name}.shape is [${m.shape}] but the layer's embedDim is ${C}`);
 
@@ -221,37 +220,6 @@ function f32Parameters(L) {
   return all.every(Number.isFinite) ? { ...L, W, b } : null;
 }
 
-/** Σ_l |A[i][l]·B[l][j]| (+ |bias[j]|) for every i, j: the magnitudes an f32 product accumulates. */
-function magnitudes(A, B, bias) {
-  return A.map((row) => B[0].map((_, j) => R.sum(row.map((a, l) => Math.abs(a * B[l][j]))) + (bias ? Math.abs(bias[j]) : 0)));
-}
-
-/**
- * True when some magnitude of the f32 forward comes within 2^-24 of f32's range: the inputs, the
- * projections' sums, every head's score sums, the contexts and the output projection's sums.
- * A RangeError ("overflows to … in f32") is then an acceptable answer.
- */
-function nearF32(L, F) {
-  const { W, b, d, h } = L;
-  let worst = 0;
-  const see = (M) => {
-    for (const row of M) for (const x of row) if (!(Math.abs(x) < worst)) worst = Math.abs(x);
-  };
-  for (const item of F.items) {
-    [item.xq, item.xk, item.xv].forEach(see);
-    see(magnitudes(item.xq, W.W_Q, b?.b_Q));
-    see(magnitudes(item.xk, W.W_K, b?.b_K));
-    see(magnitudes(item.xv, W.W_V, b?.b_V));
-    for (let i = 0; i < h; i += 1) {
-      const [Qh, Kh] = [item.Q.v, item.K.v].map((M) => M.map((row) => row.slice(i * d, (i + 1) * d)));
-      see(magnitudes(Qh, Kh[0].map((_, l) => Kh.map((row) => row[l]))));
-    }
-    see(item.concat.v);
-    see(magnitudes(item.concat.v, W.W_O, b?.b_O));
-  }
-  return !(worst < F32_NEAR);
-}
-
 /**
  * The f32 forward's floor per output entry: a weight below f32's normal range (2^-126) may be lost
  * entirely, up to 2^-125·max_j |V[j][c]| in context column c, times |W_O| into the output.
@@ -273,7 +241,8 @@ const beyondF32 = (M) => M.v.some((row, i) => row.some((x, j) => !(Math.abs(x) +
  * The reference for `layer.forward(query, key, value, options)` on layer `L` (fresh dropout
  * stream). Returns { form: 'nested' | 'typed', kind, mode: 'f64' | 'training' | 'eval', F, nearOverflow }
  * with `F` as tests/oracle/layer.mjs's forward returns it (for 'eval', computed with the f32-rounded
- * parameters `L32`, plus `outputFloor`); throws Invalid for arguments the package must refuse.
+ * parameters `L32` and f32's error bounds, plus `outputFloor`); throws Invalid for arguments the
+ * package must refuse.
  */
 export function layerForward(L, query, key, value, options) {
   if (!isTypedCandidate(query)) {
@@ -292,12 +261,13 @@ export function layerForward(L, query, key, value, options) {
     const beyond = F.output.some(beyondF32);
     return { form: 'typed', kind: 32, mode: 'training', F, nearOverflow: F.near || beyond };
   }
-  // evaluation mode in f32. (Its memory limit differs from the f64 forward's, which made the check
-  // above; no generated case comes near either.)
+  // evaluation mode in f32: the oracle on the parameters rounded to f32, with f32's error model
+  // (its `near` flags magnitudes within 2^-24 of f32's range). (Its memory limit differs from the
+  // f64 forward's, which made the check above; no generated case comes near either.)
   const L32 = f32Parameters(L);
   if (!L32) throw rangeError('a weight or bias of the layer is beyond f32: the f32 projections overflow');
-  const F32 = LR.forward(L32, ...args);
-  return { form: 'typed', kind: 32, mode: 'eval', F: F32, L32, outputFloor: f32OutputFloor(L32, F32), nearOverflow: F32.near || nearF32(L32, F32) };
+  const F32 = LR.inF32(() => LR.forward(L32, ...args));
+  return { form: 'typed', kind: 32, mode: 'eval', F: F32, L32, outputFloor: f32OutputFloor(L32, F32), nearOverflow: F32.near };
 }
 
 /**
