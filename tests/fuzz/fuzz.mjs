@@ -47,6 +47,7 @@ if (isMainThread) {
       clearInterval(watchdog);
       const rate = (m.done / m.seconds).toFixed(0);
       console.log(`${m.done} cases in ${m.seconds.toFixed(1)} s (${rate}/s); outcomes ${JSON.stringify(m.outcomes)}`);
+      for (const [name, counts] of Object.entries(m.perExport)) console.log(`  ${name}: ${JSON.stringify(counts)}`);
       console.log(`wasm memory ${m.memory.after} bytes (after warm-up ${m.memory.warm}); externref slots ${m.slots.after} (after warm-up ${m.slots.warm})`);
       for (const f of m.failures) console.error(`FAIL ${f}`);
       console.log(`${m.done - m.failures.length} passed, ${m.failures.length} failed`);
@@ -63,6 +64,7 @@ if (isMainThread) {
   const { seed, total, deadline } = workerData;
   const good = knownGood(lab);
   const outcomes = {};
+  const perExport = {};
   const failures = [];
   const started = performance.now();
   let warm = null;
@@ -70,7 +72,10 @@ if (isMainThread) {
   for (; done < total && Date.now() < deadline && failures.length < 20; done += 1) {
     const result = runCase(lab, seed, done, good);
     if (result.failure) failures.push(result.failure);
-    else outcomes[result.outcome] = (outcomes[result.outcome] ?? 0) + 1;
+    else {
+      outcomes[result.outcome] = (outcomes[result.outcome] ?? 0) + 1;
+      (perExport[result.export] ??= {})[result.outcome] = (perExport[result.export][result.outcome] ?? 0) + 1;
+    }
     if (done === 10000) warm = { memory: wasmMemoryBytes(), slots: externrefSlots() };
     if (done % REPORT_EVERY === 0) parentPort.postMessage({ done });
   }
@@ -80,5 +85,5 @@ if (isMainThread) {
   // after warm-up nothing may accumulate: externref slots are freed per call; memory may only have grown for the largest case
   const leakFree = slots.after <= slots.warm + 64;
   if (!leakFree) failures.push(`externref slots grew from ${slots.warm} to ${slots.after}`);
-  parentPort.postMessage({ final: true, done, seconds: (performance.now() - started) / 1000, outcomes, failures, memory, slots, leakFree });
+  parentPort.postMessage({ final: true, done, seconds: (performance.now() - started) / 1000, outcomes, perExport, failures, memory, slots, leakFree });
 }

@@ -50,15 +50,21 @@ export const ODD_FINITE = [-0, 0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-3
 export const NOT_FINITE = [NaN, Infinity, -Infinity];
 export const WRONG_TYPES = [undefined, null, '1', '', true, false, {}, [], () => 1, 1n, Symbol('x'), new Number(1), new Date(0), new Map()];
 
-/** A matrix entry: mostly moderate, sometimes odd but finite. */
-export function entry(r, odd = 0.03) {
-  if (r.bool(odd)) return r.pick(ODD_FINITE);
+/**
+ * Odd values that are f32 numbers (most of ODD_FINITE is not: it rounds to 0 or ±Infinity):
+ * near f32's range, where products and sums overflow it, and −0. (No f32 subnormals.)
+ */
+export const ODD_FINITE_F32 = [-0, 0, 1e18, -1e18, 1e30, -1e30, 1e36, 3.4e38, -3.4e38, 2 ** 24, 0.1, -1];
+
+/** A matrix entry: mostly moderate, sometimes odd but finite (one of `odds`). */
+export function entry(r, odd = 0.03, odds = ODD_FINITE) {
+  if (r.bool(odd)) return r.pick(odds);
   return r.weighted([[6, () => r.uniform(-3, 3)], [1, () => r.int(-4, 4)], [1, () => r.uniform(-30, 30)]])();
 }
 
 /** A `rows × cols` plain `number[][]`. */
-export function matrix(r, rows, cols, odd) {
-  return Array.from({ length: rows }, () => Array.from({ length: cols }, () => entry(r, odd)));
+export function matrix(r, rows, cols, odd, odds = ODD_FINITE) {
+  return Array.from({ length: rows }, () => Array.from({ length: cols }, () => entry(r, odd, odds)));
 }
 
 /** A `rows × cols` `boolean[][]`, mostly true. */
@@ -293,7 +299,7 @@ export const TYPED_MUTATIONS = {
   shapeProxy: (r, x) => ({ ...x, shape: forwardingProxy(x.shape.slice()) }),
   shapeRevoked: (r, x) => ({ ...x, shape: revokedProxy(x.shape.slice()) }),
   shapeThrowingGetter: (r, x) => ({ ...x, shape: withThrowingGetter(x.shape, r.int(0, x.shape.length - 1)) }),
-  otherKind: (r, x) => ({ ...x, data: r.pick([Int32Array, Uint8Array, Float64Array, Float32Array, BigInt64Array, DataView, Array]).name === 'BigInt64Array' ? BigInt64Array.from(x.data, (v) => BigInt(Math.trunc(v))) : r.pick([Int32Array.from(x.data), Uint8ClampedArray.from(x.data), new DataView(x.data.buffer), Array.from(x.data), x.data.constructor === Float32Array ? Float64Array.from(x.data) : Float32Array.from(x.data)]) }),
+  otherKind: (r, x) => ({ ...x, data: r.pick([Int32Array, Uint8Array, Float64Array, Float32Array, BigInt64Array, DataView, Array]).name === 'BigInt64Array' ? BigInt64Array.from(x.data, (v) => BigInt(Number.isFinite(v) ? Math.trunc(v) : 0)) : r.pick([Int32Array.from(x.data), Uint8ClampedArray.from(x.data), new DataView(x.data.buffer), Array.from(x.data), x.data.constructor === Float32Array ? Float64Array.from(x.data) : Float32Array.from(x.data)]) }),
   dataMissing: (r, x) => ({ shape: x.shape }),
   dataThrowingGetter: (r, x) => Object.defineProperty({ shape: x.shape }, 'data', { get: thrower('data'), enumerable: true }),
   shapeThrowingProp: (r, x) => Object.defineProperty({ data: x.data }, 'shape', { get: thrower('shape'), enumerable: true }),

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import lab, { externrefSlots } from './support/lab.mjs';
 import { runCase, knownGood, makeCase } from '../fuzz/cases.mjs';
-import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS } from '../fuzz/exports.mjs';
+import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_LAYER_EXPORTS } from '../fuzz/exports.mjs';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251121);
 const CASES = Number(process.env.FUZZ_CASES ?? 10000);
@@ -105,4 +105,37 @@ test('the fuzzer catches a wrong layer output, weights, gradient or parameter, a
   assert.ok(caught(brokenLayer('getWeights', (f, a) => { const r = f(...a); return { ...r, W_Q: r.W_Q.map((row) => row.map((x) => -x)) }; })), 'wrong getWeights went unnoticed');
   assert.ok(caught(brokenLayer('forward', (f, a) => { try { return f(...a); } catch { throw new Error('plain'); } })), 'a plain Error went unnoticed');
   assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return { ...r, output: nudgeItems(r.output).map((x) => (Array.isArray(x) ? x.map(() => NaN) : x)) }; })), 'NaN went unnoticed');
+});
+
+test('the fuzzer catches wrong results of the layer on typed arrays, and a wrong backward after an f32 evaluation forward', () => {
+  const good = knownGood(lab);
+  const caught = (fake) => {
+    for (let i = 0; i < 3000; i += 1) {
+      if (!TYPED_LAYER_EXPORTS.includes(FUZZ_EXPORTS[i % FUZZ_EXPORTS.length])) continue;
+      if (runCase(fake, 99, i, good).failure) return true;
+    }
+    return false;
+  };
+  const isTyped = (x, Ctor) => x !== null && typeof x === 'object' && !Array.isArray(x) && x.data instanceof Ctor;
+  // one unit in the last place of the first non-zero value, in the data's own precision
+  const ulp = (m) => {
+    const data = m.data.slice();
+    const i = data.findIndex((x) => x !== 0);
+    if (i >= 0) data[i] = data instanceof Float32Array ? Math.fround(data[i] * (1 + 2 ** -23)) : data[i] * (1 + 2 ** -52);
+    return { ...m, data };
+  };
+  const relative = (m, e) => ({ ...m, data: m.data.map((x) => x * (1 + e)) });
+  const training = (a) => a[3]?.training === true;
+  // typed input only: the number[][] twin stays right, so these are caught by the bit-for-bit checks or the oracle
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float64Array) ? { ...r, output: ulp(r.output) } : r; })), 'one ulp in a Float64Array output went unnoticed');
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float64Array) && r.weights ? { ...r, weights: ulp(r.weights) } : r; })), 'one ulp in Float64Array weights went unnoticed');
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) && training(a) ? { ...r, output: ulp(r.output) } : r; })), 'one f32 ulp in a training output went unnoticed');
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) && !training(a) ? { ...r, output: relative(r.output, 1e-4) } : r; })), 'a 1e-4 error in an f32 evaluation output went unnoticed');
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) && !training(a) && r.weights ? { ...r, weights: relative(r.weights, 1e-4) } : r; })), 'a 1e-4 error in f32 evaluation weights went unnoticed');
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) && !training(a) ? { ...r, output: { ...r.output, data: Float64Array.from(r.output.data) } } : r; })), 'a Float64Array from Float32Array input went unnoticed');
+  assert.ok(caught(brokenLayer('backward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) ? { ...r, key: ulp(r.key) } : r; })), 'one f32 ulp in a key gradient went unnoticed');
+  assert.ok(caught(brokenLayer('backward', (f, a) => { const r = f(...a); return isTyped(a[0], Float64Array) ? { ...r, value: ulp(r.value) } : r; })), 'one ulp in a Float64Array value gradient went unnoticed');
+  assert.ok(caught(brokenLayer('backward', (f, a) => { try { return f(...a); } catch (e) { if (e.constructor === Error) return { query: a[0], key: a[0], value: a[0] }; throw e; } })), 'a backward that answers after an f32 evaluation forward went unnoticed');
+  assert.ok(caught(brokenLayer('backward', (f, a) => { try { return f(...a); } catch (e) { if (e.constructor === Error) throw new Error('something else'); throw e; } })), 'another plain Error from backward went unnoticed');
+  assert.ok(caught(brokenLayer('grads', (f, a) => { const r = f(...a); return { ...r, W_K: r.W_K.map((row) => row.map((x) => -x)) }; })), 'wrong grads() went unnoticed');
 });

@@ -16,9 +16,27 @@ import { Invalid, sum, readMatrix } from './reference.mjs';
 
 const typeError = (why) => new Invalid('TypeError', why);
 const rangeError = (why) => new Invalid('RangeError', why);
-const EPS = 2 ** -53;
-const ETA = 2 ** -1074;
-const BIG = 2 ** 1000;
+// The arithmetic the error model describes: f64 (unit roundoff 2^-53, η = 2^-1074 for subnormal
+// results, "near the range" from 2^1000); `inF32` switches it to f32's for one call.
+let EPS = 2 ** -53;
+let ETA = 2 ** -1074;
+let BIG = 2 ** 1000;
+
+/**
+ * Runs `fn` (e.g. a `forward`) with the error model of f32 arithmetic: unit roundoff 2^-24, η =
+ * 2^-149, "near the range" (`near`, an overflow RangeError acceptable) from 2^104, within 2^-24 of
+ * f32's largest value. The values are still the exact-math reference in f64; only the bounds on
+ * the package's rounding error (and `near`) are f32's, propagated through every step like f64's.
+ */
+export function inF32(fn) {
+  const saved = [EPS, ETA, BIG];
+  [EPS, ETA, BIG] = [2 ** -24, 2 ** -149, 2 ** 104];
+  try {
+    return fn();
+  } finally {
+    [EPS, ETA, BIG] = saved;
+  }
+}
 const BUDGET = 2 ** 27;
 
 // ---- the seeded generator, from the crate docs (SplitMix64 on BigInt) -----------------------
@@ -131,7 +149,7 @@ function readBoolMatrix(x, name) {
 }
 
 /** `[T, C]` or `[B, T, C]` (a batch when x[0][0] is an array): { items, batched }. */
-function readBatch(x, name) {
+export function readBatch(x, name) {
   if (Array.isArray(x) && x.length > 0 && Array.isArray(x[0]) && x[0].length > 0 && Array.isArray(x[0][0])) {
     const items = [];
     for (let b = 0; b < x.length; b += 1) items.push(readMatrix(x[b], `${name}[${b}]`));
@@ -369,10 +387,17 @@ function softmax(S, allowed) {
     const w = ex.map((x) => x / total);
     const maxErr = Math.max(...S.e[i].filter((_, j) => keep[j]));
     v.push(w);
-    e.push(w.map((wj, j) => (keep[j] ? atMostOne(tm(wj, Math.expm1(2 * (S.e[i][j] + maxErr))) + (Tk + 6) * (EPS * wj + ETA)) : 0)));
+    e.push(w.map((wj, j) => (keep[j] ? atMostOne(spread(wj, row[j] - max, total, 2 * (S.e[i][j] + maxErr)) + (Tk + 6) * (EPS * wj + ETA)) : 0)));
   });
   return { v, e };
 }
+
+/**
+ * w_j·expm1(E): how far score errors up to E (in the exponent) move the weight w_j = exp(gap)/total.
+ * When w_j underflowed (below 2^-1022, or to 0) that product loses the weight that E can still
+ * raise: then exp(gap + E)/total, which is at least w_j·expm1(E) and does not underflow while it matters.
+ */
+const spread = (wj, gap, total, E) => (wj >= 2 ** -1022 ? tm(wj, Math.expm1(E)) : Math.exp(gap + E) / total);
 
 /** min(x, 1), and 1 for NaN (an undefined error bound: the weight may be anything in [0, 1]). */
 const atMostOne = (x) => (x <= 1 ? x : 1);
@@ -491,7 +516,7 @@ export function forward(L, query, key, value, options) {
     });
     weights = perItem;
   }
-  return { output: items.map((item) => item.output), weights, averageWeights: opts.averageWeights, batched, items, near: state.near, dims: { B, Tq, Tk } };
+  return { output: items.map((item) => item.output), weights, averageWeights: opts.averageWeights, training: opts.training, batched, items, near: state.near, dims: { B, Tq, Tk } };
 }
 
 /** `layer.backward(gradOutput)` after `forward` returned `F`. Returns tracked input and parameter gradients. */

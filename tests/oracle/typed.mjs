@@ -7,6 +7,7 @@
 // through the object's own `length`: a subclass or Proxy that reports another length than it
 // holds must be refused, never read past its end.
 import * as R from './reference.mjs';
+import * as LR from './layer.mjs';
 import { Invalid } from './reference.mjs';
 
 const typeError = (why) => new Invalid('TypeError', why);
@@ -179,4 +180,115 @@ export function multiHeadAttention(Q, K, V, options, fifth) {
   const [qs, ks, vs] = [q, k, v].map(items);
   const results = qs.map((qi, b) => R.multiHeadAttention(qi, ks[b], vs[b], plain));
   return { form: 'typed', ...joined(results, q.kind, q.shape.slice(), qs.map((qi, b) => f32Floor(qi.length, vs[b], plain.W_O))) };
+}
+
+// ---- the MultiHeadAttention layer on typed input ----------------------------------------------
+// `layer.forward(query, key?, value?, options?)` and `layer.backward(gradOutput)` with
+// `{ data, shape: [T, C] | [B, T, C] }`, read in the order of src/wasm/layer.rs (query, its width,
+// key, value, then the options and the core's checks, which tests/oracle/layer.mjs makes).
+//   - Float64Array: the f64 forward (tests/oracle/layer.mjs as it is);
+//   - Float32Array with `training: true`: the same f64 forward on the (exactly widened) values,
+//     its results rounded once to f32;
+//   - Float32Array otherwise: the forward in f32, with the layer's parameters rounded to f32 once
+//     (the package packs them so) and f32's error model (LR.inF32); `backward` after it is refused
+//     with a plain Error.
+
+/** The largest f32 is just below 2^128; an f64 value from 2^127 on may round to ±Infinity. */
+const F32_ROUNDS_TO_INFINITY = 2 ** 127;
+
+const widthError = (m, name, C) => rangeError(`${name}.shape is [${m.shape}] but the layer's embedDim is ${C}`);
+
+/** A typed key or value: null for undefined/null (the default), otherwise of `like`'s precision, rank and batch, C wide. */
+function readLayerDefault(x, name, like, C) {
+  if (x === undefined || x === null) return null;
+  if (!isTypedCandidate(x)) throw typeError(`${name} is not a typed matrix but query is`);
+  const m = readTyped(x, name, [2, 3]);
+  if (m.kind !== like.kind) throw typeError(`${name}.data has another precision than query.data`);
+  if (m.shape.length !== like.shape.length || (m.shape.length === 3 && m.shape[0] !== like.shape[0])) throw rangeError(`${name} has another rank or batch than query`);
+  if (m.shape[m.shape.length - 1] !== C) throw widthError(m, name, C);
+  return m;
+}
+
+/** A read typed matrix as the layer's number[][] form: T×C, or a batch [B][T][C] for rank 3. */
+const asNested = (m) => (m.shape.length === 3 ? items(m) : items(m)[0]);
+
+/** The layer `L` with every weight and bias rounded to f32, or null when one of them is beyond f32. */
+function f32Parameters(L) {
+  const W = Object.fromEntries(Object.entries(L.W).map(([name, M]) => [name, M.map((row) => row.map(Math.fround))]));
+  const b = L.b && Object.fromEntries(Object.entries(L.b).map(([name, v]) => [name, v.map(Math.fround)]));
+  const all = [...Object.values(W).flat(2), ...(b ? Object.values(b).flat() : [])];
+  return all.every(Number.isFinite) ? { ...L, W, b } : null;
+}
+
+/**
+ * The f32 forward's floor per output entry: a weight below f32's normal range (2^-126) may be lost
+ * entirely, up to 2^-125·max_j |V[j][c]| in context column c, times |W_O| into the output.
+ * Rows of all items' outputs, as compareAny takes them.
+ */
+function f32OutputFloor(L, F) {
+  return F.items.flatMap((item) => {
+    const V = item.V.v;
+    const column = V[0].map((_, c) => 2 ** -125 * Math.max(...V.map((row) => Math.abs(row[c]))));
+    const out = L.W.W_O[0].map((_, j) => R.sum(column.map((f, k) => R.times(f, Math.abs(L.W.W_O[k][j])))));
+    return item.output.v.map(() => out);
+  });
+}
+
+/** |value| + 8·bound of a tracked matrix reaching 2^127: rounding it to f32 may overflow. */
+const beyondF32 = (M) => M.v.some((row, i) => row.some((x, j) => !(Math.abs(x) + 8 * M.e[i][j] < F32_ROUNDS_TO_INFINITY)));
+
+/**
+ * The reference for `layer.forward(query, key, value, options)` on layer `L` (fresh dropout
+ * stream). Returns { form: 'nested' | 'typed', kind, mode: 'f64' | 'training' | 'eval', F, nearOverflow }
+ * with `F` as tests/oracle/layer.mjs's forward returns it (for 'eval', computed with the f32-rounded
+ * parameters `L32` and f32's error bounds, plus `outputFloor`); throws Invalid for arguments the
+ * package must refuse.
+ */
+export function layerForward(L, query, key, value, options) {
+  if (!isTypedCandidate(query)) {
+    const F = LR.forward(L, query, key, value, options);
+    return { form: 'nested', kind: 64, mode: 'f64', F, nearOverflow: F.near };
+  }
+  const q = readTyped(query, 'query', [2, 3]);
+  if (q.shape[q.shape.length - 1] !== L.C) throw widthError(q, 'query', L.C);
+  const k = readLayerDefault(key, 'key', q, L.C);
+  const v = readLayerDefault(value, 'value', k ?? q, L.C);
+  const args = [asNested(q), k && asNested(k), v && asNested(v), options];
+  // the f64 forward makes every check of the package's, in its order
+  const F = LR.forward(L, ...args);
+  if (q.kind === 64) return { form: 'typed', kind: 64, mode: 'f64', F, nearOverflow: F.near };
+  if (F.training) {
+    const beyond = F.output.some(beyondF32);
+    return { form: 'typed', kind: 32, mode: 'training', F, nearOverflow: F.near || beyond };
+  }
+  // evaluation mode in f32: the oracle on the parameters rounded to f32, with f32's error model
+  // (its `near` flags magnitudes within 2^-24 of f32's range). (Its memory limit differs from the
+  // f64 forward's, which made the check above; no generated case comes near either.)
+  const L32 = f32Parameters(L);
+  if (!L32) throw rangeError('a weight or bias of the layer is beyond f32: the f32 projections overflow');
+  const F32 = LR.inF32(() => LR.forward(L32, ...args));
+  return { form: 'typed', kind: 32, mode: 'eval', F: F32, L32, outputFloor: f32OutputFloor(L32, F32), nearOverflow: F32.near };
+}
+
+/**
+ * The reference for `layer.backward(gradOutput)` after the forward `forward` (layerForward's
+ * answer). Returns { form, kind, Bk, nearOverflow } (Bk as tests/oracle/layer.mjs's backward), or
+ * { state: true } after an evaluation-mode Float32Array forward (a plain Error, once gradOutput
+ * has been read); throws Invalid for a gradOutput the package must refuse.
+ */
+export function layerBackward(L, forward, gradOutput) {
+  if (!isTypedCandidate(gradOutput)) {
+    if (forward.mode === 'eval') {
+      LR.readBatch(gradOutput, 'gradOutput');
+      return { state: true };
+    }
+    const Bk = LR.backward(L, forward.F, gradOutput);
+    return { form: 'nested', kind: 64, Bk, nearOverflow: Bk.near };
+  }
+  const g = readTyped(gradOutput, 'gradOutput', [2, 3]);
+  if (g.shape[g.shape.length - 1] !== L.C) throw widthError(g, 'gradOutput', L.C);
+  if (forward.mode === 'eval') return { state: true };
+  const Bk = LR.backward(L, forward.F, asNested(g));
+  const beyond = g.kind === 32 && Object.values(Bk.inputs).some((list) => list.some(beyondF32));
+  return { form: 'typed', kind: g.kind, Bk, nearOverflow: Bk.near || beyond };
 }
