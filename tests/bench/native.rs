@@ -71,7 +71,7 @@ fn forward(case: &Case, x: &Inputs, out: &mut Vec<f32>, scratch: &mut Scratch) {
     let split = HeadSplit { number_of_heads: case.h, head_dimensions: case.c / case.h };
     let t = case.t;
     match &mut scratch.layer {
-        None => multi_head_attention_f32_into(&x.q, &x.k, &x.v, t, split, None, &Mask::none(), out, &mut scratch.workspace),
+        None => multi_head_attention_f32_into(&x.q, &x.k, &x.v, t, split, None, &Mask::none(), out, &mut scratch.workspace).expect("the f32 attention"),
         Some(layer) => {
             let input = BatchF32 { data: &x.q, items: 1, rows: t };
             *out = layer.forward_f32(input, input, input, &ForwardOptions::default()).expect("the layer's forward").output;
