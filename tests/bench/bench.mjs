@@ -149,14 +149,26 @@ function tfjs(tf) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** Median ms over timed runs after warm-up: about `budgetMs` of runs, at least `minRuns`. */
-function measure(run, { budgetMs = 1500, minRuns = 5, maxRuns = 2000, warmup = true } = {}) {
+/**
+ * Median ms over timed runs after warm-up: about `warmupMs` of untimed runs (so that V8 has optimised
+ * every implementation's JavaScript, a µs-scale call needs thousands), then about `budgetMs` of timed
+ * runs, at least `minRuns`, sized by the warmed-up time per run.
+ */
+function measure(run, { budgetMs = 1500, warmupMs = 300, minRuns = 5, maxRuns = 2000, warmup = true } = {}) {
   let output;
   const first = performance.now();
   output = run();
-  const once = performance.now() - first;
+  let once = performance.now() - first;
   if (smoke) return { output, ms: once, runs: 1 };
-  if (warmup) for (let i = 0; i < Math.min(20, Math.ceil(300 / Math.max(once, 0.001))); i++) run();
+  if (warmup) {
+    const start = performance.now();
+    let count = 0;
+    while (performance.now() - start < warmupMs && count < 200000) {
+      run();
+      count += 1;
+    }
+    if (count > 0) once = (performance.now() - start) / count;
+  }
   const runs = Math.max(minRuns, Math.min(maxRuns, Math.floor(budgetMs / Math.max(once, 0.001))));
   const times = [];
   for (let i = 0; i < runs; i++) {
