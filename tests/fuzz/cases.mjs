@@ -101,6 +101,7 @@ function mutate(r, spec, args) {
   if (spec.countArgs) choices.push([3, 'count']);
   if (spec.typedArgs) choices.push([10, 'typed']);
   if (spec.vectorArgs) choices.push([3, 'vector']);
+  if (spec.weightKeys) choices.push([6, 'weight']);
   choices.push([1, 'arity']);
   const what = r.weighted(choices);
   const out = args.slice();
@@ -123,6 +124,19 @@ function mutate(r, spec, args) {
   if (what === 'vector') {
     const i = r.pick(spec.vectorArgs);
     out[i] = G.VECTOR_MUTATIONS[r.pick(Object.keys(G.VECTOR_MUTATIONS))](r, vectorBase(args[i]));
+    return out;
+  }
+  if (what === 'weight') {
+    // one weight inside the options: typed mutations on a typed one (sometimes matrix ones), matrix ones on number[][]
+    const o = spec.optionsArg;
+    const base = readable(args[o]) && !Array.isArray(args[o]) ? { ...args[o] } : {};
+    const key = r.pick(spec.weightKeys);
+    const w = base[key];
+    const typed = w !== undefined && typedBase(w) === w;
+    base[key] = typed && r.bool(0.75)
+      ? G.TYPED_MUTATIONS[r.pick(Object.keys(G.TYPED_MUTATIONS))](r, w)
+      : G.MATRIX_MUTATIONS[r.pick(Object.keys(G.MATRIX_MUTATIONS))](r, matrixBase(w));
+    out[o] = base;
     return out;
   }
   if (what === 'options') return mutateOptions(r, spec, args);

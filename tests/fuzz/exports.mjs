@@ -829,5 +829,113 @@ export const TYPED_LAYER_EXPORTS = [
   },
 ];
 
-/** Every export the fuzzer drives: the functions (unchanged case numbering modulo 4 of old runs aside), the layer, typed input, linear, projectedSelfAttention and the layer's typed forms. */
-export const FUZZ_EXPORTS = [...EXPORTS, ...LAYER_EXPORTS, ...TYPED_EXPORTS, ...TYPED_LAYER_EXPORTS];
+// ---- projectedSelfAttention on typed input -------------------------------------------------
+// X is `{ data, shape: [T, C] | [B, T, C] }`; each of W_Q, W_K, W_V, W_O is number[][] or a typed
+// [C, C] of X's precision. The call also runs the twin the contract names, on the values the
+// oracle read from the arguments:
+//   - Float64Array: projectedSelfAttention on each item as number[][] (the result must be those
+//     bits), and the result against the oracle (projection.mjs, f64 bounds);
+//   - Float32Array: a bias-free MultiHeadAttention with those weights (setWeights, number[][] of the
+//     f32 values) running forward on the same Float32Array with { causal, mask } (bit for bit), and
+//     the result against the layer oracle run with f32's error model (typed.mjs layerForward, as the
+//     typed-layer entries' evaluation mode), where a RangeError for overflow is acceptable only
+//     when that model says the computation comes near f32's range.
+// Mutations: typed ones on X and (through `weightKeys`) on each typed W, matrix ones on number[][]
+// W, and the options' own.
+
+const PROJECTED_WEIGHTS = ['W_Q', 'W_K', 'W_V', 'W_O'];
+
+/** The twin of an accepted typed projectedSelfAttention call: { twin } or { twinError }; {} when the oracle cannot read the arguments. */
+function projectedTwin(lab, a, result) {
+  let p;
+  try {
+    p = PR.readProjectedTyped(a[0], a[1]);
+  } catch {
+    return {}; // the oracle refuses these arguments: the judge reports the accepted value
+  }
+  const forwardOptions = PR.projectedForwardOptions(p);
+  try {
+    if (result?.data instanceof Float64Array) {
+      const options = { numberOfHeads: p.h, headDimensions: p.d, ...p.W, ...forwardOptions };
+      return { twin: TR.items(p.x).flatMap((X) => lab.projectedSelfAttention(X, options)) };
+    }
+    if (result?.data instanceof Float32Array) {
+      const build = () => {
+        const layer = new lab.MultiHeadAttention({ embedDim: p.C, numHeads: p.h, bias: false });
+        layer.setWeights(p.W);
+        return layer;
+      };
+      const X = { data: Float32Array.from(p.x.values), shape: p.x.shape.slice() };
+      return { twin: withLayer(build, (layer) => layer.forward(X, null, null, forwardOptions).output) };
+    }
+  } catch (e) {
+    return { twinError: e };
+  }
+  return {};
+}
+
+/** The reference of a typed projectedSelfAttention case (Float64Array: compareAny's form; Float32Array: the f32 layer model). */
+function projectedTypedReference(a) {
+  // a mutation may have made X number[][] (or something else an array): the number[][] form
+  if (!TR.isTypedCandidate(a[0])) return { form: 'nested', ...PR.projectedSelfAttention(a[0], a[1]) };
+  const p = PR.readProjectedTyped(a[0], a[1]);
+  if (p.x.kind === 64) return PR.projectedSelfAttentionF64(p);
+  const L = LR.setWeights(LR.construct({ embedDim: p.C, numHeads: p.h, bias: false }), p.W);
+  const X = { data: Float32Array.from(p.x.values), shape: p.x.shape.slice() };
+  const fwd = TR.layerForward(L, X, null, null, PR.projectedForwardOptions(p));
+  return { kind: 32, shape: p.x.shape.slice(), f32: f32Reference(fwd.F.output, p.x.shape.slice(), fwd.outputFloor, fwd.nearOverflow), nearOverflow: fwd.nearOverflow };
+}
+
+function compareProjectedTyped(actual, ref) {
+  if (ref.form === 'nested') return compareMatrix(actual.result, ref);
+  if (actual.twinError) return `the twin call threw ${actual.twinError?.name}: ${actual.twinError?.message}`;
+  if (ref.kind === 64) return compareAny(actual, ref);
+  const twin = actual.twin;
+  if (!(twin?.data instanceof Float32Array)) return 'no f32 layer twin to compare with';
+  const bad = compareTypedBits(actual.result, Array.from(twin.data), 32, ref.shape, 'result');
+  if (bad) return `against the bias-free f32 layer: ${bad}`;
+  return compareAny({ result: actual.result }, ref.f32);
+}
+
+/** Valid arguments: X typed of precision `kind` (odd values of that precision), each W typed or number[][]. */
+function projectedTypedArgs(r) {
+  const kind = r.pick([32, 64]);
+  const batch = r.bool(0.3) ? r.int(1, 3) : 0;
+  const t = G.size(r);
+  const { h, d, C } = layerShape(r);
+  const odd = r.pick([0, 0.02, 0.2]);
+  const odds = kind === 32 ? G.ODD_FINITE_F32 : G.ODD_FINITE;
+  const one = () => G.matrix(r, t, C, odd, odds);
+  const X = batch ? G.typed(kind, Array.from({ length: batch }, one), true) : G.typed(kind, one());
+  const options = { numberOfHeads: h, headDimensions: d, ...(maskOptions(r, t) ?? {}) };
+  // number[][] weights are f64 numbers even for Float32Array X (the package rounds them to f32).
+  // Half the cases scale them by 1/C: scores stay moderate, where f32's error model is tight
+  // enough to catch small errors (with weights up to 30 its bound is several percent).
+  const scale = r.pick([1, 1 / C]);
+  for (const name of PROJECTED_WEIGHTS) {
+    const M = G.matrix(r, C, C, odd / 4, odds).map((row) => row.map((v) => v * scale));
+    options[name] = r.bool(0.5) ? G.typed(kind, M) : M;
+  }
+  return [X, options];
+}
+
+export const PROJECTED_TYPED_EXPORTS = [
+  {
+    name: 'projectedSelfAttention (typed)',
+    matrixArgs: [0],
+    typedArgs: [0],
+    optionsArg: 1,
+    options: { numberOfHeads: 'count', headDimensions: 'count', W_Q: 'matrix', W_K: 'matrix', W_V: 'matrix', W_O: 'matrix', causal: 'flag', mask: 'mask' },
+    weightKeys: PROJECTED_WEIGHTS,
+    valid: projectedTypedArgs,
+    call(lab, a) {
+      const result = lab.projectedSelfAttention(...a);
+      return { result, ...projectedTwin(lab, a, result) };
+    },
+    reference: projectedTypedReference,
+    compare: compareProjectedTyped,
+  },
+];
+
+/** Every export the fuzzer drives: the functions (unchanged case numbering modulo 4 of old runs aside), the layer, typed input, linear, projectedSelfAttention, the layer's typed forms and projectedSelfAttention's. */
+export const FUZZ_EXPORTS = [...EXPORTS, ...LAYER_EXPORTS, ...TYPED_EXPORTS, ...TYPED_LAYER_EXPORTS, ...PROJECTED_TYPED_EXPORTS];

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import lab, { externrefSlots } from './support/lab.mjs';
 import { runCase, knownGood, makeCase } from '../fuzz/cases.mjs';
-import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_LAYER_EXPORTS } from '../fuzz/exports.mjs';
+import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_LAYER_EXPORTS, PROJECTED_TYPED_EXPORTS } from '../fuzz/exports.mjs';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251121);
 const CASES = Number(process.env.FUZZ_CASES ?? 10000);
@@ -138,4 +138,52 @@ test('the fuzzer catches wrong results of the layer on typed arrays, and a wrong
   assert.ok(caught(brokenLayer('backward', (f, a) => { try { return f(...a); } catch (e) { if (e.constructor === Error) return { query: a[0], key: a[0], value: a[0] }; throw e; } })), 'a backward that answers after an f32 evaluation forward went unnoticed');
   assert.ok(caught(brokenLayer('backward', (f, a) => { try { return f(...a); } catch (e) { if (e.constructor === Error) throw new Error('something else'); throw e; } })), 'another plain Error from backward went unnoticed');
   assert.ok(caught(brokenLayer('grads', (f, a) => { const r = f(...a); return { ...r, W_K: r.W_K.map((row) => row.map((x) => -x)) }; })), 'wrong grads() went unnoticed');
+});
+
+test('the fuzzer catches wrong typed projectedSelfAttention results and a wrong error class', () => {
+  const good = knownGood(lab);
+  const caught = (fake) => {
+    for (let i = 0; i < 6000; i += 1) {
+      if (!PROJECTED_TYPED_EXPORTS.includes(FUZZ_EXPORTS[i % FUZZ_EXPORTS.length])) continue;
+      if (runCase(fake, 99, i, good).failure) return true;
+    }
+    return false;
+  };
+  const isTyped = (x, Ctor) => x !== null && typeof x === 'object' && !Array.isArray(x) && x.data instanceof Ctor;
+  const ulp = (m) => {
+    const data = m.data.slice();
+    const i = data.findIndex((x) => x !== 0);
+    if (i >= 0) data[i] = data instanceof Float32Array ? Math.fround(data[i] * (1 + 2 ** -23)) : data[i] * (1 + 2 ** -52);
+    return { ...m, data };
+  };
+  const relative = (m, e) => ({ ...m, data: m.data.map((x) => x * (1 + e)) });
+  /** The package with projectedSelfAttention wrapped by `how(original, args)`, and optionally the layer's forward output by `layerOutput`. */
+  const fake = (how, layerOutput) => {
+    const out = { ...lab, projectedSelfAttention: (...a) => how(lab.projectedSelfAttention, a) };
+    if (layerOutput) {
+      out.MultiHeadAttention = function MultiHeadAttention(config) {
+        const layer = new lab.MultiHeadAttention(config);
+        const forward = layer.forward.bind(layer);
+        layer.forward = (...a) => {
+          const r = forward(...a);
+          return { ...r, output: layerOutput(r.output) };
+        };
+        return layer;
+      };
+    }
+    return out;
+  };
+  const typedOnly = (Ctor, change) => (f, a) => {
+    const r = f(...a);
+    return isTyped(r, Ctor) ? change(r) : r;
+  };
+  assert.ok(caught(fake(typedOnly(Float64Array, ulp))), 'one ulp in a Float64Array result went unnoticed (the number[][] twin)');
+  assert.ok(caught(fake(typedOnly(Float32Array, ulp))), 'one f32 ulp in a Float32Array result went unnoticed (the f32 layer twin)');
+  // the same error in the result and in the layer twin: only the oracle can see it
+  const off = (m) => (isTyped(m, Float32Array) ? relative(m, 1e-2) : m);
+  assert.ok(caught(fake(typedOnly(Float32Array, off), off)), 'a 1e-2 error in f32 results, agreed by the layer twin, went unnoticed (the oracle)');
+  // wrong number[][] answers: the Float64Array result no longer matches them
+  assert.ok(caught(fake((f, a) => { const r = f(...a); return Array.isArray(r) ? r.map((row) => row.map((x) => -x)) : r; })), 'a wrong number[][] twin went unnoticed');
+  assert.ok(caught(fake((f, a) => { try { return f(...a); } catch (e) { if (e instanceof RangeError) throw new TypeError(e.message); throw e; } })), 'a RangeError turned TypeError went unnoticed');
+  assert.ok(caught(fake((f, a) => { try { return f(...a); } catch (e) { if (/precision/.test(e.message)) return { data: new Float32Array(1), shape: [1, 1] }; throw e; } })), 'an accepted weight of the other precision went unnoticed');
 });

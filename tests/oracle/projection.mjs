@@ -130,3 +130,64 @@ export function projectedSelfAttention(Xx, options) {
   }
   return { value: attention.value, bound, nearOverflow };
 }
+
+/**
+ * Reads the typed form of `projectedSelfAttention(X, options)` in the package's order: X (a typed
+ * `[T, C]` or `[B, T, C]`), the options object and its keys, numberOfHeads, headDimensions, then
+ * W_Q, W_K, W_V, W_O one after the other (each `number[][]` or a typed `[C, C]` of X's precision; for
+ * Float32Array X a number[][] entry beyond f32 is a RangeError, and the values are rounded to f32),
+ * causal and mask, then the shapes. Returns { x, h, d, C, W, causal, mask } or throws Invalid.
+ */
+export function readProjectedTyped(Xx, options) {
+  const x = readTyped(Xx, 'X', [2, 3]);
+  if (options === undefined || options === null) throw typeError('options is missing');
+  const o = R.readOptions(options, PROJECTED_KEYS);
+  const h = R.readCount(o.numberOfHeads, 'options.numberOfHeads');
+  const d = R.readCount(o.headDimensions, 'options.headDimensions');
+  const W = {};
+  for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) {
+    const raw = o[name];
+    if (raw === undefined) throw typeError(`options.${name} is missing`);
+    if (isTypedCandidate(raw)) {
+      const w = readTyped(raw, `options.${name}`, [2]);
+      if (w.kind !== x.kind) throw typeError(`options.${name}.data has another precision than X.data`);
+      [W[name]] = items(w);
+    } else {
+      const M = R.readMatrix(raw, `options.${name}`);
+      if (x.kind === 32 && !M.every((row) => row.every((v) => Number.isFinite(Math.fround(v))))) throw rangeError(`options.${name} has an entry beyond the f32 range`);
+      W[name] = x.kind === 32 ? M.map((row) => row.map(Math.fround)) : M;
+    }
+  }
+  const { causal, mask } = R.readMaskOptions(o);
+  const C = h * d;
+  const [T, cols] = x.shape.slice(-2);
+  if (cols !== C) throw rangeError('X does not have C columns');
+  for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) if (W[name].length !== C || W[name][0].length !== C) throw rangeError(`${name} is not C×C`);
+  if (mask && (mask.length !== T || mask[0].length !== T)) throw rangeError('mask is not T×T');
+  return { x, h, d, C, W, causal, mask };
+}
+
+/** The layer's forward options for projectedSelfAttention's causal and mask. */
+export const projectedForwardOptions = ({ causal, mask }) => (mask === undefined ? { causal } : { causal, mask });
+
+/**
+ * The reference for the Float64Array form: projectedSelfAttention on each batch item as number[][]
+ * (the package must give those bits), joined over all rows, with the item's shape. (The Float32Array
+ * form is the layer's f32 forward: tests/oracle/typed.mjs `layerForward` on a bias-free layer.)
+ */
+export function projectedSelfAttentionF64(p) {
+  const results = items(p.x).map((X) => projectedSelfAttention(X, {
+    numberOfHeads: p.h,
+    headDimensions: p.d,
+    ...p.W,
+    ...projectedForwardOptions(p),
+  }));
+  return {
+    form: 'typed',
+    kind: 64,
+    shape: p.x.shape.slice(),
+    value: results.flatMap((r) => r.value),
+    bound: results.flatMap((r) => r.bound),
+    nearOverflow: results.some((r) => r.nearOverflow),
+  };
+}
