@@ -405,15 +405,19 @@ export const LAYER_EXPORTS = [
 // ---- typed input, linear and projectedSelfAttention ---------------------------------------
 // Typed calls return `{ data, shape }`. A Float64Array result must equal the number[][] call on
 // the same values bit for bit (the call also makes that call and returns both); every result is
-// checked against the oracle: f64 within its bound, f32 within the same first-order bound in f32's
-// unit roundoff (2^29 times f64's) plus the final rounding to f32.
+// checked against the oracle: f64 within its bound; f32 results of dotProductAttention and
+// multiHeadAttention within the layer oracle's error model run in f32 (f32Judged below), those of
+// linear within its own f32 bound.
 
 /** The (T, C) items of a typed argument the package accepted, as number[][]. */
 const itemsOf = (x) => TR.items(TR.readTyped(x, 'x', [2, 3]));
 
-/** T×C, or a batch of B of them, in precision `kind`: `{ data, shape }`. */
-function typedInput(r, kind, batch, t, c, odd) {
-  const one = () => G.matrix(r, t, c, kind === 32 ? 0 : odd);
+/**
+ * T×C, or a batch of B of them, in precision `kind`: `{ data, shape }`. f32 input has no odd values
+ * unless `f32Odd` (then f32 numbers near f32's range, G.ODD_FINITE_F32).
+ */
+function typedInput(r, kind, batch, t, c, odd, f32Odd = false) {
+  const one = () => (kind === 32 ? G.matrix(r, t, c, f32Odd ? odd : 0, G.ODD_FINITE_F32) : G.matrix(r, t, c, odd));
   return batch ? G.typed(kind, Array.from({ length: batch }, one), true) : G.typed(kind, one());
 }
 
@@ -428,6 +432,19 @@ function nestedTwin(result, args, nested) {
   }
   const [qs, ks, vs] = items;
   return qs.flatMap((q, b) => nested(q, ks[b], vs[b]));
+}
+
+/**
+ * The reference of a typed attention function with its f32 results judged by the layer oracle's
+ * error model in f32 (typed.mjs `f32Model`): bounds 8e + 4η plus the floor for weights f32's exp
+ * flushes to zero, and "near f32's range" (a RangeError for overflow acceptable) from that model.
+ * (compareAny's f32Scaled bound, the f64 first-order bound times 2^29, is not sound once f32 score
+ * errors reach the softmax's non-linear range, as they do for inputs near f32's range.)
+ */
+function f32Judged(ref) {
+  if (ref.form !== 'typed' || ref.kind !== 32) return ref;
+  const { value, e, near } = ref.f32Model;
+  return { ...ref, value, bound: e.map((row, i) => row.map((x, j) => 8 * x + 4 * 2 ** -149 + ref.f32Floor[i][j])), nearOverflow: near, f32Scaled: false };
 }
 
 /** A typed (or nested) result against the reference `{ form, kind, shape, value, bound, f32Scaled }`. */
@@ -468,7 +485,7 @@ export const TYPED_EXPORTS = [
       const t = G.size(r);
       const [dk, dv] = [G.size(r), G.size(r)];
       const odd = r.pick([0, 0.02, 0.2]);
-      const args = [typedInput(r, kind, batch, t, dk, odd), typedInput(r, kind, batch, t, dk, odd), typedInput(r, kind, batch, t, dv, odd)];
+      const args = [typedInput(r, kind, batch, t, dk, odd, true), typedInput(r, kind, batch, t, dk, odd, true), typedInput(r, kind, batch, t, dv, odd, true)];
       const options = maskOptions(r, t);
       if (options !== undefined || r.bool(0.3)) args.push(options);
       return args;
@@ -477,7 +494,7 @@ export const TYPED_EXPORTS = [
       const result = lab.dotProductAttention(...a);
       return { result, twin: nestedTwin(result, a, (q, k, v) => lab.dotProductAttention(q, k, v, a[3])) };
     },
-    reference: (a) => ({ ...TR.dotProductAttention(...a), f32Scaled: true }),
+    reference: (a) => f32Judged(TR.dotProductAttention(...a)),
     compare: compareAny,
   },
   {
@@ -492,10 +509,12 @@ export const TYPED_EXPORTS = [
       const t = G.size(r);
       const { h, d, C } = layerShape(r);
       const odd = r.pick([0, 0.02, 0.2]);
-      const [Q, K, V] = [0, 1, 2].map(() => typedInput(r, kind, batch, t, C, odd));
+      const [Q, K, V] = [0, 1, 2].map(() => typedInput(r, kind, batch, t, C, odd, true));
       if (r.bool(0.2)) return [Q, K, V, h, d];
       const options = { numberOfHeads: h, headDimensions: d, ...(maskOptions(r, t) ?? {}) };
-      if (r.bool(0.3)) options.W_O = r.bool() ? G.typed(kind, G.matrix(r, C, C, kind === 32 ? 0 : odd / 4)) : G.matrix(r, C, C, kind === 32 ? 0 : odd / 4);
+      // in f32, W_O's odd values are f32 numbers (near f32's range: its product may overflow f32)
+      const odds = kind === 32 ? G.ODD_FINITE_F32 : G.ODD_FINITE;
+      if (r.bool(0.3)) options.W_O = r.bool() ? G.typed(kind, G.matrix(r, C, C, odd / 4, odds)) : G.matrix(r, C, C, odd / 4, odds);
       return [Q, K, V, options];
     },
     call(lab, a) {
@@ -503,7 +522,7 @@ export const TYPED_EXPORTS = [
       const options = typeof a[3] === 'object' && a[3] !== null && TR.isTypedCandidate(a[3].W_O) ? Object.assign(Object.create(Object.getPrototypeOf(a[3])), a[3], { W_O: itemsOf(a[3].W_O)[0] }) : a[3];
       return { result, twin: nestedTwin(result, a, (q, k, v) => lab.multiHeadAttention(q, k, v, options, a[4])) };
     },
-    reference: (a) => ({ ...TR.multiHeadAttention(a[0], a[1], a[2], a[3], a[4]), f32Scaled: true }),
+    reference: (a) => f32Judged(TR.multiHeadAttention(a[0], a[1], a[2], a[3], a[4])),
     compare: compareAny,
   },
   {

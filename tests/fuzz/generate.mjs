@@ -282,6 +282,9 @@ function detachedView(data) {
   return copy;
 }
 
+/** A shape entry as Int32Array.from can take it (an earlier mutation may have left a bigint there, which it refuses). */
+const asInt32Source = (n) => (typeof n === 'bigint' ? Number(BigInt.asIntN(32, n)) : n);
+
 export const SHAPE_ENTRY_VALUES = [0, -1, -0, 1.5, 0.5, NaN, Infinity, -Infinity, 2 ** 32, 2 ** 32 - 1, 2 ** 31, 2 ** 53, 1e21, '2', null, undefined, true, 2n, [2], {}];
 
 /** Each returns a new value for a `{ data, shape }` argument `x` (a plain one), which it does not modify. */
@@ -295,7 +298,7 @@ export const TYPED_MUTATIONS = {
   hugeShape: (r, x) => ({ ...x, shape: r.pick([[2 ** 16, 2 ** 16], [2 ** 14, 2 ** 13 + 1], [2 ** 10, 2 ** 10, 2 ** 10], [2 ** 32 - 1, 2 ** 32 - 1], [1, 2 ** 27 + 1], [2, 2 ** 26, 2]]) }),
   swappedShape: (r, x) => ({ ...x, shape: x.shape.slice().reverse() }),
   rank: (r, x) => ({ ...x, shape: r.pick([[], [x.data.length], [1, ...x.shape], [...x.shape, 1], [1, 1, 1, x.data.length]]) }),
-  shapeNotArray: (r, x) => ({ ...x, shape: r.pick([x.shape.join(','), { ...x.shape, length: x.shape.length }, Int32Array.from(x.shape), x.data.length, null, undefined]) }),
+  shapeNotArray: (r, x) => ({ ...x, shape: r.pick([x.shape.join(','), { ...x.shape, length: x.shape.length }, Int32Array.from(x.shape, asInt32Source), x.data.length, null, undefined]) }),
   shapeProxy: (r, x) => ({ ...x, shape: forwardingProxy(x.shape.slice()) }),
   shapeRevoked: (r, x) => ({ ...x, shape: revokedProxy(x.shape.slice()) }),
   shapeThrowingGetter: (r, x) => ({ ...x, shape: withThrowingGetter(x.shape, r.int(0, x.shape.length - 1)) }),

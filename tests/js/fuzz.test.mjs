@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import lab, { externrefSlots } from './support/lab.mjs';
 import { runCase, knownGood, makeCase } from '../fuzz/cases.mjs';
-import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_LAYER_EXPORTS, PROJECTED_TYPED_EXPORTS } from '../fuzz/exports.mjs';
+import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_EXPORTS, TYPED_LAYER_EXPORTS, PROJECTED_TYPED_EXPORTS } from '../fuzz/exports.mjs';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251121);
 const CASES = Number(process.env.FUZZ_CASES ?? 10000);
@@ -186,4 +186,23 @@ test('the fuzzer catches wrong typed projectedSelfAttention results and a wrong 
   assert.ok(caught(fake((f, a) => { const r = f(...a); return Array.isArray(r) ? r.map((row) => row.map((x) => -x)) : r; })), 'a wrong number[][] twin went unnoticed');
   assert.ok(caught(fake((f, a) => { try { return f(...a); } catch (e) { if (e instanceof RangeError) throw new TypeError(e.message); throw e; } })), 'a RangeError turned TypeError went unnoticed');
   assert.ok(caught(fake((f, a) => { try { return f(...a); } catch (e) { if (/precision/.test(e.message)) return { data: new Float32Array(1), shape: [1, 1] }; throw e; } })), 'an accepted weight of the other precision went unnoticed');
+});
+
+test('the fuzzer catches a 1e-4 error and an unwarranted overflow refusal in f32 typed dotProductAttention/multiHeadAttention', () => {
+  const good = knownGood(lab);
+  const functions = TYPED_EXPORTS.filter((spec) => /^(dotProductAttention|multiHeadAttention) /.test(spec.name));
+  const isF32 = (x) => x !== null && typeof x === 'object' && !Array.isArray(x) && x.data instanceof Float32Array;
+  for (const name of ['dotProductAttention', 'multiHeadAttention']) {
+    const fake = (how) => ({ ...lab, [name]: (...a) => how(lab[name], a) });
+    const caught = (pkg) => {
+      for (let i = 0; i < 6000; i += 1) {
+        const spec = FUZZ_EXPORTS[i % FUZZ_EXPORTS.length];
+        if (!functions.includes(spec) || !spec.name.startsWith(name)) continue;
+        if (runCase(pkg, 99, i, good).failure) return true;
+      }
+      return false;
+    };
+    assert.ok(caught(fake((f, a) => { const r = f(...a); return isF32(r) ? { ...r, data: r.data.map((x) => x * (1 + 1e-4)) } : r; })), `${name}: a 1e-4 error in f32 results went unnoticed`);
+    assert.ok(caught(fake((f, a) => { const r = f(...a); if (isF32(r)) throw new RangeError('the score overflows to Infinity in f32'); return r; })), `${name}: an overflow refusal of moderate f32 input went unnoticed`);
+  }
 });

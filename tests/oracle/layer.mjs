@@ -448,6 +448,26 @@ function readForwardOptions(options) {
  * stream at the start). Returns { output, weights?, batched, cache, near } with tracked values,
  * or throws Invalid.
  */
+/**
+ * Attention of given Q, K, V (no projections, no biases) with this module's error model: what the
+ * function exports compute (dotProductAttention: h = 1, d = Q's width; multiHeadAttention: h heads
+ * of d columns, V split the same way, then W_O when given). Run it inside `inF32` for their f32
+ * cores. Returns { output: tracked T×(V's width or W_O's), near }.
+ */
+export function attentionTracked(Q, K, V, { h, d, W_O, causal, mask }) {
+  const state = { near: false };
+  const allowed = Q.map((_, i) => K.map((__, j) => (!causal || j <= i) && (mask ? mask[i][j] : true)));
+  const dv = V[0].length / h;
+  const [q, k, v] = [Q, K, V].map(exact);
+  const heads = [];
+  for (let i = 0; i < h; i += 1) {
+    const scaled = scale(mm(cols(q, i * d, (i + 1) * d), tr(cols(k, i * d, (i + 1) * d)), state), 1 / Math.sqrt(d), state);
+    heads.push(mm(softmax(scaled, allowed), cols(v, i * dv, (i + 1) * dv), state));
+  }
+  const concat = hcat(heads);
+  return { output: W_O ? mm(concat, exact(W_O), state) : concat, near: state.near };
+}
+
 export function forward(L, query, key, value, options) {
   const q = readBatch(query, 'query');
   const batched = q.batched;

@@ -120,6 +120,16 @@ function f32Floor(T, V, W_O) {
   return Array.from({ length: T }, () => out);
 }
 
+/**
+ * f32 only: the items again through tests/oracle/layer.mjs's error model in f32's unit roundoff
+ * (LR.inF32; its softmax bound is not first-order, so it stays sound for score errors of any size):
+ * { value, e, near } over all rows, `e` the per-entry error bound before the safety factor.
+ */
+function f32Model(qs, ks, vs, options) {
+  const outs = qs.map((qi, b) => LR.inF32(() => LR.attentionTracked(qi, ks[b], vs[b], options)));
+  return { value: outs.flatMap((o) => o.output.v), e: outs.flatMap((o) => o.output.e), near: outs.some((o) => o.near) };
+}
+
 /** Joins per-item references into one { value, bound, nearOverflow } over all rows, plus kind and shape. */
 function joined(results, kind, shape, floors) {
   return {
@@ -147,7 +157,9 @@ export function dotProductAttention(Q, K, V, options) {
   const results = qs.map((qi, b) => R.dotProductAttention(qi, ks[b], vs[b], options));
   const shape = v.shape.slice();
   shape[shape.length - 2] = q.shape[q.shape.length - 2];
-  return { form: 'typed', ...joined(results, q.kind, shape, qs.map((qi, b) => f32Floor(qi.length, vs[b]))) };
+  const out = { form: 'typed', ...joined(results, q.kind, shape, qs.map((qi, b) => f32Floor(qi.length, vs[b]))) };
+  if (q.kind === 32) out.f32Model = f32Model(qs, ks, vs, { h: 1, d: qs[0][0].length, ...R.readMaskOptions(R.readOptions(options, ['causal', 'mask'])) });
+  return out;
 }
 
 /** The reference for `multiHeadAttention` (both forms; W_O as number[][] or typed) with any input form. */
@@ -179,7 +191,9 @@ export function multiHeadAttention(Q, K, V, options, fifth) {
   }
   const [qs, ks, vs] = [q, k, v].map(items);
   const results = qs.map((qi, b) => R.multiHeadAttention(qi, ks[b], vs[b], plain));
-  return { form: 'typed', ...joined(results, q.kind, q.shape.slice(), qs.map((qi, b) => f32Floor(qi.length, vs[b], plain.W_O))) };
+  const out = { form: 'typed', ...joined(results, q.kind, q.shape.slice(), qs.map((qi, b) => f32Floor(qi.length, vs[b], plain.W_O))) };
+  if (q.kind === 32) out.f32Model = f32Model(qs, ks, vs, { h: plain.numberOfHeads, d: plain.headDimensions, W_O: plain.W_O, causal: plain.causal, mask: plain.mask });
+  return out;
 }
 
 // ---- the MultiHeadAttention layer on typed input ----------------------------------------------
