@@ -217,7 +217,8 @@ export const VECTOR_MUTATIONS = {
   nested: (r, v) => [v],
   badEntry: (r, v) => v.map((x, i) => (i === 0 ? r.pick([...NOT_FINITE, ...WRONG_TYPES]) : x)),
   oddEntry: (r, v) => v.map((x, i) => (i === v.length - 1 ? r.pick(ODD_FINITE) : x)),
-  typedArray: (r, v) => r.pick([new Float64Array(v), new Float32Array(v.length + 1)]),
+  // v may hold an earlier mutation's bigint or symbol, which a typed array cannot take: those become NaN
+  typedArray: (r, v) => r.pick([Float64Array.from(v, (x) => { try { return Number(x); } catch { return NaN; } }), new Float32Array(v.length + 1)]),
   hole: (r, v) => {
     const copy = v.slice();
     delete copy[r.int(0, copy.length - 1)];
