@@ -48,6 +48,29 @@ test('the same seed builds the same cases', () => {
 });
 
 /** A package whose first export is deliberately broken in one way. */
+/**
+ * Whether the package `fake` fails one of the fixed-seed (99) cases among the first `cases` whose
+ * export `among(spec)` accepts: a deliberate breakage the fuzzer must see.
+ */
+function caughtIn(fake, among, cases, stillGood) {
+  for (let i = 0; i < cases; i += 1) {
+    if (!among(FUZZ_EXPORTS[i % FUZZ_EXPORTS.length])) continue;
+    if (runCase(fake, 99, i, stillGood).failure) return true;
+  }
+  return false;
+}
+
+const isTyped = (x, Ctor) => x !== null && typeof x === 'object' && !Array.isArray(x) && x.data instanceof Ctor;
+/** One unit in the last place of the first non-zero value, in the typed matrix's own precision. */
+const ulp = (m) => {
+  const data = m.data.slice();
+  const i = data.findIndex((x) => x !== 0);
+  if (i >= 0) data[i] = data instanceof Float32Array ? Math.fround(data[i] * (1 + 2 ** -23)) : data[i] * (1 + 2 ** -52);
+  return { ...m, data };
+};
+/** Every value of a typed matrix times (1 + e). */
+const relative = (m, e) => ({ ...m, data: m.data.map((x) => x * (1 + e)) });
+
 function broken(how) {
   const wrap = (f) => (...args) => how(f, args);
   return { ...lab, dotProductAttention: wrap(lab.dotProductAttention) };
@@ -89,13 +112,7 @@ function brokenLayer(method, how) {
 
 test('the fuzzer catches a wrong layer output, weights, gradient or parameter, and a plain Error from the layer', () => {
   const good = knownGood(lab);
-  const caught = (fake) => {
-    for (let i = 0; i < 2000; i += 1) {
-      if (!LAYER_EXPORTS.includes(FUZZ_EXPORTS[i % FUZZ_EXPORTS.length])) continue;
-      if (runCase(fake, 99, i, good).failure) return true;
-    }
-    return false;
-  };
+  const caught = (fake) => caughtIn(fake, (spec) => LAYER_EXPORTS.includes(spec), 2000, good);
   const nudge = (m) => m.map((row) => row.map((x) => x + 1e-9 * Math.max(1, Math.abs(x))));
   const nudgeItems = (x) => (Array.isArray(x[0][0]) ? x.map(nudge) : nudge(x));
   assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return { ...r, output: nudgeItems(r.output) }; })), 'a 1e-9 error in the output went unnoticed');
@@ -109,22 +126,7 @@ test('the fuzzer catches a wrong layer output, weights, gradient or parameter, a
 
 test('the fuzzer catches wrong results of the layer on typed arrays, and a wrong backward after an f32 evaluation forward', () => {
   const good = knownGood(lab);
-  const caught = (fake) => {
-    for (let i = 0; i < 3000; i += 1) {
-      if (!TYPED_LAYER_EXPORTS.includes(FUZZ_EXPORTS[i % FUZZ_EXPORTS.length])) continue;
-      if (runCase(fake, 99, i, good).failure) return true;
-    }
-    return false;
-  };
-  const isTyped = (x, Ctor) => x !== null && typeof x === 'object' && !Array.isArray(x) && x.data instanceof Ctor;
-  // one unit in the last place of the first non-zero value, in the data's own precision
-  const ulp = (m) => {
-    const data = m.data.slice();
-    const i = data.findIndex((x) => x !== 0);
-    if (i >= 0) data[i] = data instanceof Float32Array ? Math.fround(data[i] * (1 + 2 ** -23)) : data[i] * (1 + 2 ** -52);
-    return { ...m, data };
-  };
-  const relative = (m, e) => ({ ...m, data: m.data.map((x) => x * (1 + e)) });
+  const caught = (fake) => caughtIn(fake, (spec) => TYPED_LAYER_EXPORTS.includes(spec), 3000, good);
   const training = (a) => a[3]?.training === true;
   // typed input only: the number[][] twin stays right, so these are caught by the bit-for-bit checks or the oracle
   assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float64Array) ? { ...r, output: ulp(r.output) } : r; })), 'one ulp in a Float64Array output went unnoticed');
@@ -142,21 +144,7 @@ test('the fuzzer catches wrong results of the layer on typed arrays, and a wrong
 
 test('the fuzzer catches wrong typed projectedSelfAttention results and a wrong error class', () => {
   const good = knownGood(lab);
-  const caught = (fake) => {
-    for (let i = 0; i < 6000; i += 1) {
-      if (!PROJECTED_TYPED_EXPORTS.includes(FUZZ_EXPORTS[i % FUZZ_EXPORTS.length])) continue;
-      if (runCase(fake, 99, i, good).failure) return true;
-    }
-    return false;
-  };
-  const isTyped = (x, Ctor) => x !== null && typeof x === 'object' && !Array.isArray(x) && x.data instanceof Ctor;
-  const ulp = (m) => {
-    const data = m.data.slice();
-    const i = data.findIndex((x) => x !== 0);
-    if (i >= 0) data[i] = data instanceof Float32Array ? Math.fround(data[i] * (1 + 2 ** -23)) : data[i] * (1 + 2 ** -52);
-    return { ...m, data };
-  };
-  const relative = (m, e) => ({ ...m, data: m.data.map((x) => x * (1 + e)) });
+  const caught = (fake) => caughtIn(fake, (spec) => PROJECTED_TYPED_EXPORTS.includes(spec), 6000, good);
   /** The package with projectedSelfAttention wrapped by `how(original, args)`, and optionally the layer's forward output by `layerOutput`. */
   const fake = (how, layerOutput) => {
     const out = { ...lab, projectedSelfAttention: (...a) => how(lab.projectedSelfAttention, a) };
@@ -191,18 +179,11 @@ test('the fuzzer catches wrong typed projectedSelfAttention results and a wrong 
 test('the fuzzer catches a 1e-4 error and an unwarranted overflow refusal in f32 typed dotProductAttention/multiHeadAttention', () => {
   const good = knownGood(lab);
   const functions = TYPED_EXPORTS.filter((spec) => /^(dotProductAttention|multiHeadAttention) /.test(spec.name));
-  const isF32 = (x) => x !== null && typeof x === 'object' && !Array.isArray(x) && x.data instanceof Float32Array;
+  const isF32 = (x) => isTyped(x, Float32Array);
   for (const name of ['dotProductAttention', 'multiHeadAttention']) {
     const fake = (how) => ({ ...lab, [name]: (...a) => how(lab[name], a) });
-    const caught = (pkg) => {
-      for (let i = 0; i < 6000; i += 1) {
-        const spec = FUZZ_EXPORTS[i % FUZZ_EXPORTS.length];
-        if (!functions.includes(spec) || !spec.name.startsWith(name)) continue;
-        if (runCase(pkg, 99, i, good).failure) return true;
-      }
-      return false;
-    };
-    assert.ok(caught(fake((f, a) => { const r = f(...a); return isF32(r) ? { ...r, data: r.data.map((x) => x * (1 + 1e-4)) } : r; })), `${name}: a 1e-4 error in f32 results went unnoticed`);
+    const caught = (pkg) => caughtIn(pkg, (spec) => functions.includes(spec) && spec.name.startsWith(name), 6000, good);
+    assert.ok(caught(fake((f, a) => { const r = f(...a); return isF32(r) ? relative(r, 1e-4) : r; })), `${name}: a 1e-4 error in f32 results went unnoticed`);
     assert.ok(caught(fake((f, a) => { const r = f(...a); if (isF32(r)) throw new RangeError('the score overflows to Infinity in f32'); return r; })), `${name}: an overflow refusal of moderate f32 input went unnoticed`);
   }
 });
