@@ -94,22 +94,7 @@ const PROJECTED_KEYS = ['numberOfHeads', 'headDimensions', 'W_Q', 'W_K', 'W_V', 
  */
 export function projectedSelfAttention(Xx, options) {
   const X = R.readMatrix(Xx, 'X');
-  if (options === undefined || options === null) throw typeError('options is missing');
-  const o = R.readOptions(options, PROJECTED_KEYS);
-  const h = R.readCount(o.numberOfHeads, 'options.numberOfHeads');
-  const d = R.readCount(o.headDimensions, 'options.headDimensions');
-  const W = {};
-  for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) {
-    const raw = o[name];
-    if (raw === undefined) throw typeError(`options.${name} is missing`);
-    W[name] = R.readMatrix(raw, `options.${name}`);
-  }
-  const { causal, mask } = R.readMaskOptions(o);
-  const C = h * d;
-  if (X[0].length !== C) throw rangeError('X does not have C columns');
-  for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) if (W[name].length !== C || W[name][0].length !== C) throw rangeError(`${name} is not C×C`);
-  const T = X.length;
-  if (mask && (mask.length !== T || mask[0].length !== T)) throw rangeError('mask is not T×T');
+  const { h, d, C, W, causal, mask } = readProjectedOptions(options, [X.length, X[0].length], (raw, place) => R.readMatrix(raw, place));
   const [Q, K, V] = ['W_Q', 'W_K', 'W_V'].map((name) => product(X, W[name], undefined, EPS64, (y) => y).value);
   const projected = [Q, K, V].flat(2);
   if (!projected.every(Number.isFinite)) {
@@ -140,6 +125,25 @@ export function projectedSelfAttention(Xx, options) {
  */
 export function readProjectedTyped(Xx, options) {
   const x = readTyped(Xx, 'X', [2, 3]);
+  const readWeight = (raw, place) => {
+    if (isTypedCandidate(raw)) {
+      const w = readTyped(raw, place, [2]);
+      if (w.kind !== x.kind) throw typeError(`${place}.data has another precision than X.data`);
+      return items(w)[0];
+    }
+    const M = R.readMatrix(raw, place);
+    if (x.kind === 32 && !M.every((row) => row.every((v) => Number.isFinite(Math.fround(v))))) throw rangeError(`${place} has an entry beyond the f32 range`);
+    return x.kind === 32 ? M.map((row) => row.map(Math.fround)) : M;
+  };
+  return { x, ...readProjectedOptions(options, x.shape.slice(-2), readWeight) };
+}
+
+/**
+ * The options of both forms, in the package's order: the object and its keys, numberOfHeads,
+ * headDimensions, W_Q, W_K, W_V and W_O (each read by `readWeight(raw, place)`), causal and mask;
+ * then the shapes against X's `[T, cols]`. Returns { h, d, C, W, causal, mask } or throws Invalid.
+ */
+function readProjectedOptions(options, [T, cols], readWeight) {
   if (options === undefined || options === null) throw typeError('options is missing');
   const o = R.readOptions(options, PROJECTED_KEYS);
   const h = R.readCount(o.numberOfHeads, 'options.numberOfHeads');
@@ -148,23 +152,14 @@ export function readProjectedTyped(Xx, options) {
   for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) {
     const raw = o[name];
     if (raw === undefined) throw typeError(`options.${name} is missing`);
-    if (isTypedCandidate(raw)) {
-      const w = readTyped(raw, `options.${name}`, [2]);
-      if (w.kind !== x.kind) throw typeError(`options.${name}.data has another precision than X.data`);
-      [W[name]] = items(w);
-    } else {
-      const M = R.readMatrix(raw, `options.${name}`);
-      if (x.kind === 32 && !M.every((row) => row.every((v) => Number.isFinite(Math.fround(v))))) throw rangeError(`options.${name} has an entry beyond the f32 range`);
-      W[name] = x.kind === 32 ? M.map((row) => row.map(Math.fround)) : M;
-    }
+    W[name] = readWeight(raw, `options.${name}`);
   }
   const { causal, mask } = R.readMaskOptions(o);
   const C = h * d;
-  const [T, cols] = x.shape.slice(-2);
   if (cols !== C) throw rangeError('X does not have C columns');
   for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) if (W[name].length !== C || W[name][0].length !== C) throw rangeError(`${name} is not C×C`);
   if (mask && (mask.length !== T || mask[0].length !== T)) throw rangeError('mask is not T×T');
-  return { x, h, d, C, W, causal, mask };
+  return { h, d, C, W, causal, mask };
 }
 
 /** The layer's forward options for projectedSelfAttention's causal and mask. */
