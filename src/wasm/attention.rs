@@ -7,8 +7,8 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{
-    describe, is_typed_candidate, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_trace, write_typed,
-    read_typed_weight, Options, TypedMatrix, TypedValues,
+    is_typed_candidate, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_trace, write_typed,
+    read_typed_like, read_typed_weight, Options, TypedMatrix, TypedValues,
 };
 use crate::attention::{self, check_attention_shapes};
 use crate::attention_f32::{dot_product_attention_f32, multi_head_attention_f32};
@@ -278,32 +278,7 @@ fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, batches: bool) -> Result<Qkv>
         return Ok(Qkv::Nested(q, k, v));
     }
     let q = read_typed_matrix(q, "Q", batches)?;
-    let typed = |value: &JsValue, name: &str| -> Result<TypedMatrix> {
-        if !is_typed_candidate(value) {
-            return Err(AttentionError::type_error(format!(
-                "{name} is {} but Q is {{ data: {}, shape: {} }}; pass Q, K and V in the same form",
-                describe(value),
-                q.array_name(),
-                q.shape_text()
-            )));
-        }
-        let m = read_typed_matrix(value, name, batches)?;
-        if m.array_name() != q.array_name() {
-            return Err(AttentionError::type_error(format!(
-                "{name}.data is a {} but Q.data is a {}; pass Q, K and V in the same precision",
-                m.array_name(),
-                q.array_name()
-            )));
-        }
-        if m.shape.len() != q.shape.len() || m.batch() != q.batch() {
-            return Err(AttentionError::range_error(format!(
-                "{name}.shape is {} but Q.shape is {}; Q, K and V need the same rank and batch size B",
-                m.shape_text(),
-                q.shape_text()
-            )));
-        }
-        Ok(m)
-    };
+    let typed = |value: &JsValue, name: &str| read_typed_like(value, name, &q, "Q", "Q, K and V", batches);
     let k = typed(k, "K")?;
     let v = typed(v, "V")?;
     Ok(Qkv::Typed(q, k, v))

@@ -435,6 +435,36 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<T
     Ok(TypedMatrix { values, shape })
 }
 
+/// A typed matrix passed beside `first` (called `first_name`), e.g. K beside Q: it must have
+/// `first`'s form, precision, rank and batch size; `group` names the arguments in the messages
+/// ("Q, K and V").
+pub fn read_typed_like(value: &JsValue, name: &str, first: &TypedMatrix, first_name: &str, group: &str, batches: bool) -> Result<TypedMatrix> {
+    if !is_typed_candidate(value) {
+        return Err(AttentionError::type_error(format!(
+            "{name} is {} but {first_name} is {{ data: {}, shape: {} }}; pass {group} in the same form",
+            describe(value),
+            first.array_name(),
+            first.shape_text()
+        )));
+    }
+    let m = read_typed_matrix(value, name, batches)?;
+    if m.array_name() != first.array_name() {
+        return Err(AttentionError::type_error(format!(
+            "{name}.data is a {} but {first_name}.data is a {}; pass {group} in the same precision",
+            m.array_name(),
+            first.array_name()
+        )));
+    }
+    if m.shape.len() != first.shape.len() || m.batch() != first.batch() {
+        return Err(AttentionError::range_error(format!(
+            "{name}.shape is {} but {first_name}.shape is {}; {group} need the same rank and batch size B",
+            m.shape_text(),
+            first.shape_text()
+        )));
+    }
+    Ok(m)
+}
+
 /// `options[key]` beside a typed input called `input`: absent, `number[][]`, or a `[C, C]` typed
 /// matrix of the input's `precision` ("Float32Array" or "Float64Array"), as f64 values (exact for
 /// both). For a Float32Array input, a number[][] entry beyond f32's range is a RangeError rather

@@ -7,7 +7,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{
-    describe, is_typed_candidate, js_result, read_batch, read_probability, read_seed, read_typed_matrix, write_batch, write_matrix, write_object,
+    is_typed_candidate, js_result, read_batch, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
     write_trace, write_typed, write_vector, Options, TypedMatrix, TypedValues,
 };
 use crate::error::{AttentionError, Result};
@@ -512,29 +512,7 @@ fn read_typed_default(value: &JsValue, name: &str, default: &TypedMatrix, c: usi
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
-    if !is_typed_candidate(value) {
-        return Err(AttentionError::type_error(format!(
-            "{name} is {} but query is {{ data: {}, shape: {} }}; pass query, key and value in the same form",
-            describe(value),
-            default.array_name(),
-            default.shape_text()
-        )));
-    }
-    let m = read_typed_matrix(value, name, true)?;
-    if m.array_name() != default.array_name() {
-        return Err(AttentionError::type_error(format!(
-            "{name}.data is a {} but query.data is a {}; pass query, key and value in the same precision",
-            m.array_name(),
-            default.array_name()
-        )));
-    }
-    if m.shape.len() != default.shape.len() || m.batch() != default.batch() {
-        return Err(AttentionError::range_error(format!(
-            "{name}.shape is {} but query.shape is {}; query, key and value need the same rank and batch size B",
-            m.shape_text(),
-            default.shape_text()
-        )));
-    }
+    let m = read_typed_like(value, name, default, "query", "query, key and value", true)?;
     check_typed_width(&m, name, c)?;
     Ok(Some(m))
 }
