@@ -385,6 +385,16 @@ pub enum TypedValues {
     F64(Vec<f64>),
 }
 
+impl TypedValues {
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            TypedValues::F32(v) => v.len(),
+            TypedValues::F64(v) => v.len(),
+        }
+    }
+}
+
 /// A `{ data, shape }` argument, checked: `shape` is `[T, C]` or `[B, T, C]` of positive
 /// integers, `data.length` is their product and every value is finite.
 #[derive(Clone, Debug, PartialEq)]

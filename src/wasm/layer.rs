@@ -456,32 +456,23 @@ impl JsMultiHeadAttention {
         check_typed_width(&grad, "gradOutput", c)?;
         let (b, (t, _)) = (grad.batch().unwrap_or(1), grad.rows_cols());
         let batched = grad.batch().is_some();
-        let shape = |values: &[f32]| -> Vec<usize> {
-            let rows = values.len() / (b * c);
-            if batched { vec![b, rows, c] } else { vec![rows, c] }
-        };
         let (query, key, value) = match &grad.values {
             TypedValues::F64(values) => {
                 let grads = self.inner.backward(&items(values, b, t, c)?, batched)?;
                 let flat = |items: &[Matrix]| TypedValues::F64(items.iter().flat_map(|m| m.data().iter().copied()).collect());
-                let rows = |items: &[Matrix]| if batched { vec![b, items[0].rows(), c] } else { vec![items[0].rows(), c] };
-                (
-                    (flat(&grads.query), rows(&grads.query)),
-                    (flat(&grads.key), rows(&grads.key)),
-                    (flat(&grads.value), rows(&grads.value)),
-                )
+                (flat(&grads.query), flat(&grads.key), flat(&grads.value))
             }
             TypedValues::F32(values) => {
                 let grads = self.inner.backward_f32(BatchF32 { data: values, items: b, rows: t }, batched)?;
-                let (sq, sk, sv) = (shape(&grads.query), shape(&grads.key), shape(&grads.value));
-                ((TypedValues::F32(grads.query), sq), (TypedValues::F32(grads.key), sk), (TypedValues::F32(grads.value), sv))
+                (TypedValues::F32(grads.query), TypedValues::F32(grads.key), TypedValues::F32(grads.value))
             }
         };
-        write_object(&[
-            ("query", write_typed(&query.0, &query.1)),
-            ("key", write_typed(&key.0, &key.1)),
-            ("value", write_typed(&value.0, &value.1)),
-        ])
+        // each gradient has its input's shape: [B, T, C] or [T, C], T from its length
+        let write = |values: &TypedValues| {
+            let rows = values.len() / (b * c);
+            write_typed(values, &if batched { vec![b, rows, c] } else { vec![rows, c] })
+        };
+        write_object(&[("query", write(&query)), ("key", write(&key)), ("value", write(&value))])
     }
 }
 
