@@ -1,105 +1,73 @@
-//! Scaled dot-product attention: `softmax(Q·Kᵀ / √d_k) · V`.
+//! Scaled dot-product attention: `softmax(Q·Kᵀ / √d_k) · V`, one head of [`crate::engine`].
 //!
 //! Shapes: Q is `(T, d_k)`, K is `(T, d_k)`, V is `(T, d_v)`; the output is `(T, d_v)`.
-//! The passes follow the spec's expansion: Transpose, MatMul, Mul, StableSoftmax, MatMul.
 
-use crate::error::{AttentionError, Result};
-use crate::limits::{check_working_set, count_values, refuse_overflow};
+use crate::engine::{attend_heads, check_budget, Batch, Cols, HeadShape, Kernel, Workspace};
+use crate::error::{shape_text, AttentionError, Result};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
-use crate::real::Real;
-use crate::softmax::stable_softmax_block;
 
-/// The factor scores are multiplied by: `1/√d_k`.
-pub fn attention_scale<F: Real>(d_k: usize) -> F {
-    F::ONE / F::from_usize(d_k).sqrt()
-}
+pub use crate::engine::{attention_scale, QUERY_BLOCK};
 
-/// Checks the shapes `dotProductAttention` accepts: Q and K `(T, d_k)`, V `(T, d_v)`, all non-empty.
-pub fn check_attention_shapes<F: Real>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<F>, mask: &Mask) -> Result<()> {
-    for (name, m) in [("Q", q), ("K", k), ("V", v)] {
-        if m.rows() == 0 || m.cols() == 0 {
+/// Checks the shapes `dotProductAttention` accepts: Q and K `(T, d_k)`, V `(T, d_v)`, all
+/// non-empty, and that the call fits the working-set budget.
+pub fn check_attention_shapes(q: (usize, usize), k: (usize, usize), v: (usize, usize), mask: &Mask) -> Result<()> {
+    for (name, (rows, cols)) in [("Q", q), ("K", k), ("V", v)] {
+        if rows == 0 || cols == 0 {
             return Err(AttentionError::range_error(format!(
                 "{name} is {}; expected at least one row and one column",
-                m.shape_text()
+                shape_text(rows, cols)
             )));
         }
     }
-    if k.shape() != q.shape() {
+    if k != q {
         return Err(AttentionError::range_error(format!(
             "K is {} but Q is {}: Q and K must both be T×d_k",
-            k.shape_text(),
-            q.shape_text()
+            shape_text(k.0, k.1),
+            shape_text(q.0, q.1)
         )));
     }
-    if v.rows() != q.rows() {
+    if v.0 != q.0 {
         return Err(AttentionError::range_error(format!(
             "V is {} but Q is {}: V must be T×d_v with the same T = {} rows",
-            v.shape_text(),
-            q.shape_text(),
-            q.rows()
+            shape_text(v.0, v.1),
+            shape_text(q.0, q.1),
+            q.0
         )));
     }
-    mask.check_shape(q.rows(), k.rows())?;
-    // Q, K, Kᵀ, V, then one block's scores, scaled scores and weights (block×T_k each), then the output
-    let (t_q, t_k) = (q.rows(), k.rows());
-    let block = QUERY_BLOCK.min(t_q);
-    let needed = count_values(&[q.shape(), k.shape(), k.shape(), v.shape(), (3 * block, t_k), (t_q, v.cols())]);
-    check_working_set(needed, || {
-        format!("dotProductAttention with T = {t_q} (three {block}×{t_k} score blocks, plus Q, K, V and the output)")
-    })
+    mask.check_shape(q.0, k.0)?;
+    let shape = head_shape(q, k, v);
+    check_budget(shape, &[q, k, v, (q.0, v.1)], || format!("dotProductAttention with T = {}", q.0))
 }
 
-/// Query rows per block when no intermediate is kept: memory is O(T·block), not O(T²).
-/// Blocking changes no bits: every entry is computed by the same operations in the same order.
-pub const QUERY_BLOCK: usize = 64;
-
-/// Passes 2–5 for a block of query rows `q_rows` whose first row is query `first_row`.
-pub(crate) fn attend_rows<F: Real>(q_rows: &Matrix<F>, k_t: &Matrix<F>, v: &Matrix<F>, mask: &Mask, first_row: usize) -> Result<Matrix<F>> {
-    // 2. MatMul: raw compatibility scores
-    let scores = q_rows.matmul(k_t)?; // (rows, T)
-    // 2b. Refuse overflow: with finite inputs, a non-finite score is a dot product beyond f64
-    refuse_overflow(&scores, "scores", |i, j| {
-        format!("the dot product of Q row {} and K row {j} is too large", first_row + i)
-    })?;
-    // 3. Mul by 1/√d_k
-    let scaled = scores.scale(attention_scale(q_rows.cols())); // (rows, T)
-    // 4. StableSoftmax along each row
-    let weights = stable_softmax_block(&scaled, mask, first_row); // (rows, T)
-    // 5. MatMul: the weighted sum of values
-    let context = weights.matmul(v)?; // (rows, d_v)
-    // 5b. Refuse overflow: a convex combination of finite values can round past f64 only at its edge
-    refuse_overflow(&context, "output", |i, j| {
-        format!("the weighted sum of V column {j} for query {} is too large", first_row + i)
-    })?;
-    Ok(context)
+fn head_shape(q: (usize, usize), k: (usize, usize), v: (usize, usize)) -> HeadShape {
+    HeadShape { t_q: q.0, t_k: k.0, heads: 1, d_k: q.1, d_v: v.1, named_heads: false }
 }
 
-/// `softmax(Q·Kᵀ/√d_k)·V` without shape checks (callers have checked), one block of
-/// [`QUERY_BLOCK`] query rows at a time.
-pub(crate) fn attend<F: Real>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<F>, mask: &Mask) -> Result<Matrix<F>> {
-    // 1. Transpose K
-    let k_t = k.transpose(); // (d_k, T)
-    let (t, d_v) = (q.rows(), v.cols());
-    let mut context = Matrix::zeros(t, d_v); // (T, d_v)
-    for first in (0..t).step_by(QUERY_BLOCK) {
-        let end = (first + QUERY_BLOCK).min(t);
-        let block = attend_rows(&q.slice_rows(first, end)?, &k_t, v, mask, first)?; // (end − first, d_v)
-        context.data_mut()[first * d_v..end * d_v].copy_from_slice(block.data());
+/// Scaled dot-product attention with an optional mask, in either precision.
+pub fn dot_product_attention<F: Kernel>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<F>, mask: &Mask) -> Result<Matrix<F>> {
+    let out = dot_product_attention_batch(Batch::of(q), Batch::of(k), Batch::of(v), mask)?;
+    Matrix::new(q.rows(), v.cols(), out)
+}
+
+/// [`dot_product_attention`] on every item of a batch (`[B, T, d]` each, same B); returns
+/// `[B, T, d_v]`.
+pub fn dot_product_attention_batch<F: Kernel>(q: Batch<F>, k: Batch<F>, v: Batch<F>, mask: &Mask) -> Result<Vec<F>> {
+    let (qs, ks, vs) = ((q.rows, q.cols), (k.rows, k.cols), (v.rows, v.cols));
+    check_attention_shapes(qs, ks, vs, mask)?;
+    let mut out = vec![F::ZERO; q.items * q.rows * v.cols];
+    let mut workspace = Workspace::new();
+    for (i, out) in out.chunks_exact_mut(q.rows * v.cols).enumerate() {
+        attend_heads(q.cols_of(i), k.cols_of(i), Cols::all(v.item(i), v.cols), head_shape(qs, ks, vs), mask, out, v.cols, &mut workspace, &mut ())?;
     }
-    Ok(context)
-}
-
-/// Scaled dot-product attention with an optional mask.
-pub fn dot_product_attention<F: Real>(q: &Matrix<F>, k: &Matrix<F>, v: &Matrix<F>, mask: &Mask) -> Result<Matrix<F>> {
-    check_attention_shapes(q, k, v, mask)?;
-    attend(q, k, v, mask)
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_close, challenge_qkv, seeded_matrix};
+    use crate::testing::{assert_bitwise_eq, assert_close, challenge_qkv, seeded_matrix};
+    use crate::mask::BoolMatrix;
 
     #[test]
     fn known_value_identity_queries() {
@@ -114,7 +82,7 @@ mod tests {
         let (q, k, v) = (seeded_matrix(QUERY_BLOCK * 2 + 5, 3, 1), seeded_matrix(QUERY_BLOCK * 2 + 5, 3, 2), seeded_matrix(QUERY_BLOCK * 2 + 5, 4, 3));
         for mask in [Mask::none(), Mask::causal()] {
             let whole = crate::softmax::stable_softmax(&q.matmul(&k.transpose()).unwrap().scale(attention_scale(3)), &mask).matmul(&v).unwrap();
-            crate::testing::assert_bitwise_eq(&dot_product_attention(&q, &k, &v, &mask).unwrap(), &whole);
+            assert_bitwise_eq(&dot_product_attention(&q, &k, &v, &mask).unwrap(), &whole);
         }
     }
 
@@ -163,12 +131,23 @@ mod tests {
     }
 
     #[test]
+    fn an_overflow_past_the_first_block_names_its_query_row() {
+        let mut q = seeded_matrix(QUERY_BLOCK + 3, 1, 1);
+        q.row_mut(QUERY_BLOCK + 1)[0] = 1e300;
+        let err = dot_product_attention(&q, &q, &q, &Mask::none()).unwrap_err();
+        let row = QUERY_BLOCK + 1;
+        assert!(err.message().starts_with(&format!("scores[{row}][")), "{err}");
+        assert!(err.message().contains(&format!("the dot product of Q row {row} and K row")), "{err}");
+    }
+
+    #[test]
     fn a_score_matrix_too_large_for_memory_is_refused_before_allocating() {
-        // scores come in blocks of 64 query rows; with T = 2^20 three 64×2^20 blocks exceed the budget
-        let q: Matrix = Matrix::zeros(1 << 20, 1);
+        // scores come in blocks of 64 query rows; with T = 2^21 one 64×2^21 block, packed K and V
+        // and the inputs and output pass the 2^27-value budget
+        let q: Matrix = Matrix::zeros(1 << 21, 1);
         let err = dot_product_attention(&q, &q, &q, &Mask::none()).unwrap_err();
         assert!(matches!(err, AttentionError::Range(_)));
-        assert!(err.message().starts_with("dotProductAttention with T = 1048576 (three 64×1048576 score blocks"), "{err}");
+        assert!(err.message().starts_with("dotProductAttention with T = 2097152 (inputs, outputs"), "{err}");
     }
 
     #[test]
@@ -176,5 +155,25 @@ mod tests {
         let v = seeded_matrix(3, 2, 9);
         let out = dot_product_attention(&seeded_matrix(3, 2, 7), &seeded_matrix(3, 2, 8), &v, &Mask::causal()).unwrap();
         assert_eq!(out.row(0), v.row(0));
+    }
+
+    #[test]
+    fn f32_refuses_an_allowed_score_beyond_f32_but_not_a_masked_one() {
+        // q·k: the products −3.5e38 and 3e38 + 3e38 pass f32's 3.4e38 although the sum (2.5e38) does not
+        let q = Matrix::new(2, 3, vec![1e19f32, 1e19, 1e19, 0.0, 0.0, 1.0]).unwrap();
+        let k = Matrix::new(2, 3, vec![-3.5e19f32, 3e19, 3e19, 1.0, 1.0, 1.0]).unwrap();
+        let v = Matrix::new(2, 3, vec![1.0f32, 0.0, 0.0, 0.0, 1.0, 0.0]).unwrap();
+        let err = dot_product_attention(&q, &k, &v, &Mask::none()).unwrap_err();
+        assert!(err.message().starts_with("scores[0][0] overflows to -Infinity in f32: computing the dot product of Q row 0 and K row 0"), "{err}");
+        let mask = Mask { causal: false, allowed: Some(BoolMatrix::new(2, 2, vec![false, true, true, true]).unwrap()) };
+        assert!(dot_product_attention(&q, &k, &v, &mask).is_ok());
+    }
+
+    #[test]
+    fn f32_fully_masked_rows_are_zero() {
+        let (q, k, v) = (seeded_matrix(3, 2, 1).cast::<f32>(), seeded_matrix(3, 2, 2).cast::<f32>(), seeded_matrix(3, 2, 3).cast::<f32>());
+        let mask = Mask { causal: false, allowed: Some(BoolMatrix::new(3, 3, vec![false, false, false, true, true, true, true, true, true]).unwrap()) };
+        let got = dot_product_attention(&q, &k, &v, &mask).unwrap();
+        assert_eq!(got.row(0), &[0.0, 0.0]);
     }
 }

@@ -5,7 +5,7 @@
 //! touches JS lives in [`wasm`].
 
 pub mod attention;
-pub mod attention_f32;
+pub mod engine;
 pub mod error;
 pub mod kernels;
 pub mod layer;

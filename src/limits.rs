@@ -9,7 +9,6 @@
 //!    with a `RangeError` naming the entry, never returned as a silent NaN or Infinity.
 
 use crate::error::{AttentionError, Result};
-use crate::matrix::Matrix;
 use crate::real::Real;
 
 /// Largest number of scalars one call may hold at once: 2^27, i.e. 1 GiB of f64.
@@ -32,19 +31,47 @@ pub fn check_working_set(needed: u128, what: impl FnOnce() -> String) -> Result<
     )))
 }
 
-/// A `RangeError` naming the first non-finite entry of `m`, which is called `name` in the
-/// message; `cause` explains how finite inputs overflowed there.
-pub fn refuse_overflow<F: Real>(m: &Matrix<F>, name: &str, cause: impl FnOnce(usize, usize) -> String) -> Result<()> {
-    let Some(at) = m.data().iter().position(|x| !x.is_finite()) else {
+/// A `RangeError` naming the first non-finite entry of a row-major `values` with `cols`
+/// columns, which is called `name` in the message; `cause` explains how finite inputs
+/// overflowed there.
+pub fn refuse_overflow<F: Real>(values: &[F], cols: usize, name: &str, cause: impl FnOnce(usize, usize) -> String) -> Result<()> {
+    let Some(at) = values.iter().position(|x| !x.is_finite()) else {
         return Ok(());
     };
-    let (r, c) = (at / m.cols(), at % m.cols());
-    let x = m.data()[at].to_f64();
-    let shown = if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" };
+    let (r, c) = (at / cols, at % cols);
+    Err(overflow_error(name, r, c, values[at].to_f64(), &cause(r, c)))
+}
+
+/// A `RangeError` naming the first non-finite entry of a `(rows, cols)` f32 result: finite f32
+/// inputs overflowed there (f32 ends near 3.4e38). `formula` says what the entry is.
+pub fn refuse_overflow_f32(values: &[f32], cols: usize, name: &str, formula: &str) -> Result<()> {
+    let Some(at) = values.iter().position(|x| !x.is_finite()) else {
+        return Ok(());
+    };
+    let (r, c) = (at / cols, at % cols);
     Err(AttentionError::range_error(format!(
-        "{name}[{r}][{c}] overflows to {shown}: {}, beyond the largest f64 (about 1.8e308); scale the inputs down",
-        cause(r, c)
+        "{name}[{r}][{c}] overflows to {} in f32: {formula} is beyond the largest f32 (about 3.4e38); scale the inputs down or pass Float64Array",
+        non_finite_name(f64::from(values[at]))
     )))
+}
+
+/// "NaN", "Infinity" or "-Infinity".
+pub fn non_finite_name(x: f64) -> &'static str {
+    if x.is_nan() {
+        "NaN"
+    } else if x > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    }
+}
+
+/// The f64 overflow message: `name[r][c] overflows to Infinity: {cause}, beyond the largest f64 …`.
+pub fn overflow_error(name: &str, r: usize, c: usize, value: f64, cause: &str) -> AttentionError {
+    AttentionError::range_error(format!(
+        "{name}[{r}][{c}] overflows to {}: {cause}, beyond the largest f64 (about 1.8e308); scale the inputs down",
+        non_finite_name(value)
+    ))
 }
 
 #[cfg(test)]
@@ -62,9 +89,9 @@ mod tests {
 
     #[test]
     fn overflow_names_the_first_bad_entry() {
-        let m = Matrix::from_rows(&[[1.0, 2.0], [f64::NEG_INFINITY, f64::NAN]]).unwrap();
-        let err = refuse_overflow(&m, "scores", |r, c| format!("Q row {r} · K row {c}")).unwrap_err();
+        let m = [1.0, 2.0, f64::NEG_INFINITY, f64::NAN];
+        let err = refuse_overflow(&m, 2, "scores", |r, c| format!("Q row {r} · K row {c}")).unwrap_err();
         assert!(err.message().starts_with("scores[1][0] overflows to -Infinity: Q row 1 · K row 0"), "{err}");
-        assert!(refuse_overflow(&Matrix::from_rows(&[[f64::MAX, 5e-324]]).unwrap(), "x", |_, _| String::new()).is_ok());
+        assert!(refuse_overflow(&[f64::MAX, 5e-324], 2, "x", |_, _| String::new()).is_ok());
     }
 }

@@ -7,14 +7,10 @@
 //!
 //! Shapes: Q, K, V are `(T, C)` with `C = numberOfHeads · headDimensions` (h · d_head).
 
-use crate::attention::{attention_scale, QUERY_BLOCK};
+use crate::engine::{attend_heads, check_budget, project_output, Batch, Cols, HeadShape, Hooks, Kernel, Workspace};
 use crate::error::{shape_text, AttentionError, Result};
-use crate::limits::{check_working_set, count_values, refuse_overflow};
-use crate::real::Real;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
-use crate::softmax::stable_softmax_block;
-use crate::trace::{Op, Recorder, Step};
 
 /// The challenge's own message for a Q/K/V shape that does not fit the head split.
 pub const SHAPE_MESSAGE: &str = "Q/K/V matrix dimensions must match the numberOfHeads * headDimensions";
@@ -63,39 +59,39 @@ impl MultiHeadOptions {
 
 /// Checks Q, K, V, W_O and the mask against the head split.
 pub fn check_multi_head(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions) -> Result<()> {
-    check_multi_head_shapes(q, k, v, options.split, options.w_o.as_ref().map(Matrix::shape), &options.mask)
+    check_multi_head_shapes(q.shape(), k.shape(), v.shape(), options.split, options.w_o.as_ref().map(Matrix::shape), &options.mask)
 }
 
-/// [`check_multi_head`] for any scalar type, with W_O given by its shape (`None`: the identity).
-pub fn check_multi_head_shapes<F: Real>(
-    q: &Matrix<F>,
-    k: &Matrix<F>,
-    v: &Matrix<F>,
+/// [`check_multi_head`] on shapes, with W_O given by its shape (`None`: the identity).
+pub fn check_multi_head_shapes(
+    q: (usize, usize),
+    k: (usize, usize),
+    v: (usize, usize),
     split: HeadSplit,
     w_o: Option<(usize, usize)>,
     mask: &Mask,
 ) -> Result<()> {
     let c = split.model_dimensions()?;
-    if q.rows() == 0 {
+    if q.0 == 0 {
         return Err(AttentionError::range_error(format!(
             "{SHAPE_MESSAGE}: Q is {}; expected at least one row",
-            q.shape_text()
+            shape_text(q.0, q.1)
         )));
     }
-    if q.cols() != c {
+    if q.1 != c {
         return Err(AttentionError::range_error(format!(
             "{SHAPE_MESSAGE}: Q is {} but numberOfHeads · headDimensions = {} · {} = {c} columns",
-            q.shape_text(),
+            shape_text(q.0, q.1),
             split.number_of_heads,
             split.head_dimensions
         )));
     }
     for (name, m) in [("K", k), ("V", v)] {
-        if m.shape() != q.shape() {
+        if m != q {
             return Err(AttentionError::range_error(format!(
                 "{SHAPE_MESSAGE}: {name} is {} but Q is {}",
-                m.shape_text(),
-                q.shape_text()
+                shape_text(m.0, m.1),
+                shape_text(q.0, q.1)
             )));
         }
     }
@@ -107,123 +103,65 @@ pub fn check_multi_head_shapes<F: Real>(
             )));
         }
     }
-    mask.check_shape(q.rows(), k.rows())?;
-    // Q, K, V, W_O; one head's slices and Kᵀ; one block's three rows×T matrices; concat and output
-    let (t, d_head) = (q.rows(), split.head_dimensions);
+    mask.check_shape(q.0, k.0)?;
+    // Q, K, V, W_O, concat (which becomes the output) and W_O's product
+    let t = q.0;
     let w_o = w_o.unwrap_or((0, 0));
-    let block = QUERY_BLOCK.min(t);
-    let needed = count_values(&[(3 * t, c), w_o, (4 * t, d_head), (3 * block, t), (2 * t, c)]);
-    check_working_set(needed, || {
-        format!("multiHeadAttention with T = {t} and C = {c} (blocks of {block}×{t} scores, plus the inputs and outputs)")
+    let product = if w_o.0 == 0 { (0, 0) } else { (t, c) };
+    check_budget(split.head_shape(t, t), &[q, k, v, w_o, (t, c), product], || {
+        format!("multiHeadAttention with T = {t} and C = {c}")
     })
+}
+
+impl HeadSplit {
+    /// The engine's shape for `t_q` queries and `t_k` keys split into these heads.
+    pub fn head_shape(&self, t_q: usize, t_k: usize) -> HeadShape {
+        let d = self.head_dimensions;
+        HeadShape { t_q, t_k, heads: self.number_of_heads, d_k: d, d_v: d, named_heads: true }
+    }
 }
 
 /// Multi-head self-attention. Returns `(T, C)`.
 pub fn multi_head_attention(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions) -> Result<Matrix> {
-    check_multi_head(q, k, v, options)?;
-    run(q, k, v, options, &mut Recorder::Off)
+    let out = multi_head_attention_batch(Batch::of(q), Batch::of(k), Batch::of(v), options.split, options.w_o.as_ref(), &options.mask)?;
+    Matrix::new(q.rows(), q.cols(), out)
 }
 
-/// The one implementation behind both `multi_head_attention` and the trace, so the two agree
-/// bit for bit. Every intermediate is offered to `recorder`.
-///
-/// Memory: when recording, every head's full `T × T` matrices are kept (the trace holds them
-/// anyway). Otherwise passes 3–6 run on blocks of [`QUERY_BLOCK`] query rows and each block's
-/// context goes straight into the concatenation, so at most `QUERY_BLOCK × T` scores exist at
-/// once. Every entry is computed by the same operations in the same order either way, so the
-/// bits do not depend on the block size.
-pub(crate) fn run(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiHeadOptions, recorder: &mut Recorder) -> Result<Matrix> {
-    let HeadSplit { number_of_heads: h, head_dimensions: d_head } = options.split;
-    // (T_q, T_k): equal here, but the layer's trace reuses this for cross-attention
-    let (t_q, t_k) = (q.rows(), k.rows());
-    let t = t_q;
-    let c = h * d_head;
-    let scale = attention_scale::<f64>(d_head);
-    let block = if recorder.is_on() { t } else { QUERY_BLOCK };
-    let mut concat = Matrix::zeros(t, c); // (T, h·d_head) = (T, C)
-    for head in 0..h {
-        let columns = [head * d_head, (head + 1) * d_head];
-        // 1. Slice the head's columns out of Q, K and V
-        let mut slice = |name: &str, m: &Matrix| -> Result<Matrix> {
-            let part = m.slice_columns(columns[0], columns[1])?; // (T, d_head)
-            recorder.record(|| Step::new(Op::Slice, format!("{name}_{head}"), &[name], Some(head), &part).with_columns(columns));
-            Ok(part)
-        };
-        let q_h = slice("Q", q)?;
-        let k_h = slice("K", k)?;
-        let v_h = slice("V", v)?;
-        // 2. Transpose K_h
-        let k_h_t = k_h.transpose(); // (d_head, T)
-        recorder.record(|| Step::new(Op::Transpose, format!("K_{head}^T"), &[&format!("K_{head}")], Some(head), &k_h_t));
-        for first in (0..t).step_by(block) {
-            let end = (first + block).min(t);
-            let q_rows = if end - first == t { q_h.clone() } else { q_h.slice_rows(first, end)? }; // (rows, d_head)
-            // 3. MatMul: scores
-            let scores = q_rows.matmul(&k_h_t)?; // (rows, T)
-            // 3b. Refuse overflow: with finite inputs, a non-finite score is a dot product beyond f64
-            if !all_finite(&scores) {
-                refuse_overflow(&scores, &format!("scores_{head}"), |i, j| {
-                    format!("the dot product of Q_{head} row {} and K_{head} row {j} is too large", first + i)
-                })?;
-            }
-            recorder.record(|| {
-                Step::new(Op::MatMul, format!("scores_{head}"), &[&format!("Q_{head}"), &format!("K_{head}^T")], Some(head), &scores)
-            });
-            // 4. Mul by 1/√d_head
-            let scaled = scores.scale(scale); // (rows, T)
-            recorder.record(|| {
-                Step::new(Op::Mul, format!("scaled_{head}"), &[&format!("scores_{head}")], Some(head), &scaled).with_scalar(scale)
-            });
-            // 5. StableSoftmax along each row (masked keys get weight 0)
-            let weights = stable_softmax_block(&scaled, &options.mask, first); // (rows, T)
-            recorder.record(|| {
-                Step::new(Op::StableSoftmax, format!("weights_{head}"), &[&format!("scaled_{head}")], Some(head), &weights)
-                    .with_allowed(options.mask.resolve(t_q, t_k))
-            });
-            // 6. MatMul: weighted sum of the head's values
-            let context = weights.matmul(&v_h)?; // (rows, d_head)
-            // 6b. Refuse overflow: a convex combination of finite values can round past f64 only at its edge
-            if !all_finite(&context) {
-                refuse_overflow(&context, &format!("context_{head}"), |i, j| {
-                    format!("the weighted sum of V_{head} column {j} for query {} is too large", first + i)
-                })?;
-            }
-            recorder.record(|| {
-                Step::new(Op::MatMul, format!("context_{head}"), &[&format!("weights_{head}"), &format!("V_{head}")], Some(head), &context)
-            });
-            // 7. Concat: the block's context goes into the head's columns
-            for (i, row) in (first..end).zip(context.data().chunks_exact(d_head)) {
-                concat.row_mut(i)[columns[0]..columns[1]].copy_from_slice(row);
-            }
-        }
+/// Multi-head attention on every item of a batch (`[B, T, C]` each, same B), in either
+/// precision; `w_o` must be `C × C`. Returns `[B, T, C]`.
+pub fn multi_head_attention_batch<F: Kernel>(q: Batch<F>, k: Batch<F>, v: Batch<F>, split: HeadSplit, w_o: Option<&Matrix<F>>, mask: &Mask) -> Result<Vec<F>> {
+    check_multi_head_shapes((q.rows, q.cols), (k.rows, k.cols), (v.rows, v.cols), split, w_o.map(Matrix::shape), mask)?;
+    let w_o = w_o.map(Matrix::data);
+    let mut out = Vec::with_capacity(q.items * q.rows * q.cols);
+    let mut workspace = Workspace::new();
+    for i in 0..q.items {
+        let mut concat = heads(q.cols_of(i), k.cols_of(i), v.cols_of(i), (q.rows, k.rows), split, mask, &mut workspace, &mut ())?;
+        // 8. MatMul by W_O
+        project_output(&mut concat, q.rows, q.cols, w_o)?; // (T, C)
+        out.extend_from_slice(&concat);
     }
-    recorder.record(|| {
-        let names: Vec<String> = (0..h).map(|i| format!("context_{i}")).collect();
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        Step::new(Op::Concat, "concat".into(), &names, None, &concat)
-    });
-    // 8. MatMul by W_O
-    let output = match &options.w_o {
-        Some(w_o) => concat.matmul(w_o)?,
-        None => times_identity(&concat),
-    }; // (T, C)
-    // 8b. Refuse overflow: concat is finite here, so only the W_O product can overflow
-    refuse_overflow(&output, "output", |i, j| format!("concat row {i} · W_O column {j} is too large"))?;
-    recorder.record(|| Step::new(Op::MatMul, "output".into(), &["concat", "W_O"], None, &output));
-    Ok(output)
+    Ok(out)
 }
 
-/// Whether every entry is finite (checked before `refuse_overflow`, whose name is formatted eagerly).
-fn all_finite(m: &Matrix) -> bool {
-    m.data().iter().all(|x| x.is_finite())
-}
-
-/// `m · I` without the `O(T·C²)` work: each sum is `0 + x·1 + (±0)…`, which is `x`, except
-/// that `-0` becomes `+0`. Adding `+0.0` reproduces exactly that, bit for bit.
-fn times_identity(m: &Matrix) -> Matrix {
-    let mut out = m.clone();
-    out.data_mut().iter_mut().for_each(|x| *x += 0.0);
-    out
+/// Passes 1–7 (slice, scores, scale, softmax, weighted sum) for every head, through the
+/// engine, straight into the concatenation: returns `concat`, `(T_q, C)`. Every intermediate is
+/// offered to `hooks` (the trace records them). `T_k` may differ from `T_q` (the layer's
+/// cross-attention).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn heads<F: Kernel>(
+    q: Cols<F>,
+    k: Cols<F>,
+    v: Cols<F>,
+    (t_q, t_k): (usize, usize),
+    split: HeadSplit,
+    mask: &Mask,
+    workspace: &mut Workspace<F>,
+    hooks: &mut impl Hooks<F>,
+) -> Result<Vec<F>> {
+    let c = split.number_of_heads * split.head_dimensions;
+    let mut concat = vec![F::ZERO; t_q * c]; // (T_q, h·d_head) = (T_q, C)
+    attend_heads(q, k, v, split.head_shape(t_q, t_k), mask, &mut concat, c, workspace, hooks)?;
+    Ok(concat)
 }
 
 #[cfg(test)]
@@ -263,7 +201,9 @@ mod tests {
         let mut m = seeded_matrix(3, 4, 5);
         m.data_mut()[0] = -0.0;
         m.data_mut()[1] = 5e-324;
-        assert_bitwise_eq(&times_identity(&m), &m.matmul(&Matrix::identity(4)).unwrap());
+        let mut shortcut = m.data().to_vec();
+        project_output(&mut shortcut, 3, 4, None).unwrap();
+        assert_bitwise_eq(&Matrix::new(3, 4, shortcut).unwrap(), &m.matmul(&Matrix::identity(4)).unwrap());
     }
 
     #[test]
@@ -291,10 +231,10 @@ mod tests {
 
     #[test]
     fn too_much_memory_is_refused_before_allocating() {
-        // blocks of 64 query rows: 3 · 64 · 2^20 scores alone exceed the 2^27-value budget
-        let q: Matrix = Matrix::zeros(1 << 20, 2);
+        // blocks of 64 query rows: a 64 × 2^21 block of scores and the inputs pass the 2^27-value budget
+        let q: Matrix = Matrix::zeros(1 << 21, 2);
         let err = multi_head_attention(&q, &q, &q, &MultiHeadOptions::new(2, 1)).unwrap_err();
-        assert!(err.message().starts_with("multiHeadAttention with T = 1048576 and C = 2"), "{err}");
+        assert!(err.message().starts_with("multiHeadAttention with T = 2097152 and C = 2 (inputs"), "{err}");
     }
 
     #[test]

@@ -7,11 +7,11 @@
 
 use std::collections::HashMap;
 
+use crate::engine::{attention_scale, check_budget, project_output, Cols, Hooks, Workspace};
 use crate::error::{AttentionError, Result};
-use crate::limits::{check_working_set, count_values};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::Matrix;
-use crate::multi_head::{check_multi_head, run, MultiHeadOptions};
+use crate::multi_head::{check_multi_head, heads, HeadSplit, MultiHeadOptions};
 use crate::softmax::stable_softmax;
 
 /// A primitive operation of the spec.
@@ -79,43 +79,100 @@ impl Step {
         }
     }
 
-    pub(crate) fn with_columns(mut self, columns: [usize; 2]) -> Self {
-        self.columns = Some(columns);
-        self
-    }
-
-    pub(crate) fn with_scalar(mut self, scalar: f64) -> Self {
-        self.scalar = Some(scalar);
-        self
-    }
-
-    pub(crate) fn with_allowed(mut self, allowed: Option<BoolMatrix>) -> Self {
-        self.allowed = allowed.map(|m| m.to_rows());
-        self
-    }
-
     fn matrix(&self) -> Result<Matrix> {
         Matrix::from_rows(&self.values)
     }
 }
 
-/// Where intermediates go: nowhere, or into a list of steps.
-pub(crate) enum Recorder {
-    Off,
-    On(Vec<Step>),
+/// The engine's hooks that keep every intermediate as a [`Step`]: the head's slices and Kᵀ when
+/// it starts, its blocks of scores, weights and context gathered into whole `T_q × T_k` (and
+/// `T_q × d_head`) matrices, recorded when it ends.
+pub(crate) struct Recorder<'a> {
+    pub steps: Vec<Step>,
+    t_q: usize,
+    t_k: usize,
+    mask: &'a Mask,
+    /// The current head's scores, weights and context, row by row as the blocks arrive.
+    scores: Vec<f64>,
+    weights: Vec<f64>,
+    context: Vec<f64>,
+    d_head: usize,
 }
 
-impl Recorder {
-    /// True when steps are being kept.
-    pub(crate) fn is_on(&self) -> bool {
-        matches!(self, Recorder::On(_))
+impl<'a> Recorder<'a> {
+    pub(crate) fn new(t_q: usize, t_k: usize, mask: &'a Mask) -> Self {
+        Self { steps: Vec::new(), t_q, t_k, mask, scores: Vec::new(), weights: Vec::new(), context: Vec::new(), d_head: 0 }
     }
 
-    /// Builds the step only when recording.
-    pub(crate) fn record(&mut self, step: impl FnOnce() -> Step) {
-        if let Recorder::On(steps) = self {
-            steps.push(step());
+    pub(crate) fn record(&mut self, op: Op, name: String, inputs: &[&str], head: Option<usize>, value: &Matrix) -> &mut Step {
+        self.steps.push(Step::new(op, name, inputs, head, value));
+        self.steps.last_mut().expect("just pushed")
+    }
+
+    /// `rows` rows of a column range as a matrix.
+    fn columns(m: Cols<f64>, rows: usize) -> Matrix {
+        let data = (0..rows).flat_map(|r| m.row(r).iter().copied()).collect();
+        Matrix::new(rows, m.width, data).expect("rows × width values")
+    }
+
+    /// Records `concat` (`(T, C)`, from the heads' contexts) and returns it as a matrix.
+    pub(crate) fn concat(&mut self, concat: &[f64], heads: usize) -> Result<Matrix> {
+        let c = concat.len() / self.t_q.max(1);
+        let concat = Matrix::new(self.t_q, c, concat.to_vec())?;
+        let names: Vec<String> = (0..heads).map(|i| format!("context_{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        self.record(Op::Concat, "concat".into(), &names, None, &concat);
+        Ok(concat)
+    }
+}
+
+impl Hooks<f64> for Recorder<'_> {
+    fn head_start(&mut self, head: usize, q: Cols<f64>, k: Cols<f64>, v: Cols<f64>) {
+        // 1. Slice the head's columns out of Q, K and V; 2. Transpose K_h
+        let columns = [q.start, q.start + q.width];
+        for (name, m, rows) in [("Q", q, self.t_q), ("K", k, self.t_k), ("V", v, self.t_k)] {
+            let part = Self::columns(m, rows); // (T, d_head)
+            self.record(Op::Slice, format!("{name}_{head}"), &[name], Some(head), &part).columns = Some(columns);
         }
+        let k_t = Self::columns(k, self.t_k).transpose(); // (d_head, T_k)
+        self.record(Op::Transpose, format!("K_{head}^T"), &[&format!("K_{head}")], Some(head), &k_t);
+        self.d_head = v.width;
+        self.scores.clear();
+        self.weights.clear();
+        self.context.clear();
+    }
+
+    fn scores(&mut self, _head: usize, _first: usize, scores: &[f64], _n_keys: usize) {
+        self.scores.extend_from_slice(scores); // f64 computes every key: rows × T_k
+    }
+
+    fn weights(&mut self, _head: usize, _first: usize, weights: &mut [f64], _n_keys: usize) -> Result<()> {
+        self.weights.extend_from_slice(weights);
+        Ok(())
+    }
+
+    fn context(&mut self, _head: usize, first: usize, rows: usize, out: &[f64], stride: usize, start: usize) {
+        for r in first..first + rows {
+            self.context.extend_from_slice(&out[r * stride + start..][..self.d_head]);
+        }
+    }
+
+    fn head_end(&mut self, head: usize) {
+        let (t_q, t_k) = (self.t_q, self.t_k);
+        let matrix = |data: &[f64], cols| Matrix::new(t_q, cols, data.to_vec()).expect("whole rows");
+        // 3. MatMul: scores; 4. Mul by 1/√d_head (the multiplication the f64 softmax kernel starts with)
+        let scores = matrix(&self.scores, t_k); // (T_q, T_k)
+        let scale = attention_scale::<f64>(self.d_head);
+        let scaled = scores.scale(scale); // (T_q, T_k)
+        self.record(Op::MatMul, format!("scores_{head}"), &[&format!("Q_{head}"), &format!("K_{head}^T")], Some(head), &scores);
+        self.record(Op::Mul, format!("scaled_{head}"), &[&format!("scores_{head}")], Some(head), &scaled).scalar = Some(scale);
+        // 5. StableSoftmax along each row, masked keys get weight 0
+        let weights = matrix(&self.weights, t_k); // (T_q, T_k)
+        let allowed = self.mask.resolve(t_q, t_k).map(|m| m.to_rows());
+        self.record(Op::StableSoftmax, format!("weights_{head}"), &[&format!("scaled_{head}")], Some(head), &weights).allowed = allowed;
+        // 6. MatMul: the weighted sum of the head's values
+        let context = matrix(&self.context, self.d_head); // (T_q, d_head)
+        self.record(Op::MatMul, format!("context_{head}"), &[&format!("weights_{head}"), &format!("V_{head}")], Some(head), &context);
     }
 }
 
@@ -132,14 +189,25 @@ pub fn trace_multi_head_attention(q: &Matrix, k: &Matrix, v: &Matrix, options: &
     check_multi_head(q, k, v, options)?;
     // the steps keep every intermediate: per head 5 T×d_head matrices and 3 T×T ones, then concat and output
     let (t, c, h) = (q.rows(), q.cols(), options.split.number_of_heads);
-    let needed = count_values(&[(3 * t, c), (3 * t, t), (10 * t, c), (3 * h * t, t)]);
-    check_working_set(needed, || {
+    check_budget(options.split.head_shape(t, t), &[(3 * t, c), (10 * t, c), (3 * h * t, t), (3 * t, t)], || {
         format!("traceMultiHeadAttention with T = {t}, C = {c} and {h} heads (every intermediate is kept)")
     })?;
-    let mut recorder = Recorder::On(Vec::new());
-    let output = run(q, k, v, options, &mut recorder)?;
-    let Recorder::On(steps) = recorder else { unreachable!("recorder was created On") };
-    Ok(Trace { output: output.to_rows(), steps })
+    let mut recorder = Recorder::new(t, t, &options.mask);
+    let output = record_heads(&mut recorder, (Cols::of(q), Cols::of(k), Cols::of(v)), options.split, options.w_o.as_ref())?;
+    Ok(Trace { output: output.to_rows(), steps: recorder.steps })
+}
+
+/// The heads, `concat` and the W_O MatMul (`"output"`), recorded; returns the output, `(T, C)`.
+/// Shared by [`trace_multi_head_attention`] and the layer's trace.
+pub(crate) fn record_heads(recorder: &mut Recorder, (q, k, v): (Cols<f64>, Cols<f64>, Cols<f64>), split: HeadSplit, w_o: Option<&Matrix>) -> Result<Matrix> {
+    let (mask, t) = (recorder.mask, recorder.t_q);
+    let mut concat = heads(q, k, v, (t, recorder.t_k), split, mask, &mut Workspace::new(), recorder)?;
+    recorder.concat(&concat, split.number_of_heads)?;
+    // 8. MatMul by W_O
+    project_output(&mut concat, t, q.stride, w_o.map(Matrix::data))?; // (T, C)
+    let output = Matrix::new(t, q.stride, concat)?;
+    recorder.record(Op::MatMul, "output".into(), &["concat", "W_O"], None, &output);
+    Ok(output)
 }
 
 /// Re-executes `steps` in order from the named inputs and returns the last result.

@@ -88,7 +88,7 @@ impl MultiHeadAttention {
     /// in f64, and the input gradients rounded to f32 (flat `[B, T, C]` each). The parameter
     /// gradients stay in f64 (see `grads`).
     pub fn backward_f32(&mut self, grad_output: BatchF32, batched: bool) -> Result<InputGradsF32> {
-        let grads = self.backward(&grad_output.widen(self.embed_dim)?, batched)?;
+        let grads = self.backward(&grad_output.widen()?, batched)?;
         Ok(InputGradsF32 {
             query: narrow_items_f32(&grads.query, batched, "backward(…).query")?,
             key: narrow_items_f32(&grads.key, batched, "backward(…).key")?,

@@ -18,12 +18,11 @@
 use super::init::SplitMix64;
 use super::limits::{at_item, check_forward, refuse_projection};
 use super::MultiHeadAttention;
-use crate::attention::attention_scale;
+use crate::engine::{Cols, Hooks, Workspace};
 use crate::error::{AttentionError, Result};
-use crate::limits::refuse_overflow;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
-use crate::softmax::stable_softmax;
+use crate::multi_head::{heads, HeadSplit};
 
 /// Everything `forward` takes besides the inputs.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -115,7 +114,7 @@ impl MultiHeadAttention {
     pub fn forward(&mut self, query: &[Matrix], key: &[Matrix], value: &[Matrix], options: &ForwardOptions) -> Result<ForwardOutput> {
         let (t_q, t_k) = self.check_inputs(query, key, value, options)?;
         let dropout = (options.training && self.dropout > 0.0).then_some(self.dropout);
-        check_forward(self.embed_dim, self.number_of_heads, query.len(), t_q, t_k, options, dropout.is_some())?;
+        check_forward(self.embed_dim, self.number_of_heads, query.len(), t_q, t_k, options.need_weights, dropout.is_some())?;
         // Draw into a copy of the generator and commit it only on success.
         let mut rng = self.dropout_rng.clone();
         let mut outputs = Vec::with_capacity(query.len());
@@ -156,8 +155,7 @@ impl MultiHeadAttention {
     ) -> Result<(Matrix, ItemCache)> {
         let w = &self.weights;
         let b = w.biases.as_ref();
-        let d_head = self.head_dimensions;
-        let scale = attention_scale::<f64>(d_head);
+        let c = self.embed_dim;
         // 1. Project the inputs
         let q = project(x_q, &w.w_q, b.map(|b| &b.b_q[..]))?; // (T_q, C)
         let k = project(x_k, &w.w_k, b.map(|b| &b.b_k[..]))?; // (T_k, C)
@@ -167,42 +165,17 @@ impl MultiHeadAttention {
         refuse_projection(&q, "Q", "query", "W_Q", bias("b_Q"))?;
         refuse_projection(&k, "K", "key", "W_K", bias("b_K"))?;
         refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
-        let mut heads = Vec::with_capacity(self.number_of_heads);
-        let mut contexts = Vec::with_capacity(self.number_of_heads);
-        for head in 0..self.number_of_heads {
-            let (start, end) = (head * d_head, (head + 1) * d_head);
-            // 2. Slice the head's columns
-            let q_h = q.slice_columns(start, end)?; // (T_q, d_head)
-            let k_h = k.slice_columns(start, end)?; // (T_k, d_head)
-            let v_h = v.slice_columns(start, end)?; // (T_k, d_head)
-            // 3. MatMul: scores = Q_h·K_hᵀ
-            let scores = q_h.matmul_transposed(&k_h)?; // (T_q, T_k)
-            // 3b. Refuse overflow: a non-finite score is a dot product beyond f64
-            refuse_overflow(&scores, &format!("scores_{head}"), |i, j| {
-                format!("the dot product of Q_{head} row {i} and K_{head} row {j} is too large")
-            })?;
-            // 4. Mul by 1/√d_head
-            let scaled = scores.scale(scale); // (T_q, T_k)
-            // 5. StableSoftmax along each row under the mask
-            let weights = stable_softmax(&scaled, mask); // (T_q, T_k)
-            // 6. Dropout (training only)
-            let dropout = dropout.map(|p| apply_dropout(&weights, p, rng)).transpose()?;
-            let cache = HeadCache { weights, dropout };
-            // 7. MatMul: context = used·V_h
-            let context = cache.used().matmul(&v_h)?; // (T_q, d_head)
-            // 7b. Refuse overflow (a convex combination only at f64's edge; with dropout, scaled by 1/(1−p))
-            refuse_overflow(&context, &format!("context_{head}"), |i, j| {
-                format!("the weighted sum of V_{head} column {j} for query {i} is too large")
-            })?;
-            heads.push(cache);
-            contexts.push(context);
-        }
-        // 8. Concat the heads side by side
-        let concat = Matrix::concat_columns(&contexts)?; // (T_q, C)
+        // 2–8. The engine: per head slice, scores, scale, softmax (kept, and dropped out in
+        // training, by the hooks), weights·V_h, straight into the concatenation
+        let (t_q, t_k) = (q.rows(), k.rows());
+        let split = HeadSplit { number_of_heads: self.number_of_heads, head_dimensions: self.head_dimensions };
+        let mut keep = Keep { t_q, t_k, dropout, rng, heads: Vec::with_capacity(self.number_of_heads) };
+        let concat = heads(Cols::of(&q), Cols::of(&k), Cols::of(&v), (t_q, t_k), split, mask, &mut Workspace::new(), &mut keep)?;
+        let concat = Matrix::new(t_q, c, concat)?; // (T_q, C)
         // 9. Output projection
         let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_q, C)
         refuse_projection(&output, "output", "concat", "W_O", bias("b_O"))?;
-        let item = ItemCache { x_q: x_q.clone(), x_k: x_k.clone(), x_v: x_v.clone(), q, k, v, heads, concat };
+        let item = ItemCache { x_q: x_q.clone(), x_k: x_k.clone(), x_v: x_v.clone(), q, k, v, heads: keep.heads, concat };
         Ok((output, item))
     }
 
@@ -264,16 +237,40 @@ impl MultiHeadAttention {
     }
 }
 
-/// Pass 6: draws one `next_unit()` per entry (row-major); drops it when the draw is `< p`.
-/// Returns `(factor, used)` with `factor ∈ {0, 1/(1−p)}` and `used = weights ⊙ factor`.
-fn apply_dropout(weights: &Matrix, p: f64, rng: &mut SplitMix64) -> Result<(Matrix, Matrix)> {
-    let keep_scale = 1.0 / (1.0 - p);
-    let mut factor = Matrix::zeros(weights.rows(), weights.cols());
-    for f in factor.data_mut() {
-        *f = if rng.next_unit() < p { 0.0 } else { keep_scale };
+/// The engine's hooks for the f64 forward: every head's softmax weights are kept for
+/// `backward` and, in training, pass 6 (dropout) is applied to them before the weighted sum.
+struct Keep<'a> {
+    t_q: usize,
+    t_k: usize,
+    dropout: Option<f64>,
+    rng: &'a mut SplitMix64,
+    heads: Vec<HeadCache>,
+}
+
+impl Hooks<f64> for Keep<'_> {
+    fn head_start(&mut self, _head: usize, _q: Cols<f64>, _k: Cols<f64>, _v: Cols<f64>) {
+        let zeros = || Matrix::zeros(self.t_q, self.t_k); // (T_q, T_k)
+        self.heads.push(HeadCache { weights: zeros(), dropout: self.dropout.map(|_| (zeros(), zeros())) });
     }
-    let used = weights.hadamard(&factor)?; // (T_q, T_k)
-    Ok((factor, used))
+
+    /// Pass 6: one `next_unit()` per entry, row-major over the head's `T_q × T_k` (the blocks
+    /// come in row order); an entry is dropped when its draw is `< p`, `factor ∈ {0, 1/(1−p)}`
+    /// and `used = weights ⊙ factor`.
+    fn weights(&mut self, _head: usize, first: usize, weights: &mut [f64], _n_keys: usize) -> Result<()> {
+        let at = first * self.t_k; // f64 computes every key: the block is rows × T_k
+        let head = self.heads.last_mut().ok_or_else(|| AttentionError::State("weights before any head".into()))?;
+        head.weights.data_mut()[at..at + weights.len()].copy_from_slice(weights);
+        if let (Some(p), Some((factor, used))) = (self.dropout, head.dropout.as_mut()) {
+            let keep_scale = 1.0 / (1.0 - p);
+            for (n, x) in weights.iter_mut().enumerate() {
+                let f = if self.rng.next_unit() < p { 0.0 } else { keep_scale };
+                factor.data_mut()[at + n] = f;
+                *x = *x * f;
+                used.data_mut()[at + n] = *x;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The element-wise mean of the heads' `(T_q, T_k)` weights (summed in head order, then divided).

@@ -1,6 +1,6 @@
 //! The f32 forward pass of [`MultiHeadAttention`] (Float32Array input): the same computation as
-//! `forward.rs`, but in f32 with the SIMD kernels of [`crate::kernels`], one head and one block
-//! of [`crate::attention_f32::QUERY_BLOCK`] query rows at a time.
+//! `forward.rs`, through the same engine ([`crate::engine`]) with its f32 kernels, one head and
+//! one block of [`crate::engine::QUERY_BLOCK`] query rows at a time.
 //!
 //! Per batch item, in passes:
 //! 1. project the inputs with the packed weights: `Q = x_q·W_Q + b_Q`, likewise K and V;
@@ -20,11 +20,12 @@
 //! f32 forward is a `State` error.
 
 use super::MultiHeadAttention;
-use crate::attention_f32::{attention_head_cross_f32, refuse_overflow_f32, AttentionWorkspace, Columns, HeadTarget, QUERY_BLOCK};
+use crate::engine::{check_budget, Batch, Cols, Hooks, Workspace};
 use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
 use crate::kernels::{linear_prepacked_f32, PackedPanels};
-use crate::limits::{check_working_set, count_values};
+use crate::limits::refuse_overflow_f32;
+use crate::multi_head::{heads, HeadSplit};
 
 use super::forward::ForwardOptions;
 use super::limits::at_item;
@@ -60,25 +61,31 @@ impl PackedWeightsF32 {
     }
 }
 
-/// A batch of `B` row-major `(T, C)` items laid out one after another (`[B, T, C]`).
-#[derive(Clone, Copy, Debug)]
-pub struct BatchF32<'a> {
-    pub data: &'a [f32],
-    /// B (1 for an unbatched `[T, C]` input).
-    pub items: usize,
-    /// T.
-    pub rows: usize,
+/// The f32 batch: `[B, T, C]`, one item after another.
+pub type BatchF32<'a> = Batch<'a, f32>;
+
+impl Batch<'_, f32> {
+    /// The items as f64 matrices `(T, C)` (every f32 is exactly an f64).
+    pub(super) fn widen(&self) -> Result<Vec<Matrix>> {
+        (0..self.items).map(|i| Matrix::new(self.rows, self.cols, self.item(i).iter().map(|&x| f64::from(x)).collect())).collect()
+    }
 }
 
-impl<'a> BatchF32<'a> {
-    /// Item `i`, `(T, cols)`.
-    fn item(&self, i: usize, cols: usize) -> &'a [f32] {
-        &self.data[i * self.rows * cols..(i + 1) * self.rows * cols]
-    }
+/// The engine's hook that writes every head's softmax weights into `[h, T_q, T_k]`, row-major
+/// (keys a causal block skips stay as they are: zeros).
+struct WriteWeights<'a> {
+    out: &'a mut [f32],
+    t_q: usize,
+    t_k: usize,
+}
 
-    /// The items as f64 matrices `(T, cols)` (every f32 is exactly an f64).
-    pub(super) fn widen(&self, cols: usize) -> Result<Vec<Matrix>> {
-        (0..self.items).map(|i| Matrix::new(self.rows, cols, self.item(i, cols).iter().map(|&x| f64::from(x)).collect())).collect()
+impl Hooks<f32> for WriteWeights<'_> {
+    fn weights(&mut self, head: usize, first: usize, weights: &mut [f32], n_keys: usize) -> Result<()> {
+        for (i, row) in weights.chunks_exact(n_keys).enumerate() {
+            let at = (head * self.t_q + first + i) * self.t_k;
+            self.out[at..at + n_keys].copy_from_slice(row);
+        }
+        Ok(())
     }
 }
 
@@ -126,7 +133,7 @@ impl MultiHeadAttention {
         if options.training {
             return self.forward_f32_in_f64(query, key, value, options);
         }
-        // memory: the inputs, Q, K, V, concat, the output, one head's packed K and V, a block of scores, the weights if asked for
+        // memory: the inputs, Q, K, V, concat, the output, and the weights if asked for
         let weights_len = if !options.need_weights {
             (0, 0)
         } else if options.average_weights {
@@ -134,15 +141,9 @@ impl MultiHeadAttention {
         } else {
             (b * h * t_q, t_k)
         };
-        let needed = count_values(&[
-            (b * (t_q + 2 * t_k), c),
-            (2 * t_q + 2 * t_k, c),
-            (b * t_q, c),
-            (2 * t_k, d_head + 8),
-            (QUERY_BLOCK, t_k),
-            weights_len,
-        ]);
-        check_working_set(needed, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"))?;
+        let split = HeadSplit { number_of_heads: h, head_dimensions: d_head };
+        let parts = [(b * (t_q + 2 * t_k), c), (2 * t_q + 2 * t_k, c), (b * t_q, c), weights_len];
+        check_budget(split.head_shape(t_q, t_k), &parts, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"))?;
 
         if self.packed_f32.is_none() {
             self.packed_f32 = Some(PackedWeightsF32::new(self));
@@ -152,13 +153,12 @@ impl MultiHeadAttention {
         let mut weights = options.need_weights.then(|| vec![0.0f32; b * if options.average_weights { 1 } else { h } * t_q * t_k]);
         let mut head_weights = (options.need_weights && options.average_weights).then(|| vec![0.0f32; h * t_q * t_k]);
         let (mut q, mut k, mut v) = (vec![0.0f32; t_q * c], vec![0.0f32; t_k * c], vec![0.0f32; t_k * c]);
-        let mut concat = vec![0.0f32; t_q * c];
-        let mut workspace = AttentionWorkspace::new();
+        let mut workspace = Workspace::new();
         for i in 0..b {
             // 1. project the inputs
-            linear_prepacked_f32(query.item(i, c), t_q, &packed.panels[0], packed.bias(0), &mut q); // (T_q, C)
-            linear_prepacked_f32(key.item(i, c), t_k, &packed.panels[1], packed.bias(1), &mut k); // (T_k, C)
-            linear_prepacked_f32(value.item(i, c), t_k, &packed.panels[2], packed.bias(2), &mut v); // (T_k, C)
+            linear_prepacked_f32(query.item(i), t_q, &packed.panels[0], packed.bias(0), &mut q); // (T_q, C)
+            linear_prepacked_f32(key.item(i), t_k, &packed.panels[1], packed.bias(1), &mut k); // (T_k, C)
+            linear_prepacked_f32(value.item(i), t_k, &packed.panels[2], packed.bias(2), &mut v); // (T_k, C)
             refuse_overflow_f32(&q, c, "Q", "query·W_Q + b_Q")?;
             refuse_overflow_f32(&k, c, "K", "key·W_K + b_K")?;
             refuse_overflow_f32(&v, c, "V", "value·W_V + b_V")?;
@@ -171,19 +171,13 @@ impl MultiHeadAttention {
                 (Some(all), None) => Some(&mut all[i * h * t_q * t_k..(i + 1) * h * t_q * t_k]),
                 _ => None,
             };
-            let mut item_weights = item_weights;
-            // 2. per head, block by block, into the head's columns of concat (T_q, C)
-            for head in 0..h {
-                let columns = |data| Columns { data, stride: c, start: head * d_head, width: d_head };
-                let target = HeadTarget {
-                    out: &mut concat,
-                    out_stride: c,
-                    out_start: head * d_head,
-                    weights: item_weights.as_deref_mut().map(|w| &mut w[head * t_q * t_k..(head + 1) * t_q * t_k]),
-                };
-                attention_head_cross_f32(columns(&q), columns(&k), columns(&v), (t_q, t_k), &options.mask, target, &mut workspace)
-                    .map_err(|e| at_item(e.error(Some(head)), options.batched, i))?;
+            // 2. the engine: per head, block by block, into the head's columns of concat (T_q, C)
+            let (q_, k_, v_) = (Cols::all(&q, c), Cols::all(&k, c), Cols::all(&v, c));
+            let concat = match item_weights {
+                Some(out) => heads(q_, k_, v_, (t_q, t_k), split, &options.mask, &mut workspace, &mut WriteWeights { out, t_q, t_k }),
+                None => heads(q_, k_, v_, (t_q, t_k), split, &options.mask, &mut workspace, &mut ()),
             }
+            .map_err(|e| at_item(e, options.batched, i))?;
             // the mean over heads, summed in head order and then divided (as the f64 path does)
             if let (Some(all), Some(per_head)) = (&mut weights, &head_weights) {
                 let mean = &mut all[i * t_q * t_k..(i + 1) * t_q * t_k];
@@ -192,7 +186,6 @@ impl MultiHeadAttention {
                 }
                 mean.iter_mut().for_each(|m| *m /= h as f32);
             }
-            refuse_overflow_f32(&concat, c, "concat", "a head's scores Q_h·K_hᵀ or context weights·V_h")?;
             // 3. output projection
             let out = &mut output[i * t_q * c..(i + 1) * t_q * c];
             linear_prepacked_f32(&concat, t_q, &packed.panels[3], packed.bias(3), out); // (T_q, C)
@@ -209,8 +202,7 @@ impl MultiHeadAttention {
     /// The training forward on f32 input: the f64 forward on the widened inputs (exact
     /// widening), its output and weights rounded to f32.
     fn forward_f32_in_f64(&mut self, query: BatchF32, key: BatchF32, value: BatchF32, options: &ForwardOptions) -> Result<ForwardOutputF32> {
-        let c = self.embed_dim;
-        let result = self.forward(&query.widen(c)?, &key.widen(c)?, &value.widen(c)?, options)?;
+        let result = self.forward(&query.widen()?, &key.widen()?, &value.widen()?, options)?;
         let output = narrow_items_f32(&result.output, options.batched, "output")?;
         // attention weights lie in [0, 1]: rounding cannot overflow
         let weights = result.weights.map(|w| w.iter().flatten().flat_map(|m| m.data().iter().map(|&x| x as f32)).collect());
@@ -287,7 +279,7 @@ mod tests {
                 for (need_weights, average_weights) in [(false, false), (true, false), (true, true)] {
                     let options = ForwardOptions { mask: mask.clone(), need_weights, average_weights, training: false, batched: true };
                     let want = layer.forward(&xq, &xk, &xv, &options).unwrap();
-                    let (q, k, v) = (BatchF32 { data: &fq, items: b, rows: t_q }, BatchF32 { data: &fk, items: b, rows: t_k }, BatchF32 { data: &fv, items: b, rows: t_k });
+                    let (q, k, v) = (BatchF32::new(&fq, b, t_q, c), BatchF32::new(&fk, b, t_k, c), BatchF32::new(&fv, b, t_k, c));
                     let got = layer.forward_f32(q, k, v, &options).unwrap();
                     assert_near(&got.output, flat(&want), 1e-4);
                     match (&got.weights, &want.weights) {
@@ -305,7 +297,7 @@ mod tests {
         let (c, t) = (8, 5);
         let mut layer = layer(c, 2, true, 3);
         let (x, fx) = batch(1, t, c, 9);
-        let input = BatchF32 { data: &fx, items: 1, rows: t };
+        let input = BatchF32::new(&fx, 1, t, c);
         let options = ForwardOptions::default();
         let before = layer.forward_f32(input, input, input, &options).unwrap();
         assert!(layer.packed_f32.is_some());
@@ -325,7 +317,7 @@ mod tests {
         let (c, t) = (4, 3);
         let mut layer = layer(c, 2, true, 1);
         let (x, fx) = batch(1, t, c, 2);
-        let input = BatchF32 { data: &fx, items: 1, rows: t };
+        let input = BatchF32::new(&fx, 1, t, c);
         layer.forward(&x, &x, &x, &ForwardOptions::default()).unwrap();
         layer.forward_f32(input, input, input, &ForwardOptions::default()).unwrap();
         assert!(layer.last_forward_f32());
@@ -347,7 +339,7 @@ mod tests {
         let options = ForwardOptions { training: true, need_weights: true, batched: true, ..ForwardOptions::default() };
         let (mut f64_layer, mut f32_layer) = (MultiHeadAttention::new(&config).unwrap(), MultiHeadAttention::new(&config).unwrap());
         let want = f64_layer.forward(&x, &x, &x, &options).unwrap();
-        let input = BatchF32 { data: &fx, items: b, rows: t };
+        let input = BatchF32::new(&fx, b, t, c);
         let got = f32_layer.forward_f32(input, input, input, &options).unwrap();
         // the same dropout draws and the same f64 numbers, rounded once
         let rounded: Vec<f32> = flat(&want).into_iter().map(|v| v as f32).collect();
@@ -356,7 +348,7 @@ mod tests {
         assert_eq!(got.weights.unwrap(), want_weights);
         assert!(!f32_layer.last_forward_f32());
         let want = f64_layer.backward(&g, true).unwrap();
-        let got = f32_layer.backward_f32(BatchF32 { data: &fg, items: b, rows: t }, true).unwrap();
+        let got = f32_layer.backward_f32(BatchF32::new(&fg, b, t, c), true).unwrap();
         for (got, want) in [(&got.query, &want.query), (&got.key, &want.key), (&got.value, &want.value)] {
             let want: Vec<f32> = want.iter().flat_map(|m| m.data().iter().map(|&v| v as f32)).collect();
             assert_eq!(got, &want);
@@ -369,7 +361,7 @@ mod tests {
         let (c, t) = (4, 3);
         let mut layer = layer(c, 2, true, 1);
         let huge = vec![3e38f32; t * c];
-        let huge = BatchF32 { data: &huge, items: 1, rows: t };
+        let huge = BatchF32::new(&huge, 1, t, c);
         let training = ForwardOptions { training: true, ..ForwardOptions::default() };
         let err = layer.forward_f32(huge, huge, huge, &training).unwrap_err();
         // the f64 forward itself stays finite (3e38·C ≪ 1.8e308); rounding its output to f32 is what fails
@@ -387,7 +379,7 @@ mod tests {
         let query = [1e19f32, 1e19, 1e19];
         let key = [-3.5e19f32, 3e19, 3e19, 1.0, 1.0, 1.0];
         let value = [1.0f32, 0.0, 0.0, 0.0, 1.0, 0.0];
-        let (q, k, v) = (BatchF32 { data: &query, items: 1, rows: 1 }, BatchF32 { data: &key, items: 1, rows: 2 }, BatchF32 { data: &value, items: 1, rows: 2 });
+        let (q, k, v) = (BatchF32::new(&query, 1, 1, c), BatchF32::new(&key, 1, 2, c), BatchF32::new(&value, 1, 2, c));
         let err = layer.forward_f32(q, k, v, &ForwardOptions::default()).unwrap_err();
         assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("scores_0[0][0] overflows to -Infinity in f32"), "{err}");
         // in f64 (training) the score is finite and the answer is V row 0
@@ -401,17 +393,17 @@ mod tests {
         let (c, t) = (4, 3);
         let mut layer = MultiHeadAttention::new(&LayerConfig { dropout: 0.5, ..LayerConfig::new(c, 2) }).unwrap();
         let (_, fx) = batch(1, t, c, 2);
-        let input = BatchF32 { data: &fx, items: 1, rows: t };
+        let input = BatchF32::new(&fx, 1, t, c);
         // without training the dropout does not apply
         layer.forward_f32(input, input, input, &ForwardOptions::default()).unwrap();
         // finite f32 inputs whose projection passes 3.4e38
         let huge = vec![3e38f32; t * c];
-        let huge = BatchF32 { data: &huge, items: 1, rows: t };
+        let huge = BatchF32::new(&huge, 1, t, c);
         let err = layer.forward_f32(huge, huge, huge, &ForwardOptions::default()).unwrap_err();
         assert!(matches!(err, AttentionError::Range(_)) && err.message().contains("overflows to"), "{err}");
         // value rows ≠ key rows, a mask of the wrong shape
         let (_, fv) = batch(1, t + 1, c, 3);
-        let value = BatchF32 { data: &fv, items: 1, rows: t + 1 };
+        let value = BatchF32::new(&fv, 1, t + 1, c);
         assert!(layer.forward_f32(input, input, value, &ForwardOptions::default()).unwrap_err().message().starts_with("value has T = 4 rows"));
         let masked = ForwardOptions { mask: Mask { causal: false, allowed: Some(BoolMatrix::new(2, 2, vec![true; 4]).unwrap()) }, ..ForwardOptions::default() };
         assert!(layer.forward_f32(input, input, input, &masked).is_err());

@@ -7,8 +7,8 @@
 //!    output or gradient is a sum or product beyond f64. It is refused with a `RangeError` that
 //!    names the entry, never returned (and never stored as a gradient).
 
-use super::forward::ForwardOptions;
 use super::Weights;
+use crate::engine::{check_budget, HeadShape};
 use crate::error::{AttentionError, Result};
 use crate::limits::{check_working_set, refuse_overflow};
 use crate::matrix::Matrix;
@@ -24,15 +24,16 @@ pub(super) fn check_parameters(c: usize) -> Result<()> {
 /// Values a forward pass holds at once, per batch item of `(T_q, C)` queries and `(T_k, C)`
 /// keys/values: the three inputs and their projections, concat and output, and per head the
 /// kept weights (three `T_q × T_k` matrices with dropout, one without, one more returned with
-/// needWeights); plus one head's transient scores and slices, and the parameters.
-/// Counted in u128: usize is 32 bits on wasm32.
-pub(super) fn check_forward(c: usize, h: usize, batch: usize, t_q: usize, t_k: usize, options: &ForwardOptions, dropout: bool) -> Result<()> {
-    let [c, h, b, tq, tk] = [c, h, batch, t_q, t_k].map(|n| n as u128);
-    let kept_per_head = 1 + if dropout { 2 } else { 0 } + u128::from(options.need_weights);
-    let per_item = 4 * (tq + tk) * c + h * tq * tk * kept_per_head;
-    let needed = b * per_item + 2 * tq * tk + 3 * (tq + tk) * c / h.max(1) + 4 * c * c;
-    check_working_set(needed, || {
-        format!("MultiHeadAttention.forward with a batch of {b}, T_q = {tq}, T_k = {tk} and C = {c} ({h} heads of {tq}×{tk} weights per item, kept for backward)")
+/// needWeights); plus the parameters and the engine's workspace.
+pub(super) fn check_forward(c: usize, h: usize, batch: usize, t_q: usize, t_k: usize, need_weights: bool, dropout: bool) -> Result<()> {
+    let kept = 1 + if dropout { 2 } else { 0 } + usize::from(need_weights);
+    let shape = HeadShape { t_q, t_k, heads: h, d_k: c / h.max(1), d_v: c / h.max(1), named_heads: true };
+    let (b, per_item) = (batch as u128, 4 * (t_q as u128 + t_k as u128));
+    // the per-item parts, counted in u128 (usize is 32 bits on wasm32), as rows of C or T_k values
+    let rows = |n: u128| usize::try_from(n).unwrap_or(usize::MAX);
+    let parts = [(rows(b * per_item), c), (rows(b * (h * kept) as u128 * t_q as u128), t_k), (4 * c, c)];
+    check_budget(shape, &parts, || {
+        format!("MultiHeadAttention.forward with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {c} ({h} heads of {t_q}×{t_k} weights per item, kept for backward)")
     })
 }
 
@@ -48,7 +49,7 @@ pub(super) fn check_backward(c: usize, h: usize, batch: usize, t_q: usize, t_k: 
 
 /// Pass 1's overflow check: `projected = input·weight + bias`.
 pub(super) fn refuse_projection(projected: &Matrix, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
-    refuse_overflow(projected, name, |i, j| match bias {
+    refuse_overflow(projected.data(), projected.cols(), name, |i, j| match bias {
         Some(b) => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
         None => format!("{input} row {i} · {weight} column {j} is too large"),
     })
@@ -56,7 +57,7 @@ pub(super) fn refuse_projection(projected: &Matrix, name: &str, input: &str, wei
 
 /// An overflow check of a gradient, `name` being how the message calls it.
 pub(super) fn refuse_gradient(m: &Matrix, name: &str) -> Result<()> {
-    refuse_overflow(m, name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
+    refuse_overflow(m.data(), m.cols(), name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
 }
 
 /// Every parameter gradient must be finite (sums over a batch can overflow too).
@@ -89,7 +90,7 @@ pub(super) fn at_item(error: AttentionError, batched: bool, b: usize) -> Attenti
 
 #[cfg(test)]
 mod tests {
-    use super::super::{LayerConfig, MultiHeadAttention};
+    use super::super::{ForwardOptions, LayerConfig, MultiHeadAttention};
     use super::*;
     use crate::testing::seeded_matrix;
 

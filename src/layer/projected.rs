@@ -134,13 +134,13 @@ mod tests {
         }
         let items: Vec<Matrix> = (0..b).map(|i| round(&seeded_matrix(t, h * d, 30 + i as u64))).collect();
         let flat: Vec<f32> = items.iter().flat_map(|m| m.data().iter().map(|&v| v as f32)).collect();
-        let got = projected_self_attention_f32(BatchF32 { data: &flat, items: b, rows: t }, true, o.clone()).unwrap();
+        let got = projected_self_attention_f32(BatchF32::new(&flat, b, t, h * d), true, o.clone()).unwrap();
         let want: Vec<f64> = items.iter().flat_map(|x| projected_self_attention(x, o.clone()).unwrap().into_data()).collect();
         assert_eq!(got.len(), want.len());
         let worst = got.iter().zip(&want).map(|(&g, &w)| (f64::from(g) - w).abs()).fold(0.0, f64::max);
         assert!(worst < 1e-5, "max |f32 − f64| = {worst}");
         // the same checks as the f64 form
-        let error = projected_self_attention_f32(BatchF32 { data: &flat, items: b, rows: t }, true, options(2, 1, 0)).unwrap_err();
+        let error = projected_self_attention_f32(BatchF32::new(&flat, b, t, h * d), true, options(2, 1, 0)).unwrap_err();
         assert!(error.message().starts_with("X is 70×12 but numberOfHeads · headDimensions = 2 · 1 = 2"), "{error}");
     }
 

@@ -13,8 +13,9 @@ use super::MultiHeadAttention;
 use crate::error::Result;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
-use crate::multi_head::{run, HeadSplit, MultiHeadOptions};
-use crate::trace::{Op, Recorder, Step, Trace};
+use crate::engine::Cols;
+use crate::multi_head::HeadSplit;
+use crate::trace::{record_heads, Op, Recorder, Step, Trace};
 
 impl MultiHeadAttention {
     /// Evaluation-mode forward (no dropout) of one unbatched input, recording every step. The
@@ -25,9 +26,8 @@ impl MultiHeadAttention {
         let one = std::slice::from_ref;
         let (t_q, t_k) = self.check_inputs(one(query), one(key), one(value), &options)?;
         // every head's scores, scaled scores, weights and context are kept: counted like a forward with dropout and needWeights
-        let kept = ForwardOptions { need_weights: true, ..ForwardOptions::default() };
-        check_forward(self.embed_dim, self.number_of_heads, 1, t_q, t_k, &kept, true)?;
-        let mut recorder = Recorder::On(Vec::new());
+        check_forward(self.embed_dim, self.number_of_heads, 1, t_q, t_k, true, true)?;
+        let mut recorder = Recorder::new(t_q, t_k, mask);
         let w = &self.weights;
         let b = w.biases.as_ref();
         // 1. Projections: x·W, then + b
@@ -40,9 +40,8 @@ impl MultiHeadAttention {
         refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
         // 2–8 and the W_O MatMul: the heads exactly as multi-head attention records them
         let split = HeadSplit { number_of_heads: self.number_of_heads, head_dimensions: self.head_dimensions };
-        let heads = MultiHeadOptions { split, w_o: Some(w.w_o.clone()), mask: mask.clone() };
-        let mut output = run(&q, &k, &v, &heads, &mut recorder)?; // (T_q, C)
-        let Recorder::On(mut steps) = recorder else { unreachable!("recorder was created On") };
+        let mut output = record_heads(&mut recorder, (Cols::of(&q), Cols::of(&k), Cols::of(&v)), split, Some(&w.w_o))?; // (T_q, C)
+        let mut steps = recorder.steps;
         // 9. + b_O
         if let Some(b) = b {
             if let Some(last) = steps.last_mut() {
@@ -86,14 +85,14 @@ fn project_recorded(
 ) -> Result<Matrix> {
     let product = x.matmul(w)?; // (T, C)
     let Some((b_name, b)) = bias else {
-        recorder.record(|| Step::new(Op::MatMul, name.into(), &[x_name, w_name], None, &product));
+        recorder.record(Op::MatMul, name.into(), &[x_name, w_name], None, &product);
         return Ok(product);
     };
     let product_name = format!("{x_name}·{w_name}");
-    recorder.record(|| Step::new(Op::MatMul, product_name.clone(), &[x_name, w_name], None, &product));
+    recorder.record(Op::MatMul, product_name.clone(), &[x_name, w_name], None, &product);
     let mut projected = product;
     projected.add_row(b)?; // (T, C)
-    recorder.record(|| Step::new(Op::Add, name.into(), &[&product_name, b_name], None, &projected));
+    recorder.record(Op::Add, name.into(), &[&product_name, b_name], None, &projected);
     Ok(projected)
 }
 

@@ -10,8 +10,8 @@ use super::convert::{
     is_typed_candidate, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_trace, write_typed,
     read_typed_like, read_typed_weight, Options, TypedMatrix, TypedValues,
 };
-use crate::attention::{self, check_attention_shapes};
-use crate::attention_f32::{dot_product_attention_f32, multi_head_attention_f32};
+use crate::attention;
+use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
@@ -157,19 +157,10 @@ pub fn dot_product_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValu
             let mut shape = v.shape.clone();
             let values = match (q.values, k.values, v.values) {
                 (TypedValues::F64(qd), TypedValues::F64(kd), TypedValues::F64(vd)) => {
-                    let mut out = Vec::with_capacity(vd.len());
-                    for ((q, k), v) in batches(qd, &q.shape)?.iter().zip(&batches(kd, &k.shape)?).zip(&batches(vd, &v.shape)?) {
-                        out.extend_from_slice(attention::dot_product_attention(q, k, v, &mask)?.data());
-                    }
-                    TypedValues::F64(out)
+                    TypedValues::F64(attention::dot_product_attention_batch(batch(&qd, &q.shape), batch(&kd, &k.shape), batch(&vd, &v.shape), &mask)?)
                 }
                 (TypedValues::F32(qd), TypedValues::F32(kd), TypedValues::F32(vd)) => {
-                    let mut out = Vec::with_capacity(vd.len());
-                    for ((q, k), v) in batches(qd, &q.shape)?.iter().zip(&batches(kd, &k.shape)?).zip(&batches(vd, &v.shape)?) {
-                        check_attention_shapes(q, k, v, &mask)?;
-                        out.extend(dot_product_attention_f32(q.data(), k.data(), v.data(), q.rows(), q.cols(), v.cols(), &mask)?);
-                    }
-                    TypedValues::F32(out)
+                    TypedValues::F32(attention::dot_product_attention_batch(batch(&qd, &q.shape), batch(&kd, &k.shape), batch(&vd, &v.shape), &mask)?)
                 }
                 _ => unreachable!("read_qkv checked that the precisions match"),
             };
@@ -206,20 +197,11 @@ pub fn multi_head_attention(
             let values = match (q.values, k.values, v.values) {
                 (TypedValues::F64(qd), TypedValues::F64(kd), TypedValues::F64(vd)) => {
                     let (split, w_o, mask) = read_multi_head_parts(&options, &head_dimensions, |o| read_w_o::<f64>(o, precision))?;
-                    let options = MultiHeadOptions { split, w_o, mask };
-                    let mut out = Vec::with_capacity(qd.len());
-                    for ((q, k), v) in batches(qd, &shape)?.iter().zip(&batches(kd, &k.shape)?).zip(&batches(vd, &v.shape)?) {
-                        out.extend_from_slice(multi_head::multi_head_attention(q, k, v, &options)?.data());
-                    }
-                    TypedValues::F64(out)
+                    TypedValues::F64(multi_head::multi_head_attention_batch(batch(&qd, &shape), batch(&kd, &k.shape), batch(&vd, &v.shape), split, w_o.as_ref(), &mask)?)
                 }
                 (TypedValues::F32(qd), TypedValues::F32(kd), TypedValues::F32(vd)) => {
                     let (split, w_o, mask) = read_multi_head_parts(&options, &head_dimensions, |o| read_w_o::<f32>(o, precision))?;
-                    let mut out = Vec::with_capacity(qd.len());
-                    for ((q, k), v) in batches(qd, &shape)?.iter().zip(&batches(kd, &k.shape)?).zip(&batches(vd, &v.shape)?) {
-                        out.extend(multi_head_attention_f32(q, k, v, split, w_o.as_ref(), &mask)?.into_data());
-                    }
-                    TypedValues::F32(out)
+                    TypedValues::F32(multi_head::multi_head_attention_batch(batch(&qd, &shape), batch(&kd, &k.shape), batch(&vd, &v.shape), split, w_o.as_ref(), &mask)?)
                 }
                 _ => unreachable!("read_qkv checked that the precisions match"),
             };
@@ -284,13 +266,10 @@ fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, batches: bool) -> Result<Qkv>
     Ok(Qkv::Typed(q, k, v))
 }
 
-/// The `(T, C)` matrices of a `[T, C]` or `[B, T, C]` typed input (a `[T, C]` one is not copied).
-fn batches<F: Real>(values: Vec<F>, shape: &[usize]) -> Result<Vec<Matrix<F>>> {
+/// The batch view of a `[T, C]` or `[B, T, C]` typed input (its length was checked by the reader).
+fn batch<'a, F: Real>(values: &'a [F], shape: &[usize]) -> Batch<'a, F> {
     let (rows, cols) = (shape[shape.len() - 2], shape[shape.len() - 1]);
-    if shape.len() == 2 {
-        return Ok(vec![Matrix::new(rows, cols, values)?]);
-    }
-    values.chunks_exact(rows * cols).map(|chunk| Matrix::new(rows, cols, chunk.to_vec())).collect()
+    Batch::new(values, if shape.len() == 3 { shape[0] } else { 1 }, rows, cols)
 }
 
 /// `options.W_O` for the typed path: `number[][]` or a `[C, C]` typed matrix of Q's precision.

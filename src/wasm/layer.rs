@@ -435,7 +435,7 @@ impl JsMultiHeadAttention {
                 (TypedValues::F64(output), weights)
             }
             (TypedValues::F32(q), TypedValues::F32(k), TypedValues::F32(v)) => {
-                let (q, k, v) = (BatchF32 { data: q, items: b, rows: t_q }, BatchF32 { data: k, items: b, rows: t_k }, BatchF32 { data: v, items: b, rows: t_v });
+                let (q, k, v) = (BatchF32::new(q, b, t_q, c), BatchF32::new(k, b, t_k, c), BatchF32::new(v, b, t_v, c));
                 let result = self.inner.forward_f32(q, k, v, &options)?;
                 (TypedValues::F32(result.output), result.weights.map(TypedValues::F32))
             }
@@ -463,7 +463,7 @@ impl JsMultiHeadAttention {
                 (flat(&grads.query), flat(&grads.key), flat(&grads.value))
             }
             TypedValues::F32(values) => {
-                let grads = self.inner.backward_f32(BatchF32 { data: values, items: b, rows: t }, batched)?;
+                let grads = self.inner.backward_f32(BatchF32::new(values, b, t, c), batched)?;
                 (TypedValues::F32(grads.query), TypedValues::F32(grads.key), TypedValues::F32(grads.value))
             }
         };

@@ -106,7 +106,7 @@ fn projected_typed(x: &JsValue, options: &JsValue) -> Result<JsValue> {
             }
             TypedValues::F64(out)
         }
-        TypedValues::F32(data) => TypedValues::F32(projected_f32(BatchF32 { data, items: b, rows: t }, x.batch().is_some(), options)?),
+        TypedValues::F32(data) => TypedValues::F32(projected_f32(BatchF32::new(data, b, t, c), x.batch().is_some(), options)?),
     };
     Ok(write_typed(&values, &x.shape))
 }

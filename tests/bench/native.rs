@@ -7,11 +7,11 @@
 
 use std::time::Instant;
 
-use attention_lab::attention_f32::{multi_head_attention_f32_into, AttentionWorkspace};
+use attention_lab::engine::Batch;
 use attention_lab::layer::{BatchF32, Biases, ForwardOptions, MultiHeadAttention, Weights};
 use attention_lab::mask::Mask;
 use attention_lab::matrix::Matrix;
-use attention_lab::multi_head::HeadSplit;
+use attention_lab::multi_head::{multi_head_attention_batch, HeadSplit};
 
 /// mulberry32, the generator the JS harness uses too: values in [-1, 1) times `scale`.
 fn seeded(len: usize, seed: u32, scale: f32) -> Vec<f32> {
@@ -71,9 +71,12 @@ fn forward(case: &Case, x: &Inputs, out: &mut Vec<f32>, scratch: &mut Scratch) {
     let split = HeadSplit { number_of_heads: case.h, head_dimensions: case.c / case.h };
     let t = case.t;
     match &mut scratch.layer {
-        None => multi_head_attention_f32_into(&x.q, &x.k, &x.v, t, split, None, &Mask::none(), out, &mut scratch.workspace).expect("the f32 attention"),
+        None => {
+            let one = |data| Batch::new(data, 1, t, case.c);
+            *out = multi_head_attention_batch(one(&x.q), one(&x.k), one(&x.v), split, None, &Mask::none()).expect("the f32 attention");
+        }
         Some(layer) => {
-            let input = BatchF32 { data: &x.q, items: 1, rows: t };
+            let input = BatchF32::new(&x.q, 1, t, case.c);
             *out = layer.forward_f32(input, input, input, &ForwardOptions::default()).expect("the layer's forward").output;
         }
     }
@@ -89,7 +92,6 @@ fn layer(case: &Case, x: &Inputs) -> MultiHeadAttention {
 }
 
 struct Scratch {
-    workspace: AttentionWorkspace,
     layer: Option<MultiHeadAttention>,
 }
 
@@ -117,7 +119,7 @@ fn main() {
         let x = inputs(case);
         let len = case.t * case.c;
         let mut out = vec![0.0f32; len];
-        let mut scratch = Scratch { workspace: AttentionWorkspace::new(), layer: case.projections.then(|| layer(case, &x)) };
+        let mut scratch = Scratch { layer: case.projections.then(|| layer(case, &x)) };
         if case.projections {
             forward(case, &x, &mut out, &mut scratch); // packs the layer's weights, as bench.mjs does
         }
