@@ -37,17 +37,12 @@ pub fn stable_softmax_row<F: Real>(row: &mut [F], allowed: impl Fn(usize) -> boo
     }
 }
 
-/// Row-wise `StableSoftmax` of a `(T_q, T_k)` score matrix under `mask`.
+/// Row-wise `StableSoftmax` of a `(T_q, T_k)` score matrix under `mask` (the spec's op on a
+/// whole matrix: the trace's replay and the tests; the engine calls [`stable_softmax_row`]).
 pub fn stable_softmax<F: Real>(scores: &Matrix<F>, mask: &Mask) -> Matrix<F> {
-    stable_softmax_block(scores, mask, 0)
-}
-
-/// `StableSoftmax` of a block of score rows whose first row is query `first_row`
-/// (the mask is looked up at `(first_row + i, j)`). Row by row it is exactly `stable_softmax`.
-pub fn stable_softmax_block<F: Real>(scores: &Matrix<F>, mask: &Mask, first_row: usize) -> Matrix<F> {
     let mut weights = scores.clone();
     for i in 0..weights.rows() {
-        stable_softmax_row(weights.row_mut(i), |j| mask.allows(first_row + i, j));
+        stable_softmax_row(weights.row_mut(i), |j| mask.allows(i, j));
     }
     weights
 }

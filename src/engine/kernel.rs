@@ -12,7 +12,7 @@
 
 use crate::error::AttentionError;
 use crate::limits::{non_finite_name, overflow_error};
-use crate::kernels::{gemm_packed, softmax_row_f32, PackedPanels};
+use crate::kernels::{gemm_packed, linear_f32, softmax_row_f32, PackedPanels};
 use crate::real::Real;
 use crate::softmax::stable_softmax_row;
 
@@ -52,8 +52,8 @@ pub trait Kernel: Real {
     fn softmax(row: &mut [Self], scale: Self, allowed: impl Fn(usize) -> bool);
     /// `out row i (d_v columns, rows out_stride apart) = weights row i (n_keys) · V[0 .. n_keys]`.
     fn weighted_sum(weights: &[Self], rows: usize, n_keys: usize, values: &Self::Packed, out: &mut [Self], out_stride: usize);
-    /// `out (m × n) = a (m × k) · b (k × n)`, all row-major and contiguous.
-    fn matmul(a: &[Self], m: usize, k: usize, b: &[Self], n: usize, out: &mut [Self]);
+    /// `out (m × n) = x (m × k) · w (k × n) (+ bias, n entries)`, all row-major and contiguous.
+    fn linear(x: &[Self], m: usize, k: usize, w: &[Self], n: usize, bias: Option<&[Self]>, out: &mut [Self]);
     /// The `RangeError` for a non-finite `value` at `at`.
     fn overflow(at: Overflow, value: Self) -> AttentionError;
 }
@@ -108,7 +108,7 @@ impl Kernel for f64 {
 
     fn softmax(row: &mut [f64], scale: f64, allowed: impl Fn(usize) -> bool) {
         // the spec's Mul by the scale, then its StableSoftmax
-        row.iter_mut().for_each(|x| *x = *x * scale);
+        row.iter_mut().for_each(|x| *x *= scale);
         stable_softmax_row(row, allowed);
     }
 
@@ -126,14 +126,18 @@ impl Kernel for f64 {
         }
     }
 
-    fn matmul(a: &[f64], m: usize, k: usize, b: &[f64], n: usize, out: &mut [f64]) {
+    fn linear(x: &[f64], m: usize, k: usize, w: &[f64], n: usize, bias: Option<&[f64]>, out: &mut [f64]) {
         for i in 0..m {
             let o = &mut out[i * n..(i + 1) * n];
             o.fill(0.0);
-            for (p, &x) in a[i * k..(i + 1) * k].iter().enumerate() {
-                for (y, &w) in o.iter_mut().zip(&b[p * n..(p + 1) * n]) {
-                    *y += x * w;
+            // Matrix::matmul's order, then the bias added to the finished sum
+            for (p, &a) in x[i * k..(i + 1) * k].iter().enumerate() {
+                for (y, &b) in o.iter_mut().zip(&w[p * n..(p + 1) * n]) {
+                    *y += a * b;
                 }
+            }
+            if let Some(bias) = bias {
+                o.iter_mut().zip(bias).for_each(|(y, &b)| *y += b);
             }
         }
     }
@@ -183,10 +187,8 @@ impl Kernel for f32 {
         gemm_packed(rows, n_keys, values.n(), weights, n_keys, values, out, out_stride, false);
     }
 
-    fn matmul(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
-        let mut panels = PackedPanels::new();
-        panels.pack(b, n, k, n);
-        gemm_packed(m, k, n, a, k, &panels, out, n, false);
+    fn linear(x: &[f32], m: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32]) {
+        linear_f32(x, m, k, w, n, bias, out, &mut PackedPanels::new());
     }
 
     fn overflow(at: Overflow, value: f32) -> AttentionError {

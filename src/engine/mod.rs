@@ -63,6 +63,11 @@ impl<'a, F: Real> Batch<'a, F> {
         &self.data[i * n..(i + 1) * n]
     }
 
+    /// The items as matrices (copies), for the paths that keep per-item intermediates.
+    pub fn matrices(&self) -> Result<Vec<Matrix<F>>> {
+        (0..self.items).map(|i| Matrix::new(self.rows, self.cols, self.item(i).to_vec())).collect()
+    }
+
     /// Item `i` as columns to slice heads from.
     pub fn cols_of(&self, i: usize) -> Cols<'a, F> {
         Cols::all(self.item(i), self.cols)
@@ -261,7 +266,7 @@ pub fn project_output<F: Kernel>(concat: &mut Vec<F>, t: usize, c: usize, w_o: O
     match w_o {
         Some(w_o) => {
             let mut output = vec![F::ZERO; t * c];
-            F::matmul(concat, t, c, w_o, c, &mut output); // (T, C)
+            F::linear(concat, t, c, w_o, c, None, &mut output); // (T, C)
             if let Some(n) = output.iter().position(|x| !x.is_finite()) {
                 return Err(F::overflow(Overflow::Output { row: n / c, column: n % c }, output[n]));
             }

@@ -265,7 +265,7 @@ impl Hooks<f64> for Keep<'_> {
             for (n, x) in weights.iter_mut().enumerate() {
                 let f = if self.rng.next_unit() < p { 0.0 } else { keep_scale };
                 factor.data_mut()[at + n] = f;
-                *x = *x * f;
+                *x *= f;
                 used.data_mut()[at + n] = *x;
             }
         }

@@ -28,6 +28,7 @@ pub use forward::{ForwardOptions, ForwardOutput};
 pub use projected::{projected_self_attention, projected_self_attention_f32, ProjectedOptions};
 pub use forward_f32::{BatchF32, ForwardOutputF32};
 
+use crate::engine::{Batch, Kernel};
 use crate::error::{number_text, AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};
 use forward::ForwardCache;
@@ -345,6 +346,46 @@ impl MultiHeadAttention {
         self.grads
             .as_ref()
             .ok_or_else(|| AttentionError::State("grads() has nothing to return yet: call forward and then backward first".into()))
+    }
+}
+
+/// The layer on a [`Batch`] of either precision, for callers that hold typed arrays: f64 runs
+/// [`MultiHeadAttention::forward`] (which keeps what `backward` needs) on the batch's items,
+/// f32 [`MultiHeadAttention::forward_f32`]. Everything comes back flat, `[B, T, C]`.
+pub trait LayerFloat: Kernel {
+    /// `(output, weights)` of the forward pass (the weights with `need_weights`).
+    fn forward_batch(layer: &mut MultiHeadAttention, query: Batch<Self>, key: Batch<Self>, value: Batch<Self>, options: &ForwardOptions) -> Result<(Vec<Self>, Option<Vec<Self>>)>;
+    /// The gradients with respect to query, key and value.
+    fn backward_batch(layer: &mut MultiHeadAttention, grad_output: Batch<Self>, batched: bool) -> Result<[Vec<Self>; 3]>;
+}
+
+/// Matrices one after another, flat.
+fn flat(items: &[Matrix]) -> Vec<f64> {
+    items.iter().flat_map(|m| m.data().iter().copied()).collect()
+}
+
+impl LayerFloat for f64 {
+    fn forward_batch(layer: &mut MultiHeadAttention, query: Batch<f64>, key: Batch<f64>, value: Batch<f64>, options: &ForwardOptions) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
+        let result = layer.forward(&query.matrices()?, &key.matrices()?, &value.matrices()?, options)?;
+        let weights = result.weights.map(|w| w.iter().flat_map(|item| flat(item)).collect());
+        Ok((flat(&result.output), weights))
+    }
+
+    fn backward_batch(layer: &mut MultiHeadAttention, grad_output: Batch<f64>, batched: bool) -> Result<[Vec<f64>; 3]> {
+        let grads = layer.backward(&grad_output.matrices()?, batched)?;
+        Ok([flat(&grads.query), flat(&grads.key), flat(&grads.value)])
+    }
+}
+
+impl LayerFloat for f32 {
+    fn forward_batch(layer: &mut MultiHeadAttention, query: Batch<f32>, key: Batch<f32>, value: Batch<f32>, options: &ForwardOptions) -> Result<(Vec<f32>, Option<Vec<f32>>)> {
+        let result = layer.forward_f32(query, key, value, options)?;
+        Ok((result.output, result.weights))
+    }
+
+    fn backward_batch(layer: &mut MultiHeadAttention, grad_output: Batch<f32>, batched: bool) -> Result<[Vec<f32>; 3]> {
+        let grads = layer.backward_f32(grad_output, batched)?;
+        Ok([grads.query, grads.key, grads.value])
     }
 }
 

@@ -42,8 +42,7 @@ pub fn projected_self_attention(x: &Matrix, options: ProjectedOptions) -> Result
 /// when the caller passed a `[B, T, C]` shape), computed in f32 by the layer's f32 forward with the
 /// weights rounded to f32. Returns `[B, T, C]`.
 pub fn projected_self_attention_f32(x: BatchF32, batched: bool, options: ProjectedOptions) -> Result<Vec<f32>> {
-    let cols = if x.items * x.rows == 0 { 0 } else { x.data.len() / (x.items * x.rows) };
-    let (mut layer, options) = projecting_layer((x.rows, cols), options)?;
+    let (mut layer, options) = projecting_layer((x.rows, x.cols), options)?;
     // 3. Its f32 forward pass, with X as query, key and value
     let options = ForwardOptions { batched, ..options };
     Ok(layer.forward_f32(x, x, x, &options)?.output)

@@ -7,16 +7,14 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{
-    is_typed_candidate, js_result, read_count, read_matrix, read_small_call, read_typed_matrix, write_matrix, write_trace, write_typed,
-    read_typed_like, read_typed_weight, Options, TypedMatrix, TypedValues,
+    is_typed_candidate, js_result, read_count, read_matrix, read_small_call, read_typed_like, read_typed_matrix, read_typed_weight, write_matrix,
+    write_trace, write_typed, Element, OnTyped, Options, SamePrecision, Typed,
 };
 use crate::attention;
-use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
 use crate::multi_head::{self, HeadSplit, MultiHeadOptions};
-use crate::real::Real;
 use crate::trace;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -152,23 +150,27 @@ pub fn dot_product_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValu
             let mask = Options::read(&options, "options", ATTENTION_KEYS)?.mask()?;
             Ok(write_matrix(&attention::dot_product_attention(&q, &k, &v, &mask)?))
         }
-        Qkv::Typed(q, k, v) => {
+        Qkv::Typed(qkv) => {
             let mask = Options::read(&options, "options", ATTENTION_KEYS)?.mask()?;
-            let mut shape = v.shape.clone();
-            let values = match (q.values, k.values, v.values) {
-                (TypedValues::F64(qd), TypedValues::F64(kd), TypedValues::F64(vd)) => {
-                    TypedValues::F64(attention::dot_product_attention_batch(batch(&qd, &q.shape), batch(&kd, &k.shape), batch(&vd, &v.shape), &mask)?)
-                }
-                (TypedValues::F32(qd), TypedValues::F32(kd), TypedValues::F32(vd)) => {
-                    TypedValues::F32(attention::dot_product_attention_batch(batch(&qd, &q.shape), batch(&kd, &k.shape), batch(&vd, &v.shape), &mask)?)
-                }
-                _ => unreachable!("read_qkv checked that the precisions match"),
-            };
-            let n = shape.len();
-            shape[n - 2] = q.shape[n - 2];
-            Ok(write_typed(&values, &shape))
+            qkv.call(DotProduct { mask })
         }
     })
+}
+
+/// The typed form of `dotProductAttention`, in either precision: `[T, d_v]` or `[B, T, d_v]` back.
+struct DotProduct {
+    mask: Mask,
+}
+
+impl OnTyped<3> for DotProduct {
+    type Out = JsValue;
+    fn call<F: Element>(self, [q, k, v]: [Typed<F>; 3]) -> Result<JsValue> {
+        let out = attention::dot_product_attention_batch(q.view(), k.view(), v.view(), &self.mask)?;
+        let mut shape = v.shape.clone();
+        let n = shape.len();
+        shape[n - 2] = q.shape[n - 2];
+        Ok(write_typed(&F::wrap(out), &shape))
+    }
 }
 
 /// Multi-head self-attention, options or positional form (see the TypeScript declaration).
@@ -191,23 +193,23 @@ pub fn multi_head_attention(
             let options = read_multi_head_options(&options, &head_dimensions)?;
             Ok(write_matrix(&multi_head::multi_head_attention(&q, &k, &v, &options)?))
         }
-        Qkv::Typed(q, k, v) => {
-            let shape = q.shape.clone();
-            let precision = q.array_name();
-            let values = match (q.values, k.values, v.values) {
-                (TypedValues::F64(qd), TypedValues::F64(kd), TypedValues::F64(vd)) => {
-                    let (split, w_o, mask) = read_multi_head_parts(&options, &head_dimensions, |o| read_w_o::<f64>(o, precision))?;
-                    TypedValues::F64(multi_head::multi_head_attention_batch(batch(&qd, &shape), batch(&kd, &k.shape), batch(&vd, &v.shape), split, w_o.as_ref(), &mask)?)
-                }
-                (TypedValues::F32(qd), TypedValues::F32(kd), TypedValues::F32(vd)) => {
-                    let (split, w_o, mask) = read_multi_head_parts(&options, &head_dimensions, |o| read_w_o::<f32>(o, precision))?;
-                    TypedValues::F32(multi_head::multi_head_attention_batch(batch(&qd, &shape), batch(&kd, &k.shape), batch(&vd, &v.shape), split, w_o.as_ref(), &mask)?)
-                }
-                _ => unreachable!("read_qkv checked that the precisions match"),
-            };
-            Ok(write_typed(&values, &shape))
-        }
+        Qkv::Typed(qkv) => qkv.call(MultiHead { options: &options, head_dimensions: &head_dimensions }),
     })
+}
+
+/// The typed form of `multiHeadAttention`, in either precision; W_O is read in that precision.
+struct MultiHead<'a> {
+    options: &'a JsValue,
+    head_dimensions: &'a JsValue,
+}
+
+impl OnTyped<3> for MultiHead<'_> {
+    type Out = JsValue;
+    fn call<F: Element>(self, [q, k, v]: [Typed<F>; 3]) -> Result<JsValue> {
+        let (split, w_o, mask) = read_multi_head_parts(self.options, self.head_dimensions, |o| read_w_o::<F>(o))?;
+        let out = multi_head::multi_head_attention_batch(q.view(), k.view(), v.view(), split, w_o.as_ref(), &mask)?;
+        Ok(write_typed(&F::wrap(out), &q.shape))
+    }
 }
 
 /// Multi-head attention with every intermediate step (see the TypeScript declaration).
@@ -216,17 +218,17 @@ pub fn trace_multi_head_attention(q: JsValue, k: JsValue, v: JsValue, options: J
     js_result(|| {
         let (q, k, v) = match read_qkv(&q, &k, &v, false)? {
             Qkv::Nested(q, k, v) => (q, k, v),
-            Qkv::Typed(q, k, v) => {
-                let f64_matrix = |m: TypedMatrix| -> Result<Matrix> {
-                    let (rows, cols) = m.rows_cols();
-                    match m.values {
-                        TypedValues::F64(values) => Matrix::new(rows, cols, values),
-                        TypedValues::F32(_) => Err(AttentionError::type_error(
-                            "traceMultiHeadAttention records exact f64 steps; pass number[][] or { data: Float64Array, shape: [T, C] }, not a Float32Array",
-                        )),
-                    }
-                };
-                (f64_matrix(q)?, f64_matrix(k)?, f64_matrix(v)?)
+            Qkv::Typed(SamePrecision::F64(qkv)) => {
+                let [q, k, v] = qkv.map(|m| {
+                    let view = m.view();
+                    Matrix::new(view.rows, view.cols, m.values)
+                });
+                (q?, k?, v?)
+            }
+            Qkv::Typed(SamePrecision::F32(_)) => {
+                return Err(AttentionError::type_error(
+                    "traceMultiHeadAttention records exact f64 steps; pass number[][] or { data: Float64Array, shape: [T, C] }, not a Float32Array",
+                ))
             }
         };
         let options = read_multi_head_options(&options, &JsValue::UNDEFINED)?;
@@ -239,7 +241,7 @@ pub fn trace_multi_head_attention(q: JsValue, k: JsValue, v: JsValue, options: J
 /// precision and one rank.
 enum Qkv {
     Nested(Matrix, Matrix, Matrix),
-    Typed(TypedMatrix, TypedMatrix, TypedMatrix),
+    Typed(SamePrecision<3>),
 }
 
 /// Reads Q, K and V. An array (or anything that is not an object) as Q means the `number[][]`
@@ -263,18 +265,12 @@ fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, batches: bool) -> Result<Qkv>
     let typed = |value: &JsValue, name: &str| read_typed_like(value, name, &q, "Q", "Q, K and V", batches);
     let k = typed(k, "K")?;
     let v = typed(v, "V")?;
-    Ok(Qkv::Typed(q, k, v))
-}
-
-/// The batch view of a `[T, C]` or `[B, T, C]` typed input (its length was checked by the reader).
-fn batch<'a, F: Real>(values: &'a [F], shape: &[usize]) -> Batch<'a, F> {
-    let (rows, cols) = (shape[shape.len() - 2], shape[shape.len() - 1]);
-    Batch::new(values, if shape.len() == 3 { shape[0] } else { 1 }, rows, cols)
+    Ok(Qkv::Typed(SamePrecision::new([q, k, v], ["Q", "K", "V"])?))
 }
 
 /// `options.W_O` for the typed path: `number[][]` or a `[C, C]` typed matrix of Q's precision.
-fn read_w_o<F: Real>(options: &Options, precision: &str) -> Result<Option<Matrix<F>>> {
-    Ok(read_typed_weight(options, "W_O", "Q", precision)?.map(|w| w.cast()))
+fn read_w_o<F: Element>(options: &Options) -> Result<Option<Matrix<F>>> {
+    Ok(read_typed_weight(options, "W_O", "Q", F::ARRAY)?.map(|w| w.cast()))
 }
 
 /// `{ numberOfHeads, headDimensions, W_O?, causal?, mask? }`, or the positional

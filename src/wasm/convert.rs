@@ -11,9 +11,12 @@ use js_sys::{Array, Float32Array, Float64Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::engine::Batch;
+use crate::layer::LayerFloat;
 use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::{Matrix, MAX_ELEMENTS};
+use crate::real::Real;
 use crate::trace::{Step, Trace};
 
 #[wasm_bindgen(module = "/src/wasm/convert.js")]
@@ -391,6 +394,101 @@ impl TypedValues {
         match self {
             TypedValues::F32(v) => v.len(),
             TypedValues::F64(v) => v.len(),
+        }
+    }
+}
+
+/// A precision JS typed arrays come in: `f32` (Float32Array) or `f64` (Float64Array).
+pub trait Element: LayerFloat {
+    /// The typed array's name, as messages use it.
+    const ARRAY: &'static str;
+    /// The largest finite value, as messages say it.
+    const LARGEST: &'static str;
+    /// The values if they are of this precision.
+    fn take(values: TypedValues) -> Option<Vec<Self>>;
+    /// Values of this precision.
+    fn wrap(values: Vec<Self>) -> TypedValues;
+}
+
+impl Element for f32 {
+    const ARRAY: &'static str = "Float32Array";
+    const LARGEST: &'static str = "f32 (about 3.4e38)";
+    fn take(values: TypedValues) -> Option<Vec<f32>> {
+        if let TypedValues::F32(v) = values { Some(v) } else { None }
+    }
+    fn wrap(values: Vec<f32>) -> TypedValues {
+        TypedValues::F32(values)
+    }
+}
+
+impl Element for f64 {
+    const ARRAY: &'static str = "Float64Array";
+    const LARGEST: &'static str = "f64 (about 1.8e308)";
+    fn take(values: TypedValues) -> Option<Vec<f64>> {
+        if let TypedValues::F64(v) = values { Some(v) } else { None }
+    }
+    fn wrap(values: Vec<f64>) -> TypedValues {
+        TypedValues::F64(values)
+    }
+}
+
+/// A typed matrix of a known precision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Typed<F> {
+    pub values: Vec<F>,
+    pub shape: Vec<usize>,
+}
+
+impl<F: Real> Typed<F> {
+    /// The batch view: `[T, C]` is one item, `[B, T, C]` B items (the reader checked the length).
+    pub fn view(&self) -> Batch<'_, F> {
+        let n = self.shape.len();
+        Batch::new(&self.values, if n == 3 { self.shape[0] } else { 1 }, self.shape[n - 2], self.shape[n - 1])
+    }
+}
+
+/// Typed matrices read together (Q, K and V; query, key and value; X and W), all of one
+/// precision: the precision is dispatched here, once, so a mismatch cannot be represented.
+pub enum SamePrecision<const N: usize> {
+    F32([Typed<f32>; N]),
+    F64([Typed<f64>; N]),
+}
+
+/// What runs on a [`SamePrecision`] group: one generic body for both precisions.
+pub trait OnTyped<const N: usize> {
+    type Out;
+    fn call<F: Element>(self, args: [Typed<F>; N]) -> Result<Self::Out>;
+}
+
+impl<const N: usize> SamePrecision<N> {
+    /// The group, in the precision of its first matrix. The readers (`read_typed_like`) refuse a
+    /// mismatch with a TypeError naming the argument; this refuses it the same way.
+    pub fn new(group: [TypedMatrix; N], names: [&str; N]) -> Result<Self> {
+        let first = group[0].array_name();
+        if let Some(i) = group.iter().position(|m| m.array_name() != first) {
+            return Err(AttentionError::type_error(format!(
+                "{}.data is a {} but {}.data is a {first}; pass {} in the same precision",
+                names[i],
+                group[i].array_name(),
+                names[0],
+                names.join(", ")
+            )));
+        }
+        // every matrix is in `first`'s precision, so `take` gives every one of them its values
+        fn all<F: Element, const N: usize>(group: [TypedMatrix; N]) -> [Typed<F>; N] {
+            group.map(|m| Typed { values: F::take(m.values).unwrap_or_default(), shape: m.shape })
+        }
+        Ok(match group[0].values {
+            TypedValues::F32(_) => Self::F32(all(group)),
+            TypedValues::F64(_) => Self::F64(all(group)),
+        })
+    }
+
+    /// Runs `body` in the group's precision.
+    pub fn call<M: OnTyped<N>>(self, body: M) -> Result<M::Out> {
+        match self {
+            Self::F32(args) => body.call(args),
+            Self::F64(args) => body.call(args),
         }
     }
 }

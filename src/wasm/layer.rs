@@ -8,10 +8,10 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{
     is_typed_candidate, js_result, read_batch, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
-    write_trace, write_typed, write_vector, Options, TypedMatrix, TypedValues,
+    write_trace, write_typed, write_vector, Element, OnTyped, Options, SamePrecision, Typed, TypedMatrix,
 };
 use crate::error::{AttentionError, Result};
-use crate::layer::{self, BatchF32, Biases, ForwardOptions, LayerConfig, Weights};
+use crate::layer::{self, Biases, ForwardOptions, LayerConfig, MultiHeadAttention, Weights};
 use crate::matrix::Matrix;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -410,42 +410,18 @@ impl JsMultiHeadAttention {
         let c = self.inner.embed_dim();
         let query = read_typed_matrix(query, "query", true)?;
         check_typed_width(&query, "query", c)?;
-        let key = read_typed_default(key, "key", &query, c)?;
-        let value = read_typed_default(value, "value", key.as_ref().unwrap_or(&query), c)?;
-        let key = key.as_ref().unwrap_or(&query);
-        let value = value.as_ref().unwrap_or(key);
-        let batched = query.batch().is_some();
+        let key = read_typed_default(key, "key", &query, c)?.unwrap_or_else(|| query.clone());
+        let value = read_typed_default(value, "value", &key, c)?.unwrap_or_else(|| key.clone());
         let o = Options::read(options, "options", FORWARD_KEYS)?;
         let options = ForwardOptions {
             mask: o.mask()?,
             need_weights: o.flag("needWeights")?,
             average_weights: o.flag("averageWeights")?,
             training: o.flag("training")?,
-            batched,
+            batched: query.batch().is_some(),
         };
-        // each input's own T (the core refuses a value whose T differs from key's)
-        let (b, t_q, t_k, t_v, h) = (query.batch().unwrap_or(1), query.rows_cols().0, key.rows_cols().0, value.rows_cols().0, self.inner.number_of_heads());
-        let lead = |shape: &[usize]| -> Vec<usize> { if batched { [&[b][..], shape].concat() } else { shape.to_vec() } };
-        let weights_shape = lead(&if options.average_weights { vec![t_q, t_k] } else { vec![h, t_q, t_k] });
-        let (output, weights) = match (&query.values, &key.values, &value.values) {
-            (TypedValues::F64(q), TypedValues::F64(k), TypedValues::F64(v)) => {
-                let result = self.inner.forward(&items(q, b, t_q, c)?, &items(k, b, t_k, c)?, &items(v, b, t_v, c)?, &options)?;
-                let output: Vec<f64> = result.output.iter().flat_map(|m| m.data().iter().copied()).collect();
-                let weights = result.weights.map(|w| TypedValues::F64(w.iter().flatten().flat_map(|m| m.data().iter().copied()).collect()));
-                (TypedValues::F64(output), weights)
-            }
-            (TypedValues::F32(q), TypedValues::F32(k), TypedValues::F32(v)) => {
-                let (q, k, v) = (BatchF32::new(q, b, t_q, c), BatchF32::new(k, b, t_k, c), BatchF32::new(v, b, t_v, c));
-                let result = self.inner.forward_f32(q, k, v, &options)?;
-                (TypedValues::F32(result.output), result.weights.map(TypedValues::F32))
-            }
-            _ => unreachable!("read_typed_default checked that the precisions match"),
-        };
-        let mut entries = vec![("output", write_typed(&output, &lead(&[t_q, c])))];
-        if let Some(weights) = &weights {
-            entries.push(("weights", write_typed(weights, &weights_shape)));
-        }
-        write_object(&entries)
+        let qkv = SamePrecision::new([query, key, value], ["query", "key", "value"])?;
+        qkv.call(LayerForward { layer: &mut self.inner, options })
     }
 
     /// `backward` on `{ data: Float32Array | Float64Array, shape }`; the gradients come back in
@@ -454,35 +430,52 @@ impl JsMultiHeadAttention {
         let c = self.inner.embed_dim();
         let grad = read_typed_matrix(grad_output, "gradOutput", true)?;
         check_typed_width(&grad, "gradOutput", c)?;
-        let (b, (t, _)) = (grad.batch().unwrap_or(1), grad.rows_cols());
-        let batched = grad.batch().is_some();
-        let (query, key, value) = match &grad.values {
-            TypedValues::F64(values) => {
-                let grads = self.inner.backward(&items(values, b, t, c)?, batched)?;
-                let flat = |items: &[Matrix]| TypedValues::F64(items.iter().flat_map(|m| m.data().iter().copied()).collect());
-                (flat(&grads.query), flat(&grads.key), flat(&grads.value))
-            }
-            TypedValues::F32(values) => {
-                let grads = self.inner.backward_f32(BatchF32::new(values, b, t, c), batched)?;
-                (TypedValues::F32(grads.query), TypedValues::F32(grads.key), TypedValues::F32(grads.value))
-            }
-        };
-        // each gradient has its input's shape: [B, T, C] or [T, C], T from its length
-        let write = |values: &TypedValues| {
-            let rows = values.len() / (b * c);
-            write_typed(values, &if batched { vec![b, rows, c] } else { vec![rows, c] })
-        };
-        write_object(&[("query", write(&query)), ("key", write(&key)), ("value", write(&value))])
+        SamePrecision::new([grad], ["gradOutput"])?.call(LayerBackward { layer: &mut self.inner })
     }
 }
 
-/// `B` matrices `(rows, cols)` from a flat `[B, rows, cols]` array (a RangeError, never a panic,
-/// should the length not be `B·rows·cols`).
-fn items(values: &[f64], b: usize, rows: usize, cols: usize) -> Result<Vec<Matrix>> {
-    if rows * cols == 0 || values.len() != b * rows * cols {
-        return Err(AttentionError::range_error(format!("{} values do not make a batch of {b} {rows}×{cols} matrices", values.len())));
+/// The typed `forward`, in either precision.
+struct LayerForward<'a> {
+    layer: &'a mut MultiHeadAttention,
+    options: ForwardOptions,
+}
+
+impl OnTyped<3> for LayerForward<'_> {
+    type Out = JsValue;
+    fn call<F: Element>(self, [query, key, value]: [Typed<F>; 3]) -> Result<JsValue> {
+        let (q, k) = (query.view(), key.view());
+        let (output, weights) = F::forward_batch(self.layer, q, k, value.view(), &self.options)?;
+        // [B, …] in front when batched
+        let lead = |shape: &[usize]| -> Vec<usize> { if self.options.batched { [&[q.items][..], shape].concat() } else { shape.to_vec() } };
+        let h = self.layer.number_of_heads();
+        let mut entries = vec![("output", write_typed(&F::wrap(output), &lead(&[q.rows, q.cols])))];
+        if let Some(weights) = weights {
+            let shape = if self.options.average_weights { lead(&[q.rows, k.rows]) } else { lead(&[h, q.rows, k.rows]) };
+            entries.push(("weights", write_typed(&F::wrap(weights), &shape)));
+        }
+        write_object(&entries)
     }
-    values.chunks_exact(rows * cols).map(|item| Matrix::new(rows, cols, item.to_vec())).collect()
+}
+
+/// The typed `backward`, in either precision.
+struct LayerBackward<'a> {
+    layer: &'a mut MultiHeadAttention,
+}
+
+impl OnTyped<1> for LayerBackward<'_> {
+    type Out = JsValue;
+    fn call<F: Element>(self, [grad]: [Typed<F>; 1]) -> Result<JsValue> {
+        let view = grad.view();
+        let batched = grad.shape.len() == 3;
+        let [query, key, value] = F::backward_batch(self.layer, view, batched)?;
+        // each gradient has its input's shape: [B, T, C] or [T, C], T from its length
+        let write = |values: Vec<F>| {
+            let (b, c) = (view.items, view.cols);
+            let rows = values.len() / (b * c);
+            write_typed(&F::wrap(values), &if batched { vec![b, rows, c] } else { vec![rows, c] })
+        };
+        write_object(&[("query", write(query)), ("key", write(key)), ("value", write(value))])
+    }
 }
 
 /// A RangeError unless the typed matrix has C = the layer's embedDim columns.

@@ -6,9 +6,12 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{describe, number_text, is_typed_candidate, js_result, read_matrix, read_typed_matrix, read_vector, write_matrix, write_typed, TypedValues};
+use super::convert::{
+    describe, is_typed_candidate, js_result, number_text, read_matrix, read_typed_matrix, read_vector, write_matrix, write_typed, Element, OnTyped,
+    SamePrecision, Typed, TypedValues,
+};
+use crate::engine::Kernel;
 use crate::error::{AttentionError, Result};
-use crate::kernels::{linear_f32, PackedPanels};
 use crate::matrix::Matrix;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -35,9 +38,10 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
             let (x, w) = (read_matrix(&x, "X")?, read_matrix(&w, "W")?);
             check(x.rows(), x.cols(), w.rows(), w.cols())?;
             let bias = read_bias(&b, w.cols())?;
-            let product = add_bias(x.matmul(&w)?, bias.as_deref());
-            check_finite_output(product.data().iter().map(|&y| y), product.cols(), "f64 (about 1.8e308)")?;
-            return Ok(write_matrix(&product));
+            let mut product = vec![0.0; x.rows() * w.cols()];
+            f64::linear(x.data(), x.rows(), x.cols(), w.data(), w.cols(), bias.as_deref(), &mut product);
+            check_finite_output(product.iter().copied(), w.cols(), f64::LARGEST)?;
+            return Ok(write_matrix(&Matrix::new(x.rows(), w.cols(), product)?));
         }
         let x = read_typed_matrix(&x, "X", true)?;
         if !is_typed_candidate(&w) {
@@ -58,25 +62,28 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
         let bias = read_bias(&b, c_out)?;
         let mut shape = x.shape.clone();
         *shape.last_mut().expect("rank ≥ 2") = c_out;
-        let values = match (x.values, w.values) {
-            (TypedValues::F32(x), TypedValues::F32(w)) => {
-                let bias: Option<Vec<f32>> = bias.map(|b| b.iter().map(|&v| v as f32).collect());
-                let mut out = vec![0.0f32; rows * c_out];
-                linear_f32(&x, rows, c_in, &w, c_out, bias.as_deref(), &mut out, &mut PackedPanels::new());
-                TypedValues::F32(out)
-            }
-            (TypedValues::F64(x), TypedValues::F64(w)) => {
-                let product = Matrix::new(rows, c_in, x)?.matmul(&Matrix::new(c_in, c_out, w)?)?;
-                TypedValues::F64(add_bias(product, bias.as_deref()).into_data())
-            }
-            _ => unreachable!("the precisions were checked to match"),
-        };
-        match &values {
-            TypedValues::F32(out) => check_finite_output(out.iter().map(|&y| f64::from(y)), c_out, "f32 (about 3.4e38)")?,
-            TypedValues::F64(out) => check_finite_output(out.iter().copied(), c_out, "f64 (about 1.8e308)")?,
-        }
+        let values = SamePrecision::new([x, w], ["X", "W"])?.call(Linear { rows, c_in, c_out, bias })?;
         Ok(write_typed(&values, &shape))
     })
+}
+
+/// The typed `X·W + b`, in either precision (f64 sums as `number[][]` does, f32 with the SIMD kernel).
+struct Linear {
+    rows: usize,
+    c_in: usize,
+    c_out: usize,
+    bias: Option<Vec<f64>>,
+}
+
+impl OnTyped<2> for Linear {
+    type Out = TypedValues;
+    fn call<F: Element>(self, [x, w]: [Typed<F>; 2]) -> Result<TypedValues> {
+        let bias: Option<Vec<F>> = self.bias.map(|b| b.iter().map(|&v| F::from_f64(v)).collect());
+        let mut out = vec![F::ZERO; self.rows * self.c_out];
+        F::linear(&x.values, self.rows, self.c_in, &w.values, self.c_out, bias.as_deref(), &mut out);
+        check_finite_output(out.iter().map(|y| y.to_f64()), self.c_out, F::LARGEST)?;
+        Ok(F::wrap(out))
+    }
 }
 
 /// A RangeError for the first entry of `X·W + b` (row-major, `cols` per row) that overflowed
@@ -134,12 +141,3 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
     Ok(Some(values))
 }
 
-fn add_bias(mut product: Matrix, bias: Option<&[f64]>) -> Matrix {
-    if let Some(bias) = bias {
-        let cols = product.cols();
-        for row in product.data_mut().chunks_exact_mut(cols) {
-            row.iter_mut().zip(bias).for_each(|(x, &b)| *x += b);
-        }
-    }
-    product
-}

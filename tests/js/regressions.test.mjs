@@ -50,13 +50,13 @@ test('a sparse row of declared length 2^27 does not make wasm memory grow by 1 G
   ok();
 });
 
-test('T = 2^20 (score blocks of 64 × 2^20, beyond the 2^27-value budget) is a RangeError before allocating, not an allocation trap', () => {
-  const q = Array.from({ length: 2 ** 20 }, (_, i) => [i % 7]);
+test('T = 2^21 (a score block of 64 × 2^21 with the inputs, beyond the 2^27-value budget) is a RangeError before allocating, not an allocation trap', () => {
+  const q = Array.from({ length: 2 ** 21 }, (_, i) => [i % 7]);
   assert.throws(() => lab.dotProductAttention(q, q, q), {
     name: 'RangeError',
-    message: /^dotProductAttention with T = 1048576 \(three 64×1048576 score blocks, plus Q, K, V and the output\) needs \d+ values in memory at once/,
+    message: /^dotProductAttention with T = 2097152 \(inputs, outputs and what is kept, plus one head's packed K and V and a block of scores\) needs \d+ values in memory at once/,
   });
-  assert.throws(() => lab.multiHeadAttention(q, q, q, 1, 1), { name: 'RangeError', message: /^multiHeadAttention with T = 1048576 and C = 1/ });
+  assert.throws(() => lab.multiHeadAttention(q, q, q, 1, 1), { name: 'RangeError', message: /^multiHeadAttention with T = 2097152 and C = 1/ });
   ok();
 });
 
