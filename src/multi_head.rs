@@ -156,7 +156,7 @@ pub(crate) fn heads<F: Kernel>(
     split: HeadSplit,
     mask: &Mask,
     workspace: &mut Workspace<F>,
-    hooks: &mut impl Hooks<F>,
+    hooks: &mut dyn Hooks<F>,
 ) -> Result<Vec<F>> {
     let c = split.number_of_heads * split.head_dimensions;
     let mut concat = vec![F::ZERO; t_q * c]; // (T_q, h·d_head) = (T_q, C)

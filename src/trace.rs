@@ -110,9 +110,8 @@ impl<'a> Recorder<'a> {
     }
 
     /// `rows` rows of a column range as a matrix.
-    fn columns(m: Cols<f64>, rows: usize) -> Matrix {
-        let data = (0..rows).flat_map(|r| m.row(r).iter().copied()).collect();
-        Matrix::new(rows, m.width, data).expect("rows × width values")
+    fn columns(m: Cols<f64>, rows: usize) -> Result<Matrix> {
+        Matrix::new(rows, m.width, (0..rows).flat_map(|r| m.row(r).iter().copied()).collect())
     }
 
     /// Records `concat` (`(T, C)`, from the heads' contexts) and returns it as a matrix.
@@ -127,19 +126,20 @@ impl<'a> Recorder<'a> {
 }
 
 impl Hooks<f64> for Recorder<'_> {
-    fn head_start(&mut self, head: usize, q: Cols<f64>, k: Cols<f64>, v: Cols<f64>) {
+    fn head_start(&mut self, head: usize, q: Cols<f64>, k: Cols<f64>, v: Cols<f64>) -> Result<()> {
         // 1. Slice the head's columns out of Q, K and V; 2. Transpose K_h
         let columns = [q.start, q.start + q.width];
         for (name, m, rows) in [("Q", q, self.t_q), ("K", k, self.t_k), ("V", v, self.t_k)] {
-            let part = Self::columns(m, rows); // (T, d_head)
+            let part = Self::columns(m, rows)?; // (T, d_head)
             self.record(Op::Slice, format!("{name}_{head}"), &[name], Some(head), &part).columns = Some(columns);
         }
-        let k_t = Self::columns(k, self.t_k).transpose(); // (d_head, T_k)
+        let k_t = Self::columns(k, self.t_k)?.transpose(); // (d_head, T_k)
         self.record(Op::Transpose, format!("K_{head}^T"), &[&format!("K_{head}")], Some(head), &k_t);
         self.d_head = v.width;
         self.scores.clear();
         self.weights.clear();
         self.context.clear();
+        Ok(())
     }
 
     fn scores(&mut self, _head: usize, _first: usize, scores: &[f64], _n_keys: usize) {
@@ -157,22 +157,23 @@ impl Hooks<f64> for Recorder<'_> {
         }
     }
 
-    fn head_end(&mut self, head: usize) {
+    fn head_end(&mut self, head: usize) -> Result<()> {
         let (t_q, t_k) = (self.t_q, self.t_k);
-        let matrix = |data: &[f64], cols| Matrix::new(t_q, cols, data.to_vec()).expect("whole rows");
+        let matrix = |data: &[f64], cols| Matrix::new(t_q, cols, data.to_vec());
         // 3. MatMul: scores; 4. Mul by 1/√d_head (the multiplication the f64 softmax kernel starts with)
-        let scores = matrix(&self.scores, t_k); // (T_q, T_k)
+        let scores = matrix(&self.scores, t_k)?; // (T_q, T_k)
         let scale = attention_scale::<f64>(self.d_head);
         let scaled = scores.scale(scale); // (T_q, T_k)
         self.record(Op::MatMul, format!("scores_{head}"), &[&format!("Q_{head}"), &format!("K_{head}^T")], Some(head), &scores);
         self.record(Op::Mul, format!("scaled_{head}"), &[&format!("scores_{head}")], Some(head), &scaled).scalar = Some(scale);
         // 5. StableSoftmax along each row, masked keys get weight 0
-        let weights = matrix(&self.weights, t_k); // (T_q, T_k)
+        let weights = matrix(&self.weights, t_k)?; // (T_q, T_k)
         let allowed = self.mask.resolve(t_q, t_k).map(|m| m.to_rows());
         self.record(Op::StableSoftmax, format!("weights_{head}"), &[&format!("scaled_{head}")], Some(head), &weights).allowed = allowed;
         // 6. MatMul: the weighted sum of the head's values
-        let context = matrix(&self.context, self.d_head); // (T_q, d_head)
+        let context = matrix(&self.context, self.d_head)?; // (T_q, d_head)
         self.record(Op::MatMul, format!("context_{head}"), &[&format!("weights_{head}"), &format!("V_{head}")], Some(head), &context);
+        Ok(())
     }
 }
 

@@ -18,16 +18,27 @@ use crate::softmax::stable_softmax_row;
 
 use super::Cols;
 
-/// Where an overflow happened, for its message. Names are as the message shows them
-/// (`scores_1`, `Q_1`, …; without heads `scores`, `Q`, …).
+/// Where an overflow happened, for its message. `head` is `None` for dotProductAttention,
+/// whose messages say `scores`, `Q`, `K`, `V` and `output` instead of `scores_1`, `Q_1`, …,
+/// `context_1`.
 #[derive(Clone, Copy, Debug)]
-pub enum Overflow<'a> {
+pub enum Overflow {
     /// A raw score `Q row · K row`.
-    Score { scores: &'a str, q: &'a str, k: &'a str, query: usize, key: usize },
+    Score { head: Option<usize>, query: usize, key: usize },
     /// A head's weighted sum of values, `context[query][column]`.
-    Context { context: &'a str, v: &'a str, query: usize, column: usize },
+    Context { head: Option<usize>, query: usize, column: usize },
     /// `concat · W_O`.
     Output { row: usize, column: usize },
+}
+
+/// The suffix that names a head in messages (`_1`), empty without heads.
+fn suffix(head: Option<usize>) -> String {
+    head.map(|h| format!("_{h}")).unwrap_or_default()
+}
+
+/// A head's context as messages name it: `context_1`, or `output` without heads.
+fn context_name(head: Option<usize>) -> String {
+    head.map_or_else(|| "output".into(), |h| format!("context_{h}"))
 }
 
 /// The per-precision half of the engine.
@@ -144,11 +155,13 @@ impl Kernel for f64 {
 
     fn overflow(at: Overflow, value: f64) -> AttentionError {
         let (name, r, c, cause) = match at {
-            Overflow::Score { scores, q, k, query, key } => {
-                (scores.to_string(), query, key, format!("the dot product of {q} row {query} and {k} row {key} is too large"))
+            Overflow::Score { head, query, key } => {
+                let s = suffix(head);
+                (format!("scores{s}"), query, key, format!("the dot product of Q{s} row {query} and K{s} row {key} is too large"))
             }
-            Overflow::Context { context, v, query, column } => {
-                (context.to_string(), query, column, format!("the weighted sum of {v} column {column} for query {query} is too large"))
+            Overflow::Context { head, query, column } => {
+                let s = suffix(head);
+                (context_name(head), query, column, format!("the weighted sum of V{s} column {column} for query {query} is too large"))
             }
             Overflow::Output { row, column } => ("output".to_string(), row, column, format!("concat row {row} · W_O column {column} is too large")),
         };
@@ -194,12 +207,18 @@ impl Kernel for f32 {
     fn overflow(at: Overflow, value: f32) -> AttentionError {
         let shown = non_finite_name(f64::from(value));
         AttentionError::range_error(match at {
-            Overflow::Score { scores, q, k, query, key } => format!(
-                "{scores}[{query}][{key}] overflows to {shown} in f32: computing the dot product of {q} row {query} and {k} row {key} went beyond the largest f32 (about 3.4e38); scale the inputs down or pass Float64Array"
-            ),
-            Overflow::Context { context, v, query, column } => format!(
-                "{context}[{query}][{column}] overflows to {shown} in f32: the weighted sum of {v} column {column} for query {query} is beyond the largest f32 (about 3.4e38); scale the inputs down or pass Float64Array"
-            ),
+            Overflow::Score { head, query, key } => {
+                let s = suffix(head);
+                format!(
+                    "scores{s}[{query}][{key}] overflows to {shown} in f32: computing the dot product of Q{s} row {query} and K{s} row {key} went beyond the largest f32 (about 3.4e38); scale the inputs down or pass Float64Array"
+                )
+            }
+            Overflow::Context { head, query, column } => {
+                let (s, context) = (suffix(head), context_name(head));
+                format!(
+                "{context}[{query}][{column}] overflows to {shown} in f32: the weighted sum of V{s} column {column} for query {query} is beyond the largest f32 (about 3.4e38); scale the inputs down or pass Float64Array"
+                )
+            }
             Overflow::Output { row, column } => format!(
                 "output[{row}][{column}] overflows to {shown} in f32: concat row · W_O column is beyond the largest f32 (about 3.4e38); scale the inputs down or pass Float64Array"
             ),

@@ -134,7 +134,9 @@ pub struct HeadShape {
 /// caller that does nothing.
 pub trait Hooks<F> {
     /// A head starts: its columns of Q, K and V.
-    fn head_start(&mut self, _head: usize, _q: Cols<F>, _k: Cols<F>, _v: Cols<F>) {}
+    fn head_start(&mut self, _head: usize, _q: Cols<F>, _k: Cols<F>, _v: Cols<F>) -> Result<()> {
+        Ok(())
+    }
     /// Pass 2's raw scores for query rows `first ..`, `n_keys` per row (finite).
     fn scores(&mut self, _head: usize, _first: usize, _scores: &[F], _n_keys: usize) {}
     /// Pass 4's softmax weights for query rows `first ..`, `n_keys` per row; may change them in
@@ -146,7 +148,9 @@ pub trait Hooks<F> {
     /// at `start`, rows `stride` apart (finite).
     fn context(&mut self, _head: usize, _first: usize, _rows: usize, _out: &[F], _stride: usize, _start: usize) {}
     /// A head is done.
-    fn head_end(&mut self, _head: usize) {}
+    fn head_end(&mut self, _head: usize) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl<F> Hooks<F> for () {}
@@ -181,15 +185,6 @@ pub fn check_budget(shape: HeadShape, parts: &[(usize, usize)], what: impl FnOnc
     check_working_set(needed, || format!("{} (inputs, outputs and what is kept, plus one head's packed K and V and a block of scores)", what()))
 }
 
-/// The message names of head `head`: (scores, Q, K, context, V).
-fn names(shape: &HeadShape, head: usize) -> [String; 5] {
-    if shape.named_heads {
-        ["scores", "Q", "K", "context", "V"].map(|n| format!("{n}_{head}"))
-    } else {
-        ["scores", "Q", "K", "output", "V"].map(String::from)
-    }
-}
-
 /// Passes 1–7 for every head: `out[i][head·d_v .. (head+1)·d_v] = softmax(Q_h·K_hᵀ/√d_k)·V_h`.
 /// Q and K have `heads·d_k` columns, V and `out` (rows `out_stride` apart) `heads·d_v`. Shapes
 /// and the mask (`T_q × T_k`) must have been checked by the caller.
@@ -203,7 +198,7 @@ pub fn attend_heads<F: Kernel>(
     out: &mut [F],
     out_stride: usize,
     workspace: &mut Workspace<F>,
-    hooks: &mut impl Hooks<F>,
+    hooks: &mut dyn Hooks<F>,
 ) -> Result<()> {
     let HeadShape { t_q, t_k, heads, d_k, d_v, .. } = shape;
     let scale = attention_scale::<F>(d_k);
@@ -211,10 +206,10 @@ pub fn attend_heads<F: Kernel>(
     for head in 0..heads {
         // 1. Slice the head's columns; pack K (for Q·Kᵀ) and V once per head
         let (q_h, k_h, v_h) = (q.head(head, d_k), k.head(head, d_k), v.head(head, d_v));
-        hooks.head_start(head, q_h, k_h, v_h);
+        hooks.head_start(head, q_h, k_h, v_h)?;
         F::pack_keys(k_h, t_k, keys);
         F::pack_values(v_h, t_k, values);
-        let [scores_name, q_name, k_name, context_name, v_name] = names(&shape, head);
+        let named = shape.named_heads.then_some(head);
         for first in (0..t_q).step_by(QUERY_BLOCK) {
             let end = (first + QUERY_BLOCK).min(t_q);
             let rows = end - first;
@@ -230,7 +225,7 @@ pub fn attend_heads<F: Kernel>(
             });
             if let Some(n) = bad {
                 let (query, key) = (first + n / n_keys, n % n_keys);
-                let at = Overflow::Score { scores: &scores_name, q: &q_name, k: &k_name, query, key };
+                let at = Overflow::Score { head: named, query, key };
                 return Err(F::overflow(at, scores[n]));
             }
             hooks.scores(head, first, scores, n_keys);
@@ -247,13 +242,13 @@ pub fn attend_heads<F: Kernel>(
             for i in 0..rows {
                 let row = &out[(first + i) * out_stride + start..][..d_v];
                 if let Some(column) = row.iter().position(|x| !x.is_finite()) {
-                    let at = Overflow::Context { context: &context_name, v: &v_name, query: first + i, column };
+                    let at = Overflow::Context { head: named, query: first + i, column };
                     return Err(F::overflow(at, row[column]));
                 }
             }
             hooks.context(head, first, rows, out, out_stride, start);
         }
-        hooks.head_end(head);
+        hooks.head_end(head)?;
     }
     Ok(())
 }

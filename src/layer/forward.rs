@@ -248,9 +248,10 @@ struct Keep<'a> {
 }
 
 impl Hooks<f64> for Keep<'_> {
-    fn head_start(&mut self, _head: usize, _q: Cols<f64>, _k: Cols<f64>, _v: Cols<f64>) {
+    fn head_start(&mut self, _head: usize, _q: Cols<f64>, _k: Cols<f64>, _v: Cols<f64>) -> Result<()> {
         let zeros = || Matrix::zeros(self.t_q, self.t_k); // (T_q, T_k)
         self.heads.push(HeadCache { weights: zeros(), dropout: self.dropout.map(|_| (zeros(), zeros())) });
+        Ok(())
     }
 
     /// Pass 6: one `next_unit()` per entry, row-major over the head's `T_q × T_k` (the blocks

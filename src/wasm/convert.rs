@@ -467,11 +467,10 @@ impl<const N: usize> SamePrecision<N> {
         let first = group[0].array_name();
         if let Some(i) = group.iter().position(|m| m.array_name() != first) {
             return Err(AttentionError::type_error(format!(
-                "{}.data is a {} but {}.data is a {first}; pass {} in the same precision",
+                "{}.data is a {} but {}.data is a {first}; pass them in the same precision",
                 names[i],
                 group[i].array_name(),
-                names[0],
-                names.join(", ")
+                names[0]
             )));
         }
         // every matrix is in `first`'s precision, so `take` gives every one of them its values
