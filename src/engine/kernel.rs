@@ -69,7 +69,7 @@ pub trait Kernel: Real {
     fn overflow(at: Overflow, value: Self) -> AttentionError;
 }
 
-/// f64's packed form: the rows, contiguous.
+/// f64's packed form: a matrix's rows, contiguous (K is kept transposed, V as it is).
 #[derive(Clone, Debug, Default)]
 pub struct Rows {
     data: Vec<f64>,
@@ -96,7 +96,15 @@ impl Kernel for f64 {
     const SKIPS_FUTURE_KEYS: bool = false;
 
     fn pack_keys(k: Cols<f64>, t_k: usize, out: &mut Rows) {
-        out.fill(k, t_k);
+        // Kᵀ, (d_k, T_k): the scores are then summed in Matrix::matmul's loop order, which vectorises
+        out.cols = t_k;
+        out.data.clear();
+        out.data.resize(k.width * t_k, 0.0);
+        for j in 0..t_k {
+            for (p, &x) in k.row(j).iter().enumerate() {
+                out.data[p * t_k + j] = x;
+            }
+        }
     }
 
     fn pack_values(v: Cols<f64>, t_k: usize, out: &mut Rows) {
@@ -104,15 +112,13 @@ impl Kernel for f64 {
     }
 
     fn scores(q: Cols<f64>, first: usize, rows: usize, keys: &Rows, n_keys: usize, out: &mut [f64]) {
-        for i in 0..rows {
-            let q_row = q.row(first + i);
-            for (j, o) in out[i * n_keys..(i + 1) * n_keys].iter_mut().enumerate() {
-                // summed in increasing order from zero, as Matrix::matmul sums Q_h·K_hᵀ
-                let mut sum = 0.0;
-                for (&a, &b) in q_row.iter().zip(keys.row(j)) {
-                    sum += a * b;
+        for (i, o) in out.chunks_exact_mut(n_keys).take(rows).enumerate() {
+            o.fill(0.0);
+            // Matrix::matmul's order: each score summed over p in increasing order from zero
+            for (p, &a) in q.row(first + i).iter().enumerate() {
+                for (x, &b) in o.iter_mut().zip(&keys.row(p)[..n_keys]) {
+                    *x += a * b;
                 }
-                *o = sum;
             }
         }
     }
