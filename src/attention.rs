@@ -41,7 +41,7 @@ pub fn check_attention_shapes(q: (usize, usize), k: (usize, usize), v: (usize, u
 }
 
 fn head_shape(q: (usize, usize), k: (usize, usize), v: (usize, usize)) -> HeadShape {
-    HeadShape { t_q: q.0, t_k: k.0, heads: 1, d_k: q.1, d_v: v.1, named_heads: false }
+    HeadShape { t_q: q.0, t_k: k.0, heads: 1, d_k: q.1, d_v: v.1, kv_heads: 1, offset: 0, named_heads: false }
 }
 
 /// Scaled dot-product attention with an optional mask, in either precision.
@@ -165,14 +165,14 @@ mod tests {
         let v = Matrix::new(2, 3, vec![1.0f32, 0.0, 0.0, 0.0, 1.0, 0.0]).unwrap();
         let err = dot_product_attention(&q, &k, &v, &Mask::none()).unwrap_err();
         assert!(err.message().starts_with("scores[0][0] overflows to -Infinity in f32: computing the dot product of Q row 0 and K row 0"), "{err}");
-        let mask = Mask { causal: false, allowed: Some(BoolMatrix::new(2, 2, vec![false, true, true, true]).unwrap()) };
+        let mask = Mask { causal: false, allowed: Some(BoolMatrix::new(2, 2, vec![false, true, true, true]).unwrap()), window: None };
         assert!(dot_product_attention(&q, &k, &v, &mask).is_ok());
     }
 
     #[test]
     fn f32_fully_masked_rows_are_zero() {
         let (q, k, v) = (seeded_matrix(3, 2, 1).cast::<f32>(), seeded_matrix(3, 2, 2).cast::<f32>(), seeded_matrix(3, 2, 3).cast::<f32>());
-        let mask = Mask { causal: false, allowed: Some(BoolMatrix::new(3, 3, vec![false, false, false, true, true, true, true, true, true]).unwrap()) };
+        let mask = Mask { causal: false, allowed: Some(BoolMatrix::new(3, 3, vec![false, false, false, true, true, true, true, true, true]).unwrap()), window: None };
         let got = dot_product_attention(&q, &k, &v, &mask).unwrap();
         assert_eq!(got.row(0), &[0.0, 0.0]);
     }

@@ -116,8 +116,7 @@ pub fn check_multi_head_shapes(
 impl HeadSplit {
     /// The engine's shape for `t_q` queries and `t_k` keys split into these heads.
     pub fn head_shape(&self, t_q: usize, t_k: usize) -> HeadShape {
-        let d = self.head_dimensions;
-        HeadShape { t_q, t_k, heads: self.number_of_heads, d_k: d, d_v: d, named_heads: true }
+        HeadShape::new(t_q, t_k, self.number_of_heads, self.number_of_heads, self.head_dimensions)
     }
 }
 

@@ -37,12 +37,14 @@ pub fn stable_softmax_row<F: Real>(row: &mut [F], allowed: impl Fn(usize) -> boo
     }
 }
 
-/// Row-wise `StableSoftmax` of a `(T_q, T_k)` score matrix under `mask` (the spec's op on a
-/// whole matrix: the trace's replay and the tests; the engine calls [`stable_softmax_row`]).
+/// Row-wise `StableSoftmax` of a `(T_q, T_k)` score matrix under `mask`, queries the last `T_q`
+/// positions (the spec's op on a whole matrix: the trace's replay and the tests; the engine calls
+/// [`stable_softmax_row`]).
 pub fn stable_softmax<F: Real>(scores: &Matrix<F>, mask: &Mask) -> Matrix<F> {
     let mut weights = scores.clone();
+    let offset = scores.cols() as isize - scores.rows() as isize;
     for i in 0..weights.rows() {
-        stable_softmax_row(weights.row_mut(i), |j| mask.allows(i, j));
+        stable_softmax_row(weights.row_mut(i), |j| mask.allows(i, j, offset));
     }
     weights
 }

@@ -168,7 +168,7 @@ impl Hooks<f64> for Recorder<'_> {
         self.record(Op::Mul, format!("scaled_{head}"), &[&format!("scores_{head}")], Some(head), &scaled).scalar = Some(scale);
         // 5. StableSoftmax along each row, masked keys get weight 0
         let weights = matrix(&self.weights, t_k)?; // (T_q, T_k)
-        let allowed = self.mask.resolve(t_q, t_k).map(|m| m.to_rows());
+        let allowed = self.mask.resolve(t_q, t_k, t_k as isize - t_q as isize).map(|m| m.to_rows());
         self.record(Op::StableSoftmax, format!("weights_{head}"), &[&format!("scaled_{head}")], Some(head), &weights).allowed = allowed;
         // 6. MatMul: the weighted sum of the head's values
         let context = matrix(&self.context, self.d_head)?; // (T_q, d_head)
@@ -238,7 +238,7 @@ pub fn replay(inputs: &[(&str, &Matrix)], steps: &[Step]) -> Result<Matrix> {
                     }
                     None => None,
                 };
-                stable_softmax(scores, &Mask { causal: false, allowed })
+                stable_softmax(scores, &Mask { causal: false, allowed, window: None })
             }
             Op::Add => {
                 let bias = operand(1)?;

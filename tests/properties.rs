@@ -32,8 +32,8 @@ fn mask(t: usize) -> impl Strategy<Value = Mask> {
         match kind {
             0 => Mask::none(),
             1 => Mask::causal(),
-            2 => Mask { causal: false, allowed },
-            _ => Mask { causal: true, allowed },
+            2 => Mask { causal: false, allowed, window: None },
+            _ => Mask { causal: true, allowed, window: None },
         }
     })
 }
@@ -64,7 +64,7 @@ proptest! {
         let scores = q.matmul(&k.transpose()).unwrap().scale(attention_scale(q.cols()));
         let weights = stable_softmax(&scores, &mask);
         for i in 0..weights.rows() {
-            let any = (0..weights.cols()).any(|j| mask.allows(i, j));
+            let any = (0..weights.cols()).any(|j| mask.allows(i, j, 0));
             let sum: f64 = weights.row(i).iter().sum();
             if any {
                 prop_assert!((sum - 1.0).abs() <= 1e-12, "row {i} sums to {sum}");
@@ -88,7 +88,7 @@ proptest! {
             let slack = (t as f64 + 2.0) * EPS * lo.abs().max(hi.abs());
             for i in 0..out.rows() {
                 let x = out.get(i, c);
-                if (0..t).any(|j| mask.allows(i, j)) {
+                if (0..t).any(|j| mask.allows(i, j, 0)) {
                     prop_assert!(x >= lo - slack && x <= hi + slack, "out[{i}][{c}] = {x} outside [{lo}, {hi}]");
                 } else {
                     prop_assert_eq!(x, 0.0);
@@ -108,9 +108,9 @@ proptest! {
         })
     ) {
         let t = q.rows();
-        let mask = Mask { causal: false, allowed: Some(BoolMatrix::new(t, t, table.clone()).unwrap()) };
+        let mask = Mask { causal: false, allowed: Some(BoolMatrix::new(t, t, table.clone()).unwrap()), window: None };
         let permuted_table: Vec<bool> = (0..t).flat_map(|i| perm.iter().map(move |&p| (i, p))).map(|(i, p)| table[i * t + p]).collect();
-        let permuted_mask = Mask { causal: false, allowed: Some(BoolMatrix::new(t, t, permuted_table).unwrap()) };
+        let permuted_mask = Mask { causal: false, allowed: Some(BoolMatrix::new(t, t, permuted_table).unwrap()), window: None };
         let before = dot_product_attention(&q, &k, &v, &mask).unwrap();
         let after = dot_product_attention(&q, &permute_rows(&k, &perm), &permute_rows(&v, &perm), &permuted_mask).unwrap();
         let v_max = v.data().iter().fold(0.0f64, |m, x| m.max(x.abs()));
@@ -294,7 +294,7 @@ mod layer {
         fn returned_weights_are_distributions((mut layer, q, k, v, _g) in case(), table in prop::collection::vec(prop::bool::weighted(0.6), 36)) {
             let (t_q, t_k) = (q.rows(), k.rows());
             let allowed = BoolMatrix::new(t_q, t_k, table[..t_q * t_k].to_vec()).unwrap();
-            let mask = Mask { causal: false, allowed: Some(allowed) };
+            let mask = Mask { causal: false, allowed: Some(allowed), window: None };
             let options = ForwardOptions { mask: mask.clone(), need_weights: true, ..ForwardOptions::default() };
             let per_head = layer.forward(&[q.clone()], &[k.clone()], &[v.clone()], &options).unwrap();
             prop_assert!(per_head.output[0].data().iter().all(|x| x.is_finite()));
@@ -302,7 +302,7 @@ mod layer {
             for w in heads {
                 for i in 0..t_q {
                     let sum: f64 = w.row(i).iter().sum();
-                    let any = (0..t_k).any(|j| mask.allows(i, j));
+                    let any = (0..t_k).any(|j| mask.allows(i, j, t_k as isize - t_q as isize));
                     prop_assert!(if any { (sum - 1.0).abs() <= 1e-12 } else { sum == 0.0 }, "row {i} sums to {sum}");
                 }
             }

@@ -52,7 +52,7 @@ fn mask(u: &mut Unstructured, t: usize) -> Result<Mask> {
     } else {
         None
     };
-    Ok(Mask { causal, allowed })
+    Ok(Mask { causal, allowed, window: None })
 }
 
 fn expect_range_error(e: &AttentionError) {
@@ -246,7 +246,7 @@ fn mask_of(u: &mut Unstructured, t_q: usize, t_k: usize) -> Result<Mask> {
     } else {
         None
     };
-    Ok(Mask { causal, allowed })
+    Ok(Mask { causal, allowed, window: None })
 }
 
 /// Constructors refuse bad shapes with a RangeError and a missing half of a bias pair with a TypeError.

@@ -124,6 +124,13 @@ pub struct HeadShape {
     pub heads: usize,
     pub d_k: usize,
     pub d_v: usize,
+    /// The key/value heads: query head `i` reads K/V head `⌊i / (heads / kv_heads)⌋` (grouped-query
+    /// attention; `kv_heads = heads` is multi-head attention, 1 is multi-query). Must divide `heads`.
+    pub kv_heads: usize,
+    /// The position of query 0 minus that of key 0, for the causal rule and the window
+    /// ([`Mask::allows`]): `T_k − T_q` (the queries are the last positions), or with a cache the
+    /// positions the cache dropped subtracted.
+    pub offset: isize,
     /// Whether messages name heads (`scores_1`, `Q_1`, `context_1`) or not (`scores`, `Q`,
     /// and `output` for the one head's context): dotProductAttention has no heads.
     pub named_heads: bool,
@@ -163,6 +170,14 @@ pub struct Workspace<F: Kernel> {
     scores: Vec<F>,
 }
 
+impl HeadShape {
+    /// `heads` heads of `d` columns for Q, K and V, `kv_heads` of them for K and V, queries the last
+    /// `t_q` of `t_k` positions.
+    pub fn new(t_q: usize, t_k: usize, heads: usize, kv_heads: usize, d: usize) -> Self {
+        Self { t_q, t_k, heads, d_k: d, d_v: d, kv_heads, offset: t_k as isize - t_q as isize, named_heads: true }
+    }
+}
+
 impl<F: Kernel> Workspace<F> {
     pub fn new() -> Self {
         Self { keys: F::Packed::default(), values: F::Packed::default(), scores: Vec::new() }
@@ -185,9 +200,10 @@ pub fn check_budget(shape: HeadShape, parts: &[(usize, usize)], what: impl FnOnc
     check_working_set(needed, || format!("{} (inputs, outputs and what is kept, plus one head's packed K and V and a block of scores)", what()))
 }
 
-/// Passes 1–7 for every head: `out[i][head·d_v .. (head+1)·d_v] = softmax(Q_h·K_hᵀ/√d_k)·V_h`.
-/// Q and K have `heads·d_k` columns, V and `out` (rows `out_stride` apart) `heads·d_v`. Shapes
-/// and the mask (`T_q × T_k`) must have been checked by the caller.
+/// Passes 1–7 for every head: `out[i][head·d_v .. (head+1)·d_v] = softmax(Q_h·K_gᵀ/√d_k)·V_g`,
+/// with `g` the head's K/V head. Q has `heads·d_k` columns, K `kv_heads·d_k`, V `kv_heads·d_v`,
+/// `out` (rows `out_stride` apart) `heads·d_v`. Shapes and the mask (`T_q × T_k`) must have been
+/// checked by the caller.
 #[allow(clippy::too_many_arguments)]
 pub fn attend_heads<F: Kernel>(
     q: Cols<F>,
@@ -200,28 +216,35 @@ pub fn attend_heads<F: Kernel>(
     workspace: &mut Workspace<F>,
     hooks: &mut dyn Hooks<F>,
 ) -> Result<()> {
-    let HeadShape { t_q, t_k, heads, d_k, d_v, .. } = shape;
+    let HeadShape { t_q, t_k, heads, d_k, d_v, kv_heads, offset, .. } = shape;
     let scale = attention_scale::<F>(d_k);
+    let group = heads / kv_heads.max(1);
     let Workspace { keys, values, scores } = workspace;
+    let mut packed = None;
     for head in 0..heads {
-        // 1. Slice the head's columns; pack K (for Q·Kᵀ) and V once per head
-        let (q_h, k_h, v_h) = (q.head(head, d_k), k.head(head, d_k), v.head(head, d_v));
+        // 1. Slice the head's columns and its K/V head's; pack K (for Q·Kᵀ) and V once per K/V head
+        let kv = head / group;
+        let (q_h, k_h, v_h) = (q.head(head, d_k), k.head(kv, d_k), v.head(kv, d_v));
         hooks.head_start(head, q_h, k_h, v_h)?;
-        F::pack_keys(k_h, t_k, keys);
-        F::pack_values(v_h, t_k, values);
+        if packed != Some(kv) {
+            F::pack_keys(k_h, t_k, keys);
+            F::pack_values(v_h, t_k, values);
+            packed = Some(kv);
+        }
         let named = shape.named_heads.then_some(head);
         for first in (0..t_q).step_by(QUERY_BLOCK) {
             let end = (first + QUERY_BLOCK).min(t_q);
             let rows = end - first;
-            // a causal block never looks past its last query (where the kernel may skip them)
-            let n_keys = if F::SKIPS_FUTURE_KEYS && mask.causal { end.min(t_k) } else { t_k };
+            // a causal block never looks past its last query's position (where the kernel may skip
+            // them); at least one key, so that a row before every key is computed (and masked)
+            let n_keys = if F::SKIPS_FUTURE_KEYS && mask.causal { (end as isize + offset).clamp(1, t_k as isize) as usize } else { t_k };
             scores.clear();
             scores.resize(rows * n_keys, F::ZERO);
             // 2. MatMul: scores = Q_h·K_hᵀ for the block, (rows, n_keys)
             F::scores(q_h, first, rows, keys, n_keys, scores);
             // 3. Refuse overflow: finite inputs, so a non-finite score is a dot product beyond the precision
             let bad = scores.iter().enumerate().position(|(n, x)| {
-                !x.is_finite() && (F::REFUSES_MASKED_SCORES || mask.allows(first + n / n_keys, n % n_keys))
+                !x.is_finite() && (F::REFUSES_MASKED_SCORES || mask.allows(first + n / n_keys, n % n_keys, offset))
             });
             if let Some(n) = bad {
                 let (query, key) = (first + n / n_keys, n % n_keys);
@@ -231,7 +254,7 @@ pub fn attend_heads<F: Kernel>(
             hooks.scores(head, first, scores, n_keys);
             // 4. Mul by 1/√d_k, then StableSoftmax along each row under the mask
             for (i, row) in scores.chunks_exact_mut(n_keys).enumerate() {
-                F::softmax(row, scale, |j| mask.allows(first + i, j));
+                F::softmax(row, scale, |j| mask.allows(first + i, j, offset));
             }
             // 5. The caller's hook: keep, record or drop out the weights
             hooks.weights(head, first, scores, n_keys)?;
@@ -290,7 +313,7 @@ mod tests {
         for (t_q, t_k) in [(150, 150), (150, 70), (3, 130)] {
             let (q, k, v) = (seeded_matrix(t_q, 3, 1), seeded_matrix(t_k, 3, 2), seeded_matrix(t_k, 5, 3));
             for mask in [Mask::none(), Mask::causal()] {
-                let shape = HeadShape { t_q, t_k, heads: 1, d_k: 3, d_v: 5, named_heads: false };
+                let shape = HeadShape { t_q, t_k, heads: 1, d_k: 3, d_v: 5, kv_heads: 1, offset: t_k as isize - t_q as isize, named_heads: false };
                 let mut out = vec![0.0; t_q * 5];
                 let (qc, kc, vc) = (Cols::all(q.data(), 3), Cols::all(k.data(), 3), Cols::all(v.data(), 5));
                 attend_heads(qc, kc, vc, shape, &mask, &mut out, 5, &mut Workspace::new(), &mut ()).unwrap();
@@ -304,7 +327,7 @@ mod tests {
         let (t, h, d) = (130, 2, 4);
         let c = h * d;
         let (q, k, v) = (seeded_matrix(t, c, 4), seeded_matrix(t, c, 5), seeded_matrix(t, c, 6));
-        let shape = HeadShape { t_q: t, t_k: t, heads: h, d_k: d, d_v: d, named_heads: true };
+        let shape = HeadShape::new(t, t, h, h, d);
         for mask in [Mask::none(), Mask::causal()] {
             let mut want = vec![0.0; t * c];
             attend_heads(Cols::of(&q), Cols::of(&k), Cols::of(&v), shape, &mask, &mut want, c, &mut Workspace::new(), &mut ()).unwrap();
@@ -327,7 +350,7 @@ mod tests {
             }
         }
         let x = seeded_matrix(70, 2, 9);
-        let shape = HeadShape { t_q: 70, t_k: 70, heads: 2, d_k: 1, d_v: 1, named_heads: true };
+        let shape = HeadShape::new(70, 70, 2, 2, 1);
         let mut out = vec![1.0; 140];
         let mut hooks = Zeroing(0);
         let all = Cols::all(x.data(), 2);

@@ -272,7 +272,7 @@ mod tests {
         let (xv, fv) = batch(b, t_k, c, 3);
         let table: Vec<bool> = (0..t_q * t_k).map(|n| (n * 7919) % 5 != 0).collect();
         let explicit = BoolMatrix::new(t_q, t_k, table).unwrap();
-        let masks = [Mask::none(), Mask::causal(), Mask { causal: false, allowed: Some(explicit.clone()) }, Mask { causal: true, allowed: Some(explicit) }];
+        let masks = [Mask::none(), Mask::causal(), Mask { causal: false, allowed: Some(explicit.clone()), window: None }, Mask { causal: true, allowed: Some(explicit), window: None }];
         for bias in [true, false] {
             let mut layer = layer(c, h, bias, 7);
             for mask in &masks {
@@ -405,7 +405,7 @@ mod tests {
         let (_, fv) = batch(1, t + 1, c, 3);
         let value = BatchF32::new(&fv, 1, t + 1, c);
         assert!(layer.forward_f32(input, input, value, &ForwardOptions::default()).unwrap_err().message().starts_with("value has T = 4 rows"));
-        let masked = ForwardOptions { mask: Mask { causal: false, allowed: Some(BoolMatrix::new(2, 2, vec![true; 4]).unwrap()) }, ..ForwardOptions::default() };
+        let masked = ForwardOptions { mask: Mask { causal: false, allowed: Some(BoolMatrix::new(2, 2, vec![true; 4]).unwrap()), window: None }, ..ForwardOptions::default() };
         assert!(layer.forward_f32(input, input, input, &masked).is_err());
     }
 }

@@ -27,7 +27,7 @@ pub(super) fn check_parameters(c: usize) -> Result<()> {
 /// needWeights); plus the parameters and the engine's workspace.
 pub(super) fn check_forward(c: usize, h: usize, batch: usize, t_q: usize, t_k: usize, need_weights: bool, dropout: bool) -> Result<()> {
     let kept = 1 + if dropout { 2 } else { 0 } + usize::from(need_weights);
-    let shape = HeadShape { t_q, t_k, heads: h, d_k: c / h.max(1), d_v: c / h.max(1), named_heads: true };
+    let shape = HeadShape::new(t_q, t_k, h, h, c / h.max(1));
     let (b, per_item) = (batch as u128, 4 * (t_q as u128 + t_k as u128));
     // the per-item parts, counted in u128 (usize is 32 bits on wasm32), as rows of C or T_k values
     let rows = |n: u128| usize::try_from(n).unwrap_or(usize::MAX);

@@ -157,7 +157,7 @@ mod tests {
         o.split.head_dimensions = 0;
         assert!(matches!(projected_self_attention(&x, o), Err(AttentionError::Range(m)) if m.starts_with("headDimensions is 0")));
         let mut o = options(2, 1, 0);
-        o.mask = Mask { causal: false, allowed: Some(crate::mask::BoolMatrix::new(1, 2, vec![true, true]).unwrap()) };
+        o.mask = Mask { causal: false, allowed: Some(crate::mask::BoolMatrix::new(1, 2, vec![true, true]).unwrap()), window: None };
         assert!(matches!(projected_self_attention(&x, o), Err(AttentionError::Range(_))));
     }
 }

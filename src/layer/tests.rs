@@ -147,7 +147,7 @@ fn gradients_batched_with_an_explicit_mask_and_an_empty_row() {
     let (q, k, v) = (batch(2, 3, 6, 10), batch(2, 4, 6, 20), batch(2, 4, 6, 30));
     // row 1 may attend to nothing
     let table = BoolMatrix::new(3, 4, vec![true, false, true, true, false, false, false, false, true, true, false, true]).unwrap();
-    let mask = Mask { causal: false, allowed: Some(table) };
+    let mask = Mask { causal: false, allowed: Some(table), window: None };
     assert_gradients("batched masked", &base, &q, &k, &v, &options(mask, true));
     assert_gradients("batched causal", &base, &q, &k, &v, &options(Mask::causal(), true));
 }
@@ -332,7 +332,7 @@ fn causal_no_future_leakage_forward_and_backward() {
 fn a_row_that_may_attend_to_nothing_gives_zeros_and_zero_gradient() {
     let (c, t_q, t_k) = (4, 3, 2);
     let table = BoolMatrix::new(t_q, t_k, vec![true, true, false, false, true, false]).unwrap();
-    let mask = Mask { causal: false, allowed: Some(table) };
+    let mask = Mask { causal: false, allowed: Some(table), window: None };
     let (q, k, v) = (batch(1, t_q, c, 110), batch(1, t_k, c, 111), batch(1, t_k, c, 112));
     for bias in [false, true] {
         let mut attention = with_random_biases(layer(c, 2, bias, 15), 113);
@@ -558,7 +558,7 @@ fn call_order_and_shape_errors_leave_the_layer_usable() {
     assert_eq!(message, "value has T = 3 rows but key has T_k = 2: each key position needs one value");
     let message = range_message(attention.forward(&batch(1, 3, 5, 1), &x, &x, &opts));
     assert_eq!(message, "query is 3×5 but the layer's embedDim is 4: query must be T×4");
-    let bad_mask = options(Mask { causal: false, allowed: Some(BoolMatrix::new(2, 3, vec![true; 6]).unwrap()) }, false);
+    let bad_mask = options(Mask { causal: false, allowed: Some(BoolMatrix::new(2, 3, vec![true; 6]).unwrap()), window: None }, false);
     assert!(range_message(attention.forward(&x, &x, &x, &bad_mask)).starts_with("mask is 2×3 but the scores are 3×3"));
     let message = range_message(attention.forward(&batch(2, 3, 4, 1), &batch(1, 3, 4, 1), &batch(2, 3, 4, 1), &options(Mask::none(), true)));
     assert!(message.starts_with("key has a batch of 1 but query has 2"), "{message}");

@@ -304,7 +304,7 @@ impl Options {
         } else {
             Some(read_bool_matrix(&raw, &format!("{}.mask", self.name))?)
         };
-        Ok(Mask { causal, allowed })
+        Ok(Mask { causal, allowed, window: None })
     }
 }
 

@@ -456,7 +456,7 @@ function readForwardOptions(options) {
  */
 export function attentionTracked(Q, K, V, { h, d, W_O, causal, mask }) {
   const state = { near: false };
-  const allowed = Q.map((_, i) => K.map((__, j) => (!causal || j <= i) && (mask ? mask[i][j] : true)));
+  const allowed = Q.map((_, i) => K.map((__, j) => (!causal || j <= i + K.length - Q.length) && (mask ? mask[i][j] : true)));
   const dv = V[0].length / h;
   const [q, k, v] = [Q, K, V].map(exact);
   const heads = [];
@@ -496,7 +496,8 @@ export function forward(L, query, key, value, options) {
   const state = { near: false };
   const rng = dropout ? splitMix64(L.seed ^ DROPOUT_STREAM) : null;
   const keepScale = 1 / (1 - L.dropout);
-  const allowed = Array.from({ length: Tq }, (_, i) => Array.from({ length: Tk }, (__, j) => (!opts.causal || j <= i) && (opts.mask ? opts.mask[i][j] : true)));
+  // causal compares positions: the queries are the last Tq of the Tk key positions (bottom-right)
+  const allowed = Array.from({ length: Tq }, (_, i) => Array.from({ length: Tk }, (__, j) => (!opts.causal || j <= i + Tk - Tq) && (opts.mask ? opts.mask[i][j] : true)));
   const scaleFactor = 1 / Math.sqrt(d);
   const project = (x, W, b) => {
     const p = mm(exact(x), exact(W), state);
