@@ -7,6 +7,7 @@
 pub mod attention;
 pub mod engine;
 pub mod error;
+pub mod grouped_query;
 pub mod kernels;
 pub mod layer;
 pub mod limits;

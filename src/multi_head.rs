@@ -130,13 +130,18 @@ pub fn multi_head_attention(q: &Matrix, k: &Matrix, v: &Matrix, options: &MultiH
 /// precision; `w_o` must be `C × C`. Returns `[B, T, C]`.
 pub fn multi_head_attention_batch<F: Kernel>(q: Batch<F>, k: Batch<F>, v: Batch<F>, split: HeadSplit, w_o: Option<&Matrix<F>>, mask: &Mask) -> Result<Vec<F>> {
     check_multi_head_shapes((q.rows, q.cols), (k.rows, k.cols), (v.rows, v.cols), split, w_o.map(Matrix::shape), mask)?;
-    let w_o = w_o.map(Matrix::data);
+    attend_batch(q, k, v, split.head_shape(q.rows, k.rows), w_o.map(Matrix::data), mask)
+}
+
+/// Every item of a checked batch: the heads, concatenated, times W_O (`C × C` row-major, `None`:
+/// the identity). Returns `[B, T_q, C]`. Shared by multi-head and grouped-query attention.
+pub(crate) fn attend_batch<F: Kernel>(q: Batch<F>, k: Batch<F>, v: Batch<F>, shape: HeadShape, w_o: Option<&[F]>, mask: &Mask) -> Result<Vec<F>> {
     let mut out = Vec::with_capacity(q.items * q.rows * q.cols);
     let mut workspace = Workspace::new();
     for i in 0..q.items {
-        let mut concat = heads(q.cols_of(i), k.cols_of(i), v.cols_of(i), (q.rows, k.rows), split, mask, &mut workspace, &mut ())?;
+        let mut concat = heads(q.cols_of(i), k.cols_of(i), v.cols_of(i), shape, mask, &mut workspace, &mut ())?;
         // 8. MatMul by W_O
-        project_output(&mut concat, q.rows, q.cols, w_o)?; // (T, C)
+        project_output(&mut concat, q.rows, q.cols, w_o)?; // (T_q, C)
         out.extend_from_slice(&concat);
     }
     Ok(out)
@@ -145,21 +150,19 @@ pub fn multi_head_attention_batch<F: Kernel>(q: Batch<F>, k: Batch<F>, v: Batch<
 /// Passes 1–7 (slice, scores, scale, softmax, weighted sum) for every head, through the
 /// engine, straight into the concatenation: returns `concat`, `(T_q, C)`. Every intermediate is
 /// offered to `hooks` (the trace records them). `T_k` may differ from `T_q` (the layer's
-/// cross-attention).
-#[allow(clippy::too_many_arguments)]
+/// cross-attention, a cache) and K/V may have fewer heads (grouped-query attention).
 pub(crate) fn heads<F: Kernel>(
     q: Cols<F>,
     k: Cols<F>,
     v: Cols<F>,
-    (t_q, t_k): (usize, usize),
-    split: HeadSplit,
+    shape: HeadShape,
     mask: &Mask,
     workspace: &mut Workspace<F>,
     hooks: &mut dyn Hooks<F>,
 ) -> Result<Vec<F>> {
-    let c = split.number_of_heads * split.head_dimensions;
-    let mut concat = vec![F::ZERO; t_q * c]; // (T_q, h·d_head) = (T_q, C)
-    attend_heads(q, k, v, split.head_shape(t_q, t_k), mask, &mut concat, c, workspace, hooks)?;
+    let c = shape.heads * shape.d_v;
+    let mut concat = vec![F::ZERO; shape.t_q * c]; // (T_q, h·d_head) = (T_q, C)
+    attend_heads(q, k, v, shape, mask, &mut concat, c, workspace, hooks)?;
     Ok(concat)
 }
 

@@ -202,7 +202,7 @@ pub fn trace_multi_head_attention(q: &Matrix, k: &Matrix, v: &Matrix, options: &
 /// Shared by [`trace_multi_head_attention`] and the layer's trace.
 pub(crate) fn record_heads(recorder: &mut Recorder, (q, k, v): (Cols<f64>, Cols<f64>, Cols<f64>), split: HeadSplit, w_o: Option<&Matrix>) -> Result<Matrix> {
     let (mask, t) = (recorder.mask, recorder.t_q);
-    let mut concat = heads(q, k, v, (t, recorder.t_k), split, mask, &mut Workspace::new(), recorder)?;
+    let mut concat = heads(q, k, v, split.head_shape(t, recorder.t_k), mask, &mut Workspace::new(), recorder)?;
     recorder.concat(&concat, split.number_of_heads)?;
     // 8. MatMul by W_O
     project_output(&mut concat, t, q.stride, w_o.map(Matrix::data))?; // (T, C)

@@ -18,8 +18,10 @@
 //! scores ([`workspace_shapes`]): O(T·d + block·T), never O(h·T²) unless a hook keeps it.
 
 pub mod kernel;
+pub mod rope;
 
 pub use kernel::{Kernel, Overflow};
+pub use rope::Rope;
 
 use crate::error::Result;
 use crate::limits::{check_working_set, count_values};

@@ -170,7 +170,7 @@ impl MultiHeadAttention {
         let (t_q, t_k) = (q.rows(), k.rows());
         let split = HeadSplit { number_of_heads: self.number_of_heads, head_dimensions: self.head_dimensions };
         let mut keep = Keep { t_q, t_k, dropout, rng, heads: Vec::with_capacity(self.number_of_heads) };
-        let concat = heads(Cols::of(&q), Cols::of(&k), Cols::of(&v), (t_q, t_k), split, mask, &mut Workspace::new(), &mut keep)?;
+        let concat = heads(Cols::of(&q), Cols::of(&k), Cols::of(&v), split.head_shape(t_q, t_k), mask, &mut Workspace::new(), &mut keep)?;
         let concat = Matrix::new(t_q, c, concat)?; // (T_q, C)
         // 9. Output projection
         let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_q, C)

@@ -174,8 +174,8 @@ impl MultiHeadAttention {
             // 2. the engine: per head, block by block, into the head's columns of concat (T_q, C)
             let (q_, k_, v_) = (Cols::all(&q, c), Cols::all(&k, c), Cols::all(&v, c));
             let concat = match item_weights {
-                Some(out) => heads(q_, k_, v_, (t_q, t_k), split, &options.mask, &mut workspace, &mut WriteWeights { out, t_q, t_k }),
-                None => heads(q_, k_, v_, (t_q, t_k), split, &options.mask, &mut workspace, &mut ()),
+                Some(out) => heads(q_, k_, v_, split.head_shape(t_q, t_k), &options.mask, &mut workspace, &mut WriteWeights { out, t_q, t_k }),
+                None => heads(q_, k_, v_, split.head_shape(t_q, t_k), &options.mask, &mut workspace, &mut ()),
             }
             .map_err(|e| at_item(e, options.batched, i))?;
             // the mean over heads, summed in head order and then divided (as the f64 path does)

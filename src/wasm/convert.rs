@@ -295,7 +295,8 @@ impl Options {
         Ok(refused(option_count(&self.object, &self.name, key))?.as_f64().unwrap_or(0.0) as usize)
     }
 
-    /// `{ causal?, mask? }` as a core [`Mask`].
+    /// `{ causal?, mask?, window? }` as a core [`Mask`] (`window` only where the export lists it
+    /// among its keys: elsewhere it is refused as an unknown option).
     pub fn mask(&self) -> Result<Mask> {
         let causal = self.flag("causal")?;
         let raw = self.raw("mask")?;
@@ -304,7 +305,37 @@ impl Options {
         } else {
             Some(read_bool_matrix(&raw, &format!("{}.mask", self.name))?)
         };
-        Ok(Mask { causal, allowed, window: None })
+        let window = self.raw("window")?;
+        let window = if window.is_undefined() { None } else { Some(read_count(&window, &format!("{}.window", self.name))?) };
+        Ok(Mask { causal, allowed, window })
+    }
+
+    /// An optional integer ≥ 0 (a position), `default` when absent.
+    pub fn index_or(&self, key: &str, default: usize) -> Result<usize> {
+        let raw = self.raw(key)?;
+        if raw.is_undefined() {
+            return Ok(default);
+        }
+        let place = format!("{}.{key}", self.name);
+        match raw.as_f64() {
+            Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 4294967295.0 => Ok(x as usize),
+            Some(x) => Err(AttentionError::range_error(format!("{place} is {}; expected an integer ≥ 0", number_text(x)))),
+            None => Err(AttentionError::type_error(format!("{place} is {}; expected an integer ≥ 0", describe(&raw)))),
+        }
+    }
+
+    /// An optional finite number > 0, `default` when absent.
+    pub fn positive_or(&self, key: &str, default: f64) -> Result<f64> {
+        let raw = self.raw(key)?;
+        if raw.is_undefined() {
+            return Ok(default);
+        }
+        let place = format!("{}.{key}", self.name);
+        match raw.as_f64() {
+            Some(x) if x.is_finite() && x > 0.0 => Ok(x),
+            Some(x) => Err(AttentionError::range_error(format!("{place} is {}; expected a finite number > 0", number_text(x)))),
+            None => Err(AttentionError::type_error(format!("{place} is {}; expected a finite number > 0", describe(&raw)))),
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod attention;
 pub mod convert;
+pub mod grouped;
 pub mod layer;
 pub mod linear;
 pub mod memory;

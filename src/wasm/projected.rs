@@ -121,8 +121,8 @@ fn read_options(options: &JsValue) -> Result<Options> {
     Options::read(options, "options", PROJECTED_KEYS)
 }
 
-/// `options.numberOfHeads` and `options.headDimensions`.
-fn read_split(o: &Options) -> Result<HeadSplit> {
+/// `numberOfHeads` and `headDimensions` of an options object.
+pub(super) fn read_split(o: &Options) -> Result<HeadSplit> {
     Ok(HeadSplit {
         number_of_heads: read_count(&o.raw("numberOfHeads")?, "options.numberOfHeads")?,
         head_dimensions: read_count(&o.raw("headDimensions")?, "options.headDimensions")?,
