@@ -7,7 +7,8 @@
 
 use std::collections::HashMap;
 
-use crate::engine::{attention_scale, check_budget, project_output, Cols, Hooks, Workspace};
+use crate::engine::{attention_scale, check_budget, project_output, Cols, HeadShape, Hooks, Rope, Workspace};
+use crate::grouped_query::check_grouped_shapes;
 use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::Matrix;
@@ -25,6 +26,8 @@ pub enum Op {
     Concat,
     /// A bias: the second operand (`1 × C`) added to every row of the first (the layer's `+ b`).
     Add,
+    /// Rotary position embedding of one head's rows ([`crate::engine::Rope`]), row 0 at `position`.
+    Rotate,
 }
 
 impl Op {
@@ -38,6 +41,7 @@ impl Op {
             Op::StableSoftmax => "StableSoftmax",
             Op::Concat => "Concat",
             Op::Add => "Add",
+            Op::Rotate => "Rotate",
         }
     }
 }
@@ -62,6 +66,10 @@ pub struct Step {
     pub scalar: Option<f64>,
     /// StableSoftmax: which (query, key) pairs were allowed, when anything was masked.
     pub allowed: Option<Vec<Vec<bool>>>,
+    /// Slice of K or V in grouped-query attention: the key/value head the query head reads.
+    pub kv_head: Option<usize>,
+    /// Rotate: RoPE's base and the position of row 0.
+    pub rotation: Option<(f64, usize)>,
 }
 
 impl Step {
@@ -76,6 +84,8 @@ impl Step {
             columns: None,
             scalar: None,
             allowed: None,
+            kv_head: None,
+            rotation: None,
         }
     }
 
@@ -92,6 +102,14 @@ pub(crate) struct Recorder<'a> {
     t_q: usize,
     t_k: usize,
     mask: &'a Mask,
+    /// Grouped-query attention: the number of K/V heads, recorded on the K and V slices.
+    kv_heads: Option<usize>,
+    /// RoPE: Q and K before the rotation (the engine sees them rotated), the rope, and the
+    /// positions of Q's and K's row 0.
+    rotated: Option<Rotated<'a>>,
+    /// The current head's operand names for the scores: `Q_i` or `Q_i_rot`, `K_i^T` or `K_i_rot^T`.
+    q_name: String,
+    k_t_name: String,
     /// The current head's scores, weights and context, row by row as the blocks arrive.
     scores: Vec<f64>,
     weights: Vec<f64>,
@@ -101,7 +119,20 @@ pub(crate) struct Recorder<'a> {
 
 impl<'a> Recorder<'a> {
     pub(crate) fn new(t_q: usize, t_k: usize, mask: &'a Mask) -> Self {
-        Self { steps: Vec::new(), t_q, t_k, mask, scores: Vec::new(), weights: Vec::new(), context: Vec::new(), d_head: 0 }
+        Self {
+            steps: Vec::new(),
+            t_q,
+            t_k,
+            mask,
+            kv_heads: None,
+            rotated: None,
+            q_name: String::new(),
+            k_t_name: String::new(),
+            scores: Vec::new(),
+            weights: Vec::new(),
+            context: Vec::new(),
+            d_head: 0,
+        }
     }
 
     pub(crate) fn record(&mut self, op: Op, name: String, inputs: &[&str], head: Option<usize>, value: &Matrix) -> &mut Step {
@@ -125,16 +156,57 @@ impl<'a> Recorder<'a> {
     }
 }
 
+/// Q and K as given, before RoPE, with the rotation's parameters.
+pub(crate) struct Rotated<'a> {
+    pub q: &'a Matrix,
+    pub k: &'a Matrix,
+    pub rope: Rope,
+    /// Positions of Q's row 0 and K's row 0.
+    pub q_position: usize,
+    pub k_position: usize,
+}
+
 impl Hooks<f64> for Recorder<'_> {
     fn head_start(&mut self, head: usize, q: Cols<f64>, k: Cols<f64>, v: Cols<f64>) -> Result<()> {
-        // 1. Slice the head's columns out of Q, K and V; 2. Transpose K_h
-        let columns = [q.start, q.start + q.width];
-        for (name, m, rows) in [("Q", q, self.t_q), ("K", k, self.t_k), ("V", v, self.t_k)] {
-            let part = Self::columns(m, rows)?; // (T, d_head)
-            self.record(Op::Slice, format!("{name}_{head}"), &[name], Some(head), &part).columns = Some(columns);
+        // 1. Slice the head's columns out of Q, K and V (K and V: its K/V head's), rotate Q_h and
+        // K_h with RoPE; 2. Transpose K_h
+        let (t_q, t_k) = (self.t_q, self.t_k);
+        let kv_head = self.kv_heads.map(|_| k.start / k.width.max(1));
+        let (mut q_name, mut k_name) = (format!("Q_{head}"), format!("K_{head}"));
+        for (name, m, rows) in [("Q", q, t_q), ("K", k, t_k), ("V", v, t_k)] {
+            let columns = [m.start, m.start + m.width];
+            // what was sliced: the input before RoPE (the engine's columns are already rotated)
+            let source = match (&self.rotated, name) {
+                (Some(r), "Q") => Some((r.q, r.q_position)),
+                (Some(r), "K") => Some((r.k, r.k_position)),
+                _ => None,
+            };
+            let part = match source {
+                Some((original, _)) => original.slice_columns(columns[0], columns[1])?,
+                None => Self::columns(m, rows)?,
+            }; // (T, d_head)
+            let sliced = self.record(Op::Slice, format!("{name}_{head}"), &[name], Some(head), &part);
+            sliced.columns = Some(columns);
+            if name != "Q" {
+                sliced.kv_head = kv_head;
+            }
+            if let (Some((_, position)), Some(r)) = (source, &self.rotated) {
+                let base = r.rope.base;
+                let rotated = Self::columns(m, rows)?; // (T, d_head)
+                let input = format!("{name}_{head}");
+                self.record(Op::Rotate, format!("{name}_{head}_rot"), &[&input], Some(head), &rotated).rotation = Some((base, position));
+                if name == "Q" {
+                    q_name = format!("Q_{head}_rot");
+                } else {
+                    k_name = format!("K_{head}_rot");
+                }
+            }
         }
-        let k_t = Self::columns(k, self.t_k)?.transpose(); // (d_head, T_k)
-        self.record(Op::Transpose, format!("K_{head}^T"), &[&format!("K_{head}")], Some(head), &k_t);
+        let k_t = Self::columns(k, t_k)?.transpose(); // (d_head, T_k)
+        self.k_t_name = format!("{k_name}^T");
+        self.q_name = q_name;
+        let k_t_name = self.k_t_name.clone();
+        self.record(Op::Transpose, k_t_name, &[&k_name], Some(head), &k_t);
         self.d_head = v.width;
         self.scores.clear();
         self.weights.clear();
@@ -164,7 +236,8 @@ impl Hooks<f64> for Recorder<'_> {
         let scores = matrix(&self.scores, t_k)?; // (T_q, T_k)
         let scale = attention_scale::<f64>(self.d_head);
         let scaled = scores.scale(scale); // (T_q, T_k)
-        self.record(Op::MatMul, format!("scores_{head}"), &[&format!("Q_{head}"), &format!("K_{head}^T")], Some(head), &scores);
+        let (q_name, k_t_name) = (self.q_name.clone(), self.k_t_name.clone());
+        self.record(Op::MatMul, format!("scores_{head}"), &[&q_name, &k_t_name], Some(head), &scores);
         self.record(Op::Mul, format!("scaled_{head}"), &[&format!("scores_{head}")], Some(head), &scaled).scalar = Some(scale);
         // 5. StableSoftmax along each row, masked keys get weight 0
         let weights = matrix(&self.weights, t_k)?; // (T_q, T_k)
@@ -194,16 +267,51 @@ pub fn trace_multi_head_attention(q: &Matrix, k: &Matrix, v: &Matrix, options: &
         format!("traceMultiHeadAttention with T = {t}, C = {c} and {h} heads (every intermediate is kept)")
     })?;
     let mut recorder = Recorder::new(t, t, &options.mask);
-    let output = record_heads(&mut recorder, (Cols::of(q), Cols::of(k), Cols::of(v)), options.split, options.w_o.as_ref())?;
+    let output = record_heads(&mut recorder, (Cols::of(q), Cols::of(k), Cols::of(v)), options.split.head_shape(t, t), options.w_o.as_ref())?;
+    Ok(Trace { output: output.to_rows(), steps: recorder.steps })
+}
+
+/// Grouped-query attention with every intermediate recorded, and with `rope` (base, position of
+/// key 0) Q and K rotated first: per head `Slice`, `Rotate`, `Transpose`, `MatMul`, `Mul`,
+/// `StableSoftmax` (its `allowed` shows the causal rule, the window and the mask), `MatMul`;
+/// then `Concat` and the W_O `MatMul`. `output` equals [`grouped_query_attention`] of the rotated
+/// Q and K bit for bit. The queries are the last `T_q` of the `T_k` positions.
+pub fn trace_grouped_query_attention(q: &Matrix, k: &Matrix, v: &Matrix, split: HeadSplit, kv_heads: usize, w_o: Option<&Matrix>, mask: &Mask, rope: Option<(Rope, usize)>) -> Result<Trace> {
+    check_grouped_shapes(q.shape(), k.shape(), v.shape(), split, kv_heads, w_o.map(Matrix::shape), mask)?;
+    if rope.is_some() {
+        Rope::check_width(split.head_dimensions, "headDimensions")?;
+        if q.rows() > k.rows() {
+            return Err(AttentionError::range_error(format!(
+                "Q has T_q = {} rows but K has T_k = {}: with rope the queries are the last T_q of the T_k positions, so T_q ≤ T_k",
+                q.rows(),
+                k.rows()
+            )));
+        }
+    }
+    let (t_q, t_k, c, h) = (q.rows(), k.rows(), q.cols(), split.number_of_heads);
+    check_budget(HeadShape::new(t_q, t_k, h, kv_heads, split.head_dimensions), &[(4 * t_q, c), (4 * t_k, c), (3 * h * t_q, t_k), (2 * t_q, t_k)], || {
+        format!("traceGroupedQueryAttention with T_q = {t_q}, T_k = {t_k}, C = {c} and {h} heads (every intermediate is kept)")
+    })?;
+    let mut recorder = Recorder::new(t_q, t_k, mask);
+    recorder.kv_heads = Some(kv_heads);
+    let (mut q_rot, mut k_rot) = (q.clone(), k.clone());
+    if let Some((rope, k_position)) = rope {
+        let q_position = k_position + t_k - t_q;
+        rope.rotate(q_rot.data_mut(), c, split.head_dimensions, q_position, false);
+        rope.rotate(k_rot.data_mut(), k.cols(), split.head_dimensions, k_position, false);
+        recorder.rotated = Some(Rotated { q, k, rope, q_position, k_position });
+    }
+    let shape = HeadShape::new(t_q, t_k, h, kv_heads, split.head_dimensions);
+    let output = record_heads(&mut recorder, (Cols::of(&q_rot), Cols::of(&k_rot), Cols::of(v)), shape, w_o)?;
     Ok(Trace { output: output.to_rows(), steps: recorder.steps })
 }
 
 /// The heads, `concat` and the W_O MatMul (`"output"`), recorded; returns the output, `(T, C)`.
-/// Shared by [`trace_multi_head_attention`] and the layer's trace.
-pub(crate) fn record_heads(recorder: &mut Recorder, (q, k, v): (Cols<f64>, Cols<f64>, Cols<f64>), split: HeadSplit, w_o: Option<&Matrix>) -> Result<Matrix> {
+/// Shared by the trace functions and the layer's trace.
+pub(crate) fn record_heads(recorder: &mut Recorder, (q, k, v): (Cols<f64>, Cols<f64>, Cols<f64>), shape: HeadShape, w_o: Option<&Matrix>) -> Result<Matrix> {
     let (mask, t) = (recorder.mask, recorder.t_q);
-    let mut concat = heads(q, k, v, split.head_shape(t, recorder.t_k), mask, &mut Workspace::new(), recorder)?;
-    recorder.concat(&concat, split.number_of_heads)?;
+    let mut concat = heads(q, k, v, shape, mask, &mut Workspace::new(), recorder)?;
+    recorder.concat(&concat, shape.heads)?;
     // 8. MatMul by W_O
     project_output(&mut concat, t, q.stride, w_o.map(Matrix::data))?; // (T, C)
     let output = Matrix::new(t, q.stride, concat)?;
@@ -227,6 +335,13 @@ pub fn replay(inputs: &[(&str, &Matrix)], steps: &[Step]) -> Result<Matrix> {
                 operand(0)?.slice_columns(start, end)?
             }
             Op::Transpose => operand(0)?.transpose(),
+            Op::Rotate => {
+                let (base, position) = step.rotation.ok_or_else(|| mismatch(step, "has no rotation"))?;
+                let mut rotated = operand(0)?.clone();
+                let d = rotated.cols();
+                Rope { base }.rotate(rotated.data_mut(), d, d, position, false);
+                rotated
+            }
             Op::MatMul => operand(0)?.matmul(operand(1)?)?,
             Op::Mul => operand(0)?.scale(step.scalar.ok_or_else(|| mismatch(step, "has no scalar"))?),
             Op::StableSoftmax => {
@@ -317,6 +432,31 @@ mod tests {
             let replayed = replay(&[("Q", &q), ("K", &k), ("V", &v), ("W_O", &w_o)], &trace.steps).unwrap();
             assert_bitwise_eq(&replayed, &direct);
         }
+    }
+
+    #[test]
+    fn grouped_trace_with_rope_and_a_window_replays_and_equals_the_function() {
+        use crate::grouped_query::grouped_query_attention;
+        let (q, k, v) = (seeded_matrix(5, 8, 31), seeded_matrix(7, 4, 32), seeded_matrix(7, 4, 33));
+        let split = HeadSplit { number_of_heads: 4, head_dimensions: 2 };
+        let mask = Mask { causal: true, window: Some(3), ..Mask::none() };
+        let rope = Rope { base: 100.0 };
+        let trace = trace_grouped_query_attention(&q, &k, &v, split, 2, None, &mask, Some((rope, 4))).unwrap();
+        let (mut q_rot, mut k_rot) = (q.clone(), k.clone());
+        rope.rotate(q_rot.data_mut(), 8, 2, 4 + 7 - 5, false);
+        rope.rotate(k_rot.data_mut(), 4, 2, 4, false);
+        let direct = grouped_query_attention(&q_rot, &k_rot, &v, split, 2, None, &mask).unwrap();
+        assert_bitwise_eq(&Matrix::from_rows(&trace.output).unwrap(), &direct);
+        let w_o = Matrix::identity(8);
+        assert_bitwise_eq(&replay(&[("Q", &q), ("K", &k), ("V", &v), ("W_O", &w_o)], &trace.steps).unwrap(), &direct);
+        // query heads 2 and 3 read K/V head 1; the rotations and the window are recorded
+        let k_slices: Vec<_> = trace.steps.iter().filter(|s| s.op == Op::Slice && s.name.starts_with('K')).map(|s| (s.kv_head, s.columns)).collect();
+        assert_eq!(k_slices, vec![(Some(0), Some([0, 2])), (Some(0), Some([0, 2])), (Some(1), Some([2, 4])), (Some(1), Some([2, 4]))]);
+        assert_eq!(trace.steps.iter().filter(|s| s.op == Op::Rotate).count(), 8);
+        let weights = trace.steps.iter().find(|s| s.name == "weights_0").unwrap();
+        // query 0 is at position 2 (7 keys, 5 queries): with a window of 3 it sees keys 0, 1 and 2; query 4 (position 6) keys 4 to 6
+        assert_eq!(weights.allowed.as_ref().unwrap()[0], vec![true, true, true, false, false, false, false]);
+        assert_eq!(weights.allowed.as_ref().unwrap()[4], vec![false, false, false, false, true, true, true]);
     }
 
     #[test]

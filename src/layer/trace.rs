@@ -40,7 +40,7 @@ impl MultiHeadAttention {
         refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
         // 2–8 and the W_O MatMul: the heads exactly as multi-head attention records them
         let split = HeadSplit { number_of_heads: self.number_of_heads, head_dimensions: self.head_dimensions };
-        let mut output = record_heads(&mut recorder, (Cols::of(&q), Cols::of(&k), Cols::of(&v)), split, Some(&w.w_o))?; // (T_q, C)
+        let mut output = record_heads(&mut recorder, (Cols::of(&q), Cols::of(&k), Cols::of(&v)), split.head_shape(t_q, t_k), Some(&w.w_o))?; // (T_q, C)
         let mut steps = recorder.steps;
         // 9. + b_O
         if let Some(b) = b {

@@ -75,8 +75,12 @@ export interface TraceStep {
   columns?: [number, number];
   /** Mul: the scalar factor 1/√headDimensions. */
   scalar?: number;
-  /** StableSoftmax: which (query, key) pairs were allowed, present only when something was masked. */
+  /** StableSoftmax: which (query, key) pairs were allowed, present only when something was masked (causal rule, window or mask). */
   allowed?: boolean[][];
+  /** Slice of K or V in `traceGroupedQueryAttention`: the key/value head this query head reads. */
+  kvHead?: number;
+  /** Rotate: RoPE's base and the position of row 0 (row t is at position + t). */
+  rotation?: { base: number; position: number };
 }
 
 /** The output of multi-head attention and every step that produced it. */

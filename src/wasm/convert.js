@@ -361,13 +361,15 @@ export function writeNumberRows(data, cols) {
  * row-major) empty for none. Object literals define own properties, so no setter on
  * Object.prototype is ever called.
  */
-export function writeTraceStep(op, name, inputs, head, rows, cols, values, columns, scalar, allowed) {
+export function writeTraceStep(op, name, inputs, head, rows, cols, values, columns, scalar, allowed, kvHead, base, position) {
   const step = { op, name, inputs: inputs.split('\n') };
   if (head >= 0) step.head = head;
+  if (kvHead >= 0) step.kvHead = kvHead;
   step.shape = [rows, cols];
   step.values = writeNumberRows(values, cols);
   if (columns.length === 2) step.columns = [columns[0], columns[1]];
   if (scalar !== undefined) step.scalar = scalar;
+  if (base !== undefined) step.rotation = { base, position };
   if (allowed.length > 0) {
     step.allowed = Array.from({ length: rows }, (_, i) => Array.from(allowed.subarray(i * cols, (i + 1) * cols), (x) => x === 1));
   }

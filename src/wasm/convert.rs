@@ -80,6 +80,9 @@ extern "C" {
         columns: &[u32],
         scalar: Option<f64>,
         allowed: &[u8],
+        kv_head: i32,
+        base: Option<f64>,
+        position: i32,
     ) -> JsValue;
 }
 
@@ -233,6 +236,9 @@ fn write_step(step: &Step) -> JsValue {
         &columns,
         step.scalar,
         &allowed,
+        step.kv_head.map_or(-1, |h| h as i32),
+        step.rotation.map(|(base, _)| base),
+        step.rotation.map_or(-1, |(_, p)| p as i32),
     )
 }
 

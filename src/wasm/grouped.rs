@@ -1,8 +1,9 @@
-//! Exports: `groupedQueryAttention`, `rotaryEmbedding` (attention as today's LLMs run it).
+//! Exports: `groupedQueryAttention`, `traceGroupedQueryAttention`, `rotaryEmbedding` (attention as
+//! today's LLMs run it).
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::{is_typed_candidate, js_result, read_count, read_matrix, read_typed_like, read_typed_matrix, read_typed_weight, write_matrix, write_typed};
+use super::convert::{is_typed_candidate, js_result, read_count, read_matrix, read_typed_like, read_typed_matrix, read_typed_weight, write_matrix, write_trace, write_typed};
 use super::convert::{Element, OnTyped, Options, SamePrecision, Typed};
 use crate::engine::{Batch, Rope};
 use crate::error::{AttentionError, Result};
@@ -10,6 +11,7 @@ use crate::grouped_query::{grouped_query_attention_batch, rotary_embedding_batch
 use crate::mask::Mask;
 use crate::matrix::Matrix;
 use crate::multi_head::HeadSplit;
+use crate::trace;
 use super::projected::read_split;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -69,6 +71,23 @@ export function groupedQueryAttention(Q: number[][], K: number[][], V: number[][
 /** The typed form: f32 with the SIMD kernels, or f64 (bit for bit what number[][] gives); [T, C] or [B, T, C]. */
 export function groupedQueryAttention<A extends Float32Array | Float64Array>(Q: TypedMatrix<A>, K: TypedMatrix<A>, V: TypedMatrix<A>, options: TypedGroupedQueryAttentionOptions<A>): TypedMatrix<A>;
 
+/** Options of `traceGroupedQueryAttention`: those of `groupedQueryAttention`, and RoPE. */
+export interface TraceGroupedQueryAttentionOptions extends GroupedQueryAttentionOptions {
+  /**
+   * Rotate Q and K with rotary position embedding before the scores (absent or false: no rotation).
+   * `offset` is the position of key 0 (default 0); query i is at offset + T_k − T_q + i, so T_q ≤ T_k.
+   */
+  rope?: boolean | { base?: number; offset?: number };
+}
+
+/**
+ * `groupedQueryAttention` with every intermediate recorded, for the course: per head Slice (K and V
+ * slices carry `kvHead`), Rotate (with `rope`), Transpose, MatMul, Mul, StableSoftmax (its `allowed`
+ * shows the causal rule, the window and the mask), MatMul; then Concat and the W_O MatMul. Replaying
+ * the steps reproduces `output` bit for bit.
+ */
+export function traceGroupedQueryAttention(Q: number[][], K: number[][], V: number[][], options: TraceGroupedQueryAttentionOptions): AttentionTrace;
+
 /**
  * Rotary position embedding (RoPE), rotate-half layout (Llama and GPT-NeoX in Hugging Face): within
  * each head and for i < d/2, the pair (x[i], x[i + d/2]) of the row at position p is rotated by
@@ -84,6 +103,31 @@ export function rotaryEmbedding<A extends Float32Array | Float64Array>(X: TypedM
 
 const GROUPED_KEYS: &str = "numberOfHeads, numberOfKVHeads, headDimensions, W_O, causal, mask, window";
 const ROTARY_KEYS: &str = "numberOfHeads, headDimensions, base, offset";
+const TRACE_KEYS: &str = "numberOfHeads, numberOfKVHeads, headDimensions, W_O, causal, mask, window, rope";
+const ROPE_KEYS: &str = "base, offset";
+
+/// Grouped-query attention with every step recorded (see the TypeScript declaration).
+#[wasm_bindgen(js_name = traceGroupedQueryAttention, skip_typescript)]
+pub fn trace_grouped_query_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+    js_result(|| {
+        let o = required(&options, TRACE_KEYS, "{ numberOfHeads, numberOfKVHeads, headDimensions }")?;
+        let split = read_split(&o)?;
+        let kv_heads = read_count(&o.raw("numberOfKVHeads")?, "options.numberOfKVHeads")?;
+        let mask = o.mask()?;
+        let (q, k, v) = (read_matrix(&q, "Q")?, read_matrix(&k, "K")?, read_matrix(&v, "V")?);
+        let w_o = o.matrix("W_O")?;
+        let raw = o.raw("rope")?;
+        let rope = if raw.is_undefined() || raw.as_bool() == Some(false) {
+            None
+        } else if raw.as_bool() == Some(true) {
+            Some((Rope::default(), 0))
+        } else {
+            let r = Options::read(&raw, "options.rope", ROPE_KEYS)?;
+            Some((Rope { base: r.positive_or("base", Rope::default().base)? }, r.index_or("offset", 0)?))
+        };
+        write_trace(&trace::trace_grouped_query_attention(&q, &k, &v, split, kv_heads, w_o.as_ref(), &mask, rope)?)
+    })
+}
 
 /// Grouped-query attention (see the TypeScript declaration).
 #[wasm_bindgen(js_name = groupedQueryAttention, skip_typescript)]
