@@ -28,7 +28,8 @@ pub use forward::{ForwardOptions, ForwardOutput};
 pub use projected::{projected_self_attention, projected_self_attention_f32, ProjectedOptions};
 pub use forward_f32::{BatchF32, ForwardOutputF32};
 
-use crate::engine::{Batch, Kernel};
+use crate::engine::{Batch, Kernel, Rope};
+use crate::grouped_query::check_kv_heads;
 use crate::error::{number_text, AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};
 use forward::ForwardCache;
@@ -47,16 +48,20 @@ pub struct LayerConfig {
     pub dropout: f64,
     /// Seed of the weights and of the dropout stream (see [`init`]).
     pub seed: u64,
+    /// The key/value heads (grouped-query attention); must divide `number_of_heads`.
+    pub kv_heads: usize,
+    /// Rotary position embedding of Q and K after projection, or none.
+    pub rope: Option<Rope>,
 }
 
 impl LayerConfig {
-    /// `embed_dim` C, `number_of_heads` h, bias on, no dropout, seed 0.
+    /// `embed_dim` C, `number_of_heads` h (and as many K/V heads), bias on, no dropout, seed 0, no RoPE.
     pub fn new(embed_dim: usize, number_of_heads: usize) -> Self {
-        Self { embed_dim, number_of_heads, bias: true, dropout: 0.0, seed: 0 }
+        Self { embed_dim, number_of_heads, bias: true, dropout: 0.0, seed: 0, kv_heads: number_of_heads, rope: None }
     }
 }
 
-/// The four projection biases, each of length C.
+/// The four projection biases: b_Q and b_O of length C, b_K and b_V of the K/V width.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Biases {
     pub b_q: Vec<f64>,
@@ -65,8 +70,8 @@ pub struct Biases {
     pub b_o: Vec<f64>,
 }
 
-/// The layer's parameters (and, with the same layout, their gradients). Each W is `C × C`,
-/// oriented `[in, out]`: the layer computes `x·W + b`.
+/// The layer's parameters (and, with the same layout, their gradients). W_Q and W_O are `C × C`,
+/// W_K and W_V `C × (kv_heads·d_head)`, oriented `[in, out]`: the layer computes `x·W + b`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Weights {
     pub w_q: Matrix,
@@ -80,18 +85,17 @@ pub struct Weights {
 impl Weights {
     /// All zeros, shaped like `self`.
     pub fn zeros_like(&self) -> Self {
-        let c = self.w_q.rows();
-        let zero = || Matrix::zeros(c, c);
+        let zero = |m: &Matrix| Matrix::zeros(m.rows(), m.cols());
         Self {
-            w_q: zero(),
-            w_k: zero(),
-            w_v: zero(),
-            w_o: zero(),
-            biases: self.biases.as_ref().map(|_| Biases {
-                b_q: vec![0.0; c],
-                b_k: vec![0.0; c],
-                b_v: vec![0.0; c],
-                b_o: vec![0.0; c],
+            w_q: zero(&self.w_q),
+            w_k: zero(&self.w_k),
+            w_v: zero(&self.w_v),
+            w_o: zero(&self.w_o),
+            biases: self.biases.as_ref().map(|b| Biases {
+                b_q: vec![0.0; b.b_q.len()],
+                b_k: vec![0.0; b.b_k.len()],
+                b_v: vec![0.0; b.b_v.len()],
+                b_o: vec![0.0; b.b_o.len()],
             }),
         }
     }
@@ -119,23 +123,23 @@ impl Weights {
         out
     }
 
-    /// Checks that every W is `c × c`, every bias has length `c` and all entries are finite.
-    fn check(&self, c: usize) -> Result<()> {
-        for (name, w) in [("W_Q", &self.w_q), ("W_K", &self.w_k), ("W_V", &self.w_v), ("W_O", &self.w_o)] {
-            if w.shape() != (c, c) {
+    /// Checks that W_Q and W_O are `c × c` and W_K and W_V `c × kv_c`, that the biases have
+    /// their lengths, and that all entries are finite.
+    fn check(&self, c: usize, kv_c: usize) -> Result<()> {
+        for (name, w, cols) in [("W_Q", &self.w_q, c), ("W_K", &self.w_k, kv_c), ("W_V", &self.w_v, kv_c), ("W_O", &self.w_o, c)] {
+            if w.shape() != (c, cols) {
+                let rule = if cols == c { format!("C×C = {c}×{c}") } else { format!("C×(numKVHeads·headDim) = {c}×{cols}") };
                 return Err(AttentionError::range_error(format!(
-                    "{name} is {} but must be C×C = {c}×{c} (oriented [in, out]: the layer computes x·{name})",
+                    "{name} is {} but must be {rule} (oriented [in, out]: the layer computes x·{name})",
                     w.shape_text()
                 )));
             }
         }
         if let Some(b) = &self.biases {
-            for (name, v) in [("b_Q", &b.b_q), ("b_K", &b.b_k), ("b_V", &b.b_v), ("b_O", &b.b_o)] {
-                if v.len() != c {
-                    return Err(AttentionError::range_error(format!(
-                        "{name} has {} entries but must have C = {c}",
-                        v.len()
-                    )));
+            for (name, v, len) in [("b_Q", &b.b_q, c), ("b_K", &b.b_k, kv_c), ("b_V", &b.b_v, kv_c), ("b_O", &b.b_o, c)] {
+                if v.len() != len {
+                    let rule = if len == c { format!("C = {c}") } else { format!("numKVHeads·headDim = {len}") };
+                    return Err(AttentionError::range_error(format!("{name} has {} entries but must have {rule}", v.len())));
                 }
             }
         }
@@ -158,6 +162,10 @@ pub struct MultiHeadAttention {
     embed_dim: usize,
     number_of_heads: usize,
     head_dimensions: usize,
+    /// The key/value heads (grouped-query attention), dividing `number_of_heads`.
+    kv_heads: usize,
+    /// Rotary position embedding of Q and K, after the projections.
+    rope: Option<Rope>,
     dropout: f64,
     weights: Weights,
     dropout_rng: SplitMix64,
@@ -174,30 +182,45 @@ pub struct MultiHeadAttention {
 }
 
 impl MultiHeadAttention {
-    /// A layer with Xavier-uniform weights drawn from `config.seed` and zero biases.
+    /// A layer with Xavier-uniform weights drawn from `config.seed` (each matrix with its own
+    /// fan-in and fan-out) and zero biases.
     pub fn new(config: &LayerConfig) -> Result<Self> {
-        let (c, _) = check_split(config.embed_dim, config.number_of_heads, "embedDim")?;
+        let (c, d) = check_split(config.embed_dim, config.number_of_heads, "embedDim")?;
+        check_kv_heads(config.number_of_heads, config.kv_heads, "numHeads", "numKVHeads")?;
         check_dropout(config.dropout)?;
+        let kv_c = config.kv_heads * d;
         let mut rng = SplitMix64::new(config.seed);
         let weights = Weights {
             w_q: xavier_uniform(&mut rng, c, c),
-            w_k: xavier_uniform(&mut rng, c, c),
-            w_v: xavier_uniform(&mut rng, c, c),
+            w_k: xavier_uniform(&mut rng, c, kv_c),
+            w_v: xavier_uniform(&mut rng, c, kv_c),
             w_o: xavier_uniform(&mut rng, c, c),
-            biases: config.bias.then(|| Biases { b_q: vec![0.0; c], b_k: vec![0.0; c], b_v: vec![0.0; c], b_o: vec![0.0; c] }),
+            biases: config.bias.then(|| Biases { b_q: vec![0.0; c], b_k: vec![0.0; kv_c], b_v: vec![0.0; kv_c], b_o: vec![0.0; c] }),
         };
-        Self::from_weights(weights, config.number_of_heads, config.dropout, config.seed)
+        Self::from_weights(weights, config.number_of_heads, config.dropout, config.seed)?.with_rope(config.rope)
     }
 
-    /// A layer with the given weights (C is read from `weights.w_q`). `seed` starts the dropout stream.
+    /// A layer with the given weights (C is read from `weights.w_q`, the K/V heads from W_K's
+    /// columns). `seed` starts the dropout stream.
     pub fn from_weights(weights: Weights, number_of_heads: usize, dropout: f64, seed: u64) -> Result<Self> {
         let (c, head_dimensions) = check_split(weights.w_q.rows(), number_of_heads, "C (the rows of W_Q)")?;
         check_dropout(dropout)?;
-        weights.check(c)?;
+        let kv_c = weights.w_k.cols();
+        if kv_c == 0 || !kv_c.is_multiple_of(head_dimensions) {
+            return Err(AttentionError::range_error(format!(
+                "W_K is {} but its columns must be numKVHeads·headDim, a positive multiple of headDim = {head_dimensions}",
+                weights.w_k.shape_text()
+            )));
+        }
+        let kv_heads = kv_c / head_dimensions;
+        check_kv_heads(number_of_heads, kv_heads, "numHeads", "numKVHeads (W_K's columns / headDim)")?;
+        weights.check(c, kv_c)?;
         Ok(Self {
             embed_dim: c,
             number_of_heads,
             head_dimensions,
+            kv_heads,
+            rope: None,
             dropout,
             weights,
             dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
@@ -297,10 +320,32 @@ impl MultiHeadAttention {
         self.dropout
     }
 
-    /// `4·C² + 4·C` with biases, `4·C²` without.
+    /// The key/value heads.
+    pub fn kv_heads(&self) -> usize {
+        self.kv_heads
+    }
+
+    /// The rotary embedding, if any.
+    pub fn rope(&self) -> Option<Rope> {
+        self.rope
+    }
+
+    /// The layer with rotary position embedding of Q and K (a RangeError for an odd head width
+    /// or a base that is not a finite number > 0).
+    pub fn with_rope(mut self, rope: Option<Rope>) -> Result<Self> {
+        if let Some(r) = rope {
+            Rope::check_width(self.head_dimensions, "headDim")?;
+            Rope::check_base(r.base, "rope.base")?;
+        }
+        self.rope = rope;
+        Ok(self)
+    }
+
+    /// `2·C² + 2·C·C_kv` (+ `2·C + 2·C_kv` with biases), `C_kv = kv_heads·d_head`: `4·C² + 4·C`
+    /// without grouping.
     pub fn num_parameters(&self) -> usize {
-        let c = self.embed_dim;
-        4 * c * c + if self.weights.biases.is_some() { 4 * c } else { 0 }
+        let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
+        2 * c * c + 2 * c * kv_c + if self.weights.biases.is_some() { 2 * c + 2 * kv_c } else { 0 }
     }
 
     /// Whether the projections have biases.
@@ -315,7 +360,7 @@ impl MultiHeadAttention {
     /// Replaces the weights (same C, same bias presence). Forgets the last forward pass,
     /// whose cache no longer matches the weights.
     pub fn set_weights(&mut self, weights: Weights) -> Result<()> {
-        weights.check(self.embed_dim)?;
+        weights.check(self.embed_dim, self.kv_heads * self.head_dimensions)?;
         match (self.weights.biases.is_some(), weights.biases.is_some()) {
             (true, false) => {
                 return Err(AttentionError::type_error("setWeights: this layer has biases; give b_Q, b_K, b_V and b_O too"))

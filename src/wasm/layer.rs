@@ -7,11 +7,12 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{
-    is_typed_candidate, js_result, read_batch, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
+    is_typed_candidate, js_result, read_batch, read_count, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
     write_trace, write_typed, write_vector, Element, OnTyped, Options, SamePrecision, Typed, TypedMatrix,
 };
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, MultiHeadAttention, Weights};
+use crate::engine::Rope;
 use crate::matrix::Matrix;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -22,6 +23,19 @@ export interface MultiHeadAttentionLayerConfig {
   embedDim: number;
   /** numberOfHeads (h). headDim = embedDim / numHeads. */
   numHeads: number;
+  /**
+   * The key/value heads (grouped-query attention); must divide numHeads. Query head i uses key/value
+   * head ⌊i / (numHeads / numKVHeads)⌋ (Llama's `repeat_kv`). 1 is multi-query attention. W_K and W_V
+   * are then C×(numKVHeads·headDim), b_K and b_V have numKVHeads·headDim entries. Default numHeads.
+   */
+  numKVHeads?: number;
+  /**
+   * Rotary position embedding of each head's query and key after projection and bias, before the
+   * scores, in the rotate-half layout (Llama, GPT-NeoX): the pair (x[i], x[i + headDim/2]) at position p
+   * is rotated by p·base^(−2i/headDim). headDim must be even. `true` means `{ base: 10000 }`; absent or
+   * false: no rotation. Keys are at positions 0 … T_k − 1 and queries are the last T_q positions.
+   */
+  rope?: boolean | { base?: number };
   /** Whether the four projections have biases (initialised to 0). Default true. */
   bias?: boolean;
   /** Dropout probability on the attention weights while training, 0 ≤ dropout < 1. Default 0. */
@@ -180,11 +194,12 @@ export interface MultiHeadAttention {
 }
 "#;
 
-const CONFIG_KEYS: &str = "embedDim, numHeads, bias, dropout, seed";
+const CONFIG_KEYS: &str = "embedDim, numHeads, numKVHeads, bias, dropout, seed, rope";
+const ROPE_KEYS: &str = "base";
 const WEIGHT_KEYS: &str = "W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O";
 const FUSED_KEYS: &str = "W_QKV, b_QKV, W_O, b_O, numHeads, dropout, seed";
 const PYTORCH_KEYS: &str = "in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, out_proj.weight, out_proj.bias, numHeads, dropout, seed";
-const FORWARD_KEYS: &str = "mask, causal, needWeights, averageWeights, training";
+const FORWARD_KEYS: &str = "mask, causal, window, needWeights, averageWeights, training, cache";
 const TRACE_KEYS: &str = "mask, causal";
 
 /// Multi-head attention with learned Q/K/V/output projections, biases, masks,
@@ -207,12 +222,16 @@ impl JsMultiHeadAttention {
                 return Err(AttentionError::type_error("config is missing; expected { embedDim, numHeads, bias?, dropout?, seed? }"));
             }
             let o = Options::read(&config, "config", CONFIG_KEYS)?;
+            let number_of_heads = o.count("numHeads")?;
+            let kv = o.raw("numKVHeads")?;
             let config = LayerConfig {
                 embed_dim: o.count("embedDim")?,
-                number_of_heads: o.count("numHeads")?,
+                number_of_heads,
+                kv_heads: if kv.is_undefined() { number_of_heads } else { read_count(&kv, "config.numKVHeads")? },
                 bias: o.flag_or("bias", true)?,
                 dropout: read_probability(&o.raw("dropout")?, "config.dropout")?,
                 seed: read_seed(&o.raw("seed")?, "config.seed")?,
+                rope: read_rope(&o.raw("rope")?)?,
             };
             let inner = layer::MultiHeadAttention::new(&config).map_err(|e| prefix(e, "config."))?;
             Ok(Self { inner, created_by: "new MultiHeadAttention" })
@@ -562,7 +581,8 @@ fn read_default(value: &JsValue, name: &str, default: &[Matrix], batched: bool, 
 /// Adds `config.` to the core's messages about the constructor's own arguments.
 fn prefix(error: AttentionError, prefix: &str) -> AttentionError {
     let message = error.message();
-    let message = if message.starts_with("embedDim") || message.starts_with("numHeads") || message.starts_with("dropout") {
+    let named = ["embedDim", "numHeads", "numKVHeads", "dropout", "headDim", "rope."];
+    let message = if named.iter().any(|n| message.starts_with(n)) {
         format!("{prefix}{message}")
     } else {
         message.to_string()
@@ -572,4 +592,16 @@ fn prefix(error: AttentionError, prefix: &str) -> AttentionError {
         AttentionError::Range(_) => AttentionError::Range(message),
         AttentionError::State(_) => AttentionError::State(message),
     }
+}
+
+/// `config.rope`: absent or false → none, true → base 10000, `{ base? }` → that base.
+fn read_rope(raw: &JsValue) -> Result<Option<Rope>> {
+    if raw.is_undefined() || raw.as_bool() == Some(false) {
+        return Ok(None);
+    }
+    if raw.as_bool() == Some(true) {
+        return Ok(Some(Rope::default()));
+    }
+    let o = Options::read(raw, "config.rope", ROPE_KEYS)?;
+    Ok(Some(Rope { base: o.positive_or("base", Rope::default().base)? }))
 }
