@@ -199,6 +199,21 @@ impl<F: Real> Matrix<F> {
         Ok(Self { rows: end - start, cols: self.cols, data: self.data[start * self.cols..end * self.cols].to_vec() })
     }
 
+    /// `self`'s rows, then `other`'s (same columns): a KV cache growing by new positions.
+    pub fn concat_rows(&self, other: &Self) -> Result<Self> {
+        if self.cols != other.cols {
+            return Err(AttentionError::range_error(format!(
+                "cannot place a {} matrix below a {} one",
+                other.shape_text(),
+                self.shape_text()
+            )));
+        }
+        let mut data = Vec::with_capacity(self.data.len() + other.data.len());
+        data.extend_from_slice(&self.data);
+        data.extend_from_slice(&other.data);
+        Ok(Self { rows: self.rows + other.rows, cols: self.cols, data })
+    }
+
     /// The spec's `Concat` along the last axis: the parts side by side, left to right.
     pub fn concat_columns(parts: &[Self]) -> Result<Self> {
         let rows = parts.first().map_or(0, |p| p.rows);

@@ -103,10 +103,10 @@ pub(crate) struct Recorder<'a> {
     t_k: usize,
     mask: &'a Mask,
     /// Grouped-query attention: the number of K/V heads, recorded on the K and V slices.
-    kv_heads: Option<usize>,
+    pub kv_heads: Option<usize>,
     /// RoPE: Q and K before the rotation (the engine sees them rotated), the rope, and the
     /// positions of Q's and K's row 0.
-    rotated: Option<Rotated<'a>>,
+    pub rotated: Option<Rotated<'a>>,
     /// The current head's operand names for the scores: `Q_i` or `Q_i_rot`, `K_i^T` or `K_i_rot^T`.
     q_name: String,
     k_t_name: String,

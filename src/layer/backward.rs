@@ -2,10 +2,10 @@
 //! differentiating one forward line (quoted above it). The loss is taken to be
 //! `Σ output ⊙ gradOutput` summed over the batch, so parameter gradients add up over items.
 
-use super::forward::{item_name, ItemCache};
+use super::forward::{item_name, ItemCache, Positions};
 use super::forward_f32::{narrow_items_f32, BatchF32};
 use super::limits::{at_item, check_backward, refuse_gradient, refuse_parameter_gradients};
-use super::{MultiHeadAttention, Weights};
+use super::{LastForward, MultiHeadAttention, Weights};
 use crate::attention::attention_scale;
 use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
@@ -41,6 +41,11 @@ impl MultiHeadAttention {
                     "backward cannot differentiate a Float32Array forward in evaluation mode (the f32 kernels keep no intermediates): run forward with { training: true }, which computes in f64 and keeps them, or with number[][] or Float64Array input".into(),
                 );
             }
+            if self.last_forward == LastForward::Cached {
+                return AttentionError::State(
+                    "backward cannot differentiate a forward with options.cache: decoding keeps no intermediates; run forward without a cache (causal: true over the whole sequence) to train".into(),
+                );
+            }
             AttentionError::State(
                 "backward needs the forward pass it differentiates: call forward first (setWeights discards the last forward pass)".into(),
             )
@@ -73,8 +78,9 @@ impl MultiHeadAttention {
         check_backward(c, self.number_of_heads, n, t_q, t_k, dropout)?;
         let mut grads = self.weights.zeros_like();
         let mut inputs = InputGrads { query: Vec::with_capacity(n), key: Vec::with_capacity(n), value: Vec::with_capacity(n) };
+        let positions = cache.positions;
         for (b, (item, d_output)) in cache.items.iter().zip(grad_output).enumerate() {
-            let (d_x_q, d_x_k, d_x_v) = self.backward_item(item, d_output, &mut grads).map_err(|e| at_item(e, batched, b))?;
+            let (d_x_q, d_x_k, d_x_v) = self.backward_item(item, d_output, positions, &mut grads).map_err(|e| at_item(e, batched, b))?;
             inputs.query.push(d_x_q);
             inputs.key.push(d_x_k);
             inputs.value.push(d_x_v);
@@ -97,7 +103,7 @@ impl MultiHeadAttention {
     }
 
     /// One batch item: adds its parameter gradients into `grads`, returns `(d x_q, d x_k, d x_v)`.
-    fn backward_item(&self, item: &ItemCache, d_output: &Matrix, grads: &mut Weights) -> Result<(Matrix, Matrix, Matrix)> {
+    fn backward_item(&self, item: &ItemCache, d_output: &Matrix, positions: Positions, grads: &mut Weights) -> Result<(Matrix, Matrix, Matrix)> {
         let w = &self.weights;
         let d_head = self.head_dimensions;
         let scale = attention_scale::<f64>(d_head);
@@ -111,13 +117,17 @@ impl MultiHeadAttention {
         }
 
         let mut d_q_heads = Vec::with_capacity(self.number_of_heads);
-        let mut d_k_heads = Vec::with_capacity(self.number_of_heads);
-        let mut d_v_heads = Vec::with_capacity(self.number_of_heads);
+        // per K/V head: the sum over the query heads that read it
+        let mut d_k_heads: Vec<Matrix> = Vec::with_capacity(self.kv_heads);
+        let mut d_v_heads: Vec<Matrix> = Vec::with_capacity(self.kv_heads);
+        let group = self.number_of_heads / self.kv_heads;
         for (head, cache) in item.heads.iter().enumerate() {
             let (start, end) = (head * d_head, (head + 1) * d_head);
+            let kv = head / group;
+            let (kv_start, kv_end) = (kv * d_head, (kv + 1) * d_head);
             let q_h = item.q.slice_columns(start, end)?; // (T_q, d_head)
-            let k_h = item.k.slice_columns(start, end)?; // (T_k, d_head)
-            let v_h = item.v.slice_columns(start, end)?; // (T_k, d_head)
+            let k_h = item.k.slice_columns(kv_start, kv_end)?; // (T_k, d_head): the head's K/V head g
+            let v_h = item.v.slice_columns(kv_start, kv_end)?; // (T_k, d_head)
             // 8. concat = [context_0 | context_1 | …]
             let d_context = d_concat.slice_columns(start, end)?; // (T_q, d_head)
             // 7. context = used·V_h
@@ -137,21 +147,31 @@ impl MultiHeadAttention {
             // 3. scores = Q_h·K_hᵀ
             let d_q_h = d_scores.matmul(&k_h)?; // (T_q, d_head) = d_scores·K_h
             let d_k_h = d_scores.transposed_matmul(&q_h)?; // (T_k, d_head) = d_scoresᵀ·Q_h
-            // 2. Q_h, K_h, V_h are column slices of Q, K, V
+            // 2. Q_h, K_g, V_g are column slices of Q, K, V; K_g and V_g are shared by the
+            // group's query heads, so their gradients add up (the first one is copied, which
+            // keeps the bits of multi-head attention, where every group has one head)
             d_q_heads.push(d_q_h);
-            d_k_heads.push(d_k_h);
-            d_v_heads.push(d_v_h);
+            if head % group == 0 {
+                d_k_heads.push(d_k_h);
+                d_v_heads.push(d_v_h);
+            } else {
+                d_k_heads[kv].add_assign(&d_k_h)?;
+                d_v_heads[kv].add_assign(&d_v_h)?;
+            }
         }
         let d_q = Matrix::concat_columns(&d_q_heads)?; // (T_q, C)
-        let d_k = Matrix::concat_columns(&d_k_heads)?; // (T_k, C)
-        let d_v = Matrix::concat_columns(&d_v_heads)?; // (T_k, C)
+        let d_k = Matrix::concat_columns(&d_k_heads)?; // (T_k, C_kv)
+        let d_v = Matrix::concat_columns(&d_v_heads)?; // (T_k, C_kv)
+        // 1b. Q and K were rotated by RoPE: rotate their gradients back (a rotation's transpose)
+        let d_q = self.unrotated(d_q, positions.query);
+        let d_k = self.unrotated(d_k, positions.key);
         for (m, name) in [(&d_q, "d_Q"), (&d_k, "d_K"), (&d_v, "d_V")] {
             refuse_gradient(m, name)?;
         }
 
         // 1. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V
         let d_x_q = d_q.matmul_transposed(&w.w_q)?; // (T_q, C) = d_Q·W_Qᵀ
-        let d_x_k = d_k.matmul_transposed(&w.w_k)?; // (T_k, C) = d_K·W_Kᵀ
+        let d_x_k = d_k.matmul_transposed(&w.w_k)?; // (T_k, C) = d_K·W_Kᵀ, (T_k, C_kv)·(C, C_kv)ᵀ
         let d_x_v = d_v.matmul_transposed(&w.w_v)?; // (T_k, C) = d_V·W_Vᵀ
         for (m, name) in [(&d_x_q, "backward(…).query"), (&d_x_k, "backward(…).key"), (&d_x_v, "backward(…).value")] {
             refuse_gradient(m, name)?;
@@ -165,6 +185,17 @@ impl MultiHeadAttention {
             add_into(&mut b.b_v, &d_v.column_sums());
         }
         Ok((d_x_q, d_x_k, d_x_v))
+    }
+}
+
+impl MultiHeadAttention {
+    /// The backward of [`MultiHeadAttention::rotated`]: `m` rotated back by RoPE (row 0 at `position`).
+    fn unrotated(&self, mut m: Matrix, position: usize) -> Matrix {
+        if let Some(rope) = self.rope {
+            let cols = m.cols();
+            rope.rotate(m.data_mut(), cols, self.head_dimensions, position, true);
+        }
+        m
     }
 }
 

@@ -15,14 +15,15 @@
 //! [`crate::multi_head_attention`], so with identity projections, zero biases and no mask
 //! the two agree bit for bit.
 
+use super::cache::KvCache;
 use super::init::SplitMix64;
 use super::limits::{at_item, check_forward, refuse_projection};
-use super::MultiHeadAttention;
-use crate::engine::{Cols, Hooks, Workspace};
+use super::{LastForward, MultiHeadAttention};
+use crate::engine::{Cols, HeadShape, Hooks, Workspace};
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
-use crate::multi_head::{heads, HeadSplit};
+use crate::multi_head::heads;
 
 /// Everything `forward` takes besides the inputs.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -73,7 +74,8 @@ pub(super) struct ItemCache {
     pub x_q: Matrix,
     pub x_k: Matrix,
     pub x_v: Matrix,
-    /// The projections, `(T_q, C)`, `(T_k, C)`, `(T_k, C)`.
+    /// The projections (Q and K rotated when the layer has RoPE), `(T_q, C)`, `(T_k, C_kv)`,
+    /// `(T_k, C_kv)`.
     pub q: Matrix,
     pub k: Matrix,
     pub v: Matrix,
@@ -88,6 +90,28 @@ pub(super) struct ForwardCache {
     pub batched: bool,
     pub t_q: usize,
     pub items: Vec<ItemCache>,
+    /// The positions of query 0 and key 0 (RoPE's angles, the causal rule and the window).
+    pub positions: Positions,
+}
+
+/// Where the rows are in the sequence: query `i` at `query + i`, key `j` at `key + j`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Positions {
+    pub query: usize,
+    pub key: usize,
+}
+
+impl Positions {
+    /// Without a cache: keys at `0 … T_k − 1`, queries the last `T_q` of them (`T_q > T_k` puts
+    /// the first queries before every key, where the causal rule hides all of them).
+    pub fn aligned(t_q: usize, t_k: usize) -> Self {
+        Self { query: t_k.saturating_sub(t_q), key: 0 }
+    }
+
+    /// The engine's offset: position of query 0 minus that of key 0, with `T_q > T_k` counted.
+    pub fn offset(&self, t_q: usize, t_k: usize) -> isize {
+        self.query as isize - self.key as isize - t_q.saturating_sub(t_k) as isize
+    }
 }
 
 /// `"query"` or `"query[b]"`.
@@ -115,13 +139,16 @@ impl MultiHeadAttention {
         let (t_q, t_k) = self.check_inputs(query, key, value, options)?;
         let dropout = (options.training && self.dropout > 0.0).then_some(self.dropout);
         check_forward(self.embed_dim, self.number_of_heads, query.len(), t_q, t_k, options.need_weights, dropout.is_some())?;
+        let positions = Positions::aligned(t_q, t_k);
+        self.check_rope_alignment(t_q, t_k)?;
         // Draw into a copy of the generator and commit it only on success.
         let mut rng = self.dropout_rng.clone();
         let mut outputs = Vec::with_capacity(query.len());
         let mut items = Vec::with_capacity(query.len());
         for (b, ((x_q, x_k), x_v)) in query.iter().zip(key).zip(value).enumerate() {
-            let (output, item) =
-                self.forward_item(x_q, x_k, x_v, &options.mask, dropout, &mut rng).map_err(|e| at_item(e, options.batched, b))?;
+            let (output, item) = self
+                .forward_item(x_q, x_k, x_v, &options.mask, positions, dropout, &mut rng)
+                .map_err(|e| at_item(e, options.batched, b))?;
             outputs.push(output);
             items.push(item);
         }
@@ -139,43 +166,146 @@ impl MultiHeadAttention {
                 .collect()
         });
         self.dropout_rng = rng;
-        self.cache = Some(ForwardCache { batched: options.batched, t_q, items });
+        self.cache = Some(ForwardCache { batched: options.batched, t_q, items, positions });
+        self.last_forward = LastForward::Kept;
         Ok(ForwardOutput { output: outputs, weights })
     }
 
+    /// Decoding with a KV cache: projects `x` (`[B, T_new, C]`, B as the cache's once it has
+    /// one), rotates Q and K at positions `cache.length() …`, appends K and V to the cache and
+    /// attends causally over everything it holds (with `mask.window`, the cache then drops the
+    /// keys no later query can see). Row for row this is one causal `forward` over the whole
+    /// sequence. Keeps nothing for `backward`. On an error the cache is unchanged.
+    pub fn forward_cached(&mut self, x: &[Matrix], cache: &mut KvCache, options: &ForwardOptions) -> Result<ForwardOutput> {
+        check_cached(self, cache, x.len(), options)?;
+        let (t_new, _) = self.check_inputs(x, x, x, options)?;
+        let held = cache.keys.first().map_or(0, Matrix::rows);
+        check_forward(self.embed_dim, self.number_of_heads, x.len(), t_new, held + t_new, options.need_weights, false)?;
+        let w = &self.weights;
+        let b = w.biases.as_ref();
+        let bias = |name| b.is_some().then_some(name);
+        let (mut outputs, mut weights) = (Vec::with_capacity(x.len()), Vec::with_capacity(x.len()));
+        let (mut keys, mut values) = (Vec::with_capacity(x.len()), Vec::with_capacity(x.len()));
+        let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
+        for (item, x) in x.iter().enumerate() {
+            let mut step = || -> Result<(Matrix, Vec<Matrix>, Matrix, Matrix)> {
+                // 1. Project the new rows; rotate Q and K at their positions
+                let (q, k_new, v_new) = self.project_all(x, x, x, Positions { query: cache.length, key: cache.length })?;
+                // 2. Append K and V to what the cache holds: (held + T_new, C_kv)
+                let (k, v) = match (cache.keys.get(item), cache.values.get(item)) {
+                    (Some(k_old), Some(v_old)) => (k_old.concat_rows(&k_new)?, v_old.concat_rows(&v_new)?),
+                    _ => (k_new, v_new),
+                };
+                // 3–8. The engine over every held key: query i at position length + i, key j at start + j
+                let positions = Positions { query: cache.length, key: cache.start };
+                let (concat, heads) = self.attend_item(&q, &k, &v, &options.mask, positions, None, &mut rng)?;
+                // 9. Output projection
+                let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_new, C)
+                refuse_projection(&output, "output", "concat", "W_O", bias("b_O"))?;
+                Ok((output, heads.into_iter().map(|h| h.weights).collect(), k, v))
+            };
+            let (output, item_weights, k, v) = step().map_err(|e| at_item(e, options.batched, item))?;
+            outputs.push(output);
+            weights.push(item_weights);
+            keys.push(k);
+            values.push(v);
+        }
+        // commit: the new keys and values, and with a window only the last window − 1 positions
+        let length = cache.length + t_new;
+        let keep_from = options.mask.window.map_or(0, |w| (length + 1).saturating_sub(w)).max(cache.start);
+        let drop = keep_from - cache.start;
+        for m in keys.iter_mut().chain(values.iter_mut()) {
+            *m = m.slice_rows(drop, m.rows())?;
+        }
+        cache.items = x.len();
+        cache.keys = keys;
+        cache.values = values;
+        cache.start = keep_from;
+        cache.length = length;
+        self.cache = None;
+        self.last_forward = LastForward::Cached;
+        let weights = options.need_weights.then(|| {
+            weights.into_iter().map(|used| if options.average_weights { vec![mean_over_heads(&used)] } else { used }).collect()
+        });
+        Ok(ForwardOutput { output: outputs, weights })
+    }
+
+    /// With RoPE the queries are the last `T_q` of the `T_k` positions, so `T_q ≤ T_k`.
+    pub(super) fn check_rope_alignment(&self, t_q: usize, t_k: usize) -> Result<()> {
+        if self.rope.is_some() && t_q > t_k {
+            return Err(AttentionError::range_error(format!(
+                "query has T_q = {t_q} rows but key has T_k = {t_k}: with rope the queries are the last T_q of the T_k positions, so T_q ≤ T_k"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Pass 1 for one item: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, each
+    /// checked for overflow, then Q and K rotated at `positions` when the layer has RoPE.
+    pub(super) fn project_all(&self, x_q: &Matrix, x_k: &Matrix, x_v: &Matrix, positions: Positions) -> Result<(Matrix, Matrix, Matrix)> {
+        let (q, k, v) = self.project_unrotated(x_q, x_k, x_v)?;
+        Ok((self.rotated(q, positions.query), self.rotated(k, positions.key), v))
+    }
+
+    /// Pass 1 without the rotation: `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
+    pub(super) fn project_unrotated(&self, x_q: &Matrix, x_k: &Matrix, x_v: &Matrix) -> Result<(Matrix, Matrix, Matrix)> {
+        let w = &self.weights;
+        let b = w.biases.as_ref();
+        let q = project(x_q, &w.w_q, b.map(|b| &b.b_q[..]))?; // (T_q, C)
+        let k = project(x_k, &w.w_k, b.map(|b| &b.b_k[..]))?; // (T_k, C_kv)
+        let v = project(x_v, &w.w_v, b.map(|b| &b.b_v[..]))?; // (T_k, C_kv)
+        // Refuse overflow: finite inputs and weights, so a non-finite entry is beyond f64
+        let bias = |name| b.is_some().then_some(name);
+        refuse_projection(&q, "Q", "query", "W_Q", bias("b_Q"))?;
+        refuse_projection(&k, "K", "key", "W_K", bias("b_K"))?;
+        refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
+        Ok((q, k, v))
+    }
+
+    /// `m` with every head rotated by RoPE, row 0 at `position` (unchanged without RoPE).
+    pub(super) fn rotated(&self, mut m: Matrix, position: usize) -> Matrix {
+        if let Some(rope) = self.rope {
+            let cols = m.cols();
+            rope.rotate(m.data_mut(), cols, self.head_dimensions, position, false);
+        }
+        m
+    }
+
+    /// Passes 2–8 for one item: the engine over every head, the softmax weights kept (and, with
+    /// `dropout`, dropped out) by the hooks; returns `(concat (T_q, C), the heads' caches)`.
+    #[allow(clippy::too_many_arguments)]
+    fn attend_item(&self, q: &Matrix, k: &Matrix, v: &Matrix, mask: &Mask, positions: Positions, dropout: Option<f64>, rng: &mut SplitMix64) -> Result<(Matrix, Vec<HeadCache>)> {
+        let (t_q, t_k) = (q.rows(), k.rows());
+        let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
+        shape.offset = positions.offset(t_q, t_k);
+        let mut keep = Keep { t_q, t_k, dropout, rng, heads: Vec::with_capacity(self.number_of_heads) };
+        let concat = heads(Cols::of(q), Cols::of(k), Cols::of(v), shape, mask, &mut Workspace::new(), &mut keep)?;
+        Ok((Matrix::new(t_q, self.embed_dim, concat)?, keep.heads))
+    }
+
     /// Passes 1–9 for one batch item.
+    #[allow(clippy::too_many_arguments)]
     fn forward_item(
         &self,
         x_q: &Matrix,
         x_k: &Matrix,
         x_v: &Matrix,
         mask: &Mask,
+        positions: Positions,
         dropout: Option<f64>,
         rng: &mut SplitMix64,
     ) -> Result<(Matrix, ItemCache)> {
         let w = &self.weights;
         let b = w.biases.as_ref();
-        let c = self.embed_dim;
-        // 1. Project the inputs
-        let q = project(x_q, &w.w_q, b.map(|b| &b.b_q[..]))?; // (T_q, C)
-        let k = project(x_k, &w.w_k, b.map(|b| &b.b_k[..]))?; // (T_k, C)
-        let v = project(x_v, &w.w_v, b.map(|b| &b.b_v[..]))?; // (T_k, C)
-        // 1b. Refuse overflow: finite inputs and weights, so a non-finite entry is beyond f64
-        let bias = |name| b.is_some().then_some(name);
-        refuse_projection(&q, "Q", "query", "W_Q", bias("b_Q"))?;
-        refuse_projection(&k, "K", "key", "W_K", bias("b_K"))?;
-        refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
+        // 1. Project the inputs (and rotate Q and K with RoPE)
+        let (q, k, v) = self.project_all(x_q, x_k, x_v, positions)?;
         // 2–8. The engine: per head slice, scores, scale, softmax (kept, and dropped out in
-        // training, by the hooks), weights·V_h, straight into the concatenation
-        let (t_q, t_k) = (q.rows(), k.rows());
-        let split = HeadSplit { number_of_heads: self.number_of_heads, head_dimensions: self.head_dimensions };
-        let mut keep = Keep { t_q, t_k, dropout, rng, heads: Vec::with_capacity(self.number_of_heads) };
-        let concat = heads(Cols::of(&q), Cols::of(&k), Cols::of(&v), split.head_shape(t_q, t_k), mask, &mut Workspace::new(), &mut keep)?;
-        let concat = Matrix::new(t_q, c, concat)?; // (T_q, C)
+        // training, by the hooks), weights·V_g, straight into the concatenation
+        let (concat, heads) = self.attend_item(&q, &k, &v, mask, positions, dropout, rng)?; // (T_q, C)
         // 9. Output projection
         let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_q, C)
-        refuse_projection(&output, "output", "concat", "W_O", bias("b_O"))?;
-        let item = ItemCache { x_q: x_q.clone(), x_k: x_k.clone(), x_v: x_v.clone(), q, k, v, heads: keep.heads, concat };
+        refuse_projection(&output, "output", "concat", "W_O", b.is_some().then_some("b_O"))?;
+        let item = ItemCache { x_q: x_q.clone(), x_k: x_k.clone(), x_v: x_v.clone(), q, k, v, heads, concat };
         Ok((output, item))
     }
 
@@ -285,4 +415,32 @@ fn mean_over_heads(heads: &[Matrix]) -> Matrix {
     let n = heads.len() as f64;
     mean.data_mut().iter_mut().for_each(|m| *m /= n);
     mean
+}
+
+/// The checks of a cached forward: this layer's cache, the same B, causal, no explicit mask,
+/// no training.
+pub(super) fn check_cached(layer: &MultiHeadAttention, cache: &KvCache, batch: usize, options: &ForwardOptions) -> Result<()> {
+    if cache.layer != layer.id {
+        return Err(AttentionError::State(
+            "options.cache belongs to another layer: a cache holds one layer's keys and values; create it with this layer's createCache()".into(),
+        ));
+    }
+    if cache.items != 0 && cache.items != batch {
+        return Err(AttentionError::range_error(format!(
+            "the input has a batch of {batch} but options.cache holds {}: a cache keeps one sequence per batch item (reset() it to start over)",
+            cache.items
+        )));
+    }
+    if !options.mask.causal {
+        return Err(AttentionError::type_error(
+            "options.cache needs options.causal: true (decoding appends tokens after everything cached, each seeing only the past)",
+        ));
+    }
+    if options.mask.allowed.is_some() {
+        return Err(AttentionError::type_error("options.mask cannot be used with options.cache (its columns would change with every token); use causal and window"));
+    }
+    if options.training {
+        return Err(AttentionError::type_error("options.training cannot be used with options.cache: a cached forward keeps no intermediates for backward"));
+    }
+    Ok(())
 }

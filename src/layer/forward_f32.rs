@@ -19,13 +19,14 @@
 //! [`MultiHeadAttention::backward_f32`] then differentiates it. `backward` after an evaluation-mode
 //! f32 forward is a `State` error.
 
-use super::MultiHeadAttention;
-use crate::engine::{check_budget, Batch, Cols, Hooks, Workspace};
+use super::{LastForward, MultiHeadAttention};
+use crate::engine::{check_budget, Batch, Cols, HeadShape, Hooks, Workspace};
+use super::forward::Positions;
 use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
 use crate::kernels::{linear_prepacked_f32, PackedPanels};
 use crate::limits::refuse_overflow_f32;
-use crate::multi_head::{heads, HeadSplit};
+use crate::multi_head::heads;
 
 use super::forward::ForwardOptions;
 use super::limits::at_item;
@@ -42,11 +43,10 @@ pub(super) struct PackedWeightsF32 {
 impl PackedWeightsF32 {
     fn new(layer: &MultiHeadAttention) -> Self {
         let w = &layer.weights;
-        let c = layer.embed_dim;
         let pack = |m: &crate::matrix::Matrix| {
             let values: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
             let mut panels = PackedPanels::new();
-            panels.pack(&values, c, c, c);
+            panels.pack(&values, m.cols(), m.rows(), m.cols()); // (C, C) or (C, C_kv)
             panels
         };
         let to_f32 = |b: &[f64]| b.iter().map(|&x| x as f32).collect::<Vec<f32>>();
@@ -141,9 +141,13 @@ impl MultiHeadAttention {
         } else {
             (b * h * t_q, t_k)
         };
-        let split = HeadSplit { number_of_heads: h, head_dimensions: d_head };
+        self.check_rope_alignment(t_q, t_k)?;
+        let kv_c = self.kv_heads * d_head;
+        let positions = Positions::aligned(t_q, t_k);
+        let mut shape = HeadShape::new(t_q, t_k, h, self.kv_heads, d_head);
+        shape.offset = positions.offset(t_q, t_k);
         let parts = [(b * (t_q + 2 * t_k), c), (2 * t_q + 2 * t_k, c), (b * t_q, c), weights_len];
-        check_budget(split.head_shape(t_q, t_k), &parts, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"))?;
+        check_budget(shape, &parts, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"))?;
 
         if self.packed_f32.is_none() {
             self.packed_f32 = Some(PackedWeightsF32::new(self));
@@ -152,16 +156,21 @@ impl MultiHeadAttention {
         let mut output = vec![0.0f32; b * t_q * c];
         let mut weights = options.need_weights.then(|| vec![0.0f32; b * if options.average_weights { 1 } else { h } * t_q * t_k]);
         let mut head_weights = (options.need_weights && options.average_weights).then(|| vec![0.0f32; h * t_q * t_k]);
-        let (mut q, mut k, mut v) = (vec![0.0f32; t_q * c], vec![0.0f32; t_k * c], vec![0.0f32; t_k * c]);
+        let (mut q, mut k, mut v) = (vec![0.0f32; t_q * c], vec![0.0f32; t_k * kv_c], vec![0.0f32; t_k * kv_c]);
         let mut workspace = Workspace::new();
         for i in 0..b {
             // 1. project the inputs
             linear_prepacked_f32(query.item(i), t_q, &packed.panels[0], packed.bias(0), &mut q); // (T_q, C)
-            linear_prepacked_f32(key.item(i), t_k, &packed.panels[1], packed.bias(1), &mut k); // (T_k, C)
-            linear_prepacked_f32(value.item(i), t_k, &packed.panels[2], packed.bias(2), &mut v); // (T_k, C)
+            linear_prepacked_f32(key.item(i), t_k, &packed.panels[1], packed.bias(1), &mut k); // (T_k, C_kv)
+            linear_prepacked_f32(value.item(i), t_k, &packed.panels[2], packed.bias(2), &mut v); // (T_k, C_kv)
             refuse_overflow_f32(&q, c, "Q", "query·W_Q + b_Q")?;
-            refuse_overflow_f32(&k, c, "K", "key·W_K + b_K")?;
-            refuse_overflow_f32(&v, c, "V", "value·W_V + b_V")?;
+            refuse_overflow_f32(&k, kv_c, "K", "key·W_K + b_K")?;
+            refuse_overflow_f32(&v, kv_c, "V", "value·W_V + b_V")?;
+            // 1b. RoPE: rotate Q and K at their positions (the angles in f64, rounded once)
+            if let Some(rope) = self.rope {
+                rope.rotate(&mut q, c, d_head, positions.query, false);
+                rope.rotate(&mut k, kv_c, d_head, positions.key, false);
+            }
             // the weights of this item: straight into the result, or per head for the mean
             let item_weights: Option<&mut [f32]> = match (&mut weights, &mut head_weights) {
                 (Some(_), Some(per_head)) => {
@@ -172,10 +181,10 @@ impl MultiHeadAttention {
                 _ => None,
             };
             // 2. the engine: per head, block by block, into the head's columns of concat (T_q, C)
-            let (q_, k_, v_) = (Cols::all(&q, c), Cols::all(&k, c), Cols::all(&v, c));
+            let (q_, k_, v_) = (Cols::all(&q, c), Cols::all(&k, kv_c), Cols::all(&v, kv_c));
             let concat = match item_weights {
-                Some(out) => heads(q_, k_, v_, split.head_shape(t_q, t_k), &options.mask, &mut workspace, &mut WriteWeights { out, t_q, t_k }),
-                None => heads(q_, k_, v_, split.head_shape(t_q, t_k), &options.mask, &mut workspace, &mut ()),
+                Some(out) => heads(q_, k_, v_, shape, &options.mask, &mut workspace, &mut WriteWeights { out, t_q, t_k }),
+                None => heads(q_, k_, v_, shape, &options.mask, &mut workspace, &mut ()),
             }
             .map_err(|e| at_item(e, options.batched, i))?;
             // the mean over heads, summed in head order and then divided (as the f64 path does)
@@ -193,7 +202,7 @@ impl MultiHeadAttention {
         }
         // no intermediates kept: backward after this pass is refused
         self.cache = None;
-        self.last_forward_f32 = true;
+        self.last_forward = LastForward::F32;
         Ok(ForwardOutputF32 { output, weights })
     }
 }

@@ -14,6 +14,7 @@
 //! the dropout stream are specified bit for bit in [`init`].
 
 mod backward;
+mod cache;
 mod forward;
 mod forward_f32;
 mod limits;
@@ -24,7 +25,8 @@ pub mod init;
 mod tests;
 
 pub use backward::{InputGrads, InputGradsF32};
-pub use forward::{ForwardOptions, ForwardOutput};
+pub use cache::KvCache;
+pub use forward::{ForwardOptions, ForwardOutput, Positions};
 pub use projected::{projected_self_attention, projected_self_attention_f32, ProjectedOptions};
 pub use forward_f32::{BatchF32, ForwardOutputF32};
 
@@ -176,9 +178,29 @@ pub struct MultiHeadAttention {
     /// The weights in f32, packed for the f32 forward; built at its first call after
     /// construction or `set_weights`.
     packed_f32: Option<forward_f32::PackedWeightsF32>,
-    /// Set by the f32 forward (which `backward` cannot differentiate); only meaningful while
-    /// `cache` is `None`, since the f64 forward refills the cache.
-    last_forward_f32: bool,
+    /// What the last forward pass was, for `backward`'s message when it kept nothing.
+    last_forward: LastForward,
+    /// This layer's identity, which its KV caches carry.
+    id: u64,
+}
+
+/// The kind of the last forward pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LastForward {
+    /// None yet, or the weights changed since.
+    None,
+    /// One that kept what `backward` needs.
+    Kept,
+    /// The f32 forward in evaluation mode (its kernels keep no intermediates).
+    F32,
+    /// A forward with a KV cache (decoding keeps no intermediates).
+    Cached,
+}
+
+/// A new layer identity (for [`KvCache`]'s owner check).
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl MultiHeadAttention {
@@ -227,7 +249,8 @@ impl MultiHeadAttention {
             cache: None,
             grads: None,
             packed_f32: None,
-            last_forward_f32: false,
+            last_forward: LastForward::None,
+            id: next_id(),
         })
     }
 
@@ -376,14 +399,13 @@ impl MultiHeadAttention {
         self.cache = None;
         self.grads = None;
         self.packed_f32 = None;
-        self.last_forward_f32 = false;
+        self.last_forward = LastForward::None;
         Ok(())
     }
 
     /// Whether the last forward pass was [`Self::forward_f32`], after which `backward` is refused.
     pub fn last_forward_f32(&self) -> bool {
-        // an f64 forward refills the cache (and leaves the flag as it was)
-        self.cache.is_none() && self.last_forward_f32
+        self.last_forward == LastForward::F32
     }
 
     /// The parameter gradients of the last `backward`, or a `State` error before any.
@@ -400,6 +422,9 @@ impl MultiHeadAttention {
 pub trait LayerFloat: Kernel {
     /// `(output, weights)` of the forward pass (the weights with `need_weights`).
     fn forward_batch(layer: &mut MultiHeadAttention, query: Batch<Self>, key: Batch<Self>, value: Batch<Self>, options: &ForwardOptions) -> Result<(Vec<Self>, Option<Vec<Self>>)>;
+    /// `(output, weights)` of [`MultiHeadAttention::forward_cached`] on `x` (f32: in f64, the
+    /// cache holding f64, the results rounded once).
+    fn forward_cached_batch(layer: &mut MultiHeadAttention, x: Batch<Self>, cache: &mut KvCache, options: &ForwardOptions) -> Result<(Vec<Self>, Option<Vec<Self>>)>;
     /// The gradients with respect to query, key and value.
     fn backward_batch(layer: &mut MultiHeadAttention, grad_output: Batch<Self>, batched: bool) -> Result<[Vec<Self>; 3]>;
 }
@@ -416,6 +441,12 @@ impl LayerFloat for f64 {
         Ok((flat(&result.output), weights))
     }
 
+    fn forward_cached_batch(layer: &mut MultiHeadAttention, x: Batch<f64>, cache: &mut KvCache, options: &ForwardOptions) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
+        let result = layer.forward_cached(&x.matrices()?, cache, options)?;
+        let weights = result.weights.map(|w| w.iter().flat_map(|item| flat(item)).collect());
+        Ok((flat(&result.output), weights))
+    }
+
     fn backward_batch(layer: &mut MultiHeadAttention, grad_output: Batch<f64>, batched: bool) -> Result<[Vec<f64>; 3]> {
         let grads = layer.backward(&grad_output.matrices()?, batched)?;
         Ok([flat(&grads.query), flat(&grads.key), flat(&grads.value)])
@@ -426,6 +457,14 @@ impl LayerFloat for f32 {
     fn forward_batch(layer: &mut MultiHeadAttention, query: Batch<f32>, key: Batch<f32>, value: Batch<f32>, options: &ForwardOptions) -> Result<(Vec<f32>, Option<Vec<f32>>)> {
         let result = layer.forward_f32(query, key, value, options)?;
         Ok((result.output, result.weights))
+    }
+
+    fn forward_cached_batch(layer: &mut MultiHeadAttention, x: Batch<f32>, cache: &mut KvCache, options: &ForwardOptions) -> Result<(Vec<f32>, Option<Vec<f32>>)> {
+        let result = layer.forward_cached(&x.widen()?, cache, options)?;
+        let output = forward_f32::narrow_items_f32(&result.output, options.batched, "output")?;
+        // attention weights lie in [0, 1]: rounding cannot overflow
+        let weights = result.weights.map(|w| w.iter().flatten().flat_map(|m| m.data().iter().map(|&x| x as f32)).collect());
+        Ok((output, weights))
     }
 
     fn backward_batch(layer: &mut MultiHeadAttention, grad_output: Batch<f32>, batched: bool) -> Result<[Vec<f32>; 3]> {

@@ -13,9 +13,9 @@ use super::MultiHeadAttention;
 use crate::error::Result;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
-use crate::engine::Cols;
-use crate::multi_head::HeadSplit;
-use crate::trace::{record_heads, Op, Recorder, Step, Trace};
+use super::forward::Positions;
+use crate::engine::{Cols, HeadShape};
+use crate::trace::{record_heads, Op, Recorder, Rotated, Step, Trace};
 
 impl MultiHeadAttention {
     /// Evaluation-mode forward (no dropout) of one unbatched input, recording every step. The
@@ -25,6 +25,7 @@ impl MultiHeadAttention {
         let options = ForwardOptions { mask: mask.clone(), ..ForwardOptions::default() };
         let one = std::slice::from_ref;
         let (t_q, t_k) = self.check_inputs(one(query), one(key), one(value), &options)?;
+        self.check_rope_alignment(t_q, t_k)?;
         // every head's scores, scaled scores, weights and context are kept: counted like a forward with dropout and needWeights
         check_forward(self.embed_dim, self.number_of_heads, 1, t_q, t_k, true, true)?;
         let mut recorder = Recorder::new(t_q, t_k, mask);
@@ -38,9 +39,20 @@ impl MultiHeadAttention {
         refuse_projection(&q, "Q", "query", "W_Q", bias("b_Q"))?;
         refuse_projection(&k, "K", "key", "W_K", bias("b_K"))?;
         refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
+        // 1b. RoPE: the heads see Q and K rotated; the recorder slices the unrotated ones and
+        // records each head's Rotate
+        let positions = Positions::aligned(t_q, t_k);
+        let (q_rot, k_rot) = (self.rotated(q.clone(), positions.query), self.rotated(k.clone(), positions.key));
+        if let Some(rope) = self.rope {
+            recorder.rotated = Some(Rotated { q: &q, k: &k, rope, q_position: positions.query, k_position: positions.key });
+        }
+        if self.kv_heads != self.number_of_heads {
+            recorder.kv_heads = Some(self.kv_heads);
+        }
         // 2–8 and the W_O MatMul: the heads exactly as multi-head attention records them
-        let split = HeadSplit { number_of_heads: self.number_of_heads, head_dimensions: self.head_dimensions };
-        let mut output = record_heads(&mut recorder, (Cols::of(&q), Cols::of(&k), Cols::of(&v)), split.head_shape(t_q, t_k), Some(&w.w_o))?; // (T_q, C)
+        let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
+        shape.offset = positions.offset(t_q, t_k);
+        let mut output = record_heads(&mut recorder, (Cols::of(&q_rot), Cols::of(&k_rot), Cols::of(&v)), shape, Some(&w.w_o))?; // (T_q, C)
         let mut steps = recorder.steps;
         // 9. + b_O
         if let Some(b) = b {

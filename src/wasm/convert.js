@@ -261,6 +261,24 @@ export const readSeed = guarded((value, place) => {
 });
 
 /** An optional probability 0 ≤ p < 1 (default 0). */
+// ---- KV caches ----------------------------------------------------------------------------------
+
+/** The key under which a cache made by `createCache()` carries its id (module-private). */
+const CACHE_ID = Symbol('attention-lab KV cache');
+
+/** Marks `cache` (a KvCache object) with its registry id; the mark cannot be changed or forged from outside. */
+export function tagCache(cache, id) {
+  Object.defineProperty(cache, CACHE_ID, { value: id });
+  return cache;
+}
+
+/** The registry id of a cache from `createCache()`, or a TypeError naming `place`. */
+export const readCacheId = guarded((value, place) => {
+  const id = value !== null && typeof value === 'object' ? value[CACHE_ID] : undefined;
+  if (typeof id !== 'number') throw typeError(`${place} is ${describe(value)}; expected a cache from layer.createCache()`);
+  return id;
+});
+
 export const readProbability = guarded((value, place) => {
   if (value === undefined) return 0;
   if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a number in [0, 1)`);

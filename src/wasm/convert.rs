@@ -46,6 +46,10 @@ extern "C" {
     fn read_array_length(array: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = readSeed)]
     fn read_seed_js(value: &JsValue, place: &str) -> JsValue;
+    #[wasm_bindgen(js_name = tagCache)]
+    pub(crate) fn tag_cache(cache: &JsValue, id: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readCacheId)]
+    fn read_cache_id_js(value: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = readProbability)]
     fn read_probability_js(value: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = readOptions)]
@@ -349,6 +353,11 @@ impl Options {
 /// negative, fractional, NaN or absurdly large values are a RangeError.
 pub fn read_count(value: &JsValue, place: &str) -> Result<usize> {
     Ok(refused(read_count_js(value, place))?.as_f64().unwrap_or(0.0) as usize)
+}
+
+/// The registry id of a cache made by `createCache()` (a TypeError naming `place` for anything else).
+pub fn read_cache_id(value: &JsValue, place: &str) -> Result<u32> {
+    Ok(refused(read_cache_id_js(value, place))?.as_f64().unwrap_or(0.0) as u32)
 }
 
 /// Reads a `number[]` (e.g. a bias). Not an array → TypeError; empty, NaN or ±Infinity → RangeError.

@@ -7,12 +7,12 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{
-    is_typed_candidate, js_result, read_batch, read_count, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
+    is_typed_candidate, js_result, read_batch, read_cache_id, read_count, tag_cache, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
     write_trace, write_typed, write_vector, Element, OnTyped, Options, SamePrecision, Typed, TypedMatrix,
 };
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, MultiHeadAttention, Weights};
-use crate::engine::Rope;
+use crate::engine::{Batch, Rope};
 use crate::matrix::Matrix;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -103,8 +103,23 @@ export interface PyTorchAttentionState {
 export interface MultiHeadAttentionForwardOptions {
   /** T_q×T_k; `mask[i][j] === true` means query i may attend to key j. Shared by a whole batch. */
   mask?: boolean[][];
-  /** Forbid every key j > i. Combined with `mask` by AND. */
+  /**
+   * Query at position p sees keys j ≤ p only. Keys are at positions 0 … T_k − 1 and the queries are the
+   * LAST T_q positions (query i at T_k − T_q + i): flash-attention's bottom-right alignment, which
+   * decoding needs; PyTorch's `is_causal` aligns top-left instead. The same as j ≤ i when T_q = T_k.
+   * Combined with `mask` and `window` by AND.
+   */
   causal?: boolean;
+  /** A sliding window w (positive integer): query at p sees keys with |p − j| < w; with `causal`, p − w < j ≤ p (Mistral). */
+  window?: number;
+  /**
+   * Decode with a KV cache from `createCache()`: the input (self-attention; key and value omitted) is
+   * projected, rotated at positions cache.length …, appended to the cache, and attends over everything
+   * cached. Needs `causal: true`; no `mask`, no `training`. Any chunking of a sequence gives the rows of
+   * one causal forward over the whole sequence. With `window` the cache keeps only the last window − 1
+   * positions. `backward` after a cached forward throws.
+   */
+  cache?: KvCache;
   /** Also return the attention weights per head. Default false. */
   needWeights?: boolean;
   /** With needWeights: return the mean over heads instead. Default false. */
@@ -169,6 +184,8 @@ export interface MultiHeadAttention {
   forward(query: TypedMatrix<Float32Array>, key?: TypedMatrix<Float32Array> | null, value?: TypedMatrix<Float32Array> | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionTypedResult<Float32Array>;
   /** The typed form in f64: bit for bit what number[][] input gives, and `backward` works after it. */
   forward(query: TypedMatrix<Float64Array>, key?: TypedMatrix<Float64Array> | null, value?: TypedMatrix<Float64Array> | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionTypedResult<Float64Array>;
+  /** A new, empty KV cache for this layer's `forward(x, undefined, undefined, { cache, causal: true })`. */
+  createCache(): KvCache;
   /**
    * Differentiates the last forward for the gradient of the loss with respect to its output
    * (same shape as the output). Returns the input gradients; stores the parameter gradients
@@ -297,6 +314,12 @@ impl JsMultiHeadAttention {
     }
 
     /// 4·C² + 4·C with biases, 4·C² without (2,362,368 and 2,359,296 for C = 768).
+    /// The key/value heads (numKVHeads; numHeads unless the layer groups its queries).
+    #[wasm_bindgen(getter = numKVHeads)]
+    pub fn num_kv_heads(&self) -> f64 {
+        self.inner.kv_heads() as f64
+    }
+
     #[wasm_bindgen(getter = numParameters)]
     pub fn num_parameters(&self) -> f64 {
         self.inner.num_parameters() as f64
@@ -355,17 +378,14 @@ impl JsMultiHeadAttention {
                 return self.forward_typed(&query, &key, &value, &options);
             }
             let (query, batched) = read_batch(&query, "query")?;
-            let key = read_default(&key, "key", &query, batched, "query")?;
-            let value = read_default(&value, "value", &key, batched, "key")?;
+            let key_items = read_default(&key, "key", &query, batched, "query")?;
+            let value_items = read_default(&value, "value", &key_items, batched, "key")?;
             let o = Options::read(&options, "options", FORWARD_KEYS)?;
-            let options = ForwardOptions {
-                mask: o.mask()?,
-                need_weights: o.flag("needWeights")?,
-                average_weights: o.flag("averageWeights")?,
-                training: o.flag("training")?,
-                batched,
+            let options = read_forward_options(&o, batched)?;
+            let result = match read_cache(&o, &key, &value)? {
+                Some(id) => with_cache(id, |cache| self.inner.forward_cached(&query, cache, &options))?,
+                None => self.inner.forward(&query, &key_items, &value_items, &options)?,
             };
-            let result = self.inner.forward(&query, &key, &value, &options)?;
             let mut entries = vec![("output", write_batch(&result.output, batched))];
             if let Some(weights) = &result.weights {
                 // per item: h heads, or one averaged matrix
@@ -413,6 +433,18 @@ impl JsMultiHeadAttention {
         })
     }
 
+    /// A new, empty KV cache for decoding with this layer (see the TypeScript declaration).
+    #[wasm_bindgen(js_name = createCache, skip_typescript)]
+    pub fn create_cache(&self) -> JsValue {
+        let id = NEXT_CACHE.with(|next| {
+            let id = next.get();
+            next.set(id.wrapping_add(1).max(1));
+            id
+        });
+        CACHES.with(|caches| caches.borrow_mut().insert(id, self.inner.create_cache()));
+        tag_cache(&JsValue::from(JsKvCache { id }), id)
+    }
+
     /// The parameter gradients of the last `backward`, with the keys of `getWeights()`.
     /// Throws an Error before any backward.
     #[wasm_bindgen(unchecked_return_type = "MultiHeadAttentionLayerWeights")]
@@ -429,18 +461,17 @@ impl JsMultiHeadAttention {
         let c = self.inner.embed_dim();
         let query = read_typed_matrix(query, "query", true)?;
         check_typed_width(&query, "query", c)?;
-        let key = read_typed_default(key, "key", &query, c)?.unwrap_or_else(|| query.clone());
-        let value = read_typed_default(value, "value", &key, c)?.unwrap_or_else(|| key.clone());
+        let key_typed = read_typed_default(key, "key", &query, c)?.unwrap_or_else(|| query.clone());
+        let value_typed = read_typed_default(value, "value", &key_typed, c)?.unwrap_or_else(|| key_typed.clone());
         let o = Options::read(options, "options", FORWARD_KEYS)?;
-        let options = ForwardOptions {
-            mask: o.mask()?,
-            need_weights: o.flag("needWeights")?,
-            average_weights: o.flag("averageWeights")?,
-            training: o.flag("training")?,
-            batched: query.batch().is_some(),
-        };
+        let options = read_forward_options(&o, query.batch().is_some())?;
+        if let Some(id) = read_cache(&o, key, value)? {
+            let query = SamePrecision::new([query], ["query"])?;
+            return query.call(LayerForward { layer: &mut self.inner, options, cache: Some(id) });
+        }
+        let (key, value) = (key_typed, value_typed);
         let qkv = SamePrecision::new([query, key, value], ["query", "key", "value"])?;
-        qkv.call(LayerForward { layer: &mut self.inner, options })
+        qkv.call(LayerForward { layer: &mut self.inner, options, cache: None })
     }
 
     /// `backward` on `{ data: Float32Array | Float64Array, shape }`; the gradients come back in
@@ -453,10 +484,22 @@ impl JsMultiHeadAttention {
     }
 }
 
-/// The typed `forward`, in either precision.
+/// The typed `forward`, in either precision: over query, key and value, or over one input with a cache.
 struct LayerForward<'a> {
     layer: &'a mut MultiHeadAttention,
     options: ForwardOptions,
+    cache: Option<u32>,
+}
+
+impl OnTyped<1> for LayerForward<'_> {
+    type Out = JsValue;
+    fn call<F: Element>(self, [x]: [Typed<F>; 1]) -> Result<JsValue> {
+        let id = self.cache.ok_or_else(|| AttentionError::State("a typed forward of one input needs a cache".into()))?;
+        let view = x.view();
+        let held = with_cache(id, |cache| Ok(cache.held()))?;
+        let (output, weights) = with_cache(id, |cache| F::forward_cached_batch(self.layer, view, cache, &self.options))?;
+        write_forward::<F>(&self.options, self.layer.number_of_heads(), (view, held + view.rows), output, weights)
+    }
 }
 
 impl OnTyped<3> for LayerForward<'_> {
@@ -464,15 +507,91 @@ impl OnTyped<3> for LayerForward<'_> {
     fn call<F: Element>(self, [query, key, value]: [Typed<F>; 3]) -> Result<JsValue> {
         let (q, k) = (query.view(), key.view());
         let (output, weights) = F::forward_batch(self.layer, q, k, value.view(), &self.options)?;
-        // [B, …] in front when batched
-        let lead = |shape: &[usize]| -> Vec<usize> { if self.options.batched { [&[q.items][..], shape].concat() } else { shape.to_vec() } };
-        let h = self.layer.number_of_heads();
-        let mut entries = vec![("output", write_typed(&F::wrap(output), &lead(&[q.rows, q.cols])))];
-        if let Some(weights) = weights {
-            let shape = if self.options.average_weights { lead(&[q.rows, k.rows]) } else { lead(&[h, q.rows, k.rows]) };
-            entries.push(("weights", write_typed(&F::wrap(weights), &shape)));
+        write_forward::<F>(&self.options, self.layer.number_of_heads(), (q, k.rows), output, weights)
+    }
+}
+
+/// `{ output, weights? }` of a typed forward: `[B?, T_q, C]`, and `[B?, h, T_q, T_k]` or `[B?, T_q, T_k]`.
+fn write_forward<F: Element>(options: &ForwardOptions, h: usize, (q, t_k): (Batch<F>, usize), output: Vec<F>, weights: Option<Vec<F>>) -> Result<JsValue> {
+    // [B, …] in front when batched
+    let lead = |shape: &[usize]| -> Vec<usize> { if options.batched { [&[q.items][..], shape].concat() } else { shape.to_vec() } };
+    let mut entries = vec![("output", write_typed(&F::wrap(output), &lead(&[q.rows, q.cols])))];
+    if let Some(weights) = weights {
+        let shape = if options.average_weights { lead(&[q.rows, t_k]) } else { lead(&[h, q.rows, t_k]) };
+        entries.push(("weights", write_typed(&F::wrap(weights), &shape)));
+    }
+    write_object(&entries)
+}
+
+/// The forward options other than the cache.
+fn read_forward_options(o: &Options, batched: bool) -> Result<ForwardOptions> {
+    Ok(ForwardOptions {
+        mask: o.mask()?,
+        need_weights: o.flag("needWeights")?,
+        average_weights: o.flag("averageWeights")?,
+        training: o.flag("training")?,
+        batched,
+    })
+}
+
+/// `options.cache`'s registry id, if given; then key and value must be omitted (the cache holds
+/// this layer's own keys and values: self-attention).
+fn read_cache(o: &Options, key: &JsValue, value: &JsValue) -> Result<Option<u32>> {
+    let raw = o.raw("cache")?;
+    if raw.is_undefined() {
+        return Ok(None);
+    }
+    let id = read_cache_id(&raw, "options.cache")?;
+    for (name, v) in [("key", key), ("value", value)] {
+        if !(v.is_undefined() || v.is_null()) {
+            return Err(AttentionError::type_error(format!(
+                "{name} must be omitted with options.cache: decoding is self-attention over the cached keys and values (forward(x, undefined, undefined, {{ cache, causal: true }}))"
+            )));
         }
-        write_object(&entries)
+    }
+    Ok(Some(id))
+}
+
+thread_local! {
+    /// The caches `createCache()` made and not yet freed, by id.
+    static CACHES: std::cell::RefCell<std::collections::BTreeMap<u32, layer::KvCache>> = const { std::cell::RefCell::new(std::collections::BTreeMap::new()) };
+    static NEXT_CACHE: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
+}
+
+/// Runs `f` on cache `id` (an Error when it was freed).
+fn with_cache<T>(id: u32, f: impl FnOnce(&mut layer::KvCache) -> Result<T>) -> Result<T> {
+    CACHES.with(|caches| match caches.borrow_mut().get_mut(&id) {
+        Some(cache) => f(cache),
+        None => Err(AttentionError::State("options.cache was freed: create a new one with layer.createCache()".into())),
+    })
+}
+
+/// A KV cache for decoding (see the layer's `forward` option `cache`).
+#[wasm_bindgen(js_name = KvCache)]
+pub struct JsKvCache {
+    id: u32,
+}
+
+#[wasm_bindgen(js_class = KvCache)]
+impl JsKvCache {
+    /// The positions seen so far: the next token is at this position.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> f64 {
+        with_cache(self.id, |cache| Ok(cache.length() as f64)).unwrap_or(0.0)
+    }
+
+    /// Forgets every position (and the batch size): the next forward starts at position 0.
+    pub fn reset(&self) {
+        let _ = with_cache(self.id, |cache| {
+            cache.reset();
+            Ok(())
+        });
+    }
+}
+
+impl Drop for JsKvCache {
+    fn drop(&mut self) {
+        CACHES.with(|caches| caches.borrow_mut().remove(&self.id));
     }
 }
 
@@ -581,7 +700,7 @@ fn read_default(value: &JsValue, name: &str, default: &[Matrix], batched: bool, 
 /// Adds `config.` to the core's messages about the constructor's own arguments.
 fn prefix(error: AttentionError, prefix: &str) -> AttentionError {
     let message = error.message();
-    let named = ["embedDim", "numHeads", "numKVHeads", "dropout", "headDim", "rope."];
+    let named = ["embedDim", "numHeads", "numKVHeads", "dropout", "rope."];
     let message = if named.iter().any(|n| message.starts_with(n)) {
         format!("{prefix}{message}")
     } else {
