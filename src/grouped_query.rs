@@ -96,9 +96,11 @@ pub fn rotary_embedding_batch<F: Real>(x: Batch<F>, split: HeadSplit, rope: Rope
             split.head_dimensions
         )));
     }
+    Rope::check_positions(offset, x.rows, "X's rows")?;
     let mut out = x.data.to_vec();
     for item in out.chunks_exact_mut(x.rows * c) {
         rope.rotate(item, c, split.head_dimensions, offset, false);
+        Rope::refuse_overflow(item, c, "rotaryEmbedding(X)")?;
     }
     Ok(out)
 }

@@ -23,6 +23,8 @@ pub trait Real:
     const ZERO: Self;
     const ONE: Self;
     const NEG_INFINITY: Self;
+    /// The largest finite value, as messages say it: "f64 (about 1.8e308)".
+    const LARGEST: &'static str;
     fn exp(self) -> Self;
     fn sqrt(self) -> Self;
     fn is_finite(self) -> bool;
@@ -32,11 +34,12 @@ pub trait Real:
 }
 
 macro_rules! impl_real {
-    ($t:ty) => {
+    ($t:ty, $largest:expr) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
             const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
+            const LARGEST: &'static str = $largest;
             #[inline]
             fn exp(self) -> Self {
                 <$t>::exp(self)
@@ -65,5 +68,5 @@ macro_rules! impl_real {
     };
 }
 
-impl_real!(f32);
-impl_real!(f64);
+impl_real!(f32, "f32 (about 3.4e38)");
+impl_real!(f64, "f64 (about 1.8e308)");

@@ -296,9 +296,12 @@ pub fn trace_grouped_query_attention(q: &Matrix, k: &Matrix, v: &Matrix, split: 
     recorder.kv_heads = Some(kv_heads);
     let (mut q_rot, mut k_rot) = (q.clone(), k.clone());
     if let Some((rope, k_position)) = rope {
+        Rope::check_positions(k_position, t_k, "K's rows")?;
         let q_position = k_position + t_k - t_q;
         rope.rotate(q_rot.data_mut(), c, split.head_dimensions, q_position, false);
         rope.rotate(k_rot.data_mut(), k.cols(), split.head_dimensions, k_position, false);
+        Rope::refuse_overflow(q_rot.data(), c, "Q")?;
+        Rope::refuse_overflow(k_rot.data(), k.cols(), "K")?;
         recorder.rotated = Some(Rotated { q, k, rope, q_position, k_position });
     }
     let shape = HeadShape::new(t_q, t_k, h, kv_heads, split.head_dimensions);

@@ -8,11 +8,52 @@
 //! ```
 //!
 //! The angle, its cosine and sine are computed in f64 (then rounded once for f32 data), so a
-//! score `q(m)·k(n)` depends on the positions only through `m − n`.
+//! score `q(m)·k(n)` depends on the positions only through `m − n`. They are computed here, not
+//! by `f64::powf`/`sin`/`cos`: those pull about 9 KB of libm into the .wasm (its reduction for
+//! arguments up to 1e308), while positions below [`MAX_POSITION`] need only the short reduction
+//! below. Both are plain wasm arithmetic, so every runtime gets the same bits.
 
 use crate::error::{AttentionError, Result};
 use crate::error::number_text;
 use crate::real::Real;
+
+/// Positions are below 2^20 (1,048,576 tokens): angles stay below 2^20, where the reduction of
+/// [`sin_cos`] is accurate to about 1e-15.
+pub const MAX_POSITION: usize = 1 << 20;
+
+/// `ln x` for a finite `x > 0`: Halley's iteration on `e^y = x` from the exponent's estimate
+/// (cubic convergence; five steps reach f64's precision from any start within ±1).
+fn ln(x: f64) -> f64 {
+    if x < f64::MIN_POSITIVE {
+        // subnormal: e^y would underflow on the way; scale by 2^64 first
+        return ln(x * 18_446_744_073_709_551_616.0) - 64.0 * std::f64::consts::LN_2;
+    }
+    let exponent = ((x.to_bits() >> 52) & 0x7FF) as i64 - 1023;
+    let mut y = exponent as f64 * std::f64::consts::LN_2;
+    for _ in 0..6 {
+        let e = y.exp();
+        y += 2.0 * (x - e) / (x + e);
+    }
+    y
+}
+
+/// `(sin x, cos x)` for `|x| < 2^20`: `x = n·π/2 + r` with `|r| ≤ π/4` (π/2 in two parts, the
+/// first of 33 bits so that `n·P1` is exact), then the minimax polynomials of fdlibm's kernels.
+pub fn sin_cos(x: f64) -> (f64, f64) {
+    const P1: f64 = 1.570_796_326_734_125_6; // π/2, its first 33 bits
+    const P1T: f64 = 6.077_100_506_506_192e-11; // π/2 − P1
+    let n = (x * std::f64::consts::FRAC_2_PI).round();
+    let r = (x - n * P1) - n * P1T;
+    let z = r * r;
+    let sin = r + r * z * (-1.666_666_666_666_663_2e-1 + z * (8.333_333_333_322_49e-3 + z * (-1.984_126_982_985_795e-4 + z * (2.755_731_370_707_007e-6 + z * (-2.505_076_025_340_686e-8 + z * 1.589_690_995_211_55e-10)))));
+    let cos = 1.0 - 0.5 * z + z * z * (4.166_666_666_666_66e-2 + z * (-1.388_888_888_887_411e-3 + z * (2.480_158_728_947_673e-5 + z * (-2.755_731_435_139_066e-7 + z * (2.087_572_321_298_175e-9 + z * -1.135_964_755_778_819_5e-11)))));
+    match (n as i64).rem_euclid(4) {
+        0 => (sin, cos),
+        1 => (cos, -sin),
+        2 => (-sin, -cos),
+        _ => (-cos, sin),
+    }
+}
 
 /// RoPE's parameters: `base` (10000 in Llama) and the position of row 0.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,10 +86,36 @@ impl Rope {
         )))
     }
 
-    /// `(cos θ, sin θ)` for position `p` and pair `i` of `d`.
+    /// A RangeError unless rows `first … first + rows − 1` are below [`MAX_POSITION`].
+    pub fn check_positions(first: usize, rows: usize, what: &str) -> Result<()> {
+        if first.saturating_add(rows) <= MAX_POSITION {
+            return Ok(());
+        }
+        Err(AttentionError::range_error(format!(
+            "{what} reach position {}, but rotary embedding positions stay below 2^20 = {MAX_POSITION}",
+            first.saturating_add(rows).saturating_sub(1)
+        )))
+    }
+
+    /// A RangeError naming the first entry of a rotated `(rows, cols)` matrix `name` that left the
+    /// precision's range (a rotation can grow a pair's entry by up to √2).
+    pub fn refuse_overflow<F: Real>(values: &[F], cols: usize, name: &str) -> Result<()> {
+        let Some(at) = values.iter().position(|x| !x.is_finite()) else { return Ok(()) };
+        Err(AttentionError::range_error(format!(
+            "{name}[{}][{}] overflows to {}: rotating its pair by RoPE went beyond the largest {}; scale the inputs down",
+            at / cols,
+            at % cols,
+            crate::limits::non_finite_name(values[at].to_f64()),
+            F::LARGEST
+        )))
+    }
+
+    /// `(cos θ, sin θ)` for position `p` and pair `i` of `d`: `θ = p·base^(−2i/d)`, with
+    /// `base^(−2i/d)` as `e^(−(2i/d)·ln base)`.
     fn angle(&self, p: usize, i: usize, d: usize) -> (f64, f64) {
-        let theta = p as f64 * self.base.powf(-2.0 * i as f64 / d as f64);
-        (theta.cos(), theta.sin())
+        let theta = p as f64 * (-2.0 * i as f64 / d as f64 * ln(self.base)).exp();
+        let (sin, cos) = sin_cos(theta);
+        (cos, sin)
     }
 
     /// Rotates, in place, every head (`d` columns) of the `rows` rows of a row-major matrix with
@@ -115,11 +182,34 @@ mod tests {
     }
 
     #[test]
+    fn sin_cos_and_ln_agree_with_libm_over_the_position_range() {
+        let mut worst = 0.0f64;
+        let mut x: f64 = 1e-3;
+        while x < MAX_POSITION as f64 {
+            for y in [x, -x] {
+                let (s, c) = sin_cos(y);
+                worst = worst.max((s - y.sin()).abs()).max((c - y.cos()).abs());
+            }
+            x = x * 1.37 + 0.71;
+        }
+        for p in [0.0, 1.0, 0.5, 1e-3, 3.0, 1e5, (MAX_POSITION - 1) as f64, std::f64::consts::FRAC_PI_4, 2.0 * std::f64::consts::PI] {
+            let (s, c) = sin_cos(p);
+            worst = worst.max((s - p.sin()).abs()).max((c - p.cos()).abs());
+        }
+        assert!(worst < 1e-15 * 4.0, "worst absolute error {worst}");
+        for b in [10000.0, 2.0, 1.0, 0.5, 1e-300, 1e300, 5e-324, 500000.0] {
+            assert!((ln(b) - b.ln()).abs() <= 4.0 * f64::EPSILON * b.ln().abs().max(1.0), "ln({b}) = {} vs {}", ln(b), b.ln());
+        }
+        assert!(Rope::check_positions(MAX_POSITION - 5, 5, "X's rows").is_ok());
+        assert!(Rope::check_positions(MAX_POSITION - 5, 6, "X's rows").unwrap_err().message().starts_with("X's rows reach position 1048576"));
+    }
+
+    #[test]
     fn the_first_pair_turns_by_the_position_in_radians() {
         // i = 0: θ = p, so (1, 0) at position 1 becomes (cos 1, sin 1) in rotate-half layout
         let mut x: Vec<f64> = vec![1.0, 0.0];
         Rope::default().rotate(&mut x, 2, 2, 1, false);
-        assert_eq!(x, vec![1f64.cos(), 1f64.sin()]);
+        assert!((x[0] - 1f64.cos()).abs() < 1e-16 && (x[1] - 1f64.sin()).abs() < 1e-16, "{x:?}");
         assert!(Rope::check_width(3, "headDim").unwrap_err().message().starts_with("headDim = 3 is odd"));
         assert!(Rope::check_base(0.0, "rope.base").is_err() && Rope::check_base(f64::NAN, "rope.base").is_err());
     }

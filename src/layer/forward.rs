@@ -19,7 +19,7 @@ use super::cache::KvCache;
 use super::init::SplitMix64;
 use super::limits::{at_item, check_forward, refuse_projection};
 use super::{LastForward, MultiHeadAttention};
-use crate::engine::{Cols, HeadShape, Hooks, Workspace};
+use crate::engine::{Cols, HeadShape, Hooks, Rope, Workspace};
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
@@ -244,7 +244,7 @@ impl MultiHeadAttention {
     /// checked for overflow, then Q and K rotated at `positions` when the layer has RoPE.
     pub(super) fn project_all(&self, x_q: &Matrix, x_k: &Matrix, x_v: &Matrix, positions: Positions) -> Result<(Matrix, Matrix, Matrix)> {
         let (q, k, v) = self.project_unrotated(x_q, x_k, x_v)?;
-        Ok((self.rotated(q, positions.query), self.rotated(k, positions.key), v))
+        Ok((self.rotated(q, positions.query, "Q")?, self.rotated(k, positions.key, "K")?, v))
     }
 
     /// Pass 1 without the rotation: `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
@@ -262,13 +262,16 @@ impl MultiHeadAttention {
         Ok((q, k, v))
     }
 
-    /// `m` with every head rotated by RoPE, row 0 at `position` (unchanged without RoPE).
-    pub(super) fn rotated(&self, mut m: Matrix, position: usize) -> Matrix {
+    /// `m` (called `name`) with every head rotated by RoPE, row 0 at `position` (unchanged
+    /// without RoPE); a RangeError past position 2^20 or beyond f64.
+    pub(super) fn rotated(&self, mut m: Matrix, position: usize, name: &str) -> Result<Matrix> {
         if let Some(rope) = self.rope {
+            Rope::check_positions(position, m.rows(), &format!("{name}'s rows"))?;
             let cols = m.cols();
             rope.rotate(m.data_mut(), cols, self.head_dimensions, position, false);
+            Rope::refuse_overflow(m.data(), cols, name)?;
         }
-        m
+        Ok(m)
     }
 
     /// Passes 2–8 for one item: the engine over every head, the softmax weights kept (and, with

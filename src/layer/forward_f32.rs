@@ -20,7 +20,7 @@
 //! f32 forward is a `State` error.
 
 use super::{LastForward, MultiHeadAttention};
-use crate::engine::{check_budget, Batch, Cols, HeadShape, Hooks, Workspace};
+use crate::engine::{check_budget, Batch, Cols, HeadShape, Hooks, Rope, Workspace};
 use super::forward::Positions;
 use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
@@ -168,8 +168,11 @@ impl MultiHeadAttention {
             refuse_overflow_f32(&v, kv_c, "V", "value·W_V + b_V")?;
             // 1b. RoPE: rotate Q and K at their positions (the angles in f64, rounded once)
             if let Some(rope) = self.rope {
+                Rope::check_positions(positions.query.max(positions.key), t_q.max(t_k), "the rows")?;
                 rope.rotate(&mut q, c, d_head, positions.query, false);
                 rope.rotate(&mut k, kv_c, d_head, positions.key, false);
+                Rope::refuse_overflow(&q, c, "Q")?;
+                Rope::refuse_overflow(&k, kv_c, "K")?;
             }
             // the weights of this item: straight into the result, or per head for the mean
             let item_weights: Option<&mut [f32]> = match (&mut weights, &mut head_weights) {

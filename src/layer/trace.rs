@@ -42,7 +42,7 @@ impl MultiHeadAttention {
         // 1b. RoPE: the heads see Q and K rotated; the recorder slices the unrotated ones and
         // records each head's Rotate
         let positions = Positions::aligned(t_q, t_k);
-        let (q_rot, k_rot) = (self.rotated(q.clone(), positions.query), self.rotated(k.clone(), positions.key));
+        let (q_rot, k_rot) = (self.rotated(q.clone(), positions.query, "Q")?, self.rotated(k.clone(), positions.key, "K")?);
         if let Some(rope) = self.rope {
             recorder.rotated = Some(Rotated { q: &q, k: &k, rope, q_position: positions.query, k_position: positions.key });
         }

@@ -355,6 +355,23 @@ pub fn read_count(value: &JsValue, place: &str) -> Result<usize> {
     Ok(refused(read_count_js(value, place))?.as_f64().unwrap_or(0.0) as usize)
 }
 
+/// A `rope` option: absent or `false` → `None`; `true` → an empty options object (every default);
+/// a plain object → it, read with `keys`. `null`, numbers, strings and boxed primitives are a
+/// TypeError naming `place`.
+pub fn read_rope_option(raw: &JsValue, place: &str, keys: &str) -> Result<Option<Options>> {
+    if raw.is_undefined() || raw.as_bool() == Some(false) {
+        return Ok(None);
+    }
+    if raw.as_bool() == Some(true) {
+        return Ok(Some(Options::read(&JsValue::UNDEFINED, place, keys)?));
+    }
+    let boxed = raw.is_instance_of::<js_sys::Boolean>() || raw.is_instance_of::<js_sys::Number>() || raw.is_instance_of::<js_sys::JsString>();
+    if raw.is_null() || !raw.is_object() || boxed {
+        return Err(AttentionError::type_error(format!("{place} is {}; expected true, false or {{ {keys} }}", describe(raw))));
+    }
+    Ok(Some(Options::read(raw, place, keys)?))
+}
+
 /// The registry id of a cache made by `createCache()` (a TypeError naming `place` for anything else).
 pub fn read_cache_id(value: &JsValue, place: &str) -> Result<u32> {
     Ok(refused(read_cache_id_js(value, place))?.as_f64().unwrap_or(0.0) as u32)
@@ -448,8 +465,6 @@ impl TypedValues {
 pub trait Element: LayerFloat {
     /// The typed array's name, as messages use it.
     const ARRAY: &'static str;
-    /// The largest finite value, as messages say it.
-    const LARGEST: &'static str;
     /// The values if they are of this precision.
     fn take(values: TypedValues) -> Option<Vec<Self>>;
     /// Values of this precision.
@@ -458,7 +473,6 @@ pub trait Element: LayerFloat {
 
 impl Element for f32 {
     const ARRAY: &'static str = "Float32Array";
-    const LARGEST: &'static str = "f32 (about 3.4e38)";
     fn take(values: TypedValues) -> Option<Vec<f32>> {
         if let TypedValues::F32(v) = values { Some(v) } else { None }
     }
@@ -469,7 +483,6 @@ impl Element for f32 {
 
 impl Element for f64 {
     const ARRAY: &'static str = "Float64Array";
-    const LARGEST: &'static str = "f64 (about 1.8e308)";
     fn take(values: TypedValues) -> Option<Vec<f64>> {
         if let TypedValues::F64(v) = values { Some(v) } else { None }
     }

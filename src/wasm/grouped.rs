@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{is_typed_candidate, js_result, read_count, read_matrix, read_typed_like, read_typed_matrix, read_typed_weight, write_matrix, write_trace, write_typed};
-use super::convert::{Element, OnTyped, Options, SamePrecision, Typed};
+use super::convert::{read_rope_option, Element, OnTyped, Options, SamePrecision, Typed};
 use crate::engine::{Batch, Rope};
 use crate::error::{AttentionError, Result};
 use crate::grouped_query::{grouped_query_attention_batch, rotary_embedding_batch};
@@ -110,20 +110,15 @@ const ROPE_KEYS: &str = "base, offset";
 #[wasm_bindgen(js_name = traceGroupedQueryAttention, skip_typescript)]
 pub fn trace_grouped_query_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
+        let (q, k, v) = (read_matrix(&q, "Q")?, read_matrix(&k, "K")?, read_matrix(&v, "V")?);
         let o = required(&options, TRACE_KEYS, "{ numberOfHeads, numberOfKVHeads, headDimensions }")?;
         let split = read_split(&o)?;
         let kv_heads = read_count(&o.raw("numberOfKVHeads")?, "options.numberOfKVHeads")?;
         let mask = o.mask()?;
-        let (q, k, v) = (read_matrix(&q, "Q")?, read_matrix(&k, "K")?, read_matrix(&v, "V")?);
         let w_o = o.matrix("W_O")?;
-        let raw = o.raw("rope")?;
-        let rope = if raw.is_undefined() || raw.as_bool() == Some(false) {
-            None
-        } else if raw.as_bool() == Some(true) {
-            Some((Rope::default(), 0))
-        } else {
-            let r = Options::read(&raw, "options.rope", ROPE_KEYS)?;
-            Some((Rope { base: r.positive_or("base", Rope::default().base)? }, r.index_or("offset", 0)?))
+        let rope = match read_rope_option(&o.raw("rope")?, "options.rope", ROPE_KEYS)? {
+            Some(r) => Some((Rope { base: r.positive_or("base", Rope::default().base)? }, r.index_or("offset", 0)?)),
+            None => None,
         };
         write_trace(&trace::trace_grouped_query_attention(&q, &k, &v, split, kv_heads, w_o.as_ref(), &mask, rope)?)
     })
@@ -133,12 +128,10 @@ pub fn trace_grouped_query_attention(q: JsValue, k: JsValue, v: JsValue, options
 #[wasm_bindgen(js_name = groupedQueryAttention, skip_typescript)]
 pub fn grouped_query_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        let o = required(&options, GROUPED_KEYS, "{ numberOfHeads, numberOfKVHeads, headDimensions }")?;
-        let split = read_split(&o)?;
-        let kv_heads = read_count(&o.raw("numberOfKVHeads")?, "options.numberOfKVHeads")?;
-        let mask = o.mask()?;
+        // the matrices first, then the options (the order multiHeadAttention reads them in)
         if !is_typed_candidate(&q) {
             let (q, k, v) = (read_matrix(&q, "Q")?, read_matrix(&k, "K")?, read_matrix(&v, "V")?);
+            let (o, split, kv_heads, mask) = read_grouped_options(&options)?;
             let w_o = o.matrix("W_O")?;
             let out = grouped_query_attention_batch(Batch::of(&q), Batch::of(&k), Batch::of(&v), split, kv_heads, w_o.as_ref(), &mask)?;
             return Ok(write_matrix(&Matrix::new(q.rows(), q.cols(), out)?));
@@ -146,6 +139,7 @@ pub fn grouped_query_attention(q: JsValue, k: JsValue, v: JsValue, options: JsVa
         let q = read_typed_matrix(&q, "Q", true)?;
         let k = read_typed_like(&k, "K", &q, "Q", "Q, K and V", true)?;
         let v = read_typed_like(&v, "V", &q, "Q", "Q, K and V", true)?;
+        let (o, split, kv_heads, mask) = read_grouped_options(&options)?;
         SamePrecision::new([q, k, v], ["Q", "K", "V"])?.call(Grouped { options: &o, split, kv_heads, mask })
     })
 }
@@ -171,16 +165,18 @@ impl OnTyped<3> for Grouped<'_> {
 #[wasm_bindgen(js_name = rotaryEmbedding, skip_typescript)]
 pub fn rotary_embedding(x: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        let o = required(&options, ROTARY_KEYS, "{ numberOfHeads, headDimensions }")?;
-        let split = read_split(&o)?;
-        let rope = Rope { base: o.positive_or("base", Rope::default().base)? };
-        let offset = o.index_or("offset", 0)?;
+        let read = |options: &JsValue| -> Result<(HeadSplit, Rope, usize)> {
+            let o = required(options, ROTARY_KEYS, "{ numberOfHeads, headDimensions }")?;
+            Ok((read_split(&o)?, Rope { base: o.positive_or("base", Rope::default().base)? }, o.index_or("offset", 0)?))
+        };
         if !is_typed_candidate(&x) {
             let x = read_matrix(&x, "X")?;
+            let (split, rope, offset) = read(&options)?;
             let out = rotary_embedding_batch(Batch::of(&x), split, rope, offset)?;
             return Ok(write_matrix(&Matrix::new(x.rows(), x.cols(), out)?));
         }
         let x = read_typed_matrix(&x, "X", true)?;
+        let (split, rope, offset) = read(&options)?;
         SamePrecision::new([x], ["X"])?.call(Rotary { split, rope, offset })
     })
 }
@@ -198,6 +194,15 @@ impl OnTyped<1> for Rotary {
         let out = rotary_embedding_batch(x.view(), self.split, self.rope, self.offset)?;
         Ok(write_typed(&F::wrap(out), &x.shape))
     }
+}
+
+/// The options of `groupedQueryAttention`: the object, the head split, the K/V heads and the mask.
+fn read_grouped_options(options: &JsValue) -> Result<(Options, HeadSplit, usize, Mask)> {
+    let o = required(options, GROUPED_KEYS, "{ numberOfHeads, numberOfKVHeads, headDimensions }")?;
+    let split = read_split(&o)?;
+    let kv_heads = read_count(&o.raw("numberOfKVHeads")?, "options.numberOfKVHeads")?;
+    let mask = o.mask()?;
+    Ok((o, split, kv_heads, mask))
 }
 
 /// The options object, which must be present; `expected` shows its required keys.

@@ -7,7 +7,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{
-    is_typed_candidate, js_result, read_batch, read_cache_id, read_count, tag_cache, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
+    is_typed_candidate, js_result, read_batch, read_cache_id, read_count, read_rope_option, tag_cache, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
     write_trace, write_typed, write_vector, Element, OnTyped, Options, SamePrecision, Typed, TypedMatrix,
 };
 use crate::error::{AttentionError, Result};
@@ -239,10 +239,11 @@ impl JsMultiHeadAttention {
                 return Err(AttentionError::type_error("config is missing; expected { embedDim, numHeads, bias?, dropout?, seed? }"));
             }
             let o = Options::read(&config, "config", CONFIG_KEYS)?;
+            let embed_dim = o.count("embedDim")?;
             let number_of_heads = o.count("numHeads")?;
             let kv = o.raw("numKVHeads")?;
             let config = LayerConfig {
-                embed_dim: o.count("embedDim")?,
+                embed_dim,
                 number_of_heads,
                 kv_heads: if kv.is_undefined() { number_of_heads } else { read_count(&kv, "config.numKVHeads")? },
                 bias: o.flag_or("bias", true)?,
@@ -313,13 +314,14 @@ impl JsMultiHeadAttention {
         self.inner.head_dimensions() as f64
     }
 
-    /// 4·C² + 4·C with biases, 4·C² without (2,362,368 and 2,359,296 for C = 768).
     /// The key/value heads (numKVHeads; numHeads unless the layer groups its queries).
     #[wasm_bindgen(getter = numKVHeads)]
     pub fn num_kv_heads(&self) -> f64 {
         self.inner.kv_heads() as f64
     }
 
+    /// 2·C² + 2·C·C_kv (+ 2·C + 2·C_kv with biases), C_kv = numKVHeads·headDim: 4·C² + 4·C with biases
+    /// and 4·C² without when numKVHeads = numHeads (2,362,368 and 2,359,296 for C = 768).
     #[wasm_bindgen(getter = numParameters)]
     pub fn num_parameters(&self) -> f64 {
         self.inner.num_parameters() as f64
@@ -435,14 +437,11 @@ impl JsMultiHeadAttention {
 
     /// A new, empty KV cache for decoding with this layer (see the TypeScript declaration).
     #[wasm_bindgen(js_name = createCache, skip_typescript)]
-    pub fn create_cache(&self) -> JsValue {
-        let id = NEXT_CACHE.with(|next| {
-            let id = next.get();
-            next.set(id.wrapping_add(1).max(1));
-            id
-        });
-        CACHES.with(|caches| caches.borrow_mut().insert(id, self.inner.create_cache()));
-        tag_cache(&JsValue::from(JsKvCache { id }), id)
+    pub fn create_cache(&self) -> std::result::Result<JsValue, JsValue> {
+        js_result(|| {
+            let id = store_cache(self.inner.create_cache())?;
+            Ok(tag_cache(&JsValue::from(JsKvCache { id }), id))
+        })
     }
 
     /// The parameter gradients of the last `backward`, with the keys of `getWeights()`.
@@ -553,16 +552,38 @@ fn read_cache(o: &Options, key: &JsValue, value: &JsValue) -> Result<Option<u32>
 }
 
 thread_local! {
-    /// The caches `createCache()` made and not yet freed, by id.
-    static CACHES: std::cell::RefCell<std::collections::BTreeMap<u32, layer::KvCache>> = const { std::cell::RefCell::new(std::collections::BTreeMap::new()) };
-    static NEXT_CACHE: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
+    /// The caches `createCache()` made, by slot: `(generation, cache)`, `None` once freed. A freed
+    /// slot is reused with the next generation, so a stale handle never reaches a newer cache.
+    static CACHES: std::cell::RefCell<Vec<(u32, Option<layer::KvCache>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A cache's id: its slot in the low 16 bits, the slot's generation above.
+const SLOT_BITS: u32 = 16;
+
+/// Stores `cache` in a free slot (or a new one); returns its id.
+fn store_cache(cache: layer::KvCache) -> Result<u32> {
+    CACHES.with(|caches| {
+        let mut caches = caches.borrow_mut();
+        let slot = match caches.iter().position(|(_, c)| c.is_none()) {
+            Some(slot) => slot,
+            None if caches.len() < 1 << SLOT_BITS => {
+                caches.push((0, None));
+                caches.len() - 1
+            }
+            None => return Err(AttentionError::range_error("65536 KV caches are alive at once; free() the ones you no longer use")),
+        };
+        let (generation, entry) = &mut caches[slot];
+        *generation = (*generation + 1) & 0xFFFF;
+        *entry = Some(cache);
+        Ok(slot as u32 | *generation << SLOT_BITS)
+    })
 }
 
 /// Runs `f` on cache `id` (an Error when it was freed).
 fn with_cache<T>(id: u32, f: impl FnOnce(&mut layer::KvCache) -> Result<T>) -> Result<T> {
-    CACHES.with(|caches| match caches.borrow_mut().get_mut(&id) {
-        Some(cache) => f(cache),
-        None => Err(AttentionError::State("options.cache was freed: create a new one with layer.createCache()".into())),
+    CACHES.with(|caches| match caches.borrow_mut().get_mut((id & 0xFFFF) as usize) {
+        Some((generation, Some(cache))) if *generation == id >> SLOT_BITS => f(cache),
+        _ => Err(AttentionError::State("options.cache was freed: create a new one with layer.createCache()".into())),
     })
 }
 
@@ -591,7 +612,13 @@ impl JsKvCache {
 
 impl Drop for JsKvCache {
     fn drop(&mut self) {
-        CACHES.with(|caches| caches.borrow_mut().remove(&self.id));
+        CACHES.with(|caches| {
+            if let Some((generation, cache)) = caches.borrow_mut().get_mut((self.id & 0xFFFF) as usize) {
+                if *generation == self.id >> SLOT_BITS {
+                    *cache = None;
+                }
+            }
+        });
     }
 }
 
@@ -715,12 +742,8 @@ fn prefix(error: AttentionError, prefix: &str) -> AttentionError {
 
 /// `config.rope`: absent or false → none, true → base 10000, `{ base? }` → that base.
 fn read_rope(raw: &JsValue) -> Result<Option<Rope>> {
-    if raw.is_undefined() || raw.as_bool() == Some(false) {
-        return Ok(None);
+    match read_rope_option(raw, "config.rope", ROPE_KEYS)? {
+        Some(o) => Ok(Some(Rope { base: o.positive_or("base", Rope::default().base)? })),
+        None => Ok(None),
     }
-    if raw.as_bool() == Some(true) {
-        return Ok(Some(Rope::default()));
-    }
-    let o = Options::read(raw, "config.rope", ROPE_KEYS)?;
-    Ok(Some(Rope { base: o.positive_or("base", Rope::default().base)? }))
 }

@@ -11,6 +11,7 @@ use super::convert::{
     SamePrecision, Typed, TypedValues,
 };
 use crate::engine::Kernel;
+use crate::real::Real;
 use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
 
