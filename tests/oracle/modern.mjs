@@ -35,12 +35,17 @@
 // (32 + 8|ln base|)·ε·|θ| + 4ε (at most 2).
 //
 // Choices the issue text leaves open (the lead decides; each is one line here):
-//   - config.rope: undefined or false → no rotation; an object { base? } → RoPE; anything else,
-//     `true` and null included, is a TypeError (ROPE_TRUE_MEANS_DEFAULT below switches `true` on).
+//   - config.rope: undefined or false → no rotation; true or an object { base? } → RoPE (base
+//     10000 by default); anything else, null included, is a TypeError.
 //   - base: a finite number > 0; offset: an integer ≥ 0 (no upper bound); window: a positive
 //     integer ≤ 2^32 − 1 (like every other count).
 //   - a cache used with a different batch size B → RangeError (reset() forgets B); a cache of
-//     another layer, and backward after a cached forward → a plain Error.
+//     another layer, and backward after a cached forward → a plain Error. A cached forward needs
+//     causal: true and takes no key, value, mask or training: else a TypeError (like averageWeights
+//     without needWeights, a combination of options the package does not take).
+//   - with rope, the layer refuses T_q > T_k (a RangeError: the queries would sit at negative
+//     positions), as the package's build of 2026-11-22 does; without rope T_q > T_k stays allowed
+//     (a causal query with no key at or before its position gets a row of zeros).
 //   - checks run in argument order, matrices before options, then the shape checks.
 import { Invalid, sum, readMatrix, readOptions, readMaskOptions, readCount as readCountFn } from './reference.mjs';
 import * as LR from './layer.mjs';
@@ -51,8 +56,8 @@ const rangeError = (why) => new Invalid('RangeError', why);
 const stateError = (why) => new Invalid('Error', why);
 
 export const DEFAULT_BASE = 10000;
-/** Whether `rope: true` means `rope: {}`; the issue text does not say (see the header). */
-export const ROPE_TRUE_MEANS_DEFAULT = false;
+/** Whether `rope: true` means `rope: {}` (the package's declarations say it does). */
+export const ROPE_TRUE_MEANS_DEFAULT = true;
 
 // ---- small helpers ---------------------------------------------------------------------------
 
@@ -353,6 +358,9 @@ function readForwardOptions(options, L) {
   if (o.cache !== undefined) {
     if (!isCache(o.cache)) throw typeError('options.cache is not a cache from createCache()');
     if (o.cache.layerId !== L.id) throw stateError('options.cache belongs to another layer');
+    if (!causal) throw typeError('options.cache needs options.causal: true');
+    if (mask) throw typeError('options.cache takes no options.mask');
+    if (read.training) throw typeError('options.cache takes no options.training');
     read.cache = o.cache;
   }
   return read;
@@ -371,6 +379,7 @@ export function forward(L, query, key, value, options) {
   const keys = LR.readDefault(key, 'key', q.items, batched);
   const values = LR.readDefault(value, 'value', keys, batched);
   const opts = readForwardOptions(options, L);
+  if (opts.cache && ((key !== undefined && key !== null) || (value !== undefined && value !== null))) throw typeError('options.cache is for self-attention: key and value are omitted');
   const { C, h, kv, d } = L;
   const B = q.items.length;
   for (const [name, items] of [['key', keys], ['value', values]]) if (items.length !== B) throw rangeError(`${name} has another batch size`);
@@ -387,6 +396,7 @@ export function forward(L, query, key, value, options) {
   if (values[0].length !== Tnew) throw rangeError('value and key differ in T');
   const past = cache ? cache.length : 0;
   const Tk = past + Tnew;
+  if (L.rope && Tq > Tk) throw rangeError(`with rope the queries are the last T_q of the T_k key positions: T_q = ${Tq} > T_k = ${Tk}`);
   if (opts.mask && (opts.mask.length !== Tq || opts.mask[0].length !== Tk)) throw rangeError('options.mask is not T_q×T_k');
   if (opts.averageWeights && !opts.needWeights) throw typeError('averageWeights without needWeights');
   const dropout = opts.training && L.dropout > 0;
@@ -533,13 +543,13 @@ export function backward(L, F, gradOutput) {
 
 /**
  * Feeds `chunks` (each [T_c, C], or [B, T_c, C] for a batch) through one cache with
- * { cache, causal, window } and returns { rows, tracked, outputs, cache }: `rows` the output rows of
+ * { cache, causal: true, window } and returns { rows, tracked, outputs, cache }: `rows` the output rows of
  * every chunk stacked (number[][], or one per batch item), which must equal one causal forward over
  * the whole sequence. Training (dropout) is not modelled here: the stream would run across calls.
  */
-export function decode(L, chunks, { causal = true, window } = {}) {
+export function decode(L, chunks, { window } = {}) {
   const cache = createCache(L);
-  const outputs = chunks.map((x) => forward(L, x, undefined, undefined, window === undefined ? { cache, causal } : { cache, causal, window }));
+  const outputs = chunks.map((x) => forward(L, x, undefined, undefined, window === undefined ? { cache, causal: true } : { cache, causal: true, window }));
   const B = outputs[0].output.length;
   const tracked = Array.from({ length: B }, (_, b) => outputs.map((F) => F.output[b]).reduce(vcat));
   const rows = outputs[0].batched ? tracked.map((m) => m.v) : tracked[0].v;
