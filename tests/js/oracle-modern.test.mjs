@@ -150,6 +150,7 @@ test('rotaryEmbedding refuses what the contract refuses, naming the argument', (
   refuses(() => M.rotaryEmbedding(X, { numberOfHeads: 1, headDimensions: 4, base: '10' }), 'TypeError', /options\.base/);
   refuses(() => M.rotaryEmbedding(X, { numberOfHeads: 1, headDimensions: 4, offset: 1.5 }), 'RangeError', /options\.offset/);
   refuses(() => M.rotaryEmbedding(X, { numberOfHeads: 1, headDimensions: 4, offset: -1 }), 'RangeError', /options\.offset/);
+  refuses(() => M.rotaryEmbedding(X, { numberOfHeads: 1, headDimensions: 4, offset: 2 ** 32 }), 'RangeError', /options\.offset/);
   refuses(() => M.rotaryEmbedding(X, { numberOfHeads: 1, headDimensions: 4, offset: 1n }), 'TypeError', /options\.offset/);
   refuses(() => M.rotaryEmbedding(X, { numberOfHeads: 1, headDimensions: 4, theta: 1 }), 'TypeError', /options\.theta is not an option/);
   refuses(() => M.rotaryEmbedding(X), 'TypeError', /options is missing/);
@@ -379,7 +380,8 @@ test('the layer forward equals projections → rotaryEmbedding → groupedQueryA
   }
 });
 
-test('with numKVHeads = numHeads, no rope, no window and T_q = T_k the layer is layer.mjs\'s, values and bounds; with T_q ≠ T_k causal is bottom-right', () => {
+test('with numKVHeads = numHeads, no rope and no window the layer is layer.mjs\'s (values and bounds, cross-attention included); causal is bottom-right, not top-left', () => {
+  let cross = 0;
   for (let c = 0; c < 100; c += 1) {
     const r = rng(caseSeed(21, c));
     const [h, d] = [r.int(1, 3), r.int(1, 3)];
@@ -388,28 +390,30 @@ test('with numKVHeads = numHeads, no rope, no window and T_q = T_k the layer is 
     const L = M.construct(config);
     const L0 = LR.construct(config);
     const batch = r.bool(0.5) ? 2 : 0;
-    const t = r.int(1, 6);
-    const make = () => (batch ? [matrix(r, t, C), matrix(r, t, C)] : matrix(r, t, C));
-    const [query, key, value] = [make(), make(), make()];
+    const [tq, tk] = [r.int(1, 6), r.int(1, 6)];
+    const make = (t) => (batch ? [matrix(r, t, C), matrix(r, t, C)] : matrix(r, t, C));
+    const [query, key, value] = [make(tq), make(tk), make(tk)];
     const options = { causal: r.bool(), needWeights: r.bool(), training: r.bool() };
     if (options.needWeights) options.averageWeights = r.bool();
     const [F, F0] = [M.forward(L, query, key, value, options), LR.forward(L0, query, key, value, options)];
     assert.deepEqual(F.output, F0.output, `case ${c}`);
     assert.deepEqual(F.weights, F0.weights, `case ${c}`);
-    const g = make();
+    const g = make(tq);
     const [Bk, Bk0] = [M.backward(L, F, g), LR.backward(L0, F0, g)];
     assert.deepEqual(Bk.inputs, Bk0.inputs, `case ${c}`);
     for (const name of Object.keys(Bk0.params)) assert.deepEqual(Bk.params[name], Bk0.params[name], `case ${c} ${name}`);
+    cross += tq !== tk && options.causal ? 1 : 0;
   }
-  // cross-attention, T_q = 2 < T_k = 5, causal: layer.mjs is top-left (j ≤ i); issue 13 makes it j ≤ 3 + i
+  assert.ok(cross >= 20, `only ${cross} causal cross-attention cases`);
+  // cross-attention, T_q = 2 < T_k = 5, causal: query i sees j ≤ 3 + i, not j ≤ i
   const r = rng(22);
   const L = M.construct({ embedDim: 4, numHeads: 2, seed: 1 });
   const [q, kv] = [matrix(r, 2, 4), matrix(r, 5, 4)];
   const F = M.forward(L, q, kv, kv, { causal: true });
   const bottomRight = [[true, true, true, true, false], [true, true, true, true, true]];
+  const topLeft = [[true, false, false, false, false], [true, true, false, false, false]];
   assert.deepEqual(F.output[0].v, M.forward(L, q, kv, kv, { mask: bottomRight }).output[0].v);
-  const topLeft = LR.forward(LR.construct({ embedDim: 4, numHeads: 2, seed: 1 }), q, kv, kv, { causal: true }).output[0].v;
-  assert.ok(M.maxRelErr(F.output[0].v, topLeft) > 1e-3, 'the alignment makes no difference here: the test is blind');
+  assert.ok(M.maxRelErr(F.output[0].v, M.forward(L, q, kv, kv, { mask: topLeft }).output[0].v) > 1e-3, 'the alignment makes no difference here: the test is blind');
 });
 
 test('the layer: rope at position 0 only (T = 1) and window ≥ T change nothing, bit for bit', () => {

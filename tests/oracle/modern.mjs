@@ -37,8 +37,10 @@
 // Choices the issue text leaves open (the lead decides; each is one line here):
 //   - config.rope: undefined or false → no rotation; true or an object { base? } → RoPE (base
 //     10000 by default); anything else, null included, is a TypeError.
-//   - base: a finite number > 0; offset: an integer ≥ 0 (no upper bound); window: a positive
+//   - base: a finite number > 0; offset: an integer in 0 ..= 2^32 − 1; window: a positive
 //     integer ≤ 2^32 − 1 (like every other count).
+//   - config.rope: null is a TypeError, as config.bias: null is (the package's build of 2026-11-22
+//     takes rope: null as absent).
 //   - a cache used with a different batch size B → RangeError (reset() forgets B); a cache of
 //     another layer, and backward after a cached forward → a plain Error. A cached forward needs
 //     causal: true and takes no key, value, mask or training: else a TypeError (like averageWeights
@@ -58,6 +60,15 @@ const stateError = (why) => new Invalid('Error', why);
 export const DEFAULT_BASE = 10000;
 /** Whether `rope: true` means `rope: {}` (the package's declarations say it does). */
 export const ROPE_TRUE_MEANS_DEFAULT = true;
+/**
+ * Whether groupedQueryAttention and rotaryEmbedding read their options before their matrices. false:
+ * matrices first, as multiHeadAttention does (and reference.mjs for it); the package's build of
+ * 2026-11-22 reads the new functions' options first. Only the error class of input wrong in two
+ * places at once depends on it.
+ */
+export const OPTIONS_BEFORE_MATRICES = false;
+/** The largest offset (and window): counts are u32 in the core, as numberOfHeads is. */
+export const MAX_COUNT = 2 ** 32 - 1;
 
 // ---- small helpers ---------------------------------------------------------------------------
 
@@ -154,7 +165,7 @@ function readBase(v, place) {
 function readOffset(v, place) {
   if (v === undefined) return 0;
   if (typeof v !== 'number') throw typeError(`${place} is not a number`);
-  if (!(Number.isInteger(v) && v >= 0)) throw rangeError(`${place} is not an integer ≥ 0`);
+  if (!(Number.isInteger(v) && v >= 0 && v <= MAX_COUNT)) throw rangeError(`${place} is not an integer in 0 ..= 2^32 − 1`);
   return v === 0 ? 0 : v;
 }
 
@@ -182,13 +193,16 @@ const boundOf = (e) => e.map((row) => row.map((x) => 8 * x + 4 * 2 ** -1074));
  * { value, bound, nearOverflow }. Throws Invalid for input the package must refuse.
  */
 export function rotaryEmbedding(Xx, options) {
+  const readOpts = () => {
+    if (options === undefined || options === null) throw typeError('options is missing');
+    const o = readOptions(options, ['numberOfHeads', 'headDimensions', 'base', 'offset']);
+    const h = readCountFn(o.numberOfHeads, 'options.numberOfHeads');
+    const d = readCountFn(o.headDimensions, 'options.headDimensions');
+    return { h, d, base: readBase(o.base, 'options.base'), offset: readOffset(o.offset, 'options.offset') };
+  };
+  const early = OPTIONS_BEFORE_MATRICES ? readOpts() : undefined;
   const X = readMatrix(Xx, 'X');
-  if (options === undefined || options === null) throw typeError('options is missing');
-  const o = readOptions(options, ['numberOfHeads', 'headDimensions', 'base', 'offset']);
-  const h = readCountFn(o.numberOfHeads, 'options.numberOfHeads');
-  const d = readCountFn(o.headDimensions, 'options.headDimensions');
-  const base = readBase(o.base, 'options.base');
-  const offset = readOffset(o.offset, 'options.offset');
+  const { h, d, base, offset } = early ?? readOpts();
   if (d % 2 !== 0) throw rangeError('options.headDimensions is odd');
   if (X[0].length !== h * d) throw rangeError('X does not have numberOfHeads·headDimensions columns');
   if (2 * X.length * X[0].length > 2 ** 27) throw rangeError('too large');
@@ -203,17 +217,21 @@ export function rotaryEmbedding(Xx, options) {
  * W_O?, causal?, mask?, window? })`: { value, bound, nearOverflow, heads: [{ kv, weights }] }.
  */
 export function groupedQueryAttention(Qx, Kx, Vx, options) {
+  const readOpts = () => {
+    if (options === undefined || options === null) throw typeError('options is missing');
+    const o = readOptions(options, ['numberOfHeads', 'numberOfKVHeads', 'headDimensions', 'W_O', 'causal', 'mask', 'window']);
+    const h = readCountFn(o.numberOfHeads, 'options.numberOfHeads');
+    const kv = readCountFn(o.numberOfKVHeads, 'options.numberOfKVHeads');
+    const d = readCountFn(o.headDimensions, 'options.headDimensions');
+    const W_O = o.W_O === undefined ? undefined : readMatrix(o.W_O, 'options.W_O');
+    const { causal, mask } = readMaskOptions(o);
+    return { h, kv, d, W_O, causal, mask, window: readWindow(o.window, 'options.window') };
+  };
+  const early = OPTIONS_BEFORE_MATRICES ? readOpts() : undefined;
   const Q = readMatrix(Qx, 'Q');
   const K = readMatrix(Kx, 'K');
   const V = readMatrix(Vx, 'V');
-  if (options === undefined || options === null) throw typeError('options is missing');
-  const o = readOptions(options, ['numberOfHeads', 'numberOfKVHeads', 'headDimensions', 'W_O', 'causal', 'mask', 'window']);
-  const h = readCountFn(o.numberOfHeads, 'options.numberOfHeads');
-  const kv = readCountFn(o.numberOfKVHeads, 'options.numberOfKVHeads');
-  const d = readCountFn(o.headDimensions, 'options.headDimensions');
-  const W_O = o.W_O === undefined ? undefined : readMatrix(o.W_O, 'options.W_O');
-  const { causal, mask } = readMaskOptions(o);
-  const window = readWindow(o.window, 'options.window');
+  const { h, kv, d, W_O, causal, mask, window } = early ?? readOpts();
   if (h % kv !== 0) throw rangeError('options.numberOfKVHeads does not divide options.numberOfHeads');
   const [C, kvC, Tq, Tk] = [h * d, kv * d, Q.length, K.length];
   if (Q[0].length !== C) throw rangeError('Q does not have numberOfHeads·headDimensions columns');
