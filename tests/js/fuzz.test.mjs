@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import lab, { externrefSlots } from './support/lab.mjs';
 import { runCase, knownGood, makeCase } from '../fuzz/cases.mjs';
-import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_EXPORTS, TYPED_LAYER_EXPORTS, PROJECTED_TYPED_EXPORTS } from '../fuzz/exports.mjs';
+import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_EXPORTS, TYPED_LAYER_EXPORTS, PROJECTED_TYPED_EXPORTS, MODERN_EXPORTS } from '../fuzz/exports.mjs';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251121);
 const CASES = Number(process.env.FUZZ_CASES ?? 10000);
@@ -186,4 +186,29 @@ test('the fuzzer catches a 1e-4 error and an unwarranted overflow refusal in f32
     assert.ok(caught(fake((f, a) => { const r = f(...a); return isF32(r) ? relative(r, 1e-4) : r; })), `${name}: a 1e-4 error in f32 results went unnoticed`);
     assert.ok(caught(fake((f, a) => { const r = f(...a); if (isF32(r)) throw new RangeError('the score overflows to Infinity in f32'); return r; })), `${name}: an overflow refusal of moderate f32 input went unnoticed`);
   }
+});
+
+const modernInTable = MODERN_EXPORTS.filter((spec) => FUZZ_EXPORTS.includes(spec));
+test('the fuzzer catches a 1e-9 error in issue 13\'s exports: groupedQueryAttention, rotaryEmbedding, the layer with numKVHeads/rope/window (output, key gradient, grads) and KV-cache decoding', {
+  skip: modernInTable.length === MODERN_EXPORTS.length ? false : 'issue 13 has not landed: the package lacks groupedQueryAttention/rotaryEmbedding or the layer\'s createCache()',
+}, () => {
+  const good = knownGood(lab);
+  // a case the real package passes and the broken one fails (a package bug elsewhere in the case cannot count)
+  const caught = (fake, spec) => {
+    for (let i = FUZZ_EXPORTS.indexOf(spec); i < 20000; i += FUZZ_EXPORTS.length) {
+      if (runCase(lab, 99, i, good).failure === undefined && runCase(fake, 99, i, good).failure !== undefined) return true;
+    }
+    return false;
+  };
+  const [gqa, rope, layer, decode] = MODERN_EXPORTS;
+  const nudge = (m) => m.map((row) => row.map((x) => x + 1e-9 * Math.max(1, Math.abs(x))));
+  const nudgeItems = (x) => (Array.isArray(x[0][0]) ? x.map(nudge) : nudge(x));
+  for (const [name, spec] of [['groupedQueryAttention', gqa], ['rotaryEmbedding', rope]]) {
+    const fake = { ...lab, [name]: (...a) => { const r = lab[name](...a); return Array.isArray(r) ? nudge(r) : r; } };
+    assert.ok(caught(fake, spec), `a 1e-9 error in ${name} went unnoticed`);
+  }
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return a[3]?.cache ? r : { ...r, output: nudgeItems(r.output) }; }), layer), 'a 1e-9 error in the output went unnoticed');
+  assert.ok(caught(brokenLayer('backward', (f, a) => { const r = f(...a); return { ...r, key: nudgeItems(r.key) }; }), layer), 'a 1e-9 error in the key gradient went unnoticed');
+  assert.ok(caught(brokenLayer('grads', (f, a) => { const r = f(...a); return { ...r, W_K: nudge(r.W_K) }; }), layer), 'a 1e-9 error in grads().W_K went unnoticed');
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return a[3]?.cache ? { ...r, output: nudgeItems(r.output) } : r; }), decode), 'a 1e-9 error in a cached forward went unnoticed');
 });

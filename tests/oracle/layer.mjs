@@ -601,3 +601,8 @@ export function parameters(L) {
   if (L.b) for (const [name, b] of Object.entries(L.b)) out[name] = [b];
   return out;
 }
+
+// The reading rules and the tracked arithmetic, for tests/oracle/modern.mjs (grouped-query
+// attention, RoPE, windows and the KV cache build on the same error model).
+export { BUDGET, readObject, readCount, readFlag, readProbability, readSeed, readVector, readBoolMatrix, readDefault };
+export { EPS, ETA, BIG, tm, exact, round, mm, tr, cols, hcat, addRow, scale, had, colSums, accumulate, softmax, softmaxBackward };
