@@ -37,7 +37,8 @@
 // Choices the issue text leaves open (the lead decides; each is one line here):
 //   - config.rope: undefined or false → no rotation; true or an object { base? } → RoPE (base
 //     10000 by default); anything else, null included, is a TypeError.
-//   - base: a finite number > 0; offset: an integer in 0 ..= 2^32 − 1; window: a positive
+//   - base: a finite number > 0; offset: an integer in 0 ..= 2^32 − 1 (and offset + T ≤ 2^20, the
+//     package's limit on rotary positions); window: a positive
 //     integer ≤ 2^32 − 1 (like every other count).
 //   - config.rope: null is a TypeError, as config.bias: null is (the package's build of 2026-11-22
 //     takes rope: null as absent).
@@ -67,6 +68,8 @@ export const ROPE_TRUE_MEANS_DEFAULT = true;
  * places at once depends on it.
  */
 export const OPTIONS_BEFORE_MATRICES = false;
+/** Rotary positions stay below 2^20: the package computes its own sin/cos, accurate up to there. */
+export const MAX_POSITION = 2 ** 20;
 /** The largest offset (and window): counts are u32 in the core, as numberOfHeads is. */
 export const MAX_COUNT = 2 ** 32 - 1;
 
@@ -205,6 +208,7 @@ export function rotaryEmbedding(Xx, options) {
   const { h, d, base, offset } = early ?? readOpts();
   if (d % 2 !== 0) throw rangeError('options.headDimensions is odd');
   if (X[0].length !== h * d) throw rangeError('X does not have numberOfHeads·headDimensions columns');
+  if (offset + X.length > MAX_POSITION) throw rangeError('rotary positions must stay below 2^20');
   if (2 * X.length * X[0].length > 2 ** 27) throw rangeError('too large');
   const state = { near: false };
   const positions = X.map((_, t) => offset + t);
