@@ -51,7 +51,7 @@ export interface RotaryEmbeddingOptions {
   headDimensions: number;
   /** The base of the angles θ = p·base^(−2i/d_head). Default 10000 (Llama). A finite number > 0. */
   base?: number;
-  /** The position of row 0 (rows are at offset, offset + 1, …). Default 0. An integer ≥ 0. */
+  /** The position of row 0 (rows are at offset, offset + 1, …). Default 0. An integer ≥ 0; every position must stay below 2^20. */
   offset?: number;
 }
 
@@ -68,8 +68,10 @@ export interface RotaryEmbeddingOptions {
  * @throws {RangeError} when numberOfKVHeads does not divide numberOfHeads, for shapes that do not fit, NaN/±Infinity entries, a bad window or mask.
  */
 export function groupedQueryAttention(Q: number[][], K: number[][], V: number[][], options: GroupedQueryAttentionOptions): number[][];
-/** The typed form: f32 with the SIMD kernels, or f64 (bit for bit what number[][] gives); [T, C] or [B, T, C]. */
-export function groupedQueryAttention<A extends Float32Array | Float64Array>(Q: TypedMatrix<A>, K: TypedMatrix<A>, V: TypedMatrix<A>, options: TypedGroupedQueryAttentionOptions<A>): TypedMatrix<A>;
+/** The typed form in f32, with the SIMD kernels; [T, C] or [B, T, C]. */
+export function groupedQueryAttention(Q: TypedMatrix<Float32Array>, K: TypedMatrix<Float32Array>, V: TypedMatrix<Float32Array>, options: TypedGroupedQueryAttentionOptions<Float32Array>): TypedMatrix<Float32Array>;
+/** The typed form in f64: bit for bit what number[][] gives. */
+export function groupedQueryAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, options: TypedGroupedQueryAttentionOptions<Float64Array>): TypedMatrix<Float64Array>;
 
 /** Options of `traceGroupedQueryAttention`: those of `groupedQueryAttention`, and RoPE. */
 export interface TraceGroupedQueryAttentionOptions extends GroupedQueryAttentionOptions {
@@ -97,8 +99,9 @@ export function traceGroupedQueryAttention(Q: number[][], K: number[][], V: numb
  * @throws {RangeError} for an odd headDimensions, a shape that is not T×(numberOfHeads·headDimensions), a base that is not a finite number > 0 or a negative or fractional offset.
  */
 export function rotaryEmbedding(X: number[][], options: RotaryEmbeddingOptions): number[][];
-/** The typed form, in X's precision; [T, C] or [B, T, C] (every item starts at `offset`). */
-export function rotaryEmbedding<A extends Float32Array | Float64Array>(X: TypedMatrix<A>, options: RotaryEmbeddingOptions): TypedMatrix<A>;
+/** The typed forms, in X's precision; [T, C] or [B, T, C] (every item starts at `offset`). */
+export function rotaryEmbedding(X: TypedMatrix<Float32Array>, options: RotaryEmbeddingOptions): TypedMatrix<Float32Array>;
+export function rotaryEmbedding(X: TypedMatrix<Float64Array>, options: RotaryEmbeddingOptions): TypedMatrix<Float64Array>;
 "#;
 
 const GROUPED_KEYS: &str = "numberOfHeads, numberOfKVHeads, headDimensions, W_O, causal, mask, window";

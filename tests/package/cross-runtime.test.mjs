@@ -1,5 +1,7 @@
 // The same inputs give bit-identical output bytes in Node (nodejs build), Chromium and
-// Firefox (web build): T=16, C=12, numberOfHeads 3, seeded inputs, with and without `causal`.
+// Firefox (web build): T=16, C=12, numberOfHeads 3, seeded inputs, with and without `causal`;
+// grouped-query attention with a window, rotary embedding, and the layer with numKVHeads, rope
+// and a window, in one pass and decoded through a KV cache.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,13 +37,15 @@ test('Node computes the fingerprint', () => {
   const { output, causal } = results.Node;
   assert.equal(output.count, 16 * 12);
   assert.notEqual(output.sha256, causal.sha256, 'the causal mask changes the output');
+  // decoding through the cache gives the rows of the one causal pass, bit for bit
+  assert.equal(results.Node.decoded.sha256, results.Node.layer.sha256);
 });
 test('Chromium computes the fingerprint', { timeout: 120_000 }, async () => { results.Chromium = await inBrowser(launchChromium); });
 test('Firefox computes the fingerprint', { timeout: 120_000 }, async () => { results.Firefox = await inBrowser(launchFirefox); });
 
 test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
   assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
-  for (const key of ['inputs', 'output', 'causal']) {
+  for (const key of ['inputs', 'output', 'causal', 'grouped', 'rotary', 'layer', 'decoded']) {
     const reference = results.Node[key];
     t.diagnostic(`${key}: ${reference.count} Float64 values, SHA-256 ${reference.sha256}`);
     for (const runtime of ['Chromium', 'Firefox']) {
