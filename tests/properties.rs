@@ -336,3 +336,105 @@ mod layer {
         }
     }
 }
+
+// ---- attention as LLMs run it: grouped-query heads, RoPE, windows, the KV cache -------------
+
+mod modern {
+    use super::*;
+    use attention_lab::engine::Rope;
+    use attention_lab::grouped_query::grouped_query_attention;
+    use attention_lab::layer::{ForwardOptions, LayerConfig, MultiHeadAttention};
+    use attention_lab::multi_head::{multi_head_attention, HeadSplit, MultiHeadOptions};
+
+    fn bits(m: &Matrix) -> Vec<u64> {
+        m.data().iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// (h, h_kv, d): h_kv divides h.
+    fn heads() -> impl Strategy<Value = (usize, usize, usize)> {
+        (1usize..=3, 1usize..=3, 1usize..=3).prop_map(|(kv, group, half)| (kv * group, kv, 2 * half))
+    }
+
+    /// K or V with each K/V head repeated `group` times side by side (repeat_interleave).
+    fn repeated(m: &Matrix, kv: usize, d: usize, group: usize) -> Matrix {
+        let parts: Vec<Matrix> = (0..kv * group).map(|i| m.slice_columns((i / group) * d, (i / group + 1) * d).unwrap()).collect();
+        Matrix::concat_columns(&parts).unwrap()
+    }
+
+    fn forward(layer: &mut MultiHeadAttention, x: &Matrix, options: &ForwardOptions) -> Matrix {
+        layer.forward(&[x.clone()], &[x.clone()], &[x.clone()], options).unwrap().output.remove(0)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        /// numKVHeads = numHeads is today's layer: the same weights from the same seed and the same
+        /// outputs, bit for bit (the default config is that layer).
+        #[test]
+        fn as_many_kv_heads_as_heads_is_the_multi_head_layer((h, _, d) in heads(), seed in any::<u64>(), t in 1usize..=7, causal in any::<bool>()) {
+            let c = h * d;
+            let x = attention_lab::testing::seeded_matrix(t, c, seed);
+            let mut plain = MultiHeadAttention::new(&LayerConfig { seed, ..LayerConfig::new(c, h) }).unwrap();
+            let mut grouped = MultiHeadAttention::new(&LayerConfig { seed, kv_heads: h, ..LayerConfig::new(c, h) }).unwrap();
+            prop_assert_eq!(plain.weights(), grouped.weights());
+            let options = ForwardOptions { mask: Mask { causal, ..Mask::none() }, ..ForwardOptions::default() };
+            prop_assert_eq!(bits(&forward(&mut plain, &x, &options)), bits(&forward(&mut grouped, &x, &options)));
+        }
+
+        /// Grouped-query attention is multi-head attention with every K/V head repeated for its
+        /// group, bit for bit, with any mask and window.
+        #[test]
+        fn grouped_query_attention_is_multi_head_attention_with_repeated_heads((h, kv, d) in heads(), t in 1usize..=9, seed in any::<u64>(), causal in any::<bool>(), window in prop::option::of(1usize..=10)) {
+            let q = attention_lab::testing::seeded_matrix(t, h * d, seed);
+            let (k, v) = (attention_lab::testing::seeded_matrix(t, kv * d, seed ^ 1), attention_lab::testing::seeded_matrix(t, kv * d, seed ^ 2));
+            let mask = Mask { causal, window, ..Mask::none() };
+            let split = HeadSplit { number_of_heads: h, head_dimensions: d };
+            let got = grouped_query_attention(&q, &k, &v, split, kv, None, &mask).unwrap();
+            let options = MultiHeadOptions { mask, ..MultiHeadOptions::new(h, d) };
+            let want = multi_head_attention(&q, &repeated(&k, kv, d, h / kv), &repeated(&v, kv, d, h / kv), &options).unwrap();
+            prop_assert_eq!(bits(&got), bits(&want));
+        }
+
+        /// RoPE at position 0 and a window at least T long change nothing, bit for bit.
+        #[test]
+        fn rope_at_position_zero_and_a_window_as_long_as_t_change_nothing((h, kv, d) in heads(), t in 1usize..=7, seed in any::<u64>(), base in 1.5f64..1e6) {
+            let c = h * d;
+            let x = attention_lab::testing::seeded_matrix(1, c, seed);
+            let mut rotated = x.clone();
+            Rope { base }.rotate(rotated.data_mut(), c, d, 0, false);
+            prop_assert_eq!(bits(&rotated), bits(&x));
+            let y = attention_lab::testing::seeded_matrix(t, c, seed ^ 5);
+            let mut layer = MultiHeadAttention::new(&LayerConfig { seed, kv_heads: kv, ..LayerConfig::new(c, h) }).unwrap();
+            for causal in [false, true] {
+                let plain = forward(&mut layer, &y, &ForwardOptions { mask: Mask { causal, ..Mask::none() }, ..ForwardOptions::default() });
+                let windowed = forward(&mut layer, &y, &ForwardOptions { mask: Mask { causal, window: Some(t), ..Mask::none() }, ..ForwardOptions::default() });
+                prop_assert_eq!(bits(&plain), bits(&windowed));
+            }
+        }
+
+        /// Decoding through a KV cache in any chunking gives the rows of one causal pass, bit for
+        /// bit, with grouped heads, RoPE and a window.
+        #[test]
+        fn chunked_decoding_is_one_causal_pass((h, kv, d) in heads(), seed in any::<u64>(), cuts in prop::collection::vec(1usize..=4, 1..=5), rope in any::<bool>(), window in prop::option::of(1usize..=6)) {
+            let c = h * d;
+            let t: usize = cuts.iter().sum();
+            let x = attention_lab::testing::seeded_matrix(t, c, seed);
+            let config = LayerConfig { seed, kv_heads: kv, rope: rope.then_some(Rope { base: 100.0 }), ..LayerConfig::new(c, h) };
+            let mut layer = MultiHeadAttention::new(&config).unwrap();
+            let options = ForwardOptions { mask: Mask { causal: true, window, ..Mask::none() }, ..ForwardOptions::default() };
+            let whole = forward(&mut layer, &x, &options);
+            let mut cache = layer.create_cache();
+            let mut start = 0;
+            for n in cuts {
+                let chunk = x.slice_rows(start, start + n).unwrap();
+                let rows = layer.forward_cached(&[chunk], &mut cache, &options).unwrap().output.remove(0);
+                prop_assert_eq!(bits(&rows), bits(&whole.slice_rows(start, start + n).unwrap()), "rows {}..{}", start, start + n);
+                start += n;
+            }
+            prop_assert_eq!(cache.length(), t);
+            if let Some(w) = window {
+                prop_assert!(cache.held() < w.max(1), "a window of {} holds {} positions", w, cache.held());
+            }
+        }
+    }
+}
