@@ -24,11 +24,10 @@ fn layer(c: usize, h: usize, bias: bool, seed: u64) -> MultiHeadAttention {
 
 /// Random biases (the initial ones are zero, which would hide bias mistakes).
 fn with_random_biases(mut layer: MultiHeadAttention, seed: u64) -> MultiHeadAttention {
-    let c = layer.embed_dim();
     let mut weights = layer.weights().clone();
     if let Some(b) = &mut weights.biases {
         for (i, v) in [&mut b.b_q, &mut b.b_k, &mut b.b_v, &mut b.b_o].into_iter().enumerate() {
-            *v = seeded_matrix(1, c, seed + i as u64).into_data();
+            *v = seeded_matrix(1, v.len(), seed + i as u64).into_data();
         }
     }
     layer.set_weights(weights).unwrap();
@@ -137,6 +136,25 @@ fn gradients_self_and_cross_causal_or_not_bias_or_not() {
             let (q, kv) = (batch(1, 3, c, 2), batch(1, 5, c, 3));
             let v = batch(1, 5, c, 4);
             assert_gradients(&format!("cross bias={bias} causal={causal}"), &base, &q, &kv, &v, &options(mask, false));
+        }
+    }
+}
+
+#[test]
+fn gradients_with_grouped_heads_rope_and_a_window() {
+    use crate::engine::Rope;
+    // 4 query heads of 2 columns over 2 K/V heads (and over 1: multi-query), RoPE with a small
+    // base so that the angles matter, cross-attention with 3 queries over 5 keys
+    for (kv, rope, window) in [(2, None, None), (1, Some(Rope { base: 50.0 }), None), (2, Some(Rope { base: 50.0 }), Some(2)), (4, None, Some(3))] {
+        let config = LayerConfig { seed: 9, kv_heads: kv, rope, ..LayerConfig::new(8, 4) };
+        let base = with_random_biases(MultiHeadAttention::new(&config).unwrap(), 70);
+        for causal in [false, true] {
+            let mask = Mask { causal, window, ..Mask::none() };
+            let label = format!("kv={kv} rope={} window={window:?} causal={causal}", rope.is_some());
+            let x = batch(1, 4, 8, 5);
+            assert_gradients(&format!("self {label}"), &base, &x, &x, &x, &options(mask.clone(), false));
+            let (q, k, v) = (batch(1, 3, 8, 6), batch(1, 5, 8, 7), batch(1, 5, 8, 8));
+            assert_gradients(&format!("cross {label}"), &base, &q, &k, &v, &options(mask, false));
         }
     }
 }
