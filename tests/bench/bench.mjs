@@ -287,11 +287,115 @@ async function main() {
   console.log(`traceMultiHeadAttention, T=8, C=16, h=4, causal: median ${fmtMs(trace.ms)} ms over ${trace.runs} runs (${trace.output.steps.length} steps)`);
   console.log('median ms (runs); ÷ TF.js = time / TF.js time (< 1 is faster); plain JS ÷ = plain JS time / time (speed-up);');
   console.log('wasm memory = that module\'s linear memory after the size ran (it never shrinks: the peak so far); max |Δ| vs attention-lab f64 (f32 for T=8192).');
+  failures += decoding(tf.tf);
   if (failures) {
     console.error(`${failures} implementation(s) disagree`);
     process.exit(1);
   }
   if (smoke) console.log('bench smoke: all implementations agree');
+}
+
+// ---- decoding one token with a KV cache ------------------------------------------------------
+// C=768, h=12, numKVHeads 4 (grouped-query), rope: the cost of the next token with N positions
+// cached, against a full causal recompute of all N + 1 positions and against TF.js composing the
+// same decode step from its ops (projections, RoPE, cache concat, grouped heads, softmax, W_O).
+
+/** RoPE angles of position p for head width d, as TF.js gets them: cos and sin of p·base^(−2i/d). */
+function ropeTables(p, d, base = 10000) {
+  const half = d / 2;
+  const cos = new Float32Array(half), sin = new Float32Array(half);
+  for (let i = 0; i < half; i++) {
+    const theta = p * base ** (-2 * i / d);
+    cos[i] = Math.cos(theta);
+    sin[i] = Math.sin(theta);
+  }
+  return { cos, sin };
+}
+
+/** TF.js: one decode step of the layer with weights `w` (from getWeights) over cached K, V tensors. */
+function tfDecoder(tf, w, { c, h, kv }) {
+  const d = c / h, g = h / kv;
+  const t2 = (m) => tf.tensor2d(m.flat(), [m.length, m[0].length]);
+  const [WQ, WK, WV, WO] = [w.W_Q, w.W_K, w.W_V, w.W_O].map(t2);
+  const [bQ, bK, bV, bO] = [w.b_Q, w.b_K, w.b_V, w.b_O].map((b) => tf.tensor1d(b));
+  const rotate = (x, heads, p) => { // x: (heads, d), rotate-half at position p
+    const { cos, sin } = ropeTables(p, d);
+    const [x1, x2] = tf.split(x, 2, 1);
+    const [cs, sn] = [tf.tensor2d(cos, [1, d / 2]), tf.tensor2d(sin, [1, d / 2])];
+    return tf.concat([tf.sub(tf.mul(x1, cs), tf.mul(x2, sn)), tf.add(tf.mul(x2, cs), tf.mul(x1, sn))], 1);
+  };
+  let keys = null, values = null; // (kv, N, d)
+  const step = (x, p) => tf.tidy(() => { // x: (1, C) at position p → (1, C), and the grown cache
+    const q = rotate(tf.reshape(tf.add(tf.matMul(x, WQ), bQ), [h, d]), h, p); // (h, d)
+    const k = rotate(tf.reshape(tf.add(tf.matMul(x, WK), bK), [kv, d]), kv, p); // (kv, d)
+    const v = tf.reshape(tf.add(tf.matMul(x, WV), bV), [kv, d]); // (kv, d)
+    const K = keys ? tf.concat([keys, tf.reshape(k, [kv, 1, d])], 1) : tf.reshape(k, [kv, 1, d]); // (kv, N+1, d)
+    const V = values ? tf.concat([values, tf.reshape(v, [kv, 1, d])], 1) : tf.reshape(v, [kv, 1, d]);
+    const scores = tf.matMul(tf.reshape(q, [kv, g, d]), K, false, true); // (kv, g, N+1): query head i reads K/V head ⌊i/g⌋
+    const context = tf.matMul(tf.softmax(tf.mul(scores, 1 / Math.sqrt(d))), V); // (kv, g, d)
+    const out = tf.add(tf.matMul(tf.reshape(context, [1, c]), WO), bO); // (1, C)
+    return { out, K: tf.keep(K), V: tf.keep(V) };
+  });
+  return {
+    decode(x, p) {
+      const { out, K, V } = step(x, p);
+      keys?.dispose();
+      values?.dispose();
+      [keys, values] = [K, V];
+      return out;
+    },
+    dispose() { keys?.dispose(); values?.dispose(); },
+  };
+}
+
+function decoding(tf) {
+  const shape = smoke ? { c: 64, h: 4, kv: 2, sizes: [16] } : { c: 768, h: 12, kv: 4, sizes: [1024, 4096] };
+  const { c, h, kv } = shape;
+  const rows = [];
+  let failures = 0;
+  for (const n of shape.sizes) {
+    const x = seeded((n + 1) * c, 40);
+    const layer = new lab.MultiHeadAttention({ embedDim: c, numHeads: h, numKVHeads: kv, rope: true, seed: 5 });
+    const token = (i) => ({ data: x.subarray(i * c, (i + 1) * c), shape: [1, c] });
+    // attention-lab with a cache of n positions: the window n + 1 keeps the cache at n positions
+    // after every step, so each timed step attends over n cached keys and itself
+    const cache = layer.createCache();
+    layer.forward({ data: x.subarray(0, n * c), shape: [n, c] }, undefined, undefined, { cache, causal: true, window: n + 1 });
+    // token n at position n, for the agreement check; then the timed steps (later positions, same cost)
+    const expected = layer.forward(token(n), undefined, undefined, { cache, causal: true, window: n + 1 }).output.data;
+    const cached = measure(() => layer.forward(token(n), undefined, undefined, { cache, causal: true, window: n + 1 }).output.data, { budgetMs: 1000, warmupMs: 200 });
+    cached.output = expected;
+    // the same token by a full causal recompute of all n + 1 positions (f32 forward), its last row
+    const all = { data: x, shape: [n + 1, c] };
+    const full = measure(() => layer.forward(all, undefined, undefined, { causal: true }).output.data.subarray(n * c), { budgetMs: 1000, warmupMs: 0, minRuns: 3 });
+    // TF.js: prefill its cache with the first n tokens (untimed), then the same step
+    const decoder = tfDecoder(tf, layer.getWeights(), shape);
+    for (let i = 0; i < n; i++) decoder.decode(tf.tensor2d(token(i).data, [1, c]), i).dispose();
+    const tfStep = measure(() => {
+      const out = tf.tidy(() => {
+        const q = tf.tensor2d(token(n).data, [1, c]);
+        return decoder.decode(q, n);
+      });
+      const data = out.dataSync();
+      out.dispose();
+      return data;
+    }, { budgetMs: 1000, warmupMs: 200 });
+    decoder.dispose();
+    for (const [name, r] of [['attention-lab, KV cache', cached], ['attention-lab, full recompute (f32)', full], ['TF.js tfjs-backend-wasm, KV cache from ops', tfStep]]) {
+      let worst = 0;
+      for (let i = 0; i < c; i++) worst = Math.max(worst, Math.abs(r.output[i] - expected[i]));
+      if (!(worst <= 1e-4)) {
+        failures++;
+        console.error(`DISAGREES: ${name} decoding with ${n} cached: max |Δ| = ${worst}`);
+      }
+      rows.push({ 'cached positions': n, implementation: name, 'median ms': `${fmtMs(r.ms)} (${r.runs})`, '÷ cache': `${(r.ms / cached.ms).toFixed(1)}×`, 'max |Δ|': worst.toExponential(1) });
+    }
+    cache.free();
+    layer.free();
+  }
+  console.log(`\ndecoding 1 token, C=${c}, h=${h}, numKVHeads=${kv}, rope (Float32Array in; the cache computes in f64):`);
+  printTable(rows);
+  return failures;
 }
 
 function printTable(rows) {
