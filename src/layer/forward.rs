@@ -17,7 +17,7 @@
 
 use super::cache::KvCache;
 use super::init::SplitMix64;
-use super::limits::{at_item, check_forward, refuse_projection};
+use super::limits::{at_item, check_cached_budget, check_forward, refuse_projection};
 use super::{LastForward, MultiHeadAttention};
 use crate::engine::{Cols, HeadShape, Hooks, Rope, Workspace};
 use crate::error::{AttentionError, Result};
@@ -180,7 +180,7 @@ impl MultiHeadAttention {
         check_cached(self, cache, x.len(), options)?;
         let (t_new, _) = self.check_inputs(x, x, x, options)?;
         let held = cache.keys.first().map_or(0, Matrix::rows);
-        check_forward(self.embed_dim, self.number_of_heads, x.len(), t_new, held + t_new, options.need_weights, false)?;
+        check_cached_budget(self, x.len(), t_new, held + t_new, options.need_weights)?;
         let w = &self.weights;
         let b = w.biases.as_ref();
         let bias = |name| b.is_some().then_some(name);
@@ -198,7 +198,7 @@ impl MultiHeadAttention {
                 };
                 // 3–8. The engine over every held key: query i at position length + i, key j at start + j
                 let positions = Positions { query: cache.length, key: cache.start };
-                let (concat, heads) = self.attend_item(&q, &k, &v, &options.mask, positions, None, &mut rng)?;
+                let (concat, heads) = self.attend_item(&q, &k, &v, &options.mask, positions, None, &mut rng, options.need_weights)?;
                 // 9. Output projection
                 let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_new, C)
                 refuse_projection(&output, "output", "concat", "W_O", bias("b_O"))?;
@@ -277,13 +277,17 @@ impl MultiHeadAttention {
     /// Passes 2–8 for one item: the engine over every head, the softmax weights kept (and, with
     /// `dropout`, dropped out) by the hooks; returns `(concat (T_q, C), the heads' caches)`.
     #[allow(clippy::too_many_arguments)]
-    fn attend_item(&self, q: &Matrix, k: &Matrix, v: &Matrix, mask: &Mask, positions: Positions, dropout: Option<f64>, rng: &mut SplitMix64) -> Result<(Matrix, Vec<HeadCache>)> {
+    /// With `keep` false (decoding without needWeights) nothing is kept: the heads run in blocks of
+    /// query rows and the returned list is empty.
+    #[allow(clippy::too_many_arguments)]
+    fn attend_item(&self, q: &Matrix, k: &Matrix, v: &Matrix, mask: &Mask, positions: Positions, dropout: Option<f64>, rng: &mut SplitMix64, keep: bool) -> Result<(Matrix, Vec<HeadCache>)> {
         let (t_q, t_k) = (q.rows(), k.rows());
         let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
         shape.offset = positions.offset(t_q, t_k);
-        let mut keep = Keep { t_q, t_k, dropout, rng, heads: Vec::with_capacity(self.number_of_heads) };
-        let concat = heads(Cols::of(q), Cols::of(k), Cols::of(v), shape, mask, &mut Workspace::new(), &mut keep)?;
-        Ok((Matrix::new(t_q, self.embed_dim, concat)?, keep.heads))
+        let mut kept = Keep { t_q, t_k, dropout, rng, heads: Vec::with_capacity(self.number_of_heads) };
+        let hooks: &mut dyn Hooks<f64> = if keep { &mut kept } else { &mut () };
+        let concat = heads(Cols::of(q), Cols::of(k), Cols::of(v), shape, mask, &mut Workspace::new(), hooks)?;
+        Ok((Matrix::new(t_q, self.embed_dim, concat)?, kept.heads))
     }
 
     /// Passes 1–9 for one batch item.
@@ -304,7 +308,7 @@ impl MultiHeadAttention {
         let (q, k, v) = self.project_all(x_q, x_k, x_v, positions)?;
         // 2–8. The engine: per head slice, scores, scale, softmax (kept, and dropped out in
         // training, by the hooks), weights·V_g, straight into the concatenation
-        let (concat, heads) = self.attend_item(&q, &k, &v, mask, positions, dropout, rng)?; // (T_q, C)
+        let (concat, heads) = self.attend_item(&q, &k, &v, mask, positions, dropout, rng, true)?; // (T_q, C)
         // 9. Output projection
         let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_q, C)
         refuse_projection(&output, "output", "concat", "W_O", b.is_some().then_some("b_O"))?;

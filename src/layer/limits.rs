@@ -37,6 +37,19 @@ pub(super) fn check_forward(c: usize, h: usize, batch: usize, t_q: usize, t_k: u
     })
 }
 
+/// Values a cached forward (decoding) holds: per item the new rows, their projections, concat and
+/// output, the cache's keys and values after appending, and with needWeights every head's
+/// `T_new × T_all` weights; plus the parameters and the engine's workspace. Nothing is kept for
+/// backward, so without needWeights the memory is O(T_all·C), not O(h·T_new·T_all).
+pub(super) fn check_cached_budget(layer: &super::MultiHeadAttention, batch: usize, t_new: usize, t_all: usize, need_weights: bool) -> Result<()> {
+    let (c, h) = (layer.embed_dim(), layer.number_of_heads());
+    let kv_c = layer.kv_heads() * layer.head_dimensions();
+    let shape = HeadShape::new(t_new, t_all, h, layer.kv_heads(), layer.head_dimensions());
+    let weights = if need_weights { (batch * h * t_new, t_all) } else { (0, 0) };
+    let parts = [(batch * 5 * t_new, c), (batch * 2 * t_all, kv_c), weights, (4 * c, c)];
+    check_budget(shape, &parts, || format!("MultiHeadAttention.forward with a cache, a batch of {batch}, {t_new} new positions over {t_all} and C = {c}"))
+}
+
 /// Values a backward pass holds on top of the forward's cache: the forward's own count
 /// ([`check_forward`]) plus the input gradients of every item, one item's `d_concat`, `d_Q`,
 /// `d_K`, `d_V`, one head's four `T_q × T_k` gradients, and the parameter gradients.

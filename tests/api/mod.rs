@@ -315,3 +315,68 @@ fn projected_self_attention_errors_name_the_argument_and_the_module_keeps_workin
     assert!(message.starts_with("options.casual is not an option (did you mean causal?)"), "{message}");
     assert!(projected_self_attention(challenge_q(), projections(2.0, 1.0, [W_Q, W_K, W_V, W_O])).is_ok());
 }
+
+// ---- attention as LLMs run it --------------------------------------------------------
+
+use attention_lab::wasm::grouped::{grouped_query_attention, rotary_embedding, trace_grouped_query_attention};
+
+/// `{ numberOfHeads, numberOfKVHeads, headDimensions }` and extra entries.
+fn grouped(h: f64, kv: f64, d: f64, extra: &[(&str, JsValue)]) -> JsValue {
+    let mut entries = vec![("numberOfHeads", h.into()), ("numberOfKVHeads", kv.into()), ("headDimensions", d.into())];
+    entries.extend(extra.iter().cloned());
+    js_object(&entries)
+}
+
+#[wasm_bindgen_test]
+fn grouped_query_attention_with_as_many_kv_heads_is_multi_head_attention_bit_for_bit() {
+    let (q, v) = (challenge_q(), challenge_v());
+    let got = rows_of(&grouped_query_attention(q.clone(), q.clone(), v.clone(), grouped(2.0, 2.0, 1.0, &[])).unwrap());
+    let want = rows_of(&challenge_mha().unwrap());
+    let bits = |m: &Vec<Vec<f64>>| m.iter().flatten().map(|x| x.to_bits()).collect::<Vec<u64>>();
+    assert_eq!(bits(&got), bits(&want));
+}
+
+#[wasm_bindgen_test]
+fn multi_query_attention_reads_one_kv_head_and_a_window_of_one_sees_only_itself() {
+    // two query heads share the one K/V column; with causal and window 1 each query sees its own key only
+    let k = js_matrix(&[&[1.0], &[2.0], &[3.0]]);
+    let v = js_matrix(&[&[10.0], &[20.0], &[30.0]]);
+    let q = js_matrix(&[&[1.0, -1.0], &[0.5, 2.0]]); // T_q = 2: positions 1 and 2 of T_k = 3
+    let out = grouped_query_attention(q, k, v, grouped(2.0, 1.0, 1.0, &[("causal", true.into()), ("window", 1.0.into())])).unwrap();
+    assert_close(&out, &[&[20.0, 20.0], &[30.0, 30.0]], 0.0);
+}
+
+#[wasm_bindgen_test]
+fn rotary_embedding_turns_the_first_pair_by_the_position() {
+    let x = js_matrix(&[&[1.0, 0.0], &[1.0, 0.0]]);
+    let out = rotary_embedding(x, js_object(&[("numberOfHeads", 1.0.into()), ("headDimensions", 2.0.into()), ("offset", 1.0.into())])).unwrap();
+    // rows at positions 1 and 2: (cos p, sin p)
+    assert_close(&out, &[&[1f64.cos(), 1f64.sin()], &[2f64.cos(), 2f64.sin()]], 1e-15);
+}
+
+#[wasm_bindgen_test]
+fn the_grouped_trace_records_rotations_and_kv_heads() {
+    let q = js_matrix(&[&[1.0, 0.5, -1.0, 2.0]]);
+    let kv = js_matrix(&[&[1.0, 0.0], &[0.5, -0.5]]);
+    let rope = js_object(&[("base", 100.0.into())]);
+    let trace = trace_grouped_query_attention(q, kv.clone(), kv, grouped(2.0, 1.0, 2.0, &[("rope", rope)])).unwrap();
+    let steps: Array = Reflect::get(&trace, &"steps".into()).unwrap().unchecked_into();
+    let ops: Vec<String> = steps.iter().map(|s| Reflect::get(&s, &"op".into()).unwrap().as_string().unwrap()).collect();
+    assert_eq!(ops.iter().filter(|op| *op == "Rotate").count(), 4, "{ops:?}");
+    let kv_heads: Vec<f64> = steps.iter().filter_map(|s| Reflect::get(&s, &"kvHead".into()).unwrap().as_f64()).collect();
+    assert_eq!(kv_heads, vec![0.0; 4], "K and V slices of both query heads read K/V head 0");
+}
+
+#[wasm_bindgen_test]
+fn modern_bad_input_is_a_range_or_type_error_and_the_module_keeps_working() {
+    let q = challenge_q();
+    let (name, message) = thrown(grouped_query_attention(q.clone(), q.clone(), q.clone(), grouped(2.0, 3.0, 1.0, &[])));
+    assert_eq!(name, "RangeError");
+    assert!(message.starts_with("numberOfKVHeads = 3 does not divide numberOfHeads = 2"), "{message}");
+    let (name, message) = thrown(rotary_embedding(q.clone(), js_object(&[("numberOfHeads", 2.0.into()), ("headDimensions", 1.0.into())])));
+    assert_eq!(name, "RangeError");
+    assert!(message.starts_with("headDimensions = 1 is odd"), "{message}");
+    let (name, _) = thrown(grouped_query_attention(q.clone(), q.clone(), q.clone(), grouped(2.0, 1.0, 1.0, &[("window", 0.0.into())])));
+    assert_eq!(name, "RangeError");
+    assert_close(&challenge_mha().unwrap(), &[&[6.761594, 7.964028], &[6.995055, 7.999329]], 1e-6);
+}

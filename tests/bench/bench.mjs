@@ -337,11 +337,17 @@ function tfDecoder(tf, w, { c, h, kv }) {
     return { out, K: tf.keep(K), V: tf.keep(V) };
   });
   return {
-    decode(x, p) {
+    /** One step at position p; `commit` false leaves the cache as it was (the timed repeats). */
+    decode(x, p, commit = true) {
       const { out, K, V } = step(x, p);
-      keys?.dispose();
-      values?.dispose();
-      [keys, values] = [K, V];
+      if (commit) {
+        keys?.dispose();
+        values?.dispose();
+        [keys, values] = [K, V];
+      } else {
+        K.dispose();
+        V.dispose();
+      }
       return out;
     },
     dispose() { keys?.dispose(); values?.dispose(); },
@@ -372,10 +378,7 @@ function decoding(tf) {
     const decoder = tfDecoder(tf, layer.getWeights(), shape);
     for (let i = 0; i < n; i++) decoder.decode(tf.tensor2d(token(i).data, [1, c]), i).dispose();
     const tfStep = measure(() => {
-      const out = tf.tidy(() => {
-        const q = tf.tensor2d(token(n).data, [1, c]);
-        return decoder.decode(q, n);
-      });
+      const out = tf.tidy(() => decoder.decode(tf.tensor2d(token(n).data, [1, c]), n, false));
       const data = out.dataSync();
       out.dispose();
       return data;
