@@ -123,6 +123,7 @@ for (const { build, from, to, selfTypes, declarations } of COPIES) {
 }
 cpSync(join(ROOT, BUILDS.web.dir, SNIPPETS), join(OUT, SNIPPETS), { recursive: true });
 copyFileSync(join(ROOT, 'README.md'), join(OUT, 'README.md'));
+copyFileSync(join(ROOT, 'LICENSE'), join(OUT, 'LICENSE'));
 writeFileSync(join(OUT, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
 
 // ---- pass 4: every path the manifest names exists ---------------------------
@@ -140,10 +141,10 @@ const named = [
 for (const path of new Set(named)) {
   if (!existsSync(join(OUT, path))) fail(`pkg.json names ${path}, which the package does not contain`);
 }
-const produced = readdirSync(OUT).filter((f) => !['package.json', 'README.md'].includes(f)).sort();
+const produced = readdirSync(OUT).filter((f) => !['package.json', 'README.md', 'LICENSE'].includes(f)).sort();
 const listed = [...manifest.files].sort();
 if (produced.join() !== listed.join()) {
   fail(`pkg/ holds [${produced.join(', ')}] but pkg.json "files" lists [${listed.join(', ')}]`);
 }
 
-console.log(`assemble: pkg/ holds attention-lab@${manifest.version} (${produced.length + 2} files)`);
+console.log(`assemble: pkg/ holds attention-lab@${manifest.version} (${produced.length + 3} files)`);

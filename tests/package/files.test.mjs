@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { PKG, ROOT, run, temporaryDirectory } from './support.mjs';
 
 const EXPECTED_FILES = [
+  'LICENSE', // MIT, as pkg.json and Cargo.toml say
   'README.md',
   'attention_lab_bg.js', // the bundler build's glue, imported by bundler.js
   'attention_lab_bg.wasm', // one module, shared by the three builds
