@@ -93,7 +93,7 @@ test-package: package tests/node_modules
 test-bench-smoke: tests/node_modules
 	node tests/bench/bench.mjs --smoke
 
-## ---- benchmarks (README, "Performance") -----------------------------------
+## ---- benchmarks (docs/performance.md) ---------------------------------------
 
 # the side-by-side table: plain JS, attention-lab number[][] / Float32Array, TF.js wasm, native Rust
 bench: build tests/node_modules
