@@ -31,13 +31,13 @@ const NAME = 'attention_lab'; // wasm-pack --out-name
 // require, hence `engines` in pkg.json). The three builds emit it byte-identical; the package ships it once.
 const SNIPPETS = 'snippets';
 
-/** What each wasm-pack build must contain (besides package.json, README.md, .gitignore). */
+/** What each wasm-pack build must contain (besides package.json, README.md, LICENSE, .gitignore: wasm-pack copies the crate's). */
 const BUILDS = {
   node: { dir: 'target/pkg-node', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
   bundler: { dir: 'target/pkg-bundler', files: [`${NAME}.js`, `${NAME}_bg.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
   web: { dir: 'target/pkg-web', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
 };
-const WASM_PACK_EXTRAS = ['package.json', 'README.md', '.gitignore'];
+const WASM_PACK_EXTRAS = ['package.json', 'README.md', 'LICENSE', '.gitignore'];
 
 /**
  * pkg/<to> ← <build>/<from>. `selfTypes` rewrites the `@ts-self-types` header to the renamed .d.ts;
