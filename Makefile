@@ -10,7 +10,7 @@ export PATH := $(CURDIR)/tests/node_modules/.bin:$(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-test apt-install build site package test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-matmul clean fuzz fuzz-js fuzz-leak fuzz-core
+.PHONY: start test setup-build setup-test apt-install build site package docs test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-matmul clean fuzz fuzz-js fuzz-leak fuzz-core
 
 ## ---- installs -------------------------------------------------------------
 
@@ -47,14 +47,30 @@ package: build
 	$(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler --out-name attention_lab
 	node tests/package/assemble.mjs
 
+## ---- the API reference (TypeDoc, from the packed package's bundler.d.ts) ---------
+# tests/typedoc/ is its own npm project: TypeDoc 0.28 needs TypeScript 5 or 6 as `typescript`, tests/ has 7.
+# `make docs` rewrites the committed Markdown in docs/api-reference/; `make site` renders the same
+# declarations as HTML into www/dist/api-reference/. tests/package/api-reference.test.mjs fails when
+# the committed copy is stale or an export has no doc comment (tests/typedoc/typedoc.json).
+
+TYPEDOC := cd tests/typedoc && ./node_modules/.bin/typedoc --logLevel Warn
+
+tests/typedoc/node_modules: tests/typedoc/package.json tests/typedoc/package-lock.json
+	cd tests/typedoc && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+docs: package tests/typedoc/node_modules
+	$(TYPEDOC) --markdown ../../docs/api-reference
+
 ## ---- the course site (www/, bundled by Vite into www/dist) -------------------
 
 www/node_modules: www/package.json www/package-lock.json
 	cd www && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-site: build www/node_modules
+site: package www/node_modules tests/typedoc/node_modules
 	cd www && npx vite build --logLevel warn
+	$(TYPEDOC) --html ../../www/dist/api-reference
 
 ## ---- the two commands -----------------------------------------------------
 
@@ -86,7 +102,7 @@ test-e2e: site tests/node_modules
 
 # The packed tarball in fresh projects: Node ESM/CJS, Vite + Chromium, a plain page, tsc, and the
 # same output bytes in Node, Chromium and Firefox.
-test-package: package tests/node_modules
+test-package: package tests/node_modules tests/typedoc/node_modules
 	node --test tests/package/
 
 # seconds: every benchmark implementation on small shapes, checked to agree (not timed)
@@ -139,4 +155,4 @@ fuzz-core:
 
 clean:
 	cargo clean
-	rm -rf pkg www/pkg www/dist www/node_modules tests/node_modules
+	rm -rf pkg www/pkg www/dist www/node_modules tests/node_modules tests/typedoc/node_modules

@@ -172,6 +172,7 @@ export interface MultiHeadAttention {
    * @throws {RangeError} for shapes that do not fit (C ≠ embedDim, key/value T differ, mask not T_q×T_k) or NaN/±Infinity entries.
    */
   forward(query: number[][], key?: number[][] | null, value?: number[][] | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionResult;
+  /** A batch: query [B, T_q, C], key and value [B, T_k, C]; the B items share the weights and the mask. */
   forward(query: number[][][], key?: number[][][] | null, value?: number[][][] | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionBatchResult;
   /**
    * The typed form in f32: `{ data: Float32Array, shape: [T, C] | [B, T, C] }`, computed with the SIMD
@@ -194,6 +195,7 @@ export interface MultiHeadAttention {
    * @throws {RangeError} when gradOutput's shape differs from the output's.
    */
   backward(gradOutput: number[][]): MultiHeadAttentionInputGrads<number[][]>;
+  /** After a batched forward: gradOutput is [B, T_q, C]; the loss sums over the items, so the parameter gradients do too. */
   backward(gradOutput: number[][][]): MultiHeadAttentionInputGrads<number[][][]>;
   /** gradOutput as `{ data: Float64Array, shape }` (after any f64 forward); the gradients come back as Float64Array typed matrices. */
   backward(gradOutput: TypedMatrix<Float64Array>): MultiHeadAttentionInputGrads<TypedMatrix<Float64Array>>;
