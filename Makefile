@@ -70,7 +70,7 @@ www/node_modules: www/package.json www/package-lock.json
 
 site: package www/node_modules tests/typedoc/node_modules
 	cd www && npx vite build --logLevel warn
-	$(TYPEDOC) --html ../../www/dist/api-reference
+	$(TYPEDOC) --options typedoc.html.json --html ../../www/dist/api-reference
 
 ## ---- the two commands -----------------------------------------------------
 

@@ -1,6 +1,8 @@
 // Vite builds the course into dist/ (all libraries, fonts and the wasm bundled: no CDN) and
 // `vite preview` serves it with the Content-Security-Policy below.
 import { defineConfig } from 'vite';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const HOST = '127.0.0.1';
@@ -25,13 +27,26 @@ const PAGE_CSP = [
 // The worker that runs learner code: it may evaluate that code, and may connect nowhere.
 const WORKER_CSP = ["default-src 'none'", "script-src 'self' 'unsafe-eval'"].join('; ');
 
+// The API reference (TypeDoc's HTML, written to dist/api-reference by `make site`) starts each page
+// with one inline script (its theme switch); the pages under /api-reference/ allow exactly that
+// script by its hash, and nothing else inline.
+function apiReferenceCsp() {
+  const index = resolve(import.meta.dirname, 'dist/api-reference/index.html');
+  if (!existsSync(index)) return PAGE_CSP;
+  const inline = [...readFileSync(index, 'utf8').matchAll(/<script>([\s\S]*?)<\/script>/g)]
+    .map(([, body]) => `'sha256-${createHash('sha256').update(body).digest('base64')}'`);
+  return PAGE_CSP.replace("script-src 'self'", `script-src 'self' ${inline.join(' ')}`);
+}
+
 function contentSecurityPolicy() {
   return {
     name: 'attention-lab-csp',
     configurePreviewServer(server) {
+      const referenceCsp = apiReferenceCsp();
       server.middlewares.use((req, res, next) => {
         const worker = /\/assets\/runner\.worker[^/]*\.js/.test(req.url ?? '');
-        res.setHeader('Content-Security-Policy', worker ? WORKER_CSP : PAGE_CSP);
+        const reference = (req.url ?? '').startsWith('/api-reference/');
+        res.setHeader('Content-Security-Policy', worker ? WORKER_CSP : reference ? referenceCsp : PAGE_CSP);
         res.setHeader('X-Content-Type-Options', 'nosniff');
         res.setHeader('Referrer-Policy', 'no-referrer');
         next();

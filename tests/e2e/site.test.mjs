@@ -10,6 +10,8 @@ const PAGES = [
   ['home', 'index.html', '#challenge-list li'],
   ['walkthrough', 'walkthrough.html', '#output-matrix'],
   ...CHALLENGE_IDS.map((id) => [`challenge-${id.slice(0, 2)}`, `challenge.html?id=${id}`, '.cm-content']),
+  // TypeDoc's HTML of the package's .d.ts (`make site`); its sidebar is built by its own script
+  ['api-reference', 'api-reference/functions/multiHeadAttention.html', '.tsd-signature'],
 ];
 
 let site;
@@ -36,6 +38,31 @@ describe('every page', () => {
       });
     }
   }
+});
+
+describe('API reference', () => {
+  test('the home page links to it; it documents every export from the package\'s .d.ts, error classes included', async () => {
+    const { context, page, log, url } = await openPage(site);
+    await page.goto(url('index.html'));
+    await page.click('#api-reference-link');
+    await page.waitForURL(/\/api-reference\/index\.html$/);
+    // TypeDoc's inline theme script ran: the page CSP allows it by hash
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'os');
+    await page.goto(url('api-reference/modules.html'));
+    const listed = await page.$$eval('.col-content a', (links) => links.map((a) => a.textContent.trim()));
+    const exported = Object.keys(lab).filter((name) => !name.startsWith('__') && name !== 'default');
+    for (const name of exported) assert.ok(listed.includes(name), `${name} is exported but not in the reference`);
+    await page.goto(url('api-reference/functions/multiHeadAttention.html'));
+    const text = await page.textContent('.col-content');
+    assert.match(text, /\{TypeError\}/);
+    assert.match(text, /\{RangeError\}/);
+    assert.match(text, /numberOfHeads/);
+    await page.click('.tsd-page-toolbar a:text("Course")');
+    await page.waitForURL(/\/index\.html$/);
+    assert.deepEqual(log.errors, []);
+    for (const request of log.requests) assert.ok(request.startsWith(`${site.origin}/`), `request outside the origin: ${request}`);
+    await context.close();
+  });
 });
 
 describe('accessibility', () => {
