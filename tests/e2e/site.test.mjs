@@ -46,13 +46,14 @@ describe('API reference', () => {
     await page.goto(url('index.html'));
     await page.click('#api-reference-link');
     await page.waitForURL(/\/api-reference\/index\.html$/);
+    await page.waitForLoadState('networkidle'); // the favicon, fetched after load, before moving on
     // TypeDoc's inline theme script ran: the page CSP allows it by hash
     assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'os');
-    await page.goto(url('api-reference/modules.html'));
+    await page.goto(url('api-reference/modules.html'), { waitUntil: 'networkidle' });
     const listed = await page.$$eval('.col-content a', (links) => links.map((a) => a.textContent.trim()));
     const exported = Object.keys(lab).filter((name) => !name.startsWith('__') && name !== 'default');
     for (const name of exported) assert.ok(listed.includes(name), `${name} is exported but not in the reference`);
-    await page.goto(url('api-reference/functions/multiHeadAttention.html'));
+    await page.goto(url('api-reference/functions/multiHeadAttention.html'), { waitUntil: 'networkidle' });
     const text = await page.textContent('.col-content');
     assert.match(text, /\{TypeError\}/);
     assert.match(text, /\{RangeError\}/);
