@@ -1,5 +1,6 @@
-// The packed tarball in headless Chromium: through a Vite build (the `browser` condition picks
-// the bundler build), and from a plain <script type="module"> page importing `attention-lab/web`.
+// The packed tarball in headless Chromium: through a Vite build and a webpack 5 build (the `browser`
+// condition picks the bundler build), and from a plain <script type="module"> page importing
+// `attention-lab/web`.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,6 +22,32 @@ test('a Vite app built with `vite build` shows the challenge values', { timeout:
   assert.ok(!code.includes('readFileSync'), 'the Node build did not leak into the browser bundle');
 
   const server = await serve(join(project, 'dist'));
+  try {
+    const { result, errors } = await pageResult(browser, server.url);
+    assert.deepEqual(errors, []);
+    assert.equal(result.error, undefined);
+    assertCloseMatrix(assert, result.output, CHALLENGE.expected, CHALLENGE.tolerance);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a webpack 5 app built with `experiments.asyncWebAssembly` and nothing else shows the challenge values', { timeout: 120_000 }, async () => {
+  const project = freshProject('webpack-app', { type: 'module' });
+  const config = readFileSync(join(project, 'webpack.config.js'), 'utf8');
+  assert.match(config, /experiments: \{ asyncWebAssembly: true \}/);
+  assert.doesNotMatch(config, /module:|plugins:|loader/, 'the fixture needs no loader or plugin');
+  run(join(TOOLS, 'webpack'), ['--no-color'], { cwd: project });
+
+  const emitted = readdirSync(join(project, 'dist'));
+  const wasm = emitted.filter((f) => f.endsWith('.wasm'));
+  assert.equal(wasm.length, 1, `one .wasm emitted: ${emitted}`);
+  const packed = readFileSync(join(project, 'node_modules/attention-lab/attention_lab_bg.wasm'));
+  assert.ok(readFileSync(join(project, 'dist', wasm[0])).equals(packed), 'webpack emits the package\'s .wasm unchanged');
+  const code = emitted.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(project, 'dist', f), 'utf8')).join();
+  assert.ok(!code.includes('readFileSync'), 'the Node build did not leak into the browser bundle');
+
+  const server = await serve(project); // index.html loads dist/main.js, which fetches the .wasm beside it
   try {
     const { result, errors } = await pageResult(browser, server.url);
     assert.deepEqual(errors, []);
