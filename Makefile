@@ -46,6 +46,9 @@ package: build
 	rm -rf target/pkg-bundler/snippets
 	$(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler --out-name attention_lab
 	node tests/package/assemble.mjs
+	@# what `npm publish` would upload; tests/package/files.test.mjs checks the list and npm's warnings
+	cd pkg && npm publish --dry-run --json --loglevel=warn >../target/npm-publish-dry-run.json 2>../target/npm-publish-dry-run.log \
+	  || { cat ../target/npm-publish-dry-run.log; exit 1; }
 
 ## ---- the API reference (TypeDoc, from the packed package's bundler.d.ts) ---------
 # tests/typedoc/ is its own npm project: TypeDoc 0.28 needs TypeScript 5 or 6 as `typescript`, tests/ has 7.

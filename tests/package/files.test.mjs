@@ -1,10 +1,11 @@
 // `npm pack` in pkg/ gives exactly the package's runtime files: no tests, no Rust sources,
-// no wasm-pack leftovers; and the manifest's version is Cargo.toml's.
+// no wasm-pack leftovers; and the manifest's version is Cargo.toml's. `make package` also runs
+// `npm publish --dry-run --json` in pkg/; its file list and npm's warnings are checked here.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { PKG, ROOT, run, temporaryDirectory } from './support.mjs';
 
 const EXPECTED_FILES = [
@@ -52,4 +53,50 @@ test('assembling refuses a pkg.json whose version is not Cargo.toml\'s', () => {
   assert.throws(() => run(process.execPath, [join(scratch, 'tests/package/assemble.mjs')]),
     (error) => error.status === 1 && error.stderr.includes(`pkg.json has version ${ahead} but Cargo.toml has ${manifest.version}`));
   assert.ok(!existsSync(join(scratch, 'pkg')), 'no pkg/ was written');
+});
+
+const PUBLISH_JSON = join(ROOT, 'target/npm-publish-dry-run.json');
+const PUBLISH_LOG = join(ROOT, 'target/npm-publish-dry-run.log');
+
+/** What `make package`'s `npm publish --dry-run --json` reported: { files, log, report }. */
+function publishDryRun() {
+  assert.ok(existsSync(PUBLISH_JSON), 'target/npm-publish-dry-run.json is missing; run `make package`');
+  const report = JSON.parse(readFileSync(PUBLISH_JSON, 'utf8'))['attention-lab'];
+  return { report, files: report.files.map((f) => f.path).sort(), log: readFileSync(PUBLISH_LOG, 'utf8') };
+}
+
+test('npm publish --dry-run (make package) uploads this pkg/: the same tarball as npm pack, the expected files', () => {
+  const { report, files } = publishDryRun();
+  const [packed] = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { cwd: PKG }));
+  assert.equal(report.integrity, packed.integrity, 'the dry run is stale (pkg/ changed since); run `make package`');
+  assert.equal(report.id, `attention-lab@${JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8')).version}`);
+  assert.deepEqual(files.filter((p) => !p.startsWith('snippets/')), EXPECTED_FILES);
+});
+
+test('npm publish --dry-run: no test files, no source maps whose sources are missing, nothing npm had to correct', () => {
+  const { files, log } = publishDryRun();
+  const tests = files.filter((p) => /(^|\/)(tests?|__tests__|fixtures|spec)(\/|$)|\.(test|spec)\.[cm]?[jt]s$/.test(p));
+  assert.deepEqual(tests, [], 'test files in the package');
+  const packed = new Set(files);
+  // every source map, and every sourceMappingURL comment in a packed script, must resolve inside the package
+  const maps = files.filter((p) => p.endsWith('.map'));
+  for (const script of files.filter((p) => /\.(c|m)?js$/.test(p))) {
+    const url = readFileSync(join(PKG, script), 'utf8').match(/\/\/# sourceMappingURL=(\S+)\s*$/)?.[1];
+    if (!url) continue;
+    assert.ok(!url.startsWith('data:') || url.includes('base64'), `${script}: unreadable inline source map`);
+    if (!url.startsWith('data:')) {
+      const map = normalize(join(dirname(script), url));
+      assert.ok(packed.has(map), `${script} points to ${url}, which is not packed`);
+    }
+  }
+  for (const map of maps) {
+    const { sources = [], sourceRoot = '', sourcesContent } = JSON.parse(readFileSync(join(PKG, map), 'utf8'));
+    sources.forEach((source, i) => {
+      if (sourcesContent?.[i] != null) return; // carried inside the map
+      const path = normalize(join(dirname(map), sourceRoot, source));
+      assert.ok(packed.has(path), `${map} names ${source}, which is neither packed nor embedded`);
+    });
+  }
+  assert.doesNotMatch(log, /auto-corrected|errors corrected|npm pkg fix/, `npm rewrote pkg.json on publish:\n${log}`);
+  assert.doesNotMatch(log, /npm (ERR|error)/, log);
 });
