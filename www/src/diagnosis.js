@@ -1,0 +1,588 @@
+// Locating the first wrong step of a learner's answer, without a catalogue of mistakes.
+//
+// The learner writes one function; its intermediate steps are not visible. So the diagnosis calls
+// that function on PROBE INPUTS chosen so that one step at a time shows in the output:
+//   - numberOfHeads = 1 (and W_O = I) leaves only one head's attention: slicing and
+//     concatenation have nothing to do;
+//   - V made of one-hot columns turns the output into the attention weights themselves, so the
+//     learner's weights can be read (rows sum to 1? which scale do their log-ratios imply?);
+//   - Q = 0 makes every weight 1/T whatever the scale or softmax, which isolates the slicing of V,
+//     the concatenation and W_O; V's entries encode their column, so a misplaced column is named;
+//   - a permutation W_O shows on which side, and which way round, W_O was applied;
+//   - large scores show a softmax that overflows.
+// Each challenge declares its steps, probes and checks in one table (TABLES, at the end): a future
+// challenge adds its own row. The probes are ordinary calls run in the same sandboxed worker as the
+// tests; every expected value comes from the package (`lab`: traceMultiHeadAttention, linear,
+// projectedSelfAttention), never from numbers written here.
+//
+// Plain ES module, no DOM: used by the challenge page and by the Node tests.
+
+// ---- the course's vocabulary ------------------------------------------------------------
+
+/** Steps in the order a correct answer performs them; `walk` is the walkthrough's step key. */
+export const STEPS = {
+  'project-Q': { label: 'the projection X·W_Q', walk: 'project-Q' },
+  'project-K': { label: 'the projection X·W_K', walk: 'project-K' },
+  'project-V': { label: 'the projection X·W_V', walk: 'project-V' },
+  slice: { label: 'slicing into heads', walk: 'slice' },
+  scores: { label: 'the scores Q_h·K_hᵀ', walk: 'scores' },
+  scale: { label: 'the scale 1/√headDimensions', walk: 'scale' },
+  mask: { label: 'the causal mask', walk: 'weights' },
+  softmax: { label: 'the softmax', walk: 'weights' },
+  'weighted-sum': { label: 'the weighted sum with V_h', walk: 'context' },
+  concat: { label: 'concatenating the heads', walk: 'concat' },
+  'w-o': { label: 'the output projection W_O', walk: 'output' },
+};
+const STEP_ORDER = Object.keys(STEPS);
+
+// ---- small matrix helpers (probe inputs only; expected values come from the package) -----------
+
+const range = (n) => Array.from({ length: n }, (_, i) => i);
+const zeros = (r, c) => range(r).map(() => range(c).map(() => 0));
+const identity = (n) => range(n).map((i) => range(n).map((j) => (i === j ? 1 : 0)));
+const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
+const scaleMatrix = (M, s) => M.map((row) => row.map((x) => x * s));
+const columns = (M, cols) => M.map((row) => cols.map((c) => row[c]));
+const isMatrix = (M, rows, cols) => Array.isArray(M) && M.length === rows && M.every((row) => Array.isArray(row) && row.length === cols);
+const finiteMatrix = (M) => M.every((row) => row.every((x) => typeof x === 'number' && Number.isFinite(x)));
+/** A permutation matrix: row i has its 1 in column perm[i]. */
+const permutationMatrix = (perm) => perm.map((p) => perm.map((_, j) => (j === p ? 1 : 0)));
+const fmt = (x) => (typeof x !== 'number' ? String(x) : Number.isInteger(x) ? String(x) : Math.abs(x) >= 1e4 || Math.abs(x) < 1e-3 ? x.toExponential(3) : String(Number(x.toFixed(4))));
+
+/** Equal within `tolerance` (relative to max(1, |expected|)); NaN and ±Infinity never match a finite number. */
+function close(actual, expected, tolerance = 1e-8) {
+  if (!isMatrix(actual, expected.length, expected[0].length)) return false;
+  return actual.every((row, r) => row.every((x, c) => typeof x === 'number' && Number.isFinite(x) && Math.abs(x - expected[r][c]) <= tolerance * Math.max(1, Math.abs(expected[r][c]))));
+}
+const shapeOf = (M) => (Array.isArray(M) && M.length && Array.isArray(M[0]) ? `${M.length}×${M[0].length}` : Array.isArray(M) ? `an array of ${M.length}` : M === undefined ? 'undefined' : typeof M);
+
+// ---- probe inputs ----------------------------------------------------------------------------
+
+/**
+ * A probe: an attention input { Q, K, V, numberOfHeads, headDimensions, W_O, causal }.
+ * W_O: a matrix, or 'absent' (the key left out; challenge 02 must then use the identity).
+ * causal: true/false, or undefined (no options object for dotProductAttention).
+ * `readout: true` replaces V by one-hot columns, in ceil(T / headDimensions) calls, so that the
+ * output columns are the weights of every head (see readWeights).
+ */
+function spec(s) {
+  const T = s.Q.length;
+  const C = s.numberOfHeads * s.headDimensions;
+  return { W_O: identity(C), ...s, T, C };
+}
+
+/** V for readout call k: column i·d + c of V selects key k·d + c (when there is one). */
+function readoutV(T, h, d, k, width = d) {
+  return range(T).map((t) => range(h * width).map((col) => (t === k * width + (col % width) ? 1 : 0)));
+}
+
+/** V whose entries encode their place: V[t][c] = (c + 1) + (t + 1) / 100, so an average of one column's entries names the column. */
+const codedV = (T, C) => range(T).map((t) => range(C).map((c) => c + 1 + (t + 1) / 100));
+
+// Probe matrices: small integers, scores with distinct differences, neither symmetric nor
+// unchanged by a transpose, so that the alternatives a learner might compute differ.
+const Q3 = [[1, 0, 2], [0, 1, -1], [2, 1, 0]];
+const K3 = [[0, 1, 1], [1, -1, 0], [2, 0, 1]];
+const Q4x2 = [[1, 0], [0, 1], [1, -1], [-1, 2]];
+const K4x2 = [[0, 1], [1, 1], [-1, 0], [2, -1]];
+const V4x2 = [[1, -2], [3, 0.5], [-1, 2], [0, 4]];
+// two heads of 3: the heads' scores differ from each other and from strided column sets
+const Q2h = [[1, 0, 2, 0, -1, 1], [0, 1, -1, 2, 0, 1], [2, 1, 0, -1, 1, 0]];
+const K2h = [[0, 1, 1, 1, 0, -1], [1, -1, 0, 0, 2, 1], [2, 0, 1, 1, 1, 0]];
+const K4x6 = [[1, 0, 2, 0, 1, 1], [0, 1, 0, 1, -1, 0], [2, -1, 1, 0, 0, 1], [-1, 1, 0, 2, 1, 0]];
+const Q4x4 = [[1, 0, 2, 0], [0, 1, -1, 2], [2, 1, 0, -1], [0, -1, 1, 1]];
+const K4x4 = [[0, 1, 1, 1], [1, -1, 0, 0], [2, 0, 1, 1], [-1, 2, 0, 1]];
+const P4 = permutationMatrix([1, 3, 0, 2]); // not symmetric: P·x, x·P and x·Pᵀ all differ
+
+// ---- running probes ---------------------------------------------------------------------------
+
+/** The calls of one probe: one, or ceil(T/d) when its weights are read out. */
+function callsOf(probe) {
+  if (!probe.readout) return [probe];
+  const width = probe.readoutWidth ?? probe.headDimensions;
+  return range(Math.ceil(probe.T / width)).map((k) => ({ ...probe, V: readoutV(probe.T, probe.numberOfHeads, probe.headDimensions, k, width), part: k }));
+}
+
+// How each challenge's function is called with a probe.
+const ADAPTERS = {
+  dotProductAttention: (p) => (p.causal === undefined ? [p.Q, p.K, p.V] : [p.Q, p.K, p.V, { causal: p.causal }]),
+  multiHeadAttention: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, ...(p.W_O === 'absent' ? {} : { W_O: p.W_O }) }],
+  // X = [I_T | 0] and W = [M; 0], so X·W_Q = Q, X·W_K = K, X·W_V = V exactly (needs T ≤ C);
+  // projection probes give X and the four W themselves.
+  projectedSelfAttention: (p) => {
+    if (p.X) return [p.X, { W_Q: p.W_Q, W_K: p.W_K, W_V: p.W_V, W_O: p.W_O, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions }];
+    const pad = (M) => [...M, ...zeros(p.C - p.T, p.C)];
+    const X = range(p.T).map((t) => range(p.C).map((c) => (c === t ? 1 : 0)));
+    return [X, { W_Q: pad(p.Q), W_K: pad(p.K), W_V: pad(p.V), W_O: p.W_O, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions }];
+  },
+};
+
+/** The probe calls of a challenge: [{ id, args }], to run like test cases (same worker, same time limit). */
+export function probeCalls(functionName) {
+  const table = tableFor(functionName);
+  if (!table) return [];
+  return table.probes.flatMap((probe) => callsOf(probe).map((call, k) => ({ id: `probe:${probe.id}:${k}`, args: ADAPTERS[functionName](call) })));
+}
+
+// ---- the reference ------------------------------------------------------------------------
+
+function trace(lab, p) {
+  return lab.traceMultiHeadAttention(p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, W_O: p.W_O === 'absent' ? identity(p.C) : p.W_O, causal: p.causal === true });
+}
+const stepOf = (t, name) => t.steps.find((s) => s.name === name);
+
+// ---- reading the learner's results --------------------------------------------------------
+
+/** The learner's outputs for a probe: { outputs: [matrix per call] } or { error } (a throw, or a missing result). */
+function outputsOf(ctx, probe) {
+  const outputs = [];
+  for (let k = 0; k < callsOf(probe).length; k++) {
+    const r = ctx.results.get(`probe:${probe.id}:${k}`);
+    if (!r) return { error: { name: 'Error', message: 'no result (the probes were stopped)' }, missing: true };
+    if (r.error) return { error: r.error };
+    outputs.push(r.output);
+  }
+  return { outputs };
+}
+
+/**
+ * The learner's weights per head, read from a readout probe: head i's weights column k·w + c is
+ * output column i·d + c of call k. null when an output does not have the expected T×C shape.
+ * `columnOf(j)` maps a wanted column to where the learner put it (a concat permutation).
+ */
+function readWeights(probe, outputs, columnOf = (j) => j) {
+  const { T, numberOfHeads: h, headDimensions: d } = probe;
+  const width = probe.readoutWidth ?? d;
+  const cols = h * width;
+  if (!outputs.every((O) => isMatrix(O, T, cols))) return null;
+  return range(h).map((i) => range(T).map((q) => range(T).map((key) => {
+    const k = Math.floor(key / width);
+    return outputs[k][q][columnOf(i * width + (key % width))];
+  })));
+}
+
+// ---- what the weights say -------------------------------------------------------------------
+
+const headName = (probe, i) => (probe.numberOfHeads > 1 ? `head ${i}` : 'the head');
+const weightsName = (probe, i) => (probe.numberOfHeads > 1 ? `your weights for head ${i}` : 'your weights');
+
+/**
+ * Fits log(w_ij / w_ik) = s·(S_ij − S_ik) over the allowed entries of every row: the scale s the
+ * learner's weights imply for scores S, or null when no single s explains them.
+ */
+function fitScale(W, S, allowed) {
+  let sxy = 0;
+  let sxx = 0;
+  const pairs = [];
+  W.forEach((row, i) => {
+    const keys = range(row.length).filter((j) => (!allowed || allowed[i][j]) && row[j] > 1e-300);
+    if (keys.length < (allowed ? allowed[i].filter(Boolean).length : row.length)) return; // an allowed weight of 0: not a softmax of finite scores
+    for (const j of keys.slice(1)) {
+      const x = S[i][j] - S[i][keys[0]];
+      const y = Math.log(row[j]) - Math.log(row[keys[0]]);
+      pairs.push([x, y]);
+      sxy += x * y;
+      sxx += x * x;
+    }
+  });
+  if (!pairs.length || sxx < 1e-12) return null;
+  const s = sxy / sxx;
+  const worst = Math.max(...pairs.map(([x, y]) => Math.abs(y - s * x)));
+  const spread = Math.max(1, ...pairs.map(([, y]) => Math.abs(y)));
+  return worst <= 1e-6 * spread ? s : null;
+}
+
+/** Names a scale s in the course's terms, for a head of width d in C columns. */
+function nameScale(s, d, C) {
+  const candidates = [
+    [1 / Math.sqrt(d), `1/√headDimensions = 1/√${d}`],
+    [1, '1 (no scaling)'],
+    [1 / d, `1/headDimensions = 1/${d}`],
+    [Math.sqrt(d), `√headDimensions = √${d} (multiplied instead of divided)`],
+    [d, `headDimensions = ${d}`],
+    [1 / Math.sqrt(C), `1/√C = 1/√${C}`],
+    [1 / C, `1/C = 1/${C}`],
+    [Math.sqrt(C), `√C = √${C}`],
+  ];
+  const found = candidates.find(([v]) => Math.abs(v - s) <= 1e-6 * Math.max(1, v));
+  return found ? `${fmt(s)} = ${found[1]}` : fmt(s);
+}
+
+/**
+ * Checks one head's weights Ŵ against the reference weights W (from the trace) and, when they
+ * differ, finds the first step that explains it. Returns a finding or null.
+ */
+function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
+  const lab = ctx.lab;
+  const W = stepOf(t, `weights_${i}`).values;
+  const allowed = stepOf(t, `weights_${i}`).allowed ?? null;
+  if (close(Ŵ, W, 1e-7)) return null;
+  const d = probe.headDimensions;
+  const C = probe.C;
+  const who = weightsName(probe, i);
+  const base = { probe, head: i, expected: { label: `weights_${i}`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ } };
+  const T = W.length;
+
+  if (large && finiteMatrix(Ŵ)) {
+    // near one-hot weights say little about the scale; only a softmax that breaks on large scores is told here
+    if (!ctx.facts['weights:one-head']) return null;
+    return { ...base, step: 'softmax', title: `${capital(who)} are wrong when the scores are large`, detail: `With scaled scores near ${fmt(Math.max(...stepOf(t, `scaled_${i}`).values.flat()))} your weights differ from the softmax, although they are right on small scores. Subtract each row's maximum, then exp(), then divide by the row's sum.` };
+  }
+  if (!finiteMatrix(Ŵ)) {
+    return {
+      ...base, step: 'softmax',
+      title: large ? `${capital(who)} turn into NaN or Infinity when the scores are large` : `${capital(who)} contain NaN or Infinity`,
+      detail: large
+        ? `With scaled scores near ${fmt(Math.max(...stepOf(t, `scaled_${i}`).values.flat()))}, e^score overflows to Infinity and Infinity / Infinity is NaN. Subtract each row's maximum before exp(): the weights do not change, and nothing overflows.`
+        : 'Look for exp() of a large number, a division by zero, or an index past the end of a row (undefined becomes NaN).',
+    };
+  }
+  const rowSums = Ŵ.map((row) => row.reduce((a, b) => a + b, 0));
+  const colSums = range(T).map((j) => Ŵ.reduce((a, row) => a + row[j], 0));
+  const rowsOk = rowSums.every((x) => Math.abs(x - 1) < 1e-7);
+  const colsOk = colSums.every((x) => Math.abs(x - 1) < 1e-7);
+
+  // the causal mask: keys after the query must get exactly 0
+  if (allowed) {
+    const leaks = [];
+    Ŵ.forEach((row, q) => row.forEach((w, k) => { if (!allowed[q][k] && Math.abs(w) > 1e-12) leaks.push([q, k]); }));
+    const blockedPast = Ŵ.some((row, q) => row.some((w, k) => allowed[q][k] && k < q && Math.abs(w) <= 1e-300 && W[q][k] > 1e-12));
+    if (leaks.length || blockedPast) {
+      const S = stepOf(t, `scaled_${i}`).values;
+      let why = '';
+      if (blockedPast && !leaks.length) why = 'Earlier keys (j < i) get weight 0 and later keys do not: the mask is the wrong way round. Query i may look at keys j ≤ i; mask the keys with j > i.';
+      else if (leaks.length && rowsOk) {
+        // which score did a masked key behave like? log(ŵ_qk / ŵ_qq) + S_qq, the learner's effective scaled score
+        const [q, k] = leaks.find(([a]) => Ŵ[a][a] > 0) ?? leaks[0];
+        const effective = Math.log(Ŵ[q][k] / Ŵ[q][q]) + S[q][q];
+        const unmasked = Ŵ.every((row, a) => row.every((w, b) => Math.abs(w - softmaxRow(S[a])[b]) < 1e-7));
+        why = unmasked
+          ? 'Your weights equal the weights without any mask: the mask is not applied. Set every scaled score with key j > query i to −Infinity before the softmax.'
+          : Math.abs(effective) < 1e-6
+            ? `The masked keys still get weight: they behave like a score of 0 (for query ${q}, key ${k}), and e⁰ = 1. Use −Infinity, so that e^(−∞) = 0.`
+            : `For query ${q}, key ${k} > ${q} gets weight ${fmt(Ŵ[q][k])}; with −Infinity before the softmax it gets exactly 0.`;
+      } else why = `Keys after the query get weight (for example query ${leaks[0][0]}, key ${leaks[0][1]}: ${fmt(Ŵ[leaks[0][0]][leaks[0][1]])}). Mask the scaled scores with key j > query i (−Infinity) before the softmax.`;
+      return { ...base, step: 'mask', title: `${capital(who)} give weight to keys the mask must hide`, detail: why, cells: (q, k) => !allowed[q][k] };
+    }
+    if (!rowsOk) {
+      const S = stepOf(t, `scaled_${i}`).values;
+      const unmaskedThenZeroed = S.map((row, q) => softmaxRow(row).map((w, k) => (allowed[q][k] ? w : 0)));
+      if (close(Ŵ, unmaskedThenZeroed, 1e-7)) {
+        return {
+          ...base, step: 'mask',
+          title: `${capital(who)} do not sum to 1 along each row: the mask comes after the softmax`,
+          detail: `Row sums: ${rowSums.map(fmt).join(', ')}. Zeroing the later keys after the softmax throws away weight the softmax already gave them. Mask the scaled scores (−Infinity) before the softmax, so the allowed keys share all the weight.`,
+        };
+      }
+    }
+  }
+
+  if (!rowsOk && colsOk && T > 1) {
+    return { ...base, step: 'softmax', title: `${capital(who)} sum to 1 down each column instead of along each row`, detail: 'The softmax runs over the wrong axis. Each query (a row of the scores) spreads its attention over the keys: apply softmax to every row.' };
+  }
+  if (!rowsOk) {
+    const total = rowSums.reduce((a, b) => a + b, 0);
+    const S = stepOf(t, `scaled_${i}`).values;
+    const expOnly = S.map((row) => row.map(Math.exp));
+    let why = 'A softmax divides each e^score by the sum of its own row.';
+    if (Math.abs(total - 1) < 1e-7) why = 'They sum to 1 over the whole matrix: divide by the sum of each row, not of all the scores.';
+    else if (close(Ŵ, expOnly, 1e-7)) why = 'They equal e^score: the division by the row sum is missing.';
+    return { ...base, step: 'softmax', title: `${capital(who)} do not sum to 1 along each row`, detail: `Row sums: ${rowSums.map(fmt).join(', ')} (each should be 1). ${why}` };
+  }
+
+  // rows sum to 1: which scores, at which scale?
+  const S = stepOf(t, `scores_${i}`).values;
+  const s = fitScale(Ŵ, S, allowed);
+  const expectedScale = stepOf(t, `scaled_${i}`).scalar;
+  if (s !== null && Math.abs(s - expectedScale) > 1e-6 * expectedScale) {
+    return {
+      ...base, step: 'scale',
+      title: `Your scores are multiplied by ${nameScale(s, d, C)}; expected 1/√headDimensions = 1/√${d} ≈ ${fmt(expectedScale)}`,
+      detail: `Read from the ratios of ${who}: log(w_ij / w_ik) = scale · (score_ij − score_ik) fits scale = ${fmt(s)} in every row.${Math.abs(s - 1 / Math.sqrt(C)) < 1e-9 && probe.numberOfHeads > 1 ? ' Inside a head the dot products run over headDimensions columns only, so divide by √headDimensions, not √C.' : ''}`,
+    };
+  }
+  // other score matrices the learner may have built
+  const [Qh, Kh] = [stepOf(t, `Q_${i}`).values, stepOf(t, `K_${i}`).values];
+  const candidates = [];
+  if (Qh[0].length === Kh.length) candidates.push(['scores', lab.linear(Qh, Kh), 'Your weights fit the scores Q_h·K_h (K not transposed). Transpose K so that score[i][j] = q_i · k_j.']);
+  candidates.push(['scores', transpose(S), 'Your weights fit the scores K_h·Q_hᵀ, the transpose of Q_h·K_hᵀ: row i must belong to query i, column j to key j.']);
+  const { Q, K } = probe;
+  const h = probe.numberOfHeads;
+  if (h > 1) {
+    for (let other = 0; other < h; other++) {
+      if (other === i) continue;
+      const cols = range(d).map((c) => other * d + c);
+      candidates.push(['slice', lab.linear(columns(Q, cols), transpose(columns(K, cols))), `Head ${i}'s weights fit the scores of columns ${cols[0]}–${cols.at(-1)}, which belong to head ${other}. Head i takes columns i·headDimensions up to (i+1)·headDimensions.`]);
+    }
+    const strided = range(d).map((c) => c * h + i);
+    candidates.push(['slice', lab.linear(columns(Q, strided), transpose(columns(K, strided))), `Head ${i}'s weights fit the scores of columns ${strided.join(', ')} (every ${h}th column): a reshape of each row into [headDimensions, numberOfHeads] instead of [numberOfHeads, headDimensions]. Head i takes the block of columns i·headDimensions up to (i+1)·headDimensions.`]);
+    candidates.push(['slice', lab.linear(Q, transpose(K)), `Head ${i}'s weights fit the scores of all C columns: the heads are not sliced. Head i takes only columns i·headDimensions up to (i+1)·headDimensions.`]);
+  }
+  for (const [step, scores, why] of candidates) {
+    const fitted = fitScale(Ŵ, scores, allowed);
+    if (fitted !== null) {
+      return { ...base, step, title: step === 'slice' ? `${capital(headName(probe, i))} computes its scores from the wrong columns` : `${capital(who)} come from the wrong scores`, detail: `${why} (The scale your weights imply is ${nameScale(fitted, d, C)}.)` };
+    }
+  }
+  if (s !== null) return null; // right scores and scale, weights differ only by rounding
+  return {
+    ...base, step: 'scores',
+    title: `${capital(who)} sum to 1 but are not a softmax of Q_h·K_hᵀ at any scale`,
+    detail: 'Each row is positive and sums to 1, so the softmax step works; the scores going into it are not q_i · k_j. Check the loops of Q_h·K_hᵀ: score[i][j] is the dot product of query row i with key row j, over headDimensions columns.',
+  };
+}
+
+function softmaxRow(row) {
+  const max = Math.max(...row);
+  const e = row.map((x) => Math.exp(x - max));
+  const sum = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / sum);
+}
+const capital = (s) => s[0].toUpperCase() + s.slice(1);
+
+// ---- checks: each reads some probes and returns a finding or null ----------------------------
+
+function thrown(probe, error, step = null) {
+  return { step, probe, title: `Your function throws on a probe input (${describeProbe(probe)})`, detail: `${error.name}: ${error.message}` };
+}
+
+/** The learner's weights for every head of a readout probe equal the reference. */
+function checkWeights(probeId, options = {}) {
+  return (ctx) => {
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    const t = trace(ctx.lab, probe);
+    const mapping = options.afterStructure ? ctx.facts.columnMap : (j) => j;
+    if (!mapping) return null;
+    const weights = readWeights(probe, got.outputs, mapping);
+    if (!weights) {
+      return { step: null, probe, title: `Your result has the wrong shape on a probe (${describeProbe(probe)})`, detail: `Expected ${probe.T}×${probe.numberOfHeads * (probe.readoutWidth ?? probe.headDimensions)}, got ${shapeOf(got.outputs[0])}.` };
+    }
+    for (let i = 0; i < probe.numberOfHeads; i++) {
+      const finding = explainWeights(ctx, probe, t, i, weights[i], options);
+      if (finding) return finding;
+    }
+    ctx.facts[`weights:${probeId}`] = true;
+    return null;
+  };
+}
+
+/** With weights known right (from `weightsProbeId`, same Q and K), the output is weights·V. */
+function checkWeightedSum(probeId, weightsProbeId) {
+  return (ctx) => {
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    const t = trace(ctx.lab, probe);
+    const [O] = got.outputs;
+    if (close(O, t.output, 1e-8)) return null;
+    if (!ctx.facts[`weights:${weightsProbeId}`]) return null; // an earlier step already differs
+    const W = stepOf(t, 'weights_0').values;
+    const expected = stepOf(t, 'context_0').values;
+    const base = { probe, head: 0, expected: { label: 'context_0 = weights_0·V_0', matrix: expected }, actual: { label: 'your output', matrix: O } };
+    let why = `Your weights are right on this input (read from other probes with the same Q and K), yet the output is not weights·V (${probe.T} tokens, ${probe.V[0].length} value columns). Row i of the output is Σ_j weights[i][j] · V[j]: check which dimension each loop runs over.`;
+    if (isMatrix(O, probe.T, probe.V[0].length) && close(O, ctx.lab.linear(transpose(W), probe.V), 1e-8)) why = 'Your output is weightsᵀ·V: row i must use row i of the weights (query i), not column i.';
+    else if (!isMatrix(O, probe.T, probe.V[0].length)) why = `Your output is ${shapeOf(O)}; weights (T×T) times V (T×d_v) is ${probe.T}×${probe.V[0].length}. ${probe.V[0].length !== probe.Q[0].length ? 'Here V is wider than Q: its width is V[0].length, not Q[0].length.' : ''}`;
+    return { ...base, step: 'weighted-sum', title: 'Right weights, wrong weighted sum with V', detail: why };
+  };
+}
+
+/**
+ * Q = 0: every weight is 1/T, so output column j is the average of the V column the learner
+ * put there. With V[t][c] = (c + 1) + (t + 1)/100 the average names the column.
+ * Records facts.columnMap (wanted column → the learner's column) when the columns are only moved.
+ */
+function checkStructure(probeId) {
+  return (ctx) => {
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    const [O] = got.outputs;
+    const { T, C, numberOfHeads: h, headDimensions: d } = probe;
+    const t = trace(ctx.lab, probe);
+    const concat = stepOf(t, 'concat').values;
+    const base = { probe, expected: { label: 'concat (every weight is 1/T)', matrix: concat }, actual: { label: 'your output', matrix: O } };
+    if (close(O, concat, 1e-8)) { ctx.facts.columnMap = (j) => j; return null; }
+    if (isMatrix(O, h * T, d)) {
+      return { ...base, step: 'concat', title: `Your head outputs are stacked on top of each other (${h * T}×${d}) instead of placed side by side`, detail: `Row r of the result is row r of head 0, then row r of head 1, and so on: ${T}×${C}, the shape of the input.` };
+    }
+    if (isMatrix(O, d, h * C) || isMatrix(O, d, C)) {
+      return { ...base, step: 'slice', title: `Your heads take ${d} rows (tokens) instead of ${d} columns`, detail: `Head i keeps all ${T} tokens and takes columns i·headDimensions up to (i+1)·headDimensions of every row: M.map(row => row.slice(start, end)).` };
+    }
+    if (!isMatrix(O, T, C) || !finiteMatrix(O)) return null; // not readable here; other probes say more
+    // decode: which V column, averaged over all T tokens, sits in each output column?
+    const mean = (T + 1) / 2 / 100;
+    const source = range(C).map((j) => {
+      const c = Math.round(O[0][j] - mean) - 1;
+      return c >= 0 && c < C && O.every((row) => Math.abs(row[j] - concat[0][c]) < 1e-8) ? c : -1;
+    });
+    if (source.includes(-1)) return null;
+    const isPermutation = new Set(source).size === C;
+    const matches = (f) => range(C).every((j) => source[j] === f(j));
+    const interleaved = (j) => (j % h) * d + Math.floor(j / h);
+    const strided = (j) => (j % d) * h + Math.floor(j / d);
+    const reversed = (j) => (h - 1 - Math.floor(j / d)) * d + (j % d);
+    const where = range(C).filter((j) => source[j] !== j).slice(0, 3).map((j) => `column ${j} holds V's column ${source[j]} (head ${Math.floor(source[j] / d)})`).join('; ');
+    if (isPermutation) ctx.facts.columnMap = (j) => source.indexOf(j);
+    if (matches(interleaved)) {
+      return { ...base, step: 'concat', title: 'The head outputs are interleaved column by column instead of placed side by side', detail: `Column j of your result holds column ⌊j/${h}⌋ of head j mod ${h} (${where}). Row r must be row r of head 0 (all ${d} columns), then row r of head 1, and so on.` };
+    }
+    if (matches(strided)) {
+      return { ...base, step: 'slice', title: `Head i takes every ${h}th column (i, i+${h}, …) instead of a block of ${d} columns`, detail: `A reshape of each row into [headDimensions, numberOfHeads] instead of [numberOfHeads, headDimensions] (${where}). Head i takes columns i·${d} up to (i+1)·${d}.` };
+    }
+    if (matches(reversed)) {
+      return { ...base, step: 'concat', title: 'The heads are placed in reverse order', detail: `Head 0's columns come last (${where}). Row r is row r of head 0, then head 1, …` };
+    }
+    if (!isPermutation) {
+      const heads = range(h).map((i) => source.slice(i * d, (i + 1) * d));
+      return { ...base, step: 'slice', title: 'Your heads read the wrong columns of V', detail: heads.map((cols, i) => `head ${i} reads columns ${cols.join(', ')} (expected ${range(d).map((c) => i * d + c).join(', ')})`).join('; ') + '.' };
+    }
+    return { ...base, step: 'concat', title: 'The head outputs are put together in the wrong order', detail: `${where}. Row r of the result is row r of head 0, then row r of head 1, and so on.` };
+  };
+}
+
+/** With the concatenation known right: output = concat·W_O (a permutation W_O, and W_O absent). */
+function checkOutputProjection(probeId, absentProbeId) {
+  return (ctx) => {
+    if (!ctx.facts.columnMap || ctx.facts.columnMap(1) !== 1) return null; // the concatenation is not right yet
+    const lab = ctx.lab;
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(probe, got.error, 'w-o');
+    const [O] = got.outputs;
+    const t = trace(lab, probe);
+    const concat = stepOf(t, 'concat').values;
+    const base = { probe, expected: { label: 'output = concat·W_O', matrix: t.output }, actual: { label: 'your output', matrix: O } };
+    if (!close(O, t.output, 1e-8)) {
+      const W = probe.W_O;
+      let why = 'The concatenated heads are right (other probes show it), so the difference comes from W_O: the result is concat·W_O, a (T×C)·(C×C) product.';
+      let title = 'The concatenated heads are right, the product with W_O is not';
+      if (close(O, concat, 1e-8)) { title = 'W_O is not applied'; why = 'Your output equals the concatenated heads. Multiply them by W_O (the identity only when W_O is absent).'; }
+      else if (close(O, lab.linear(concat, transpose(W)), 1e-8)) { title = 'W_O is applied transposed: concat·W_Oᵀ'; why = 'W_O is stored [in, out]: row i belongs to column i of the concatenated heads. Multiply by W_O itself.'; }
+      else if (probe.T === probe.C && close(O, lab.linear(W, concat), 1e-8)) { title = 'W_O is applied on the wrong side: W_O·concat'; why = 'The output projection mixes the columns of each row: concat·W_O, with W_O on the right.'; }
+      return { ...base, step: 'w-o', title, detail: why };
+    }
+    if (absentProbeId) {
+      const absent = ctx.probe(absentProbeId);
+      const res = outputsOf(ctx, absent);
+      if (res.error) return res.missing ? null : { probe: absent, step: 'w-o', title: 'Your function throws when W_O is absent', detail: `${res.error.name}: ${res.error.message}. Without W_O the output projection is the C×C identity: W_O ?? identity(C).` };
+      const ta = trace(lab, absent);
+      if (!close(res.outputs[0], ta.output, 1e-8)) return { probe: absent, step: 'w-o', expected: { label: 'output (W_O absent: the identity)', matrix: ta.output }, actual: { label: 'your output', matrix: res.outputs[0] }, title: 'Without W_O your output is not the concatenated heads', detail: 'When the options give no W_O, use the C×C identity, so the output is the heads side by side.' };
+    }
+    return null;
+  };
+}
+
+function describeProbe(p) {
+  const parts = [`T = ${p.T}`];
+  if (p.X) parts.push(`X ${shapeOf(p.X)}`);
+  parts.push(`numberOfHeads = ${p.numberOfHeads}`, `headDimensions = ${p.headDimensions}`);
+  if (p.causal !== undefined) parts.push(`causal: ${p.causal}`);
+  if (p.note) parts.push(p.note);
+  return parts.join(', ');
+}
+
+// ---- the tables -----------------------------------------------------------------------------
+
+const MULTI_HEAD = {
+  steps: ['slice', 'scores', 'scale', 'softmax', 'weighted-sum', 'concat', 'w-o'],
+  probes: [
+    spec({ id: 'one-head', note: 'one head, V = one-hot columns (the output is the weights)', Q: Q3, K: K3, V: Q3, numberOfHeads: 1, headDimensions: 3, readout: true }),
+    spec({ id: 'one-head-4x2', note: 'one head, 4 tokens of 2 columns, V = one-hot columns', Q: Q4x2, K: K4x2, V: V4x2, numberOfHeads: 1, headDimensions: 2, readout: true }),
+    spec({ id: 'large', note: 'one head, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, numberOfHeads: 1, headDimensions: 3, readout: true }),
+    spec({ id: 'sum', note: 'one head, 4 tokens of 2 columns', Q: Q4x2, K: K4x2, V: V4x2, numberOfHeads: 1, headDimensions: 2 }),
+    spec({ id: 'structure', note: 'Q = 0, so every weight is 1/T', Q: zeros(4, 6), K: K4x6, V: codedV(4, 6), numberOfHeads: 2, headDimensions: 3 }),
+    spec({ id: 'heads', note: 'two heads, V = one-hot columns', Q: Q2h, K: K2h, V: Q2h, numberOfHeads: 2, headDimensions: 3, readout: true }),
+    spec({ id: 'w-o', note: 'Q = 0, a permutation W_O', Q: zeros(4, 4), K: K4x4, V: codedV(4, 4), numberOfHeads: 2, headDimensions: 2, W_O: P4 }),
+    spec({ id: 'w-o-absent', note: 'no W_O in the options', Q: Q4x4, K: K4x4, V: codedV(4, 4), numberOfHeads: 2, headDimensions: 2, W_O: 'absent' }),
+  ],
+  checks: [
+    checkWeights('one-head'),
+    checkWeights('one-head-4x2'),
+    checkWeights('large', { large: true }),
+    checkWeightedSum('sum', 'one-head-4x2'),
+    checkStructure('structure'),
+    checkWeights('heads', { afterStructure: true }),
+    checkOutputProjection('w-o', 'w-o-absent'),
+  ],
+};
+
+export const TABLES = {
+  multiHeadAttention: MULTI_HEAD,
+};
+
+function tableFor(functionName) {
+  return TABLES[functionName] ?? null;
+}
+
+// ---- the diagnosis --------------------------------------------------------------------------
+
+/**
+ * The first step where the learner's function departs from the reference, or null.
+ * `results`: Map (or object) of probe call id → { output } or { error }, as the worker returns them.
+ * `lab`: the package (for expected values). Checks run in the table's order; the finding whose
+ * step comes first in the course's order wins; findings without a step (a throw, a shape) only
+ * when nothing is located.
+ */
+export function locate(functionName, results, lab) {
+  const table = tableFor(functionName);
+  if (!table) return null;
+  const byId = results instanceof Map ? results : new Map(Object.entries(results));
+  const probes = new Map(table.probes.map((p) => [p.id, p]));
+  const ctx = { lab, results: byId, facts: {}, probe: (id) => probes.get(id) };
+  const findings = [];
+  for (const check of table.checks) {
+    let finding;
+    try {
+      finding = check(ctx);
+    } catch (error) {
+      finding = null; // a learner output the analysis cannot read: other checks may still locate the step
+    }
+    if (finding) findings.push(finding);
+  }
+  if (!findings.length) return null;
+  const rank = (f) => (f.step ? STEP_ORDER.indexOf(f.step) : STEP_ORDER.length);
+  const first = findings.reduce((best, f) => (rank(f) < rank(best) ? f : best));
+  return decorate(first);
+}
+
+function decorate(f) {
+  const p = f.probe;
+  const located = Boolean(f.step);
+  const result = {
+    step: f.step,
+    stepLabel: located ? STEPS[f.step].label : null,
+    head: f.head ?? null,
+    title: f.title,
+    detail: f.detail,
+    probe: describeProbe(p),
+    expected: f.expected ?? null,
+    actual: f.actual ?? null,
+  };
+  // the walkthrough shows traceMultiHeadAttention: Q, K and V of the same shape
+  if (located && !p.X && p.V[0].length === p.Q[0].length) {
+    result.walkthrough = {
+      Q: p.Q, K: p.K, V: p.readout ? callsOf(p)[0].V : p.V, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions,
+      causal: p.causal === true, W_O: p.W_O === 'absent' || isIdentity(p.W_O) ? null : p.W_O, step: STEPS[f.step].walk, head: f.head ?? 0,
+    };
+  }
+  return result;
+}
+
+const isIdentity = (M) => M.every((row, i) => row.every((x, j) => x === (i === j ? 1 : 0)));
+
+/** The walkthrough's address for a finding's `walkthrough` (its query string carries the inputs). */
+export function walkthroughHref(w, base = './walkthrough.html') {
+  const params = new URLSearchParams();
+  params.set('Q', JSON.stringify(w.Q));
+  params.set('K', JSON.stringify(w.K));
+  params.set('V', JSON.stringify(w.V));
+  params.set('numberOfHeads', String(w.numberOfHeads));
+  params.set('headDimensions', String(w.headDimensions));
+  if (w.causal) params.set('causal', '1');
+  if (w.W_O) params.set('W_O', JSON.stringify(w.W_O));
+  params.set('step', w.step);
+  if (w.head) params.set('head', String(w.head));
+  return `${base}?${params}`;
+}
