@@ -68,12 +68,25 @@ const shapeOf = (M) => (Array.isArray(M) && M.length && Array.isArray(M[0]) ? `$
 function spec(s) {
   const T = s.Q.length;
   const C = s.numberOfHeads * s.headDimensions;
-  return { W_O: identity(C), ...s, T, C };
+  // W_O = I where T = C (so that W_O·concat, on the wrong side, is still right here); left out
+  // elsewhere, where a W_O on the wrong side could not even be multiplied.
+  return { W_O: T === C ? identity(C) : 'absent', ...s, T, C };
 }
 
-/** V for readout call k: column i·d + c of V selects key k·d + c (when there is one). */
-function readoutV(T, h, d, k, width = d) {
-  return range(T).map((t) => range(h * width).map((col) => (t === k * width + (col % width) ? 1 : 0)));
+/** The key a one-call readout puts in column c of a head (a cycle, so that V and Vᵀ differ). */
+const cycle = (t, T) => (t + 1) % T;
+
+/**
+ * V for readout call k. 'weights': with T ≤ width one call, V[t][i·w + c] = 1 when c = cycle(t);
+ * otherwise call k selects keys k·w … k·w + w − 1. 'per-key': call k has 1 in every column of row k,
+ * so output column j is column k of the weights of whichever head wrote column j.
+ */
+function readoutV(probe, k) {
+  const { T, numberOfHeads: h } = probe;
+  const w = probe.readoutWidth ?? probe.headDimensions;
+  if (probe.readout === 'per-key') return range(T).map((t) => range(h * w).map(() => (t === k ? 1 : 0)));
+  if (T <= w) return range(T).map((t) => range(h * w).map((col) => (col % w === cycle(t, T) ? 1 : 0)));
+  return range(T).map((t) => range(h * w).map((col) => (t === k * w + (col % w) ? 1 : 0)));
 }
 
 /** V whose entries encode their place: V[t][c] = (c + 1) + (t + 1) / 100, so an average of one column's entries names the column. */
@@ -89,7 +102,7 @@ const V4x2 = [[1, -2], [3, 0.5], [-1, 2], [0, 4]];
 // two heads of 3: the heads' scores differ from each other and from strided column sets
 const Q2h = [[1, 0, 2, 0, -1, 1], [0, 1, -1, 2, 0, 1], [2, 1, 0, -1, 1, 0]];
 const K2h = [[0, 1, 1, 1, 0, -1], [1, -1, 0, 0, 2, 1], [2, 0, 1, 1, 1, 0]];
-const K4x6 = [[1, 0, 2, 0, 1, 1], [0, 1, 0, 1, -1, 0], [2, -1, 1, 0, 0, 1], [-1, 1, 0, 2, 1, 0]];
+const K6 = [[1, 0, 2, 0, 1, 1], [0, 1, 0, 1, -1, 0], [2, -1, 1, 0, 0, 1], [-1, 1, 0, 2, 1, 0], [0, 0, 1, 1, 2, -1], [1, 2, 0, -1, 0, 1]];
 const Q4x4 = [[1, 0, 2, 0], [0, 1, -1, 2], [2, 1, 0, -1], [0, -1, 1, 1]];
 const K4x4 = [[0, 1, 1, 1], [1, -1, 0, 0], [2, 0, 1, 1], [-1, 2, 0, 1]];
 const P4 = permutationMatrix([1, 3, 0, 2]); // not symmetric: P·x, x·P and x·Pᵀ all differ
@@ -100,7 +113,8 @@ const P4 = permutationMatrix([1, 3, 0, 2]); // not symmetric: P·x, x·P and x·
 function callsOf(probe) {
   if (!probe.readout) return [probe];
   const width = probe.readoutWidth ?? probe.headDimensions;
-  return range(Math.ceil(probe.T / width)).map((k) => ({ ...probe, V: readoutV(probe.T, probe.numberOfHeads, probe.headDimensions, k, width), part: k }));
+  const count = probe.readout === 'per-key' ? probe.T : Math.ceil(probe.T / width);
+  return range(count).map((k) => ({ ...probe, V: readoutV(probe, k), part: k }));
 }
 
 // How each challenge's function is called with a probe.
@@ -150,15 +164,17 @@ function outputsOf(ctx, probe) {
  * output column i·d + c of call k. null when an output does not have the expected T×C shape.
  * `columnOf(j)` maps a wanted column to where the learner put it (a concat permutation).
  */
-function readWeights(probe, outputs, columnOf = (j) => j) {
+function readWeights(probe, outputs, { transposedV = false } = {}) {
   const { T, numberOfHeads: h, headDimensions: d } = probe;
   const width = probe.readoutWidth ?? d;
   const cols = h * width;
   if (!outputs.every((O) => isMatrix(O, T, cols))) return null;
-  return range(h).map((i) => range(T).map((q) => range(T).map((key) => {
-    const k = Math.floor(key / width);
-    return outputs[k][q][columnOf(i * width + (key % width))];
-  })));
+  if (T <= width) {
+    // one call: column i·w + cycle(key) holds key `key`; with V used transposed, column i·w + c holds key cycle(c)
+    const inverse = range(T).map((key) => range(T).find((c) => cycle(c, T) === key));
+    return range(h).map((i) => range(T).map((q) => range(T).map((key) => outputs[0][q][i * width + (transposedV ? inverse[key] : cycle(key, T))])));
+  }
+  return range(h).map((i) => range(T).map((q) => range(T).map((key) => outputs[Math.floor(key / width)][q][i * width + (key % width)])));
 }
 
 // ---- what the weights say -------------------------------------------------------------------
@@ -277,8 +293,18 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
     }
   }
 
+  if (!rowsOk && colsOk && T > 1 && close(Ŵ, transpose(W), 1e-7)) {
+    return { ...base, step: 'weighted-sum', title: 'Right weights, used transposed in the weighted sum', detail: 'Your output is weightsᵀ·V: output row i must be Σ_j weights[i][j] · V[j], the weights of query i (row i), not column i. (The same numbers come out of scores transposed, K·Qᵀ, with the softmax down the columns.)' };
+  }
   if (!rowsOk && colsOk && T > 1) {
     return { ...base, step: 'softmax', title: `${capital(who)} sum to 1 down each column instead of along each row`, detail: 'The softmax runs over the wrong axis. Each query (a row of the scores) spreads its attention over the keys: apply softmax to every row.' };
+  }
+  const k = rowSums[0];
+  if (!rowsOk && k > 0 && rowSums.every((x) => Math.abs(x - k) < 1e-7 * Math.max(1, k))) {
+    const s = fitScale(Ŵ.map((row) => row.map((x) => x / k)), stepOf(t, `scores_${i}`).values, allowed);
+    if (s !== null) {
+      return { ...base, step: 'scale', title: `Your scores are not scaled before the softmax: every row of ${who} sums to ${fmt(k)}${Math.abs(k - 1 / Math.sqrt(d)) < 1e-9 ? ` = 1/√${d}` : ''}`, detail: `Your weights are softmax(scores × ${nameScale(s, d, C)}) multiplied by ${fmt(k)} afterwards. Scale the scores by 1/√headDimensions first; the softmax then makes each row sum to 1.` };
+    }
   }
   if (!rowsOk) {
     const total = rowSums.reduce((a, b) => a + b, 0);
@@ -353,13 +379,16 @@ function checkWeights(probeId, options = {}) {
     const got = outputsOf(ctx, probe);
     if (got.error) return got.missing ? null : thrown(probe, got.error);
     const t = trace(ctx.lab, probe);
-    const mapping = options.afterStructure ? ctx.facts.columnMap : (j) => j;
-    if (!mapping) return null;
-    const weights = readWeights(probe, got.outputs, mapping);
-    if (!weights) {
-      return { step: null, probe, title: `Your result has the wrong shape on a probe (${describeProbe(probe)})`, detail: `Expected ${probe.T}×${probe.numberOfHeads * (probe.readoutWidth ?? probe.headDimensions)}, got ${shapeOf(got.outputs[0])}.` };
-    }
+    const weights = readWeights(probe, got.outputs);
+    if (!weights) return wrongShape(probe, got.outputs[0]);
     for (let i = 0; i < probe.numberOfHeads; i++) {
+      const W = stepOf(t, `weights_${i}`).values;
+      if (close(weights[i], W, 1e-7)) continue;
+      // V used transposed (V_hᵀ): the one-call readout then shows the weights with their columns moved
+      const alt = probe.T <= (probe.readoutWidth ?? probe.headDimensions) && readWeights(probe, got.outputs, { transposedV: true });
+      if (alt && close(alt[i], W, 1e-7)) {
+        return { probe, head: i, step: 'weighted-sum', expected: { label: `context_${i} = weights_${i}·V_${i}`, matrix: stepOf(t, `context_${i}`).values }, actual: { label: 'your output', matrix: got.outputs[0] }, title: `Right weights, multiplied by V_${i}ᵀ instead of V_${i}`, detail: 'Your weights are right (read through one-hot columns of V), but the output is weights·Vᵀ. Row i of the output is Σ_j weights[i][j] · V[j]: the rows of V are the values of the tokens.' };
+      }
       const finding = explainWeights(ctx, probe, t, i, weights[i], options);
       if (finding) return finding;
     }
@@ -368,20 +397,90 @@ function checkWeights(probeId, options = {}) {
   };
 }
 
+/** A probe's output of the wrong shape: the step a shape points to, when it points to one. */
+function wrongShape(probe, O) {
+  const { T, C, numberOfHeads: h, headDimensions: d } = probe;
+  const base = { probe, title: `Your result is ${shapeOf(O)}; expected ${T}×${C}`, actual: null };
+  if (Array.isArray(O) && O.length === d && d !== T) {
+    return { ...base, step: 'slice', title: `Your heads take ${d} rows (tokens) instead of ${d} columns: the result is ${shapeOf(O)}, expected ${T}×${C}`, detail: `Head i keeps all ${T} tokens and takes columns i·headDimensions up to (i+1)·headDimensions of every row: M.map(row => row.slice(start, end)).` };
+  }
+  if (isMatrix(O, h * T, d) && h > 1) {
+    return { ...base, step: 'concat', title: `Your head outputs are stacked on top of each other (${h * T}×${d}) instead of placed side by side`, detail: `Row r of the result is row r of head 0, then row r of head 1, and so on: ${T}×${C}, the shape of the input.` };
+  }
+  if (h === 1 && Array.isArray(O) && O.length === T && Array.isArray(O[0]) && O[0].length !== C) {
+    return { ...base, step: 'weighted-sum', title: `Each row of your head's output has ${O[0].length} entries; V_h has headDimensions = ${d} columns`, detail: `weights (${T}×${T}) · V_h (${T}×${d}) is ${T}×${d}. Here T = ${T} and headDimensions = ${d} differ: check which bound each loop of the weighted sum uses.` };
+  }
+  if (Array.isArray(O) && O.length === T && Array.isArray(O[0]) && O[0].length < C && O[0].length % d === 0) {
+    const k = O[0].length / d;
+    return { ...base, step: 'slice', title: `Your result has ${k} head${k === 1 ? '' : 's'} of ${d} columns; expected numberOfHeads = ${h}`, detail: `Loop over numberOfHeads heads (here ${h}), each taking headDimensions = ${d} columns.` };
+  }
+  return { ...base, step: null, detail: `On a probe with ${describeProbe(probe)}.` };
+}
+
+/**
+ * 'per-key' readout with several heads: output column j, over the T calls, is the weights of the
+ * head that wrote column j. Columns that share weights were computed by one head; the groups and
+ * the columns of V they came from (facts.source, from the Q = 0 probe) say how the heads were sliced.
+ */
+function checkHeads(probeId) {
+  return (ctx) => {
+    if (!ctx.facts['weights:one-head']) return null; // one head's attention must be right to read the heads' weights
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    const { T, C, numberOfHeads: h, headDimensions: d } = probe;
+    if (!got.outputs.every((O) => isMatrix(O, T, C) && finiteMatrix(O))) return got.outputs.every((O) => isMatrix(O, T, C)) ? null : wrongShape(probe, got.outputs[0]);
+    const t = trace(ctx.lab, probe);
+    const weightsOf = (j) => range(T).map((q) => range(T).map((k) => got.outputs[k][q][j]));
+    const perColumn = range(C).map(weightsOf);
+    const source = ctx.facts.source ?? range(C); // output column j holds V's column source[j]
+    // the learner's heads: groups of output columns with the same weights
+    const groups = [];
+    for (let j = 0; j < C; j++) {
+      const g = groups.find((grp) => close(perColumn[j], perColumn[grp[0]], 1e-9));
+      if (g) g.push(j); else groups.push([j]);
+    }
+    const vColumns = groups.map((g) => g.map((j) => source[j]).sort((a, b) => a - b));
+    const isBlock = (cols) => cols.length === d && cols.every((c, k) => c === cols[0] + k) && cols[0] % d === 0;
+    if (groups.length === h && vColumns.every(isBlock)) {
+      for (const cols of vColumns) {
+        const i = cols[0] / d;
+        const j = source.indexOf(cols[0]);
+        const finding = explainWeights(ctx, probe, t, i, perColumn[j]);
+        if (finding) return finding;
+      }
+      return null;
+    }
+    // Which columns of Q and K did each group attend with? Try the group's own V columns.
+    const described = vColumns.map((cols) => `{${cols.join(', ')}}`).join(', ');
+    const stride = vColumns.every((cols) => cols.length === d && cols.every((c, k) => k === 0 || c - cols[k - 1] === h));
+    return {
+      probe, step: 'slice',
+      title: stride ? `Head i takes every ${h}th column (i, i+${h}, …) instead of a block of ${d} columns` : 'Your heads are not blocks of headDimensions columns',
+      detail: `Columns that share one set of weights belong to one head. Your heads are the column groups ${described}; expected ${range(h).map((i) => `{${range(d).map((c) => i * d + c).join(', ')}}`).join(', ')}.`
+        + (stride ? ' This is a reshape of each row into [headDimensions, numberOfHeads] instead of [numberOfHeads, headDimensions].' : '') + ` Head i takes columns i·${d} up to (i+1)·${d}.`,
+      expected: null, actual: null,
+    };
+  };
+}
+
 /** With weights known right (from `weightsProbeId`, same Q and K), the output is weights·V. */
 function checkWeightedSum(probeId, weightsProbeId) {
   return (ctx) => {
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
-    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    if (!ctx.facts[`weights:${weightsProbeId}`]) return null; // an earlier step already differs
     const t = trace(ctx.lab, probe);
+    if (got.error) {
+      if (got.missing) return null;
+      return { probe, head: 0, step: 'weighted-sum', title: `Right weights, but the weighted sum throws when T (${probe.T}) and the width of V (${probe.V[0].length}) differ`, detail: `${got.error.name}: ${got.error.message}. weights (T×T) · V (T×d_v) is T×d_v: check that each loop of the weighted sum runs over the right length.` };
+    }
     const [O] = got.outputs;
     if (close(O, t.output, 1e-8)) return null;
-    if (!ctx.facts[`weights:${weightsProbeId}`]) return null; // an earlier step already differs
     const W = stepOf(t, 'weights_0').values;
     const expected = stepOf(t, 'context_0').values;
     const base = { probe, head: 0, expected: { label: 'context_0 = weights_0·V_0', matrix: expected }, actual: { label: 'your output', matrix: O } };
-    let why = `Your weights are right on this input (read from other probes with the same Q and K), yet the output is not weights·V (${probe.T} tokens, ${probe.V[0].length} value columns). Row i of the output is Σ_j weights[i][j] · V[j]: check which dimension each loop runs over.`;
+    let why = `Your weights are right (read from another probe), yet the output is not weights·V (${probe.T} tokens, ${probe.V[0].length} value columns). Row i of the output is Σ_j weights[i][j] · V[j]: check which dimension each loop runs over.`;
     if (isMatrix(O, probe.T, probe.V[0].length) && close(O, ctx.lab.linear(transpose(W), probe.V), 1e-8)) why = 'Your output is weightsᵀ·V: row i must use row i of the weights (query i), not column i.';
     else if (!isMatrix(O, probe.T, probe.V[0].length)) why = `Your output is ${shapeOf(O)}; weights (T×T) times V (T×d_v) is ${probe.T}×${probe.V[0].length}. ${probe.V[0].length !== probe.Q[0].length ? 'Here V is wider than Q: its width is V[0].length, not Q[0].length.' : ''}`;
     return { ...base, step: 'weighted-sum', title: 'Right weights, wrong weighted sum with V', detail: why };
@@ -391,7 +490,7 @@ function checkWeightedSum(probeId, weightsProbeId) {
 /**
  * Q = 0: every weight is 1/T, so output column j is the average of the V column the learner
  * put there. With V[t][c] = (c + 1) + (t + 1)/100 the average names the column.
- * Records facts.columnMap (wanted column → the learner's column) when the columns are only moved.
+ * Records facts.source (output column → the V column it holds) and facts.concatRight.
  */
 function checkStructure(probeId) {
   return (ctx) => {
@@ -403,20 +502,27 @@ function checkStructure(probeId) {
     const t = trace(ctx.lab, probe);
     const concat = stepOf(t, 'concat').values;
     const base = { probe, expected: { label: 'concat (every weight is 1/T)', matrix: concat }, actual: { label: 'your output', matrix: O } };
-    if (close(O, concat, 1e-8)) { ctx.facts.columnMap = (j) => j; return null; }
-    if (isMatrix(O, h * T, d)) {
-      return { ...base, step: 'concat', title: `Your head outputs are stacked on top of each other (${h * T}×${d}) instead of placed side by side`, detail: `Row r of the result is row r of head 0, then row r of head 1, and so on: ${T}×${C}, the shape of the input.` };
+    if (close(O, concat, 1e-8)) {
+      if (!ctx.facts.source) { ctx.facts.source = range(C); ctx.facts.concatRight = true; }
+      return null;
     }
-    if (isMatrix(O, d, h * C) || isMatrix(O, d, C)) {
-      return { ...base, step: 'slice', title: `Your heads take ${d} rows (tokens) instead of ${d} columns`, detail: `Head i keeps all ${T} tokens and takes columns i·headDimensions up to (i+1)·headDimensions of every row: M.map(row => row.slice(start, end)).` };
-    }
-    if (!isMatrix(O, T, C) || !finiteMatrix(O)) return null; // not readable here; other probes say more
+    if (!isMatrix(O, T, C)) return { ...wrongShape(probe, O), expected: base.expected, actual: isMatrix(O, O.length, O[0]?.length) ? base.actual : null };
+    if (!finiteMatrix(O)) return null; // not readable here; other probes say more
     // decode: which V column, averaged over all T tokens, sits in each output column?
     const mean = (T + 1) / 2 / 100;
     const source = range(C).map((j) => {
       const c = Math.round(O[0][j] - mean) - 1;
       return c >= 0 && c < C && O.every((row) => Math.abs(row[j] - concat[0][c]) < 1e-8) ? c : -1;
     });
+    const empty = range(C).filter((j) => O.every((row) => row[j] === 0));
+    if (empty.length && empty.every((j) => source[j] === -1) && source.every((c, j) => c === j || empty.includes(j))) {
+      const missing = range(h).filter((i) => range(d).every((c) => empty.includes(i * d + c)));
+      return {
+        ...base, step: 'slice',
+        title: missing.length ? `Your result has nothing from head${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: ${h - missing.length} of numberOfHeads = ${h} heads are computed` : `Columns ${empty.join(', ')} of your result are 0: no head wrote them`,
+        detail: `Loop over all numberOfHeads = ${h} heads, each taking headDimensions = ${d} columns (C = ${C}).`,
+      };
+    }
     if (source.includes(-1)) return null;
     const isPermutation = new Set(source).size === C;
     const matches = (f) => range(C).every((j) => source[j] === f(j));
@@ -424,7 +530,7 @@ function checkStructure(probeId) {
     const strided = (j) => (j % d) * h + Math.floor(j / d);
     const reversed = (j) => (h - 1 - Math.floor(j / d)) * d + (j % d);
     const where = range(C).filter((j) => source[j] !== j).slice(0, 3).map((j) => `column ${j} holds V's column ${source[j]} (head ${Math.floor(source[j] / d)})`).join('; ');
-    if (isPermutation) ctx.facts.columnMap = (j) => source.indexOf(j);
+    if (!ctx.facts.source) ctx.facts.source = source;
     if (matches(interleaved)) {
       return { ...base, step: 'concat', title: 'The head outputs are interleaved column by column instead of placed side by side', detail: `Column j of your result holds column ⌊j/${h}⌋ of head j mod ${h} (${where}). Row r must be row r of head 0 (all ${d} columns), then row r of head 1, and so on.` };
     }
@@ -445,7 +551,7 @@ function checkStructure(probeId) {
 /** With the concatenation known right: output = concat·W_O (a permutation W_O, and W_O absent). */
 function checkOutputProjection(probeId, absentProbeId) {
   return (ctx) => {
-    if (!ctx.facts.columnMap || ctx.facts.columnMap(1) !== 1) return null; // the concatenation is not right yet
+    if (!ctx.facts.concatRight) return null; // the concatenation is not right yet
     const lab = ctx.lab;
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
@@ -488,12 +594,13 @@ function describeProbe(p) {
 const MULTI_HEAD = {
   steps: ['slice', 'scores', 'scale', 'softmax', 'weighted-sum', 'concat', 'w-o'],
   probes: [
-    spec({ id: 'one-head', note: 'one head, V = one-hot columns (the output is the weights)', Q: Q3, K: K3, V: Q3, numberOfHeads: 1, headDimensions: 3, readout: true }),
-    spec({ id: 'one-head-4x2', note: 'one head, 4 tokens of 2 columns, V = one-hot columns', Q: Q4x2, K: K4x2, V: V4x2, numberOfHeads: 1, headDimensions: 2, readout: true }),
-    spec({ id: 'large', note: 'one head, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, numberOfHeads: 1, headDimensions: 3, readout: true }),
+    spec({ id: 'one-head', note: 'one head, V = one-hot columns (the output is the weights)', Q: Q3, K: K3, V: Q3, numberOfHeads: 1, headDimensions: 3, readout: 'weights' }),
+    spec({ id: 'one-head-4x2', note: 'one head, 4 tokens of 2 columns, V = one-hot columns', Q: Q4x2, K: K4x2, V: V4x2, numberOfHeads: 1, headDimensions: 2, readout: 'weights' }),
+    spec({ id: 'large', note: 'one head, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, numberOfHeads: 1, headDimensions: 3, readout: 'weights' }),
     spec({ id: 'sum', note: 'one head, 4 tokens of 2 columns', Q: Q4x2, K: K4x2, V: V4x2, numberOfHeads: 1, headDimensions: 2 }),
-    spec({ id: 'structure', note: 'Q = 0, so every weight is 1/T', Q: zeros(4, 6), K: K4x6, V: codedV(4, 6), numberOfHeads: 2, headDimensions: 3 }),
-    spec({ id: 'heads', note: 'two heads, V = one-hot columns', Q: Q2h, K: K2h, V: Q2h, numberOfHeads: 2, headDimensions: 3, readout: true }),
+    spec({ id: 'structure', note: 'Q = 0, so every weight is 1/T', Q: zeros(6, 6), K: K6, V: codedV(6, 6), numberOfHeads: 2, headDimensions: 3 }),
+    spec({ id: 'structure-3', note: 'Q = 0, three heads of two', Q: zeros(6, 6), K: K6, V: codedV(6, 6), numberOfHeads: 3, headDimensions: 2 }),
+    spec({ id: 'heads', note: 'two heads, V = one token at a time', Q: Q2h, K: K2h, V: Q2h, numberOfHeads: 2, headDimensions: 3, readout: 'per-key' }),
     spec({ id: 'w-o', note: 'Q = 0, a permutation W_O', Q: zeros(4, 4), K: K4x4, V: codedV(4, 4), numberOfHeads: 2, headDimensions: 2, W_O: P4 }),
     spec({ id: 'w-o-absent', note: 'no W_O in the options', Q: Q4x4, K: K4x4, V: codedV(4, 4), numberOfHeads: 2, headDimensions: 2, W_O: 'absent' }),
   ],
@@ -503,7 +610,8 @@ const MULTI_HEAD = {
     checkWeights('large', { large: true }),
     checkWeightedSum('sum', 'one-head-4x2'),
     checkStructure('structure'),
-    checkWeights('heads', { afterStructure: true }),
+    checkStructure('structure-3'),
+    checkHeads('heads'),
     checkOutputProjection('w-o', 'w-o-absent'),
   ],
 };
