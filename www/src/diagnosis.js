@@ -671,7 +671,7 @@ function decorate(f) {
   // the walkthrough shows traceMultiHeadAttention: Q, K and V of the same shape
   if (located && !p.X && p.V[0].length === p.Q[0].length) {
     result.walkthrough = {
-      Q: p.Q, K: p.K, V: p.readout ? callsOf(p)[0].V : p.V, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions,
+      Q: p.Q, K: p.K, V: p.V, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions,
       causal: p.causal === true, W_O: p.W_O === 'absent' || isIdentity(p.W_O) ? null : p.W_O, step: STEPS[f.step].walk, head: f.head ?? 0,
     };
   }
