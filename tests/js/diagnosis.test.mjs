@@ -61,7 +61,7 @@ for (const number of readdirSync(CORPUS).sort()) {
           return false;
         }
       });
-      const found = locate(tests.function, run(fn, probeCalls(tests.function)), lab);
+      const found = locate(folder, run(fn, probeCalls(folder)), lab);
       if (entry.expect === 'none') {
         assert.ok(fixed.every(Boolean), 'a right answer must pass every fixed case');
         assert.equal(found, null, `no diagnosis expected, got: ${JSON.stringify(found)}`);

@@ -145,14 +145,14 @@ async function runTests() {
       const elapsed = Math.round(performance.now() - started);
       const judged = showReply(reply, cases, seed, elapsed);
       if (!judged || judged.every((c) => c.verdict.pass)) return;
-      const probes = probeCalls(challenge.tests.function);
+      const probes = probeCalls(challenge.id);
       let located = null;
       let probeNote = null;
       if (probes.length) {
         $('diagnosis').replaceChildren(el('p', { class: 'hint' }, 'Looking for the first wrong step…'));
         const probeReply = await session.send({ probes });
         if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
-        else if (probeReply.type === 'done') located = locate(challenge.tests.function, new Map(probeReply.results.map((r) => [r.id, r])), lab);
+        else if (probeReply.type === 'done') located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab);
       }
       showDiagnosis(judged, located, probeNote);
       $('diagnosis').dataset.ms = String(Math.round(performance.now() - started));

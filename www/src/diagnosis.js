@@ -132,16 +132,21 @@ const ADAPTERS = {
 };
 
 /** The probe calls of a challenge: [{ id, args }], to run like test cases (same worker, same time limit). */
-export function probeCalls(functionName) {
-  const table = tableFor(functionName);
+export function probeCalls(challengeId) {
+  const table = tableFor(challengeId);
   if (!table) return [];
-  return table.probes.flatMap((probe) => callsOf(probe).map((call, k) => ({ id: `probe:${probe.id}:${k}`, args: ADAPTERS[functionName](call) })));
+  return table.probes.flatMap((probe) => callsOf(probe).map((call, k) => ({ id: `probe:${probe.id}:${k}`, args: ADAPTERS[table.function](call) })));
 }
 
 // ---- the reference ------------------------------------------------------------------------
 
 function trace(lab, p) {
-  return lab.traceMultiHeadAttention(p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, W_O: p.W_O === 'absent' ? identity(p.C) : p.W_O, causal: p.causal === true });
+  const options = { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, W_O: p.W_O === 'absent' ? identity(p.C) : p.W_O, causal: p.causal === true };
+  if (p.V[0].length === p.Q[0].length) return lab.traceMultiHeadAttention(p.Q, p.K, p.V, options);
+  // V wider or narrower than Q (challenges 01 and 03): the weights from a trace, the output from dotProductAttention
+  const t = lab.traceMultiHeadAttention(p.Q, p.K, p.Q, options);
+  const output = lab.dotProductAttention(p.Q, p.K, p.V, { causal: p.causal === true });
+  return { output, steps: t.steps.map((step) => (step.name === 'context_0' ? { ...step, values: output } : step)) };
 }
 const stepOf = (t, name) => t.steps.find((s) => s.name === name);
 
@@ -208,20 +213,21 @@ function fitScale(W, S, allowed) {
   return worst <= 1e-6 * spread ? s : null;
 }
 
-/** Names a scale s in the course's terms, for a head of width d in C columns. */
-function nameScale(s, d, C) {
+/** Names a scale s in the course's terms, for a head of width d (called `dim`) in C columns, T tokens. */
+function nameScale(s, d, C, T, dim = 'headDimensions') {
   const candidates = [
-    [1 / Math.sqrt(d), `1/√headDimensions = 1/√${d}`],
+    [1 / Math.sqrt(d), `1/√${dim} = 1/√${d}`],
     [1, '1 (no scaling)'],
-    [1 / d, `1/headDimensions = 1/${d}`],
-    [Math.sqrt(d), `√headDimensions = √${d} (multiplied instead of divided)`],
-    [d, `headDimensions = ${d}`],
+    [1 / d, `1/${dim} = 1/${d}`],
+    [Math.sqrt(d), `√${dim} = √${d} (multiplied instead of divided)`],
+    [d, `${dim} = ${d}`],
     [1 / Math.sqrt(C), `1/√C = 1/√${C}`],
     [1 / C, `1/C = 1/${C}`],
     [Math.sqrt(C), `√C = √${C}`],
+    [1 / Math.sqrt(T), `1/√T = 1/√${T} (T, the number of tokens)`],
   ];
-  const found = candidates.find(([v]) => Math.abs(v - s) <= 1e-6 * Math.max(1, v));
-  return found ? `${fmt(s)} = ${found[1]}` : fmt(s);
+  const names = [...new Set(candidates.filter(([v]) => Math.abs(v - s) <= 1e-6 * Math.max(1, v)).map(([, name]) => name))];
+  return names.length ? `${fmt(s)} = ${names.join(', or ')}` : fmt(s);
 }
 
 /**
@@ -235,6 +241,8 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   if (close(Ŵ, W, 1e-7)) return null;
   const d = probe.headDimensions;
   const C = probe.C;
+  const dim = ctx.table.dim ?? 'headDimensions';
+  const scaleName = (x) => nameScale(x, d, C, W.length, dim);
   const who = weightsName(probe, i);
   const base = { probe, head: i, expected: { label: `weights_${i}`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ } };
   const T = W.length;
@@ -243,6 +251,23 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
     // near one-hot weights say little about the scale; only a softmax that breaks on large scores is told here
     if (!ctx.facts['weights:one-head']) return null;
     return { ...base, step: 'softmax', title: `${capital(who)} are wrong when the scores are large`, detail: `With scaled scores near ${fmt(Math.max(...stepOf(t, `scaled_${i}`).values.flat()))} your weights differ from the softmax, although they are right on small scores. Subtract each row's maximum, then exp(), then divide by the row's sum.` };
+  }
+  if (!finiteMatrix(Ŵ) && allowed && ctx.facts['weights:one-head']) {
+    const bad = range(T).filter((q) => Ŵ[q].some((x) => !Number.isFinite(x)));
+    return {
+      ...base, step: 'mask',
+      title: `With causal: true ${who} contain NaN (rows ${bad.join(', ')})`,
+      detail: bad.length === 1 && bad[0] === 0
+        ? 'Only the first row breaks: its only allowed key is key 0, the query itself. If the diagonal is masked too (j ≥ i instead of j > i), every score of row 0 is −Infinity and −∞ − (−∞) is NaN. Query i may look at keys j ≤ i.'
+        : 'Without the mask your weights are right, so the mask brings the NaN: set masked scores to −Infinity (not +Infinity or NaN), so that e^(−∞ − max) is exactly 0, and keep the diagonal unmasked.',
+    };
+  }
+  if (!finiteMatrix(Ŵ) && !large && probe.T !== d && ctx.facts['weights:one-head']) {
+    return {
+      ...base, step: 'scores',
+      title: `${capital(who)} contain NaN when T (${probe.T}) and ${dim} (${d}) differ`,
+      detail: `With as many tokens as columns your weights are right; here they are not numbers. A loop that runs to T where it should run to ${dim} (or the other way round) reads past the end of a row, and undefined turns into NaN. score[i][j] sums ${dim} products q_i[c] · k_j[c].`,
+    };
   }
   if (!finiteMatrix(Ŵ)) {
     return {
@@ -303,7 +328,7 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   if (!rowsOk && k > 0 && rowSums.every((x) => Math.abs(x - k) < 1e-7 * Math.max(1, k))) {
     const s = fitScale(Ŵ.map((row) => row.map((x) => x / k)), stepOf(t, `scores_${i}`).values, allowed);
     if (s !== null) {
-      return { ...base, step: 'scale', title: `Your scores are not scaled before the softmax: every row of ${who} sums to ${fmt(k)}${Math.abs(k - 1 / Math.sqrt(d)) < 1e-9 ? ` = 1/√${d}` : ''}`, detail: `Your weights are softmax(scores × ${nameScale(s, d, C)}) multiplied by ${fmt(k)} afterwards. Scale the scores by 1/√headDimensions first; the softmax then makes each row sum to 1.` };
+      return { ...base, step: 'scale', title: `Your scores are not scaled before the softmax: every row of ${who} sums to ${fmt(k)}${Math.abs(k - 1 / Math.sqrt(d)) < 1e-9 ? ` = 1/√${d}` : ''}`, detail: `Your weights are softmax(scores × ${scaleName(s)}) multiplied by ${fmt(k)} afterwards. Scale the scores by 1/√${dim} first; the softmax then makes each row sum to 1.` };
     }
   }
   if (!rowsOk) {
@@ -316,6 +341,20 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
     return { ...base, step: 'softmax', title: `${capital(who)} do not sum to 1 along each row`, detail: `Row sums: ${rowSums.map(fmt).join(', ')} (each should be 1). ${why}` };
   }
 
+  // zeros where the reference gives weight: a mask where there should be none
+  if (!allowed && ctx.table.steps.includes('mask')) {
+    const zeroed = [];
+    Ŵ.forEach((row, q) => row.forEach((w, k) => { if (Math.abs(w) <= 1e-300 && W[q][k] > 1e-12) zeroed.push([q, k]); }));
+    if (zeroed.length) {
+      const future = zeroed.every(([q, k]) => k > q);
+      return {
+        ...base, step: 'mask',
+        title: `${capital(who)} are masked although ${probe.causal === false ? 'causal is false' : 'no options are given'}`,
+        detail: `${future ? 'Keys after the query get weight 0' : `Some keys get weight 0 (query ${zeroed[0][0]}, key ${zeroed[0][1]})`}. Without { causal: true } this is plain attention: every query sees every key. Use the mask only when options.causal is true (and default it to false).`,
+      };
+    }
+  }
+
   // rows sum to 1: which scores, at which scale?
   const S = stepOf(t, `scores_${i}`).values;
   const s = fitScale(Ŵ, S, allowed);
@@ -323,8 +362,8 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   if (s !== null && Math.abs(s - expectedScale) > 1e-6 * expectedScale) {
     return {
       ...base, step: 'scale',
-      title: `Your scores are multiplied by ${nameScale(s, d, C)}; expected 1/√headDimensions = 1/√${d} ≈ ${fmt(expectedScale)}`,
-      detail: `Read from the ratios of ${who}: log(w_ij / w_ik) = scale · (score_ij − score_ik) fits scale = ${fmt(s)} in every row.${Math.abs(s - 1 / Math.sqrt(C)) < 1e-9 && probe.numberOfHeads > 1 ? ' Inside a head the dot products run over headDimensions columns only, so divide by √headDimensions, not √C.' : ''}`,
+      title: `Your scores are multiplied by ${scaleName(s)}; expected 1/√${dim} = 1/√${d} ≈ ${fmt(expectedScale)}`,
+      detail: `Read from the ratios of ${who}: log(w_ij / w_ik) = scale · (score_ij − score_ik) fits scale = ${fmt(s)} in every row.${Math.abs(s - 1 / Math.sqrt(C)) < 1e-9 && probe.numberOfHeads > 1 ? ' Inside a head the dot products run over headDimensions columns only, so divide by √headDimensions, not √C.' : ` A score is a sum of ${dim} products, so divide it by √${dim}.`}`,
     };
   }
   // other score matrices the learner may have built
@@ -332,6 +371,8 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   const candidates = [];
   if (Qh[0].length === Kh.length) candidates.push(['scores', lab.linear(Qh, Kh), 'Your weights fit the scores Q_h·K_h (K not transposed). Transpose K so that score[i][j] = q_i · k_j.']);
   candidates.push(['scores', transpose(S), 'Your weights fit the scores K_h·Q_hᵀ, the transpose of Q_h·K_hᵀ: row i must belong to query i, column j to key j.']);
+  candidates.push(['scores', lab.linear(Qh, transpose(Qh)), 'Your weights fit the scores Q·Qᵀ: the keys are not used. score[i][j] = q_i · k_j, a query against a key.']);
+  candidates.push(['scores', lab.linear(Kh, transpose(Kh)), 'Your weights fit the scores K·Kᵀ: the queries are not used. score[i][j] = q_i · k_j, a query against a key.']);
   const { Q, K } = probe;
   const h = probe.numberOfHeads;
   if (h > 1) {
@@ -347,10 +388,10 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   for (const [step, scores, why] of candidates) {
     const fitted = fitScale(Ŵ, scores, allowed);
     if (fitted !== null) {
-      return { ...base, step, title: step === 'slice' ? `${capital(headName(probe, i))} computes its scores from the wrong columns` : `${capital(who)} come from the wrong scores`, detail: `${why} (The scale your weights imply is ${nameScale(fitted, d, C)}.)` };
+      return { ...base, step, title: step === 'slice' ? `${capital(headName(probe, i))} computes its scores from the wrong columns` : `${capital(who)} come from the wrong scores`, detail: `${why} (The scale your weights imply is ${scaleName(fitted)}.)` };
     }
   }
-  if (s !== null) return null; // right scores and scale, weights differ only by rounding
+  if (s !== null && close(Ŵ, W, 1e-6)) return null; // right scores and scale, weights differ only by rounding
   return {
     ...base, step: 'scores',
     title: `${capital(who)} sum to 1 but are not a softmax of Q_h·K_hᵀ at any scale`,
@@ -380,7 +421,7 @@ function checkWeights(probeId, options = {}) {
     if (got.error) return got.missing ? null : thrown(probe, got.error);
     const t = trace(ctx.lab, probe);
     const weights = readWeights(probe, got.outputs);
-    if (!weights) return wrongShape(probe, got.outputs[0]);
+    if (!weights) return wrongShape(probe, got.outputs[0], probe.numberOfHeads * (probe.readoutWidth ?? probe.headDimensions));
     for (let i = 0; i < probe.numberOfHeads; i++) {
       const W = stepOf(t, `weights_${i}`).values;
       if (close(weights[i], W, 1e-7)) continue;
@@ -398,8 +439,8 @@ function checkWeights(probeId, options = {}) {
 }
 
 /** A probe's output of the wrong shape: the step a shape points to, when it points to one. */
-function wrongShape(probe, O) {
-  const { T, C, numberOfHeads: h, headDimensions: d } = probe;
+function wrongShape(probe, O, C = probe.C) {
+  const { T, numberOfHeads: h, headDimensions: d } = probe;
   const base = { probe, title: `Your result is ${shapeOf(O)}; expected ${T}×${C}`, actual: null };
   if (Array.isArray(O) && O.length === d && d !== T) {
     return { ...base, step: 'slice', title: `Your heads take ${d} rows (tokens) instead of ${d} columns: the result is ${shapeOf(O)}, expected ${T}×${C}`, detail: `Head i keeps all ${T} tokens and takes columns i·headDimensions up to (i+1)·headDimensions of every row: M.map(row => row.slice(start, end)).` };
@@ -408,7 +449,7 @@ function wrongShape(probe, O) {
     return { ...base, step: 'concat', title: `Your head outputs are stacked on top of each other (${h * T}×${d}) instead of placed side by side`, detail: `Row r of the result is row r of head 0, then row r of head 1, and so on: ${T}×${C}, the shape of the input.` };
   }
   if (h === 1 && Array.isArray(O) && O.length === T && Array.isArray(O[0]) && O[0].length !== C) {
-    return { ...base, step: 'weighted-sum', title: `Each row of your head's output has ${O[0].length} entries; V_h has headDimensions = ${d} columns`, detail: `weights (${T}×${T}) · V_h (${T}×${d}) is ${T}×${d}. Here T = ${T} and headDimensions = ${d} differ: check which bound each loop of the weighted sum uses.` };
+    return { ...base, step: 'weighted-sum', title: `Each row of your output has ${O[0].length} entries; V has ${C} columns`, detail: `weights (${T}×${T}) · V (${T}×${C}) is ${T}×${C}. Here T = ${T} and the width of V, ${C}, differ: check which bound each loop of the weighted sum uses (the width of V is V[0].length).` };
   }
   if (Array.isArray(O) && O.length === T && Array.isArray(O[0]) && O[0].length < C && O[0].length % d === 0) {
     const k = O[0].length / d;
@@ -616,12 +657,57 @@ const MULTI_HEAD = {
   ],
 };
 
-export const TABLES = {
-  multiHeadAttention: MULTI_HEAD,
+// Challenges 01 and 03: dotProductAttention(Q, K, V[, { causal }]). V may be as wide as it likes,
+// so one call reads a whole T×T weights matrix (readoutWidth = T).
+const Qm = [[1, 0], [0, 1], [1, 1], [2, -1]];
+const Km = [[0, 1], [1, 0], [-1, 1], [3, 3]]; // key 3 would dominate every query if it leaked
+const V4x3 = [[1, -2, 0.5], [3, 0.5, -1], [-1, 2, 2], [0, 4, 1]];
+const single = (s) => spec({ numberOfHeads: 1, headDimensions: s.Q[0].length, readoutWidth: s.Q.length, ...s });
+
+const DOT_PRODUCT = {
+  steps: ['scores', 'scale', 'softmax', 'weighted-sum'],
+  probes: [
+    single({ id: 'one-head', note: 'V = one-hot columns (the output is the weights)', Q: Q3, K: K3, V: Q3, readout: 'weights' }),
+    single({ id: 'one-head-4x2', note: '4 tokens, d_k = 2, V = one-hot columns', Q: Q4x2, K: K4x2, V: Q4x2, readout: 'weights' }),
+    single({ id: 'large', note: 'scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, readout: 'weights' }),
+    single({ id: 'sum', note: 'V wider than Q and K', Q: Q4x2, K: K4x2, V: V4x3 }),
+  ],
+  checks: [
+    checkWeights('one-head'),
+    checkWeights('one-head-4x2'),
+    checkWeights('large', { large: true }),
+    checkWeightedSum('sum', 'one-head-4x2'),
+  ],
 };
 
-function tableFor(functionName) {
-  return TABLES[functionName] ?? null;
+const CAUSAL = {
+  steps: ['scores', 'scale', 'mask', 'softmax', 'weighted-sum'],
+  probes: [
+    ...DOT_PRODUCT.probes,
+    single({ id: 'causal-false', note: '{ causal: false }, V = one-hot columns', Q: Qm, K: Km, V: Qm, causal: false, readout: 'weights' }),
+    single({ id: 'mask', note: '{ causal: true }, a loud last key, V = one-hot columns', Q: Qm, K: Km, V: Qm, causal: true, readout: 'weights' }),
+    single({ id: 'large-causal', note: '{ causal: true }, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, causal: true, readout: 'weights' }),
+  ],
+  checks: [
+    ...DOT_PRODUCT.checks,
+    checkWeights('causal-false'),
+    checkWeights('mask'),
+    checkWeights('large-causal', { large: true }),
+  ],
+};
+
+// Challenges 01 and 03 have no heads: their steps in their own words.
+const ONE_HEAD_LABELS = { scores: 'the scores Q·Kᵀ', scale: 'the scale 1/√d_k', 'weighted-sum': 'the weighted sum with V' };
+
+/** One row per challenge (the folder name under challenges/): its function, steps, probes and checks. */
+export const TABLES = {
+  '01-dot-product-attention': { function: 'dotProductAttention', dim: 'd_k', labels: ONE_HEAD_LABELS, ...DOT_PRODUCT },
+  '02-multi-head-attention': { function: 'multiHeadAttention', ...MULTI_HEAD },
+  '03-causal-mask': { function: 'dotProductAttention', dim: 'd_k', labels: ONE_HEAD_LABELS, ...CAUSAL },
+};
+
+function tableFor(challengeId) {
+  return TABLES[challengeId] ?? null;
 }
 
 // ---- the diagnosis --------------------------------------------------------------------------
@@ -633,12 +719,12 @@ function tableFor(functionName) {
  * step comes first in the course's order wins; findings without a step (a throw, a shape) only
  * when nothing is located.
  */
-export function locate(functionName, results, lab) {
-  const table = tableFor(functionName);
+export function locate(challengeId, results, lab) {
+  const table = tableFor(challengeId);
   if (!table) return null;
   const byId = results instanceof Map ? results : new Map(Object.entries(results));
   const probes = new Map(table.probes.map((p) => [p.id, p]));
-  const ctx = { lab, results: byId, facts: {}, probe: (id) => probes.get(id) };
+  const ctx = { lab, table, results: byId, facts: {}, probe: (id) => probes.get(id) };
   const findings = [];
   for (const check of table.checks) {
     let finding;
@@ -652,15 +738,15 @@ export function locate(functionName, results, lab) {
   if (!findings.length) return null;
   const rank = (f) => (f.step ? STEP_ORDER.indexOf(f.step) : STEP_ORDER.length);
   const first = findings.reduce((best, f) => (rank(f) < rank(best) ? f : best));
-  return decorate(first);
+  return decorate(first, table);
 }
 
-function decorate(f) {
+function decorate(f, table) {
   const p = f.probe;
   const located = Boolean(f.step);
   const result = {
     step: f.step,
-    stepLabel: located ? STEPS[f.step].label : null,
+    stepLabel: located ? table.labels?.[f.step] ?? STEPS[f.step].label : null,
     head: f.head ?? null,
     title: f.title,
     detail: f.detail,
