@@ -96,9 +96,10 @@ const codedV = (T, C) => range(T).map((t) => range(C).map((c) => c + 1 + (t + 1)
 // unchanged by a transpose, so that the alternatives a learner might compute differ.
 const Q3 = [[1, 0, 2], [0, 1, -1], [2, 1, 0]];
 const K3 = [[0, 1, 1], [1, -1, 0], [2, 0, 1]];
-const Q4x2 = [[1, 0], [0, 1], [1, -1], [-1, 2]];
-const K4x2 = [[0, 1], [1, 1], [-1, 0], [2, -1]];
-const V4x2 = [[1, -2], [3, 0.5], [-1, 2], [0, 4]];
+// five tokens of two columns: T ≠ d and T ≠ d², so 1/√T, 1/d and 1/√d all differ
+const Q5x2 = [[1, 0], [0, 1], [1, -1], [-1, 2], [0.5, 0.5]];
+const K5x2 = [[0, 1], [1, 1], [-1, 0], [2, -1], [1, -0.5]];
+const V5x2 = [[1, -2], [3, 0.5], [-1, 2], [0, 4], [2, 1]];
 // two heads of 3: the heads' scores differ from each other and from strided column sets
 const Q2h = [[1, 0, 2, 0, -1, 1], [0, 1, -1, 2, 0, 1], [2, 1, 0, -1, 1, 0]];
 const K2h = [[0, 1, 1, 1, 0, -1], [1, -1, 0, 0, 2, 1], [2, 0, 1, 1, 1, 0]];
@@ -215,7 +216,7 @@ function fitScale(W, S, allowed) {
 
 /** Names a scale s in the course's terms, for a head of width d (called `dim`) in C columns, T tokens. */
 function nameScale(s, d, C, T, dim = 'headDimensions') {
-  const candidates = [
+  const all = [
     [1 / Math.sqrt(d), `1/√${dim} = 1/√${d}`],
     [1, '1 (no scaling)'],
     [1 / d, `1/${dim} = 1/${d}`],
@@ -226,6 +227,7 @@ function nameScale(s, d, C, T, dim = 'headDimensions') {
     [Math.sqrt(C), `√C = √${C}`],
     [1 / Math.sqrt(T), `1/√T = 1/√${T} (T, the number of tokens)`],
   ];
+  const candidates = all.filter(([, name]) => (C !== d || !name.includes('C')) && (T !== d || !name.includes('T')));
   const names = [...new Set(candidates.filter(([v]) => Math.abs(v - s) <= 1e-6 * Math.max(1, v)).map(([, name]) => name))];
   return names.length ? `${fmt(s)} = ${names.join(', or ')}` : fmt(s);
 }
@@ -369,8 +371,9 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   // other score matrices the learner may have built
   const [Qh, Kh] = [stepOf(t, `Q_${i}`).values, stepOf(t, `K_${i}`).values];
   const candidates = [];
-  if (Qh[0].length === Kh.length) candidates.push(['scores', lab.linear(Qh, Kh), 'Your weights fit the scores Q_h·K_h (K not transposed). Transpose K so that score[i][j] = q_i · k_j.']);
-  candidates.push(['scores', transpose(S), 'Your weights fit the scores K_h·Q_hᵀ, the transpose of Q_h·K_hᵀ: row i must belong to query i, column j to key j.']);
+  const [qn, kn] = ctx.table.dim === 'd_k' ? ['Q', 'K'] : ['Q_h', 'K_h'];
+  if (Qh[0].length === Kh.length) candidates.push(['scores', lab.linear(Qh, Kh), `Your weights fit the scores ${qn}·${kn} (K not transposed). Transpose K so that score[i][j] = q_i · k_j.`]);
+  candidates.push(['scores', transpose(S), `Your weights fit the scores ${kn}·${qn}ᵀ, the transpose of ${qn}·${kn}ᵀ: row i must belong to query i, column j to key j.`]);
   candidates.push(['scores', lab.linear(Qh, transpose(Qh)), 'Your weights fit the scores Q·Qᵀ: the keys are not used. score[i][j] = q_i · k_j, a query against a key.']);
   candidates.push(['scores', lab.linear(Kh, transpose(Kh)), 'Your weights fit the scores K·Kᵀ: the queries are not used. score[i][j] = q_i · k_j, a query against a key.']);
   const { Q, K } = probe;
@@ -394,8 +397,8 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   if (s !== null && close(Ŵ, W, 1e-6)) return null; // right scores and scale, weights differ only by rounding
   return {
     ...base, step: 'scores',
-    title: `${capital(who)} sum to 1 but are not a softmax of Q_h·K_hᵀ at any scale`,
-    detail: 'Each row is positive and sums to 1, so the softmax step works; the scores going into it are not q_i · k_j. Check the loops of Q_h·K_hᵀ: score[i][j] is the dot product of query row i with key row j, over headDimensions columns.',
+    title: `${capital(who)} sum to 1 but are not a softmax of ${qn}·${kn}ᵀ at any scale`,
+    detail: `Each row is positive and sums to 1, so the softmax step works; the scores going into it are not q_i · k_j. Check the loops of ${qn}·${kn}ᵀ: score[i][j] is the dot product of query row i with key row j, over ${dim} columns.`,
   };
 }
 
@@ -428,7 +431,7 @@ function checkWeights(probeId, options = {}) {
       // V used transposed (V_hᵀ): the one-call readout then shows the weights with their columns moved
       const alt = probe.T <= (probe.readoutWidth ?? probe.headDimensions) && readWeights(probe, got.outputs, { transposedV: true });
       if (alt && close(alt[i], W, 1e-7)) {
-        return { probe, head: i, step: 'weighted-sum', expected: { label: `context_${i} = weights_${i}·V_${i}`, matrix: stepOf(t, `context_${i}`).values }, actual: { label: 'your output', matrix: got.outputs[0] }, title: `Right weights, multiplied by V_${i}ᵀ instead of V_${i}`, detail: 'Your weights are right (read through one-hot columns of V), but the output is weights·Vᵀ. Row i of the output is Σ_j weights[i][j] · V[j]: the rows of V are the values of the tokens.' };
+        return { probe, head: i, step: 'weighted-sum', expected: { label: `context_${i} = weights_${i}·V_${i}`, matrix: stepOf(t, `context_${i}`).values }, actual: { label: 'your output', matrix: got.outputs[0] }, title: probe.numberOfHeads > 1 ? `Right weights, multiplied by V_${i}ᵀ instead of V_${i}` : 'Right weights, multiplied by Vᵀ instead of V', detail: 'Your weights are right (read through one-hot columns of V), but the output is weights·Vᵀ. Row i of the output is Σ_j weights[i][j] · V[j]: the rows of V are the values of the tokens.' };
       }
       const finding = explainWeights(ctx, probe, t, i, weights[i], options);
       if (finding) return finding;
@@ -449,7 +452,7 @@ function wrongShape(probe, O, C = probe.C) {
     return { ...base, step: 'concat', title: `Your head outputs are stacked on top of each other (${h * T}×${d}) instead of placed side by side`, detail: `Row r of the result is row r of head 0, then row r of head 1, and so on: ${T}×${C}, the shape of the input.` };
   }
   if (h === 1 && Array.isArray(O) && O.length === T && Array.isArray(O[0]) && O[0].length !== C) {
-    return { ...base, step: 'weighted-sum', title: `Each row of your output has ${O[0].length} entries; V has ${C} columns`, detail: `weights (${T}×${T}) · V (${T}×${C}) is ${T}×${C}. Here T = ${T} and the width of V, ${C}, differ: check which bound each loop of the weighted sum uses (the width of V is V[0].length).` };
+    return { ...base, step: 'weighted-sum', title: `Each row of your output has ${O[0].length} entries; V has ${C} columns`, detail: `weights (${T}×${T}) · V (${T}×${C}) is ${T}×${C}: the output has as many columns as V. ${O[0].length === probe.Q[0].length ? 'Yours has the width of Q and K instead: size the output with V[0].length.' : `Check which bound each loop of the weighted sum uses (here T = ${T}).`}` };
   }
   if (Array.isArray(O) && O.length === T && Array.isArray(O[0]) && O[0].length < C && O[0].length % d === 0) {
     const k = O[0].length / d;
@@ -636,9 +639,9 @@ const MULTI_HEAD = {
   steps: ['slice', 'scores', 'scale', 'softmax', 'weighted-sum', 'concat', 'w-o'],
   probes: [
     spec({ id: 'one-head', note: 'one head, V = one-hot columns (the output is the weights)', Q: Q3, K: K3, V: Q3, numberOfHeads: 1, headDimensions: 3, readout: 'weights' }),
-    spec({ id: 'one-head-4x2', note: 'one head, 4 tokens of 2 columns, V = one-hot columns', Q: Q4x2, K: K4x2, V: V4x2, numberOfHeads: 1, headDimensions: 2, readout: 'weights' }),
+    spec({ id: 'one-head-5x2', note: 'one head, 5 tokens of 2 columns, V = one-hot columns', Q: Q5x2, K: K5x2, V: V5x2, numberOfHeads: 1, headDimensions: 2, readout: 'weights' }),
     spec({ id: 'large', note: 'one head, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, numberOfHeads: 1, headDimensions: 3, readout: 'weights' }),
-    spec({ id: 'sum', note: 'one head, 4 tokens of 2 columns', Q: Q4x2, K: K4x2, V: V4x2, numberOfHeads: 1, headDimensions: 2 }),
+    spec({ id: 'sum', note: 'one head, 5 tokens of 2 columns', Q: Q5x2, K: K5x2, V: V5x2, numberOfHeads: 1, headDimensions: 2 }),
     spec({ id: 'structure', note: 'Q = 0, so every weight is 1/T', Q: zeros(6, 6), K: K6, V: codedV(6, 6), numberOfHeads: 2, headDimensions: 3 }),
     spec({ id: 'structure-3', note: 'Q = 0, three heads of two', Q: zeros(6, 6), K: K6, V: codedV(6, 6), numberOfHeads: 3, headDimensions: 2 }),
     spec({ id: 'heads', note: 'two heads, V = one token at a time', Q: Q2h, K: K2h, V: Q2h, numberOfHeads: 2, headDimensions: 3, readout: 'per-key' }),
@@ -647,9 +650,9 @@ const MULTI_HEAD = {
   ],
   checks: [
     checkWeights('one-head'),
-    checkWeights('one-head-4x2'),
+    checkWeights('one-head-5x2'),
     checkWeights('large', { large: true }),
-    checkWeightedSum('sum', 'one-head-4x2'),
+    checkWeightedSum('sum', 'one-head-5x2'),
     checkStructure('structure'),
     checkStructure('structure-3'),
     checkHeads('heads'),
@@ -661,22 +664,22 @@ const MULTI_HEAD = {
 // so one call reads a whole T×T weights matrix (readoutWidth = T).
 const Qm = [[1, 0], [0, 1], [1, 1], [2, -1]];
 const Km = [[0, 1], [1, 0], [-1, 1], [3, 3]]; // key 3 would dominate every query if it leaked
-const V4x3 = [[1, -2, 0.5], [3, 0.5, -1], [-1, 2, 2], [0, 4, 1]];
+const V5x3 = [[1, -2, 0.5], [3, 0.5, -1], [-1, 2, 2], [0, 4, 1], [1, 1, -2]];
 const single = (s) => spec({ numberOfHeads: 1, headDimensions: s.Q[0].length, readoutWidth: s.Q.length, ...s });
 
 const DOT_PRODUCT = {
   steps: ['scores', 'scale', 'softmax', 'weighted-sum'],
   probes: [
     single({ id: 'one-head', note: 'V = one-hot columns (the output is the weights)', Q: Q3, K: K3, V: Q3, readout: 'weights' }),
-    single({ id: 'one-head-4x2', note: '4 tokens, d_k = 2, V = one-hot columns', Q: Q4x2, K: K4x2, V: Q4x2, readout: 'weights' }),
+    single({ id: 'one-head-5x2', note: '5 tokens, d_k = 2, V = one-hot columns', Q: Q5x2, K: K5x2, V: Q5x2, readout: 'weights' }),
     single({ id: 'large', note: 'scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, readout: 'weights' }),
-    single({ id: 'sum', note: 'V wider than Q and K', Q: Q4x2, K: K4x2, V: V4x3 }),
+    single({ id: 'sum', note: 'V wider than Q and K', Q: Q5x2, K: K5x2, V: V5x3 }),
   ],
   checks: [
     checkWeights('one-head'),
-    checkWeights('one-head-4x2'),
+    checkWeights('one-head-5x2'),
     checkWeights('large', { large: true }),
-    checkWeightedSum('sum', 'one-head-4x2'),
+    checkWeightedSum('sum', 'one-head-5x2'),
   ],
 };
 
