@@ -254,7 +254,7 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
     if (!ctx.facts['weights:one-head']) return null;
     return { ...base, step: 'softmax', title: `${capital(who)} are wrong when the scores are large`, detail: `With scaled scores near ${fmt(Math.max(...stepOf(t, `scaled_${i}`).values.flat()))} your weights differ from the softmax, although they are right on small scores. Subtract each row's maximum, then exp(), then divide by the row's sum.` };
   }
-  if (!finiteMatrix(Ŵ) && allowed && ctx.facts['weights:one-head']) {
+  if (!finiteMatrix(Ŵ) && allowed && !large && ctx.facts['weights:one-head']) {
     const bad = range(T).filter((q) => Ŵ[q].some((x) => !Number.isFinite(x)));
     return {
       ...base, step: 'mask',
