@@ -128,7 +128,8 @@ const ADAPTERS = {
     if (p.X) return [p.X, { W_Q: p.W_Q, W_K: p.W_K, W_V: p.W_V, W_O: p.W_O, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions }];
     const pad = (M) => [...M, ...zeros(p.C - p.T, p.C)];
     const X = range(p.T).map((t) => range(p.C).map((c) => (c === t ? 1 : 0)));
-    return [X, { W_Q: pad(p.Q), W_K: pad(p.K), W_V: pad(p.V), W_O: p.W_O, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions }];
+    const W_O = p.W_O === 'absent' ? identity(p.C) : p.W_O;
+    return [X, { W_Q: pad(p.Q), W_K: pad(p.K), W_V: pad(p.V), W_O, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions }];
   },
 };
 
@@ -608,7 +609,7 @@ function checkOutputProjection(probeId, absentProbeId) {
       const W = probe.W_O;
       let why = 'The concatenated heads are right (other probes show it), so the difference comes from W_O: the result is concat·W_O, a (T×C)·(C×C) product.';
       let title = 'The concatenated heads are right, the product with W_O is not';
-      if (close(O, concat, 1e-8)) { title = 'W_O is not applied'; why = 'Your output equals the concatenated heads. Multiply them by W_O (the identity only when W_O is absent).'; }
+      if (close(O, concat, 1e-8)) { title = 'W_O is not applied'; why = `Your output equals the concatenated heads. Multiply them by W_O${ctx.table.function === 'multiHeadAttention' ? ' (the identity only when W_O is absent)' : ''}.`; }
       else if (close(O, lab.linear(concat, transpose(W)), 1e-8)) { title = 'W_O is applied transposed: concat·W_Oᵀ'; why = 'W_O is stored [in, out]: row i belongs to column i of the concatenated heads. Multiply by W_O itself.'; }
       else if (probe.T === probe.C && close(O, lab.linear(W, concat), 1e-8)) { title = 'W_O is applied on the wrong side: W_O·concat'; why = 'The output projection mixes the columns of each row: concat·W_O, with W_O on the right.'; }
       return { ...base, step: 'w-o', title, detail: why };
@@ -699,6 +700,103 @@ const CAUSAL = {
   ],
 };
 
+// ---- challenge 04: the projections X·W_Q, X·W_K, X·W_V, then challenge 02 ----------------------
+
+const A3 = [[1, 2, 0], [0, 1, -1], [1, 0, 1]]; // not symmetric
+const B3 = [[0, 1, 1], [2, 0, -1], [1, 1, 0]];
+const X3 = [[1, 0, 2], [0, 1, 1], [-1, 2, 0]];
+const projection = (s) => ({ numberOfHeads: 1, headDimensions: 3, T: 3, C: 3, W_O: identity(3), Q: s.X, K: s.X, V: s.X, ...s });
+const columnMeans = (M) => [M[0].map((_, c) => M.reduce((sum, row) => sum + row[c], 0) / M.length)];
+
+/**
+ * W_Q = W_K = 0: every weight is 1/T, so every output row is the average row of V (W_O = I).
+ * Which V does the learner's average belong to: X·W_V, X·W_Vᵀ, W_V·X, X itself, or 0 (W_Q or W_K used)?
+ */
+function checkProjectionV(probeId) {
+  return (ctx) => {
+    const lab = ctx.lab;
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    const [O] = got.outputs;
+    const { X, W_V } = probe;
+    const expected = lab.projectedSelfAttention(X, { W_Q: probe.W_Q, W_K: probe.W_K, W_V, W_O: probe.W_O, numberOfHeads: 1, headDimensions: probe.C });
+    if (close(O, expected, 1e-8)) return null;
+    if (!isMatrix(O, probe.T, probe.C) || !finiteMatrix(O) || !O.every((row) => close([row], [O[0]], 1e-9))) return null; // the weights are not uniform: not this probe's question
+    const base = { probe, expected: { label: 'every row: the average row of V = X·W_V', matrix: [expected[0]] }, actual: { label: 'your rows (all equal)', matrix: [O[0]] } };
+    const candidates = [
+      [lab.linear(X, transpose(W_V)), 'Your values are X·W_Vᵀ: W_V is used transposed, the way PyTorch stores nn.Linear ([out, in]). Here W_V is stored [in, out], so V = X·W_V.'],
+      [lab.linear(W_V, X), 'Your values are W_V·X: the projection is on the wrong side. Each token\'s row x_t is multiplied by W_V: V = X·W_V.'],
+      [X, 'Your values are X itself: V is not projected. V = X·W_V.'],
+      [zeros(probe.T, probe.C), 'Your values are 0 when W_Q and W_K are 0: V is made with W_Q or W_K instead of W_V.'],
+    ];
+    for (const [V, why] of candidates) {
+      if (close([O[0]], columnMeans(V), 1e-8)) return { ...base, step: 'project-V', title: 'Your values V are not X·W_V', detail: `With W_Q = W_K = 0 every weight is 1/T, so every output row is the average row of V. ${why}` };
+    }
+    return { ...base, step: 'project-V', title: 'Your values V are not X·W_V', detail: 'With W_Q = W_K = 0 every weight is 1/T, so every output row is the average row of V; yours is the average of something else. V = X·W_V: row t of V is row t of X times W_V.' };
+  };
+}
+
+/**
+ * X = I and W_V = W_O = I: the output is the weights themselves. Which Q and K do they come from:
+ * X·W or X·Wᵀ, X itself, or the other matrix?
+ */
+function checkProjectionQK(probeId) {
+  return (ctx) => {
+    const lab = ctx.lab;
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    const [O] = got.outputs;
+    const { W_Q, W_K } = probe;
+    const t = lab.traceMultiHeadAttention(W_Q, W_K, identity(probe.C), { numberOfHeads: 1, headDimensions: probe.C, W_O: identity(probe.C) });
+    const W = stepOf(t, 'weights_0').values;
+    if (close(O, W, 1e-7)) { ctx.facts.projections = true; return null; }
+    if (!isMatrix(O, probe.T, probe.T) || !finiteMatrix(O)) return null;
+    const TRANSPOSED = 'PyTorch\'s nn.Linear stores W as [out, in] and computes X·Wᵀ; here every W is stored [in, out], so a projection is X·W.';
+    const options = (M, other, name, otherName) => [
+      [M, null],
+      [transpose(M), `${name} is used transposed (X·${name}ᵀ)`, TRANSPOSED],
+      [identity(probe.C), `${name} is not applied (the ${name === 'W_Q' ? 'queries' : 'keys'} are X itself)`, 'Q = X·W_Q and K = X·W_K: the projections let each head compare tokens by learned features.'],
+      [other, `the ${name === 'W_Q' ? 'queries' : 'keys'} are made with ${otherName} instead of ${name}`, 'Q = X·W_Q and K = X·W_K.'],
+    ];
+    for (const [Qc, whyQ, explainQ] of options(W_Q, W_K, 'W_Q', 'W_K')) {
+      for (const [Kc, whyK, explainK] of options(W_K, W_Q, 'W_K', 'W_Q')) {
+        if (!whyQ && !whyK) continue;
+        const fitted = fitScale(O, lab.linear(Qc, transpose(Kc)), null);
+        if (fitted === null) continue;
+        const step = whyQ ? 'project-Q' : 'project-K';
+        return {
+          probe, step, expected: { label: 'weights_0 (X = I, W_V = I: the output is the weights)', matrix: W }, actual: { label: 'your output', matrix: O },
+          title: step === 'project-Q' ? 'Your queries Q are not X·W_Q' : 'Your keys K are not X·W_K',
+          detail: `With X = I and W_V = W_O = I the output is the attention weights, and yours fit scores in which ${[whyQ, whyK].filter(Boolean).join(' and ')}. ${[...new Set([explainQ, explainK].filter(Boolean))].join(' ')}`,
+        };
+      }
+    }
+    return null; // right projections and another mistake, or none that these candidates explain: the attention probes go on
+  };
+}
+
+const PROJECTED = {
+  steps: ['project-Q', 'project-K', 'project-V', ...MULTI_HEAD.steps],
+  probes: [
+    projection({ id: 'proj-qk', note: 'X = I, W_V = W_O = I: the output is the weights', X: identity(3), W_Q: A3, W_K: B3, W_V: identity(3) }),
+    projection({ id: 'proj-v', note: 'W_Q = W_K = 0: every weight is 1/T', X: X3, W_Q: zeros(3, 3), W_K: zeros(3, 3), W_V: A3 }),
+    // challenge 02's probes where T ≤ C, through X = [I | 0] (so that X·W_Q = Q exactly)
+    ...MULTI_HEAD.probes.filter((p) => p.T <= p.C && p.id !== 'w-o-absent'),
+  ],
+  checks: [
+    checkProjectionQK('proj-qk'),
+    checkProjectionV('proj-v'),
+    checkWeights('one-head'),
+    checkWeights('large', { large: true }),
+    checkStructure('structure'),
+    checkStructure('structure-3'),
+    checkHeads('heads'),
+    checkOutputProjection('w-o'),
+  ],
+};
+
 // Challenges 01 and 03 have no heads: their steps in their own words.
 const ONE_HEAD_LABELS = { scores: 'the scores Q·Kᵀ', scale: 'the scale 1/√d_k', 'weighted-sum': 'the weighted sum with V' };
 
@@ -707,6 +805,7 @@ export const TABLES = {
   '01-dot-product-attention': { function: 'dotProductAttention', dim: 'd_k', labels: ONE_HEAD_LABELS, ...DOT_PRODUCT },
   '02-multi-head-attention': { function: 'multiHeadAttention', ...MULTI_HEAD },
   '03-causal-mask': { function: 'dotProductAttention', dim: 'd_k', labels: ONE_HEAD_LABELS, ...CAUSAL },
+  '04-learned-projections': { function: 'projectedSelfAttention', ...PROJECTED },
 };
 
 function tableFor(challengeId) {
