@@ -74,3 +74,57 @@ for (const number of readdirSync(CORPUS).sort()) {
     });
   }
 }
+
+test('every table names known steps, runs its probes through the reference, and the reference answers get no diagnosis', async () => {
+  for (const [id, table] of Object.entries(TABLES)) {
+    assert.ok(CHALLENGES[id.slice(0, 2)] === id, `${id}: no such challenge folder`);
+    assert.equal(testsOf(id).function, table.function, `${id}: the table's function is the challenge's`);
+    for (const step of table.steps) assert.ok(STEPS[step], `${id}: unknown step ${step}`);
+    const calls = probeCalls(id);
+    assert.ok(calls.length > 0 && calls.length <= 40, `${id}: ${calls.length} probe calls`);
+    assert.equal(new Set(calls.map((c) => c.id)).size, calls.length, `${id}: probe call ids are unique`);
+    const fn = (await load(readFileSync(join(ROOT, 'challenges', id, 'solution.js'), 'utf8'), `solution-${id}`))[table.function];
+    assert.equal(locate(id, run(fn, calls), lab), null, `${id}: solution.js`);
+    // the package itself, called like a learner's function, is right too
+    assert.equal(locate(id, run((...args) => lab[table.function](...args), calls), lab), null, `${id}: the package`);
+  }
+});
+
+test('odd outputs on the probes (undefined, strings, NaN, ragged rows, huge arrays, throws) never make the diagnosis throw', () => {
+  const odd = [
+    () => undefined,
+    () => 'not a matrix',
+    () => [[NaN]],
+    () => [[1, 2], [3]],
+    () => Array.from({ length: 100 }, () => [1]),
+    () => [[{ unexpected: 'an object' }]],
+    () => { throw new TypeError('x is not a function'); },
+  ];
+  for (const id of Object.keys(TABLES)) {
+    for (const fn of odd) {
+      const found = locate(id, run(fn, probeCalls(id)), lab);
+      assert.ok(found === null || (typeof found.title === 'string' && typeof found.detail === 'string'), `${id}: ${fn}`);
+    }
+  }
+  // no results at all (the probes were stopped): nothing located, nothing thrown
+  assert.equal(locate('02-multi-head-attention', new Map(), lab), null);
+});
+
+test('a located step links to the walkthrough with the probe inputs, and the link carries them back exactly', async () => {
+  const entry = corpusOf('02').find((e) => e.file.startsWith('03-scale-by-C'));
+  const fn = (await load(entry.source, 'link'))[testsOf(CHALLENGES['02']).function];
+  const found = locate(CHALLENGES['02'], run(fn, probeCalls(CHALLENGES['02'])), lab);
+  assert.equal(found.step, 'scale');
+  assert.ok(found.walkthrough, 'a link');
+  const href = walkthroughHref(found.walkthrough);
+  const params = new URL(href, 'http://localhost/').searchParams;
+  assert.deepEqual(JSON.parse(params.get('Q')), found.walkthrough.Q);
+  assert.deepEqual(JSON.parse(params.get('V')), found.walkthrough.V);
+  assert.equal(params.get('numberOfHeads'), '2');
+  assert.equal(params.get('headDimensions'), '3');
+  assert.equal(params.get('step'), 'scale');
+  assert.ok(!params.has('causal'));
+  // expected and actual are for the step (the weights of one head), not the final output
+  assert.equal(found.expected.label, 'weights_0');
+  assert.deepEqual([found.expected.matrix.length, found.actual.matrix.length], [3, 3]);
+});
