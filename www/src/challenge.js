@@ -230,13 +230,16 @@ function renderLocated(found) {
   const heading = found.step ? `First wrong step: ${found.stepLabel}` : 'Where your code goes wrong';
   const sides = [];
   const { expected, actual } = found;
-  if (expected) sides.push(matrixTable(`expected ${expected.label}`, expected.matrix, { id: 'located-expected' }));
+  // weights: rows are queries, columns keys (as in the walkthrough)
+  const axes = /weights/.test(expected?.label ?? '') ? { rowLabel: (r) => `q${r}`, colLabel: (c) => `k${c}` } : {};
+  if (expected) sides.push(matrixTable(`expected ${expected.label}`, expected.matrix, { id: 'located-expected', ...axes }));
   if (actual && Array.isArray(actual.matrix) && actual.matrix.length && actual.matrix.every(Array.isArray)) {
     const values = shown(actual.matrix);
     const sameShape = expected && values.length === expected.matrix.length && values.every((row, r) => row.length === expected.matrix[r].length);
     const differs = (r, c) => !sameShape || !(typeof values[r][c] === 'number' && Math.abs(values[r][c] - expected.matrix[r][c]) <= 1e-7 * Math.max(1, Math.abs(expected.matrix[r][c])));
     sides.push(matrixTable(actual.label, values, {
       id: 'located-actual',
+      ...(sameShape ? axes : {}),
       cellClass: (r, c) => (differs(r, c) ? 'differs' : ''),
       cellTitle: (r, c) => (differs(r, c) ? 'differs from the expected value' : undefined),
     }));

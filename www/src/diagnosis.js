@@ -413,8 +413,8 @@ const capital = (s) => s[0].toUpperCase() + s.slice(1);
 
 // ---- checks: each reads some probes and returns a finding or null ----------------------------
 
-function thrown(probe, error, step = null) {
-  return { step, probe, title: `Your function throws on a probe input (${describeProbe(probe)})`, detail: `${error.name}: ${error.message}` };
+function thrown(ctx, probe, error, step = null) {
+  return { step, probe, title: `Your function throws on a probe input (${describeProbe(probe, ctx.table)})`, detail: `${error.name}: ${error.message}` };
 }
 
 /** The learner's weights for every head of a readout probe equal the reference. */
@@ -422,10 +422,10 @@ function checkWeights(probeId, options = {}) {
   return (ctx) => {
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
-    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
     const t = trace(ctx.lab, probe);
     const weights = readWeights(probe, got.outputs);
-    if (!weights) return wrongShape(probe, got.outputs[0], probe.numberOfHeads * (probe.readoutWidth ?? probe.headDimensions));
+    if (!weights) return wrongShape(ctx, probe, got.outputs[0], probe.numberOfHeads * (probe.readoutWidth ?? probe.headDimensions));
     for (let i = 0; i < probe.numberOfHeads; i++) {
       const W = stepOf(t, `weights_${i}`).values;
       if (close(weights[i], W, 1e-7)) continue;
@@ -443,7 +443,7 @@ function checkWeights(probeId, options = {}) {
 }
 
 /** A probe's output of the wrong shape: the step a shape points to, when it points to one. */
-function wrongShape(probe, O, C = probe.C) {
+function wrongShape(ctx, probe, O, C = probe.C) {
   const { T, numberOfHeads: h, headDimensions: d } = probe;
   const base = { probe, title: `Your result is ${shapeOf(O)}; expected ${T}×${C}`, actual: null };
   if (Array.isArray(O) && O.length === d && d !== T) {
@@ -459,7 +459,7 @@ function wrongShape(probe, O, C = probe.C) {
     const k = O[0].length / d;
     return { ...base, step: 'slice', title: `Your result has ${k} head${k === 1 ? '' : 's'} of ${d} columns; expected numberOfHeads = ${h}`, detail: `Loop over numberOfHeads heads (here ${h}), each taking headDimensions = ${d} columns.` };
   }
-  return { ...base, step: null, detail: `On a probe with ${describeProbe(probe)}.` };
+  return { ...base, step: null, detail: `On a probe with ${describeProbe(probe, ctx.table)}.` };
 }
 
 /**
@@ -472,9 +472,9 @@ function checkHeads(probeId) {
     if (!ctx.facts['weights:one-head']) return null; // one head's attention must be right to read the heads' weights
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
-    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
     const { T, C, numberOfHeads: h, headDimensions: d } = probe;
-    if (!got.outputs.every((O) => isMatrix(O, T, C) && finiteMatrix(O))) return got.outputs.every((O) => isMatrix(O, T, C)) ? null : wrongShape(probe, got.outputs[0]);
+    if (!got.outputs.every((O) => isMatrix(O, T, C) && finiteMatrix(O))) return got.outputs.every((O) => isMatrix(O, T, C)) ? null : wrongShape(ctx, probe, got.outputs[0]);
     const t = trace(ctx.lab, probe);
     const weightsOf = (j) => range(T).map((q) => range(T).map((k) => got.outputs[k][q][j]));
     const perColumn = range(C).map(weightsOf);
@@ -541,7 +541,7 @@ function checkStructure(probeId) {
   return (ctx) => {
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
-    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
     const [O] = got.outputs;
     const { T, C, numberOfHeads: h, headDimensions: d } = probe;
     const t = trace(ctx.lab, probe);
@@ -551,7 +551,7 @@ function checkStructure(probeId) {
       if (!ctx.facts.source) { ctx.facts.source = range(C); ctx.facts.concatRight = true; }
       return null;
     }
-    if (!isMatrix(O, T, C)) return { ...wrongShape(probe, O), expected: base.expected, actual: isMatrix(O, O.length, O[0]?.length) ? base.actual : null };
+    if (!isMatrix(O, T, C)) return { ...wrongShape(ctx, probe, O), expected: base.expected, actual: isMatrix(O, O.length, O[0]?.length) ? base.actual : null };
     if (!finiteMatrix(O)) return null; // not readable here; other probes say more
     // decode: which V column, averaged over all T tokens, sits in each output column?
     const mean = (T + 1) / 2 / 100;
@@ -600,7 +600,7 @@ function checkOutputProjection(probeId, absentProbeId) {
     const lab = ctx.lab;
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
-    if (got.error) return got.missing ? null : thrown(probe, got.error, 'w-o');
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error, 'w-o');
     const [O] = got.outputs;
     const t = trace(lab, probe);
     const concat = stepOf(t, 'concat').values;
@@ -625,13 +625,14 @@ function checkOutputProjection(probeId, absentProbeId) {
   };
 }
 
-function describeProbe(p) {
+function describeProbe(p, table) {
   const parts = [`T = ${p.T}`];
   if (p.X) parts.push(`X ${shapeOf(p.X)}`);
-  parts.push(`numberOfHeads = ${p.numberOfHeads}`, `headDimensions = ${p.headDimensions}`);
-  if (p.causal !== undefined) parts.push(`causal: ${p.causal}`);
+  if (table?.dim === 'd_k') parts.push(`d_k = ${p.headDimensions}`, ...(p.V[0].length !== p.headDimensions && !p.readout ? [`d_v = ${p.V[0].length}`] : []));
+  else parts.push(`numberOfHeads = ${p.numberOfHeads}`, `headDimensions = ${p.headDimensions}`);
+  parts.push(p.causal === undefined ? (table?.function === 'dotProductAttention' ? 'no options' : null) : `{ causal: ${p.causal} }`);
   if (p.note) parts.push(p.note);
-  return parts.join(', ');
+  return parts.filter(Boolean).join(', ');
 }
 
 // ---- the tables -----------------------------------------------------------------------------
@@ -688,9 +689,9 @@ const CAUSAL = {
   steps: ['scores', 'scale', 'mask', 'softmax', 'weighted-sum'],
   probes: [
     ...DOT_PRODUCT.probes,
-    single({ id: 'causal-false', note: '{ causal: false }, V = one-hot columns', Q: Qm, K: Km, V: Qm, causal: false, readout: 'weights' }),
-    single({ id: 'mask', note: '{ causal: true }, a loud last key, V = one-hot columns', Q: Qm, K: Km, V: Qm, causal: true, readout: 'weights' }),
-    single({ id: 'large-causal', note: '{ causal: true }, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, causal: true, readout: 'weights' }),
+    single({ id: 'causal-false', note: 'V = one-hot columns', Q: Qm, K: Km, V: Qm, causal: false, readout: 'weights' }),
+    single({ id: 'mask', note: 'a loud last key, V = one-hot columns', Q: Qm, K: Km, V: Qm, causal: true, readout: 'weights' }),
+    single({ id: 'large-causal', note: 'scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, causal: true, readout: 'weights' }),
   ],
   checks: [
     ...DOT_PRODUCT.checks,
@@ -717,7 +718,7 @@ function checkProjectionV(probeId) {
     const lab = ctx.lab;
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
-    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
     const [O] = got.outputs;
     const { X, W_V } = probe;
     const expected = lab.projectedSelfAttention(X, { W_Q: probe.W_Q, W_K: probe.W_K, W_V, W_O: probe.W_O, numberOfHeads: 1, headDimensions: probe.C });
@@ -746,7 +747,7 @@ function checkProjectionQK(probeId) {
     const lab = ctx.lab;
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
-    if (got.error) return got.missing ? null : thrown(probe, got.error);
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
     const [O] = got.outputs;
     const { W_Q, W_K } = probe;
     const t = lab.traceMultiHeadAttention(W_Q, W_K, identity(probe.C), { numberOfHeads: 1, headDimensions: probe.C, W_O: identity(probe.C) });
@@ -852,7 +853,7 @@ function decorate(f, table) {
     head: f.head ?? null,
     title: f.title,
     detail: f.detail,
-    probe: describeProbe(p),
+    probe: describeProbe(p, table),
     expected: f.expected ?? null,
     actual: f.actual ?? null,
   };
