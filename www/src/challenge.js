@@ -152,7 +152,13 @@ async function runTests() {
         $('diagnosis').replaceChildren(el('p', { class: 'hint' }, 'Looking for the first wrong step…'));
         const probeReply = await session.send({ probes });
         if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
-        else if (probeReply.type === 'done') located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab);
+        else if (probeReply.type === 'done') {
+          try {
+            located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab);
+          } catch (error) {
+            console.warn('the diagnosis could not read the probe results', error); // the test results still stand
+          }
+        }
       }
       showDiagnosis(judged, located, probeNote);
       $('diagnosis').dataset.ms = String(Math.round(performance.now() - started));

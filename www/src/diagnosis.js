@@ -632,6 +632,7 @@ function describeProbe(p, table) {
   else parts.push(`numberOfHeads = ${p.numberOfHeads}`, `headDimensions = ${p.headDimensions}`);
   parts.push(p.causal === undefined ? (table?.function === 'dotProductAttention' ? 'no options' : null) : `{ causal: ${p.causal} }`);
   if (p.note) parts.push(p.note);
+  if (table?.function === 'projectedSelfAttention' && !p.X) parts.push('X = [I | 0] and W_Q, W_K, W_V holding Q, K, V, so that X·W_Q = Q');
   return parts.filter(Boolean).join(', ');
 }
 
