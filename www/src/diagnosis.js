@@ -169,7 +169,7 @@ function outputsOf(ctx, probe) {
 /**
  * The learner's weights per head, read from a readout probe: head i's weights column k·w + c is
  * output column i·d + c of call k. null when an output does not have the expected T×C shape.
- * `columnOf(j)` maps a wanted column to where the learner put it (a concat permutation).
+ * `transposedV`: read them as if the learner multiplied by Vᵀ (one-call readouts only).
  */
 function readWeights(probe, outputs, { transposedV = false } = {}) {
   const { T, numberOfHeads: h, headDimensions: d } = probe;
@@ -259,7 +259,7 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
     const bad = range(T).filter((q) => Ŵ[q].some((x) => !Number.isFinite(x)));
     return {
       ...base, step: 'mask',
-      title: `With causal: true ${who} contain NaN (rows ${bad.join(', ')})`,
+      title: `With causal: true ${who} contain NaN (row${bad.length > 1 ? 's' : ''} ${bad.join(', ')})`,
       detail: bad.length === 1 && bad[0] === 0
         ? 'Only the first row breaks: its only allowed key is key 0, the query itself. If the diagonal is masked too (j ≥ i instead of j > i), every score of row 0 is −Infinity and −∞ − (−∞) is NaN. Query i may look at keys j ≤ i.'
         : 'Without the mask your weights are right, so the mask brings the NaN: set masked scores to −Infinity (not +Infinity or NaN), so that e^(−∞ − max) is exactly 0, and keep the diagonal unmasked.',
