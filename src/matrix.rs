@@ -199,8 +199,9 @@ impl<F: Real> Matrix<F> {
         Ok(Self { rows: end - start, cols: self.cols, data: self.data[start * self.cols..end * self.cols].to_vec() })
     }
 
-    /// `self`'s rows, then `other`'s (same columns): a KV cache growing by new positions.
-    pub fn concat_rows(&self, other: &Self) -> Result<Self> {
+    /// Appends `other`'s rows below `self`'s, in place (amortised O(new rows)): a KV cache growing
+    /// by new positions.
+    pub fn append_rows(&mut self, other: &Self) -> Result<()> {
         if self.cols != other.cols {
             return Err(AttentionError::range_error(format!(
                 "cannot place a {} matrix below a {} one",
@@ -208,10 +209,17 @@ impl<F: Real> Matrix<F> {
                 self.shape_text()
             )));
         }
-        let mut data = Vec::with_capacity(self.data.len() + other.data.len());
-        data.extend_from_slice(&self.data);
-        data.extend_from_slice(&other.data);
-        Ok(Self { rows: self.rows + other.rows, cols: self.cols, data })
+        self.data.extend_from_slice(&other.data);
+        self.rows += other.rows;
+        Ok(())
+    }
+
+    /// Keeps rows `start .. end` only (`start ≤ end ≤ rows`), in place.
+    pub fn keep_rows(&mut self, start: usize, end: usize) {
+        let (start, end) = (start.min(self.rows), end.min(self.rows).max(start.min(self.rows)));
+        self.data.truncate(end * self.cols);
+        self.data.drain(..start * self.cols);
+        self.rows = end - start;
     }
 
     /// The spec's `Concat` along the last axis: the parts side by side, left to right.

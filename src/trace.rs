@@ -274,8 +274,9 @@ pub fn trace_multi_head_attention(q: &Matrix, k: &Matrix, v: &Matrix, options: &
 /// Grouped-query attention with every intermediate recorded, and with `rope` (base, position of
 /// key 0) Q and K rotated first: per head `Slice`, `Rotate`, `Transpose`, `MatMul`, `Mul`,
 /// `StableSoftmax` (its `allowed` shows the causal rule, the window and the mask), `MatMul`;
-/// then `Concat` and the W_O `MatMul`. `output` equals [`grouped_query_attention`] of the rotated
+/// then `Concat` and the W_O `MatMul`. `output` equals [`crate::grouped_query::grouped_query_attention`] of the rotated
 /// Q and K bit for bit. The queries are the last `T_q` of the `T_k` positions.
+#[allow(clippy::too_many_arguments)]
 pub fn trace_grouped_query_attention(q: &Matrix, k: &Matrix, v: &Matrix, split: HeadSplit, kv_heads: usize, w_o: Option<&Matrix>, mask: &Mask, rope: Option<(Rope, usize)>) -> Result<Trace> {
     check_grouped_shapes(q.shape(), k.shape(), v.shape(), split, kv_heads, w_o.map(Matrix::shape), mask)?;
     if rope.is_some() {

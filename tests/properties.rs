@@ -433,7 +433,7 @@ mod modern {
             }
             prop_assert_eq!(cache.length(), t);
             if let Some(w) = window {
-                prop_assert!(cache.held() < w.max(1), "a window of {} holds {} positions", w, cache.held());
+                prop_assert!(cache.held() < 2 * w, "a window of {} holds {} positions", w, cache.held());
             }
         }
     }

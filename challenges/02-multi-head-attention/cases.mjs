@@ -49,8 +49,8 @@ export default {
     },
     {
       name: 'a W_O that is not the identity',
-      why: 'The concatenated heads are multiplied by W_O at the end.',
-      args: [[[1, 2], [3, 4], [0, -1]], [[1, 2], [3, 4], [2, 0]], [[5, 6], [7, 8], [1, -1]], { numberOfHeads: 2, headDimensions: 1, W_O: [[0, 1], [1, 0.5]] }],
+      why: 'The concatenated heads are multiplied by W_O at the end. W_O is not symmetric, so W_O used transposed shows here.',
+      args: [[[1, 2], [3, 4], [0, -1]], [[1, 2], [3, 4], [2, 0]], [[5, 6], [7, 8], [1, -1]], { numberOfHeads: 2, headDimensions: 1, W_O: [[0, 1], [-1, 0.5]] }],
     },
     {
       name: 'large scores',

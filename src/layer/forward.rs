@@ -185,43 +185,62 @@ impl MultiHeadAttention {
         let b = w.biases.as_ref();
         let bias = |name| b.is_some().then_some(name);
         let (mut outputs, mut weights) = (Vec::with_capacity(x.len()), Vec::with_capacity(x.len()));
-        let (mut keys, mut values) = (Vec::with_capacity(x.len()), Vec::with_capacity(x.len()));
         let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
+        // the cache grows in place; on an error every item is cut back to what it held
+        if cache.keys.is_empty() {
+            let kv_c = self.kv_heads * self.head_dimensions;
+            cache.keys = vec![Matrix::zeros(0, kv_c); x.len()];
+            cache.values = vec![Matrix::zeros(0, kv_c); x.len()];
+        }
         for (item, x) in x.iter().enumerate() {
-            let mut step = || -> Result<(Matrix, Vec<Matrix>, Matrix, Matrix)> {
+            let mut step = || -> Result<(Matrix, Vec<Matrix>)> {
                 // 1. Project the new rows; rotate Q and K at their positions
                 let (q, k_new, v_new) = self.project_all(x, x, x, Positions { query: cache.length, key: cache.length })?;
                 // 2. Append K and V to what the cache holds: (held + T_new, C_kv)
-                let (k, v) = match (cache.keys.get(item), cache.values.get(item)) {
-                    (Some(k_old), Some(v_old)) => (k_old.concat_rows(&k_new)?, v_old.concat_rows(&v_new)?),
-                    _ => (k_new, v_new),
-                };
+                cache.keys[item].append_rows(&k_new)?;
+                cache.values[item].append_rows(&v_new)?;
                 // 3–8. The engine over every held key: query i at position length + i, key j at start + j
                 let positions = Positions { query: cache.length, key: cache.start };
-                let (concat, heads) = self.attend_item(&q, &k, &v, &options.mask, positions, None, &mut rng, options.need_weights)?;
+                let (k, v) = (&cache.keys[item], &cache.values[item]);
+                let (concat, heads) = self.attend_item(&q, k, v, &options.mask, positions, None, &mut rng, options.need_weights)?;
                 // 9. Output projection
                 let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_new, C)
                 refuse_projection(&output, "output", "concat", "W_O", bias("b_O"))?;
-                Ok((output, heads.into_iter().map(|h| h.weights).collect(), k, v))
+                Ok((output, heads.into_iter().map(|h| h.weights).collect()))
             };
-            let (output, item_weights, k, v) = step().map_err(|e| at_item(e, options.batched, item))?;
-            outputs.push(output);
-            weights.push(item_weights);
-            keys.push(k);
-            values.push(v);
+            match step() {
+                Ok((output, item_weights)) => {
+                    outputs.push(output);
+                    weights.push(item_weights);
+                }
+                Err(e) => {
+                    for m in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
+                        m.keep_rows(0, held);
+                    }
+                    if cache.items == 0 {
+                        cache.keys.clear();
+                        cache.values.clear();
+                    }
+                    return Err(at_item(e, options.batched, item));
+                }
+            }
         }
-        // commit: the new keys and values, and with a window only the last window − 1 positions
-        let length = cache.length + t_new;
-        let keep_from = options.mask.window.map_or(0, |w| (length + 1).saturating_sub(w)).max(cache.start);
-        let drop = keep_from - cache.start;
-        for m in keys.iter_mut().chain(values.iter_mut()) {
-            *m = m.slice_rows(drop, m.rows())?;
-        }
+        // commit. With a window w no later query sees a position before length + 1 − w; those rows
+        // are dropped once they are w or more (so the cache holds fewer than 2·w positions, and
+        // dropping costs O(1) per token amortised)
         cache.items = x.len();
-        cache.keys = keys;
-        cache.values = values;
-        cache.start = keep_from;
-        cache.length = length;
+        cache.length += t_new;
+        if let Some(w) = options.mask.window {
+            let visible_from = (cache.length + 1).saturating_sub(w).max(cache.start);
+            if visible_from - cache.start >= w.max(1) {
+                let drop = visible_from - cache.start;
+                for m in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
+                    let rows = m.rows();
+                    m.keep_rows(drop, rows);
+                }
+                cache.start = visible_from;
+            }
+        }
         self.cache = None;
         self.last_forward = LastForward::Cached;
         let weights = options.need_weights.then(|| {

@@ -600,3 +600,37 @@ fn call_order_and_shape_errors_leave_the_layer_usable() {
     attention.forward(&x, &x, &x, &opts).unwrap();
     assert_eq!(attention.backward(&g, false).unwrap(), first);
 }
+
+#[test]
+fn a_refused_cached_forward_leaves_the_cache_as_it_was() {
+    use crate::engine::Rope;
+    let config = LayerConfig { seed: 2, kv_heads: 1, rope: Some(Rope::default()), ..LayerConfig::new(4, 2) };
+    let mut layer = MultiHeadAttention::new(&config).unwrap();
+    let mut cache = layer.create_cache();
+    let options = ForwardOptions { mask: Mask::causal(), batched: true, ..ForwardOptions::default() };
+    let (a, b) = (seeded_matrix(3, 4, 1), seeded_matrix(3, 4, 2));
+    layer.forward_cached(&[a.clone(), b.clone()], &mut cache, &options).unwrap();
+    let before = cache.clone();
+    // item 1 overflows at the projection: nothing may be appended, to item 0 either
+    let huge = Matrix::new(1, 4, vec![1e308; 4]).unwrap();
+    let err = layer.forward_cached(&[seeded_matrix(1, 4, 3), huge], &mut cache, &options).unwrap_err();
+    assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("in batch item 1:"), "{err}");
+    assert_eq!(cache, before);
+    // a different batch size is refused too, and the cache still decodes what one pass gives
+    assert!(layer.forward_cached(&[seeded_matrix(1, 4, 3)], &mut cache, &options).is_err());
+    let next = [seeded_matrix(2, 4, 4), seeded_matrix(2, 4, 5)];
+    let got = layer.forward_cached(&next, &mut cache, &options).unwrap().output;
+    let joined = |x: &Matrix, y: &Matrix| {
+        let mut m = x.clone();
+        m.append_rows(y).unwrap();
+        m
+    };
+    let whole = [joined(&a, &next[0]), joined(&b, &next[1])];
+    let want = layer.forward(&whole, &whole, &whole, &options).unwrap().output;
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.data(), w.slice_rows(3, 5).unwrap().data());
+    }
+    // another layer's cache is an Error
+    let mut other = MultiHeadAttention::new(&config).unwrap();
+    assert!(matches!(other.forward_cached(&next, &mut cache, &options), Err(AttentionError::State(_))));
+}

@@ -116,8 +116,8 @@ export interface MultiHeadAttentionForwardOptions {
    * Decode with a KV cache from `createCache()`: the input (self-attention; key and value omitted) is
    * projected, rotated at positions cache.length …, appended to the cache, and attends over everything
    * cached. Needs `causal: true`; no `mask`, no `training`. Any chunking of a sequence gives the rows of
-   * one causal forward over the whole sequence. With `window` the cache keeps only the last window − 1
-   * positions. `backward` after a cached forward throws.
+   * one causal forward over the whole sequence. With `window` the cache holds fewer than 2·window positions
+   * (those no later query can see are dropped). `backward` after a cached forward throws.
    */
   cache?: KvCache;
   /** Also return the attention weights per head. Default false. */

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { startSite, openPage, runCode, axeViolations, lab, testsOf, SIZES, SCREENSHOTS, CHALLENGE_IDS } from './harness.mjs';
 import { MISTAKES, mistakenSource, solution } from '../mistakes.mjs';
+import { readFileSync } from 'node:fs';
+import { locate, probeCalls } from '../../www/src/diagnosis.js';
 
 const PAGES = [
   ['home', 'index.html', '#challenge-list li'],
@@ -18,6 +20,7 @@ let site;
 before(async () => { site = await startSite(); });
 after(async () => { await site?.close(); });
 
+const ROOT_DIR = new URL('../../', import.meta.url).pathname;
 const valuesOf = (page, selector) => page.$$eval(`${selector} tbody tr`, (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.value))));
 
 describe('every page', () => {
@@ -529,6 +532,108 @@ describe('challenges', () => {
       assert.doesNotMatch(await page.textContent('#lesson'), /\$\$/);
       assert.equal(await page.locator('#lesson .katex-error').count(), 0);
     }
+    await context.close();
+  });
+});
+
+describe('diagnosis: the first wrong step', () => {
+  // one corpus answer per kind of step (tests/corpus: the Node tests run all of them)
+  const SAMPLE = [
+    ['01', '09-softmax-dim0.js', 'softmax'],
+    ['02', '03-scale-by-C.js', 'scale'],
+    ['02', '15-concat-interleaved.js', 'concat'],
+    ['02', '18-w-o-transposed.js', 'w-o'],
+    ['03', '08-mask-after-softmax.js', 'mask'],
+    ['04', '06-all-transposed.js', 'project-Q'],
+  ];
+  const idOf = (number) => CHALLENGE_IDS.find((id) => id.startsWith(number));
+  const corpus = (number, file) => readFileSync(join(ROOT_DIR, 'tests/corpus', number, file), 'utf8');
+
+  for (const [number, file, step] of SAMPLE) {
+    test(`${number}/${file}: the located step (${step}) appears within 1 s of "Run tests", the same as in Node`, async () => {
+      const { context, page, log, url } = await openPage(site);
+      const id = idOf(number);
+      const code = corpus(number, file);
+      await page.goto(url(`challenge.html?id=${id}`));
+      await page.evaluate(([k, v]) => localStorage.setItem(k, v), [`attention-lab:code:${id}`, code]);
+      await page.reload();
+      await page.locator('.cm-content').waitFor();
+      await page.waitForFunction(() => document.querySelector('#run-tests') && !document.querySelector('#run-tests').disabled);
+      const started = Date.now();
+      await page.click('#run-tests');
+      await page.locator('#diagnosis .located').waitFor({ timeout: 5000 });
+      const elapsed = Date.now() - started;
+      assert.ok(elapsed < 1000, `the diagnosis appeared ${elapsed} ms after the click`);
+      assert.equal(await page.getAttribute('#diagnosis .located', 'data-step'), step);
+      // the page says what the module says in Node for the same code
+      const fn = (await import(`data:text/javascript,${encodeURIComponent(code)}`))[testsOf(id).function];
+      const calls = probeCalls(id).map(({ id: callId, args }) => { try { return [callId, { output: fn(...structuredClone(args)) }]; } catch (error) { return [callId, { error: { name: error.name, message: error.message } }]; } });
+      const expected = locate(id, new Map(calls), lab);
+      assert.equal(await page.textContent('#diagnosis .located .located-title'), expected.title);
+      assert.ok((await page.locator('#located-actual td.differs').count()) > 0 || !expected.actual, 'the differing cells of the step are marked');
+      assert.deepEqual(log.errors.filter((e) => !e.includes('favicon')), []);
+      console.log(`${number}/${file}: located at ${step} ${elapsed} ms after the click`);
+      await context.close();
+    });
+  }
+
+  test('screenshots of a located step at both sizes; its link opens the walkthrough at that step with the same inputs', async () => {
+    for (const [sizeName, size] of Object.entries(SIZES)) {
+      const { context, page, log, url } = await openPage(site, size);
+      await runCode(page, url, idOf('02'), corpus('02', '03-scale-by-C.js'));
+      await page.locator('#diagnosis .located').scrollIntoViewIfNeeded();
+      await page.evaluate(() => document.fonts.ready);
+      await page.locator('#diagnosis').screenshot({ path: join(SCREENSHOTS, `diagnosis-02-scale-${sizeName}.png`) });
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
+      const href = await page.getAttribute('#located-walkthrough', 'href');
+      const link = new URL(href, url(''));
+      await page.click('#located-walkthrough');
+      await page.locator('#step-view h3').waitFor();
+      assert.match(await page.textContent('#step-counter'), /Head 0: scale by 1\/√headDimensions/);
+      assert.equal(await page.inputValue('#number-of-heads'), '2');
+      const Q = JSON.parse(link.searchParams.get('Q'));
+      const shown = await page.$$eval('#editor-Q input', (inputs) => inputs.map((i) => Number(i.value)));
+      assert.deepEqual(shown, Q.flat());
+      // the numbers on the step are the package's for those inputs
+      const t = lab.traceMultiHeadAttention(Q, JSON.parse(link.searchParams.get('K')), JSON.parse(link.searchParams.get('V')), { numberOfHeads: 2, headDimensions: 3 });
+      assert.deepEqual(await valuesOf(page, '#step-view .equation > .matrix-wrap:last-child table'), t.steps.find((st) => st.name === 'scaled_0').values);
+      await page.screenshot({ path: join(SCREENSHOTS, `diagnosis-walkthrough-${sizeName}.png`) });
+      assert.deepEqual(log.errors.filter((e) => !e.includes('favicon')), []);
+      await context.close();
+    }
+  });
+
+  test('a causal link opens the weights with the mask on; a bad link is refused with a message', async () => {
+    const { context, page, url } = await openPage(site);
+    await runCode(page, url, idOf('03'), corpus('03', '08-mask-after-softmax.js'));
+    await page.click('#located-walkthrough');
+    await page.locator('#heatmap-0').waitFor();
+    assert.ok(await page.isChecked('#causal'));
+    assert.ok((await page.locator('#heatmap-0 td.masked').count()) > 0);
+    await page.goto(url('walkthrough.html?Q=[[1,2]]&K=[[1,2],[3,4]]&V=[[1,2]]&numberOfHeads=1&step=scale'));
+    await page.locator('#output-matrix').waitFor();
+    assert.match(await page.textContent('#input-status'), /The link's inputs were not used: K is 2×2 but Q is 1×2/);
+    await context.close();
+  });
+
+  test('an infinite loop on a probe input is stopped, the test results stay, the page stays responsive', async () => {
+    const { context, page, url } = await openPage(site);
+    // wrong on every test case (no scale), endless on the six-token probes only
+    const code = corpus('02', '05-no-scaling.js')
+      .replace('export function multiHeadAttention(Q, K, V, { numberOfHeads, headDimensions, W_O }) {', 'export function multiHeadAttention(Q, K, V, { numberOfHeads, headDimensions, W_O }) {\n  if (Q.length === 6) while (true) {}');
+    const started = Date.now();
+    const status = await runCode(page, url, idOf('02'), code);
+    await page.waitForFunction(() => /probe inputs/.test(document.querySelector('#diagnosis').textContent), null, { timeout: 5000 });
+    const elapsed = Date.now() - started;
+    assert.match(status, /of \d+ tests pass/);
+    assert.match(await page.textContent('#diagnosis'), /ran longer than 2 s on the probe inputs/);
+    assert.ok((await page.locator('#results .case').count()) > 0, 'the test results are shown');
+    assert.ok(!(await page.isDisabled('#run-tests')));
+    const t0 = Date.now();
+    await page.click('#reset-code');
+    assert.ok(Date.now() - t0 < 1000, 'the page answers at once');
+    console.log(`probe loop stopped; ${elapsed} ms from the start of the run`);
     await context.close();
   });
 });

@@ -15,10 +15,31 @@ const CASES = 500;
 const BOUND = 1e-12;
 const SEED = 1313;
 
-const HAS_FUNCTIONS = typeof lab.groupedQueryAttention === 'function' && typeof lab.rotaryEmbedding === 'function';
-const HAS_LAYER = typeof lab.MultiHeadAttention?.prototype?.createCache === 'function';
-const skipFunctions = HAS_FUNCTIONS ? false : 'issue 13 has not landed: the package exports no groupedQueryAttention/rotaryEmbedding yet';
-const skipLayer = !HAS_FUNCTIONS ? skipFunctions : HAS_LAYER ? false : 'issue 13 has not landed in the layer: MultiHeadAttention has no createCache() yet';
+// Issue 13 has landed: these exports must be there (a missing one fails here, it is never skipped).
+const skipFunctions = false;
+const skipLayer = false;
+test('the package exports groupedQueryAttention, rotaryEmbedding, traceGroupedQueryAttention and the layer\'s createCache', () => {
+  for (const name of ['groupedQueryAttention', 'rotaryEmbedding', 'traceGroupedQueryAttention']) assert.equal(typeof lab[name], 'function', name);
+  assert.equal(typeof lab.MultiHeadAttention.prototype.createCache, 'function');
+});
+
+test('traceGroupedQueryAttention: its output is groupedQueryAttention of the rotated Q and K bit for bit, and the steps replay', () => {
+  for (let i = 0; i < 50; i++) {
+    const r = rng(caseSeed(SEED + 7, i));
+    const [kv, group, d] = [r.int(1, 2), r.int(1, 3), 2 * r.int(1, 2)];
+    const h = kv * group;
+    const [tq, tk] = [r.int(1, 4), r.int(4, 7)];
+    const Q = matrix(r, tq, h * d), K = matrix(r, tk, kv * d), V = matrix(r, tk, kv * d);
+    const options = { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d, causal: r.bool(), ...(r.bool() ? { window: r.int(1, 5) } : {}) };
+    const offset = r.int(0, 30);
+    const trace = lab.traceGroupedQueryAttention(Q, K, V, { ...options, rope: { base: 100, offset } });
+    const rot = (X, first) => lab.rotaryEmbedding(X, { numberOfHeads: X[0].length / d, headDimensions: d, base: 100, offset: first });
+    const direct = lab.groupedQueryAttention(rot(Q, offset + tk - tq), rot(K, offset), V, options);
+    assert.ok(sameBits(trace.output, direct), `case ${i}`);
+    assert.equal(trace.steps.filter((s) => s.op === 'Rotate').length, 2 * h, `case ${i}: two rotations per head`);
+    assert.ok(trace.steps.filter((s) => s.op === 'Slice' && s.name.startsWith('K')).every((s) => s.kvHead === Math.floor(s.head / group)), `case ${i}: the K slices name their K/V head`);
+  }
+});
 
 const figures = {};
 test.after(() => console.log(`modern: ${JSON.stringify(figures)}`));

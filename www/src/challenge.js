@@ -1,6 +1,8 @@
 // A challenge page: the lesson (markdown + KaTeX), a CodeMirror editor, and "Run tests", which
 // runs the learner's code in a worker (killed after 2 s) on the fixed, random and error cases
-// of tests.json, compares with the expected values / the wasm reference and names known mistakes.
+// of tests.json and compares with the expected values / the wasm reference. When a case fails,
+// the same worker runs the diagnosis's probe inputs (another 2 s at most) and the page shows the
+// first step where the code departs from the reference (diagnosis.js), then any known mistakes.
 import { EditorView, basicSetup } from 'codemirror';
 import { keymap } from '@codemirror/view';
 import { Prec } from '@codemirror/state';
@@ -12,9 +14,11 @@ import { wasm, progress, el, matrixTable, showFatal } from './common.js';
 import { CHALLENGES, challengeById } from './challenges.js';
 import { compareMatrices, randomArgs, seededRandom } from './cases.js';
 import { diagnose } from './variants.js';
+import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
 
 const TIME_LIMIT_MS = 2000;
 const TIME_LIMIT_MESSAGE = 'your code ran longer than 2 s (an infinite loop?)';
+const PROBE_TIME_LIMIT_MESSAGE = 'Your code ran longer than 2 s on the probe inputs that locate the wrong step (an infinite loop on one of them?), so it was stopped.';
 const RANDOM_TOLERANCE = 1e-9;
 const SAVE_DELAY_MS = 300;
 
@@ -86,15 +90,26 @@ function buildCases(lab, seed) {
   ];
 }
 
-/** Runs `source` in a fresh worker; resolves with its reply or { type: 'timeout' }. */
-function runInWorker(source, cases) {
-  return new Promise((resolve) => {
-    const worker = new Worker(new URL('./runner.worker.js', import.meta.url), { type: 'module', name: 'learner-code' });
-    const timer = setTimeout(() => { worker.terminate(); resolve({ type: 'timeout' }); }, TIME_LIMIT_MS);
-    worker.onmessage = ({ data }) => { clearTimeout(timer); worker.terminate(); resolve(data); };
-    worker.onerror = (event) => { event.preventDefault(); clearTimeout(timer); worker.terminate(); resolve({ type: 'load-error', name: 'Error', message: event.message || 'the test worker failed to start' }); };
-    worker.postMessage({ code: source, functionName: challenge.tests.function, cases: cases.map(({ id, args }) => ({ id, args })) });
-  });
+/**
+ * A fresh worker for the learner's code. send(message) resolves with its reply, or with
+ * { type: 'timeout' } after TIME_LIMIT_MS (the worker is then terminated). One worker runs the
+ * test cases and then, if one fails, the diagnosis's probes.
+ */
+function learnerWorker() {
+  const worker = new Worker(new URL('./runner.worker.js', import.meta.url), { type: 'module', name: 'learner-code' });
+  let answer = null;
+  worker.onmessage = ({ data }) => answer?.(data);
+  worker.onerror = (event) => { event.preventDefault(); answer?.({ type: 'load-error', name: 'Error', message: event.message || 'the test worker failed to start' }); };
+  return {
+    send(message) {
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => { worker.terminate(); answer = null; resolve({ type: 'timeout' }); }, TIME_LIMIT_MS);
+        answer = (data) => { clearTimeout(timer); answer = null; resolve(data); };
+        worker.postMessage(message);
+      });
+    },
+    close: () => worker.terminate(),
+  };
 }
 
 function judge(testCase, result) {
@@ -118,14 +133,38 @@ async function runTests() {
   $('run-status').textContent = 'Running the tests…';
   $('results').replaceChildren();
   $('diagnosis').replaceChildren();
+  $('diagnosis').removeAttribute('data-ms');
   running = (async () => {
     const lab = await wasm();
     const seed = (Math.random() * 2 ** 32) >>> 0;
     const cases = buildCases(lab, seed);
     const started = performance.now();
-    const reply = await runInWorker(code(), cases);
-    const elapsed = Math.round(performance.now() - started);
-    showReply(reply, cases, seed, elapsed);
+    const session = learnerWorker();
+    try {
+      const reply = await session.send({ code: code(), functionName: challenge.tests.function, cases: cases.map(({ id, args }) => ({ id, args })) });
+      const elapsed = Math.round(performance.now() - started);
+      const judged = showReply(reply, cases, seed, elapsed);
+      if (!judged || judged.every((c) => c.verdict.pass)) return;
+      const probes = probeCalls(challenge.id);
+      let located = null;
+      let probeNote = null;
+      if (probes.length) {
+        $('diagnosis').replaceChildren(el('p', { class: 'hint' }, 'Looking for the first wrong step…'));
+        const probeReply = await session.send({ probes });
+        if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
+        else if (probeReply.type === 'done') {
+          try {
+            located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab);
+          } catch (error) {
+            console.warn('the diagnosis could not read the probe results', error); // the test results still stand
+          }
+        }
+      }
+      showDiagnosis(judged, located, probeNote);
+      $('diagnosis').dataset.ms = String(Math.round(performance.now() - started));
+    } finally {
+      session.close();
+    }
   })().finally(() => { running = null; button.disabled = false; });
   return running;
 }
@@ -138,14 +177,14 @@ function showReply(reply, cases, seed, elapsed) {
   if (reply.type === 'timeout') {
     status.classList.add('fail');
     status.replaceChildren(el('strong', {}, 'Stopped: '), TIME_LIMIT_MESSAGE);
-    return;
+    return null;
   }
   if (reply.type !== 'done') {
     status.classList.add('fail');
     const where = reply.line ? ` (line ${reply.line}${reply.column ? `, column ${reply.column}` : ''})` : '';
     const label = { syntax: 'Syntax error', 'load-error': 'Your code threw while loading', missing: 'Missing function' }[reply.type];
     status.replaceChildren(el('strong', {}, `${label}${where}: `), `${reply.name && reply.type !== 'syntax' ? `${reply.name}: ` : ''}${reply.message}`);
-    return;
+    return null;
   }
   const byId = new Map(reply.results.map((r) => [r.id, r]));
   const judged = cases.map((c) => ({ ...c, result: byId.get(c.id), verdict: judge(c, byId.get(c.id)) }));
@@ -158,7 +197,6 @@ function showReply(reply, cases, seed, elapsed) {
     progress.markSolved(challenge.id);
     $('solved-badge').hidden = false;
   }
-  showDiagnosis(judged);
   const groups = [['fixed', 'Fixed cases'], ['random', 'Random cases (against the WebAssembly reference)'], ['error', 'Cases that must throw']];
   $('results').replaceChildren(...groups.map(([kind, title]) => {
     const items = judged.filter((c) => c.kind === kind);
@@ -166,23 +204,59 @@ function showReply(reply, cases, seed, elapsed) {
     return el('section', { class: 'result-group', 'data-kind': kind }, el('h3', {}, `${title}: ${ok} of ${items.length} pass`),
       el('ul', { class: 'cases' }, items.map(renderCase)));
   }));
+  return judged;
 }
 
-function showDiagnosis(judged) {
+/** The located step first (if any), then the catalogued mistakes the outputs match, else a NaN note. */
+function showDiagnosis(judged, located, probeNote) {
   const fixed = judged.filter((c) => c.kind === 'fixed');
   const outputs = fixed.map((c) => (c.result?.error ? undefined : c.result?.output));
   const found = diagnose(challenge.tests, outputs);
-  if (!found.length) {
+  const parts = [];
+  if (located) parts.push(renderLocated(located));
+  if (probeNote) parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('p', {}, probeNote)));
+  if (found.length) {
+    parts.push(el('div', { class: 'diagnosis', role: located ? null : 'alert' },
+      el('h3', {}, found.length === 1 ? 'This looks like a known mistake' : 'These look like known mistakes'),
+      el('ul', {}, found.map((d) => el('li', { 'data-mistake': d.id }, el('strong', {}, `${d.title}. `), d.hint)))));
+  } else if (!located) {
     const nonFinite = fixed.filter((c) => Array.isArray(c.result?.output) && c.result.output.flat().some((x) => typeof x !== 'number' || !Number.isFinite(x)));
     if (nonFinite.length) {
-      $('diagnosis').replaceChildren(el('div', { class: 'diagnosis', role: 'alert' }, el('h3', {}, 'NaN or Infinity in your output'),
+      parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('h3', {}, 'NaN or Infinity in your output'),
         el('p', {}, `In ${nonFinite.map((c) => `"${c.name}"`).join(', ')}: look for exp() of a large number (subtract the row maximum first), a division by zero, or an index past the end of a row (undefined turns into NaN).`)));
     }
-    return;
   }
-  $('diagnosis').replaceChildren(el('div', { class: 'diagnosis', role: 'alert' },
-    el('h3', {}, found.length === 1 ? 'This looks like a known mistake' : 'These look like known mistakes'),
-    el('ul', {}, found.map((d) => el('li', { 'data-mistake': d.id }, el('strong', {}, `${d.title}. `), d.hint)))));
+  $('diagnosis').replaceChildren(...parts);
+}
+
+const shown = (M) => M.map((row) => (Array.isArray(row) ? row : [row]).map((x) => (typeof x === 'number' ? x : String(x?.unexpected ?? x))));
+
+/** The first wrong step: what was found, on which probe input, expected vs yours for that step, and a walkthrough link. */
+function renderLocated(found) {
+  const heading = found.step ? `First wrong step: ${found.stepLabel}` : 'Where your code goes wrong';
+  const sides = [];
+  const { expected, actual } = found;
+  // weights: rows are queries, columns keys (as in the walkthrough)
+  const axes = /weights/.test(expected?.label ?? '') ? { rowLabel: (r) => `q${r}`, colLabel: (c) => `k${c}` } : {};
+  if (expected) sides.push(matrixTable(`expected ${expected.label}`, expected.matrix, { id: 'located-expected', ...axes }));
+  if (actual && Array.isArray(actual.matrix) && actual.matrix.length && actual.matrix.every(Array.isArray)) {
+    const values = shown(actual.matrix);
+    const sameShape = expected && values.length === expected.matrix.length && values.every((row, r) => row.length === expected.matrix[r].length);
+    const differs = (r, c) => !sameShape || !(typeof values[r][c] === 'number' && Math.abs(values[r][c] - expected.matrix[r][c]) <= 1e-7 * Math.max(1, Math.abs(expected.matrix[r][c])));
+    sides.push(matrixTable(actual.label, values, {
+      id: 'located-actual',
+      ...(sameShape ? axes : {}),
+      cellClass: (r, c) => (differs(r, c) ? 'differs' : ''),
+      cellTitle: (r, c) => (differs(r, c) ? 'differs from the expected value' : undefined),
+    }));
+  }
+  return el('section', { class: 'diagnosis located', role: 'alert', 'data-step': found.step ?? 'none', 'aria-labelledby': 'located-heading' },
+    el('h3', { id: 'located-heading' }, heading),
+    el('p', { class: 'located-title' }, el('strong', {}, found.title)),
+    el('p', {}, found.detail),
+    el('p', { class: 'hint' }, `Found by calling your function on a probe input (${found.probe}).`),
+    sides.length ? el('div', { class: 'matrix-row side-by-side' }, sides) : null,
+    found.walkthrough ? el('p', {}, el('a', { href: walkthroughHref(found.walkthrough), id: 'located-walkthrough' }, 'Open this step in the walkthrough, with these inputs →')) : null);
 }
 
 function renderCase(c) {

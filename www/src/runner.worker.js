@@ -1,7 +1,9 @@
 // Runs the learner's code, away from the page: no DOM, no localStorage, and (by this file's
 // Content-Security-Policy, see vite.config.js) no network. The page terminates this worker
 // after 2 s. Messages: in { code, functionName, cases: [{ id, args }] };
-// out { type: 'syntax' | 'load-error' | 'missing' | 'done', … }.
+// out { type: 'syntax' | 'load-error' | 'missing' | 'done', … }. After a 'done', the page may send
+// { probes: [{ id, args }] }: more calls of the same function (the diagnosis's probe inputs, see
+// diagnosis.js), answered { type: 'done', results } under a fresh 2 s limit.
 import { parse } from 'acorn';
 
 const SOURCE_NAME = 'your-code.js';
@@ -101,7 +103,23 @@ function toScript(code) {
   return `(function (${HIDDEN.join(', ')}) {"use strict";${text}\n;return { ${returns.join(', ')} };\n})\n//# sourceURL=${SOURCE_NAME}`;
 }
 
-self.onmessage = ({ data: { code, functionName, cases } }) => {
+let learnerFunction = null;
+
+function runCases(fn, cases) {
+  return cases.map(({ id, args }) => {
+    try {
+      return { id, output: plain(fn(...args)) };
+    } catch (error) {
+      return { id, error: describeError(error) };
+    }
+  });
+}
+
+self.onmessage = ({ data: { code, functionName, cases, probes } }) => {
+  if (probes) {
+    post(learnerFunction ? { type: 'done', results: runCases(learnerFunction, probes) } : { type: 'missing', message: 'no function loaded' });
+    return;
+  }
   let script;
   try {
     script = toScript(code);
@@ -122,12 +140,6 @@ self.onmessage = ({ data: { code, functionName, cases } }) => {
     post({ type: 'missing', message: `your code does not export a function named ${functionName} (write: export function ${functionName}(…) { … })` });
     return;
   }
-  const results = cases.map(({ id, args }) => {
-    try {
-      return { id, output: plain(fn(...args)) };
-    } catch (error) {
-      return { id, error: describeError(error) };
-    }
-  });
-  post({ type: 'done', results });
+  learnerFunction = fn;
+  post({ type: 'done', results: runCases(fn, cases) });
 };

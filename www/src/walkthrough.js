@@ -1,6 +1,8 @@
 // The walkthrough: editable Q, K, V → traceMultiHeadAttention → one step at a time. With
 // learned projections on: editable X and seeded weights → a MultiHeadAttention layer's trace,
 // whose projection steps (X·W_Q, + b_Q, …) come first.
+// Deep links (the challenge page's diagnosis makes them): ?Q=[[…]]&K=…&V=…&numberOfHeads=2
+// &headDimensions=1&causal=1&W_O=[[…]]&step=scale&head=1 opens that step with those inputs.
 import { wasm, el, matrixTable, formatNumber, HEAD_COLOURS, showFatal } from './common.js';
 import { seededRandom } from './cases.js';
 
@@ -21,6 +23,7 @@ const state = {
   seed: 0,
   bias: false,
   weights: null, // the layer's getWeights() when projections are on
+  W_O: null, // W_O from a link (null: the identity), without projections
   step: 0,
   trace: null,
 };
@@ -93,6 +96,7 @@ function resize(change) {
     if (change === 'remove-column') M.forEach((row) => row.pop());
   }
   if (C() % state.numberOfHeads !== 0) state.numberOfHeads = 1;
+  state.W_O = null;
   renderEditors();
   recompute();
 }
@@ -118,7 +122,7 @@ function computeTrace() {
   if (!state.projections) {
     state.weights = null;
     return lab.traceMultiHeadAttention(state.Q, state.K, state.V, {
-      numberOfHeads: state.numberOfHeads, headDimensions: headDimensions(), W_O: identity(C()), causal: state.causal,
+      numberOfHeads: state.numberOfHeads, headDimensions: headDimensions(), W_O: state.W_O ?? identity(C()), causal: state.causal,
     });
   }
   const layer = new lab.MultiHeadAttention({ embedDim: C(), numHeads: state.numberOfHeads, bias: state.bias, seed: state.seed });
@@ -149,22 +153,22 @@ function recompute() {
 
 const stepByName = (name) => state.trace.steps.find((s) => s.name === name);
 
-/** The pages of the walkthrough: [title, render()] */
+/** The pages of the walkthrough: [title, render(), key, head]; key and head name a page in a link. */
 function stepList() {
   const h = state.numberOfHeads;
   const pages = [];
   if (state.projections) {
-    for (const [name] of PROJECTIONS) pages.push([`Project: ${name} = X·W_${name}${state.bias ? ` + b_${name}` : ''}`, () => renderProjection(name)]);
+    for (const [name] of PROJECTIONS) pages.push([`Project: ${name} = X·W_${name}${state.bias ? ` + b_${name}` : ''}`, () => renderProjection(name), `project-${name}`]);
   }
-  pages.push(['Slice Q, K and V into heads', renderSlicing]);
+  pages.push(['Slice Q, K and V into heads', renderSlicing, 'slice']);
   for (let head = 0; head < h; head++) {
-    pages.push([`Head ${head}: scores Q_${head}·K_${head}ᵀ`, () => renderScores(head)]);
-    pages.push([`Head ${head}: scale by 1/√headDimensions`, () => renderScaled(head)]);
-    pages.push([`Head ${head}: softmax weights`, () => renderWeights(head)]);
-    pages.push([`Head ${head}: weighted sum with V_${head}`, () => renderContext(head)]);
+    pages.push([`Head ${head}: scores Q_${head}·K_${head}ᵀ`, () => renderScores(head), 'scores', head]);
+    pages.push([`Head ${head}: scale by 1/√headDimensions`, () => renderScaled(head), 'scale', head]);
+    pages.push([`Head ${head}: softmax weights`, () => renderWeights(head), 'weights', head]);
+    pages.push([`Head ${head}: weighted sum with V_${head}`, () => renderContext(head), 'context', head]);
   }
-  pages.push(['Concatenate the heads side by side', renderConcat]);
-  pages.push([state.projections && state.bias ? 'Multiply by W_O, add b_O' : 'Multiply by W_O', renderOutput]);
+  pages.push(['Concatenate the heads side by side', renderConcat, 'concat']);
+  pages.push([state.projections && state.bias ? 'Multiply by W_O, add b_O' : 'Multiply by W_O', renderOutput, 'output']);
   return pages;
 }
 
@@ -301,9 +305,11 @@ function renderOutput() {
     return parts;
   }
   return [
-    el('p', {}, 'W_O mixes the heads. A trained model learns it; here it is the identity, so the output equals concat.'),
+    el('p', {}, state.W_O
+      ? 'W_O mixes the heads: column j of the output is a weighted mix of every head\'s columns. This W_O came with the link; editing the size goes back to the identity.'
+      : 'W_O mixes the heads. A trained model learns it; here it is the identity, so the output equals concat.'),
     equation(matrixTable('concat', stepByName('concat').values, { rowLabel: tokenLabel, cellStyle: (r, c) => headStyle(headOf(c)) }), op('·'),
-      matrixTable('W_O', identity(C())), op('='), matrixTable('output', stepByName('output').values, { rowLabel: tokenLabel })),
+      matrixTable('W_O', state.W_O ?? identity(C()), { id: 'weights-W_O', rowLabel: (r) => `c${r}` }), op('='), matrixTable('output', stepByName('output').values, { rowLabel: tokenLabel })),
   ];
 }
 
@@ -313,7 +319,7 @@ function wire() {
   for (const id of ['add-row', 'remove-row', 'add-column', 'remove-column']) $(id).addEventListener('click', () => resize(id));
   $('randomize').addEventListener('click', randomize);
   $('reset-inputs').addEventListener('click', () => {
-    Object.assign(state, { Q: structuredClone(CHALLENGE_Q), K: structuredClone(CHALLENGE_Q), V: structuredClone(CHALLENGE_V), X: structuredClone(CHALLENGE_Q), numberOfHeads: 2 });
+    Object.assign(state, { Q: structuredClone(CHALLENGE_Q), K: structuredClone(CHALLENGE_Q), V: structuredClone(CHALLENGE_V), X: structuredClone(CHALLENGE_Q), numberOfHeads: 2, W_O: null });
     renderEditors();
     recompute();
   });
@@ -366,12 +372,76 @@ function syncFromControls() {
   $('projection-controls').hidden = !state.projections;
 }
 
+/**
+ * The inputs and step of a deep link, or { error } naming the parameter that is wrong, or null
+ * without a link. Q, K and V (and W_O) are JSON arrays of rows.
+ */
+function parseLink(search) {
+  const params = new URLSearchParams(search);
+  if (!params.has('Q')) return null;
+  const matrix = (name) => {
+    let M;
+    try {
+      M = JSON.parse(params.get(name));
+    } catch {
+      throw new Error(`${name} is not a JSON array of rows`);
+    }
+    if (!Array.isArray(M) || !M.length || !M.every((row) => Array.isArray(row) && row.length === M[0].length && row.length && row.every((x) => typeof x === 'number' && Number.isFinite(x)))) {
+      throw new Error(`${name} must be a non-empty array of equal rows of finite numbers`);
+    }
+    return M;
+  };
+  try {
+    const [Q, K, V] = ['Q', 'K', 'V'].map((n) => (params.has(n) ? matrix(n) : null));
+    if (!K || !V) throw new Error('a link needs Q, K and V');
+    const shape = (M) => `${M.length}×${M[0].length}`;
+    for (const [n, M] of [['K', K], ['V', V]]) if (shape(M) !== shape(Q)) throw new Error(`${n} is ${shape(M)} but Q is ${shape(Q)}`);
+    if (Q.length > MAX_T || Q[0].length > MAX_C) throw new Error(`the walkthrough shows at most ${MAX_T} rows and ${MAX_C} columns; Q is ${shape(Q)}`);
+    const C = Q[0].length;
+    const h = Number(params.get('numberOfHeads') ?? 1);
+    if (!Number.isInteger(h) || h < 1 || C % h !== 0) throw new Error(`numberOfHeads = ${params.get('numberOfHeads')} does not divide C = ${C}`);
+    if (params.has('headDimensions') && Number(params.get('headDimensions')) * h !== C) throw new Error(`numberOfHeads · headDimensions must be C = ${C}`);
+    const W_O = params.has('W_O') ? matrix('W_O') : null;
+    if (W_O && (W_O.length !== C || W_O[0].length !== C)) throw new Error(`W_O is ${shape(W_O)} but must be C×C = ${C}×${C}`);
+    const head = Number(params.get('head') ?? 0);
+    return { Q, K, V, numberOfHeads: h, W_O, causal: params.get('causal') === '1' || params.get('causal') === 'true', step: params.get('step'), head: Number.isInteger(head) && head >= 0 && head < h ? head : 0 };
+  } catch (error) {
+    return { error: error.message };
+  }
+}
+
+function applyLink() {
+  const link = parseLink(location.search);
+  if (!link) return false;
+  if (link.error) {
+    $('input-status').textContent = `The link's inputs were not used: ${link.error}.`;
+    return false;
+  }
+  Object.assign(state, { Q: link.Q, K: link.K, V: link.V, X: structuredClone(link.Q), numberOfHeads: link.numberOfHeads, W_O: link.W_O, causal: link.causal, projections: false });
+  $('causal').checked = link.causal;
+  $('projections').checked = false;
+  $('projection-controls').hidden = true;
+  return link;
+}
+
+/** The page of a link's step ('scale', 'weights', … with head), or the first page. */
+function stepIndex(key, head) {
+  const i = stepList().findIndex(([, , k, hd]) => k === key && (hd === undefined || hd === head));
+  return Math.max(0, i);
+}
+
 try {
   lab = await wasm();
   wire();
   syncFromControls();
+  const link = applyLink();
   renderEditors();
   recompute();
+  if (link) {
+    goTo(stepIndex(link.step, link.head));
+    $('step-view').focus({ preventScroll: true });
+    $('step-view').scrollIntoView({ block: 'start' });
+  }
 } catch (error) {
   showFatal(`The WebAssembly reference could not be loaded: ${error.message}`);
 }

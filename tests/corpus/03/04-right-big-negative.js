@@ -1,0 +1,24 @@
+// expect: none
+// A right answer that fills masked scores with -1e9 (e^(-1e9 - max) is exactly 0 in doubles).
+function shapeText(M) { return `${M.length}×${M[0].length}`; }
+function check(Q, K, V) {
+  if (K.length !== Q.length || K[0].length !== Q[0].length) throw new RangeError(`K is ${shapeText(K)} but Q is ${shapeText(Q)}`);
+  if (V.length !== Q.length) throw new RangeError(`V is ${shapeText(V)} but Q is ${shapeText(Q)}`);
+}
+const transpose = (M) => M[0].map((_, j) => M.map((r) => r[j]));
+const matMul = (A, B) => A.map((r) => B[0].map((_, j) => r.reduce((s, a, k) => s + a * B[k][j], 0)));
+function softmax(row) {
+  const m = Math.max(...row);
+  const e = row.map((x) => Math.exp(x - m));
+  const z = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / z);
+}
+export function dotProductAttention(Q, K, V, { causal } = { causal: false }) {
+  check(Q, K, V);
+  const d = Q[0].length;
+  return Q.map((q, i) => {
+    const s = K.map((k, j) => (causal && j > i ? -1e9 : k.reduce((acc, x, c) => acc + x * q[c], 0) / Math.sqrt(d)));
+    const w = softmax(s);
+    return V[0].map((_, c) => w.reduce((acc, wj, j) => acc + wj * V[j][c], 0));
+  });
+}

@@ -1,0 +1,21 @@
+// expect: mask
+// Masks j ≥ i, the query itself too: row 0 has no key left and becomes NaN.
+function shapeText(M) { return `${M.length}×${M[0].length}`; }
+function check(Q, K, V) {
+  if (K.length !== Q.length || K[0].length !== Q[0].length) throw new RangeError(`K is ${shapeText(K)} but Q is ${shapeText(Q)}`);
+  if (V.length !== Q.length) throw new RangeError(`V is ${shapeText(V)} but Q is ${shapeText(Q)}`);
+}
+const transpose = (M) => M[0].map((_, j) => M.map((r) => r[j]));
+const matMul = (A, B) => A.map((r) => B[0].map((_, j) => r.reduce((s, a, k) => s + a * B[k][j], 0)));
+function softmax(row) {
+  const m = Math.max(...row);
+  const e = row.map((x) => Math.exp(x - m));
+  const z = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / z);
+}
+export function dotProductAttention(Q, K, V, { causal = false } = {}) {
+  check(Q, K, V);
+  const scaled = matMul(Q, transpose(K)).map((r) => r.map((x) => x / Math.sqrt(Q[0].length)));
+  const masked = scaled.map((r, i) => r.map((x, j) => (causal && j >= i ? -Infinity : x)));
+  return matMul(masked.map(softmax), V);
+}

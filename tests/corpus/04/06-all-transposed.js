@@ -1,0 +1,30 @@
+// expect: project-Q
+// Uses every W the PyTorch way, X·Wᵀ (nn.Linear stores [out, in]).
+function shapeText(M) { return `${M.length}×${M[0].length}`; }
+function checkShapes(X, Ws, h, d) {
+  const C = h * d;
+  if (X[0].length !== C) throw new RangeError(`X is ${shapeText(X)} but numberOfHeads · headDimensions = ${h} · ${d} = ${C}`);
+  for (const [name, W] of Object.entries(Ws)) if (W.length !== C || W[0].length !== C) throw new RangeError(`${name} is ${shapeText(W)} but must be C×C = ${C}×${C}`);
+}
+const transpose = (M) => M[0].map((_, j) => M.map((r) => r[j]));
+const matMul = (A, B) => A.map((r) => B[0].map((_, j) => r.reduce((s, a, k) => s + a * B[k][j], 0)));
+function softmax(row) {
+  const m = Math.max(...row);
+  const e = row.map((x) => Math.exp(x - m));
+  const z = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / z);
+}
+function heads(Q, K, V, h, d, scale = 1 / Math.sqrt(d)) {
+  const out = [];
+  for (let i = 0; i < h; i++) {
+    const part = (M) => M.map((r) => r.slice(i * d, (i + 1) * d));
+    const w = matMul(part(Q), transpose(part(K))).map((r) => softmax(r.map((x) => x * scale)));
+    out.push(matMul(w, part(V)));
+  }
+  return Q.map((_, t) => out.flatMap((o) => o[t]));
+}
+const linear = (M, W) => matMul(M, transpose(W));
+export function projectedSelfAttention(X, { W_Q, W_K, W_V, W_O, numberOfHeads, headDimensions }) {
+  checkShapes(X, { W_Q, W_K, W_V, W_O }, numberOfHeads, headDimensions);
+  return linear(heads(linear(X, W_Q), linear(X, W_K), linear(X, W_V), numberOfHeads, headDimensions), W_O);
+}
