@@ -22,7 +22,7 @@ pub fn start() {
 
 /// The allocator: Talc instead of Rust's default dlmalloc, 6.7 KB smaller in the release .wasm (3.2 KB
 /// gzipped), as fast on the benchmark's large cases and about 0.35 µs slower on the challenge's 2×2
-/// call (README "Size").
+/// call (docs/performance.md, "Size").
 #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
