@@ -30,6 +30,29 @@ pub fn checked_len(rows: usize, cols: usize, what: &str) -> Result<usize> {
         })
 }
 
+/// A row-major matrix whose rows are `stride` apart, starting at `data[0]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Strided<'a, F> {
+    pub data: &'a [F],
+    pub stride: usize,
+}
+
+/// `out (m × n, rows out_stride apart) = a (m × k) · b (k × n)`, each output row zeroed and then
+/// accumulated over `p` in increasing order (`out += a[i][p] · b[p]`): the spec's `MatMul`, the one
+/// f64 summation order. [`Matrix::matmul`] and the engine's f64 kernel (scores, the weighted sum, the
+/// output projection) all run it, which is why their results agree bit for bit.
+pub fn matmul_into<F: Real>(a: Strided<F>, m: usize, k: usize, b: Strided<F>, n: usize, out: &mut [F], out_stride: usize) {
+    for i in 0..m {
+        let out_row = &mut out[i * out_stride..i * out_stride + n];
+        out_row.fill(F::ZERO);
+        for (p, &x) in a.data[i * a.stride..i * a.stride + k].iter().enumerate() {
+            for (o, &y) in out_row.iter_mut().zip(&b.data[p * b.stride..p * b.stride + n]) {
+                *o += x * y;
+            }
+        }
+    }
+}
+
 impl<F: Real> Matrix<F> {
     /// Wraps row-major `data` of length `rows * cols`.
     pub fn new(rows: usize, cols: usize, data: Vec<F>) -> Result<Self> {
@@ -150,16 +173,7 @@ impl<F: Real> Matrix<F> {
         }
         let (m, k, n) = (self.rows, self.cols, other.cols);
         let mut out = Self::zeros(m, n);
-        for i in 0..m {
-            let a_row = self.row(i);
-            let out_row = &mut out.data[i * n..(i + 1) * n];
-            for (p, &a) in a_row.iter().enumerate().take(k) {
-                let b_row = &other.data[p * n..(p + 1) * n];
-                for (o, &b) in out_row.iter_mut().zip(b_row) {
-                    *o += a * b;
-                }
-            }
-        }
+        matmul_into(Strided { data: &self.data, stride: k }, m, k, Strided { data: &other.data, stride: n }, n, &mut out.data, n);
         Ok(out)
     }
 

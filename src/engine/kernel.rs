@@ -13,6 +13,7 @@
 use crate::error::AttentionError;
 use crate::limits::{non_finite_name, overflow_error};
 use crate::kernels::{gemm_packed, linear_f32, softmax_row_f32, PackedPanels};
+use crate::matrix::{matmul_into, Strided};
 use crate::real::Real;
 use crate::softmax::stable_softmax_row;
 
@@ -85,9 +86,6 @@ impl Rows {
         }
     }
 
-    fn row(&self, r: usize) -> &[f64] {
-        &self.data[r * self.cols..(r + 1) * self.cols]
-    }
 }
 
 impl Kernel for f64 {
@@ -112,15 +110,9 @@ impl Kernel for f64 {
     }
 
     fn scores(q: Cols<f64>, first: usize, rows: usize, keys: &Rows, n_keys: usize, out: &mut [f64]) {
-        for (i, o) in out.chunks_exact_mut(n_keys).take(rows).enumerate() {
-            o.fill(0.0);
-            // Matrix::matmul's order: each score summed over p in increasing order from zero
-            for (p, &a) in q.row(first + i).iter().enumerate() {
-                for (x, &b) in o.iter_mut().zip(&keys.row(p)[..n_keys]) {
-                    *x += a * b;
-                }
-            }
-        }
+        // Q rows · Kᵀ (packed (d_k, T_k)), the first n_keys columns, in Matrix::matmul's order
+        let a = Strided { data: &q.data[first * q.stride + q.start..], stride: q.stride };
+        matmul_into(a, rows, q.width, Strided { data: &keys.data, stride: keys.cols }, n_keys, out, n_keys);
     }
 
     fn softmax(row: &mut [f64], scale: f64, allowed: impl Fn(usize) -> bool) {
@@ -130,32 +122,15 @@ impl Kernel for f64 {
     }
 
     fn weighted_sum(weights: &[f64], rows: usize, n_keys: usize, values: &Rows, out: &mut [f64], out_stride: usize) {
-        let d_v = values.cols;
-        for (i, w_row) in weights.chunks_exact(n_keys).take(rows).enumerate() {
-            let o = &mut out[i * out_stride..i * out_stride + d_v];
-            o.fill(0.0);
-            // Matrix::matmul's order: over the keys in increasing order, every column at once
-            for (p, &w) in w_row.iter().enumerate() {
-                for (x, &v) in o.iter_mut().zip(values.row(p)) {
-                    *x += w * v;
-                }
-            }
-        }
+        let b = Strided { data: &values.data, stride: values.cols };
+        matmul_into(Strided { data: weights, stride: n_keys }, rows, n_keys, b, values.cols, out, out_stride);
     }
 
     fn linear(x: &[f64], m: usize, k: usize, w: &[f64], n: usize, bias: Option<&[f64]>, out: &mut [f64]) {
-        for i in 0..m {
-            let o = &mut out[i * n..(i + 1) * n];
-            o.fill(0.0);
-            // Matrix::matmul's order, then the bias added to the finished sum
-            for (p, &a) in x[i * k..(i + 1) * k].iter().enumerate() {
-                for (y, &b) in o.iter_mut().zip(&w[p * n..(p + 1) * n]) {
-                    *y += a * b;
-                }
-            }
-            if let Some(bias) = bias {
-                o.iter_mut().zip(bias).for_each(|(y, &b)| *y += b);
-            }
+        matmul_into(Strided { data: x, stride: k }, m, k, Strided { data: w, stride: n }, n, out, n);
+        // the bias added to the finished sums
+        if let Some(bias) = bias {
+            out.chunks_exact_mut(n).for_each(|o| o.iter_mut().zip(bias).for_each(|(y, &b)| *y += b));
         }
     }
 
