@@ -12,6 +12,19 @@ let browser;
 before(async () => { browser = await launchChromium(); });
 after(async () => { await browser?.close(); });
 
+/** Serves `root` on 127.0.0.1 and checks that its page computes the challenge's values, with no errors. */
+async function showsTheChallengeValues(root) {
+  const server = await serve(root);
+  try {
+    const { result, errors } = await pageResult(browser, server.url);
+    assert.deepEqual(errors, []);
+    assert.equal(result.error, undefined);
+    assertCloseMatrix(assert, result.output, CHALLENGE.expected, CHALLENGE.tolerance);
+  } finally {
+    await server.close();
+  }
+}
+
 test('a Vite app built with `vite build` shows the challenge values', { timeout: 120_000 }, async () => {
   const project = freshProject('vite-app', { type: 'module' });
   run(join(TOOLS, 'vite'), ['build', '--logLevel', 'warn'], { cwd: project });
@@ -21,15 +34,7 @@ test('a Vite app built with `vite build` shows the challenge values', { timeout:
   const code = assets.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(project, 'dist/assets', f), 'utf8')).join();
   assert.ok(!code.includes('readFileSync'), 'the Node build did not leak into the browser bundle');
 
-  const server = await serve(join(project, 'dist'));
-  try {
-    const { result, errors } = await pageResult(browser, server.url);
-    assert.deepEqual(errors, []);
-    assert.equal(result.error, undefined);
-    assertCloseMatrix(assert, result.output, CHALLENGE.expected, CHALLENGE.tolerance);
-  } finally {
-    await server.close();
-  }
+  await showsTheChallengeValues(join(project, 'dist'));
 });
 
 test('a webpack 5 app built with `experiments.asyncWebAssembly` and nothing else shows the challenge values', { timeout: 120_000 }, async () => {
@@ -47,27 +52,11 @@ test('a webpack 5 app built with `experiments.asyncWebAssembly` and nothing else
   const code = emitted.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(project, 'dist', f), 'utf8')).join();
   assert.ok(!code.includes('readFileSync'), 'the Node build did not leak into the browser bundle');
 
-  const server = await serve(project); // index.html loads dist/main.js, which fetches the .wasm beside it
-  try {
-    const { result, errors } = await pageResult(browser, server.url);
-    assert.deepEqual(errors, []);
-    assert.equal(result.error, undefined);
-    assertCloseMatrix(assert, result.output, CHALLENGE.expected, CHALLENGE.tolerance);
-  } finally {
-    await server.close();
-  }
+  await showsTheChallengeValues(project); // index.html loads dist/main.js, which fetches the .wasm beside it
 });
 
 test('a plain <script type="module"> page, no bundler: import init from attention-lab/web, await init()', { timeout: 120_000 }, async () => {
   const project = freshProject('plain-page');
   assert.ok(existsSync(join(project, 'node_modules/attention-lab/web.js')));
-  const server = await serve(project);
-  try {
-    const { result, errors } = await pageResult(browser, server.url);
-    assert.deepEqual(errors, []);
-    assert.equal(result.error, undefined);
-    assertCloseMatrix(assert, result.output, CHALLENGE.expected, CHALLENGE.tolerance);
-  } finally {
-    await server.close();
-  }
+  await showsTheChallengeValues(project);
 });
