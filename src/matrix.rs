@@ -39,8 +39,8 @@ pub struct Strided<'a, F> {
 
 /// `out (m × n, rows out_stride apart) = a (m × k) · b (k × n)`, each output row zeroed and then
 /// accumulated over `p` in increasing order (`out += a[i][p] · b[p]`): the spec's `MatMul`, the one
-/// f64 summation order. [`Matrix::matmul`] and the engine's f64 kernel (scores, the weighted sum, the
-/// output projection) all run it, which is why their results agree bit for bit.
+/// f64 summation order. [`Matrix::matmul`] and the engine's f64 output projection run it; the
+/// engine's f64 scores and weighted sum write the same loop out (for speed), so all agree bit for bit.
 pub fn matmul_into<F: Real>(a: Strided<F>, m: usize, k: usize, b: Strided<F>, n: usize, out: &mut [F], out_stride: usize) {
     for i in 0..m {
         let out_row = &mut out[i * out_stride..i * out_stride + n];
