@@ -1173,6 +1173,30 @@ export const MODERN_EXPORTS = [
       return null;
     },
   },
+  {
+    name: 'traceGroupedQueryAttention',
+    requires: (pkg) => typeof pkg.traceGroupedQueryAttention === 'function',
+    matrixArgs: [0, 1, 2],
+    optionsArg: 3,
+    options: { numberOfHeads: 'count', numberOfKVHeads: 'count', headDimensions: 'count', W_O: 'matrix', causal: 'flag', mask: 'mask', window: 'count', rope: 'flag' },
+    valid(r) {
+      const rope = r.bool(0.7);
+      const { kv, h, d, C, kvC } = modernShape(r, rope);
+      const tk = G.size(r);
+      const tq = rope ? r.int(1, tk) : G.size(r);
+      const odd = r.pick([0, 0.02, 0.2]);
+      const options = { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d };
+      if (r.bool(0.5)) options.causal = r.bool(0.8);
+      if (r.bool(0.4)) options.window = r.int(1, 6);
+      if (r.bool(0.25)) options.mask = G.mask(r, tq, tk);
+      if (r.bool(0.3)) options.W_O = G.matrix(r, C, C, odd / 4);
+      if (rope) options.rope = r.weighted([[2, () => true], [3, () => ({ base: r.pick([10000, 100, 2]), offset: r.int(0, 40) })]])();
+      return [G.matrix(r, tq, C, odd), G.matrix(r, tk, kvC, odd), G.matrix(r, tk, kvC, odd), options];
+    },
+    call: (pkg, a) => pkg.traceGroupedQueryAttention(...a).output,
+    reference: (a) => MR.traceGroupedQueryAttention(a[0], a[1], a[2], a[3]),
+    compare: compareMatrix,
+  },
 ];
 
 // Issue 13 has landed: an entry whose export is missing is an error, never left out quietly.

@@ -220,22 +220,26 @@ export function rotaryEmbedding(Xx, options) {
  * The reference for `groupedQueryAttention(Q, K, V, { numberOfHeads, numberOfKVHeads, headDimensions,
  * W_O?, causal?, mask?, window? })`: { value, bound, nearOverflow, heads: [{ kv, weights }] }.
  */
-export function groupedQueryAttention(Qx, Kx, Vx, options) {
+export function groupedQueryAttention(Qx, Kx, Vx, options, { withRope = false } = {}) {
+  let ropeOption;
   const readOpts = () => {
     if (options === undefined || options === null) throw typeError('options is missing');
-    const o = readOptions(options, ['numberOfHeads', 'numberOfKVHeads', 'headDimensions', 'W_O', 'causal', 'mask', 'window']);
+    const o = readOptions(options, ['numberOfHeads', 'numberOfKVHeads', 'headDimensions', 'W_O', 'causal', 'mask', 'window', ...(withRope ? ['rope'] : [])]);
     const h = readCountFn(o.numberOfHeads, 'options.numberOfHeads');
     const kv = readCountFn(o.numberOfKVHeads, 'options.numberOfKVHeads');
     const d = readCountFn(o.headDimensions, 'options.headDimensions');
     const W_O = o.W_O === undefined ? undefined : readMatrix(o.W_O, 'options.W_O');
     const { causal, mask } = readMaskOptions(o);
-    return { h, kv, d, W_O, causal, mask, window: readWindow(o.window, 'options.window') };
+    const window = readWindow(o.window, 'options.window');
+    if (withRope) ropeOption = readTraceRope(o.rope);
+    return { h, kv, d, W_O, causal, mask, window };
   };
   const early = OPTIONS_BEFORE_MATRICES ? readOpts() : undefined;
   const Q = readMatrix(Qx, 'Q');
   const K = readMatrix(Kx, 'K');
   const V = readMatrix(Vx, 'V');
   const { h, kv, d, W_O, causal, mask, window } = early ?? readOpts();
+  const rope = ropeOption; // the trace's rope option, read with the other options
   if (h % kv !== 0) throw rangeError('options.numberOfKVHeads does not divide options.numberOfHeads');
   const [C, kvC, Tq, Tk] = [h * d, kv * d, Q.length, K.length];
   if (Q[0].length !== C) throw rangeError('Q does not have numberOfHeads·headDimensions columns');
@@ -247,6 +251,16 @@ export function groupedQueryAttention(Qx, Kx, Vx, options) {
   const state = { near: false };
   const allowed = allowedTable(Tq, Tk, { causal, window, mask });
   const [q, k, v] = [Q, K, V].map(LR.exact);
+  if (rope) {
+    if (d % 2 !== 0) throw rangeError('headDimensions is odd');
+    if (Tq > Tk) throw rangeError('with rope T_q ≤ T_k');
+    if (rope.offset + Tk > MAX_POSITION) throw rangeError('rotary positions must stay below 2^20');
+    const kPos = Array.from({ length: Tk }, (_, j) => rope.offset + j);
+    const qPos = queryPositions(Tq, Tk).map((p) => rope.offset + p);
+    return finish(rotateTracked(q, qPos, h, d, rope.base, state), rotateTracked(k, kPos, kv, d, rope.base, state));
+  }
+  return finish(q, k);
+  function finish(q, k) {
   const heads = [];
   for (let i = 0; i < h; i += 1) {
     const g = kvHeadOf(i, h, kv);
@@ -257,6 +271,25 @@ export function groupedQueryAttention(Qx, Kx, Vx, options) {
   const concat = LR.hcat(heads.map((hd) => hd.context));
   const out = W_O ? LR.mm(concat, LR.exact(W_O), state) : concat;
   return { value: out.v, bound: boundOf(out.e), tracked: out, nearOverflow: state.near, heads, allowed, inputs: { Q, K, V, W_O, h, kv, d } };
+  }
+}
+
+/**
+ * The reference for `traceGroupedQueryAttention(Q, K, V, { …groupedQueryAttention's options, rope })`'s
+ * output: with `rope` (true or { base = 10000, offset = 0 }) Q and K are rotated first — key j at
+ * offset + j, query i at offset + T_k − T_q + i — with the rotation's error tracked, then the same heads.
+ */
+export function traceGroupedQueryAttention(Qx, Kx, Vx, options) {
+  return groupedQueryAttention(Qx, Kx, Vx, options, { withRope: true });
+}
+
+/** The trace's `rope` option: absent or false → none; true → base 10000 at offset 0; `{ base?, offset? }`. */
+function readTraceRope(rope) {
+  if (rope === undefined || rope === false) return undefined;
+  if (rope === null || (rope !== true && (typeof rope !== 'object' || Array.isArray(rope)))) throw typeError('options.rope is not true, false or an object');
+  if (rope === true) return { base: DEFAULT_BASE, offset: 0 };
+  const r = readOptions(rope, ['base', 'offset']);
+  return { base: readBase(r.base, 'options.rope.base'), offset: readOffset(r.offset, 'options.rope.offset') };
 }
 
 // ---- the layer: construction and parameters ----------------------------------------------------

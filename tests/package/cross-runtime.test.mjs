@@ -45,7 +45,7 @@ test('Firefox computes the fingerprint', { timeout: 120_000 }, async () => { res
 
 test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
   assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
-  for (const key of ['inputs', 'output', 'causal', 'grouped', 'rotary', 'layer', 'decoded']) {
+  for (const key of ['inputs', 'output', 'causal', 'grouped', 'groupedTrace', 'rotary', 'layer', 'decoded']) {
     const reference = results.Node[key];
     t.diagnostic(`${key}: ${reference.count} Float64 values, SHA-256 ${reference.sha256}`);
     for (const runtime of ['Chromium', 'Firefox']) {
