@@ -93,38 +93,48 @@ pub fn gemm_packed(m: usize, kk: usize, n: usize, a: &[f32], lda: usize, b: &Pac
         return;
     }
     assert!(a.len() >= (m - 1) * lda + kk && c.len() >= (m - 1) * ldc + n, "gemm_packed: A or C is too short");
+    // row blocks of MC are independent (each C entry is one whole sum): split them across threads
+    let blocks = m.div_ceil(MC);
+    let split = crate::parallel::worth_splitting(blocks, m * kk * n);
+    let c = &mut c[..(m - 1) * ldc + n];
+    crate::parallel::for_each_chunk(c, MC * ldc, split, |block, c_block| {
+        let i0 = block * MC;
+        gemm_block(&a[i0 * lda..], lda, MC.min(m - i0), kk, n, b, c_block, ldc, accumulate);
+    });
+}
+
+/// [`gemm_packed`] for one block of at most [`MC`] rows of A (starting at `a`) into `c`.
+#[allow(clippy::too_many_arguments)]
+fn gemm_block(a: &[f32], lda: usize, m: usize, kk: usize, n: usize, b: &PackedPanels, c: &mut [f32], ldc: usize, accumulate: bool) {
     let panels = n.div_ceil(NR);
     PACKED_A.with(|packed_a| {
         let mut packed_a = packed_a.borrow_mut();
-        for i0 in (0..m).step_by(MC) {
-            let i_end = (i0 + MC).min(m);
-            // 1. pack this block of A into strips of MR rows, interleaved: strip[p·R + r]
-            packed_a.clear();
-            let mut strips = Vec::with_capacity(MC.div_ceil(MR));
-            let mut i = i0;
-            while i < i_end {
-                let rows = MR.min(i_end - i);
-                let start = packed_a.len();
-                for p in 0..kk {
-                    packed_a.extend((0..rows).map(|r| a[(i + r) * lda + p]));
-                }
-                strips.push((i, rows, start));
-                i += rows;
+        // 1. pack this block of A into strips of MR rows, interleaved: strip[p·R + r]
+        packed_a.clear();
+        let mut strips = Vec::with_capacity(MC.div_ceil(MR));
+        let mut i = 0;
+        while i < m {
+            let rows = MR.min(m - i);
+            let start = packed_a.len();
+            for p in 0..kk {
+                packed_a.extend((0..rows).map(|r| a[(i + r) * lda + p]));
             }
-            // 2. every panel of B against every strip, one register tile at a time
-            for jb in 0..panels {
-                let panel = b.panel(jb, kk);
-                let j0 = jb * NR;
-                let width = NR.min(n - j0);
-                for &(i, rows, start) in &strips {
-                    let strip = &packed_a[start..start + rows * kk];
-                    let c_tile = &mut c[i * ldc + j0..];
-                    match rows {
-                        4 => store(micro::<4>(strip, panel), c_tile, ldc, width, accumulate),
-                        3 => store(micro::<3>(strip, panel), c_tile, ldc, width, accumulate),
-                        2 => store(micro::<2>(strip, panel), c_tile, ldc, width, accumulate),
-                        _ => store(micro::<1>(strip, panel), c_tile, ldc, width, accumulate),
-                    }
+            strips.push((i, rows, start));
+            i += rows;
+        }
+        // 2. every panel of B against every strip, one register tile at a time
+        for jb in 0..panels {
+            let panel = b.panel(jb, kk);
+            let j0 = jb * NR;
+            let width = NR.min(n - j0);
+            for &(i, rows, start) in &strips {
+                let strip = &packed_a[start..start + rows * kk];
+                let c_tile = &mut c[i * ldc + j0..];
+                match rows {
+                    4 => store(micro::<4>(strip, panel), c_tile, ldc, width, accumulate),
+                    3 => store(micro::<3>(strip, panel), c_tile, ldc, width, accumulate),
+                    2 => store(micro::<2>(strip, panel), c_tile, ldc, width, accumulate),
+                    _ => store(micro::<1>(strip, panel), c_tile, ldc, width, accumulate),
                 }
             }
         }

@@ -14,6 +14,7 @@ pub mod limits;
 pub mod mask;
 pub mod matrix;
 pub mod multi_head;
+pub mod parallel;
 pub mod real;
 pub mod softmax;
 #[doc(hidden)]

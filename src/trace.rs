@@ -223,8 +223,8 @@ impl Hooks<f64> for Recorder<'_> {
         Ok(())
     }
 
-    fn context(&mut self, _head: usize, first: usize, rows: usize, out: &[f64], stride: usize, start: usize) {
-        for r in first..first + rows {
+    fn context(&mut self, _head: usize, _first: usize, rows: usize, out: &[f64], stride: usize, start: usize) {
+        for r in 0..rows {
             self.context.extend_from_slice(&out[r * stride + start..][..self.d_head]);
         }
     }

@@ -43,9 +43,9 @@ fn context_name(head: Option<usize>) -> String {
 }
 
 /// The per-precision half of the engine.
-pub trait Kernel: Real {
+pub trait Kernel: Real + Send + Sync {
     /// One head's K (ready for the scores) or V (ready for the weighted sum), reused across heads.
-    type Packed: Default + Clone + std::fmt::Debug;
+    type Packed: Default + Clone + std::fmt::Debug + Send + Sync;
     /// Whether an overflowing raw score is refused even where the mask hides it. f64 refuses
     /// every one (its contract since the first release); f32 only the allowed ones.
     const REFUSES_MASKED_SCORES: bool;

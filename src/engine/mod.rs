@@ -27,6 +27,7 @@ use crate::error::Result;
 use crate::limits::{check_working_set, count_values};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
+use crate::parallel;
 use crate::real::Real;
 
 /// Query rows per block: memory O(block·T) for the scores. Blocking changes no bits: every
@@ -154,15 +155,24 @@ pub trait Hooks<F> {
         Ok(())
     }
     /// Pass 6's context for query rows `first .. first + rows`: `d_v` columns of `out` starting
-    /// at `start`, rows `stride` apart (finite).
+    /// at `start`, rows `stride` apart, `out` starting at row `first` (finite).
     fn context(&mut self, _head: usize, _first: usize, _rows: usize, _out: &[F], _stride: usize, _start: usize) {}
     /// A head is done.
     fn head_end(&mut self, _head: usize) -> Result<()> {
         Ok(())
     }
+    /// Whether every method does nothing, so that the heads may be computed in any order
+    /// (on several threads): only `()` says so.
+    fn inert(&self) -> bool {
+        false
+    }
 }
 
-impl<F> Hooks<F> for () {}
+impl<F> Hooks<F> for () {
+    fn inert(&self) -> bool {
+        true
+    }
+}
 
 /// Buffers reused across heads and calls: packed K and V, one block of scores.
 #[derive(Debug, Default)]
@@ -218,9 +228,12 @@ pub fn attend_heads<F: Kernel>(
     workspace: &mut Workspace<F>,
     hooks: &mut dyn Hooks<F>,
 ) -> Result<()> {
-    let HeadShape { t_q, t_k, heads, d_k, d_v, kv_heads, offset, .. } = shape;
-    let scale = attention_scale::<F>(d_k);
+    let HeadShape { t_q, t_k, heads, d_k, d_v, kv_heads, .. } = shape;
     let group = heads / kv_heads.max(1);
+    let blocks = t_q.div_ceil(QUERY_BLOCK);
+    if hooks.inert() && parallel::worth_splitting(heads * blocks, heads * t_q * t_k * (d_k + d_v)) {
+        return attend_heads_split(q, k, v, shape, mask, out, out_stride);
+    }
     let Workspace { keys, values, scores } = workspace;
     let mut packed = None;
     for head in 0..heads {
@@ -233,48 +246,115 @@ pub fn attend_heads<F: Kernel>(
             F::pack_values(v_h, t_k, values);
             packed = Some(kv);
         }
-        let named = shape.named_heads.then_some(head);
         for first in (0..t_q).step_by(QUERY_BLOCK) {
-            let end = (first + QUERY_BLOCK).min(t_q);
-            let rows = end - first;
-            // a causal block never looks past its last query's position (where the kernel may skip
-            // them); at least one key, so that a row before every key is computed (and masked)
-            let n_keys = if F::SKIPS_FUTURE_KEYS && mask.causal { (end as isize + offset).clamp(1, t_k as isize) as usize } else { t_k };
-            scores.clear();
-            scores.resize(rows * n_keys, F::ZERO);
-            // 2. MatMul: scores = Q_h·K_hᵀ for the block, (rows, n_keys)
-            F::scores(q_h, first, rows, keys, n_keys, scores);
-            // 3. Refuse overflow: finite inputs, so a non-finite score is a dot product beyond the precision
-            let bad = scores.iter().enumerate().position(|(n, x)| {
-                !x.is_finite() && (F::REFUSES_MASKED_SCORES || mask.allows(first + n / n_keys, n % n_keys, offset))
-            });
-            if let Some(n) = bad {
-                let (query, key) = (first + n / n_keys, n % n_keys);
-                let at = Overflow::Score { head: named, query, key };
-                return Err(F::overflow(at, scores[n]));
-            }
-            hooks.scores(head, first, scores, n_keys);
-            // 4. Mul by 1/√d_k, then StableSoftmax along each row under the mask
-            for (i, row) in scores.chunks_exact_mut(n_keys).enumerate() {
-                F::softmax(row, scale, |j| mask.allows(first + i, j, offset));
-            }
-            // 5. The caller's hook: keep, record or drop out the weights
-            hooks.weights(head, first, scores, n_keys)?;
-            // 6. MatMul: context = weights·V_h, into the head's columns of out, (rows, d_v)
-            let start = head * d_v;
-            F::weighted_sum(scores, rows, n_keys, values, &mut out[first * out_stride + start..], out_stride);
-            // 7. Refuse overflow: a convex combination of finite values passes the range only at its edge
-            for i in 0..rows {
-                let row = &out[(first + i) * out_stride + start..][..d_v];
-                if let Some(column) = row.iter().position(|x| !x.is_finite()) {
-                    let at = Overflow::Context { head: named, query: first + i, column };
-                    return Err(F::overflow(at, row[column]));
-                }
-            }
-            hooks.context(head, first, rows, out, out_stride, start);
+            let at = BlockAt { head, first, start: head * d_v };
+            attend_block(q_h, keys, values, shape, mask, at, scores, &mut out[first * out_stride..], out_stride, hooks)?;
         }
         hooks.head_end(head)?;
     }
+    Ok(())
+}
+
+/// [`attend_heads`] split across threads (see [`crate::parallel`]), for callers without hooks:
+/// every K/V head packed once, then one task per head and block of query rows, each into a
+/// buffer of its own, copied into `out` in (head, block) order. Every entry is computed by the
+/// same operations as on one thread, so the bits are the same; an error is the one the loop
+/// above meets first.
+fn attend_heads_split<F: Kernel>(q: Cols<F>, k: Cols<F>, v: Cols<F>, shape: HeadShape, mask: &Mask, out: &mut [F], out_stride: usize) -> Result<()> {
+    let HeadShape { t_q, t_k, heads, d_k, d_v, kv_heads, .. } = shape;
+    let group = heads / kv_heads.max(1);
+    let blocks = t_q.div_ceil(QUERY_BLOCK);
+    // 1. Pack each K/V head's K and V, (T_k, d_k) and (T_k, d_v)
+    let packed = parallel::map(kv_heads, kv_heads > 1, |kv| {
+        let (mut keys, mut values) = (F::Packed::default(), F::Packed::default());
+        F::pack_keys(k.head(kv, d_k), t_k, &mut keys);
+        F::pack_values(v.head(kv, d_v), t_k, &mut values);
+        (keys, values)
+    });
+    // 2–7 per (head, block): context rows (rows, d_v) in a buffer of the task's own
+    let contexts = parallel::map(heads * blocks, true, |task| {
+        let (head, first) = (task / blocks, (task % blocks) * QUERY_BLOCK);
+        let rows = QUERY_BLOCK.min(t_q - first);
+        let (keys, values) = &packed[head / group];
+        let mut context = vec![F::ZERO; rows * d_v];
+        let at = BlockAt { head, first, start: 0 };
+        attend_block(q.head(head, d_k), keys, values, shape, mask, at, &mut Vec::new(), &mut context, d_v, &mut ())?;
+        Ok(context)
+    });
+    for (task, context) in contexts.into_iter().enumerate() {
+        let (head, first) = (task / blocks, (task % blocks) * QUERY_BLOCK);
+        for (i, row) in context?.chunks_exact(d_v).enumerate() {
+            let at = (first + i) * out_stride + head * d_v;
+            out[at..at + d_v].copy_from_slice(row);
+        }
+    }
+    Ok(())
+}
+
+/// Where one block's context goes: query rows from `first`, head `head`, and the first of its
+/// `d_v` columns in the output the block writes (`out` starts at the block's first row).
+#[derive(Clone, Copy)]
+struct BlockAt {
+    head: usize,
+    first: usize,
+    start: usize,
+}
+
+/// Passes 2–7 for one head and one block of at most [`QUERY_BLOCK`] query rows: scores against
+/// the packed keys, the overflow check, scale and softmax under the mask, the hook, the weighted
+/// sum of the packed values into `out` (row `i` of the block at `out[i·out_stride + at.start ..]`),
+/// and its overflow check.
+#[allow(clippy::too_many_arguments)]
+fn attend_block<F: Kernel>(
+    q_h: Cols<F>,
+    keys: &F::Packed,
+    values: &F::Packed,
+    shape: HeadShape,
+    mask: &Mask,
+    at: BlockAt,
+    scores: &mut Vec<F>,
+    out: &mut [F],
+    out_stride: usize,
+    hooks: &mut dyn Hooks<F>,
+) -> Result<()> {
+    let HeadShape { t_q, t_k, d_k, d_v, offset, .. } = shape;
+    let BlockAt { head, first, start } = at;
+    let named = shape.named_heads.then_some(head);
+    let end = (first + QUERY_BLOCK).min(t_q);
+    let rows = end - first;
+    // a causal block never looks past its last query's position (where the kernel may skip
+    // them); at least one key, so that a row before every key is computed (and masked)
+    let n_keys = if F::SKIPS_FUTURE_KEYS && mask.causal { (end as isize + offset).clamp(1, t_k as isize) as usize } else { t_k };
+    scores.clear();
+    scores.resize(rows * n_keys, F::ZERO);
+    // 2. MatMul: scores = Q_h·K_hᵀ for the block, (rows, n_keys)
+    F::scores(q_h, first, rows, keys, n_keys, scores);
+    // 3. Refuse overflow: finite inputs, so a non-finite score is a dot product beyond the precision
+    let bad = scores.iter().enumerate().position(|(n, x)| {
+        !x.is_finite() && (F::REFUSES_MASKED_SCORES || mask.allows(first + n / n_keys, n % n_keys, offset))
+    });
+    if let Some(n) = bad {
+        let (query, key) = (first + n / n_keys, n % n_keys);
+        return Err(F::overflow(Overflow::Score { head: named, query, key }, scores[n]));
+    }
+    hooks.scores(head, first, scores, n_keys);
+    // 4. Mul by 1/√d_k, then StableSoftmax along each row under the mask
+    let scale = attention_scale::<F>(d_k);
+    for (i, row) in scores.chunks_exact_mut(n_keys).enumerate() {
+        F::softmax(row, scale, |j| mask.allows(first + i, j, offset));
+    }
+    // 5. The caller's hook: keep, record or drop out the weights
+    hooks.weights(head, first, scores, n_keys)?;
+    // 6. MatMul: context = weights·V_h, into the head's columns of out, (rows, d_v)
+    F::weighted_sum(scores, rows, n_keys, values, &mut out[start..], out_stride);
+    // 7. Refuse overflow: a convex combination of finite values passes the range only at its edge
+    for i in 0..rows {
+        let row = &out[i * out_stride + start..][..d_v];
+        if let Some(column) = row.iter().position(|x| !x.is_finite()) {
+            return Err(F::overflow(Overflow::Context { head: named, query: first + i, column }, row[column]));
+        }
+    }
+    hooks.context(head, first, rows, out, out_stride, start);
     Ok(())
 }
 

@@ -1,0 +1,112 @@
+//! Same bits on any number of threads: every path that splits its work (the engine's heads and
+//! query blocks, the f32 products' row blocks) run on 1, 2 and 3 threads, compared bit for bit.
+//! Run with `cargo test --features threads --test threads` (the Makefile's test-native does).
+#![cfg(all(feature = "threads", not(target_arch = "wasm32")))]
+
+use attention_lab::attention::dot_product_attention_batch;
+use attention_lab::engine::{Batch, Rope};
+use attention_lab::grouped_query::grouped_query_attention_batch;
+use attention_lab::layer::ForwardOptions;
+use attention_lab::layer::{LayerConfig, MultiHeadAttention};
+use attention_lab::multi_head::multi_head_attention_batch;
+use attention_lab::parallel::{threads, with_threads};
+use attention_lab::testing::seeded_matrix;
+use attention_lab::{HeadSplit, Mask, Matrix};
+
+/// Past one query block (64 rows) and the split threshold, with a ragged last block.
+const T: usize = 150;
+const C: usize = 32;
+const H: usize = 4;
+
+fn data(rows: usize, cols: usize, seed: u64) -> Vec<f64> {
+    seeded_matrix(rows, cols, seed).data().to_vec()
+}
+
+fn narrow(x: &[f64]) -> Vec<f32> {
+    x.iter().map(|&v| v as f32).collect()
+}
+
+fn masks() -> Vec<Mask> {
+    vec![Mask::none(), Mask::causal(), Mask { causal: true, allowed: None, window: Some(20) }]
+}
+
+/// `f` on 1, 2 and 3 threads: every result's bits equal the single-threaded ones.
+fn same_bits<R: PartialEq + std::fmt::Debug + Send>(what: &str, f: impl Fn() -> R + Sync) {
+    let one = with_threads(1, &f);
+    for n in [2, 3] {
+        let got = with_threads(n, || {
+            assert_eq!(threads(), n);
+            f()
+        });
+        assert!(got == one, "{what}: {n} threads differ from 1");
+    }
+}
+
+/// Bits of floats, so that NaN or −0 cannot compare equal by accident.
+fn bits64(x: &[f64]) -> Vec<u64> {
+    x.iter().map(|v| v.to_bits()).collect()
+}
+fn bits32(x: &[f32]) -> Vec<u32> {
+    x.iter().map(|v| v.to_bits()).collect()
+}
+
+#[test]
+fn the_functions_give_the_same_bits_on_any_thread_count() {
+    let (q, k, v) = (data(2 * T, C, 1), data(2 * T, C, 2), data(2 * T, C, 3));
+    let (q32, k32, v32) = (narrow(&q), narrow(&k), narrow(&v));
+    let batch = |x| Batch::new(x, 2, T, C);
+    let batch32 = |x| Batch::new(x, 2, T, C);
+    let split = HeadSplit { number_of_heads: H, head_dimensions: C / H };
+    let w_o = seeded_matrix(C, C, 4);
+    let w_o32 = w_o.cast::<f32>();
+    for mask in masks() {
+        same_bits("dotProductAttention f64", || bits64(&dot_product_attention_batch(batch(&q), batch(&k), batch(&v), &mask).unwrap()));
+        same_bits("dotProductAttention f32", || bits32(&dot_product_attention_batch(batch32(&q32), batch32(&k32), batch32(&v32), &mask).unwrap()));
+        same_bits("multiHeadAttention f64", || bits64(&multi_head_attention_batch(batch(&q), batch(&k), batch(&v), split, Some(&w_o), &mask).unwrap()));
+        same_bits("multiHeadAttention f32", || bits32(&multi_head_attention_batch(batch32(&q32), batch32(&k32), batch32(&v32), split, Some(&w_o32), &mask).unwrap()));
+        let (kg, vg) = (data(2 * T, C / 2, 5), data(2 * T, C / 2, 6));
+        let (kg32, vg32) = (narrow(&kg), narrow(&vg));
+        let half = |x| Batch::new(x, 2, T, C / 2);
+        let half32 = |x| Batch::new(x, 2, T, C / 2);
+        same_bits("groupedQueryAttention f64", || bits64(&grouped_query_attention_batch(batch(&q), half(&kg), half(&vg), split, 2, None, &mask).unwrap()));
+        same_bits("groupedQueryAttention f32", || bits32(&grouped_query_attention_batch(batch32(&q32), half32(&kg32), half32(&vg32), split, 2, None, &mask).unwrap()));
+    }
+}
+
+#[test]
+fn an_overflow_names_the_same_entry_on_any_thread_count() {
+    // rows 70 and 130 of Q are huge: the first one the single-threaded loop meets is reported
+    let mut q = data(T, C, 7);
+    for r in [130, 70] {
+        q[r * C..(r + 1) * C].fill(1.5e308);
+    }
+    let k = data(T, C, 8);
+    let split = HeadSplit { number_of_heads: H, head_dimensions: C / H };
+    let b = |x| Batch::new(x, 1, T, C);
+    let err = || multi_head_attention_batch(b(&q), b(&k), b(&k), split, None, &Mask::none()).err().map(|e| e.to_string());
+    assert!(err().is_some_and(|m| m.contains("row 70")), "{:?}", err());
+    same_bits("the error", err);
+}
+
+#[test]
+fn the_layer_gives_the_same_bits_on_any_thread_count() {
+    for (kv_heads, rope) in [(H, None), (2, Some(Rope { base: 10_000.0 }))] {
+        let config = LayerConfig { kv_heads, rope, ..LayerConfig::new(C, H) };
+        let x = data(2 * T, C, 9);
+        let x32 = narrow(&x);
+        let items: Vec<Matrix> = (0..2).map(|i| Matrix::new(T, C, x[i * T * C..(i + 1) * T * C].to_vec()).unwrap()).collect();
+        for mask in masks() {
+            let options = ForwardOptions { mask: mask.clone(), batched: true, ..ForwardOptions::default() };
+            same_bits("layer forward f32", || {
+                let mut layer = MultiHeadAttention::new(&config).unwrap();
+                let b = Batch::new(&x32[..], 2, T, C);
+                bits32(&layer.forward_f32(b, b, b, &options).unwrap().output)
+            });
+            same_bits("layer forward f64", || {
+                let mut layer = MultiHeadAttention::new(&config).unwrap();
+                let out = layer.forward(&items, &items, &items, &options).unwrap().output;
+                out.iter().flat_map(|m| bits64(m.data())).collect::<Vec<_>>()
+            });
+        }
+    }
+}
