@@ -10,7 +10,7 @@ export PATH := $(CURDIR)/tests/node_modules/.bin:$(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-test apt-install build site package docs test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-matmul clean fuzz fuzz-js fuzz-leak fuzz-core
+.PHONY: start test setup-build setup-threads build-threads setup-test apt-install build site package docs test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-matmul clean fuzz fuzz-js fuzz-leak fuzz-core
 
 ## ---- installs -------------------------------------------------------------
 
@@ -20,7 +20,13 @@ setup-build:
 	@[ "$$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" = "$(WASM_BINDGEN_VERSION)" ] || \
 	  cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force
 
-setup-test: setup-build
+# The threads build needs nightly (in the machine image) with the wasm target and std's source.
+setup-threads:
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	@rustup +nightly target list --installed | grep -qx wasm32-unknown-unknown || rustup +nightly target add wasm32-unknown-unknown
+	@rustup +nightly component list --installed | grep -q '^rust-src' || rustup +nightly component add rust-src
+
+setup-test: setup-build setup-threads
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	  [ -z "$$missing" ] || $(MAKE) --no-print-directory apt-install
 	@command -v geckodriver >/dev/null || cargo install geckodriver
@@ -40,9 +46,22 @@ build: setup-build tests/node_modules
 	$(WASM_PACK) build --release --target web --out-dir target/pkg-web --out-name attention_lab
 	rm -rf www/pkg && mkdir -p www/pkg && cp -r target/pkg-web/attention_lab* target/pkg-web/snippets www/pkg/
 
+# The threads build (Node's entry in the package; src/wasm/threads.rs): shared memory needs std
+# rebuilt with +atomics (nightly's -Z build-std). Its own target dir, so that its RUSTFLAGS do not
+# rebuild the default build's. No wasm-opt: the profile's flags lack --enable-threads, and Node
+# loads the module once (the size budget is the default build's).
+THREADS_RUSTFLAGS := -C target-feature=+atomics,+bulk-memory,+simd128 -C llvm-args=-inline-threshold=0 \
+  -C link-arg=--shared-memory -C link-arg=--max-memory=4294967296 -C link-arg=--import-memory \
+  -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base
+
+build-threads: setup-build setup-threads tests/node_modules
+	rm -rf target/pkg-node-threads/snippets
+	CARGO_UNSTABLE_BUILD_STD=panic_abort,std RUSTUP_TOOLCHAIN=nightly RUSTFLAGS="$(THREADS_RUSTFLAGS)" CARGO_TARGET_DIR=target/threads \
+	  $(WASM_PACK) build --release --no-opt --target nodejs --out-dir target/pkg-node-threads --out-name attention_lab --features threads
+
 # The npm package in pkg/: one wasm-pack build per runtime, assembled with pkg.json as the manifest
 # (tests/package/assemble.mjs says what goes where and fails when pkg.json's version is not Cargo.toml's).
-package: build
+package: build build-threads
 	rm -rf target/pkg-bundler/snippets
 	$(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler --out-name attention_lab
 	node tests/package/assemble.mjs
@@ -88,6 +107,7 @@ test: setup-test build test-native test-wasm test-js test-bench-smoke test-packa
 
 test-native:
 	cargo test --quiet
+	cargo test --quiet --features threads --test threads
 
 test-wasm:
 	$(WASM_PACK) test --node

@@ -10,6 +10,7 @@ pub mod layer;
 pub mod linear;
 pub mod memory;
 pub mod projected;
+pub mod threads;
 
 use wasm_bindgen::prelude::*;
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Assembles the npm package in `pkg/` from the three wasm-pack builds (`make package` runs it):
 //
-//   target/pkg-node/     --target nodejs   → node.cjs  + node.d.cts   (Node: import and require, synchronous)
+//   target/pkg-node-threads/ --target nodejs, the threads build (`make build-threads`)
+//                        → node/ (its glue, .wasm and snippets) + node.cjs + node.d.cts (Node: import and require, synchronous)
+//   target/pkg-node/     --target nodejs, the default build: not shipped, but its declarations must
+//                        be the threads build's (one API), and tests/js/ test it
 //   target/pkg-bundler/  --target bundler  → bundler.js + attention_lab_bg.js + bundler.d.ts  (Vite, webpack, browser condition)
 //   target/pkg-web/      --target web      → web.js    + web.d.ts     (`attention-lab/web`: `await init()`, no bundler)
 //
@@ -34,6 +37,7 @@ const SNIPPETS = 'snippets';
 /** What each wasm-pack build must contain (besides package.json, README.md, LICENSE, .gitignore: wasm-pack copies the crate's). */
 const BUILDS = {
   node: { dir: 'target/pkg-node', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
+  nodeThreads: { dir: 'target/pkg-node-threads', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
   bundler: { dir: 'target/pkg-bundler', files: [`${NAME}.js`, `${NAME}_bg.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
   web: { dir: 'target/pkg-web', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
 };
@@ -44,8 +48,9 @@ const WASM_PACK_EXTRAS = ['package.json', 'README.md', 'LICENSE', '.gitignore'];
  * `declarations` marks a .d.ts (see DISPOSABLE).
  */
 const COPIES = [
-  { build: 'node', from: `${NAME}.js`, to: 'node.cjs', selfTypes: './node.d.cts' },
-  { build: 'node', from: `${NAME}.d.ts`, to: 'node.d.cts', declarations: true },
+  { build: 'nodeThreads', from: `${NAME}.js`, to: `node/${NAME}.js`, selfTypes: '../node.d.cts' },
+  { build: 'nodeThreads', from: `${NAME}_bg.wasm`, to: `node/${NAME}_bg.wasm` },
+  { build: 'nodeThreads', from: `${NAME}.d.ts`, to: 'node.d.cts', declarations: true },
   { build: 'bundler', from: `${NAME}.js`, to: 'bundler.js', selfTypes: './bundler.d.ts' },
   { build: 'bundler', from: `${NAME}_bg.js`, to: `${NAME}_bg.js` },
   { build: 'bundler', from: `${NAME}.d.ts`, to: 'bundler.d.ts', declarations: true },
@@ -85,6 +90,10 @@ for (const [target, { dir, files }] of Object.entries(BUILDS)) {
   }
 }
 const wasmOf = (target) => readFileSync(join(ROOT, BUILDS[target].dir, `${NAME}_bg.wasm`));
+const declarationsOf = (target) => readFileSync(join(ROOT, BUILDS[target].dir, `${NAME}.d.ts`), 'utf8');
+if (declarationsOf('nodeThreads') !== declarationsOf('node')) {
+  fail(`${BUILDS.nodeThreads.dir}/${NAME}.d.ts differs from ${BUILDS.node.dir}'s: the threads build must declare the same API`);
+}
 for (const target of ['node', 'bundler']) {
   if (!wasmOf(target).equals(wasmOf('web'))) {
     fail(`${BUILDS[target].dir}/${NAME}_bg.wasm differs from the web build's; the package can no longer share one .wasm`);
@@ -106,7 +115,7 @@ for (const target of ['node', 'bundler']) {
 // ---- pass 3: copy into a fresh pkg/ ------------------------------------------
 
 rmSync(OUT, { recursive: true, force: true });
-mkdirSync(OUT);
+mkdirSync(join(OUT, 'node'), { recursive: true });
 for (const { build, from, to, selfTypes, declarations } of COPIES) {
   const source = join(ROOT, BUILDS[build].dir, from);
   if (selfTypes) {
@@ -122,6 +131,18 @@ for (const { build, from, to, selfTypes, declarations } of COPIES) {
   }
 }
 cpSync(join(ROOT, BUILDS.web.dir, SNIPPETS), join(OUT, SNIPPETS), { recursive: true });
+cpSync(join(ROOT, BUILDS.nodeThreads.dir, SNIPPETS), join(OUT, 'node', SNIPPETS), { recursive: true });
+// The glue is CommonJS and its snippets ES modules, in a package whose "type" is "module": node/
+// gets a package.json without "type", where Node tells the two apart by their syntax (as in the
+// folder wasm-pack makes).
+writeFileSync(join(OUT, 'node', 'package.json'), JSON.stringify({ private: true, description: 'the threads build of attention-lab for Node (see ../node.cjs)' }, null, 2) + '\n');
+// Node's entry: the threads build's glue, which instantiates itself on the main thread only (its
+// pool's workers call initSync with the shared memory); in any other thread this file does.
+writeFileSync(join(OUT, 'node.cjs'), `/* @ts-self-types="./node.d.cts" */
+// attention-lab for Node: the threads build (see initThreadPool). Its glue is in ./node/.
+module.exports = require('./node/${NAME}.js');
+module.exports.initSync();
+`);
 copyFileSync(join(ROOT, 'README.md'), join(OUT, 'README.md'));
 copyFileSync(join(ROOT, 'LICENSE'), join(OUT, 'LICENSE'));
 writeFileSync(join(OUT, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
