@@ -21,6 +21,21 @@ const MODES = {
   rope: 'Rotary position embedding (RoPE): each head\'s query and key rows are rotated by an angle that grows with their position, so the score of q at position m and k at position n depends only on the distance m − n.',
   window: 'Sliding-window attention (Mistral): each query sees only the keys at most window − 1 positions away, so the weights form a band and the cost grows with T·window instead of T².',
 };
+// Each mode's starting inputs (loaded when the mode is picked, unless the learner has edited the
+// inputs): enough tokens to decode, K/V heads to share, positions to rotate, a band to see.
+const EXAMPLES = {
+  default: { Q: CHALLENGE_Q, K: CHALLENGE_Q, V: CHALLENGE_V, numberOfHeads: 2 },
+  decoding: { Q: [[1, 0], [0, 1], [1, 1], [-1, 0.5]], K: [[1, 0], [0, 1], [1, -1], [0.5, 0.5]], V: [[1, 0], [0, 1], [2, 0], [0, 2]], numberOfHeads: 1 },
+  grouped: {
+    Q: [[1, 0, 0.5, -1], [0, 1, 1, 0], [1, 1, -0.5, 0.5]], K: [[1, 0, 0.5, 1], [0, 1, 1, 0], [1, -1, 0, 1]], V: [[1, 2, 3, 4], [5, 6, 7, 8], [0, 1, 0, 1]],
+    numberOfHeads: 4, numberOfKVHeads: 2,
+  },
+  rope: { Q: [[1, 0], [0, 1], [1, 1], [0.5, -1]], K: [[1, 0.5], [0, 1], [-1, 1], [1, 0]], V: [[1, 0], [0, 1], [1, 1], [2, 0]], numberOfHeads: 1 },
+  window: {
+    Q: [[1, 0], [0.8, 0.6], [0.3, 1], [-0.3, 1], [-0.8, 0.6], [-1, 0]], K: [[1, 0], [0.8, 0.6], [0.3, 1], [-0.3, 1], [-0.8, 0.6], [-1, 0]],
+    V: [[1, 0], [0, 1], [1, 1], [2, 0], [0, 2], [1, -1]], numberOfHeads: 1, window: 3,
+  },
+};
 const DISTANCE_POSITIONS = 8; // the score-against-distance table: positions offset … offset + 7
 
 const state = {
@@ -44,6 +59,7 @@ const state = {
   window: 2,
   decode: null, // decoding: one trace per token (query row t against the cache K[0…t], V[0…t])
   distance: null, // RoPE: the scores of one q and one k at every pair of positions
+  example: 'default', // the mode whose example inputs are shown; null once the learner edits them
 };
 const MATRICES = ['Q', 'K', 'V', 'X'];
 const PROJECTIONS = [['Q', 'query'], ['K', 'key'], ['V', 'value']]; // the projection and the layer's name for its input
@@ -114,6 +130,7 @@ function editCell(input, name, r, c) {
   }
   $('input-status').textContent = '';
   state[name][r][c] = x;
+  state.example = null;
   recompute();
 }
 
@@ -151,6 +168,7 @@ function resize(change) {
   }
   fitSettings();
   state.W_O = null;
+  state.example = null;
   renderEditors();
   recompute();
 }
@@ -158,6 +176,7 @@ function resize(change) {
 function randomize() {
   const value = () => Math.round((Math.random() * 2 - 1) * RANDOM_RANGE * 10) / 10;
   for (const name of MATRICES) state[name] = state[name].map((row) => row.map(value));
+  state.example = null;
   renderEditors();
   recompute();
 }
@@ -511,6 +530,9 @@ const divergingStyle = (x, limit) => {
   return { background, color: textColourFor(background) };
 };
 
+/** A spread along a diagonal: 0 exactly, or its size (a rounding error) in exponent form. */
+const spreadText = (x) => (x === 0 ? '0 (exactly)' : x.toExponential(1).replace('e-', 'e−'));
+
 function renderDistance() {
   const { q, k, scores, unrotated } = state.distance;
   const positions = Array.from({ length: DISTANCE_POSITIONS }, (_, i) => state.ropeOffset + i);
@@ -530,9 +552,9 @@ function renderDistance() {
       cellStyle: (r, c, x) => divergingStyle(x, limit), cellClass: (r, c) => (r === c ? 'diagonal' : ''),
       cellTitle: (r, c, x) => `q at ${positions[r]}, k at ${positions[c]}, m − n = ${r - c}: ${formatNumber(x)}`,
     }),
-    el('div', { class: 'legend', 'aria-hidden': 'true' }, el('span', {}, formatNumber(-limit)), el('span', { class: 'legend-bar diverging' }), el('span', {}, formatNumber(limit))),
+    el('div', { class: 'legend', 'aria-hidden': 'true' }, el('span', {}, formatNumber(-limit)), el('span', { class: 'legend-bar', style: { background: `linear-gradient(90deg, ${[0, 0.25, 0.5, 0.75, 1].map(interpolatePuOr).join(', ')})` } }), el('span', {}, formatNumber(limit))),
     el('p', {}, `On the main diagonal (m = n, outlined) the angles cancel and the score is q·k = ${formatNumber(unrotated)}, the score without RoPE. One value per distance:`),
-    matrixTable('score for each distance m − n', byDistance.map(({ values }) => [values[0], Math.max(...values) - Math.min(...values)]), {
+    matrixTable('score for each distance m − n', byDistance.map(({ values }) => [values[0], spreadText(Math.max(...values) - Math.min(...values))]), {
       id: 'distance-by-gap', rowLabel: (r) => `m − n = ${byDistance[r].distance}`.replace('= -', '= −'), colLabel: (c) => (c === 0 ? 'score' : 'largest − smallest on that diagonal'),
     }),
     el('p', { class: 'hint' }, 'Every number here is the package\'s: the scores_0 step of traceGroupedQueryAttention on 8 copies of q and 8 copies of k with rope { base, offset }; the second column is the spread of those numbers along each diagonal (0, or a rounding error near 1e−15).'),
@@ -555,9 +577,11 @@ function renderDecode(t) {
       el('h4', {}, `Head ${head}`),
       equation(
         matrixTable(`Q_${head}, row ${t}`, at(`Q_${head}`).values, { id: `decode-Q_${head}`, rowLabel: () => `t${t}`, cellStyle: headCols(head) }), op('·'),
-        matrixTable(`K_${head} cache`, at(`K_${head}`).values, { id: `decode-K_${head}`, caption: `K_${head} cache`, rowLabel: (r) => (r === t ? `k${r} new` : `k${r}`), cellStyle: kvCols(head), cellClass: newRow }),
-        op('ᵀ → softmax →'),
-        matrixTable(`weights_${head}, row ${t}`, at(`weights_${head}`).values, { id: `decode-weights_${head}`, heat: true, rowLabel: () => `q${t}`, colLabel: (c) => `k${c}`, cellClass: () => 'new-row' })),
+        matrixTable(`(K_${head} cache)ᵀ`, at(`K_${head}^T`).values, { id: `decode-K_${head}`, colLabel: (c) => (c === t ? `k${c} new` : `k${c}`), cellStyle: kvCols(head), cellClass: (r, c) => (c === t ? 'new-row' : '') }),
+        op('='),
+        matrixTable(`scores_${head}, row ${t}`, at(`scores_${head}`).values, { id: `decode-scores_${head}`, rowLabel: () => `q${t}`, colLabel: (c) => `k${c}` }),
+        op(`× ${formatNumber(at(`scaled_${head}`).scalar)}, softmax →`),
+        matrixTable(`weights_${head}, row ${t}`, at(`weights_${head}`).values, { id: `decode-weights_${head}`, heat: true, rowLabel: () => `q${t}`, colLabel: (c) => `k${c}` })),
       equation(
         matrixTable(`weights_${head}, row ${t}`, at(`weights_${head}`).values, { heat: true, rowLabel: () => `q${t}`, colLabel: (c) => `k${c}` }), op('·'),
         matrixTable(`V_${head} cache`, at(`V_${head}`).values, { id: `decode-V_${head}`, rowLabel: (r) => (r === t ? `v${r} new` : `v${r}`), cellStyle: kvCols(head), cellClass: newRow }), op('='),
@@ -602,7 +626,6 @@ function renderDecodeCheck() {
 function renderMode() {
   for (const radio of document.querySelectorAll('input[name="mode"]')) radio.checked = radio.value === state.mode;
   $('mode-note').textContent = MODES[state.mode];
-  $('mode-controls').hidden = !modern();
   $('kv-controls').hidden = state.mode !== 'grouped';
   $('rope-controls').hidden = state.mode !== 'rope';
   $('window-controls').hidden = state.mode !== 'window';
@@ -612,10 +635,24 @@ function renderMode() {
   $('causal').checked = causal();
   $('causal').title = state.mode === 'decoding' ? 'Decoding is causal: a token sees only the tokens before it.' : '';
   $('output-heading').textContent = state.mode === 'decoding' ? 'Output (one causal pass)' : 'Output';
+  $('reset-inputs').textContent = modern() ? 'Example values' : 'Challenge values';
+  $('mode-controls').hidden = !modern() || state.mode === 'decoding';
+}
+
+/** A mode's example inputs (the challenge's values for the default mode) and its settings. */
+function loadExample(mode) {
+  const example = EXAMPLES[mode];
+  Object.assign(state, {
+    Q: structuredClone(example.Q), K: structuredClone(example.K), V: structuredClone(example.V), X: structuredClone(example.Q),
+    numberOfHeads: example.numberOfHeads, numberOfKVHeads: example.numberOfKVHeads ?? state.numberOfKVHeads, window: example.window ?? state.window,
+    W_O: null, example: mode,
+  });
+  fitSettings();
 }
 
 function setMode(mode) {
   state.mode = mode;
+  if (state.example !== null && state.example !== mode) loadExample(mode);
   if (modern()) {
     state.projections = false;
     $('projections').checked = false;
@@ -688,6 +725,7 @@ function applyModeLink() {
     return;
   }
   state.mode = mode;
+  if (state.example !== null) loadExample(mode);
   const problems = [];
   const setting = (name, min, apply) => {
     if (!params.has(name)) return;
@@ -711,13 +749,13 @@ function wire() {
   for (const id of ['add-row', 'remove-row', 'add-column', 'remove-column']) $(id).addEventListener('click', () => resize(id));
   $('randomize').addEventListener('click', randomize);
   $('reset-inputs').addEventListener('click', () => {
-    Object.assign(state, { Q: structuredClone(CHALLENGE_Q), K: structuredClone(CHALLENGE_Q), V: structuredClone(CHALLENGE_V), X: structuredClone(CHALLENGE_Q), numberOfHeads: 2, W_O: null });
-    fitSettings();
+    loadExample(state.mode);
+    renderMode();
     renderEditors();
     recompute();
   });
-  $('number-of-heads').addEventListener('change', (e) => { state.numberOfHeads = Number(e.target.value); fitSettings(); renderPickers(); renderEditors(); recompute(); });
-  $('head-dimensions').addEventListener('change', (e) => { state.numberOfHeads = C() / Number(e.target.value); fitSettings(); renderPickers(); renderEditors(); recompute(); });
+  $('number-of-heads').addEventListener('change', (e) => { state.numberOfHeads = Number(e.target.value); state.example = null; fitSettings(); renderPickers(); renderEditors(); recompute(); });
+  $('head-dimensions').addEventListener('change', (e) => { state.numberOfHeads = C() / Number(e.target.value); state.example = null; fitSettings(); renderPickers(); renderEditors(); recompute(); });
   $('causal').addEventListener('change', (e) => { state.causal = e.target.checked; recompute(); });
   $('projections').addEventListener('change', (e) => {
     state.projections = e.target.checked;
@@ -820,7 +858,7 @@ function applyLink() {
     $('input-status').textContent = `The link's inputs were not used: ${link.error}.`;
     return false;
   }
-  Object.assign(state, { Q: link.Q, K: link.K, V: link.V, X: structuredClone(link.Q), numberOfHeads: link.numberOfHeads, W_O: link.W_O, causal: link.causal, projections: false });
+  Object.assign(state, { Q: link.Q, K: link.K, V: link.V, X: structuredClone(link.Q), numberOfHeads: link.numberOfHeads, W_O: link.W_O, causal: link.causal, projections: false, example: null });
   $('causal').checked = link.causal;
   $('projections').checked = false;
   $('projection-controls').hidden = true;
