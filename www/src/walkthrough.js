@@ -32,7 +32,7 @@ const EXAMPLES = {
   },
   rope: { Q: [[1, 0], [0, 1], [1, 1], [0.5, -1]], K: [[1, 0.5], [0, 1], [-1, 1], [1, 0]], V: [[1, 0], [0, 1], [1, 1], [2, 0]], numberOfHeads: 1 },
   window: {
-    Q: [[1, 0], [0.8, 0.6], [0.3, 1], [-0.3, 1], [-0.8, 0.6], [-1, 0]], K: [[1, 0], [0.8, 0.6], [0.3, 1], [-0.3, 1], [-0.8, 0.6], [-1, 0]],
+    Q: [[2, 0], [1.6, 1.2], [0.6, 2], [-0.6, 2], [-1.6, 1.2], [-2, 0]], K: [[2, 0], [1.6, 1.2], [0.6, 2], [-0.6, 2], [-1.6, 1.2], [-2, 0]],
     V: [[1, 0], [0, 1], [1, 1], [2, 0], [0, 2], [1, -1]], numberOfHeads: 1, window: 3,
   },
 };
@@ -401,15 +401,18 @@ function renderSlicing() {
   const grouped = state.mode === 'grouped';
   const note = grouped
     ? el('p', {}, `Q has C = ${C()} columns: numberOfHeads = ${h} query heads of headDimensions = ${d}. K and V have only numberOfKVHeads · headDimensions = ${kvHeads()} · ${d} = ${kvHeads() * d} columns: ${kvHeads()} K/V head${kvHeads() === 1 ? '' : 's'}. `
-      + `Query head i reads K/V head ⌊i / (numberOfHeads / numberOfKVHeads)⌋ = ⌊i / ${h / kvHeads()}⌋, so ${h / kvHeads() === 1 ? 'each query head has its own' : `every ${h / kvHeads()} consecutive query heads share one`}. Each colour is one K/V head; a query head wears the colour of the K/V head it reads.`)
+      + `Query head i reads K/V head ⌊i / (numberOfHeads / numberOfKVHeads)⌋ = ⌊i / ${h / kvHeads()}⌋, so ${h / kvHeads() === 1 ? 'each query head has its own' : `every ${h / kvHeads()} consecutive query heads share one`}: `
+      + `${Array.from({ length: kvHeads() }, (_, kv) => `${Array.from({ length: h }, (__, i) => i).filter((i) => stepByName(`K_${i}`).kvHead === kv).map((i) => `h${i}`).join(', ')} → kv${kv}`).join('; ')}. `
+      + 'Each colour is one K/V head; a query head wears the colour of the K/V head it reads.')
     : el('p', {}, `C = ${C()} columns split into numberOfHeads = ${h} heads of headDimensions = ${d} columns. Head i takes columns i·${d} to (i+1)·${d} − 1 of every row; each colour is one head.`
       + (state.projections ? ' Q, K and V are the projections of X from the previous steps.' : ''));
   const whole = el('div', { class: 'matrix-row' }, ['Q', 'K', 'V'].map((name) => matrixTable(name, modern() ? inputOf(name) : headInput(name), { rowLabel: tokenLabel, colStyle: columnStyle(name), cellStyle: (r, c) => columnStyle(name)(c) })));
   const slices = Array.from({ length: h }, (_, head) => {
     const colour = HEAD_COLOURS[(grouped ? kvHeadOf(head) : head) % HEAD_COLOURS.length];
     const k = stepByName(`K_${head}`);
+    const first = Array.from({ length: h }, (_, i) => i).find((i) => stepByName(`K_${i}`).kvHead === k.kvHead);
     const title = grouped
-      ? `Head ${head}: Q columns ${stepByName(`Q_${head}`).columns.join(' to ')} (exclusive); K/V head ${k.kvHead}: K and V columns ${k.columns.join(' to ')} (exclusive)`
+      ? `Head ${head}: Q columns ${stepByName(`Q_${head}`).columns.join(' to ')} (exclusive); K/V head ${k.kvHead}: K and V columns ${k.columns.join(' to ')} (exclusive)${first < head ? `, the same K and V as head ${first}` : ''}`
       : `Head ${head}: columns ${stepByName(`Q_${head}`).columns.join(' to ')} (exclusive)`;
     return el('div', { class: 'head-group', style: { borderColor: colour }, 'data-head': head, 'data-kv-head': k.kvHead ?? head },
       el('h4', {}, title),
@@ -453,7 +456,7 @@ function renderWeights(head) {
     matrixTable(`weights_${head} (query rows × key columns)`, step.values, {
       id: `heatmap-${head}`, class: 'heatmap', heat: true, rowSums: true,
       rowLabel: (r) => `query ${r}`, colLabel: (c) => `key ${c}`,
-      cellClass: (r, c) => (masked(r, c) ? 'masked' : ''),
+      cellClass: (r, c) => (masked(r, c) ? `masked${modern() ? ' outside' : ''}` : ''),
       cellTitle: (r, c, x) => `query ${r} → key ${c}: ${formatNumber(x)}${masked(r, c) ? ' (masked)' : ''}`,
     }),
     el('div', { class: 'legend', 'aria-hidden': 'true' }, el('span', {}, '0'), el('span', { class: 'legend-bar' }), el('span', {}, '1')),
@@ -516,7 +519,7 @@ function renderRotate(head) {
   const { base, position } = stepByName(`Q_${head}_rot`).rotation;
   const pairs = Array.from({ length: d / 2 }, (_, j) => `(c${j}, c${j + d / 2})`).join(', ');
   return [
-    el('p', {}, `RoPE turns every pair of columns ${pairs} of a row like the hand of a clock. The row at position p turns by the angle p·base^(−2j/${d}) for pair j, with base = ${base}: `
+    el('p', {}, `RoPE turns every pair of columns ${pairs} of a row like the hand of a clock. The row at position p turns pair j by the angle p · base^(−2j / headDimensions), with base = ${base} and headDimensions = ${d}: `
       + `pair 0 turns fastest (1 radian per position), later pairs slower. Row t is at position offset + t = ${position} + t (shown after "at"). A turn keeps each pair's length; only the direction changes.`),
     equation(table(`Q_${head}`, 'Q'), op('rotate →'), table(`Q_${head}_rot`, 'Q')),
     equation(table(`K_${head}`, 'K'), op('rotate →'), table(`K_${head}_rot`, 'K')),
@@ -614,7 +617,7 @@ function renderDecodeCheck() {
       matrixTable('one causal pass: output', full, { id: 'decode-full', rowLabel: tokenLabel })),
     matrixTable('one causal pass: weights_0', stepByName('weights_0').values, {
       class: 'heatmap', heat: true, rowLabel: (r) => `query ${r}`, colLabel: (c) => `key ${c}`,
-      cellClass: (r, c) => (stepByName('weights_0').allowed && !stepByName('weights_0').allowed[r][c] ? 'masked' : ''),
+      cellClass: (r, c) => (stepByName('weights_0').allowed && !stepByName('weights_0').allowed[r][c] ? 'masked outside' : ''),
     }),
     el('p', { class: 'hint' }, 'Without the cache, every new token would recompute the keys and values of all earlier tokens; with it, each token adds one row and reads the rest.'),
   ];
