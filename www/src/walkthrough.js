@@ -348,6 +348,7 @@ function renderSteps() {
   $('next-step').disabled = state.step === steps.length - 1;
   const view = $('step-view');
   view.dataset.step = String(state.step);
+  view.dataset.mode = state.mode;
   view.replaceChildren(el('h3', {}, steps[state.step][0]), ...steps[state.step][1]());
 }
 
