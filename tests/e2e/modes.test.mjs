@@ -170,6 +170,14 @@ describe('RoPE', () => {
     await goToStep(page, 'Head 0: scores');
     assert.match(await page.textContent('#step-counter'), /Q_0_rot·K_0_rotᵀ/);
     assert.deepEqual(await valuesOf(page, '#trace-scores_0'), stepOf(trace, 'scores_0').values);
+    // an odd C has no even headDimensions: the page says so and shows no stale numbers
+    await page.click('#add-column');
+    assert.match(await page.textContent('#input-status'), /headDimensions must be even; C = 3 has no even split/);
+    assert.equal(await page.locator('#output-matrix').count(), 0);
+    assert.equal(await page.locator('#step-view table').count(), 0);
+    await page.click('#remove-column');
+    assert.equal(await page.textContent('#input-status'), '');
+    assert.deepEqual(await valuesOf(page, '#output-matrix'), trace.output);
     // a bad base is refused with a message and the last valid one stays
     await page.fill('#rope-base', '0');
     assert.equal(await page.getAttribute('#rope-base', 'aria-invalid'), 'true');

@@ -136,7 +136,8 @@ function editCell(input, name, r, c) {
 
 function renderPickers() {
   // RoPE rotates pairs of columns: only splits with an even headDimensions
-  const options = divisors(C()).filter((h) => state.mode !== 'rope' || (C() / h) % 2 === 0);
+  const even = divisors(C()).filter((h) => state.mode !== 'rope' || (C() / h) % 2 === 0);
+  const options = even.length ? even : divisors(C()); // an odd C: recompute says why nothing is shown
   const fill = (select, values, selected) => select.replaceChildren(...values.map((v) => el('option', { value: v, selected: v === selected }, String(v))));
   fill($('number-of-heads'), options, state.numberOfHeads);
   fill($('head-dimensions'), options.map((h) => C() / h).sort((a, b) => a - b), headDimensions());
@@ -265,7 +266,17 @@ function computeTrace() {
 
 function recompute() {
   if (!ropeReady()) {
-    $('input-status').textContent = `RoPE rotates pairs of columns, so headDimensions must be even; C = ${C()} has no even split. Add or remove a column.`;
+    const message = `RoPE rotates pairs of columns, so headDimensions must be even; C = ${C()} has no even split. Add or remove a column.`;
+    $('input-status').textContent = message;
+    // nothing from the last valid inputs stays on screen
+    state.trace = null;
+    $('step-list').replaceChildren();
+    $('step-counter').textContent = '';
+    $('prev-step').disabled = true;
+    $('next-step').disabled = true;
+    $('step-view').replaceChildren(el('p', { class: 'status fail' }, message));
+    $('output').replaceChildren();
+    $('output-formula').textContent = '';
     return;
   }
   try {
@@ -353,6 +364,7 @@ function renderSteps() {
 }
 
 function goTo(i) {
+  if (!state.trace) return;
   const count = stepList().length;
   state.step = Math.max(0, Math.min(count - 1, i));
   renderSteps();
