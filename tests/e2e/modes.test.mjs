@@ -61,6 +61,10 @@ describe('decoding (KV cache)', () => {
         const trace = perToken[t];
         assert.deepEqual(await valuesOf(page, `#decode-K_${head}`), stepOf(trace, `K_${head}^T`).values, `token ${t}: the cached keys`);
         assert.equal((await valuesOf(page, `#decode-K_${head}`))[0].length, t + 1, 'the cache holds t + 1 keys');
+        assert.deepEqual(await valuesOf(page, `#decode-Kcache_${head}`), stepOf(trace, `K_${head}`).values, `token ${t}: the cache's key rows`);
+        assert.deepEqual(await valuesOf(page, `#decode-Kcache_${head}`), K.slice(0, t + 1).map((row) => row.slice(head * options.headDimensions, (head + 1) * options.headDimensions)));
+        assert.deepEqual(await page.$$eval(`#decode-Kcache_${head} tbody tr`, (rows) => rows.map((r) => r.querySelectorAll('td.new-row').length)),
+          K.slice(0, t + 1).map((_, r) => (r === t ? options.headDimensions : 0)), 'the new cache row is outlined');
         assert.deepEqual(await valuesOf(page, `#decode-V_${head}`), stepOf(trace, `V_${head}`).values);
         assert.deepEqual(await valuesOf(page, `#decode-scores_${head}`), stepOf(trace, `scores_${head}`).values);
         assert.deepEqual(await valuesOf(page, `#decode-weights_${head}`), stepOf(trace, `weights_${head}`).values);

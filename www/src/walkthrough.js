@@ -439,7 +439,7 @@ function renderScores(head) {
   const [q, k] = scores.inputs; // Q_0 and K_0^T, or with RoPE Q_0_rot and K_0_rot^T
   const note = state.mode === 'rope'
     ? `scores_${head}[i][j] is the dot product of the rotated query row i with the rotated key row j: the rotation by position is the only change from plain attention.`
-    : `scores_${head}[i][j] is the dot product of query row i with key row j (over head ${head}'s ${headDimensions()} columns).`
+    : `scores_${head}[i][j] is the dot product of query row i with key row j (over head ${head}'s ${headDimensions()} column${headDimensions() === 1 ? '' : 's'}).`
       + (state.mode === 'grouped' ? ` The keys are K/V head ${stepByName(`K_${head}`).kvHead}'s, shared with the other query heads of its group.` : '');
   return [
     el('p', {}, note),
@@ -589,8 +589,12 @@ function renderDecode(t) {
     // the weights of every token so far: row r is token r's own trace (its keys 0 … r)
     const soFar = Array.from({ length: rows }, (_, r) => (r > t ? pending(1, rows)[0]
       : [...state.decode[r].steps.find((s) => s.name === `weights_${head}`).values[0], ...pending(1, rows - r - 1)[0]]));
+    const cacheRow = (prefix) => (r) => (r === t ? `${prefix}${r} new` : `${prefix}${r}`);
     return el('div', { class: 'head-group', style: { borderColor: HEAD_COLOURS[head % HEAD_COLOURS.length] } },
       el('h4', {}, `Head ${head}`),
+      el('div', { class: 'matrix-row cache' },
+        matrixTable(`K_${head} cache`, at(`K_${head}`).values, { id: `decode-Kcache_${head}`, rowLabel: cacheRow('k'), cellStyle: kvCols(head), cellClass: newRow }),
+        matrixTable(`V_${head} cache`, at(`V_${head}`).values, { id: `decode-V_${head}`, rowLabel: cacheRow('v'), cellStyle: kvCols(head), cellClass: newRow })),
       equation(
         matrixTable(`Q_${head}, row ${t}`, at(`Q_${head}`).values, { id: `decode-Q_${head}`, rowLabel: () => `t${t}`, cellStyle: headCols(head) }), op('·'),
         matrixTable(`(K_${head} cache)ᵀ`, at(`K_${head}^T`).values, { id: `decode-K_${head}`, colLabel: (c) => (c === t ? `k${c} new` : `k${c}`), cellStyle: kvCols(head), cellClass: (r, c) => (c === t ? 'new-row' : '') }),
@@ -600,7 +604,7 @@ function renderDecode(t) {
         matrixTable(`weights_${head}, row ${t}`, at(`weights_${head}`).values, { id: `decode-weights_${head}`, heat: true, rowLabel: () => `q${t}`, colLabel: (c) => `k${c}` })),
       equation(
         matrixTable(`weights_${head}, row ${t}`, at(`weights_${head}`).values, { heat: true, rowLabel: () => `q${t}`, colLabel: (c) => `k${c}` }), op('·'),
-        matrixTable(`V_${head} cache`, at(`V_${head}`).values, { id: `decode-V_${head}`, rowLabel: (r) => (r === t ? `v${r} new` : `v${r}`), cellStyle: kvCols(head), cellClass: newRow }), op('='),
+        matrixTable(`V_${head} cache`, at(`V_${head}`).values, { rowLabel: cacheRow('v'), cellStyle: kvCols(head), cellClass: newRow }), op('='),
         matrixTable(`context_${head}, row ${t}`, at(`context_${head}`).values, { id: `decode-context_${head}`, rowLabel: () => `t${t}`, cellStyle: headCols(head) })),
       matrixTable(`weights_${head}: the rows so far`, soFar, {
         id: `decode-sofar-${head}`, class: 'heatmap', heat: true, rowLabel: (r) => `query ${r}`, colLabel: (c) => `key ${c}`,
@@ -610,8 +614,8 @@ function renderDecode(t) {
   });
   const outputSoFar = Array.from({ length: rows }, (_, r) => (r > t ? pending(1, C())[0] : state.decode[r].output[0]));
   return [
-    el('p', {}, `Token ${t} arrives. Its key row and value row are appended to the KV cache, which now holds ${t + 1} row${t ? 's' : ''} (the new one is outlined). `
-      + `Only its query row is new work: it is compared with every cached key, and its weights (the outlined row) mix the cached values. The rows of earlier tokens stay as they were.`),
+    el('p', {}, `Token ${t} arrives. Its key row and value row are appended to the KV cache, which now holds ${t + 1} row${t ? 's' : ''} per head (the new one is outlined). `
+      + `Only its query row is new work: it is compared with every cached key (scores = Q row · cached Kᵀ), and its weights mix the cached values. The rows of earlier tokens stay as they were: the "rows so far" grow by one outlined row.`),
     ...heads,
     matrixTable('output: the rows so far', outputSoFar, { id: 'decode-output', rowLabel: (r) => `t${r}`, cellClass: (r, c, x) => [r === t ? 'new-row' : '', x === '' ? 'empty' : ''].join(' ').trim() }),
     el('p', { class: 'hint' }, `Empty cells: keys not yet in the cache, and tokens not yet decoded. Each page is traceGroupedQueryAttention on Q row ${t} against K and V rows 0 … ${t} with causal: true; a query that comes after the keys sees all of them (the queries are the last positions).`),
