@@ -302,6 +302,12 @@ describe('mode links and the default mode', () => {
     await page.locator('#output-matrix').waitFor();
     assert.equal(await page.textContent('#input-status'), '');
     assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.groupedQueryAttention(Q, K, V, { numberOfHeads: 2, numberOfKVHeads: 1, headDimensions: 2 }));
+    // without numberOfKVHeads, a grouped link's K and V have every head: numberOfKVHeads = numberOfHeads
+    const [K2, V2] = [[[1, 0, 2, 1], [0, 2, 1, 1]], [[5, 6, 1, 2], [7, 8, 3, 4]]];
+    await page.goto(url(`walkthrough.html?mode=grouped&Q=${JSON.stringify(Q)}&K=${JSON.stringify(K2)}&V=${JSON.stringify(V2)}&numberOfHeads=2`));
+    await page.locator('#output-matrix').waitFor();
+    assert.equal(await page.inputValue('#number-of-kv-heads'), '2');
+    assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.groupedQueryAttention(Q, K2, V2, { numberOfHeads: 2, numberOfKVHeads: 2, headDimensions: 2 }));
     await page.goto(url('walkthrough.html?mode=sideways'));
     await page.locator('#output-matrix').waitFor();
     assert.match(await page.textContent('#input-status'), /mode "sideways" is not one of default, decoding, grouped, rope, window/);

@@ -865,7 +865,7 @@ function parseLink(search) {
     if (W_O && (W_O.length !== C || W_O[0].length !== C)) throw new Error(`W_O is ${shape(W_O)} but must be C×C = ${C}×${C}`);
     const head = Number(params.get('head') ?? 0);
     const pad = (M) => M.map((row) => [...row, ...Array(C - row.length).fill(0)]);
-    return { Q, K: pad(K), V: pad(V), numberOfHeads: h, W_O, causal: params.get('causal') === '1' || params.get('causal') === 'true', step: params.get('step'), head: Number.isInteger(head) && head >= 0 && head < h ? head : 0 };
+    return { Q, K: pad(K), V: pad(V), numberOfHeads: h, numberOfKVHeads: Number.isInteger(kvh) && kvh > 0 ? kvh : h, W_O, causal: params.get('causal') === '1' || params.get('causal') === 'true', step: params.get('step'), head: Number.isInteger(head) && head >= 0 && head < h ? head : 0 };
   } catch (error) {
     return { error: error.message };
   }
@@ -878,7 +878,7 @@ function applyLink() {
     $('input-status').textContent = `The link's inputs were not used: ${link.error}.`;
     return false;
   }
-  Object.assign(state, { Q: link.Q, K: link.K, V: link.V, X: structuredClone(link.Q), numberOfHeads: link.numberOfHeads, W_O: link.W_O, causal: link.causal, projections: false, example: null });
+  Object.assign(state, { Q: link.Q, K: link.K, V: link.V, X: structuredClone(link.Q), numberOfHeads: link.numberOfHeads, numberOfKVHeads: link.numberOfKVHeads, W_O: link.W_O, causal: link.causal, projections: false, example: null });
   $('causal').checked = link.causal;
   $('projections').checked = false;
   $('projection-controls').hidden = true;
