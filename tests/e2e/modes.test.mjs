@@ -89,6 +89,33 @@ describe('decoding (KV cache)', () => {
   });
 });
 
+describe('decoding against the layer\'s KV cache', () => {
+  test('with Q = K = V = X the rows decoded on the page are those of MultiHeadAttention.createCache() + forward({ cache }) (identity projections)', async () => {
+    const X = [[1, 0.5, -1, 2], [0, 1, 1, -0.5], [2, -1, 0.5, 0], [0.3, 0.7, -0.2, 1], [-1, 0, 0.5, 0.5]];
+    const link = `?mode=decoding&Q=${JSON.stringify(X)}&K=${JSON.stringify(X)}&V=${JSON.stringify(X)}&numberOfHeads=2&step=check`;
+    const { context, page, log } = await openMode(link);
+    assert.match(await page.textContent('#step-counter'), /All tokens at once/);
+    const shown = await valuesOf(page, '#decode-stacked');
+    // the real cache: one token per forward, the layer's projections the identity (so Q = K = V = X)
+    const C = 4;
+    const I = Array.from({ length: C }, (_, i) => Array.from({ length: C }, (__, j) => (i === j ? 1 : 0)));
+    const layer = new lab.MultiHeadAttention({ embedDim: C, numHeads: 2, bias: false });
+    try {
+      layer.setWeights({ W_Q: I, W_K: I, W_V: I, W_O: I });
+      const cache = layer.createCache();
+      const rows = X.map((x) => layer.forward([x], undefined, undefined, { cache, causal: true }).output[0]);
+      assert.equal(cache.length, X.length);
+      cache.free();
+      // two code paths (the layer, the course function): compared to 1e-12, not bit for bit
+      rows.forEach((row, t) => row.forEach((x, c) => assert.ok(Math.abs(shown[t][c] - x) < 1e-12, `token ${t}, column ${c}: page ${shown[t][c]}, cache ${x}`)));
+    } finally {
+      layer.free();
+    }
+    assert.deepEqual(log.errors, []);
+    await context.close();
+  });
+});
+
 describe('grouped heads', () => {
   test('the numberOfKVHeads picker offers only divisors of numberOfHeads, whatever C and numberOfHeads become', async () => {
     const { context, page } = await openMode('?mode=grouped');
