@@ -562,7 +562,7 @@ function renderDistance() {
   const vector = (v) => `[${v.map(formatNumber).join(', ')}]`;
   return [
     el('p', {}, `Take q = row 0 of Q_0 = ${vector(q)} and k = row 0 of K_0 = ${vector(k)}. Put q at position m and k at position n, rotate both, and take their dot product. `
-      + 'Each cell below is that score. Cells with the same colour run along the diagonals: the score depends only on the distance m − n, not on where the pair sits, because turning q by m and k by n leaves only the difference (m − n) between their angles.'),
+      + 'Each cell below is that score. Cells with the same colour run along the diagonals: the score depends only on the distance m − n, not on where the pair sits, because turning q by m and k by n leaves only the difference (m − n) between their angles. Edit row t0 of Q or K, the offset or the base: the diagonals stay constant.'),
     matrixTable('rotated q at m · rotated k at n', scores, {
       id: 'distance-scores', rowLabel: (r) => `m = ${positions[r]}`, colLabel: (c) => `n = ${positions[c]}`,
       cellStyle: (r, c, x) => divergingStyle(x, limit), cellClass: (r, c) => (r === c ? 'diagonal' : ''),
