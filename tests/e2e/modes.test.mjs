@@ -168,6 +168,7 @@ describe('grouped heads', () => {
       assert.match(await page.textContent(`#editor-Q thead th:nth-child(${head + 2})`), new RegExp(`h${head}→kv${kvHead}`));
     }
     assert.notEqual(await colour('#editor-K thead th:nth-child(2)'), await colour('#editor-K thead th:nth-child(3)'));
+    assert.deepEqual(await page.$$eval('#kv-map .kv-chip', (chips) => chips.map((c) => c.textContent)), ['h0 h1 → kv0', 'h2 h3 → kv1']);
     await goToStep(page, 'Head 3: scores');
     assert.match(await page.textContent('#step-counter'), /\(K\/V head 1\)/);
     assert.deepEqual(await valuesOf(page, '#trace-scores_3'), stepOf(trace, 'scores_3').values);

@@ -289,6 +289,7 @@ function recompute() {
   const steps = stepList();
   state.step = Math.min(state.step, steps.length - 1);
   renderSteps();
+  if (state.mode === 'grouped') renderKvMap();
   if (modern()) {
     const name = state.mode === 'rope' ? 'traceGroupedQueryAttention' : 'groupedQueryAttention';
     $('output-formula').textContent = `${name}(Q, K, V, ${optionsText(modernOptions())})${state.mode === 'rope' ? '.output' : ''} =`;
@@ -321,6 +322,12 @@ function stepList() {
   pages.push(['Concatenate the heads side by side', renderConcat, 'concat']);
   pages.push([state.projections && state.bias ? 'Multiply by W_O, add b_O' : 'Multiply by W_O', renderOutput, 'output']);
   return pages;
+}
+
+/** Which query heads read which K/V head, from the trace's K slices (their kvHead), as coloured chips. */
+function renderKvMap() {
+  const groups = Array.from({ length: kvHeads() }, (_, kv) => Array.from({ length: state.numberOfHeads }, (__, i) => i).filter((i) => stepByName(`K_${i}`).kvHead === kv));
+  $('kv-map').replaceChildren(...groups.map((heads, kv) => el('span', { class: 'kv-chip', style: headStyle(kv) }, `${heads.map((i) => `h${i}`).join(' ')} → kv${kv}`)));
 }
 
 /** The pages of a modern mode, each drawn from traceGroupedQueryAttention's steps. */
@@ -416,7 +423,8 @@ function renderSlicing() {
     ? el('p', {}, `Q has C = ${C()} columns: numberOfHeads = ${h} query heads of headDimensions = ${d}. K and V have only numberOfKVHeads · headDimensions = ${kvHeads()} · ${d} = ${kvHeads() * d} columns: ${kvHeads()} K/V head${kvHeads() === 1 ? '' : 's'}. `
       + `Query head i reads K/V head ⌊i / (numberOfHeads / numberOfKVHeads)⌋ = ⌊i / ${h / kvHeads()}⌋, so ${h / kvHeads() === 1 ? 'each query head has its own' : `every ${h / kvHeads()} consecutive query heads share one`}: `
       + `${Array.from({ length: kvHeads() }, (_, kv) => `${Array.from({ length: h }, (__, i) => i).filter((i) => stepByName(`K_${i}`).kvHead === kv).map((i) => `h${i}`).join(', ')} → kv${kv}`).join('; ')}. `
-      + 'Each colour is one K/V head; a query head wears the colour of the K/V head it reads.')
+      + 'Each colour is one K/V head; a query head wears the colour of the K/V head it reads. '
+      + `A KV cache stores ${kvHeads() * d} numbers of K and ${kvHeads() * d} of V per token instead of C = ${C()} each: ${kvHeads() === h ? 'no saving with one K/V head per query head' : `${h / kvHeads()} times less`}.`)
     : el('p', {}, `C = ${C()} columns split into numberOfHeads = ${h} heads of headDimensions = ${d} columns. Head i takes columns i·${d} to (i+1)·${d} − 1 of every row; each colour is one head.`
       + (state.projections ? ' Q, K and V are the projections of X from the previous steps.' : ''));
   const whole = el('div', { class: 'matrix-row' }, ['Q', 'K', 'V'].map((name) => matrixTable(name, modern() ? inputOf(name) : headInput(name), { rowLabel: tokenLabel, colStyle: columnStyle(name), cellStyle: (r, c) => columnStyle(name)(c) })));
