@@ -719,7 +719,7 @@ function wireModes() {
     const offset = wholeNumber(e.target.value, 0, 2 ** 20 - 1 - Math.max(T(), DISTANCE_POSITIONS));
     e.target.setAttribute('aria-invalid', String(offset === null));
     if (offset === null) {
-      $('input-status').textContent = `position offset: "${e.target.value}" is not a whole number from 0 to ${2 ** 20 - 1 - Math.max(T(), DISTANCE_POSITIONS)} (positions stay below 2^20); the last valid offset is used.`;
+      $('input-status').textContent = `offset: "${e.target.value}" is not a whole number from 0 to ${2 ** 20 - 1 - Math.max(T(), DISTANCE_POSITIONS)} (positions stay below 2^20); the last valid offset is used.`;
       return;
     }
     $('input-status').textContent = '';
