@@ -14,6 +14,7 @@
 //! the dropout stream are specified bit for bit in [`init`].
 
 mod backward;
+mod backward_f32;
 mod cache;
 mod forward;
 mod forward_f32;
@@ -173,6 +174,8 @@ pub struct MultiHeadAttention {
     dropout_rng: SplitMix64,
     /// What the last forward pass kept for `backward`; cleared when the weights change.
     cache: Option<ForwardCache>,
+    /// What the last f32 training forward kept (in f32); at most one of `cache` and this is set.
+    cache_f32: Option<forward_f32::ForwardCacheF32>,
     /// The parameter gradients of the last `backward`.
     grads: Option<Weights>,
     /// The weights in f32, packed for the f32 forward; built at its first call after
@@ -191,6 +194,8 @@ pub(crate) enum LastForward {
     None,
     /// One that kept what `backward` needs.
     Kept,
+    /// The f32 training forward, which kept what `backward_f32` needs in f32.
+    KeptF32,
     /// The f32 forward in evaluation mode (its kernels keep no intermediates).
     F32,
     /// A forward with a KV cache (decoding keeps no intermediates).
@@ -247,6 +252,7 @@ impl MultiHeadAttention {
             weights,
             dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
             cache: None,
+            cache_f32: None,
             grads: None,
             packed_f32: None,
             last_forward: LastForward::None,
@@ -397,6 +403,7 @@ impl MultiHeadAttention {
         }
         self.weights = weights;
         self.cache = None;
+        self.cache_f32 = None;
         self.grads = None;
         self.packed_f32 = None;
         self.last_forward = LastForward::None;
