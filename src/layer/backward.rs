@@ -93,6 +93,7 @@ impl MultiHeadAttention {
         }
         refuse_parameter_gradients(&grads)?;
         self.grads = Some(grads);
+        self.grads_f32 = None;
         Ok(inputs)
     }
 

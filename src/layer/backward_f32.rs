@@ -64,10 +64,33 @@ use crate::matrix::Matrix;
 use crate::softmax::stable_softmax_backward_row;
 
 /// The parameter gradients in f32, laid out like [`Weights`]: W_Q `(C, C)`, W_K and W_V `(C, C_kv)`,
-/// W_O `(C, C)`, and the biases.
-struct GradsF32 {
+/// W_O `(C, C)`, and the biases. Widened to f64 (exactly) when `grads()` first reads them: a
+/// training step that never reads them does not pay for `4·C²` f64 values.
+#[derive(Clone, Debug)]
+pub(super) struct GradsF32 {
     w: [Vec<f32>; 4],
     b: Option<[Vec<f32>; 4]>,
+    c: usize,
+    kv_c: usize,
+    widened: std::sync::OnceLock<Weights>,
+}
+
+impl GradsF32 {
+    /// The gradients as f64 [`Weights`] (every f32 is exactly an f64).
+    pub(super) fn widened(&self) -> &Weights {
+        self.widened.get_or_init(|| {
+            let widen = |v: &[f32], cols: usize| Matrix::new(v.len() / cols, cols, v.iter().map(|&x| f64::from(x)).collect()).expect("shape of the layer's weights");
+            let to_f64 = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+            let [w_q, w_k, w_v, w_o] = &self.w;
+            Weights {
+                w_q: widen(w_q, self.c),
+                w_k: widen(w_k, self.kv_c),
+                w_v: widen(w_v, self.kv_c),
+                w_o: widen(w_o, self.c),
+                biases: self.b.as_ref().map(|[b_q, b_k, b_v, b_o]| Biases { b_q: to_f64(b_q), b_k: to_f64(b_k), b_v: to_f64(b_v), b_o: to_f64(b_o) }),
+            }
+        })
+    }
 }
 
 /// Buffers reused across heads and items: one packing of B, one transposed A, one head's
@@ -155,6 +178,9 @@ impl MultiHeadAttention {
         let mut grads = GradsF32 {
             w: [zeros(c, c), zeros(c, kv_c), zeros(c, kv_c), zeros(c, c)],
             b: packed.biases.as_ref().map(|_| [zeros(1, c), zeros(1, kv_c), zeros(1, kv_c), zeros(1, c)]),
+            c,
+            kv_c,
+            widened: std::sync::OnceLock::new(),
         };
         let mut inputs = InputGradsF32 { query: Vec::with_capacity(n * t_q * c), key: Vec::with_capacity(n * t_k * c), value: Vec::with_capacity(n * t_k * c) };
         let mut scratch = Scratch::default();
@@ -166,8 +192,9 @@ impl MultiHeadAttention {
             inputs.key.extend_from_slice(&d_x_k);
             inputs.value.extend_from_slice(&d_x_v);
         }
-        let grads = widen_grads(grads, c, kv_c)?;
-        self.grads = Some(grads);
+        refuse_parameter_gradients_f32(&grads)?;
+        self.grads = None;
+        self.grads_f32 = Some(grads);
         Ok(inputs)
     }
 
@@ -291,11 +318,11 @@ pub(super) fn check_gradient_shape(batched: bool, forward_batched: bool, items: 
     Ok(())
 }
 
-/// The f32 parameter gradients widened (exactly) to f64, each refused with a RangeError naming it
-/// when it overflowed f32 (the sums over the batch can, too).
-fn widen_grads(grads: GradsF32, c: usize, kv_c: usize) -> Result<Weights> {
+/// Every parameter gradient must be finite in f32 (the sums over the batch can overflow too): a
+/// RangeError names the first one that is not.
+fn refuse_parameter_gradients_f32(grads: &GradsF32) -> Result<()> {
     let names = ["W_Q", "W_K", "W_V", "W_O"];
-    let cols = [c, kv_c, kv_c, c];
+    let cols = [grads.c, grads.kv_c, grads.kv_c, grads.c];
     for (i, w) in grads.w.iter().enumerate() {
         refuse_parameter_f32(w, cols[i], names[i], true)?;
     }
@@ -304,16 +331,7 @@ fn widen_grads(grads: GradsF32, c: usize, kv_c: usize) -> Result<Weights> {
             refuse_parameter_f32(v, cols[i], &names[i].replace('W', "b"), false)?;
         }
     }
-    let widen = |v: &[f32], cols: usize| Matrix::new(v.len() / cols, cols, v.iter().map(|&x| f64::from(x)).collect());
-    let [w_q, w_k, w_v, w_o] = &grads.w;
-    let to_f64 = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
-    Ok(Weights {
-        w_q: widen(w_q, c)?,
-        w_k: widen(w_k, kv_c)?,
-        w_v: widen(w_v, kv_c)?,
-        w_o: widen(w_o, c)?,
-        biases: grads.b.as_ref().map(|[b_q, b_k, b_v, b_o]| Biases { b_q: to_f64(b_q), b_k: to_f64(b_k), b_v: to_f64(b_v), b_o: to_f64(b_o) }),
-    })
+    Ok(())
 }
 
 /// A RangeError naming the first non-finite entry of a parameter gradient: `grads().W_Q[i][j]` or `grads().b_Q[j]`.

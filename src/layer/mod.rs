@@ -178,6 +178,8 @@ pub struct MultiHeadAttention {
     cache_f32: Option<forward_f32::ForwardCacheF32>,
     /// The parameter gradients of the last `backward`.
     grads: Option<Weights>,
+    /// Or those of the last f32 `backward_f32`, in f32 (widened when `grads()` first reads them).
+    grads_f32: Option<backward_f32::GradsF32>,
     /// The weights in f32, packed for the f32 forward; built at its first call after
     /// construction or `set_weights`.
     packed_f32: Option<forward_f32::PackedWeightsF32>,
@@ -254,6 +256,7 @@ impl MultiHeadAttention {
             cache: None,
             cache_f32: None,
             grads: None,
+            grads_f32: None,
             packed_f32: None,
             last_forward: LastForward::None,
             id: next_id(),
@@ -405,6 +408,7 @@ impl MultiHeadAttention {
         self.cache = None;
         self.cache_f32 = None;
         self.grads = None;
+        self.grads_f32 = None;
         self.packed_f32 = None;
         self.last_forward = LastForward::None;
         Ok(())
@@ -416,7 +420,11 @@ impl MultiHeadAttention {
     }
 
     /// The parameter gradients of the last `backward`, or a `State` error before any.
+    /// After a Float32Array training step they are the f32 gradients, widened exactly.
     pub fn grads(&self) -> Result<&Weights> {
+        if let Some(grads) = &self.grads_f32 {
+            return Ok(grads.widened());
+        }
         self.grads
             .as_ref()
             .ok_or_else(|| AttentionError::State("grads() has nothing to return yet: call forward and then backward first".into()))
