@@ -127,8 +127,8 @@ pub struct ForwardOutputF32 {
 impl MultiHeadAttention {
     /// The forward pass in f32 (see the module docs). `query` is `[B, T_q, C]`, `key` and
     /// `value` `[B, T_k, C]`. In evaluation mode it forgets the last f64 forward pass, so a
-    /// following `backward` is a `State` error; with `options.training` it is the f64 forward
-    /// rounded to f32, which `backward_f32` (or `backward`) differentiates.
+    /// following `backward` is a `State` error; with `options.training` it is the same pass in
+    /// f32 keeping what `backward_f32` (or, in f64, `backward`) differentiates.
     pub fn forward_f32(&mut self, query: BatchF32, key: BatchF32, value: BatchF32, options: &ForwardOptions) -> Result<ForwardOutputF32> {
         let (c, h, d_head) = (self.embed_dim, self.number_of_heads, self.head_dimensions);
         let (b, t_q, t_k) = (query.items, query.rows, key.rows);
