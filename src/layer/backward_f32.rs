@@ -143,8 +143,27 @@ fn add_column_sums(target: &mut [f32], values: &[f32], n: usize) {
     target.iter_mut().zip(&sums).for_each(|(t, &s)| *t += s);
 }
 
+/// Whether every value is finite (no exponent field of all ones: ±Infinity or NaN), on the bits,
+/// eight lanes at a time: a max over integer lanes vectorises where a `position` scan does not (the
+/// scan over the `4·C²` parameter gradients took about 1.2 ms of a 27 ms backward at C = 768).
+fn all_finite(values: &[f32]) -> bool {
+    const EXPONENT: u32 = 0x7f80_0000;
+    let mut lanes = [0u32; 8];
+    let chunks = values.chunks_exact(8);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (lane, &x) in lanes.iter_mut().zip(chunk) {
+            *lane = (*lane).max(x.to_bits() & EXPONENT);
+        }
+    }
+    lanes.iter().copied().chain(tail.iter().map(|x| x.to_bits() & EXPONENT)).all(|e| e != EXPONENT)
+}
+
 /// An overflow check of an f32 gradient `(rows, cols)`, `name` being how the message calls it.
 fn refuse_gradient_f32(values: &[f32], cols: usize, name: &str) -> Result<()> {
+    if all_finite(values) {
+        return Ok(());
+    }
     refuse_overflow_f32(values, cols, name, "this gradient, a sum of products of finite gradients and weights,")
 }
 
@@ -182,15 +201,13 @@ impl MultiHeadAttention {
             kv_c,
             widened: std::sync::OnceLock::new(),
         };
-        let mut inputs = InputGradsF32 { query: Vec::with_capacity(n * t_q * c), key: Vec::with_capacity(n * t_k * c), value: Vec::with_capacity(n * t_k * c) };
+        let mut inputs = InputGradsF32 { query: zeros(n * t_q, c), key: zeros(n * t_k, c), value: zeros(n * t_k, c) };
         let mut scratch = Scratch::default();
         for (b, item) in cache.items.iter().enumerate() {
-            let (d_x_q, d_x_k, d_x_v) = self
-                .backward_item_f32(item, grad_output.item(b), cache, transposed, &mut grads, &mut scratch)
+            let (q_len, k_len) = (t_q * c, t_k * c);
+            let d_x = [&mut inputs.query[b * q_len..(b + 1) * q_len], &mut inputs.key[b * k_len..(b + 1) * k_len], &mut inputs.value[b * k_len..(b + 1) * k_len]];
+            self.backward_item_f32(item, grad_output.item(b), cache, transposed, &mut grads, &mut scratch, d_x)
                 .map_err(|e| at_item(e, batched, b))?;
-            inputs.query.extend_from_slice(&d_x_q);
-            inputs.key.extend_from_slice(&d_x_k);
-            inputs.value.extend_from_slice(&d_x_v);
         }
         refuse_parameter_gradients_f32(&grads)?;
         self.grads = None;
@@ -198,8 +215,9 @@ impl MultiHeadAttention {
         Ok(inputs)
     }
 
-    /// One batch item: adds its parameter gradients into `grads`, returns `(d x_q, d x_k, d x_v)`,
-    /// row-major `(T_q, C)`, `(T_k, C)`, `(T_k, C)`.
+    /// One batch item: adds its parameter gradients into `grads`, writes `(d x_q, d x_k, d x_v)`,
+    /// row-major `(T_q, C)`, `(T_k, C)`, `(T_k, C)`, into `d_x`.
+    #[allow(clippy::too_many_arguments)]
     fn backward_item_f32(
         &self,
         item: &ItemCacheF32,
@@ -208,7 +226,8 @@ impl MultiHeadAttention {
         transposed: &[PackedPanels; 4],
         grads: &mut GradsF32,
         s: &mut Scratch,
-    ) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
+        d_x: [&mut [f32]; 3],
+    ) -> Result<()> {
         let (c, d_head) = (self.embed_dim, self.head_dimensions);
         let kv_c = self.kv_heads * d_head;
         let (t_q, t_k) = (cache.t_q, cache.t_k);
@@ -277,22 +296,30 @@ impl MultiHeadAttention {
         refuse_gradient_f32(&d_v, kv_c, "d_V")?;
 
         // 1. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V
-        let (mut d_x_q, mut d_x_k, mut d_x_v) = (vec![0.0f32; t_q * c], vec![0.0f32; t_k * c], vec![0.0f32; t_k * c]);
-        gemm_packed(t_q, c, c, &d_q, c, &transposed[0], &mut d_x_q, c, false); // (T_q, C) = d_Q·W_Qᵀ
-        gemm_packed(t_k, kv_c, c, &d_k, kv_c, &transposed[1], &mut d_x_k, c, false); // (T_k, C) = d_K·W_Kᵀ, (T_k, C_kv)·(C, C_kv)ᵀ
-        gemm_packed(t_k, kv_c, c, &d_v, kv_c, &transposed[2], &mut d_x_v, c, false); // (T_k, C) = d_V·W_Vᵀ
-        refuse_gradient_f32(&d_x_q, c, "backward(…).query")?;
-        refuse_gradient_f32(&d_x_k, c, "backward(…).key")?;
-        refuse_gradient_f32(&d_x_v, c, "backward(…).value")?;
+        let [d_x_q, d_x_k, d_x_v] = d_x;
+        gemm_packed(t_q, c, c, &d_q, c, &transposed[0], d_x_q, c, false); // (T_q, C) = d_Q·W_Qᵀ
+        gemm_packed(t_k, kv_c, c, &d_k, kv_c, &transposed[1], d_x_k, c, false); // (T_k, C) = d_K·W_Kᵀ, (T_k, C_kv)·(C, C_kv)ᵀ
+        gemm_packed(t_k, kv_c, c, &d_v, kv_c, &transposed[2], d_x_v, c, false); // (T_k, C) = d_V·W_Vᵀ
+        refuse_gradient_f32(d_x_q, c, "backward(…).query")?;
+        refuse_gradient_f32(d_x_k, c, "backward(…).key")?;
+        refuse_gradient_f32(d_x_v, c, "backward(…).value")?;
         mul_at(c, t_q, c, &item.x_q, c, &d_q, c, &mut grads.w[0], c, true, s); // (C, C) += x_qᵀ·d_Q
-        mul_at(c, t_k, kv_c, &item.x_k, c, &d_k, kv_c, &mut grads.w[1], kv_c, true, s); // (C, C_kv) += x_kᵀ·d_K
-        mul_at(c, t_k, kv_c, &item.x_v, c, &d_v, kv_c, &mut grads.w[2], kv_c, true, s); // (C, C_kv) += x_vᵀ·d_V
+        if item.shared {
+            // self-attention: x_k = x_v = x_q, whose transpose mul_at has just written out
+            let x_t = std::mem::take(&mut s.transposed); // (C, T)
+            mul(c, t_k, kv_c, &x_t, t_k, &d_k, kv_c, &mut grads.w[1], kv_c, true, &mut s.panels); // (C, C_kv) += x_kᵀ·d_K
+            mul(c, t_k, kv_c, &x_t, t_k, &d_v, kv_c, &mut grads.w[2], kv_c, true, &mut s.panels); // (C, C_kv) += x_vᵀ·d_V
+            s.transposed = x_t;
+        } else {
+            mul_at(c, t_k, kv_c, item.x_k(), c, &d_k, kv_c, &mut grads.w[1], kv_c, true, s); // (C, C_kv) += x_kᵀ·d_K
+            mul_at(c, t_k, kv_c, item.x_v(), c, &d_v, kv_c, &mut grads.w[2], kv_c, true, s); // (C, C_kv) += x_vᵀ·d_V
+        }
         if let Some(b) = &mut grads.b {
             add_column_sums(&mut b[0], &d_q, c);
             add_column_sums(&mut b[1], &d_k, kv_c);
             add_column_sums(&mut b[2], &d_v, kv_c);
         }
-        Ok((d_x_q, d_x_k, d_x_v))
+        Ok(())
     }
 }
 
@@ -336,6 +363,9 @@ fn refuse_parameter_gradients_f32(grads: &GradsF32) -> Result<()> {
 
 /// A RangeError naming the first non-finite entry of a parameter gradient: `grads().W_Q[i][j]` or `grads().b_Q[j]`.
 fn refuse_parameter_f32(values: &[f32], cols: usize, name: &str, matrix: bool) -> Result<()> {
+    if all_finite(values) {
+        return Ok(());
+    }
     let Some(at) = values.iter().position(|x| !x.is_finite()) else { return Ok(()) };
     let place = if matrix { format!("[{}][{}]", at / cols, at % cols) } else { format!("[{at}]") };
     Err(AttentionError::range_error(format!(
@@ -368,8 +398,8 @@ impl ForwardCacheF32 {
             }
             items.push(ItemCache {
                 x_q: m(t_q, c, &item.x_q)?,
-                x_k: m(t_k, c, &item.x_k)?,
-                x_v: m(t_k, c, &item.x_v)?,
+                x_k: m(t_k, c, item.x_k())?,
+                x_v: m(t_k, c, item.x_v())?,
                 q: m(t_q, c, &item.q)?,
                 k: m(t_k, kv_c, &item.k)?,
                 v: m(t_k, kv_c, &item.v)?,
@@ -568,6 +598,20 @@ mod tests {
         }
         eprintln!("{label}: worst |f32 − f64| / bound = {worst:.4}");
         worst
+    }
+
+    #[test]
+    fn all_finite_sees_every_non_finite_value_in_lanes_and_tail() {
+        for len in [0, 1, 7, 8, 9, 17, 64] {
+            assert!(all_finite(&vec![f32::MAX; len]));
+            for at in 0..len {
+                for bad in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+                    let mut v = vec![-1.5f32; len];
+                    v[at] = bad;
+                    assert!(!all_finite(&v), "{bad} at {at} of {len}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -249,10 +249,12 @@ pub(super) struct HeadCacheF32 {
 /// One batch item's intermediates kept by the f32 training forward, row-major.
 #[derive(Clone, Debug)]
 pub(super) struct ItemCacheF32 {
-    /// `(T_q, C)`, `(T_k, C)`, `(T_k, C)`.
+    /// `(T_q, C)`, `(T_k, C)`, `(T_k, C)`; with `shared` (self-attention: the three inputs hold the
+    /// same bits) only `x_q`, the others empty (see [`Self::x_k`]).
     pub x_q: Vec<f32>,
-    pub x_k: Vec<f32>,
-    pub x_v: Vec<f32>,
+    x_k: Vec<f32>,
+    x_v: Vec<f32>,
+    pub shared: bool,
     /// The projections (Q and K rotated when the layer has RoPE): `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
     pub q: Vec<f32>,
     pub k: Vec<f32>,
@@ -272,6 +274,26 @@ pub(super) struct ForwardCacheF32 {
     pub positions: Positions,
     /// With dropout: the factor of a kept weight, `1/(1−p)` computed in f64 and rounded to f32.
     pub keep_scale: Option<f32>,
+}
+
+impl ItemCacheF32 {
+    /// The key input, `(T_k, C)`.
+    pub fn x_k(&self) -> &[f32] {
+        if self.shared {
+            &self.x_q
+        } else {
+            &self.x_k
+        }
+    }
+
+    /// The value input, `(T_k, C)`.
+    pub fn x_v(&self) -> &[f32] {
+        if self.shared {
+            &self.x_q
+        } else {
+            &self.x_v
+        }
+    }
 }
 
 impl HeadCacheF32 {
@@ -414,10 +436,15 @@ impl MultiHeadAttention {
                 let out = &mut output[i * t_q * c..(i + 1) * t_q * c];
                 linear_prepacked_f32(&concat, t_q, &packed.panels[3], packed.bias(3), out); // (T_q, C) = (T_q, C)·(C, C)
                 refuse_overflow_f32(out, c, "output", "concat·W_O + b_O")?;
+                // self-attention (the same bits in all three inputs) keeps one copy
+                let same = |a: &[f32], b: &[f32]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+                let shared = same(query.item(i), key.item(i)) && same(query.item(i), value.item(i));
+                let copy = |x: &[f32]| if shared { Vec::new() } else { x.to_vec() };
                 Ok(ItemCacheF32 {
                     x_q: query.item(i).to_vec(),
-                    x_k: key.item(i).to_vec(),
-                    x_v: value.item(i).to_vec(),
+                    x_k: copy(key.item(i)),
+                    x_v: copy(value.item(i)),
+                    shared,
                     q,
                     k,
                     v,
