@@ -126,9 +126,15 @@ fn mul_at(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: u
     let at = &mut scratch.transposed;
     at.clear();
     at.resize(m * k, 0.0);
-    for p in 0..k {
-        for (i, &x) in a[p * lda..p * lda + m].iter().enumerate() {
-            at[i * k + p] = x;
+    // in 8 × 8 tiles, so that the writes of a tile stay within eight cache lines
+    const TILE: usize = 8;
+    for p0 in (0..k).step_by(TILE) {
+        for i0 in (0..m).step_by(TILE) {
+            for p in p0..(p0 + TILE).min(k) {
+                for (i, &x) in a[p * lda + i0..p * lda + (i0 + TILE).min(m)].iter().enumerate() {
+                    at[(i0 + i) * k + p] = x;
+                }
+            }
         }
     }
     mul(m, k, n, at, k, b, ldb, out, ldc, accumulate, &mut scratch.panels);
