@@ -6,7 +6,8 @@
 //
 // Rows: eval (f32 forward), train-fwd (the f32 training forward alone), step (f32 training forward + f32 backward), step-f64 (the same step on
 // Float64Array: f64 forward and backward), and with --old a package built before the f32 backward
-// (its Float32Array training step widened to f64, ran the f64 step and rounded). Medians in ms.
+// (its Float32Array training step widened to f64, ran the f64 step and rounded): old-fwd (its training
+// forward alone) and old-step. Medians in ms.
 import { createRequire } from 'node:module';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,7 +58,10 @@ const variants = {
   },
 };
 const runs = Object.entries(variants).map(([name, make]) => ({ name, run: make(layerOf(lab)), ms: [] }));
-if (old) runs.push({ name: 'old-step', run: variants.step(layerOf(old)), ms: [] });
+if (old) {
+  runs.push({ name: 'old-fwd', run: variants['train-fwd'](layerOf(old)), ms: [] });
+  runs.push({ name: 'old-step', run: variants.step(layerOf(old)), ms: [] });
+}
 
 for (const r of runs) r.run(); // warm-up: packs the weights, grows the memory
 for (let i = 0; i < rounds; i += 1) {
