@@ -5,7 +5,7 @@
 //! parameter gradients add up over items (each item's product, then added, in f32; `grads()` returns them widened exactly to f64).
 //!
 //! How a product of the backward maps onto `gemm_packed` (`C = A·B`, A row-major with a row
-//! stride, B packed into panels): `A·Bᵀ` packs B transposed ([`PackedPanels::pack_transposed`]);
+//! stride, B packed into panels): `A·Bᵀ` packs B transposed ([`crate::kernels::gemm_transposed_b`]);
 //! `Aᵀ·B` first writes Aᵀ out row-major (a copy of `rows × cols` values, small next to the
 //! product). The weights' transposes are packed once per set of weights.
 //!
@@ -58,7 +58,7 @@ use super::limits::{at_item, check_backward_f32};
 use super::{Biases, MultiHeadAttention, Weights};
 use crate::attention::attention_scale;
 use crate::error::{AttentionError, Result};
-use crate::kernels::{gemm_packed, PackedPanels};
+use crate::kernels::{gemm_packed, gemm_transposed_b, PackedPanels};
 use crate::limits::{non_finite_name, refuse_overflow_f32};
 use crate::matrix::Matrix;
 use crate::softmax::stable_softmax_backward_row;
@@ -109,13 +109,6 @@ struct Scratch {
 #[allow(clippy::too_many_arguments)]
 fn mul(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usize, out: &mut [f32], ldc: usize, accumulate: bool, panels: &mut PackedPanels) {
     panels.pack(b, ldb, k, n);
-    gemm_packed(m, k, n, a, lda, panels, out, ldc, accumulate);
-}
-
-/// `out = A·Bᵀ` (`+=` with `accumulate`): A `(m × k)`, B `(n × k)` rows `ldb` apart.
-#[allow(clippy::too_many_arguments)]
-fn mul_bt(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usize, out: &mut [f32], ldc: usize, accumulate: bool, panels: &mut PackedPanels) {
-    panels.pack_transposed(b, ldb, k, n);
     gemm_packed(m, k, n, a, lda, panels, out, ldc, accumulate);
 }
 
@@ -267,7 +260,7 @@ impl MultiHeadAttention {
             // 7. context = used·V_h
             let mut used = std::mem::take(&mut s.used);
             kept.used_into(cache.keep_scale, &mut used);
-            mul_bt(t_q, d_head, t_k, d_context, c, &item.v[kv_start..], kv_c, &mut s.d_used, t_k, false, &mut s.panels); // (T_q, T_k) = d_context·V_hᵀ
+            gemm_transposed_b(t_q, d_head, t_k, d_context, c, &item.v[kv_start..], kv_c, &mut s.d_used, t_k, false, &mut s.panels); // (T_q, T_k) = d_context·V_hᵀ
             mul_at(t_k, t_q, d_head, &used, t_k, d_context, c, &mut d_v[kv_start..], kv_c, add, s); // (T_k, d_head) = usedᵀ·d_context
             s.used = used;
             refuse_gradient_f32(&s.d_used, t_k, &format!("d_weights_{head}"))?;

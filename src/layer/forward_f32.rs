@@ -25,7 +25,7 @@ use crate::engine::{check_budget, Batch, Cols, HeadShape, Hooks, Rope, Workspace
 use super::forward::Positions;
 use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
-use crate::kernels::{linear_prepacked_f32, PackedPanels};
+use crate::kernels::{linear_prepacked_f32, packed_transpose, PackedPanels};
 use super::init::SplitMix64;
 use crate::limits::refuse_overflow_f32;
 use crate::multi_head::heads;
@@ -75,9 +75,7 @@ impl PackedWeightsF32 {
         self.transposed.get_or_insert_with(|| {
             [&w.w_q, &w.w_k, &w.w_v, &w.w_o].map(|m| {
                 let values: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
-                let mut panels = PackedPanels::new();
-                panels.pack_transposed(&values, m.cols(), m.cols(), m.rows()); // (out, in)
-                panels
+                packed_transpose(&values, m.rows(), m.cols()) // (out, in)
             })
         })
     }
