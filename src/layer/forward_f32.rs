@@ -691,6 +691,21 @@ mod tests {
         assert!(layer.backward(&[Matrix::new(5, 1, vec![1e19; 5]).unwrap()], false).is_ok());
     }
 
+    #[test]
+    fn a_training_forward_beyond_the_working_set_is_refused_before_allocating() {
+        // 8 heads of 2^14 × 2^14 weights kept for backward (2^31 values): refused; evaluation mode keeps none
+        let (c, t) = (8, 1 << 14);
+        let mut layer = layer(c, 8, true, 1);
+        let x = vec![0.5f32; t * c];
+        let input = BatchF32::new(&x, 1, t, c);
+        let err = layer.forward_f32(input, input, input, &ForwardOptions { training: true, ..ForwardOptions::default() }).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("MultiHeadAttention.forward (training) with B = 1, T_q = 16384"), "{err}");
+        assert!(layer.cache_f32.is_none());
+        // a smaller training pass fits
+        let small = BatchF32::new(&x[..128 * c], 1, 128, c);
+        assert!(layer.forward_f32(small, small, small, &ForwardOptions { training: true, ..ForwardOptions::default() }).is_ok());
+    }
+
     /// A layer with identity projections and no bias (`output = attention(x, x, x)`).
     fn layer_with_identity(c: usize) -> MultiHeadAttention {
         let mut layer = MultiHeadAttention::new(&LayerConfig { bias: false, ..LayerConfig::new(c, 1) }).unwrap();

@@ -258,7 +258,7 @@ test('the layer oracle is not vacuous: the seeded weights, a 1e-11 error and a w
 // f32's exp flushes to zero, dropout's factor rounded to f32) through forward AND backward; the package's
 // f32 training output, input gradients and grads() must lie within 8e + 4η (+ 2^-125 per entry, what f32
 // loses below its normal range) of the oracle's values. Shapes cross the 64-row query block.
-test('MultiHeadAttention Float32Array training step (forward + f32 backward) within the oracle\'s f32 error model', () => {
+test('MultiHeadAttention Float32Array training step (forward + f32 backward) within the oracle\'s f32 error model', (t) => {
   const r = rng(caseSeed(SEED, 77));
   let worst = 0;
   for (const [B, Tq, Tk, C, h, dropout, causal, bias] of [[2, 70, 70, 8, 2, 0.25, true, true], [1, 66, 80, 12, 3, 0, false, false], [3, 5, 9, 4, 1, 0.5, true, true]]) {
@@ -307,5 +307,6 @@ test('MultiHeadAttention Float32Array training step (forward + f32 backward) wit
       layer.free();
     }
   }
+  t.diagnostic(`largest |package − oracle| / bound: ${worst.toExponential(2)}`);
   assert.ok(worst > 0, 'no rounding at all: the step cannot have run in f32');
 });
