@@ -232,6 +232,22 @@ pub fn linear_prepacked_f32(x: &[f32], rows: usize, w_panels: &PackedPanels, bia
     gemm_packed(rows, k, n, x, k, w_panels, out, n, accumulate);
 }
 
+/// `out (m × n, rows ldc apart) = A·Bᵀ` (`+=` with `accumulate`): A `(m × k)` rows `lda` apart, B
+/// `(n × k)` rows `ldb` apart, packed transposed into the reusable `panels` first. For the layer's
+/// f32 backward, whose products take transposes (`d_context·V_hᵀ`, `d_Q·W_Qᵀ`).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_transposed_b(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usize, out: &mut [f32], ldc: usize, accumulate: bool, panels: &mut PackedPanels) {
+    panels.pack_transposed(b, ldb, k, n);
+    gemm_packed(m, k, n, a, lda, panels, out, ldc, accumulate);
+}
+
+/// `W` (`rows × cols`, row-major) transposed and packed once: Wᵀ `(cols × rows)` as B of [`gemm_packed`].
+pub fn packed_transpose(w: &[f32], rows: usize, cols: usize) -> PackedPanels {
+    let mut panels = PackedPanels::new();
+    panels.pack_transposed(w, cols, cols, rows);
+    panels
+}
+
 // ---- exp and softmax --------------------------------------------------------------------------
 
 /// Below this, `exp` is returned as exactly 0 (e^-87.3 is near the smallest normal f32).

@@ -48,3 +48,19 @@ pub fn seeded_matrix(rows: usize, cols: usize, seed: u64) -> Matrix {
         .collect();
     Matrix::new(rows, cols, data).expect("length matches")
 }
+
+/// Panics unless `|got[i] − want[i]| ≤ bound[i]` for every entry (element-wise bounds, e.g. an
+/// error analysis's `γ_K·m`); returns the largest `|got − want| / bound` seen (0 where both are 0).
+pub fn assert_within_bounds(label: &str, got: &[f64], want: &[f64], bound: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len(), "{label}: lengths");
+    assert_eq!(got.len(), bound.len(), "{label}: bound length");
+    let mut worst = 0.0f64;
+    for (i, ((&g, &w), &b)) in got.iter().zip(want).zip(bound).enumerate() {
+        let error = (g - w).abs();
+        assert!(error <= b, "{label}[{i}]: {g} vs {w}, error {error:e} beyond the bound {b:e}");
+        if error > 0.0 {
+            worst = worst.max(error / b);
+        }
+    }
+    worst
+}

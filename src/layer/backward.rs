@@ -3,7 +3,6 @@
 //! `Σ output ⊙ gradOutput` summed over the batch, so parameter gradients add up over items.
 
 use super::forward::{item_name, ItemCache, Positions};
-use super::forward_f32::{narrow_items_f32, BatchF32};
 use super::limits::{at_item, check_backward, refuse_gradient, refuse_parameter_gradients};
 use super::{LastForward, MultiHeadAttention, Weights};
 use crate::attention::attention_scale;
@@ -21,7 +20,7 @@ pub struct InputGrads {
     pub value: Vec<Matrix>,
 }
 
-/// [`InputGrads`] rounded to f32, each flat `[B, T, C]`.
+/// The input gradients in f32 (`backward_f32`), each flat `[B, T, C]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputGradsF32 {
     pub query: Vec<f32>,
@@ -34,11 +33,18 @@ impl MultiHeadAttention {
     /// `batched` as in that forward), stores the parameter gradients (read them with
     /// [`MultiHeadAttention::grads`]) and returns the input gradients. Dropout reuses the
     /// forward's mask. Can be called again for the same forward with another gradient.
+    ///
+    /// After an f32 training forward (`forward_f32` with `training`) this differentiates what that
+    /// forward kept, widened exactly to f64: the f64 derivative of the f32 forward.
     pub fn backward(&mut self, grad_output: &[Matrix], batched: bool) -> Result<InputGrads> {
-        let cache = self.cache.as_ref().ok_or_else(|| {
+        let widened = match (&self.cache, &self.cache_f32) {
+            (None, Some(kept)) => Some(kept.widen(self.embed_dim, self.kv_heads * self.head_dimensions)?),
+            _ => None,
+        };
+        let cache = self.cache.as_ref().or(widened.as_ref()).ok_or_else(|| {
             if self.last_forward_f32() {
                 return AttentionError::State(
-                    "backward cannot differentiate a Float32Array forward in evaluation mode (the f32 kernels keep no intermediates): run forward with { training: true }, which computes in f64 and keeps them, or with number[][] or Float64Array input".into(),
+                    "backward cannot differentiate a Float32Array forward in evaluation mode (the f32 kernels keep no intermediates): run forward with { training: true }, which keeps them, or with number[][] or Float64Array input".into(),
                 );
             }
             if self.last_forward == LastForward::Cached {
@@ -87,19 +93,8 @@ impl MultiHeadAttention {
         }
         refuse_parameter_gradients(&grads)?;
         self.grads = Some(grads);
+        self.grads_f32 = None;
         Ok(inputs)
-    }
-
-    /// `backward` for an f32 `gradOutput` (`[B, T_q, C]`): widened to f64 (exactly), differentiated
-    /// in f64, and the input gradients rounded to f32 (flat `[B, T, C]` each). The parameter
-    /// gradients stay in f64 (see `grads`).
-    pub fn backward_f32(&mut self, grad_output: BatchF32, batched: bool) -> Result<InputGradsF32> {
-        let grads = self.backward(&grad_output.widen()?, batched)?;
-        Ok(InputGradsF32 {
-            query: narrow_items_f32(&grads.query, batched, "backward(…).query")?,
-            key: narrow_items_f32(&grads.key, batched, "backward(…).key")?,
-            value: narrow_items_f32(&grads.value, batched, "backward(…).value")?,
-        })
     }
 
     /// One batch item: adds its parameter gradients into `grads`, returns `(d x_q, d x_k, d x_v)`.

@@ -167,6 +167,7 @@ impl MultiHeadAttention {
         });
         self.dropout_rng = rng;
         self.cache = Some(ForwardCache { batched: options.batched, t_q, items, positions });
+        self.cache_f32 = None;
         self.last_forward = LastForward::Kept;
         Ok(ForwardOutput { output: outputs, weights })
     }
@@ -242,6 +243,7 @@ impl MultiHeadAttention {
             }
         }
         self.cache = None;
+        self.cache_f32 = None;
         self.last_forward = LastForward::Cached;
         let weights = options.need_weights.then(|| {
             weights.into_iter().map(|used| if options.average_weights { vec![mean_over_heads(&used)] } else { used }).collect()

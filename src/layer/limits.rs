@@ -60,6 +60,18 @@ pub(super) fn check_backward(c: usize, h: usize, batch: usize, t_q: usize, t_k: 
     check_working_set(needed, || format!("MultiHeadAttention.backward with a batch of {b}, T_q = {tq}, T_k = {tk} and C = {c}"))
 }
 
+/// Values the f32 backward holds on top of what the f32 training forward kept (counted as in
+/// [`check_forward`]'s f32 form, see `forward_f32.rs`): the input gradients of every item, one
+/// item's `d_concat`, `d_Q`, `d_K`, `d_V`, one head's `used`, `d_used`, `d_scores`, a packed panel
+/// and a transposed copy of a `T_q × T_k` matrix, the parameter gradients and the transposed weights.
+pub(super) fn check_backward_f32(layer: &super::MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
+    let (c, h) = (layer.embed_dim() as u128, layer.number_of_heads() as u128);
+    let [b, tq, tk] = [batch, t_q, t_k].map(|n| n as u128);
+    let kept = b * (3 * (tq + tk) * c + h * tq * tk * if dropout { 2 } else { 1 }) + 8 * c * c;
+    let needed = kept + (b + 1) * (tq + 2 * tk) * c + tq * c + 5 * (tq + 8) * tk + 4 * c * c + 4 * c;
+    check_working_set(needed, || format!("MultiHeadAttention.backward (f32) with a batch of {b}, T_q = {tq}, T_k = {tk} and C = {c}"))
+}
+
 /// Pass 1's overflow check: `projected = input·weight + bias`.
 pub(super) fn refuse_projection(projected: &Matrix, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
     refuse_overflow(projected.data(), projected.cols(), name, |i, j| match bias {

@@ -14,6 +14,7 @@
 //! the dropout stream are specified bit for bit in [`init`].
 
 mod backward;
+mod backward_f32;
 mod cache;
 mod forward;
 mod forward_f32;
@@ -173,8 +174,12 @@ pub struct MultiHeadAttention {
     dropout_rng: SplitMix64,
     /// What the last forward pass kept for `backward`; cleared when the weights change.
     cache: Option<ForwardCache>,
+    /// What the last f32 training forward kept (in f32); at most one of `cache` and this is set.
+    cache_f32: Option<forward_f32::ForwardCacheF32>,
     /// The parameter gradients of the last `backward`.
     grads: Option<Weights>,
+    /// Or those of the last f32 `backward_f32`, in f32 (widened when `grads()` first reads them).
+    grads_f32: Option<backward_f32::GradsF32>,
     /// The weights in f32, packed for the f32 forward; built at its first call after
     /// construction or `set_weights`.
     packed_f32: Option<forward_f32::PackedWeightsF32>,
@@ -191,6 +196,8 @@ pub(crate) enum LastForward {
     None,
     /// One that kept what `backward` needs.
     Kept,
+    /// The f32 training forward, which kept what `backward_f32` needs in f32.
+    KeptF32,
     /// The f32 forward in evaluation mode (its kernels keep no intermediates).
     F32,
     /// A forward with a KV cache (decoding keeps no intermediates).
@@ -247,7 +254,9 @@ impl MultiHeadAttention {
             weights,
             dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
             cache: None,
+            cache_f32: None,
             grads: None,
+            grads_f32: None,
             packed_f32: None,
             last_forward: LastForward::None,
             id: next_id(),
@@ -397,7 +406,9 @@ impl MultiHeadAttention {
         }
         self.weights = weights;
         self.cache = None;
+        self.cache_f32 = None;
         self.grads = None;
+        self.grads_f32 = None;
         self.packed_f32 = None;
         self.last_forward = LastForward::None;
         Ok(())
@@ -409,7 +420,11 @@ impl MultiHeadAttention {
     }
 
     /// The parameter gradients of the last `backward`, or a `State` error before any.
+    /// After a Float32Array training step they are the f32 gradients, widened exactly.
     pub fn grads(&self) -> Result<&Weights> {
+        if let Some(grads) = &self.grads_f32 {
+            return Ok(grads.widened());
+        }
         self.grads
             .as_ref()
             .ok_or_else(|| AttentionError::State("grads() has nothing to return yet: call forward and then backward first".into()))

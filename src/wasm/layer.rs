@@ -179,8 +179,9 @@ export interface MultiHeadAttention {
    * kernels (weights packed once per set of weights), one head and one block of 64 query rows at a
    * time: without needWeights, memory is O(T·C + 64·T), never all heads' T_q×T_k weights. Results agree
    * with the f64 path to about 1e-6 relative; `backward` after it throws an Error. With `training: true`
-   * the layer instead computes in f64 (keeping what `backward` needs, applying dropout) and returns the
-   * results rounded to f32, so a Float32Array training step is the f64 one rounded once.
+   * the same f32 kernels run (the same output and weights as evaluation mode without dropout; with
+   * dropout the same entries dropped as the f64 path for the same seed) and the layer keeps what
+   * `backward` needs in f32: Q, K (after RoPE), V, the weights, the dropout mask, concat and the inputs.
    */
   forward(query: TypedMatrix<Float32Array>, key?: TypedMatrix<Float32Array> | null, value?: TypedMatrix<Float32Array> | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionTypedResult<Float32Array>;
   /** The typed form in f64: bit for bit what number[][] input gives, and `backward` works after it. */
@@ -191,15 +192,25 @@ export interface MultiHeadAttention {
    * Differentiates the last forward for the gradient of the loss with respect to its output
    * (same shape as the output). Returns the input gradients; stores the parameter gradients
    * for `grads()` (replacing earlier ones). Training passes reuse the forward's dropout mask.
+   * After a Float32Array training forward, number[][] or Float64Array gradOutput is differentiated in f64
+   * on the values that forward kept (the f64 derivative of the f32 forward).
    * @throws {Error} when no forward has run since construction or the last setWeights, or the last forward was a Float32Array one in evaluation mode.
-   * @throws {RangeError} when gradOutput's shape differs from the output's.
+   * @throws {RangeError} when gradOutput's shape differs from the output's, or a gradient overflows (beyond
+   * the largest f64, or f32 for Float32Array training), naming it.
    */
   backward(gradOutput: number[][]): MultiHeadAttentionInputGrads<number[][]>;
   /** After a batched forward: gradOutput is [B, T_q, C]; the loss sums over the items, so the parameter gradients do too. */
   backward(gradOutput: number[][][]): MultiHeadAttentionInputGrads<number[][][]>;
   /** gradOutput as `{ data: Float64Array, shape }` (after any f64 forward); the gradients come back as Float64Array typed matrices. */
   backward(gradOutput: TypedMatrix<Float64Array>): MultiHeadAttentionInputGrads<TypedMatrix<Float64Array>>;
-  /** gradOutput as `{ data: Float32Array, shape }`: differentiated in f64, the gradients rounded to f32 and returned as Float32Array typed matrices. */
+  /**
+   * gradOutput as `{ data: Float32Array, shape }`, the gradients returned as Float32Array typed matrices.
+   * After a Float32Array training forward the backward runs in f32 on the SIMD kernels, and `grads()` are
+   * then f32-accurate (f32 values widened exactly to numbers): each gradient entry is within γ_K·m of the f64
+   * derivative of the same forward, u = 2^-24, γ_K = K·u/(1 − K·u), m the entry computed with absolute
+   * values and K the roundings on its chain (for the query gradient 2C + headDim + 2T_k + 9; the table is
+   * in docs/api.md). After an f64 forward it is widened, differentiated in f64 and rounded once.
+   */
   backward(gradOutput: TypedMatrix<Float32Array>): MultiHeadAttentionInputGrads<TypedMatrix<Float32Array>>;
   /**
    * An evaluation-mode forward of one [T, C] input with every step recorded, projections and
@@ -476,7 +487,7 @@ impl JsMultiHeadAttention {
     }
 
     /// `backward` on `{ data: Float32Array | Float64Array, shape }`; the gradients come back in
-    /// the same precision (Float32Array ones are the f64 gradients rounded once).
+    /// the same precision (Float32Array ones from the f32 backward after an f32 training forward).
     fn backward_typed(&mut self, grad_output: &JsValue) -> Result<JsValue> {
         let c = self.inner.embed_dim();
         let grad = read_typed_matrix(grad_output, "gradOutput", true)?;

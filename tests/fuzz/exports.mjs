@@ -465,7 +465,7 @@ export function compareAny(actual, ref) {
     : ref.bound;
   const bad = compareMatrix(rows, { ...ref, bound }, 'result.data');
   if (bad) return bad;
-  if (ref.kind === 64) {
+  if (ref.kind === 64 && !ref.noTwin) {
     const flat = twin?.flat();
     if (!flat || flat.length !== result.data.length || flat.some((x, i) => !Object.is(x, result.data[i]))) return 'the Float64Array result differs from the number[][] call on the same values';
   }
@@ -590,8 +590,10 @@ export const TYPED_EXPORTS = [
 //   - Float64Array: output, weights, input gradients and grads() must be the bits of a twin layer
 //     (same config and weights) driven with number[][] on the same values, and the twin must agree
 //     with the oracle;
-//   - Float32Array, training: true: the twin's f64 results rounded once to f32, bit for bit (a
-//     Float64Array gradOutput: the twin's gradients themselves), grads() exactly the twin's;
+//   - Float32Array, training: true: output and weights as in evaluation mode (below); the input
+//     gradients and grads() against the oracle's backward in the same f32 error model (LR.inF32, the
+//     bound 8e + 4η per entry), whatever gradOutput's form (Float32Array: the package's f32 backward;
+//     Float64Array or number[][]: its f64 derivative of the same f32 forward);
 //   - Float32Array, evaluation mode: against the oracle on the f32-rounded parameters, within the
 //     bound of its error model run with f32's unit roundoff (LR.inF32: the f64 bound scaled by 2^29
 //     afterwards, as compareAny's f32Scaled, is only first-order and fails once f32 score errors
@@ -719,11 +721,11 @@ function layerShapes(F, L) {
  * bounds 8e + 4η (as compareTracked, with f32's η) plus a floor for what f32's exp may flush to zero:
  * `floor` rows, or 2^-125 per attention weight.
  */
-function f32Reference(tracked, shape, floor, nearOverflow) {
+function f32Reference(tracked, shape, floor, nearOverflow, kind = 32) {
   const floors = floor ?? tracked.flatMap((m) => m.v.map((row) => row.map(() => 2 ** -125)));
   return {
     form: 'typed',
-    kind: 32,
+    kind,
     shape,
     value: tracked.flatMap((m) => m.v),
     bound: tracked.flatMap((m) => m.e).map((row, i) => row.map((e, j) => 8 * e + 4 * 2 ** -149 + floors[i][j])),
@@ -737,7 +739,7 @@ function compareTypedForward(actual, { L, fwd }) {
   const out = actual.forward;
   if (out === null || typeof out !== 'object') return 'forward did not return an object';
   const shapes = layerShapes(F, L);
-  if (fwd.mode === 'eval') {
+  if (fwd.mode === 'eval' || fwd.mode === 'training') {
     const bad = compareAny({ result: out.output }, f32Reference(F.output, shapes.output, fwd.outputFloor, fwd.nearOverflow));
     if (bad) return `output: ${bad}`;
     if (!F.weights) return 'weights' in out ? 'weights returned without needWeights' : null;
@@ -769,6 +771,7 @@ function compareTypedBackward(actual, { L, fwd, bwd }) {
   }
   if (actual.stateError) return `backward threw ${actual.stateError.name}: ${actual.stateError.message}`;
   if (bwd.form === 'nested') return compareBackward(actual.backward, actual.grads, bwd.Bk);
+  if (fwd.mode === 'training') return compareF32TrainingBackward(actual, L, fwd, bwd);
   const twin = actual.twin;
   if (!twin?.backward) return 'no number[][] twin to compare with';
   const shapes = layerShapes(fwd.F, L);
@@ -785,6 +788,40 @@ function compareTypedBackward(actual, { L, fwd, bwd }) {
   }
   const wrong = compareBackward(twin.backward, twin.grads, bwd.Bk);
   return wrong && `the number[][] twin: ${wrong}`;
+}
+
+/**
+ * The backward after a Float32Array training forward against the oracle's backward in f32's error
+ * model (`bwd.Bk`, typed.mjs): the input gradients as typed matrices of gradOutput's precision, within
+ * 8e + 4η (+ 2^-125 per entry for what f32 flushes below its normal range, as the forward's weights),
+ * and grads() (numbers holding f32 values) within the same bounds.
+ */
+function compareF32TrainingBackward(actual, L, fwd, bwd) {
+  const shapes = layerShapes(fwd.F, L);
+  for (const name of ['query', 'key', 'value']) {
+    // (a Float64Array gradient has no number[][] twin here: it is judged by the same model)
+    const ref = { ...f32Reference(bwd.Bk.inputs[name], shapes[name], undefined, bwd.nearOverflow, bwd.kind), noTwin: true };
+    const bad = compareAny({ result: actual.backward?.[name] }, ref);
+    if (bad) return `backward.${name}: ${bad}`;
+  }
+  const names = Object.keys(bwd.Bk.params);
+  const grads = actual.grads;
+  if (grads === null || typeof grads !== 'object' || Object.keys(grads).sort().join() !== names.sort().join()) return `grads() has the keys ${Object.keys(grads ?? {})}, expected ${names}`;
+  for (const name of names) {
+    const got = name.startsWith('b_') ? [grads[name]] : grads[name];
+    const { v, e } = bwd.Bk.params[name];
+    if (!Array.isArray(got) || got.length !== v.length) return `grads().${name} has ${got?.length} rows, expected ${v.length}`;
+    for (let i = 0; i < v.length; i += 1) {
+      for (let j = 0; j < v[i].length; j += 1) {
+        const [a, b, bound] = [got[i]?.[j], v[i][j], 8 * e[i][j] + 4 * 2 ** -149 + 2 ** -125];
+        if (typeof a !== 'number' || !Number.isFinite(a)) return `grads().${name}[${i}][${j}] is ${a}, a silent non-finite answer (reference ${b})`;
+        if (bwd.kind === 32 && Math.fround(a) !== a) return `grads().${name}[${i}][${j}] = ${a} is not an f32 value after a Float32Array training step`;
+        if (bwd.nearOverflow && !(Number.isFinite(b) && Number.isFinite(bound))) continue;
+        if (!(Math.abs(a - b) <= bound)) return `grads().${name}[${i}][${j}] is ${a}, reference ${b}, error ${Math.abs(a - b)} > bound ${bound}`;
+      }
+    }
+  }
+  return null;
 }
 
 /**

@@ -131,11 +131,16 @@ test('the fuzzer catches wrong results of the layer on typed arrays, and a wrong
   // typed input only: the number[][] twin stays right, so these are caught by the bit-for-bit checks or the oracle
   assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float64Array) ? { ...r, output: ulp(r.output) } : r; })), 'one ulp in a Float64Array output went unnoticed');
   assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float64Array) && r.weights ? { ...r, weights: ulp(r.weights) } : r; })), 'one ulp in Float64Array weights went unnoticed');
-  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) && training(a) ? { ...r, output: ulp(r.output) } : r; })), 'one f32 ulp in a training output went unnoticed');
+  // f32 training runs in f32 (checked against the oracle in f32's error model, as evaluation mode)
+  assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) && training(a) ? { ...r, output: relative(r.output, 1e-4) } : r; })), 'a 1e-4 error in an f32 training output went unnoticed');
   assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) && !training(a) ? { ...r, output: relative(r.output, 1e-4) } : r; })), 'a 1e-4 error in an f32 evaluation output went unnoticed');
   assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) && !training(a) && r.weights ? { ...r, weights: relative(r.weights, 1e-4) } : r; })), 'a 1e-4 error in f32 evaluation weights went unnoticed');
   assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) && !training(a) ? { ...r, output: { ...r.output, data: Float64Array.from(r.output.data) } } : r; })), 'a Float64Array from Float32Array input went unnoticed');
-  assert.ok(caught(brokenLayer('backward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) ? { ...r, key: ulp(r.key) } : r; })), 'one f32 ulp in a key gradient went unnoticed');
+  assert.ok(caught(brokenLayer('backward', (f, a) => { const r = f(...a); return isTyped(a[0], Float32Array) ? { ...r, key: relative(r.key, 1e-4) } : r; })), 'a 1e-4 error in an f32 key gradient went unnoticed');
+  // grads() holding f32 values only: those of an f32 training step (f64 gradients are not all f32 numbers)
+  const f32Grads = (g) => Object.values(g).flat(2).every((x) => Math.fround(x) === x);
+  assert.ok(caught(brokenLayer('grads', (f, a) => { const r = f(...a); return f32Grads(r) ? { ...r, W_V: r.W_V.map((row) => row.map((x) => x * (1 + 1e-4))) } : r; })), 'a 1e-4 error in f32 grads() went unnoticed');
+  assert.ok(caught(brokenLayer('grads', (f, a) => { const r = f(...a); return f32Grads(r) ? { ...r, W_Q: r.W_Q.map((row) => row.map((x) => x + x * 2 ** -30)) } : r; })), 'grads() that are not f32 values after an f32 training step went unnoticed');
   assert.ok(caught(brokenLayer('backward', (f, a) => { const r = f(...a); return isTyped(a[0], Float64Array) ? { ...r, value: ulp(r.value) } : r; })), 'one ulp in a Float64Array value gradient went unnoticed');
   assert.ok(caught(brokenLayer('backward', (f, a) => { try { return f(...a); } catch (e) { if (e.constructor === Error) return { query: a[0], key: a[0], value: a[0] }; throw e; } })), 'a backward that answers after an f32 evaluation forward went unnoticed');
   assert.ok(caught(brokenLayer('backward', (f, a) => { try { return f(...a); } catch (e) { if (e.constructor === Error) throw new Error('something else'); throw e; } })), 'another plain Error from backward went unnoticed');

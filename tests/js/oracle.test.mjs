@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import lab from './support/lab.mjs';
 import * as R from '../oracle/reference.mjs';
 import * as R2 from '../oracle/layer.mjs';
+import * as TR from '../oracle/typed.mjs';
 import { rng, caseSeed } from '../fuzz/generate.mjs';
 
 const CASES = 1000;
@@ -250,4 +251,62 @@ test('the layer oracle is not vacuous: the seeded weights, a 1e-11 error and a w
   assert.ok(maxRelErr([grads.b_O], Bk.params.b_O.v) <= BOUND);
   assert.ok(maxRelErr([grads.b_O.map((v) => -v)], Bk.params.b_O.v) > 1e-3);
   layer.free();
+});
+
+// ---- Float32Array training: the f32 step against the oracle in f32's error model ------------------
+// tests/oracle/typed.mjs runs the layer oracle with f32's unit roundoff (2^-24, η = 2^-149, the weights
+// f32's exp flushes to zero, dropout's factor rounded to f32) through forward AND backward; the package's
+// f32 training output, input gradients and grads() must lie within 8e + 4η (+ 2^-125 per entry, what f32
+// loses below its normal range) of the oracle's values. Shapes cross the 64-row query block.
+test('MultiHeadAttention Float32Array training step (forward + f32 backward) within the oracle\'s f32 error model', (t) => {
+  const r = rng(caseSeed(SEED, 77));
+  let worst = 0;
+  for (const [B, Tq, Tk, C, h, dropout, causal, bias] of [[2, 70, 70, 8, 2, 0.25, true, true], [1, 66, 80, 12, 3, 0, false, false], [3, 5, 9, 4, 1, 0.5, true, true]]) {
+    const config = { embedDim: C, numHeads: h, dropout, seed: r.int(0, 1000), bias };
+    const f32 = (rows, cols, scale) => Float32Array.from({ length: rows * cols }, () => r.uniform(-scale, scale));
+    const rowsOf = (flat, n, cols) => Array.from({ length: n }, (_, i) => Array.from(flat.subarray(i * cols, (i + 1) * cols)));
+    const update = {};
+    for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) update[name] = rowsOf(f32(C, C, 0.6), C, C);
+    if (bias) for (const name of ['b_Q', 'b_K', 'b_V', 'b_O']) update[name] = Array.from(f32(1, C, 0.3));
+    const typed = (T) => ({ data: f32(B * T, C, 2), shape: [B, T, C] });
+    const [query, key, value, grad] = [typed(Tq), typed(Tk), typed(Tk), typed(Tq)];
+    const options = { training: true, causal };
+    const L = R2.setWeights(R2.construct(config), update);
+    const fwd = TR.layerForward(L, query, key, value, options);
+    const bwd = TR.layerBackward(L, fwd, grad);
+    assert.equal(fwd.mode, 'training');
+    assert.ok(!fwd.nearOverflow && !bwd.nearOverflow);
+    const layer = new lab.MultiHeadAttention(config);
+    try {
+      layer.setWeights(update);
+      const out = layer.forward(query, key, value, options);
+      const grads = layer.backward(grad);
+      const params = layer.grads();
+      /** |got − v| ≤ 8e + 4η + 2^-125 for flat `got` against the tracked matrices' rows; returns the largest error / bound. */
+      const within = (got, tracked, what) => {
+        const v = tracked.flatMap((m) => m.v).flat();
+        const e = tracked.flatMap((m) => m.e).flat();
+        assert.equal(got.length, v.length, `${what}: length`);
+        let ratio = 0;
+        for (let i = 0; i < v.length; i += 1) {
+          const bound = 8 * e[i] + 4 * 2 ** -149 + 2 ** -125;
+          const error = Math.abs(got[i] - v[i]);
+          assert.ok(error <= bound, `${what}[${i}]: ${got[i]} vs ${v[i]}, error ${error} > bound ${bound}`);
+          ratio = Math.max(ratio, error / bound);
+        }
+        return ratio;
+      };
+      worst = Math.max(worst, within(out.output.data, fwd.F.output, 'output'));
+      for (const name of ['query', 'key', 'value']) worst = Math.max(worst, within(grads[name].data, bwd.Bk.inputs[name], `backward.${name}`));
+      for (const [name, M] of Object.entries(bwd.Bk.params)) {
+        const got = [params[name]].flat(2);
+        assert.ok(got.every((x) => Math.fround(x) === x), `grads().${name} holds f32 values`);
+        worst = Math.max(worst, within(got, [M], `grads().${name}`));
+      }
+    } finally {
+      layer.free();
+    }
+  }
+  t.diagnostic(`largest |package − oracle| / bound: ${worst.toExponential(2)}`);
+  assert.ok(worst > 0, 'no rounding at all: the step cannot have run in f32');
 });

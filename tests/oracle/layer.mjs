@@ -387,7 +387,10 @@ function softmax(S, allowed) {
     const w = ex.map((x) => x / total);
     const maxErr = Math.max(...S.e[i].filter((_, j) => keep[j]));
     v.push(w);
-    e.push(w.map((wj, j) => (keep[j] ? atMostOne(spread(wj, row[j] - max, total, 2 * (S.e[i][j] + maxErr)) + (Tk + 6) * (EPS * wj + ETA)) : 0)));
+    // in f32's model (inF32) also the weights f32's exp flushes to 0 (e^x below about 2^-126, from
+    // x < -87.3): such a weight may be lost entirely, which the backward then carries on
+    const flushed = (j) => (EPS === 2 ** -24 && ex[j] < 2 ** -125 ? w[j] : 0);
+    e.push(w.map((wj, j) => (keep[j] ? atMostOne(spread(wj, row[j] - max, total, 2 * (S.e[i][j] + maxErr)) + (Tk + 6) * (EPS * wj + ETA) + flushed(j)) : 0)));
   });
   return { v, e };
 }
@@ -495,7 +498,9 @@ export function forward(L, query, key, value, options) {
 
   const state = { near: false };
   const rng = dropout ? splitMix64(L.seed ^ DROPOUT_STREAM) : null;
-  const keepScale = 1 / (1 - L.dropout);
+  // a kept weight's factor 1/(1 − p); in f32's error model (inF32) the one the f32 layer multiplies by,
+  // rounded to f32 (src/layer/forward_f32.rs), so that the factor itself is exact in both
+  const keepScale = EPS === 2 ** -24 ? Math.fround(1 / (1 - L.dropout)) : 1 / (1 - L.dropout);
   // causal compares positions: the queries are the last Tq of the Tk key positions (bottom-right)
   const allowed = Array.from({ length: Tq }, (_, i) => Array.from({ length: Tk }, (__, j) => (!opts.causal || j <= i + Tk - Tq) && (opts.mask ? opts.mask[i][j] : true)));
   const scaleFactor = 1 / Math.sqrt(d);

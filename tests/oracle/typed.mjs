@@ -201,11 +201,12 @@ export function multiHeadAttention(Q, K, V, options, fifth) {
 // `{ data, shape: [T, C] | [B, T, C] }`, read in the order of src/wasm/layer.rs (query, its width,
 // key, value, then the options and the core's checks, which tests/oracle/layer.mjs makes).
 //   - Float64Array: the f64 forward (tests/oracle/layer.mjs as it is);
-//   - Float32Array with `training: true`: the same f64 forward on the (exactly widened) values,
-//     its results rounded once to f32;
-//   - Float32Array otherwise: the forward in f32, with the layer's parameters rounded to f32 once
-//     (the package packs them so) and f32's error model (LR.inF32); `backward` after it is refused
-//     with a plain Error.
+//   - Float32Array: the forward in f32, with the layer's parameters rounded to f32 once (the package
+//     packs them so) and f32's error model (LR.inF32). In evaluation mode `backward` after it is
+//     refused with a plain Error; with `training: true` (dropout factor 1/(1 − p) rounded to f32, as
+//     the layer multiplies by) `backward` is the oracle's backward in the same f32 error model, for
+//     every form of gradOutput: Float32Array (the package's f32 backward) and Float64Array or
+//     number[][] (its f64 derivative of the same f32 forward, whose error the f32 model also bounds).
 
 /** The largest f32 is just below 2^128; an f64 value from 2^127 on may round to ±Infinity. */
 const F32_ROUNDS_TO_INFINITY = 2 ** 127;
@@ -271,17 +272,14 @@ export function layerForward(L, query, key, value, options) {
   // the f64 forward makes every check of the package's, in its order
   const F = LR.forward(L, ...args);
   if (q.kind === 64) return { form: 'typed', kind: 64, mode: 'f64', F, nearOverflow: F.near };
-  if (F.training) {
-    const beyond = F.output.some(beyondF32);
-    return { form: 'typed', kind: 32, mode: 'training', F, nearOverflow: F.near || beyond };
-  }
-  // evaluation mode in f32: the oracle on the parameters rounded to f32, with f32's error model
+  // f32, in evaluation mode or training: the oracle on the parameters rounded to f32, with f32's error model
   // (its `near` flags magnitudes within 2^-24 of f32's range). (Its memory limit differs from the
   // f64 forward's, which made the check above; no generated case comes near either.)
   const L32 = f32Parameters(L);
   if (!L32) throw rangeError('a weight or bias of the layer is beyond f32: the f32 projections overflow');
   const F32 = LR.inF32(() => LR.forward(L32, ...args));
-  return { form: 'typed', kind: 32, mode: 'eval', F: F32, L32, outputFloor: f32OutputFloor(L32, F32), nearOverflow: F32.near };
+  const mode = F.training ? 'training' : 'eval';
+  return { form: 'typed', kind: 32, mode, F: F32, L32, outputFloor: f32OutputFloor(L32, F32), nearOverflow: F32.near };
 }
 
 /**
@@ -296,13 +294,13 @@ export function layerBackward(L, forward, gradOutput) {
       LR.readBatch(gradOutput, 'gradOutput');
       return { state: true };
     }
-    const Bk = LR.backward(L, forward.F, gradOutput);
+    const Bk = forward.mode === 'training' ? LR.inF32(() => LR.backward(forward.L32, forward.F, gradOutput)) : LR.backward(L, forward.F, gradOutput);
     return { form: 'nested', kind: 64, Bk, nearOverflow: Bk.near };
   }
   const g = readTyped(gradOutput, 'gradOutput', [2, 3]);
   if (g.shape[g.shape.length - 1] !== L.C) throw widthError(g, 'gradOutput', L.C);
   if (forward.mode === 'eval') return { state: true };
-  const Bk = LR.backward(L, forward.F, asNested(g));
-  const beyond = g.kind === 32 && Object.values(Bk.inputs).some((list) => list.some(beyondF32));
+  const Bk = forward.mode === 'training' ? LR.inF32(() => LR.backward(forward.L32, forward.F, asNested(g))) : LR.backward(L, forward.F, asNested(g));
+  const beyond = g.kind === 32 && (Object.values(Bk.inputs).some((list) => list.some(beyondF32)) || (forward.mode === 'training' && Object.values(Bk.params).some(beyondF32)));
   return { form: 'typed', kind: g.kind, Bk, nearOverflow: Bk.near || beyond };
 }

@@ -1,7 +1,8 @@
 // The same inputs give bit-identical output bytes in Node (nodejs build), Chromium and
 // Firefox (web build): T=16, C=12, numberOfHeads 3, seeded inputs, with and without `causal`;
 // grouped-query attention with a window, rotary embedding, and the layer with numKVHeads, rope
-// and a window, in one pass and decoded through a KV cache.
+// and a window, in one pass and decoded through a KV cache; and a Float32Array training step (forward
+// with dropout and the f32 backward: output, weights, input gradients, grads()).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -45,7 +46,7 @@ test('Firefox computes the fingerprint', { timeout: 120_000 }, async () => { res
 
 test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
   assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
-  for (const key of ['inputs', 'output', 'causal', 'grouped', 'groupedTrace', 'rotary', 'layer', 'decoded']) {
+  for (const key of ['inputs', 'output', 'causal', 'grouped', 'groupedTrace', 'rotary', 'layer', 'decoded', 'training', 'trainingGradients', 'trainingGrads']) {
     const reference = results.Node[key];
     t.diagnostic(`${key}: ${reference.count} Float64 values, SHA-256 ${reference.sha256}`);
     for (const runtime of ['Chromium', 'Firefox']) {
