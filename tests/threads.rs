@@ -110,3 +110,18 @@ fn the_layer_gives_the_same_bits_on_any_thread_count() {
         }
     }
 }
+
+#[test]
+fn f32_training_and_its_backward_give_the_same_bits_on_any_thread_count() {
+    let config = LayerConfig { kv_heads: 2, rope: Some(Rope { base: 10_000.0 }), dropout: 0.1, seed: 3, ..LayerConfig::new(C, H) };
+    let (x, g) = (narrow(&data(2 * T, C, 10)), narrow(&data(2 * T, C, 11)));
+    let options = ForwardOptions { mask: Mask::causal(), batched: true, training: true, ..ForwardOptions::default() };
+    same_bits("f32 training step", || {
+        let mut layer = MultiHeadAttention::new(&config).unwrap();
+        let b = Batch::new(&x[..], 2, T, C);
+        let out = layer.forward_f32(b, b, b, &options).unwrap().output;
+        let grads = layer.backward_f32(Batch::new(&g[..], 2, T, C), true).unwrap();
+        let params: Vec<u64> = layer.grads().unwrap().tensors().iter().flat_map(|(_, t)| bits64(t)).collect();
+        (bits32(&out), bits32(&grads.query), bits32(&grads.key), bits32(&grads.value), params)
+    });
+}
