@@ -15,8 +15,11 @@ const EXPECTED_FILES = [
   'attention_lab_bg.wasm', // one module, shared by the three builds
   'bundler.d.ts',
   'bundler.js',
-  'node.cjs',
+  'node.cjs', // Node's entry: loads node/attention_lab.js
   'node.d.cts',
+  'node/attention_lab.js', // the threads build's glue (CommonJS), for Node
+  'node/attention_lab_bg.wasm', // the threads build (shared memory, +atomics)
+  'node/package.json', // no "type": its glue is CommonJS, its snippets ES modules
   'package.json',
   'web.d.ts',
   'web.js',
@@ -29,7 +32,10 @@ test('npm pack lists exactly the expected files', () => {
   const snippets = paths.filter((p) => p.startsWith('snippets/'));
   assert.equal(snippets.length, 1, 'the readers (src/wasm/convert.js) are packed as the one snippet');
   for (const path of snippets) assert.match(path, /^snippets\/attention-lab-[0-9a-f]{16}\/src\/wasm\/convert\.js$/);
-  assert.deepEqual(paths.filter((p) => !p.startsWith('snippets/')), EXPECTED_FILES);
+  // the threads build has its own copy of the readers, and the workers' starter
+  const nodeSnippets = paths.filter((p) => p.startsWith('node/snippets/'));
+  assert.deepEqual(nodeSnippets.map((p) => p.replace(/attention-lab-[0-9a-f]{16}/, 'H')), ['node/snippets/H/src/wasm/convert.js', 'node/snippets/H/src/wasm/threads.js']);
+  assert.deepEqual(paths.filter((p) => !p.includes('snippets/')), EXPECTED_FILES);
   assert.equal(report.name, 'attention-lab');
 });
 
@@ -70,7 +76,7 @@ test('npm publish --dry-run (make package) uploads this pkg/: the same tarball a
   const [packed] = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { cwd: PKG }));
   assert.equal(report.integrity, packed.integrity, 'the dry run is stale (pkg/ changed since); run `make package`');
   assert.equal(report.id, `attention-lab@${JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8')).version}`);
-  assert.deepEqual(files.filter((p) => !p.startsWith('snippets/')), EXPECTED_FILES);
+  assert.deepEqual(files.filter((p) => !p.includes('snippets/')), EXPECTED_FILES);
 });
 
 test('npm publish --dry-run: no test files, no source maps whose sources are missing, nothing npm had to correct', () => {
