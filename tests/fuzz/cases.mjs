@@ -95,7 +95,7 @@ const mutateOptions = (r, spec, args) => mutateObject(r, spec, args, spec.option
 
 /** One mutation of a case's arguments. */
 function mutate(r, spec, args) {
-  const choices = [[6, 'matrix']];
+  const choices = spec.matrixArgs.length > 0 ? [[6, 'matrix']] : [];
   if (spec.optionsArg !== undefined) choices.push([4, 'options']);
   if (spec.objects !== undefined) choices.push([5, 'object']);
   if (spec.countArgs) choices.push([3, 'count']);

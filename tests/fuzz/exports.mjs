@@ -1241,9 +1241,38 @@ const modernMissing = MODERN_EXPORTS.filter((spec) => !spec.requires(lab));
 if (modernMissing.length > 0) throw new Error(`fuzz: the package lacks the exports of ${modernMissing.map((spec) => spec.name).join('; ')}`);
 
 /**
+ * Issue 15's exports, in the build the fuzzer loads (the default, single-threaded one): initThreadPool
+ * checks its argument (a TypeError for a non-number, a RangeError outside the integers 1..64) and
+ * returns a Promise (of 1); threadsInfo says 1 thread and no threads build. The threads build's
+ * pool is tested in tests/package/threads.test.mjs (a pool starts once per process).
+ */
+export const THREAD_EXPORTS = [
+  {
+    name: 'initThreadPool + threadsInfo',
+    requires: (pkg) => typeof pkg.initThreadPool === 'function' && typeof pkg.threadsInfo === 'function',
+    matrixArgs: [],
+    countArgs: [0],
+    valid: (r) => (r.bool(0.3) ? [] : [r.int(1, 64)]),
+    call(pkg, a) {
+      const promise = pkg.initThreadPool(...a);
+      const { threads, threadsBuild, reason } = pkg.threadsInfo();
+      return { promise: promise instanceof Promise, threads, threadsBuild, reason: typeof reason };
+    },
+    reference(a) {
+      const t = a[0];
+      if (t !== undefined && typeof t !== 'number') throw new Invalid('TypeError', 'threads is not a number');
+      if (t !== undefined && !(Number.isInteger(t) && t >= 1 && t <= 64)) throw new Invalid('RangeError', 'threads is not an integer from 1 to 64');
+      return { promise: true, threads: 1, threadsBuild: false, reason: 'string' };
+    },
+    compare: (actual, ref) => (['promise', 'threads', 'threadsBuild', 'reason'].every((k) => actual[k] === ref[k]) ? null : `got ${JSON.stringify(actual)}, expected ${JSON.stringify(ref)}`),
+  },
+];
+if (!THREAD_EXPORTS[0].requires(lab)) throw new Error('fuzz: the package lacks initThreadPool or threadsInfo');
+
+/**
  * Every export the fuzzer drives: the functions, the layer, typed input, linear, projectedSelfAttention,
- * the layer's typed forms and projectedSelfAttention's, then issue 13's (those the package has). Case i
+ * the layer's typed forms and projectedSelfAttention's, then issue 13's and issue 15's. Case i
  * runs table[i % table.length], so a longer table runs other entries at old indices: a replay of a
  * failure found with the shorter table passes that table to runCase (as fuzz.test.mjs does with EXPORTS).
  */
-export const FUZZ_EXPORTS = [...EXPORTS, ...LAYER_EXPORTS, ...TYPED_EXPORTS, ...TYPED_LAYER_EXPORTS, ...PROJECTED_TYPED_EXPORTS, ...MODERN_EXPORTS];
+export const FUZZ_EXPORTS = [...EXPORTS, ...LAYER_EXPORTS, ...TYPED_EXPORTS, ...TYPED_LAYER_EXPORTS, ...PROJECTED_TYPED_EXPORTS, ...MODERN_EXPORTS, ...THREAD_EXPORTS];
