@@ -55,9 +55,11 @@ THREADS_RUSTFLAGS := -C target-feature=+atomics,+bulk-memory,+simd128 -C llvm-ar
   -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base
 
 build-threads: setup-build setup-threads tests/node_modules
-	rm -rf target/pkg-node-threads/snippets
-	CARGO_UNSTABLE_BUILD_STD=panic_abort,std RUSTUP_TOOLCHAIN=nightly RUSTFLAGS="$(THREADS_RUSTFLAGS)" CARGO_TARGET_DIR=target/threads \
-	  $(WASM_PACK) build --release --no-opt --target nodejs --out-dir target/pkg-node-threads --out-name attention_lab --features threads
+	rm -rf target/pkg-node-threads/snippets target/pkg-web-threads/snippets
+	for target in nodejs web; do \
+	  CARGO_UNSTABLE_BUILD_STD=panic_abort,std RUSTUP_TOOLCHAIN=nightly RUSTFLAGS="$(THREADS_RUSTFLAGS)" CARGO_TARGET_DIR=target/threads \
+	    $(WASM_PACK) build --release --no-opt --target $$target --out-dir target/pkg-$${target%js}-threads --out-name attention_lab --features threads || exit 1; \
+	done
 
 # The npm package in pkg/: one wasm-pack build per runtime, assembled with pkg.json as the manifest
 # (tests/package/assemble.mjs says what goes where and fails when pkg.json's version is not Cargo.toml's).

@@ -3,7 +3,8 @@
 //! The package has two builds of the same code. The default one has no threads: its
 //! `initThreadPool` checks its argument and resolves to 1, and `threadsInfo` says why. The
 //! threads build (feature `threads`, `+atomics` through nightly's `-Z build-std`; Node's entry
-//! loads it) starts `threads − 1` workers on the module's shared memory: each runs one of
+//! loads it, and `attention-lab/web`'s `init()` on a cross-origin isolated page) starts
+//! `threads − 1` workers on the module's shared memory: each runs one of
 //! rayon's threads, the calling thread is the pool's thread 0 (rayon's `use_current_thread`),
 //! and `web_spin_lock` makes it spin instead of block where a browser's main thread may not.
 //! The workers are spawned by `threads.js` (the same scheme as wasm-bindgen-rayon, which has no
@@ -25,7 +26,7 @@ const TYPESCRIPT: &str = r#"
 export interface ThreadsInfo {
   /** The threads the calls use now: 1 until `initThreadPool` has started more. */
   threads: number;
-  /** Whether this build can start threads at all (Node's entry loads the threads build; the browser builds are single-threaded). */
+  /** Whether this build can start threads at all: Node's entry, and `attention-lab/web` on a cross-origin isolated page, load the threads build; the bundler entry and non-isolated pages the single-threaded one. */
   threadsBuild: boolean;
   /** Why `threads` is 1, or `null` when a pool is running. */
   reason: string | null;
@@ -76,7 +77,7 @@ fn info(threads_build: bool, reason: Option<&str>) -> JsValue {
 mod build {
     use super::*;
 
-    const REASON: &str = "this build of attention-lab is single-threaded (the browser and bundler builds are; Node's entry loads the threads build)";
+    const REASON: &str = "this is attention-lab's single-threaded build, which the bundler entry loads, and attention-lab/web on a page that is not cross-origin isolated (COOP/COEP headers); Node's entry and attention-lab/web on an isolated page load the threads build";
 
     /// Checks `threads` and resolves to 1: this build has no threads.
     #[wasm_bindgen(js_name = initThreadPool, skip_typescript)]
@@ -106,7 +107,7 @@ mod build {
     /// park) and `thread::sleep` (a timed `memory.atomic.wait32`) at times never woke, which hung
     /// about half of the pool starts. `threads.js` lets the workers spin only once the main
     /// thread is about to build the pool.
-    static WAITING: Mutex<Vec<rayon::ThreadBuilder>> = Mutex::new(Vec::new());
+    static WAITING: wasm_sync::Mutex<Vec<rayon::ThreadBuilder>> = wasm_sync::Mutex::new(Vec::new());
     /// How many are in [`WAITING`]: the workers look at it before they take the lock.
     static POSTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Assembles the npm package in `pkg/` from the three wasm-pack builds (`make package` runs it):
 //
-//   target/pkg-node-threads/ --target nodejs, the threads build (`make build-threads`)
-//                        → node/ (its glue, .wasm and snippets) + node.cjs + node.d.cts (Node: import and require, synchronous)
+//   target/pkg-node-threads/ --target nodejs, and target/pkg-web-threads/ --target web: the threads
+//                        build (`make build-threads`) → threads/: attention_lab.cjs (Node's glue, loaded
+//                        by node.cjs), attention_lab.js (the web glue, loaded by web.js's init() on a
+//                        cross-origin isolated page), their one .wasm and snippets
 //   target/pkg-node/     --target nodejs, the default build: not shipped, but its declarations must
 //                        be the threads build's (one API), and tests/js/ test it
 //   target/pkg-bundler/  --target bundler  → bundler.js + attention_lab_bg.js + bundler.d.ts  (Vite, webpack, browser condition)
@@ -38,6 +40,7 @@ const SNIPPETS = 'snippets';
 const BUILDS = {
   node: { dir: 'target/pkg-node', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
   nodeThreads: { dir: 'target/pkg-node-threads', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
+  webThreads: { dir: 'target/pkg-web-threads', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
   bundler: { dir: 'target/pkg-bundler', files: [`${NAME}.js`, `${NAME}_bg.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
   web: { dir: 'target/pkg-web', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
 };
@@ -48,13 +51,14 @@ const WASM_PACK_EXTRAS = ['package.json', 'README.md', 'LICENSE', '.gitignore'];
  * `declarations` marks a .d.ts (see DISPOSABLE).
  */
 const COPIES = [
-  { build: 'nodeThreads', from: `${NAME}.js`, to: `node/${NAME}.js`, selfTypes: '../node.d.cts' },
-  { build: 'nodeThreads', from: `${NAME}_bg.wasm`, to: `node/${NAME}_bg.wasm` },
+  { build: 'nodeThreads', from: `${NAME}.js`, to: `threads/${NAME}.cjs`, selfTypes: '../node.d.cts' },
+  { build: 'webThreads', from: `${NAME}.js`, to: `threads/${NAME}.js`, selfTypes: '../web.d.ts' },
+  { build: 'webThreads', from: `${NAME}_bg.wasm`, to: `threads/${NAME}_bg.wasm` },
   { build: 'node', from: `${NAME}.d.ts`, to: 'node.d.cts', declarations: true },
   { build: 'bundler', from: `${NAME}.js`, to: 'bundler.js', selfTypes: './bundler.d.ts' },
   { build: 'bundler', from: `${NAME}_bg.js`, to: `${NAME}_bg.js` },
   { build: 'bundler', from: `${NAME}.d.ts`, to: 'bundler.d.ts', declarations: true },
-  { build: 'web', from: `${NAME}.js`, to: 'web.js', selfTypes: './web.d.ts' },
+  { build: 'web', from: `${NAME}.js`, to: 'web-single.js', selfTypes: './web.d.ts' },
   { build: 'web', from: `${NAME}.d.ts`, to: 'web.d.ts', declarations: true },
   { build: 'web', from: `${NAME}_bg.wasm`, to: `${NAME}_bg.wasm` },
 ];
@@ -95,6 +99,7 @@ const declarationsOf = (target) => readFileSync(join(ROOT, BUILDS[target].dir, `
 if (!declarationsOf('nodeThreads').startsWith(declarationsOf('node'))) {
   fail(`${BUILDS.nodeThreads.dir}/${NAME}.d.ts does not start with ${BUILDS.node.dir}'s: the threads build must declare the same API`);
 }
+if (!wasmOf('nodeThreads').equals(wasmOf('webThreads'))) fail('the two threads builds emit different .wasm files; the package can no longer share one');
 for (const target of ['node', 'bundler']) {
   if (!wasmOf(target).equals(wasmOf('web'))) {
     fail(`${BUILDS[target].dir}/${NAME}_bg.wasm differs from the web build's; the package can no longer share one .wasm`);
@@ -106,17 +111,61 @@ const tree = (dir, prefix = '') => readdirSync(dir, { withFileTypes: true }).fla
   entry.isDirectory()
     ? tree(join(dir, entry.name), `${prefix}${entry.name}/`)
     : [[`${prefix}${entry.name}`, readFileSync(join(dir, entry.name)).toString('base64')]]);
-const snippetsOf = (target) => JSON.stringify(tree(join(ROOT, BUILDS[target].dir, SNIPPETS)).sort());
+const snippetsOfTarget = (target) => JSON.stringify(tree(join(ROOT, BUILDS[target].dir, SNIPPETS)).sort());
+if (snippetsOfTarget('nodeThreads') !== snippetsOfTarget('webThreads')) fail('the two threads builds emit different snippets; the package can no longer share one copy');
 for (const target of ['node', 'bundler']) {
-  if (snippetsOf(target) !== snippetsOf('web')) {
+  if (snippetsOfTarget(target) !== snippetsOfTarget('web')) {
     fail(`${BUILDS[target].dir}/${SNIPPETS} differs from the web build's; the package can no longer share one copy`);
   }
+}
+
+/**
+ * web.js: the exports of the single-threaded web glue (web-single.js) as live bindings, which
+ * `init()` rebinds to the threads build's glue (threads/attention_lab.js) where threads can start:
+ * a cross-origin isolated page or worker (SharedArrayBuffer and Worker present) and no
+ * `module_or_path` of the caller's (which names the single-threaded .wasm). `initSync` is the
+ * single-threaded build's (the threads build starts asynchronously anyway).
+ */
+function webEntry(glue) {
+  const names = [...glue.matchAll(/^export (?:function|class) (\w+)/gm)].map((m) => m[1]);
+  if (names.length < 10) fail('web glue: fewer than 10 exports found; update webEntry in tests/package/assemble.mjs');
+  return `/* @ts-self-types="./web.d.ts" */
+// attention-lab/web. \`await init()\` loads the threads build (./threads/) where threads can start
+// (a cross-origin isolated page or worker), else the single-threaded one (./web-single.js); the
+// exports below are bound to the one it loaded. See initThreadPool and threadsInfo.
+import * as single from './web-single.js';
+
+export let ${names.map((n) => `${n} = single.${n}`).join(',\n  ')};
+
+function bind(glue) {
+  ({ ${names.join(', ')} } = glue);
+}
+
+/** Whether shared memory and workers are available here (COOP/COEP on a page). */
+const threadsCanStart = () => globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function' && typeof Worker === 'function';
+
+export function initSync(module) {
+  bind(single);
+  return single.initSync(module);
+}
+
+export default async function init(module_or_path) {
+  if (module_or_path === undefined && threadsCanStart()) {
+    const threads = await import('./threads/${NAME}.js');
+    const output = await threads.default();
+    bind(threads);
+    return output;
+  }
+  bind(single);
+  return single.default(module_or_path);
+}
+`;
 }
 
 // ---- pass 3: copy into a fresh pkg/ ------------------------------------------
 
 rmSync(OUT, { recursive: true, force: true });
-mkdirSync(join(OUT, 'node'), { recursive: true });
+mkdirSync(join(OUT, 'threads'), { recursive: true });
 for (const { build, from, to, selfTypes, declarations } of COPIES) {
   const source = join(ROOT, BUILDS[build].dir, from);
   if (selfTypes) {
@@ -132,18 +181,20 @@ for (const { build, from, to, selfTypes, declarations } of COPIES) {
   }
 }
 cpSync(join(ROOT, BUILDS.web.dir, SNIPPETS), join(OUT, SNIPPETS), { recursive: true });
-cpSync(join(ROOT, BUILDS.nodeThreads.dir, SNIPPETS), join(OUT, 'node', SNIPPETS), { recursive: true });
-// The glue is CommonJS and its snippets ES modules, in a package whose "type" is "module": node/
-// gets a package.json without "type", where Node tells the two apart by their syntax (as in the
-// folder wasm-pack makes).
-writeFileSync(join(OUT, 'node', 'package.json'), JSON.stringify({ private: true, description: 'the threads build of attention-lab for Node (see ../node.cjs)' }, null, 2) + '\n');
+cpSync(join(ROOT, BUILDS.webThreads.dir, SNIPPETS), join(OUT, 'threads', SNIPPETS), { recursive: true });
+// The snippets are ES modules that the Node glue require()s, in a package whose "type" is
+// "module": threads/ gets a package.json without "type", where Node tells CommonJS and ES modules
+// apart by their syntax (as in the folder wasm-pack makes).
+writeFileSync(join(OUT, 'threads', 'package.json'), JSON.stringify({ private: true, description: 'the threads build of attention-lab (see ../node.cjs and ../web.js)' }, null, 2) + '\n');
 // Node's entry: the threads build's glue, which instantiates itself on the main thread only (its
 // pool's workers call initSync with the shared memory); in any other thread this file does.
 writeFileSync(join(OUT, 'node.cjs'), `/* @ts-self-types="./node.d.cts" */
-// attention-lab for Node: the threads build (see initThreadPool). Its glue is in ./node/.
-module.exports = require('./node/${NAME}.js');
+// attention-lab for Node: the threads build (see initThreadPool); its glue is threads/attention_lab.cjs.
+module.exports = require('./threads/${NAME}.cjs');
 module.exports.initSync();
 `);
+// The web entry: init() picks the build (see WEB_ENTRY).
+writeFileSync(join(OUT, 'web.js'), webEntry(readFileSync(join(ROOT, BUILDS.web.dir, `${NAME}.js`), 'utf8')));
 copyFileSync(join(ROOT, 'README.md'), join(OUT, 'README.md'));
 copyFileSync(join(ROOT, 'LICENSE'), join(OUT, 'LICENSE'));
 writeFileSync(join(OUT, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');

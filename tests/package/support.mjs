@@ -59,9 +59,13 @@ export function freshProject(fixture, manifest = {}) {
   return dir;
 }
 
-/** Serves `dir` statically on 127.0.0.1 (a free port); `close()` stops it. */
-export async function serve(dir) {
-  const server = createServer(sirv(dir, { dev: true }));
+/** The headers that make a page cross-origin isolated (shared memory, so threads). */
+export const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+
+/** Serves `dir` statically on 127.0.0.1 (a free port), with `headers` on every response; `close()` stops it. */
+export async function serve(dir, headers = {}) {
+  const setHeaders = (response) => Object.entries(headers).forEach(([name, value]) => response.setHeader(name, value));
+  const server = createServer(sirv(dir, { dev: true, setHeaders }));
   await new Promise((done) => server.listen(0, '127.0.0.1', done));
   return {
     url: `http://127.0.0.1:${server.address().port}/`,
