@@ -1,5 +1,6 @@
 // Vite builds the course into dist/ (all libraries, fonts and the wasm bundled: no CDN) and
-// `vite preview` serves it with the Content-Security-Policy below.
+// `vite preview` serves it with the Content-Security-Policy below, cross-origin isolated
+// (COOP/COEP: every page may use shared memory and so threads).
 import { defineConfig } from 'vite';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -48,6 +49,10 @@ function contentSecurityPolicy() {
         const reference = (req.url ?? '').startsWith('/api-reference/');
         res.setHeader('Content-Security-Policy', worker ? WORKER_CSP : reference ? referenceCsp : PAGE_CSP);
         res.setHeader('X-Content-Type-Options', 'nosniff');
+        // cross-origin isolation: shared memory, so attention-lab's threads build can start here
+        res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+        res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+        res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
         res.setHeader('Referrer-Policy', 'no-referrer');
         next();
       });
