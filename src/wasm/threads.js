@@ -49,6 +49,16 @@ function startBrowserWorkers(module, memory, count, go) {
 }
 
 export async function startWorkers(module, memory, requested, builder) {
+  try {
+    return await start(module, memory, requested, builder);
+  } catch (error) {
+    // workers that did start wait on `go` forever (unref'd in Node); the calls stay on 1 thread
+    builder.decline(`the workers did not start: ${error?.message ?? error}`);
+    return 1;
+  }
+}
+
+async function start(module, memory, requested, builder) {
   const threads = requested || Math.min(await coreCount(), 64);
   if (threads === 1) {
     builder.decline('initThreadPool was asked for 1 thread');

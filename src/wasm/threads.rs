@@ -96,7 +96,7 @@ mod build {
 mod build {
     use super::*;
     use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Mutex;
+    use wasm_sync::Mutex;
 
     /// Whether an `initThreadPool` has begun: the pool is started once.
     static BEGUN: AtomicBool = AtomicBool::new(false);
@@ -107,9 +107,10 @@ mod build {
     /// park) and `thread::sleep` (a timed `memory.atomic.wait32`) at times never woke, which hung
     /// about half of the pool starts. `threads.js` lets the workers spin only once the main
     /// thread is about to build the pool.
-    static WAITING: wasm_sync::Mutex<Vec<rayon::ThreadBuilder>> = wasm_sync::Mutex::new(Vec::new());
+    static WAITING: Mutex<Vec<rayon::ThreadBuilder>> = Mutex::new(Vec::new());
     /// How many are in [`WAITING`]: the workers look at it before they take the lock.
     static POSTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    // (`Mutex` is wasm_sync's: it spins where a browser's main thread may not block.)
 
     #[wasm_bindgen(module = "/src/wasm/threads.js")]
     extern "C" {

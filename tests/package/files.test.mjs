@@ -15,14 +15,16 @@ const EXPECTED_FILES = [
   'attention_lab_bg.wasm', // one module, shared by the three builds
   'bundler.d.ts',
   'bundler.js',
-  'node.cjs', // Node's entry: loads node/attention_lab.js
+  'node.cjs', // Node's entry: requires threads/attention_lab.cjs
   'node.d.cts',
-  'node/attention_lab.js', // the threads build's glue (CommonJS), for Node
-  'node/attention_lab_bg.wasm', // the threads build (shared memory, +atomics)
-  'node/package.json', // no "type": its glue is CommonJS, its snippets ES modules
   'package.json',
+  'threads/attention_lab.cjs', // the threads build's Node glue (CommonJS)
+  'threads/attention_lab.js', // the threads build's web glue, loaded by web.js on an isolated page
+  'threads/attention_lab_bg.wasm', // the threads build (shared memory, +atomics), one for both
+  'threads/package.json', // no "type": the Node glue require()s its ES-module snippets
+  'web-single.js', // the single-threaded web glue, loaded by web.js elsewhere
   'web.d.ts',
-  'web.js',
+  'web.js', // attention-lab/web: init() picks the build
 ];
 
 test('npm pack lists exactly the expected files', () => {
@@ -33,8 +35,8 @@ test('npm pack lists exactly the expected files', () => {
   assert.equal(snippets.length, 1, 'the readers (src/wasm/convert.js) are packed as the one snippet');
   for (const path of snippets) assert.match(path, /^snippets\/attention-lab-[0-9a-f]{16}\/src\/wasm\/convert\.js$/);
   // the threads build has its own copy of the readers, and the workers' starter
-  const nodeSnippets = paths.filter((p) => p.startsWith('node/snippets/'));
-  assert.deepEqual(nodeSnippets.map((p) => p.replace(/attention-lab-[0-9a-f]{16}/, 'H')), ['node/snippets/H/src/wasm/convert.js', 'node/snippets/H/src/wasm/threads.js']);
+  const threadSnippets = paths.filter((p) => p.startsWith('threads/snippets/'));
+  assert.deepEqual(threadSnippets.map((p) => p.replace(/attention-lab-[0-9a-f]{16}/, 'H')), ['threads/snippets/H/src/wasm/convert.js', 'threads/snippets/H/src/wasm/threads.js']);
   assert.deepEqual(paths.filter((p) => !p.includes('snippets/')), EXPECTED_FILES);
   assert.equal(report.name, 'attention-lab');
 });
