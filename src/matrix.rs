@@ -41,7 +41,25 @@ pub struct Strided<'a, F> {
 /// accumulated over `p` in increasing order (`out += a[i][p] · b[p]`): the spec's `MatMul`, the one
 /// f64 summation order. [`Matrix::matmul`] and the engine's f64 output projection run it; the
 /// engine's f64 scores and weighted sum write the same loop out (for speed), so all agree bit for bit.
+/// Blocks of rows are independent, so with threads they are split across them (same bits).
 pub fn matmul_into<F: Real>(a: Strided<F>, m: usize, k: usize, b: Strided<F>, n: usize, out: &mut [F], out_stride: usize) {
+    const ROWS: usize = 16;
+    if m == 0 || n == 0 {
+        return;
+    }
+    let split = crate::parallel::worth_splitting(m.div_ceil(ROWS), m * k * n);
+    if !split {
+        return matmul_rows(a, m, k, b, n, out, out_stride);
+    }
+    crate::parallel::for_each_chunk(&mut out[..(m - 1) * out_stride + n], ROWS * out_stride, true, |block, rows| {
+        let first = block * ROWS;
+        let a = Strided { data: &a.data[first * a.stride..], stride: a.stride };
+        matmul_rows(a, ROWS.min(m - first), k, b, n, rows, out_stride);
+    });
+}
+
+/// [`matmul_into`]'s loop.
+fn matmul_rows<F: Real>(a: Strided<F>, m: usize, k: usize, b: Strided<F>, n: usize, out: &mut [F], out_stride: usize) {
     for i in 0..m {
         let out_row = &mut out[i * out_stride..i * out_stride + n];
         out_row.fill(F::ZERO);
