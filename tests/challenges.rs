@@ -8,6 +8,7 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use attention_lab::wasm::attention::{dot_product_attention, multi_head_attention};
+use attention_lab::wasm::grouped::grouped_query_attention;
 use attention_lab::wasm::projected::projected_self_attention;
 use js_sys::Array;
 use serde_json::Value;
@@ -21,6 +22,7 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("02-multi-head-attention", include_str!("../challenges/02-multi-head-attention/tests.json")),
     ("03-causal-mask", include_str!("../challenges/03-causal-mask/tests.json")),
     ("04-learned-projections", include_str!("../challenges/04-learned-projections/tests.json")),
+    ("06-grouped-query", include_str!("../challenges/06-grouped-query/tests.json")),
 ];
 
 const SCHEMA: &str = "attention-lab/challenge-tests/1";
@@ -48,6 +50,10 @@ fn call(function: &str, args: &[Value]) -> Result<JsValue, JsValue> {
         "multiHeadAttention" => {
             assert!(args.len() <= 5, "multiHeadAttention takes at most 5 arguments");
             multi_head_attention(arg(0), arg(1), arg(2), arg(3), arg(4))
+        }
+        "groupedQueryAttention" => {
+            assert!(args.len() <= 4, "groupedQueryAttention takes at most 4 arguments");
+            grouped_query_attention(arg(0), arg(1), arg(2), arg(3))
         }
         "projectedSelfAttention" => {
             assert!(args.len() <= 2, "projectedSelfAttention takes at most 2 arguments");

@@ -2,6 +2,7 @@
 //! fixed case within the stated tolerance, every error case with the stated error class and
 //! message prefix. The wasm twin of this file, tests/challenges.rs, goes through the JS API.
 
+use attention_lab::grouped_query::grouped_query_attention;
 use attention_lab::layer::{projected_self_attention, ProjectedOptions};
 use attention_lab::{dot_product_attention, multi_head_attention, AttentionError, HeadSplit, Mask, Matrix, MultiHeadOptions};
 use serde_json::Value;
@@ -11,6 +12,7 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("02-multi-head-attention", include_str!("../challenges/02-multi-head-attention/tests.json")),
     ("03-causal-mask", include_str!("../challenges/03-causal-mask/tests.json")),
     ("04-learned-projections", include_str!("../challenges/04-learned-projections/tests.json")),
+    ("06-grouped-query", include_str!("../challenges/06-grouped-query/tests.json")),
 ];
 
 fn matrix(value: &Value) -> Matrix {
@@ -44,6 +46,11 @@ fn call(function: &str, args: &[Value]) -> Result<Matrix, AttentionError> {
     let (q, k, v) = (matrix(&args[0]), matrix(&args[1]), matrix(&args[2]));
     match function {
         "dotProductAttention" => dot_product_attention(&q, &k, &v, &mask(args.get(3))),
+        "groupedQueryAttention" => {
+            let o = &args[3];
+            let split = HeadSplit { number_of_heads: count(o, "numberOfHeads"), head_dimensions: count(o, "headDimensions") };
+            grouped_query_attention(&q, &k, &v, split, count(o, "numberOfKVHeads"), o.get("W_O").map(matrix).as_ref(), &mask(Some(o)))
+        }
         "multiHeadAttention" => {
             let o = &args[3];
             let mut options = MultiHeadOptions::new(count(o, "numberOfHeads"), count(o, "headDimensions"));
