@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { compareMatrices, randomArgs, seededRandom } from '../../www/src/cases.js';
+import { compareMatrices, randomArgs, referenceCall, seededRandom } from '../../www/src/cases.js';
 import { diagnose, detectable, VARIANTS } from '../../www/src/variants.js';
 import { MISTAKES, mistakenSource } from '../mistakes.mjs';
 
@@ -52,7 +52,8 @@ for (const folder of FOLDERS) {
     const next = seededRandom(20241121);
     for (let i = 0; i < 200; i++) {
       const args = randomArgs(tests.random, next);
-      const result = compareMatrices(fn(...structuredClone(args)), lab[tests.function](...args), tests.tolerance);
+      const reference = referenceCall(tests, structuredClone(args));
+      const result = compareMatrices(fn(...structuredClone(args)), lab[reference.name](...reference.args), tests.tolerance);
       assert.ok(result.pass, `random case ${i}: ${result.reason}`);
     }
   });

@@ -110,6 +110,14 @@ function grouped([Q, K, V, { numberOfHeads: h, numberOfKVHeads: kv, headDimensio
 }
 
 /**
+ * decode(Q, K, V, { numberOfHeads, headDimensions }) (challenge 05): every head attends over the
+ * cache, i.e. causally (or over the whole sequence with causal: false); no W_O, so a NaN in one
+ * head stays in that head's columns, as in a learner's loop.
+ */
+const decoded = ([Q, K, V, o], { causal = true, headScale, knobs = {} } = {}) =>
+  grouped([Q, K, V, { ...o, numberOfKVHeads: o.numberOfHeads }], { headScale, knobs: { ...(causal ? { allowed: causalAllowed } : {}), ...knobs } });
+
+/**
  * A model's prediction that the learner's code throws on a case (where the right answer is a
  * matrix): it matches a case on which the learner's function threw.
  */
@@ -123,6 +131,7 @@ export const VARIANTS = {
     multiHead: (args) => [multiHead(args, { headScale: () => 1 })],
     projected: (args) => [projected(args, { heads: { headScale: () => 1 } })],
     grouped: (args) => [grouped(args, { headScale: () => 1 })],
+    decode: (args) => [decoded(args, { headScale: () => 1 })],
   },
   'scale-by-C': {
     title: 'Scaled by √C instead of √headDimensions',
@@ -130,6 +139,7 @@ export const VARIANTS = {
     multiHead: (args) => [multiHead(args, { headScale: (d, C) => 1 / Math.sqrt(C) })],
     projected: (args) => [projected(args, { heads: { headScale: (d, C) => 1 / Math.sqrt(C) } })],
     grouped: (args) => [grouped(args, { headScale: (d, C) => 1 / Math.sqrt(C) })],
+    decode: (args) => [decoded(args, { headScale: (d, C) => 1 / Math.sqrt(C) })],
   },
   'softmax-axis': {
     title: 'Softmax over the wrong axis',
@@ -146,6 +156,7 @@ export const VARIANTS = {
     multiHead: (args) => [multiHead(args, { knobs: { stable: false } })],
     projected: (args) => [projected(args, { heads: { knobs: { stable: false } } })],
     grouped: (args) => [grouped(args, { knobs: { stable: false } })],
+    decode: (args) => [decoded(args, { knobs: { stable: false } })],
   },
   'k-not-transposed': {
     title: 'K not transposed',
@@ -209,6 +220,16 @@ export const VARIANTS = {
     hint: 'Masked scores set to 0 still get weight in the softmax, since e⁰ = 1. Use −Infinity, so that the weight e^(−∞) is exactly 0.',
     dotProduct: single({ maskMode: 'zero' }),
   },
+  'cache-bypassed': {
+    title: 'Attending over the whole sequence, not the cache',
+    hint: 'Token t\'s output matches attention over all T keys and values, the later tokens\' too. When token t is decoded, tokens after t do not exist yet: its query may only see the cache, which holds the keys and values of tokens 0 … t.',
+    decode: (args) => [decoded(args, { causal: false })],
+  },
+  'cache-overwritten': {
+    title: 'Cache overwritten instead of appended',
+    hint: 'Your output rows equal V\'s rows: each token attends to its own key and value only, so the cache keeps just the newest row. Append row t of K and V to the cache (push), keeping every earlier row.',
+    decode: ([, , V]) => [V],
+  },
   'kv-head-modulo': {
     title: 'KV head chosen by i mod numberOfKVHeads',
     hint: 'Your query head i reads key/value head i mod numberOfKVHeads, which spreads neighbouring query heads over different KV heads. The heads of a group are neighbours: query head i reads KV head ⌊i / (numberOfHeads / numberOfKVHeads)⌋, so with 4 query heads and 2 KV heads, heads 0 and 1 read KV head 0 and heads 2 and 3 read KV head 1.',
@@ -225,7 +246,7 @@ export const VARIANTS = {
 export function modelFor(id, functionName) {
   const variant = VARIANTS[id];
   if (!variant) throw new Error(`unknown mistake id ${id}`);
-  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected', groupedQueryAttention: 'grouped' }[functionName];
+  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected', groupedQueryAttention: 'grouped', decode: 'decode' }[functionName];
   if (!kind) throw new Error(`no mistake models for the function ${functionName}`);
   const model = variant[kind];
   if (!model) return null;
