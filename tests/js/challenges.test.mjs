@@ -74,6 +74,21 @@ for (const folder of FOLDERS) {
   });
 }
 
+test('a tests.json reference is honoured: its options change the answer, and referenceCall merges them into the last argument', () => {
+  const withReference = FOLDERS.map(testsOf).filter((t) => t.reference);
+  assert.ok(withReference.length > 0, 'no challenge uses reference');
+  for (const tests of withReference) {
+    assert.notEqual(tests.reference.function, tests.function, tests.challenge);
+    const args = tests.fixed[0].args;
+    const { name, args: merged } = referenceCall(tests, args);
+    assert.equal(name, tests.reference.function);
+    assert.deepEqual(merged.at(-1), { ...args.at(-1), ...tests.reference.options });
+    assert.deepEqual(merged.slice(0, -1), args.slice(0, -1));
+    const without = tests.fixed.map((c) => lab[tests.reference.function](...structuredClone(c.args)));
+    assert.ok(tests.fixed.some((c, i) => !compareMatrices(without[i], c.expected, tests.tolerance).pass), `${tests.challenge}: reference.options make no difference on any fixed case`);
+  }
+});
+
 test('the right answers are diagnosed as no mistake', async () => {
   for (const folder of FOLDERS) {
     const tests = testsOf(folder);
