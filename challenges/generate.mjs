@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { referenceCall } from '../www/src/cases.js';
 
 const SCHEMA = 'attention-lab/challenge-tests/1';
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -16,26 +17,40 @@ const PACKAGE = join(HERE, '..', 'target', 'pkg-node', 'attention_lab.js');
 
 const reference = createRequire(import.meta.url)(PACKAGE);
 
-/** Calls the reference export named `name` with `args`; returns { output } or { error }. */
-function callReference(name, args) {
+/**
+ * Calls the reference for a case of `spec`: the export named `spec.function`, or `spec.reference`
+ * (another export, with extra options; see README.md); returns { output } or { error }.
+ */
+function callReference(spec, caseArgs) {
+  const { name, args } = referenceCall(spec, structuredClone(caseArgs));
   const fn = reference[name];
   if (typeof fn !== 'function') throw new Error(`the package has no export ${name}`);
   try {
-    return { output: fn(...structuredClone(args)) };
+    return { output: fn(...args) };
   } catch (error) {
     return { error };
   }
 }
 
 function buildTests(spec) {
+  if (spec.reference) {
+    const { function: name, options, ...rest } = spec.reference;
+    if (typeof name !== 'string' || typeof options !== 'object' || options === null || Object.keys(rest).length) {
+      throw new Error(`${spec.challenge}: reference must be { function, options }`);
+    }
+    const last = (c) => c.args.at(-1);
+    for (const c of [...spec.fixed, ...spec.errors]) {
+      if (typeof last(c) !== 'object' || last(c) === null || Array.isArray(last(c))) throw new Error(`${spec.challenge}: "${c.name}" must end with an options object to merge reference.options into`);
+    }
+  }
   const fixed = spec.fixed.map((c) => {
-    const { output, error } = callReference(spec.function, c.args);
+    const { output, error } = callReference(spec, c.args);
     if (error) throw new Error(`${spec.challenge}: fixed case "${c.name}" throws in the reference: ${error}`);
     if (!output.flat().every(Number.isFinite)) throw new Error(`${spec.challenge}: "${c.name}" has a non-finite expected value`);
     return { name: c.name, why: c.why, args: c.args, expected: output };
   });
   const errors = spec.errors.map((c) => {
-    const { error } = callReference(spec.function, c.args);
+    const { error } = callReference(spec, c.args);
     if (!error) throw new Error(`${spec.challenge}: error case "${c.name}" does not throw in the reference`);
     if (error.name !== c.throws.name || !error.message.startsWith(c.throws.messageStartsWith)) {
       throw new Error(`${spec.challenge}: error case "${c.name}" throws ${error.name}: ${error.message}; the case expects ${c.throws.name}: ${c.throws.messageStartsWith}…`);
@@ -48,6 +63,7 @@ function buildTests(spec) {
     title: spec.title,
     summary: spec.summary,
     function: spec.function,
+    ...(spec.reference ? { reference: spec.reference } : {}),
     tolerance: spec.tolerance,
     variants: spec.variants,
     fixed,

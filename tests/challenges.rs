@@ -8,6 +8,7 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use attention_lab::wasm::attention::{dot_product_attention, multi_head_attention};
+use attention_lab::wasm::grouped::grouped_query_attention;
 use attention_lab::wasm::projected::projected_self_attention;
 use js_sys::Array;
 use serde_json::Value;
@@ -21,6 +22,8 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("02-multi-head-attention", include_str!("../challenges/02-multi-head-attention/tests.json")),
     ("03-causal-mask", include_str!("../challenges/03-causal-mask/tests.json")),
     ("04-learned-projections", include_str!("../challenges/04-learned-projections/tests.json")),
+    ("05-kv-cache", include_str!("../challenges/05-kv-cache/tests.json")),
+    ("06-grouped-query", include_str!("../challenges/06-grouped-query/tests.json")),
 ];
 
 const SCHEMA: &str = "attention-lab/challenge-tests/1";
@@ -49,12 +52,31 @@ fn call(function: &str, args: &[Value]) -> Result<JsValue, JsValue> {
             assert!(args.len() <= 5, "multiHeadAttention takes at most 5 arguments");
             multi_head_attention(arg(0), arg(1), arg(2), arg(3), arg(4))
         }
+        "groupedQueryAttention" => {
+            assert!(args.len() <= 4, "groupedQueryAttention takes at most 4 arguments");
+            grouped_query_attention(arg(0), arg(1), arg(2), arg(3))
+        }
         "projectedSelfAttention" => {
             assert!(args.len() <= 2, "projectedSelfAttention takes at most 2 arguments");
             projected_self_attention(arg(0), arg(1))
         }
         other => panic!("tests.json names {other}, which the reference does not export"),
     }
+}
+
+/// The reference's function and arguments for a case (challenges/README.md, `reference`): the
+/// function tests.json names with the same arguments, or `reference.function` with
+/// `reference.options` merged into the last argument (the options object).
+fn reference_call(tests: &Value, args: &[Value]) -> (String, Vec<Value>) {
+    let Some(reference) = tests.get("reference") else {
+        return (tests["function"].as_str().expect("function").to_owned(), args.to_vec());
+    };
+    let mut args = args.to_vec();
+    let last = args.last_mut().and_then(Value::as_object_mut).expect("a case with a reference ends with an options object");
+    for (key, value) in reference["options"].as_object().expect("reference.options") {
+        last.insert(key.clone(), value.clone());
+    }
+    (reference["function"].as_str().expect("reference.function").to_owned(), args)
 }
 
 fn rows_of(value: &JsValue) -> Vec<Vec<f64>> {
@@ -94,7 +116,6 @@ fn the_reference_passes_every_fixed_case() {
     let mut count = 0;
     for (folder, text) in CHALLENGES {
         let tests = parse(folder, text);
-        let function = tests["function"].as_str().expect("function");
         let tolerance = tests["tolerance"].as_f64().expect("tolerance");
         assert!(tolerance > 0.0 && tolerance <= 1e-9, "{folder}: tolerance {tolerance} is looser than 1e-9");
         let fixed = tests["fixed"].as_array().expect("fixed");
@@ -102,7 +123,8 @@ fn the_reference_passes_every_fixed_case() {
         for case in fixed {
             count += 1;
             let name = case["name"].as_str().expect("name");
-            match call(function, case["args"].as_array().expect("args")) {
+            let (function, args) = reference_call(&tests, case["args"].as_array().expect("args"));
+            match call(&function, &args) {
                 Ok(output) => {
                     if let Some(why) = mismatch(&rows_of(&output), &json_rows(&case["expected"]), tolerance) {
                         failures.push(format!("{folder} / {name}: {why}"));
@@ -119,14 +141,14 @@ fn the_reference_passes_every_fixed_case() {
 fn the_reference_throws_the_stated_error_for_every_error_case() {
     for (folder, text) in CHALLENGES {
         let tests = parse(folder, text);
-        let function = tests["function"].as_str().expect("function");
         let errors = tests["errors"].as_array().expect("errors");
         assert!(!errors.is_empty(), "{folder} has no error case");
         for case in errors {
             let name = case["name"].as_str().expect("name");
             let want_class = case["throws"]["name"].as_str().expect("throws.name");
             let want_prefix = case["throws"]["messageStartsWith"].as_str().expect("throws.messageStartsWith");
-            let thrown = call(function, case["args"].as_array().expect("args"))
+            let (function, args) = reference_call(&tests, case["args"].as_array().expect("args"));
+            let thrown = call(&function, &args)
                 .expect_err(&format!("{folder} / {name}: the reference did not throw"));
             let error: js_sys::Error = thrown.dyn_into().unwrap_or_else(|v| panic!("{folder} / {name}: threw a non-Error {v:?}"));
             let (class, message) = (String::from(error.name()), String::from(error.message()));
@@ -193,7 +215,6 @@ fn the_random_recipe_only_makes_inputs_the_reference_accepts() {
     let mut rng = Rng(0x5EED_1234_ABCD_0001);
     for (folder, text) in CHALLENGES {
         let tests = parse(folder, text);
-        let function = tests["function"].as_str().expect("function");
         let random = &tests["random"];
         let count = random["count"].as_u64().expect("random.count");
         assert!(count >= 1, "{folder}: no random cases");
@@ -211,7 +232,8 @@ fn the_random_recipe_only_makes_inputs_the_reference_accepts() {
                 sizes.insert(name.clone(), serde_json::json!(value));
             }
             let args: Vec<Value> = random["args"].as_array().expect("args").iter().map(|t| instantiate(t, &sizes, entries, &mut rng)).collect();
-            let output = call(function, &args).unwrap_or_else(|e| panic!("{folder}: the reference rejects a random case {args:?}: {e:?}"));
+            let (function, args) = reference_call(&tests, &args);
+            let output = call(&function, &args).unwrap_or_else(|e| panic!("{folder}: the reference rejects a random case {args:?}: {e:?}"));
             assert!(rows_of(&output).iter().flatten().all(|x| x.is_finite()), "{folder}: non-finite output");
         }
     }

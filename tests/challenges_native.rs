@@ -2,6 +2,7 @@
 //! fixed case within the stated tolerance, every error case with the stated error class and
 //! message prefix. The wasm twin of this file, tests/challenges.rs, goes through the JS API.
 
+use attention_lab::grouped_query::grouped_query_attention;
 use attention_lab::layer::{projected_self_attention, ProjectedOptions};
 use attention_lab::{dot_product_attention, multi_head_attention, AttentionError, HeadSplit, Mask, Matrix, MultiHeadOptions};
 use serde_json::Value;
@@ -11,6 +12,8 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("02-multi-head-attention", include_str!("../challenges/02-multi-head-attention/tests.json")),
     ("03-causal-mask", include_str!("../challenges/03-causal-mask/tests.json")),
     ("04-learned-projections", include_str!("../challenges/04-learned-projections/tests.json")),
+    ("05-kv-cache", include_str!("../challenges/05-kv-cache/tests.json")),
+    ("06-grouped-query", include_str!("../challenges/06-grouped-query/tests.json")),
 ];
 
 fn matrix(value: &Value) -> Matrix {
@@ -44,6 +47,11 @@ fn call(function: &str, args: &[Value]) -> Result<Matrix, AttentionError> {
     let (q, k, v) = (matrix(&args[0]), matrix(&args[1]), matrix(&args[2]));
     match function {
         "dotProductAttention" => dot_product_attention(&q, &k, &v, &mask(args.get(3))),
+        "groupedQueryAttention" => {
+            let o = &args[3];
+            let split = HeadSplit { number_of_heads: count(o, "numberOfHeads"), head_dimensions: count(o, "headDimensions") };
+            grouped_query_attention(&q, &k, &v, split, count(o, "numberOfKVHeads"), o.get("W_O").map(matrix).as_ref(), &mask(Some(o)))
+        }
         "multiHeadAttention" => {
             let o = &args[3];
             let mut options = MultiHeadOptions::new(count(o, "numberOfHeads"), count(o, "headDimensions"));
@@ -53,6 +61,21 @@ fn call(function: &str, args: &[Value]) -> Result<Matrix, AttentionError> {
         }
         other => panic!("unknown function {other}"),
     }
+}
+
+/// The reference's function and arguments for a case (challenges/README.md, `reference`): the
+/// function tests.json names with the same arguments, or `reference.function` with
+/// `reference.options` merged into the last argument (the options object).
+fn reference_call(tests: &Value, args: &[Value]) -> (String, Vec<Value>) {
+    let Some(reference) = tests.get("reference") else {
+        return (tests["function"].as_str().expect("function").to_owned(), args.to_vec());
+    };
+    let mut args = args.to_vec();
+    let last = args.last_mut().and_then(Value::as_object_mut).expect("a case with a reference ends with an options object");
+    for (key, value) in reference["options"].as_object().expect("reference.options") {
+        last.insert(key.clone(), value.clone());
+    }
+    (reference["function"].as_str().expect("reference.function").to_owned(), args)
 }
 
 fn tests() -> impl Iterator<Item = (&'static str, Value)> {
@@ -67,12 +90,12 @@ fn tests() -> impl Iterator<Item = (&'static str, Value)> {
 fn the_core_passes_every_fixed_case() {
     let mut count = 0;
     for (folder, tests) in tests() {
-        let function = tests["function"].as_str().expect("function");
         let tolerance = tests["tolerance"].as_f64().expect("tolerance");
         assert!(tolerance <= 1e-9, "{folder}: tolerance {tolerance}");
         for case in tests["fixed"].as_array().expect("fixed") {
             let name = case["name"].as_str().expect("name");
-            let output = call(function, case["args"].as_array().expect("args")).unwrap_or_else(|e| panic!("{folder} / {name}: {e}"));
+            let (function, args) = reference_call(&tests, case["args"].as_array().expect("args"));
+            let output = call(&function, &args).unwrap_or_else(|e| panic!("{folder} / {name}: {e}"));
             let expected = matrix(&case["expected"]);
             assert_eq!(output.shape(), expected.shape(), "{folder} / {name}");
             for (i, (&a, &e)) in output.data().iter().zip(expected.data()).enumerate() {
@@ -87,10 +110,10 @@ fn the_core_passes_every_fixed_case() {
 #[test]
 fn the_core_fails_every_error_case_with_the_stated_class_and_message() {
     for (folder, tests) in tests() {
-        let function = tests["function"].as_str().expect("function");
         for case in tests["errors"].as_array().expect("errors") {
             let name = case["name"].as_str().expect("name");
-            let error = call(function, case["args"].as_array().expect("args")).expect_err(name);
+            let (function, args) = reference_call(&tests, case["args"].as_array().expect("args"));
+            let error = call(&function, &args).expect_err(name);
             let class = match error {
                 AttentionError::Type(_) => "TypeError",
                 AttentionError::Range(_) => "RangeError",

@@ -41,6 +41,17 @@ export const MISTAKES = [
   { challenge: '04-learned-projections', id: 'softmax-axis', edit: AXIS },
   { challenge: '04-learned-projections', id: 'k-not-transposed', edit: ['matMul(Q, transpose(K))', 'matMul(Q, K)'] },
   { challenge: '04-learned-projections', id: 'no-max-subtraction', edit: NO_MAX },
+  { challenge: '05-kv-cache', id: 'cache-bypassed', edit: ['rows.push(attendToCache(Q[t], cache, numberOfHeads, headDimensions));', 'rows.push(attendToCache(Q[t], { keys: K, values: V }, numberOfHeads, headDimensions));'] },
+  { challenge: '05-kv-cache', id: 'cache-overwritten', edit: ['cache.keys.push(key); cache.values.push(value);', 'cache.keys = [key]; cache.values = [value];'] },
+  { challenge: '05-kv-cache', id: 'scale-by-C', edit: ['const scale = 1 / Math.sqrt(headDimensions);', 'const scale = 1 / Math.sqrt(numberOfHeads * headDimensions);'] },
+  { challenge: '05-kv-cache', id: 'no-scaling', edit: ['const scale = 1 / Math.sqrt(headDimensions);', 'const scale = 1;'] },
+  { challenge: '05-kv-cache', id: 'no-max-subtraction', edit: NO_MAX },
+  { challenge: '06-grouped-query', id: 'kv-head-modulo', edit: ['const kvHead = Math.floor(head / group);', 'const kvHead = head % numberOfKVHeads;'] },
+  { challenge: '06-grouped-query', id: 'kv-sliced-as-query', edit: ['const kvHead = Math.floor(head / group);', 'const kvHead = head;'] },
+  { challenge: '06-grouped-query', id: 'scale-by-C', edit: ['attention(Q_h, K_h, V_h, headDimensions)', 'attention(Q_h, K_h, V_h, C)'] },
+  { challenge: '06-grouped-query', id: 'no-scaling', edit: ['const scale = 1 / Math.sqrt(width);', 'const scale = 1;'] },
+  { challenge: '06-grouped-query', id: 'softmax-axis', edit: AXIS },
+  { challenge: '06-grouped-query', id: 'no-max-subtraction', edit: NO_MAX },
 ];
 
 /** The mistaken source; throws if the edit no longer applies to solution.js. */

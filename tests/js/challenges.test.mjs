@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { compareMatrices, randomArgs, seededRandom } from '../../www/src/cases.js';
+import { compareMatrices, randomArgs, referenceCall, seededRandom } from '../../www/src/cases.js';
 import { diagnose, detectable, VARIANTS } from '../../www/src/variants.js';
 import { MISTAKES, mistakenSource } from '../mistakes.mjs';
 
@@ -52,7 +52,8 @@ for (const folder of FOLDERS) {
     const next = seededRandom(20241121);
     for (let i = 0; i < 200; i++) {
       const args = randomArgs(tests.random, next);
-      const result = compareMatrices(fn(...structuredClone(args)), lab[tests.function](...args), tests.tolerance);
+      const reference = referenceCall(tests, structuredClone(args));
+      const result = compareMatrices(fn(...structuredClone(args)), lab[reference.name](...reference.args), tests.tolerance);
       assert.ok(result.pass, `random case ${i}: ${result.reason}`);
     }
   });
@@ -72,6 +73,21 @@ for (const folder of FOLDERS) {
     }
   });
 }
+
+test('a tests.json reference is honoured: its options change the answer, and referenceCall merges them into the last argument', () => {
+  const withReference = FOLDERS.map(testsOf).filter((t) => t.reference);
+  assert.ok(withReference.length > 0, 'no challenge uses reference');
+  for (const tests of withReference) {
+    assert.notEqual(tests.reference.function, tests.function, tests.challenge);
+    const args = tests.fixed[0].args;
+    const { name, args: merged } = referenceCall(tests, args);
+    assert.equal(name, tests.reference.function);
+    assert.deepEqual(merged.at(-1), { ...args.at(-1), ...tests.reference.options });
+    assert.deepEqual(merged.slice(0, -1), args.slice(0, -1));
+    const without = tests.fixed.map((c) => lab[tests.reference.function](...structuredClone(c.args)));
+    assert.ok(tests.fixed.some((c, i) => !compareMatrices(without[i], c.expected, tests.tolerance).pass), `${tests.challenge}: reference.options make no difference on any fixed case`);
+  }
+});
 
 test('the right answers are diagnosed as no mistake', async () => {
   for (const folder of FOLDERS) {

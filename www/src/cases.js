@@ -74,3 +74,16 @@ export function randomArgs(random, next) {
   };
   return random.args.map(make);
 }
+
+/**
+ * How the reference computes a case (challenges/README.md, `reference`): the package export and
+ * its arguments. Without `tests.reference` it is the learner's function name with the same
+ * arguments; with it, `reference.function` with `reference.options` merged into the last
+ * argument (the options object). Returns { name, args }; `args` is a new array.
+ */
+export function referenceCall(tests, args) {
+  const reference = tests.reference;
+  if (!reference) return { name: tests.function, args: [...args] };
+  const last = args.length - 1;
+  return { name: reference.function, args: args.map((a, i) => (i === last ? { ...a, ...reference.options } : a)) };
+}

@@ -93,6 +93,36 @@ function projected([X, options], { project = matMul, outputProjection = true, he
   return concat && project(concat, W_O);
 }
 
+/**
+ * groupedQueryAttention(Q, K, V, { numberOfHeads, numberOfKVHeads, headDimensions }) (challenge 06):
+ * query head i reads K/V head kvHeadOf(i, numberOfHeads, numberOfKVHeads); no W_O.
+ */
+function grouped([Q, K, V, { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d }], { kvHeadOf = (i) => Math.floor(i / (h / kv)), headScale = (dh) => 1 / Math.sqrt(dh), knobs = {} } = {}) {
+  const C = h * d;
+  const contexts = [];
+  for (let head = 0; head < h; head++) {
+    const g = kvHeadOf(head, h, kv);
+    const context = attend(sliceColumns(Q, head * d, (head + 1) * d), sliceColumns(K, g * d, (g + 1) * d), sliceColumns(V, g * d, (g + 1) * d), { scale: headScale(d, C), ...knobs });
+    if (!context) return null;
+    contexts.push(context);
+  }
+  return concatColumns(contexts);
+}
+
+/**
+ * decode(Q, K, V, { numberOfHeads, headDimensions }) (challenge 05): every head attends over the
+ * cache, i.e. causally (or over the whole sequence with causal: false); no W_O, so a NaN in one
+ * head stays in that head's columns, as in a learner's loop.
+ */
+const decoded = ([Q, K, V, o], { causal = true, headScale, knobs = {} } = {}) =>
+  grouped([Q, K, V, { ...o, numberOfKVHeads: o.numberOfHeads }], { headScale, knobs: { ...(causal ? { allowed: causalAllowed } : {}), ...knobs } });
+
+/**
+ * A model's prediction that the learner's code throws on a case (where the right answer is a
+ * matrix): it matches a case on which the learner's function threw.
+ */
+export const THROWS = Symbol('throws');
+
 export const VARIANTS = {
   'no-scaling': {
     title: 'No scaling',
@@ -100,12 +130,16 @@ export const VARIANTS = {
     dotProduct: single({ scale: 1 }),
     multiHead: (args) => [multiHead(args, { headScale: () => 1 })],
     projected: (args) => [projected(args, { heads: { headScale: () => 1 } })],
+    grouped: (args) => [grouped(args, { headScale: () => 1 })],
+    decode: (args) => [decoded(args, { headScale: () => 1 })],
   },
   'scale-by-C': {
     title: 'Scaled by √C instead of √headDimensions',
     hint: 'Your outputs match dividing the scores by √C (all the columns). Inside a head the dot products run over headDimensions columns only, so divide by √headDimensions.',
     multiHead: (args) => [multiHead(args, { headScale: (d, C) => 1 / Math.sqrt(C) })],
     projected: (args) => [projected(args, { heads: { headScale: (d, C) => 1 / Math.sqrt(C) } })],
+    grouped: (args) => [grouped(args, { headScale: (d, C) => 1 / Math.sqrt(C) })],
+    decode: (args) => [decoded(args, { headScale: (d, C) => 1 / Math.sqrt(C) })],
   },
   'softmax-axis': {
     title: 'Softmax over the wrong axis',
@@ -113,6 +147,7 @@ export const VARIANTS = {
     dotProduct: single({ axis: 'columns' }),
     multiHead: (args) => [multiHead(args, { knobs: { axis: 'columns' } })],
     projected: (args) => [projected(args, { heads: { knobs: { axis: 'columns' } } })],
+    grouped: (args) => [grouped(args, { knobs: { axis: 'columns' } })],
   },
   'no-max-subtraction': {
     title: 'Softmax without max-subtraction',
@@ -120,6 +155,8 @@ export const VARIANTS = {
     dotProduct: single({ stable: false }),
     multiHead: (args) => [multiHead(args, { knobs: { stable: false } })],
     projected: (args) => [projected(args, { heads: { knobs: { stable: false } } })],
+    grouped: (args) => [grouped(args, { knobs: { stable: false } })],
+    decode: (args) => [decoded(args, { knobs: { stable: false } })],
   },
   'k-not-transposed': {
     title: 'K not transposed',
@@ -183,13 +220,33 @@ export const VARIANTS = {
     hint: 'Masked scores set to 0 still get weight in the softmax, since e⁰ = 1. Use −Infinity, so that the weight e^(−∞) is exactly 0.',
     dotProduct: single({ maskMode: 'zero' }),
   },
+  'cache-bypassed': {
+    title: 'Attending over the whole sequence, not the cache',
+    hint: 'Token t\'s output matches attention over all T keys and values, the later tokens\' too. When token t is decoded, tokens after t do not exist yet: its query may only see the cache, which holds the keys and values of tokens 0 … t.',
+    decode: (args) => [decoded(args, { causal: false })],
+  },
+  'cache-overwritten': {
+    title: 'Cache overwritten instead of appended',
+    hint: 'Your output rows equal V\'s rows: each token attends to its own key and value only, so the cache keeps just the newest row. Append row t of K and V to the cache (push), keeping every earlier row.',
+    decode: ([, , V]) => [V],
+  },
+  'kv-head-modulo': {
+    title: 'KV head chosen by i mod numberOfKVHeads',
+    hint: 'Your query head i reads key/value head i mod numberOfKVHeads, which spreads neighbouring query heads over different KV heads. The heads of a group are neighbours: query head i reads KV head ⌊i / (numberOfHeads / numberOfKVHeads)⌋, so with 4 query heads and 2 KV heads, heads 0 and 1 read KV head 0 and heads 2 and 3 read KV head 1.',
+    grouped: (args) => [grouped(args, { kvHeadOf: (i, h, kv) => i % kv })],
+  },
+  'kv-sliced-as-query': {
+    title: 'K and V sliced as if they had numberOfHeads heads',
+    hint: 'Your function is right when numberOfKVHeads = numberOfHeads and throws otherwise: it reads K and V as if they were C = numberOfHeads · headDimensions wide (slicing them with query head i\'s own columns, or checking their width against C). K and V are only C_kv = numberOfKVHeads · headDimensions wide: query head i takes the columns of KV head ⌊i / (numberOfHeads / numberOfKVHeads)⌋.',
+    grouped: (args) => [args[3].numberOfKVHeads === args[3].numberOfHeads ? grouped(args) : THROWS],
+  },
 };
 
 /** The model of mistake `id` for a tests.json `function`, or null when the mistake does not apply. */
 export function modelFor(id, functionName) {
   const variant = VARIANTS[id];
   if (!variant) throw new Error(`unknown mistake id ${id}`);
-  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected' }[functionName];
+  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected', groupedQueryAttention: 'grouped', decode: 'decode' }[functionName];
   if (!kind) throw new Error(`no mistake models for the function ${functionName}`);
   const model = variant[kind];
   if (!model) return null;
@@ -218,7 +275,8 @@ function sameMatrix(a, b, tolerance) {
  * The mistakes that explain a learner's fixed-case outputs.
  * `outputs[i]` is the learner's return value for tests.fixed[i] (undefined when it threw).
  * A form of a model matches when it is defined on at least one case, equals the learner's output
- * wherever it is defined, and differs from the expected answer on at least one such case.
+ * wherever it is defined, and differs from the expected answer on at least one such case. A
+ * prediction THROWS matches a case where the learner's function threw (outputs[i] undefined).
  */
 export function diagnose(tests, outputs) {
   const tolerance = Math.max(tests.tolerance, 1e-9);
@@ -239,6 +297,11 @@ export function diagnose(tests, outputs) {
         const predicted = perCase[i][form];
         if (!predicted || !matches) return;
         defined++;
+        if (predicted === THROWS) {
+          if (outputs[i] !== undefined) matches = false;
+          else distinguishing++; // the right answer is a matrix, never a throw
+          return;
+        }
         if (!sameMatrix(outputs[i], predicted, tolerance)) matches = false;
         else if (wrong(predicted, c.expected)) distinguishing++;
       });
@@ -256,5 +319,5 @@ export function detectable(tests, id) {
   const model = modelFor(id, tests.function);
   if (!model) return false;
   const outputsPerForm = tests.fixed.map((c) => model(c.args));
-  return outputsPerForm.some((forms, i) => forms.some((p) => p && (!sameMatrix(p, tests.fixed[i].expected, tests.tolerance) || p.flat().some((x) => !Number.isFinite(x)))));
+  return outputsPerForm.some((forms, i) => forms.some((p) => p && (p === THROWS || !sameMatrix(p, tests.fixed[i].expected, tests.tolerance) || p.flat().some((x) => !Number.isFinite(x)))));
 }
