@@ -41,6 +41,9 @@ export const MISTAKES = [
   { challenge: '04-learned-projections', id: 'softmax-axis', edit: AXIS },
   { challenge: '04-learned-projections', id: 'k-not-transposed', edit: ['matMul(Q, transpose(K))', 'matMul(Q, K)'] },
   { challenge: '04-learned-projections', id: 'no-max-subtraction', edit: NO_MAX },
+  { challenge: '07-rope', id: 'rope-interleaved', edit: ['const [ia, ib] = [start + i, start + i + half];', 'const [ia, ib] = [start + 2 * i, start + 2 * i + 1];'] },
+  { challenge: '07-rope', id: 'rope-angle-exponent', edit: ['base ** ((-2 * i) / headDimensions)', 'base ** (-i / headDimensions)'] },
+  { challenge: '07-rope', id: 'rope-offset-ignored', edit: ['const position = offset + r;', 'const position = r;'] },
 ];
 
 /** The mistaken source; throws if the edit no longer applies to solution.js. */

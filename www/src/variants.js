@@ -93,6 +93,28 @@ function projected([X, options], { project = matMul, outputProjection = true, he
   return concat && project(concat, W_O);
 }
 
+/**
+ * rotaryEmbedding(X, { numberOfHeads, headDimensions, base, offset }) with the mistake's knobs:
+ * `pairs` 'half' (right: column i with i + d/2) or 'interleaved' (2i with 2i + 1), `exponent(i, d)`
+ * the power of 1/base for pair i (right: 2i/d), `useOffset` false for positions that ignore the offset.
+ */
+function rope([X, { numberOfHeads: h, headDimensions: d, base = 10000, offset = 0 }], { pairs = 'half', exponent = (i, dh) => (2 * i) / dh, useOffset = true } = {}) {
+  if (d % 2 !== 0 || X.some((row) => row.length !== h * d)) return null;
+  return X.map((row, r) => {
+    const p = (useOffset ? offset : 0) + r;
+    const out = row.slice();
+    for (let head = 0; head < h; head++) {
+      for (let i = 0; i < d / 2; i++) {
+        const [ia, ib] = pairs === 'half' ? [head * d + i, head * d + i + d / 2] : [head * d + 2 * i, head * d + 2 * i + 1];
+        const angle = p * base ** -exponent(i, d);
+        out[ia] = row[ia] * Math.cos(angle) - row[ib] * Math.sin(angle);
+        out[ib] = row[ia] * Math.sin(angle) + row[ib] * Math.cos(angle);
+      }
+    }
+    return out;
+  });
+}
+
 export const VARIANTS = {
   'no-scaling': {
     title: 'No scaling',
@@ -183,13 +205,28 @@ export const VARIANTS = {
     hint: 'Masked scores set to 0 still get weight in the softmax, since e⁰ = 1. Use −Infinity, so that the weight e^(−∞) is exactly 0.',
     dotProduct: single({ maskMode: 'zero' }),
   },
+  'rope-interleaved': {
+    title: 'Interleaved pairs instead of rotate-half',
+    hint: 'Your outputs match rotating the neighbouring columns (2i, 2i + 1) together, the layout of the original RoFormer paper. This challenge (like Llama and GPT-NeoX) uses the rotate-half layout: inside a head of width d, column i pairs with column i + d/2.',
+    rope: (args) => [rope(args, { pairs: 'interleaved' })],
+  },
+  'rope-angle-exponent': {
+    title: 'Angle base^(−i/d) instead of base^(−2i/d)',
+    hint: 'Your outputs match turning pair i by p · base^(−i/d). The exponent is 2i/d: pair i holds columns i and i + d/2, and the frequencies run from 1 down to base^(−(d−2)/d), one per pair.',
+    rope: (args) => [rope(args, { exponent: (i, d) => i / d })],
+  },
+  'rope-offset-ignored': {
+    title: 'offset ignored',
+    hint: 'Your outputs match positions that start at 0 whatever the offset. Row r is at position offset + r: with offset = 1000 the first row turns by 1000 · base^(−2i/d).',
+    rope: (args) => [rope(args, { useOffset: false })],
+  },
 };
 
 /** The model of mistake `id` for a tests.json `function`, or null when the mistake does not apply. */
 export function modelFor(id, functionName) {
   const variant = VARIANTS[id];
   if (!variant) throw new Error(`unknown mistake id ${id}`);
-  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected' }[functionName];
+  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected', rotaryEmbedding: 'rope' }[functionName];
   if (!kind) throw new Error(`no mistake models for the function ${functionName}`);
   const model = variant[kind];
   if (!model) return null;
