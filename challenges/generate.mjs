@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { referenceCall } from '../www/src/cases.js';
 
 const SCHEMA = 'attention-lab/challenge-tests/1';
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -16,12 +17,13 @@ const PACKAGE = join(HERE, '..', 'target', 'pkg-node', 'attention_lab.js');
 
 const reference = createRequire(import.meta.url)(PACKAGE);
 
-/** Calls the reference export named `name` with `args`; returns { output } or { error }. */
-function callReference(name, args) {
+/** Calls the reference for `spec` (its `function`, or its `reference`) with `args`; returns { output } or { error }. */
+function callReference(spec, args) {
+  const [name, full] = referenceCall(spec, structuredClone(args));
   const fn = reference[name];
   if (typeof fn !== 'function') throw new Error(`the package has no export ${name}`);
   try {
-    return { output: fn(...structuredClone(args)) };
+    return { output: fn(...full) };
   } catch (error) {
     return { error };
   }
@@ -29,13 +31,13 @@ function callReference(name, args) {
 
 function buildTests(spec) {
   const fixed = spec.fixed.map((c) => {
-    const { output, error } = callReference(spec.function, c.args);
+    const { output, error } = callReference(spec, c.args);
     if (error) throw new Error(`${spec.challenge}: fixed case "${c.name}" throws in the reference: ${error}`);
     if (!output.flat().every(Number.isFinite)) throw new Error(`${spec.challenge}: "${c.name}" has a non-finite expected value`);
     return { name: c.name, why: c.why, args: c.args, expected: output };
   });
   const errors = spec.errors.map((c) => {
-    const { error } = callReference(spec.function, c.args);
+    const { error } = callReference(spec, c.args);
     if (!error) throw new Error(`${spec.challenge}: error case "${c.name}" does not throw in the reference`);
     if (error.name !== c.throws.name || !error.message.startsWith(c.throws.messageStartsWith)) {
       throw new Error(`${spec.challenge}: error case "${c.name}" throws ${error.name}: ${error.message}; the case expects ${c.throws.name}: ${c.throws.messageStartsWith}…`);
@@ -48,6 +50,7 @@ function buildTests(spec) {
     title: spec.title,
     summary: spec.summary,
     function: spec.function,
+    ...(spec.reference ? { reference: spec.reference } : {}),
     tolerance: spec.tolerance,
     variants: spec.variants,
     fixed,

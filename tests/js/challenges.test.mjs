@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { compareMatrices, randomArgs, seededRandom } from '../../www/src/cases.js';
+import { callReference, compareMatrices, randomArgs, seededRandom } from '../../www/src/cases.js';
 import { diagnose, detectable, VARIANTS } from '../../www/src/variants.js';
 import { MISTAKES, mistakenSource } from '../mistakes.mjs';
 
@@ -56,7 +56,7 @@ for (const folder of FOLDERS) {
     const next = seededRandom(20241121);
     for (let i = 0; i < 200; i++) {
       const args = randomArgs(tests.random, next);
-      const result = compareMatrices(fn(...structuredClone(args)), lab[tests.function](...args), tests.tolerance);
+      const result = compareMatrices(fn(...structuredClone(args)), callReference(lab, tests, args), tests.tolerance);
       assert.ok(result.pass, `random case ${i}: ${result.reason}`);
     }
   });

@@ -115,6 +115,15 @@ function rope([X, { numberOfHeads: h, headDimensions: d, base = 10000, offset = 
   });
 }
 
+/**
+ * slidingWindowAttention(Q, K, V, { window }) with the mistake's knobs: `allowed(p, j, w)` is the
+ * window rule (right: p − w < j ≤ p; w is Infinity without a window), `knobs` go to attend().
+ */
+const windowed = ({ allowed = (p, j, w) => p - w < j && j <= p, ...knobs } = {}) => ([Q, K, V, options]) => {
+  const w = options?.window ?? Infinity;
+  return [attend(Q, K, V, { allowed: (p, j) => allowed(p, j, w), ...knobs })];
+};
+
 export const VARIANTS = {
   'no-scaling': {
     title: 'No scaling',
@@ -220,13 +229,39 @@ export const VARIANTS = {
     hint: 'Your outputs match positions that start at 0 whatever the offset. Row r is at position offset + r: with offset = 1000 the first row turns by 1000 · base^(−2i/d).',
     rope: (args) => [rope(args, { useOffset: false })],
   },
+  'window-off-by-one': {
+    title: 'Window one key too wide',
+    hint: 'Your outputs match a window of w + 1 keys (p − w ≤ j ≤ p). The query at p sees exactly w keys: itself and the w − 1 before it, p − w < j ≤ p.',
+    window: windowed({ allowed: (p, j, w) => p - w <= j && j <= p }),
+  },
+  'window-hides-self': {
+    title: 'Window that hides the query itself',
+    hint: 'Your outputs match a window that leaves out key p itself (p − w < j < p). The query always sees its own key: the window is p − w < j ≤ p, so window 1 means the token alone.',
+    window: windowed({ allowed: (p, j, w) => p - w < j && j < p }),
+  },
+  'window-ignored': {
+    title: 'Window not applied',
+    hint: 'Your outputs match causal attention over every earlier key, as if there were no window. Also mask the keys with j ≤ p − w: they fell out of the window.',
+    window: windowed({ allowed: (p, j) => j <= p }),
+  },
+  'window-not-causal': {
+    title: 'Window on both sides',
+    hint: 'Your outputs match a window that also lets a query see the next w − 1 keys (|p − j| < w). Sliding-window attention here is causal as well: no key after p.',
+    window: windowed({ allowed: (p, j, w) => Math.abs(p - j) < w }),
+  },
 };
+
+// Challenge 08 (slidingWindowAttention): the generic mistakes, on the windowed mask.
+Object.assign(VARIANTS['no-scaling'], { window: windowed({ scale: 1 }) });
+Object.assign(VARIANTS['softmax-axis'], { window: windowed({ axis: 'columns' }) });
+Object.assign(VARIANTS['no-max-subtraction'], { window: windowed({ stable: false }) });
+Object.assign(VARIANTS['mask-with-zero'], { window: windowed({ maskMode: 'zero' }) });
 
 /** The model of mistake `id` for a tests.json `function`, or null when the mistake does not apply. */
 export function modelFor(id, functionName) {
   const variant = VARIANTS[id];
   if (!variant) throw new Error(`unknown mistake id ${id}`);
-  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected', rotaryEmbedding: 'rope' }[functionName];
+  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected', rotaryEmbedding: 'rope', slidingWindowAttention: 'window' }[functionName];
   if (!kind) throw new Error(`no mistake models for the function ${functionName}`);
   const model = variant[kind];
   if (!model) return null;
