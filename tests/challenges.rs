@@ -8,6 +8,7 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use attention_lab::wasm::attention::{dot_product_attention, multi_head_attention};
+use attention_lab::wasm::grouped::{grouped_query_attention, rotary_embedding};
 use attention_lab::wasm::projected::projected_self_attention;
 use js_sys::Array;
 use serde_json::Value;
@@ -21,6 +22,8 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("02-multi-head-attention", include_str!("../challenges/02-multi-head-attention/tests.json")),
     ("03-causal-mask", include_str!("../challenges/03-causal-mask/tests.json")),
     ("04-learned-projections", include_str!("../challenges/04-learned-projections/tests.json")),
+    ("07-rope", include_str!("../challenges/07-rope/tests.json")),
+    ("08-sliding-window", include_str!("../challenges/08-sliding-window/tests.json")),
 ];
 
 const SCHEMA: &str = "attention-lab/challenge-tests/1";
@@ -37,7 +40,36 @@ fn to_js(value: &Value) -> JsValue {
     js_sys::JSON::parse(&value.to_string()).expect("serde_json writes valid JSON")
 }
 
-/// Calls the reference export named in tests.json with the case's arguments.
+/// The package call for a case, as (export, arguments): tests.json's `function` with the case's
+/// arguments, or its `reference` (challenges/README.md): `reference.function` with `reference.options`
+/// and the `columnsOf` column counts merged into argument `optionsArgument`.
+fn reference_call(tests: &Value, args: &[Value]) -> (String, Vec<Value>) {
+    let Some(reference) = tests.get("reference") else {
+        return (tests["function"].as_str().expect("function").to_owned(), args.to_vec());
+    };
+    let at = reference["optionsArgument"].as_u64().expect("reference.optionsArgument") as usize;
+    let mut full = args.to_vec();
+    if full.len() <= at {
+        full.resize(at + 1, Value::Null);
+    }
+    let mut options = match &full[at] {
+        Value::Object(o) => o.clone(),
+        Value::Null => serde_json::Map::new(),
+        other => panic!("the options argument {other} is not an object"),
+    };
+    for (key, value) in reference["options"].as_object().expect("reference.options") {
+        options.insert(key.clone(), value.clone());
+    }
+    for (key, index) in reference.get("columnsOf").and_then(Value::as_object).into_iter().flatten() {
+        let matrix = &args[index.as_u64().expect("a column index") as usize];
+        let columns = matrix[0].as_array().expect("a matrix argument").len();
+        options.insert(key.clone(), serde_json::json!(columns));
+    }
+    full[at] = Value::Object(options);
+    (reference["function"].as_str().expect("reference.function").to_owned(), full)
+}
+
+/// Calls the reference export `function` (see [`reference_call`]) with the arguments.
 fn call(function: &str, args: &[Value]) -> Result<JsValue, JsValue> {
     let arg = |i: usize| args.get(i).map(to_js).unwrap_or(JsValue::UNDEFINED);
     match function {
@@ -52,6 +84,14 @@ fn call(function: &str, args: &[Value]) -> Result<JsValue, JsValue> {
         "projectedSelfAttention" => {
             assert!(args.len() <= 2, "projectedSelfAttention takes at most 2 arguments");
             projected_self_attention(arg(0), arg(1))
+        }
+        "groupedQueryAttention" => {
+            assert!(args.len() <= 4, "groupedQueryAttention takes at most 4 arguments");
+            grouped_query_attention(arg(0), arg(1), arg(2), arg(3))
+        }
+        "rotaryEmbedding" => {
+            assert!(args.len() <= 2, "rotaryEmbedding takes at most 2 arguments");
+            rotary_embedding(arg(0), arg(1))
         }
         other => panic!("tests.json names {other}, which the reference does not export"),
     }
@@ -94,7 +134,6 @@ fn the_reference_passes_every_fixed_case() {
     let mut count = 0;
     for (folder, text) in CHALLENGES {
         let tests = parse(folder, text);
-        let function = tests["function"].as_str().expect("function");
         let tolerance = tests["tolerance"].as_f64().expect("tolerance");
         assert!(tolerance > 0.0 && tolerance <= 1e-9, "{folder}: tolerance {tolerance} is looser than 1e-9");
         let fixed = tests["fixed"].as_array().expect("fixed");
@@ -102,7 +141,8 @@ fn the_reference_passes_every_fixed_case() {
         for case in fixed {
             count += 1;
             let name = case["name"].as_str().expect("name");
-            match call(function, case["args"].as_array().expect("args")) {
+            let (function, args) = reference_call(&tests, case["args"].as_array().expect("args"));
+            match call(&function, &args) {
                 Ok(output) => {
                     if let Some(why) = mismatch(&rows_of(&output), &json_rows(&case["expected"]), tolerance) {
                         failures.push(format!("{folder} / {name}: {why}"));
@@ -119,14 +159,14 @@ fn the_reference_passes_every_fixed_case() {
 fn the_reference_throws_the_stated_error_for_every_error_case() {
     for (folder, text) in CHALLENGES {
         let tests = parse(folder, text);
-        let function = tests["function"].as_str().expect("function");
         let errors = tests["errors"].as_array().expect("errors");
         assert!(!errors.is_empty(), "{folder} has no error case");
         for case in errors {
             let name = case["name"].as_str().expect("name");
             let want_class = case["throws"]["name"].as_str().expect("throws.name");
             let want_prefix = case["throws"]["messageStartsWith"].as_str().expect("throws.messageStartsWith");
-            let thrown = call(function, case["args"].as_array().expect("args"))
+            let (function, args) = reference_call(&tests, case["args"].as_array().expect("args"));
+            let thrown = call(&function, &args)
                 .expect_err(&format!("{folder} / {name}: the reference did not throw"));
             let error: js_sys::Error = thrown.dyn_into().unwrap_or_else(|v| panic!("{folder} / {name}: threw a non-Error {v:?}"));
             let (class, message) = (String::from(error.name()), String::from(error.message()));
@@ -193,7 +233,6 @@ fn the_random_recipe_only_makes_inputs_the_reference_accepts() {
     let mut rng = Rng(0x5EED_1234_ABCD_0001);
     for (folder, text) in CHALLENGES {
         let tests = parse(folder, text);
-        let function = tests["function"].as_str().expect("function");
         let random = &tests["random"];
         let count = random["count"].as_u64().expect("random.count");
         assert!(count >= 1, "{folder}: no random cases");
@@ -211,7 +250,8 @@ fn the_random_recipe_only_makes_inputs_the_reference_accepts() {
                 sizes.insert(name.clone(), serde_json::json!(value));
             }
             let args: Vec<Value> = random["args"].as_array().expect("args").iter().map(|t| instantiate(t, &sizes, entries, &mut rng)).collect();
-            let output = call(function, &args).unwrap_or_else(|e| panic!("{folder}: the reference rejects a random case {args:?}: {e:?}"));
+            let (function, args) = reference_call(&tests, &args);
+            let output = call(&function, &args).unwrap_or_else(|e| panic!("{folder}: the reference rejects a random case {args:?}: {e:?}"));
             assert!(rows_of(&output).iter().flatten().all(|x| x.is_finite()), "{folder}: non-finite output");
         }
     }
