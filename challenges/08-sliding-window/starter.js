@@ -1,16 +1,20 @@
 // Challenge 08: sliding-window attention.
-// slidingWindowAttention(Q, K, V, { window }): causal attention where the query at position p
-// sees only the last `window` keys, p − window < j ≤ p. Without a window: plain causal attention.
-// Q, K and V are all T×d. Plain JavaScript only: no imports. Keep the `export`.
+// The query at position p sees only the last `window`
+// keys: p − window < j ≤ p. Without a window: plain
+// causal attention. Q, K and V are all T×d.
+// Plain JavaScript only: no imports. Keep the `export`.
 
-export function slidingWindowAttention(Q, K, V, { window } = {}) {
-  // Start from your challenge 03 answer with causal: true. Before the softmax, set every score
-  // whose key is outside the window to −Infinity. Errors (see the lesson): a window that is not
-  // a positive integer, K or V not as wide as Q.
+export function slidingWindowAttention(Q, K, V, options = {}) {
+  const { window } = options;
+  // Start from your challenge 03 answer (causal: true).
+  // Before the softmax, set every score whose key is
+  // outside the window to −Infinity.
+  // Errors: see "Your task" in the lesson.
   throw new Error('not written yet');
 }
 
-// "2×3" for a matrix with 2 rows and 3 columns, the way the tests write shapes.
+// "2×3": a matrix with 2 rows and 3 columns, as the tests
+// write shapes.
 function shapeText(M) {
   return `${M.length}×${M[0].length}`;
 }
