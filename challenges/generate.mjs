@@ -17,32 +17,19 @@ const PACKAGE = join(HERE, '..', 'target', 'pkg-node', 'attention_lab.js');
 
 const reference = createRequire(import.meta.url)(PACKAGE);
 
-/**
- * Calls the reference for a case of `spec`: the export named `spec.function`, or `spec.reference`
- * (another export, with extra options; see README.md); returns { output } or { error }.
- */
-function callReference(spec, caseArgs) {
-  const { name, args } = referenceCall(spec, structuredClone(caseArgs));
+/** Calls the reference for `spec` (its `function`, or its `reference`) with `args`; returns { output } or { error }. */
+function callReference(spec, args) {
+  const [name, full] = referenceCall(spec, structuredClone(args));
   const fn = reference[name];
   if (typeof fn !== 'function') throw new Error(`the package has no export ${name}`);
   try {
-    return { output: fn(...args) };
+    return { output: fn(...full) };
   } catch (error) {
     return { error };
   }
 }
 
 function buildTests(spec) {
-  if (spec.reference) {
-    const { function: name, options, ...rest } = spec.reference;
-    if (typeof name !== 'string' || typeof options !== 'object' || options === null || Object.keys(rest).length) {
-      throw new Error(`${spec.challenge}: reference must be { function, options }`);
-    }
-    const last = (c) => c.args.at(-1);
-    for (const c of [...spec.fixed, ...spec.errors]) {
-      if (typeof last(c) !== 'object' || last(c) === null || Array.isArray(last(c))) throw new Error(`${spec.challenge}: "${c.name}" must end with an options object to merge reference.options into`);
-    }
-  }
   const fixed = spec.fixed.map((c) => {
     const { output, error } = callReference(spec, c.args);
     if (error) throw new Error(`${spec.challenge}: fixed case "${c.name}" throws in the reference: ${error}`);

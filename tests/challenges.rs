@@ -8,7 +8,7 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use attention_lab::wasm::attention::{dot_product_attention, multi_head_attention};
-use attention_lab::wasm::grouped::grouped_query_attention;
+use attention_lab::wasm::grouped::{grouped_query_attention, rotary_embedding};
 use attention_lab::wasm::projected::projected_self_attention;
 use js_sys::Array;
 use serde_json::Value;
@@ -24,6 +24,8 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("04-learned-projections", include_str!("../challenges/04-learned-projections/tests.json")),
     ("05-kv-cache", include_str!("../challenges/05-kv-cache/tests.json")),
     ("06-grouped-query", include_str!("../challenges/06-grouped-query/tests.json")),
+    ("07-rope", include_str!("../challenges/07-rope/tests.json")),
+    ("08-sliding-window", include_str!("../challenges/08-sliding-window/tests.json")),
 ];
 
 const SCHEMA: &str = "attention-lab/challenge-tests/1";
@@ -40,7 +42,36 @@ fn to_js(value: &Value) -> JsValue {
     js_sys::JSON::parse(&value.to_string()).expect("serde_json writes valid JSON")
 }
 
-/// Calls the reference export named in tests.json with the case's arguments.
+/// The package call for a case, as (export, arguments): tests.json's `function` with the case's
+/// arguments, or its `reference` (challenges/README.md): `reference.function` with `reference.options`
+/// and the `columnsOf` column counts merged into argument `optionsArgument`.
+fn reference_call(tests: &Value, args: &[Value]) -> (String, Vec<Value>) {
+    let Some(reference) = tests.get("reference") else {
+        return (tests["function"].as_str().expect("function").to_owned(), args.to_vec());
+    };
+    let at = reference["optionsArgument"].as_u64().expect("reference.optionsArgument") as usize;
+    let mut full = args.to_vec();
+    if full.len() <= at {
+        full.resize(at + 1, Value::Null);
+    }
+    let mut options = match &full[at] {
+        Value::Object(o) => o.clone(),
+        Value::Null => serde_json::Map::new(),
+        other => panic!("the options argument {other} is not an object"),
+    };
+    for (key, value) in reference["options"].as_object().expect("reference.options") {
+        options.insert(key.clone(), value.clone());
+    }
+    for (key, index) in reference.get("columnsOf").and_then(Value::as_object).into_iter().flatten() {
+        let matrix = &args[index.as_u64().expect("a column index") as usize];
+        let columns = matrix[0].as_array().expect("a matrix argument").len();
+        options.insert(key.clone(), serde_json::json!(columns));
+    }
+    full[at] = Value::Object(options);
+    (reference["function"].as_str().expect("reference.function").to_owned(), full)
+}
+
+/// Calls the reference export `function` (see [`reference_call`]) with the arguments.
 fn call(function: &str, args: &[Value]) -> Result<JsValue, JsValue> {
     let arg = |i: usize| args.get(i).map(to_js).unwrap_or(JsValue::UNDEFINED);
     match function {
@@ -60,23 +91,12 @@ fn call(function: &str, args: &[Value]) -> Result<JsValue, JsValue> {
             assert!(args.len() <= 2, "projectedSelfAttention takes at most 2 arguments");
             projected_self_attention(arg(0), arg(1))
         }
+        "rotaryEmbedding" => {
+            assert!(args.len() <= 2, "rotaryEmbedding takes at most 2 arguments");
+            rotary_embedding(arg(0), arg(1))
+        }
         other => panic!("tests.json names {other}, which the reference does not export"),
     }
-}
-
-/// The reference's function and arguments for a case (challenges/README.md, `reference`): the
-/// function tests.json names with the same arguments, or `reference.function` with
-/// `reference.options` merged into the last argument (the options object).
-fn reference_call(tests: &Value, args: &[Value]) -> (String, Vec<Value>) {
-    let Some(reference) = tests.get("reference") else {
-        return (tests["function"].as_str().expect("function").to_owned(), args.to_vec());
-    };
-    let mut args = args.to_vec();
-    let last = args.last_mut().and_then(Value::as_object_mut).expect("a case with a reference ends with an options object");
-    for (key, value) in reference["options"].as_object().expect("reference.options") {
-        last.insert(key.clone(), value.clone());
-    }
-    (reference["function"].as_str().expect("reference.function").to_owned(), args)
 }
 
 fn rows_of(value: &JsValue) -> Vec<Vec<f64>> {

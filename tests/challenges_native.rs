@@ -2,7 +2,8 @@
 //! fixed case within the stated tolerance, every error case with the stated error class and
 //! message prefix. The wasm twin of this file, tests/challenges.rs, goes through the JS API.
 
-use attention_lab::grouped_query::grouped_query_attention;
+use attention_lab::engine::{Batch, Rope};
+use attention_lab::grouped_query::{grouped_query_attention, rotary_embedding_batch};
 use attention_lab::layer::{projected_self_attention, ProjectedOptions};
 use attention_lab::{dot_product_attention, multi_head_attention, AttentionError, HeadSplit, Mask, Matrix, MultiHeadOptions};
 use serde_json::Value;
@@ -14,6 +15,8 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("04-learned-projections", include_str!("../challenges/04-learned-projections/tests.json")),
     ("05-kv-cache", include_str!("../challenges/05-kv-cache/tests.json")),
     ("06-grouped-query", include_str!("../challenges/06-grouped-query/tests.json")),
+    ("07-rope", include_str!("../challenges/07-rope/tests.json")),
+    ("08-sliding-window", include_str!("../challenges/08-sliding-window/tests.json")),
 ];
 
 fn matrix(value: &Value) -> Matrix {
@@ -29,9 +32,61 @@ fn mask(options: Option<&Value>) -> Mask {
     }
 }
 
-/// Runs the core function that tests.json names, with the case's arguments.
+/// The package call for a case, as (export, arguments): tests.json's `function` with the case's
+/// arguments, or its `reference` (challenges/README.md): `reference.function` with `reference.options`
+/// and the `columnsOf` column counts merged into argument `optionsArgument`. (The same as in
+/// tests/challenges.rs.)
+fn reference_call(tests: &Value, args: &[Value]) -> (String, Vec<Value>) {
+    let Some(reference) = tests.get("reference") else {
+        return (tests["function"].as_str().expect("function").to_owned(), args.to_vec());
+    };
+    let at = reference["optionsArgument"].as_u64().expect("reference.optionsArgument") as usize;
+    let mut full = args.to_vec();
+    if full.len() <= at {
+        full.resize(at + 1, Value::Null);
+    }
+    let mut options = match &full[at] {
+        Value::Object(o) => o.clone(),
+        Value::Null => serde_json::Map::new(),
+        other => panic!("the options argument {other} is not an object"),
+    };
+    for (key, value) in reference["options"].as_object().expect("reference.options") {
+        options.insert(key.clone(), value.clone());
+    }
+    for (key, index) in reference.get("columnsOf").and_then(Value::as_object).into_iter().flatten() {
+        let matrix = &args[index.as_u64().expect("a column index") as usize];
+        let columns = matrix[0].as_array().expect("a matrix argument").len();
+        options.insert(key.clone(), serde_json::json!(columns));
+    }
+    full[at] = Value::Object(options);
+    (reference["function"].as_str().expect("reference.function").to_owned(), full)
+}
+
+/// Why the core cannot be called with these arguments at all, or None. Options the core takes as
+/// `usize` or `f64` (an offset of −1 or 1.5, a window of 0 or "2", a base "10000") are refused by
+/// the JS API while it reads them, before the core: tests/challenges.rs checks those cases.
+fn js_only(function: &str, args: &[Value]) -> Option<String> {
+    let o = args.last()?;
+    let not_count = |key: &str, min: u64| o.get(key).is_some_and(|v| v.as_u64().is_none_or(|n| n < min));
+    match function {
+        "rotaryEmbedding" if o.get("base").is_some_and(|b| !b.is_number()) => Some("base is not a number".into()),
+        "rotaryEmbedding" if not_count("offset", 0) => Some("offset is not an integer ≥ 0".into()),
+        "groupedQueryAttention" if not_count("window", 1) => Some("window is not a positive integer".into()),
+        _ => None,
+    }
+}
+
+/// Runs the core function `function` (see [`reference_call`]) with the arguments.
 fn call(function: &str, args: &[Value]) -> Result<Matrix, AttentionError> {
     let count = |o: &Value, key: &str| o[key].as_u64().unwrap_or_else(|| panic!("options.{key}")) as usize;
+    if function == "rotaryEmbedding" {
+        let (x, o) = (matrix(&args[0]), &args[1]);
+        let split = HeadSplit { number_of_heads: count(o, "numberOfHeads"), head_dimensions: count(o, "headDimensions") };
+        let rope = Rope { base: o.get("base").map_or(Rope::default().base, |b| b.as_f64().expect("a number")) };
+        let offset = o.get("offset").map_or(0, |_| count(o, "offset"));
+        let out = rotary_embedding_batch(Batch::of(&x), split, rope, offset)?;
+        return Matrix::new(x.rows(), x.cols(), out); // (T, C), as X
+    }
     if function == "projectedSelfAttention" {
         let o = &args[1];
         let options = ProjectedOptions {
@@ -50,7 +105,9 @@ fn call(function: &str, args: &[Value]) -> Result<Matrix, AttentionError> {
         "groupedQueryAttention" => {
             let o = &args[3];
             let split = HeadSplit { number_of_heads: count(o, "numberOfHeads"), head_dimensions: count(o, "headDimensions") };
-            grouped_query_attention(&q, &k, &v, split, count(o, "numberOfKVHeads"), o.get("W_O").map(matrix).as_ref(), &mask(Some(o)))
+            let mut mask = mask(Some(o));
+            mask.window = o.get("window").map(|_| count(o, "window"));
+            grouped_query_attention(&q, &k, &v, split, count(o, "numberOfKVHeads"), o.get("W_O").map(matrix).as_ref(), &mask)
         }
         "multiHeadAttention" => {
             let o = &args[3];
@@ -61,21 +118,6 @@ fn call(function: &str, args: &[Value]) -> Result<Matrix, AttentionError> {
         }
         other => panic!("unknown function {other}"),
     }
-}
-
-/// The reference's function and arguments for a case (challenges/README.md, `reference`): the
-/// function tests.json names with the same arguments, or `reference.function` with
-/// `reference.options` merged into the last argument (the options object).
-fn reference_call(tests: &Value, args: &[Value]) -> (String, Vec<Value>) {
-    let Some(reference) = tests.get("reference") else {
-        return (tests["function"].as_str().expect("function").to_owned(), args.to_vec());
-    };
-    let mut args = args.to_vec();
-    let last = args.last_mut().and_then(Value::as_object_mut).expect("a case with a reference ends with an options object");
-    for (key, value) in reference["options"].as_object().expect("reference.options") {
-        last.insert(key.clone(), value.clone());
-    }
-    (reference["function"].as_str().expect("reference.function").to_owned(), args)
 }
 
 fn tests() -> impl Iterator<Item = (&'static str, Value)> {
@@ -109,10 +151,18 @@ fn the_core_passes_every_fixed_case() {
 
 #[test]
 fn the_core_fails_every_error_case_with_the_stated_class_and_message() {
+    let (mut checked, mut skipped) = (0, Vec::new());
     for (folder, tests) in tests() {
         for case in tests["errors"].as_array().expect("errors") {
             let name = case["name"].as_str().expect("name");
             let (function, args) = reference_call(&tests, case["args"].as_array().expect("args"));
+            if let Some(why) = js_only(&function, &args) {
+                // only the JS API's reading of an option can refuse these: its message names the option
+                assert!(case["throws"]["messageStartsWith"].as_str().expect("prefix").starts_with("options."), "{folder} / {name}");
+                skipped.push(format!("{folder} / {name}: {why}"));
+                continue;
+            }
+            checked += 1;
             let error = call(&function, &args).expect_err(name);
             let class = match error {
                 AttentionError::Type(_) => "TypeError",
@@ -125,4 +175,6 @@ fn the_core_fails_every_error_case_with_the_stated_class_and_message() {
             assert_eq!(error.message(), case["throws"]["referenceMessage"], "{folder} / {name}: core and JS messages agree");
         }
     }
+    eprintln!("{checked} error cases checked against the core; {} read by the JS API only:\n{}", skipped.len(), skipped.join("\n"));
+    assert!(checked >= 15 && skipped.len() <= 6, "{checked} checked, {} skipped", skipped.len());
 }

@@ -52,6 +52,17 @@ export const MISTAKES = [
   { challenge: '06-grouped-query', id: 'no-scaling', edit: ['const scale = 1 / Math.sqrt(width);', 'const scale = 1;'] },
   { challenge: '06-grouped-query', id: 'softmax-axis', edit: AXIS },
   { challenge: '06-grouped-query', id: 'no-max-subtraction', edit: NO_MAX },
+  { challenge: '07-rope', id: 'rope-interleaved', edit: ['const [ia, ib] = [start + i, start + i + half];', 'const [ia, ib] = [start + 2 * i, start + 2 * i + 1];'] },
+  { challenge: '07-rope', id: 'rope-angle-exponent', edit: ['base ** ((-2 * i) / headDimensions)', 'base ** (-i / headDimensions)'] },
+  { challenge: '07-rope', id: 'rope-offset-ignored', edit: ['const position = offset + r;', 'const position = r;'] },
+  { challenge: '08-sliding-window', id: 'window-off-by-one', edit: ['const allowed = (p, j) => p - w < j && j <= p;', 'const allowed = (p, j) => p - w <= j && j <= p;'] },
+  { challenge: '08-sliding-window', id: 'window-hides-self', edit: ['const allowed = (p, j) => p - w < j && j <= p;', 'const allowed = (p, j) => p - w < j && j < p;'] },
+  { challenge: '08-sliding-window', id: 'window-ignored', edit: ['const allowed = (p, j) => p - w < j && j <= p;', 'const allowed = (p, j) => j <= p;'] },
+  { challenge: '08-sliding-window', id: 'window-not-causal', edit: ['const allowed = (p, j) => p - w < j && j <= p;', 'const allowed = (p, j) => Math.abs(p - j) < w;'] },
+  { challenge: '08-sliding-window', id: 'mask-with-zero', edit: ['allowed(p, j) ? x : -Infinity', 'allowed(p, j) ? x : 0'] },
+  { challenge: '08-sliding-window', id: 'no-scaling', edit: NO_SCALE_01 },
+  { challenge: '08-sliding-window', id: 'softmax-axis', edit: ['const weights = masked.map(softmax);', 'const weights = transpose(transpose(masked).map(softmax));'] },
+  { challenge: '08-sliding-window', id: 'no-max-subtraction', edit: NO_MAX },
 ];
 
 /** The mistaken source; throws if the edit no longer applies to solution.js. */

@@ -12,7 +12,7 @@ export default {
   title: 'KV cache: decode one token at a time',
   summary: 'Keep the past keys and values in a cache and compute each new token\'s attention from the cache alone.',
   function: 'decode',
-  reference: { function: 'multiHeadAttention', options: { causal: true } },
+  reference: { function: 'multiHeadAttention', optionsArgument: 3, options: { causal: true } },
   tolerance: 1e-9,
   variants: ['cache-bypassed', 'cache-overwritten', 'scale-by-C', 'no-scaling', 'no-max-subtraction'],
   fixed: [

@@ -15,7 +15,7 @@ const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-ne
 
 export const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention_lab.js'));
 export const testsOf = (id) => JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'tests.json'), 'utf8'));
-export const CHALLENGE_IDS = ['01-dot-product-attention', '02-multi-head-attention', '03-causal-mask', '04-learned-projections', '05-kv-cache', '06-grouped-query'];
+export const CHALLENGE_IDS = ['01-dot-product-attention', '02-multi-head-attention', '03-causal-mask', '04-learned-projections', '05-kv-cache', '06-grouped-query', '07-rope', '08-sliding-window'];
 
 export async function startSite() {
   const { preview } = await import(pathToFileURL(join(ROOT, 'www/node_modules/vite/dist/node/index.js')));

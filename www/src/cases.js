@@ -76,14 +76,25 @@ export function randomArgs(random, next) {
 }
 
 /**
- * How the reference computes a case (challenges/README.md, `reference`): the package export and
- * its arguments. Without `tests.reference` it is the learner's function name with the same
- * arguments; with it, `reference.function` with `reference.options` merged into the last
- * argument (the options object). Returns { name, args }; `args` is a new array.
+ * The package call that computes a case's answer, as [export name, arguments]: the export named
+ * by tests.json's `function`, called with the learner's arguments; or, when the file has a
+ * `reference` (the learner's function is not itself a package export), `reference.function`
+ * with `reference.options` and, for each key of `reference.columnsOf`, the column count of that
+ * argument merged into the options argument (index `reference.optionsArgument`).
  */
 export function referenceCall(tests, args) {
   const reference = tests.reference;
-  if (!reference) return { name: tests.function, args: [...args] };
-  const last = args.length - 1;
-  return { name: reference.function, args: args.map((a, i) => (i === last ? { ...a, ...reference.options } : a)) };
+  if (!reference) return [tests.function, args];
+  const at = reference.optionsArgument;
+  const columns = Object.entries(reference.columnsOf ?? {}).map(([key, i]) => [key, shapeOf(args[i])?.[1]]);
+  const full = Array.from({ length: Math.max(args.length, at + 1) }, (_, i) => args[i]);
+  full[at] = { ...(args[at] ?? {}), ...reference.options, ...Object.fromEntries(columns) };
+  return [reference.function, full];
+}
+
+/** The reference's answer for `args` (the package `lab`, see referenceCall); throws as it throws. */
+export function callReference(lab, tests, args) {
+  const [name, full] = referenceCall(tests, structuredClone(args));
+  if (typeof lab[name] !== 'function') throw new Error(`the package has no export ${name}`);
+  return lab[name](...full);
 }

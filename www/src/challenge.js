@@ -12,7 +12,7 @@ import markedKatex from 'marked-katex-extension';
 import 'katex/dist/katex.min.css';
 import { wasm, progress, el, matrixTable, showFatal } from './common.js';
 import { CHALLENGES, challengeById } from './challenges.js';
-import { compareMatrices, randomArgs, referenceCall, seededRandom } from './cases.js';
+import { compareMatrices, randomArgs, seededRandom, callReference } from './cases.js';
 import { diagnose } from './variants.js';
 import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
 
@@ -81,8 +81,7 @@ function buildCases(lab, seed) {
   const next = seededRandom(seed);
   const random = Array.from({ length: tests.random.count }, (_, i) => {
     const args = randomArgs(tests.random, next);
-    const reference = referenceCall(tests, structuredClone(args)); // tests.reference, or tests.function itself
-    return { id: `random-${i}`, kind: 'random', name: `random case ${i + 1}`, args, expected: lab[reference.name](...reference.args), tolerance: RANDOM_TOLERANCE };
+    return { id: `random-${i}`, kind: 'random', name: `random case ${i + 1}`, args, expected: callReference(lab, tests, args), tolerance: RANDOM_TOLERANCE };
   });
   return [
     ...tests.fixed.map((c, i) => ({ id: `fixed-${i}`, kind: 'fixed', name: c.name, why: c.why, args: c.args, expected: c.expected, tolerance: tests.tolerance })),

@@ -123,6 +123,37 @@ const decoded = ([Q, K, V, o], { causal = true, headScale, knobs = {} } = {}) =>
  */
 export const THROWS = Symbol('throws');
 
+/**
+ * rotaryEmbedding(X, { numberOfHeads, headDimensions, base, offset }) with the mistake's knobs:
+ * `pairs` 'half' (right: column i with i + d/2) or 'interleaved' (2i with 2i + 1), `exponent(i, d)`
+ * the power of 1/base for pair i (right: 2i/d), `useOffset` false for positions that ignore the offset.
+ */
+function rope([X, { numberOfHeads: h, headDimensions: d, base = 10000, offset = 0 }], { pairs = 'half', exponent = (i, dh) => (2 * i) / dh, useOffset = true } = {}) {
+  if (d % 2 !== 0 || X.some((row) => row.length !== h * d)) return null;
+  return X.map((row, r) => {
+    const p = (useOffset ? offset : 0) + r;
+    const out = row.slice();
+    for (let head = 0; head < h; head++) {
+      for (let i = 0; i < d / 2; i++) {
+        const [ia, ib] = pairs === 'half' ? [head * d + i, head * d + i + d / 2] : [head * d + 2 * i, head * d + 2 * i + 1];
+        const angle = p * base ** -exponent(i, d);
+        out[ia] = row[ia] * Math.cos(angle) - row[ib] * Math.sin(angle);
+        out[ib] = row[ia] * Math.sin(angle) + row[ib] * Math.cos(angle);
+      }
+    }
+    return out;
+  });
+}
+
+/**
+ * slidingWindowAttention(Q, K, V, { window }) with the mistake's knobs: `allowed(p, j, w)` is the
+ * window rule (right: p − w < j ≤ p; w is Infinity without a window), `knobs` go to attend().
+ */
+const windowed = ({ allowed = (p, j, w) => p - w < j && j <= p, ...knobs } = {}) => ([Q, K, V, options]) => {
+  const w = options?.window ?? Infinity;
+  return [attend(Q, K, V, { allowed: (p, j) => allowed(p, j, w), ...knobs })];
+};
+
 export const VARIANTS = {
   'no-scaling': {
     title: 'No scaling',
@@ -240,13 +271,54 @@ export const VARIANTS = {
     hint: 'Your function is right when numberOfKVHeads = numberOfHeads and throws otherwise: it reads K and V as if they were C = numberOfHeads · headDimensions wide (slicing them with query head i\'s own columns, or checking their width against C). K and V are only C_kv = numberOfKVHeads · headDimensions wide: query head i takes the columns of KV head ⌊i / (numberOfHeads / numberOfKVHeads)⌋.',
     grouped: (args) => [args[3].numberOfKVHeads === args[3].numberOfHeads ? grouped(args) : THROWS],
   },
+  'rope-interleaved': {
+    title: 'Interleaved pairs instead of rotate-half',
+    hint: 'Your outputs match rotating the neighbouring columns (2i, 2i + 1) together, the layout of the original RoFormer paper. This challenge (like Llama and GPT-NeoX) uses the rotate-half layout: inside a head of width d, column i pairs with column i + d/2.',
+    rope: (args) => [rope(args, { pairs: 'interleaved' })],
+  },
+  'rope-angle-exponent': {
+    title: 'Angle base^(−i/d) instead of base^(−2i/d)',
+    hint: 'Your outputs match turning pair i by p · base^(−i/d). The exponent is 2i/d: pair i holds columns i and i + d/2, and the frequencies run from 1 down to base^(−(d−2)/d), one per pair.',
+    rope: (args) => [rope(args, { exponent: (i, d) => i / d })],
+  },
+  'rope-offset-ignored': {
+    title: 'offset ignored',
+    hint: 'Your outputs match positions that start at 0 whatever the offset. Row r is at position offset + r: with offset = 1000 the first row turns by 1000 · base^(−2i/d).',
+    rope: (args) => [rope(args, { useOffset: false })],
+  },
+  'window-off-by-one': {
+    title: 'Window one key too wide',
+    hint: 'Your outputs match a window of w + 1 keys (p − w ≤ j ≤ p). The query at p sees exactly w keys: itself and the w − 1 before it, p − w < j ≤ p.',
+    window: windowed({ allowed: (p, j, w) => p - w <= j && j <= p }),
+  },
+  'window-hides-self': {
+    title: 'Window that hides the query itself',
+    hint: 'Your outputs match a window that leaves out key p itself (p − w < j < p). The query always sees its own key: the window is p − w < j ≤ p, so window 1 means the token alone.',
+    window: windowed({ allowed: (p, j, w) => p - w < j && j < p }),
+  },
+  'window-ignored': {
+    title: 'Window not applied',
+    hint: 'Your outputs match causal attention over every earlier key, as if there were no window. Also mask the keys with j ≤ p − w: they fell out of the window.',
+    window: windowed({ allowed: (p, j) => j <= p }),
+  },
+  'window-not-causal': {
+    title: 'Window on both sides',
+    hint: 'Your outputs match a window that also lets a query see the next w − 1 keys (|p − j| < w). Sliding-window attention here is causal as well: no key after p.',
+    window: windowed({ allowed: (p, j, w) => Math.abs(p - j) < w }),
+  },
 };
+
+// Challenge 08 (slidingWindowAttention): the generic mistakes, on the windowed mask.
+Object.assign(VARIANTS['no-scaling'], { window: windowed({ scale: 1 }) });
+Object.assign(VARIANTS['softmax-axis'], { window: windowed({ axis: 'columns' }) });
+Object.assign(VARIANTS['no-max-subtraction'], { window: windowed({ stable: false }) });
+Object.assign(VARIANTS['mask-with-zero'], { window: windowed({ maskMode: 'zero' }) });
 
 /** The model of mistake `id` for a tests.json `function`, or null when the mistake does not apply. */
 export function modelFor(id, functionName) {
   const variant = VARIANTS[id];
   if (!variant) throw new Error(`unknown mistake id ${id}`);
-  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected', groupedQueryAttention: 'grouped', decode: 'decode' }[functionName];
+  const kind = { dotProductAttention: 'dotProduct', multiHeadAttention: 'multiHead', projectedSelfAttention: 'projected', groupedQueryAttention: 'grouped', decode: 'decode', rotaryEmbedding: 'rope', slidingWindowAttention: 'window' }[functionName];
   if (!kind) throw new Error(`no mistake models for the function ${functionName}`);
   const model = variant[kind];
   if (!model) return null;
