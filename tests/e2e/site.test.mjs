@@ -588,6 +588,9 @@ describe('diagnosis: the first wrong step', () => {
       assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
       const href = await page.getAttribute('#located-walkthrough', 'href');
       const link = new URL(href, url(''));
+      // let every load finish before leaving the page: a .wasm request still in flight (seen once under load)
+      // is aborted by the navigation and would count as a failed request
+      await page.waitForLoadState('networkidle');
       await page.click('#located-walkthrough');
       await page.locator('#step-view h3').waitFor();
       assert.match(await page.textContent('#step-counter'), /Head 0: scale by 1\/√headDimensions/);
