@@ -9,3 +9,7 @@ wasm-bindgen --target web --keep-debug --out-dir "$out" --out-name attention_lab
 wasm-opt -O3 -g --enable-simd --enable-reference-types --enable-bulk-memory --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-mutable-globals --enable-multivalue "$out/attention_lab_bg.wasm" -o "$out/named.wasm"
 node tests/size/fnsizes.mjs "$out/named.wasm" "$@"
+# the same module without names, as wasm-pack's profile makes it (its raw and gzip -9 size are make build's)
+wasm-opt -O3 --strip-debug --strip-producers --enable-simd --enable-reference-types --enable-bulk-memory --enable-nontrapping-float-to-int \
+  --enable-sign-ext --enable-mutable-globals --enable-multivalue "$out/attention_lab_bg.wasm" -o "$out/stripped.wasm"
+echo "as shipped: $(stat -c %s "$out/stripped.wasm") bytes raw, $(gzip -9c "$out/stripped.wasm" | wc -c) gzip -9"
