@@ -16,16 +16,23 @@ export function demangle(raw) {
       .replace(/\$u([0-9a-f]+)\$/g, (_, h) => String.fromCodePoint(parseInt(h, 16))).replace(/\.\./g, "::")).join("::");
   }
   if (raw.startsWith("_R")) {
+    // v0, roughly: the length-prefixed identifiers in order
     const idents = [];
-    const re = /(\d+)_?([A-Za-z_][A-Za-z0-9_]*)/g;
-    let m;
-    while ((m = re.exec(raw.slice(2)))) {
-      const n = Number(m[1]);
-      const id = m[2].slice(0, n);
-      if (!/^Cs/.test(raw.slice(2).slice(m.index - 2, m.index)) || true) idents.push(id);
-      re.lastIndex = m.index + m[1].length + (m[0].length - m[1].length - m[2].length) + n;
+    let i = 2;
+    while (i < raw.length) {
+      const skip = raw.slice(i).match(/^[sB][0-9A-Za-z]*_/); // disambiguators and back-references
+      const ident = raw.slice(i).match(/^(\d+)_?/);
+      if (skip && !/^\d/.test(raw[i])) {
+        i += skip[0].length;
+      } else if (ident) {
+        i += ident[0].length;
+        idents.push(raw.slice(i, i + Number(ident[1])));
+        i += Number(ident[1]);
+      } else {
+        i += 1;
+      }
     }
-    return idents.filter((s) => !/^[A-Za-z0-9]{11,}$/.test(s) || /[a-z]_/.test(s)).join("::");
+    return idents.join("::");
   }
   return raw;
 }

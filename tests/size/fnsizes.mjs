@@ -66,7 +66,7 @@ for (const f of functions.slice(0, top)) console.log(String(f.size).padStart(7),
 
 // groups by module path (the crate path's first two segments, or a known family)
 function group(n) {
-  if (/^__wbindgen_describe/.test(n)) return "wasm-bindgen descriptors (removed by wasm-bindgen)";
+  if (/^__wbindgen_describe|WasmDescribe.*::describe|::describe::inform/.test(n)) return "wasm-bindgen descriptors (removed by wasm-bindgen)";
   if (/core::fmt|core::panicking|panic|fmt::|core::str|core::slice::index|core::result::unwrap_failed|core::option::expect/.test(n)) return "core::fmt / str / panics";
   if (/talc/.test(n)) return "talc";
   if (/compiler_builtins/.test(n)) return "compiler_builtins";
