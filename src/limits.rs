@@ -8,7 +8,7 @@
 //!    product beyond the largest f64 (≈1.8e308). Such a result has no f64 answer; it is refused
 //!    with a `RangeError` naming the entry, never returned as a silent NaN or Infinity.
 
-use crate::error::{AttentionError, Result};
+use crate::error::{integer_text, AttentionError, Result};
 use crate::real::Real;
 
 /// Largest number of scalars one call may hold at once: 2^27, i.e. 1 GiB of f64.
@@ -26,8 +26,9 @@ pub fn check_working_set(needed: u128, what: impl FnOnce() -> String) -> Result<
         return Ok(());
     }
     Err(AttentionError::range_error(format!(
-        "{} needs {needed} values in memory at once, more than the {MAX_WORKING_VALUES} (1 GiB of f64) one call may hold",
-        what()
+        "{} needs {} values in memory at once, more than the {MAX_WORKING_VALUES} (1 GiB of f64) one call may hold",
+        what(),
+        integer_text(needed)
     )))
 }
 

@@ -67,6 +67,14 @@ impl Default for Rope {
     }
 }
 
+/// [`Rope::refuse_overflow`]'s message, one body for f32 and f64.
+fn rotation_overflow(name: &str, r: usize, c: usize, value: f64, largest: &str) -> AttentionError {
+    AttentionError::range_error(format!(
+        "{name}[{r}][{c}] overflows to {}: rotating its pair by RoPE went beyond the largest {largest}; scale the inputs down",
+        crate::limits::non_finite_name(value)
+    ))
+}
+
 impl Rope {
     /// A RangeError unless `base` is finite and positive (`name` as the caller calls it).
     pub fn check_base(base: f64, name: &str) -> Result<()> {
@@ -101,13 +109,7 @@ impl Rope {
     /// precision's range (a rotation can grow a pair's entry by up to √2).
     pub fn refuse_overflow<F: Real>(values: &[F], cols: usize, name: &str) -> Result<()> {
         let Some(at) = values.iter().position(|x| !x.is_finite()) else { return Ok(()) };
-        Err(AttentionError::range_error(format!(
-            "{name}[{}][{}] overflows to {}: rotating its pair by RoPE went beyond the largest {}; scale the inputs down",
-            at / cols,
-            at % cols,
-            crate::limits::non_finite_name(values[at].to_f64()),
-            F::LARGEST
-        )))
+        Err(rotation_overflow(name, at / cols, at % cols, values[at].to_f64(), F::LARGEST))
     }
 
     /// `(cos θ, sin θ)` for position `p` and pair `i` of `d`: `θ = p·base^(−2i/d)`, with

@@ -79,7 +79,7 @@ impl GradsF32 {
     /// The gradients as f64 [`Weights`] (every f32 is exactly an f64).
     pub(super) fn widened(&self) -> &Weights {
         self.widened.get_or_init(|| {
-            let widen = |v: &[f32], cols: usize| Matrix::new(v.len() / cols, cols, v.iter().map(|&x| f64::from(x)).collect()).expect("shape of the layer's weights");
+            let widen = |v: &[f32], cols: usize| Matrix::new(v.len() / cols, cols, v.iter().map(|&x| f64::from(x)).collect()).unwrap_or_else(|e| panic!("shape of the layer's weights: {e}"));
             let to_f64 = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
             let [w_q, w_k, w_v, w_o] = &self.w;
             Weights {

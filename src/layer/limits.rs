@@ -15,8 +15,8 @@ use crate::matrix::Matrix;
 
 /// The four `C × C` weights (and the copy `setWeights` makes) must fit.
 pub(super) fn check_parameters(c: usize) -> Result<()> {
-    let c = c as u128;
-    check_working_set(8 * c * c + 8 * c, || {
+    let n = c as u128; // the count in u128, the message with the usize (no u128 formatter on wasm32)
+    check_working_set(8 * n * n + 8 * n, || {
         format!("a layer with embedDim = {c} (four {c}×{c} weights, and a copy of them while they are replaced)")
     })
 }
@@ -54,10 +54,11 @@ pub(super) fn check_cached_budget(layer: &super::MultiHeadAttention, batch: usiz
 /// ([`check_forward`]) plus the input gradients of every item, one item's `d_concat`, `d_Q`,
 /// `d_K`, `d_V`, one head's four `T_q × T_k` gradients, and the parameter gradients.
 pub(super) fn check_backward(c: usize, h: usize, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
+    let what = || format!("MultiHeadAttention.backward with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {c}");
     let [c, h, b, tq, tk] = [c, h, batch, t_q, t_k].map(|n| n as u128);
     let cache = b * (4 * (tq + tk) * c + h * tq * tk * if dropout { 3 } else { 1 }) + 4 * c * c;
     let needed = cache + (b + 1) * (tq + 2 * tk) * c + tq * c + 4 * tq * tk + 4 * c * c + 4 * c;
-    check_working_set(needed, || format!("MultiHeadAttention.backward with a batch of {b}, T_q = {tq}, T_k = {tk} and C = {c}"))
+    check_working_set(needed, what)
 }
 
 /// Values the f32 backward holds on top of what the f32 training forward kept (counted as in
@@ -69,7 +70,7 @@ pub(super) fn check_backward_f32(layer: &super::MultiHeadAttention, batch: usize
     let [b, tq, tk] = [batch, t_q, t_k].map(|n| n as u128);
     let kept = b * (3 * (tq + tk) * c + h * tq * tk * if dropout { 2 } else { 1 }) + 8 * c * c;
     let needed = kept + (b + 1) * (tq + 2 * tk) * c + tq * c + 5 * (tq + 8) * tk + 4 * c * c + 4 * c;
-    check_working_set(needed, || format!("MultiHeadAttention.backward (f32) with a batch of {b}, T_q = {tq}, T_k = {tk} and C = {c}"))
+    check_working_set(needed, || format!("MultiHeadAttention.backward (f32) with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {}", layer.embed_dim()))
 }
 
 /// Pass 1's overflow check: `projected = input·weight + bias`.

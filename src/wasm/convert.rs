@@ -153,6 +153,55 @@ fn copy_in<T: Default + Clone>(length: u32, name: &str, shape: (u32, u32), copy:
     Ok(data)
 }
 
+/// A JS typed array whose values wasm memory takes with `TypedArray.prototype.set` on a view of it.
+/// js-sys's `copy_to` and `to_vec` make the same copy after an `assert_eq!` of the two lengths, whose
+/// `Debug` printing of both numbers was about 1 KB of the module; here the length is the array's own.
+pub trait CopyIn: JsCast {
+    type Item;
+    /// # Safety
+    /// `ptr` must be valid for `length` writes of `Item`, and nothing may allocate while the view lives.
+    unsafe fn view(ptr: *mut Self::Item, length: usize) -> Self;
+    fn set(&self, src: &JsValue);
+    fn length(&self) -> u32;
+}
+
+macro_rules! copy_in_for {
+    ($($array:ty => $item:ty),*) => {$(
+        impl CopyIn for $array {
+            type Item = $item;
+            unsafe fn view(ptr: *mut $item, length: usize) -> Self {
+                <$array>::view_mut_raw(ptr, length)
+            }
+            fn set(&self, src: &JsValue) {
+                <$array>::set(self, src, 0)
+            }
+            fn length(&self) -> u32 {
+                <$array>::length(self)
+            }
+        }
+    )*};
+}
+copy_in_for!(Float64Array => f64, Float32Array => f32, Uint8Array => u8);
+
+/// Copies `values` into `out`, which has `values.length()` entries.
+fn copy_exact<A: CopyIn>(values: &A, out: &mut [A::Item]) {
+    debug_assert_eq!(values.length() as usize, out.len());
+    // SAFETY: `out` is `out.len()` writable items and the view is used at once, before any allocation
+    unsafe { A::view(out.as_mut_ptr(), out.len()) }.set(values.unchecked_ref());
+}
+
+/// `values` in a new Vec (js-sys's `to_vec` without its length assertion, see [`CopyIn`]).
+pub fn typed_to_vec<A: CopyIn>(values: &A) -> Vec<A::Item> {
+    let length = values.length() as usize;
+    let mut out = Vec::with_capacity(length);
+    // SAFETY: the capacity is `length`; `set` writes all of it before `set_len`, and nothing allocates in between
+    unsafe {
+        A::view(out.as_mut_ptr(), length).set(values.unchecked_ref());
+        out.set_len(length);
+    }
+    out
+}
+
 /// Values [`read_small_call`] can take in one JS call (Q, K and V together): 32 KiB of f64, enough
 /// for the challenge and the T=16, C=64 case.
 const SMALL_CALL_VALUES: usize = 4096;
@@ -201,7 +250,7 @@ pub fn read_small_call(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue,
 pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
     let mut shape = [0u32; 2];
     let values: Float64Array = refused(read_matrix_js(value, name, MAX_MATRIX_VALUES, &mut shape))?.unchecked_into();
-    let data = copy_in(values.length(), name, (shape[0], shape[1]), |out| values.copy_to(out))?;
+    let data = copy_in(values.length(), name, (shape[0], shape[1]), |out| copy_exact(&values, out))?;
     Matrix::new(shape[0] as usize, shape[1] as usize, data)
 }
 
@@ -209,7 +258,7 @@ pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
 pub fn read_bool_matrix(value: &JsValue, name: &str) -> Result<BoolMatrix> {
     let mut shape = [0u32; 2];
     let values: Uint8Array = refused(read_bool_matrix_js(value, name, MAX_MATRIX_VALUES, &mut shape))?.unchecked_into();
-    let bytes: Vec<u8> = copy_in(values.length(), name, (shape[0], shape[1]), |out| values.copy_to(out))?;
+    let bytes: Vec<u8> = copy_in(values.length(), name, (shape[0], shape[1]), |out| copy_exact(&values, out))?;
     BoolMatrix::new(shape[0] as usize, shape[1] as usize, bytes.into_iter().map(|b| b != 0).collect())
 }
 
@@ -380,7 +429,7 @@ pub fn read_cache_id(value: &JsValue, place: &str) -> Result<u32> {
 /// Reads a `number[]` (e.g. a bias). Not an array → TypeError; empty, NaN or ±Infinity → RangeError.
 pub fn read_vector(value: &JsValue, name: &str) -> Result<Vec<f64>> {
     let values: Float64Array = refused(read_vector_js(value, name, MAX_MATRIX_VALUES))?.unchecked_into();
-    copy_in(values.length(), name, (1, values.length()), |out| values.copy_to(out))
+    copy_in(values.length(), name, (1, values.length()), |out| copy_exact(&values, out))
 }
 
 /// A vector as a fresh JS `number[]`.
@@ -594,9 +643,9 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<T
     let rank = (out[0] as usize).clamp(2, 3);
     let shape: Vec<usize> = out[2..2 + rank].iter().map(|&n| n as usize).collect();
     let values = if out[1] == 32 {
-        TypedValues::F32(data.unchecked_into::<Float32Array>().to_vec())
+        TypedValues::F32(typed_to_vec(&data.unchecked_into::<Float32Array>()))
     } else {
-        TypedValues::F64(data.unchecked_into::<Float64Array>().to_vec())
+        TypedValues::F64(typed_to_vec(&data.unchecked_into::<Float64Array>()))
     };
     Ok(TypedMatrix { values, shape })
 }

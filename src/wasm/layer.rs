@@ -8,11 +8,11 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{
     is_typed_candidate, js_result, read_batch, read_cache_id, read_count, read_rope_option, tag_cache, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
-    write_trace, write_typed, write_vector, Element, OnTyped, Options, SamePrecision, Typed, TypedMatrix,
+    write_trace, write_typed, write_vector, Element, OnTyped, Options, SamePrecision, Typed, TypedMatrix, TypedValues,
 };
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, MultiHeadAttention, Weights};
-use crate::engine::{Batch, Rope};
+use crate::engine::Rope;
 use crate::matrix::Matrix;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -510,7 +510,7 @@ impl OnTyped<1> for LayerForward<'_> {
         let view = x.view();
         let held = with_cache(id, |cache| Ok(cache.held()))?;
         let (output, weights) = with_cache(id, |cache| F::forward_cached_batch(self.layer, view, cache, &self.options))?;
-        write_forward::<F>(&self.options, self.layer.number_of_heads(), (view, held + view.rows), output, weights)
+        write_forward(&self.options, self.layer.number_of_heads(), (view.items, view.rows, view.cols, held + view.rows), F::wrap(output), weights.map(F::wrap))
     }
 }
 
@@ -519,18 +519,20 @@ impl OnTyped<3> for LayerForward<'_> {
     fn call<F: Element>(self, [query, key, value]: [Typed<F>; 3]) -> Result<JsValue> {
         let (q, k) = (query.view(), key.view());
         let (output, weights) = F::forward_batch(self.layer, q, k, value.view(), &self.options)?;
-        write_forward::<F>(&self.options, self.layer.number_of_heads(), (q, k.rows), output, weights)
+        write_forward(&self.options, self.layer.number_of_heads(), (q.items, q.rows, q.cols, k.rows), F::wrap(output), weights.map(F::wrap))
     }
 }
 
 /// `{ output, weights? }` of a typed forward: `[B?, T_q, C]`, and `[B?, h, T_q, T_k]` or `[B?, T_q, T_k]`.
-fn write_forward<F: Element>(options: &ForwardOptions, h: usize, (q, t_k): (Batch<F>, usize), output: Vec<F>, weights: Option<Vec<F>>) -> Result<JsValue> {
+/// `(B, T_q, C, T_k)` are the query's items, rows and columns and the keys' rows. Not generic over the
+/// precision (the values come wrapped), so the module holds one body for f32 and f64.
+fn write_forward(options: &ForwardOptions, h: usize, (items, t_q, c, t_k): (usize, usize, usize, usize), output: TypedValues, weights: Option<TypedValues>) -> Result<JsValue> {
     // [B, …] in front when batched
-    let lead = |shape: &[usize]| -> Vec<usize> { if options.batched { [&[q.items][..], shape].concat() } else { shape.to_vec() } };
-    let mut entries = vec![("output", write_typed(&F::wrap(output), &lead(&[q.rows, q.cols])))];
+    let lead = |shape: &[usize]| -> Vec<usize> { if options.batched { [&[items][..], shape].concat() } else { shape.to_vec() } };
+    let mut entries = vec![("output", write_typed(&output, &lead(&[t_q, c])))];
     if let Some(weights) = weights {
-        let shape = if options.average_weights { lead(&[q.rows, t_k]) } else { lead(&[h, q.rows, t_k]) };
-        entries.push(("weights", write_typed(&F::wrap(weights), &shape)));
+        let shape = if options.average_weights { lead(&[t_q, t_k]) } else { lead(&[h, t_q, t_k]) };
+        entries.push(("weights", write_typed(&weights, &shape)));
     }
     write_object(&entries)
 }

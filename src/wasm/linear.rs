@@ -122,9 +122,9 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
         super::convert::float_array_length(b, "b")?;
     }
     let values: Vec<f64> = if kind == 32 {
-        b.unchecked_ref::<js_sys::Float32Array>().to_vec().into_iter().map(f64::from).collect()
+        super::convert::typed_to_vec(b.unchecked_ref::<js_sys::Float32Array>()).into_iter().map(f64::from).collect()
     } else if kind == 64 {
-        b.unchecked_ref::<js_sys::Float64Array>().to_vec()
+        super::convert::typed_to_vec(b.unchecked_ref::<js_sys::Float64Array>())
     } else if super::convert::is_array(b, "b")? {
         read_vector(b, "b")?
     } else {
