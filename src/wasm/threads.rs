@@ -66,7 +66,10 @@ fn read_threads(value: &JsValue) -> Result<Option<u32>> {
 /// `threadsInfo()`'s object.
 fn info(threads_build: bool, reason: Option<&str>) -> JsValue {
     let object = js_sys::Object::new();
-    let set = |key: &str, value: JsValue| js_sys::Reflect::set(&object, &key.into(), &value).expect("a plain object takes any key");
+    // setting a key of a new plain object cannot fail (no setter, not frozen)
+    let set = |key: &str, value: JsValue| {
+        let _ = js_sys::Reflect::set(&object, &key.into(), &value);
+    };
     set("threads", (crate::parallel::threads() as f64).into());
     set("threadsBuild", threads_build.into());
     set("reason", reason.map_or(JsValue::NULL, JsValue::from));
