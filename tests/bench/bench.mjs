@@ -439,7 +439,12 @@ function ortPeer() {
   const fmt = (r) => (r.rounds ? `${fmtMs(r.ms)} (${fmtMs(r.min)}–${fmtMs(r.max)}, ${r.rounds})` : 'not timed');
   printTable(rows.map((r) => ({
     size: `T=${r.t}, C=${r.c}, h=${r.h}`,
-    implementation: r.impl === 'attention-lab' ? `attention-lab Float32Array ${r.what}` : `${r.impl === 'ORT ops' ? 'ORT, opset-17 ops' : 'ORT, com.microsoft.MultiHeadAttention'} forward`,
+    implementation: {
+      'attention-lab': `attention-lab Float32Array ${r.what}`,
+      'attention-lab threads build': 'attention-lab Float32Array forward, pkg/ threads build, no pool',
+      'ORT ops': 'ORT, opset-17 ops forward',
+      'ORT fused': 'ORT, com.microsoft.MultiHeadAttention forward',
+    }[r.impl],
     threads: r.threads,
     'median ms (min–max, runs)': fmt(r),
     'max |Δ| vs attention-lab f32': r.worst === null ? '—' : r.worst.toExponential(1),
@@ -462,7 +467,9 @@ function ortPeer() {
     }
   }
   const [one, two] = [get(1024, 1, 'attention-lab'), get(1024, 2, 'attention-lab')];
-  if (one && two) console.log(`ours 2 threads / 1 thread, T=1024: ${verdict(two / one, 0.6)}`);
+  if (one && two) console.log(`ours 2 threads / 1 thread, T=1024: ${verdict(two / one, 0.6)} (pkg/ 2 threads / target/pkg-node)`);
+  const oneThreadsBuild = get(1024, 1, 'attention-lab threads build');
+  if (oneThreadsBuild && two) console.log(`  the same with the threads build on both sides (pkg/ 2 threads / pkg/ no pool): ${(two / oneThreadsBuild).toFixed(2)}`);
   for (const threads of [1, 2]) {
     const [step, forward] = [get(128, threads, 'attention-lab', 'training step'), get(128, threads, 'attention-lab')];
     if (step && forward) console.log(`f32 training step / f32 evaluation forward, T=128, ${threads} thread${threads > 1 ? 's' : ''}: ${verdict(step / forward, 3)}`);

@@ -13,6 +13,7 @@
 // by round (so that load from other processes on the machine hits all alike); medians over the rounds.
 // Every ORT output is checked against attention-lab's Float32Array forward of the same input.
 import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seeded as seededValues } from '../js/support/mulberry32.mjs';
@@ -37,6 +38,9 @@ if (threads > 1) {
   labThreads = await lab.initThreadPool(threads);
   if (labThreads !== threads) throw new Error(`attention-lab initThreadPool(${threads}) resolved to ${labThreads}: ${lab.threadsInfo().reason}`);
 }
+// at 1 thread also the threads build without a pool (when pkg/ is there), so that the 2-thread/1-thread
+// ratio can be read with the same build on both sides
+const labThreadsBuild = threads === 1 && existsSync(join(root, 'pkg/threads')) ? require(`${join(root, 'pkg')}/`) : null;
 const ort = await loadOrt(threads);
 
 const seeded = (len, seed, scale = 1) => seededValues(len, seed, { scale, Array: Float32Array });
@@ -51,8 +55,8 @@ const maxAbsDiff = (a, b) => {
 const CASES = smoke
   ? [{ t: 8, c: 16, h: 4, rounds: 0 }]
   : [
-    { t: 128, c: 768, h: 12, rounds: arg('--rounds128', 25), training: true },
-    { t: 1024, c: 768, h: 12, rounds: arg('--rounds1024', 7) },
+    { t: 128, c: 768, h: 12, rounds: arg('--rounds128', 61), training: true },
+    { t: 1024, c: 768, h: 12, rounds: arg('--rounds1024', 9) },
   ];
 // ORT (f32, its own summation order) against attention-lab's f32 forward, smoke and full run alike
 // (seen: 6e-8 at T=8, 3.3e-7 at T=128, 1.5e-7 at T=1024; a wrong scale 1.001/√d in the ops graph gives 4e-4 at
@@ -70,6 +74,10 @@ for (const cs of CASES) {
   const input = { data: x, shape: [t, c] };
   const expected = layer.forward(input).output.data; // also packs the f32 weights (once per set of weights)
   const variants = [{ impl: 'attention-lab', what: 'forward', async: false, run: () => layer.forward(input).output.data }];
+  if (labThreadsBuild && !smoke) {
+    const other = new labThreadsBuild.MultiHeadAttention({ embedDim: c, numHeads: h, seed: 3 });
+    variants.push({ impl: 'attention-lab threads build', what: 'forward', async: false, run: () => other.forward(input).output.data });
+  }
   for (const variant of ['ops', 'fused']) {
     const r = await ortRunner(ort, attentionModel(w, { c, h, variant }), { t, c });
     variants.push({ impl: `ORT ${variant}`, what: 'forward', async: true, run: () => r.run(x) });
