@@ -422,8 +422,12 @@ function ortChild(threads) {
   try {
     return JSON.parse(execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
   } catch (error) {
-    const out = error.stdout ? JSON.parse(error.stdout) : null; // exit 1 after a disagreement still prints its rows
-    if (!out) console.error(`ort-peer.mjs --threads ${threads} failed: ${error.message}`);
+    let out = null; // exit 1 after a disagreement still prints its JSON line; a crash does not
+    try {
+      out = JSON.parse(error.stdout);
+    } catch {
+      console.error(`ort-peer.mjs --threads ${threads} failed: ${error.message}`);
+    }
     return out ?? { failures: 1, rows: [] };
   }
 }
