@@ -416,7 +416,7 @@ function decoding(tf) {
 
 // ---- onnxruntime-web at 1 and 2 threads ----------------------------------------------------------
 
-/** Runs tests/bench/ort-peer.mjs at `threads` in a child process; its JSON line, or null (its stderr says why). */
+/** Runs tests/bench/ort-peer.mjs at `threads` in a child process: its JSON line, or no rows and 1 failure if it crashed. */
 function ortChild(threads) {
   const args = [join(here, 'ort-peer.mjs'), '--threads', String(threads), ...(smoke ? ['--smoke'] : [])];
   try {
@@ -438,6 +438,7 @@ function ortPeer() {
   const failures = children.reduce((n, r) => n + r.failures, 0);
   const rows = children.flatMap((r) => r.rows);
   const first = children[0];
+  if (!rows.length) return failures;
   console.log(`\nonnxruntime-web ${first.ortVersion ?? '?'} (wasm EP, SIMD) vs attention-lab, self-attention with W_Q, W_K, W_V, W_O and biases, ` +
     `the layer's seeded weights in both; each thread count in its own process${smoke ? ` (smoke: agreement within ${first.tolerance?.toExponential()}, not timed)` : ''}:`);
   const fmt = (r) => (r.rounds ? `${fmtMs(r.ms)} (${fmtMs(r.min)}–${fmtMs(r.max)}, ${r.rounds})` : 'not timed');
