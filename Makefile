@@ -136,8 +136,9 @@ test-bench-smoke: tests/node_modules
 
 ## ---- benchmarks (docs/performance.md) ---------------------------------------
 
-# the side-by-side table: plain JS, attention-lab number[][] / Float32Array, TF.js wasm, native Rust
-bench: build tests/node_modules
+# the side-by-side table: plain JS, attention-lab number[][] / Float32Array, TF.js wasm, native Rust;
+# then onnxruntime-web at 1 and 2 threads (attention-lab's 2-thread rows use the packed package: `package`)
+bench: package tests/node_modules
 	node tests/bench/bench.mjs
 
 # the matmul decision: gemm vs matrixmultiply vs the hand-written kernel, speed and .wasm size

@@ -7,6 +7,13 @@
 //   node tests/bench/bench.mjs --smoke    seconds: small shapes, one run each, and a check that every
 //                                         implementation agrees with attention-lab's f64 output
 //                                         (1e-4 for f32 ones); exits 1 if any does not. Not timed.
+//   node tests/bench/bench.mjs --ort      only the onnxruntime-web section (below)
+//
+// Then onnxruntime-web 1.30 (wasm, SIMD) as a peer: the layer as an ONNX model built from its own weights
+// (tests/bench/ort.mjs), T=128 and T=1024, C=768, h=12 with projections, at 1 and at 2 threads, each
+// count in its own child process (tests/bench/ort-peer.mjs; ORT fixes its thread count when its wasm
+// starts); attention-lab's 2-thread rows use the packed package (pkg/, `make package`). The smoke runs
+// the 1-thread child on T=8, C=16, h=4: ORT must agree with the Float32Array forward within 1e-5.
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync, rmSync } from 'node:fs';
@@ -23,6 +30,7 @@ const require = createRequire(import.meta.url);
 const lab = require(join(root, 'target/pkg-node/attention_lab.js'));
 const wasmFile = join(root, 'target/pkg-node/attention_lab_bg.wasm');
 const smoke = process.argv.includes('--smoke');
+const ortOnly = process.argv.includes('--ort');
 
 // ---- inputs -------------------------------------------------------------------------------
 
@@ -211,6 +219,10 @@ const MiB = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const fmtMs = (ms) => (ms < 0.01 ? ms.toFixed(4) : ms < 1 ? ms.toFixed(3) : ms < 100 ? ms.toFixed(2) : ms.toFixed(0));
 
 async function main() {
+  if (ortOnly) {
+    if (ortPeer()) process.exit(1);
+    return;
+  }
   const cases = smoke ? SMOKE_CASES : FULL_CASES;
   const native = runNative(cases);
   const tf = await loadTf();
@@ -288,6 +300,7 @@ async function main() {
   console.log('median ms (runs); ÷ TF.js = time / TF.js time (< 1 is faster); plain JS ÷ = plain JS time / time (speed-up);');
   console.log('wasm memory = that module\'s linear memory after the size ran (it never shrinks: the peak so far); max |Δ| vs attention-lab f64 (f32 for T=8192).');
   failures += decoding(tf.tf);
+  failures += ortPeer();
   if (failures) {
     console.error(`${failures} implementation(s) disagree`);
     process.exit(1);
@@ -398,6 +411,74 @@ function decoding(tf) {
   }
   console.log(`\ndecoding 1 token, C=${c}, h=${h}, numKVHeads=${kv}, rope (Float32Array in; the cache computes in f64):`);
   printTable(rows);
+  return failures;
+}
+
+// ---- onnxruntime-web at 1 and 2 threads ----------------------------------------------------------
+
+/** Runs tests/bench/ort-peer.mjs at `threads` in a child process: its JSON line, or no rows and 1 failure if it crashed. */
+function ortChild(threads) {
+  const args = [join(here, 'ort-peer.mjs'), '--threads', String(threads), ...(smoke ? ['--smoke'] : [])];
+  try {
+    return JSON.parse(execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+  } catch (error) {
+    let out = null; // exit 1 after a disagreement still prints its JSON line; a crash does not
+    try {
+      out = JSON.parse(error.stdout);
+    } catch {
+      console.error(`ort-peer.mjs --threads ${threads} failed: ${error.message}`);
+    }
+    return out ?? { failures: 1, rows: [] };
+  }
+}
+
+/** The ORT section: its table and the target ratios; returns the number of disagreements. */
+function ortPeer() {
+  const children = (smoke ? [1] : [1, 2]).map(ortChild);
+  const failures = children.reduce((n, r) => n + r.failures, 0);
+  const rows = children.flatMap((r) => r.rows);
+  const first = children[0];
+  if (!rows.length) return failures;
+  console.log(`\nonnxruntime-web ${first.ortVersion ?? '?'} (wasm EP, SIMD) vs attention-lab, self-attention with W_Q, W_K, W_V, W_O and biases, ` +
+    `the layer's seeded weights in both; each thread count in its own process${smoke ? ` (smoke: agreement within ${first.tolerance?.toExponential()}, not timed)` : ''}:`);
+  const fmt = (r) => (r.rounds ? `${fmtMs(r.ms)} (${fmtMs(r.min)}–${fmtMs(r.max)}, ${r.rounds})` : 'not timed');
+  printTable(rows.map((r) => ({
+    size: `T=${r.t}, C=${r.c}, h=${r.h}`,
+    implementation: {
+      'attention-lab': `attention-lab Float32Array ${r.what}`,
+      'attention-lab threads build': 'attention-lab Float32Array forward, pkg/ threads build, no pool',
+      'ORT ops': 'ORT, opset-17 ops forward',
+      'ORT fused': 'ORT, com.microsoft.MultiHeadAttention forward',
+    }[r.impl],
+    threads: r.threads,
+    'median ms (min–max, runs)': fmt(r),
+    'max |Δ| vs attention-lab f32': r.worst === null ? '—' : r.worst.toExponential(1),
+  })));
+  if (smoke) {
+    if (!failures) console.log(`ORT agrees with attention-lab's Float32Array forward within ${first.tolerance.toExponential()} (both graphs)`);
+    return failures;
+  }
+  const get = (t, threads, impl, what = 'forward') => rows.find((r) => r.t === t && r.threads === threads && r.impl === impl && r.what === what)?.ms;
+  const verdict = (value, target) => `${value.toFixed(2)} (target ≤ ${target}: ${value <= target ? 'met' : 'not met'})`;
+  console.log('medians over rounds in which the variants alternate; attention-lab 1 thread: target/pkg-node, 2 threads: pkg/ after initThreadPool(2).');
+  for (const threads of [1, 2]) {
+    for (const t of [128, 1024]) {
+      const ours = get(t, threads, 'attention-lab');
+      const [ops, fused] = [get(t, threads, 'ORT ops'), get(t, threads, 'ORT fused')];
+      if (ours === undefined || ops === undefined) continue;
+      const best = Math.min(ops, fused ?? Infinity);
+      console.log(`ours / ORT, T=${t}, ${threads} thread${threads > 1 ? 's' : ''}: ${verdict(ours / best, 0.8)} against ORT's faster graph (${best === ops ? 'ops' : 'fused'}); ` +
+        `ops ${(ours / ops).toFixed(2)}, fused ${fused ? (ours / fused).toFixed(2) : '—'}`);
+    }
+  }
+  const [one, two] = [get(1024, 1, 'attention-lab'), get(1024, 2, 'attention-lab')];
+  if (one && two) console.log(`ours 2 threads / 1 thread, T=1024: ${verdict(two / one, 0.6)} (pkg/ 2 threads / target/pkg-node)`);
+  const oneThreadsBuild = get(1024, 1, 'attention-lab threads build');
+  if (oneThreadsBuild && two) console.log(`  the same with the threads build on both sides (pkg/ 2 threads / pkg/ no pool): ${(two / oneThreadsBuild).toFixed(2)}`);
+  for (const threads of [1, 2]) {
+    const [step, forward] = [get(128, threads, 'attention-lab', 'training step'), get(128, threads, 'attention-lab')];
+    if (step && forward) console.log(`f32 training step / f32 evaluation forward, T=128, ${threads} thread${threads > 1 ? 's' : ''}: ${verdict(step / forward, 3)}`);
+  }
   return failures;
 }
 
