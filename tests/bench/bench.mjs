@@ -277,12 +277,13 @@ async function main() {
     for (const impl of impls) {
       const r = results.get(impl.key);
       if (!r) {
-        table.push({ size: cs.label, implementation: impl.name, 'median ms': '—', 'GFLOP/s': '—', '÷ TF.js': '—', 'plain JS ÷': '—', 'wasm memory': '—', 'max |Δ|': 'not run: needs h·T² scores at once or takes minutes' });
+        table.push({ size: cs.label, implementation: impl.name, threads: 1, 'median ms': '—', 'GFLOP/s': '—', '÷ TF.js': '—', 'plain JS ÷': '—', 'wasm memory': '—', 'max |Δ|': 'not run: needs h·T² scores at once or takes minutes' });
         continue;
       }
       table.push({
         size: cs.label,
         implementation: impl.name,
+        threads: 1, // no initThreadPool here (the ORT section below has 2); TF.js threads=1; native is single-threaded
         'median ms': `${fmtMs(r.ms)} (${r.runs})`,
         'GFLOP/s': (flops(cs) / (r.ms * 1e6)).toFixed(2),
         '÷ TF.js': tfMs ? `${(r.ms / tfMs).toFixed(2)}×` : '—',
@@ -404,7 +405,7 @@ function decoding(tf) {
         failures++;
         console.error(`DISAGREES: ${name} decoding with ${n} cached: max |Δ| = ${worst}`);
       }
-      rows.push({ 'cached positions': n, implementation: name, 'median ms': `${fmtMs(r.ms)} (${r.runs})`, '÷ cache': `${(r.ms / cached.ms).toFixed(1)}×`, 'max |Δ|': worst.toExponential(1) });
+      rows.push({ 'cached positions': n, implementation: name, threads: 1, 'median ms': `${fmtMs(r.ms)} (${r.runs})`, '÷ cache': `${(r.ms / cached.ms).toFixed(1)}×`, 'max |Δ|': worst.toExponential(1) });
     }
     cache.free();
     layer.free();
