@@ -17,9 +17,10 @@ async function coreCount() {
 
 // A worker: instantiate, say so, block (Atomics.wait, no timeout) until the main thread is about
 // to build the pool, then take one of its threads (a short spin in threads.rs) and run it.
+// Written to run as CommonJS or as an ES module (a worker inherits --input-type=module, for one).
 const WORKER = `
-const { workerData, parentPort } = require('node:worker_threads');
-const glue = require(workerData.glue);
+const { workerData, parentPort } = process.getBuiltinModule('node:worker_threads');
+const glue = process.getBuiltinModule('node:module').createRequire(workerData.glue)(workerData.glue);
 glue.initSync({ module: workerData.module, memory: workerData.memory });
 parentPort.postMessage('ready');
 Atomics.wait(workerData.go, 0, 0);

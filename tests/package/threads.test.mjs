@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { FIXTURES, ROOT, freshProject } from './support.mjs';
 
 const project = freshProject('');
@@ -72,4 +73,10 @@ const worker = new Worker(\`const lab = require(${JSON.stringify(installed)});
 require('node:worker_threads').parentPort.postMessage(lab.dotProductAttention([[1]], [[1]], [[5]]));\`, { eval: true });
 worker.once('message', (m) => { console.log(JSON.stringify(m)); worker.terminate(); });`;
   assert.deepEqual(node(['-e', code]), [[5]]);
+});
+
+test('an ES module run with --input-type=module (which its workers inherit) starts the pool too', () => {
+  const code = `const { default: lab } = await import(${JSON.stringify(pathToFileURL(join(installed, 'node.cjs')).href)});
+console.log(JSON.stringify({ inUse: await lab.initThreadPool(2), info: lab.threadsInfo() }));`;
+  assert.deepEqual(node(['--input-type=module', '-e', code]), { inUse: 2, info: { threads: 2, threadsBuild: true, reason: null } });
 });
