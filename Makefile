@@ -46,7 +46,8 @@ build: setup-build tests/node_modules
 	$(WASM_PACK) build --release --target web --out-dir target/pkg-web --out-name attention_lab
 	rm -rf www/pkg && mkdir -p www/pkg && cp -r target/pkg-web/attention_lab* target/pkg-web/snippets www/pkg/
 
-# The threads build (Node's entry in the package; src/wasm/threads.rs): shared memory needs std
+# The threads build (Node's entry, and attention-lab/web on cross-origin isolated pages; src/wasm/threads.rs):
+# shared memory needs std
 # rebuilt with +atomics (nightly's -Z build-std). Its own target dir, so that its RUSTFLAGS do not
 # rebuild the default build's. No wasm-opt: the profile's flags lack --enable-threads, and Node
 # loads the module once (the size budget is the default build's).
