@@ -25,6 +25,7 @@ export const STEPS = {
   'project-K': { label: 'the projection X·W_K', walk: 'project-K' },
   'project-V': { label: 'the projection X·W_V', walk: 'project-V' },
   slice: { label: 'slicing into heads', walk: 'slice' },
+  'kv-head': { label: 'choosing the key/value head ⌊i / group⌋', walk: 'slice' },
   scores: { label: 'the scores Q_h·K_hᵀ', walk: 'scores' },
   scale: { label: 'the scale 1/√headDimensions', walk: 'scale' },
   mask: { label: 'the causal mask', walk: 'weights' },
@@ -122,6 +123,8 @@ function callsOf(probe) {
 const ADAPTERS = {
   dotProductAttention: (p) => (p.causal === undefined ? [p.Q, p.K, p.V] : [p.Q, p.K, p.V, { causal: p.causal }]),
   multiHeadAttention: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, ...(p.W_O === 'absent' ? {} : { W_O: p.W_O }) }],
+  // numberOfKVHeads = numberOfHeads unless the probe says otherwise: then it is multi-head attention with W_O = I
+  groupedQueryAttention: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, numberOfKVHeads: p.numberOfKVHeads ?? p.numberOfHeads, headDimensions: p.headDimensions }],
   // X = [I_T | 0] and W = [M; 0], so X·W_Q = Q, X·W_K = K, X·W_V = V exactly (needs T ≤ C);
   // projection probes give X and the four W themselves.
   projectedSelfAttention: (p) => {
@@ -799,6 +802,60 @@ const PROJECTED = {
   ],
 };
 
+// ---- challenge 06: grouped-query attention ----------------------------------------------------
+
+/**
+ * Q = 0 with numberOfHeads = 4, numberOfKVHeads = 2, headDimensions = 1: every weight is 1/T, so
+ * output column i is the average of the V column of the key/value head that query head i reads.
+ * ⌊i / group⌋ gives heads 0, 0, 1, 1; i mod numberOfKVHeads gives 0, 1, 0, 1. Runs after the
+ * structure checks and only when they found the slicing and concatenation right.
+ */
+function checkKVHead(probeId) {
+  return (ctx) => {
+    if (!ctx.facts.concatRight) return null; // slicing or concatenation wrong: the structure probes name it
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
+    const [O] = got.outputs;
+    const { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d } = probe;
+    const expected = ctx.lab.groupedQueryAttention(probe.Q, probe.K, probe.V, { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d });
+    if (close(O, expected, 1e-8)) return null;
+    if (!isMatrix(O, probe.T, h * d) || !finiteMatrix(O)) return null;
+    const means = columnMeans(probe.V)[0];
+    const group = h / kv;
+    const read = range(h).map((i) => range(kv).find((k) => range(d).every((c) => O.every((row) => Math.abs(row[i * d + c] - means[k * d + c]) < 1e-8))));
+    if (read.some((k) => k === undefined)) return null; // not a plain choice of head: other checks say more
+    const want = range(h).map((i) => Math.floor(i / group));
+    const base = { probe, expected: { label: 'output (every weight 1/T: head i averages V of K/V head ⌊i / group⌋)', matrix: expected }, actual: { label: 'your output', matrix: O } };
+    const modulo = read.every((k, i) => k === i % kv);
+    return {
+      ...base, step: 'kv-head',
+      title: modulo ? 'Query head i reads key/value head i mod numberOfKVHeads instead of ⌊i / group⌋' : 'Your query heads read the wrong key/value heads',
+      detail: `With numberOfHeads = ${h} and numberOfKVHeads = ${kv}, group = ${group}: heads ${range(h).join(', ')} must read key/value heads ${want.join(', ')} (consecutive query heads share one); yours read ${read.join(', ')}.`,
+    };
+  };
+}
+
+const K4x2 = [[1, 0], [0, 1], [2, -1], [-1, 2]];
+const GROUPED = {
+  steps: ['slice', 'kv-head', 'scores', 'scale', 'softmax', 'weighted-sum', 'concat'],
+  probes: [
+    // challenge 02's probes with numberOfKVHeads = numberOfHeads and no W_O (the identity)
+    ...MULTI_HEAD.probes.filter((p) => p.id !== 'w-o' && p.id !== 'w-o-absent'),
+    { ...spec({ id: 'kv-head', note: 'Q = 0, numberOfKVHeads = 2, so every weight is 1/T', Q: zeros(4, 4), K: K4x2, V: codedV(4, 2), numberOfHeads: 4, headDimensions: 1 }), numberOfKVHeads: 2 },
+  ],
+  checks: [
+    checkWeights('one-head'),
+    checkWeights('one-head-5x2'),
+    checkWeights('large', { large: true }),
+    checkWeightedSum('sum', 'one-head-5x2'),
+    checkStructure('structure'),
+    checkStructure('structure-3'),
+    checkHeads('heads'),
+    checkKVHead('kv-head'),
+  ],
+};
+
 // Challenges 01 and 03 have no heads: their steps in their own words.
 const ONE_HEAD_LABELS = { scores: 'the scores Q·Kᵀ', scale: 'the scale 1/√d_k', 'weighted-sum': 'the weighted sum with V' };
 
@@ -808,6 +865,7 @@ export const TABLES = {
   '02-multi-head-attention': { function: 'multiHeadAttention', ...MULTI_HEAD },
   '03-causal-mask': { function: 'dotProductAttention', dim: 'd_k', labels: ONE_HEAD_LABELS, ...CAUSAL },
   '04-learned-projections': { function: 'projectedSelfAttention', ...PROJECTED },
+  '06-grouped-query': { function: 'groupedQueryAttention', ...GROUPED },
 };
 
 function tableFor(challengeId) {
