@@ -123,6 +123,7 @@ function callsOf(probe) {
 const ADAPTERS = {
   dotProductAttention: (p) => (p.causal === undefined ? [p.Q, p.K, p.V] : [p.Q, p.K, p.V, { causal: p.causal }]),
   multiHeadAttention: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, ...(p.W_O === 'absent' ? {} : { W_O: p.W_O }) }],
+  slidingWindowAttention: (p) => [p.Q, p.K, p.V, { window: p.window }],
   // numberOfKVHeads = numberOfHeads unless the probe says otherwise: then it is multi-head attention with W_O = I
   groupedQueryAttention: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, numberOfKVHeads: p.numberOfKVHeads ?? p.numberOfHeads, headDimensions: p.headDimensions }],
   // X = [I_T | 0] and W = [M; 0], so X·W_Q = Q, X·W_K = K, X·W_V = V exactly (needs T ≤ C);
@@ -146,6 +147,13 @@ export function probeCalls(challengeId) {
 // ---- the reference ------------------------------------------------------------------------
 
 function trace(lab, p) {
+  if (p.window !== undefined) {
+    // challenge 08: one causal head over a window of keys; V may be wider than Q (a readout)
+    const d = p.Q[0].length;
+    const t = lab.traceGroupedQueryAttention(p.Q, p.K, p.Q, { numberOfHeads: 1, numberOfKVHeads: 1, headDimensions: d, causal: true, window: p.window });
+    const output = lab.linear(stepOf(t, 'weights_0').values, p.V);
+    return { output, steps: t.steps.map((step) => (step.name === 'context_0' ? { ...step, values: output } : step)) };
+  }
   const options = { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, W_O: p.W_O === 'absent' ? identity(p.C) : p.W_O, causal: p.causal === true };
   if (p.V[0].length === p.Q[0].length) return lab.traceMultiHeadAttention(p.Q, p.K, p.V, options);
   // V wider or narrower than Q (challenges 01 and 03): the weights from a trace, the output from dotProductAttention
@@ -294,6 +302,13 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
     const leaks = [];
     Ŵ.forEach((row, q) => row.forEach((w, k) => { if (!allowed[q][k] && Math.abs(w) > 1e-12) leaks.push([q, k]); }));
     const blockedPast = Ŵ.some((row, q) => row.some((w, k) => allowed[q][k] && k < q && Math.abs(w) <= 1e-300 && W[q][k] > 1e-12));
+    // a window (challenge 08): a key inside the window, the query itself included, given exactly 0
+    const hidden = [];
+    Ŵ.forEach((row, q) => row.forEach((w, k) => { if (allowed[q][k] && Math.abs(w) <= 1e-300 && W[q][k] > 1e-12) hidden.push([q, k]); }));
+    if (hidden.length && !leaks.length && !blockedPast) {
+      const [q, k] = hidden[0];
+      return { ...base, step: 'mask', title: `${capital(who)} hide keys the mask must let through`, detail: `Query ${q} may see key ${k}${q === k ? ' (itself)' : ''} but gives it weight 0. Query p sees the keys p − window < j ≤ p: itself and the window − 1 before it.`, cells: (a, b) => allowed[a][b] };
+    }
     if (leaks.length || blockedPast) {
       const S = stepOf(t, `scaled_${i}`).values;
       let why = '';
@@ -856,6 +871,32 @@ const GROUPED = {
   ],
 };
 
+// ---- challenge 08: sliding-window attention (causal, the last `window` keys) ------------------
+
+const Q6x2 = [[1, 0], [0, 1], [1, -1], [-1, 2], [0.5, 0.5], [2, 1]];
+const K6x2 = [[0, 1], [1, 1], [-1, 0], [2, -1], [1, -0.5], [3, 3]]; // a loud last key
+// V must be as wide as Q here, so the weights are read d keys per call (ceil(T/d) calls)
+const windowed = (s) => spec({ numberOfHeads: 1, headDimensions: s.Q[0].length, ...s });
+const SLIDING = {
+  steps: ['scores', 'scale', 'mask', 'softmax', 'weighted-sum'],
+  probes: [
+    windowed({ id: 'window-2', note: '{ window: 2 }, V = one-hot columns (the output is the weights)', Q: Q6x2, K: K6x2, V: Q6x2, window: 2, readout: 'weights' }),
+    windowed({ id: 'window-3', note: '{ window: 3 }, V = one-hot columns', Q: Q6x2, K: K6x2, V: Q6x2, window: 3, readout: 'weights' }),
+    windowed({ id: 'window-none', note: 'no window (causal), V = one-hot columns', Q: Q5x2, K: K5x2, V: Q5x2, causal: true, readout: 'weights' }),
+    windowed({ id: 'large', note: '{ window: 2 }, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, window: 2, readout: 'weights' }),
+    windowed({ id: 'sum', note: '{ window: 2 }, V of 5 tokens', Q: Q5x2, K: K5x2, V: V5x2, window: 2 }),
+    windowed({ id: 'one-head-5x2', note: '{ window: 2 }, V = one-hot columns', Q: Q5x2, K: K5x2, V: Q5x2, window: 2, readout: 'weights' }),
+  ],
+  checks: [
+    checkWeights('window-2'),
+    checkWeights('window-3'),
+    checkWeights('window-none'),
+    checkWeights('one-head-5x2'),
+    checkWeights('large', { large: true }),
+    checkWeightedSum('sum', 'one-head-5x2'),
+  ],
+};
+
 // Challenges 01 and 03 have no heads: their steps in their own words.
 const ONE_HEAD_LABELS = { scores: 'the scores Q·Kᵀ', scale: 'the scale 1/√d_k', 'weighted-sum': 'the weighted sum with V' };
 
@@ -866,6 +907,7 @@ export const TABLES = {
   '03-causal-mask': { function: 'dotProductAttention', dim: 'd_k', labels: ONE_HEAD_LABELS, ...CAUSAL },
   '04-learned-projections': { function: 'projectedSelfAttention', ...PROJECTED },
   '06-grouped-query': { function: 'groupedQueryAttention', ...GROUPED },
+  '08-sliding-window': { function: 'slidingWindowAttention', dim: 'd', labels: { ...ONE_HEAD_LABELS, scale: 'the scale 1/√d', mask: 'the sliding-window mask' }, ...SLIDING },
 };
 
 function tableFor(challengeId) {
