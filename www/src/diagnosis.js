@@ -322,7 +322,7 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
           ? 'Your weights equal the weights without any mask: the mask is not applied. Set every scaled score with key j > query i to −Infinity before the softmax.'
           : Math.abs(effective) < 1e-6
             ? `The masked keys still get weight: they behave like a score of 0 (for query ${q}, key ${k}), and e⁰ = 1. Use −Infinity, so that e^(−∞) = 0.`
-            : `For query ${q}, key ${k} > ${q} gets weight ${fmt(Ŵ[q][k])}; with −Infinity before the softmax it gets exactly 0.`;
+            : `For query ${q}, key ${k} ${k > q ? `> ${q}` : '(outside the window: query p sees only p − window < j ≤ p)'} gets weight ${fmt(Ŵ[q][k])}; with −Infinity before the softmax it gets exactly 0.`;
       } else why = `Keys after the query get weight (for example query ${leaks[0][0]}, key ${leaks[0][1]}: ${fmt(Ŵ[leaks[0][0]][leaks[0][1]])}). Mask the scaled scores with key j > query i (−Infinity) before the softmax.`;
       return { ...base, step: 'mask', title: `${capital(who)} give weight to keys the mask must hide`, detail: why, cells: (q, k) => !allowed[q][k] };
     }
