@@ -125,3 +125,14 @@ fn f32_training_and_its_backward_give_the_same_bits_on_any_thread_count() {
         (bits32(&out), bits32(&grads.query), bits32(&grads.key), bits32(&grads.value), params)
     });
 }
+
+#[test]
+fn the_working_set_check_counts_what_the_threads_hold() {
+    use attention_lab::engine::{workspace_shapes, HeadShape};
+    let shape = HeadShape::new(T, T, H, 2, C / H);
+    let values = |shapes: [(usize, usize); 4]| shapes.iter().map(|(r, c)| r * c).sum::<usize>();
+    let one = with_threads(1, || values(workspace_shapes(shape)));
+    let three = with_threads(3, || values(workspace_shapes(shape)));
+    // both K/V heads packed, three blocks of scores and every context row, on top of one head's workspace
+    assert!(three > one + T * C + 2 * 64 * T, "{three} vs {one}");
+}

@@ -197,11 +197,17 @@ impl<F: Kernel> Workspace<F> {
 }
 
 /// The shapes [`Workspace`] grows to for one call: packed K `(T_k, d_k)`, packed V `(T_k, d_v)`
-/// and one block of scores `(block, T_k)` (f32 pads packed columns to 8, counted here).
-pub fn workspace_shapes(shape: HeadShape) -> [(usize, usize); 3] {
-    let HeadShape { t_q, t_k, d_k, d_v, .. } = shape;
+/// and one block of scores `(block, T_k)` (f32 pads packed columns to 8, counted here). With more
+/// than one thread, what [`attend_heads_split`] holds instead: every K/V head packed, a block of
+/// scores per thread, and every task's context rows `(T_q, h·d_v)` until they are copied out.
+pub fn workspace_shapes(shape: HeadShape) -> [(usize, usize); 4] {
+    let HeadShape { t_q, t_k, heads, d_k, d_v, kv_heads, .. } = shape;
     let pad = crate::kernels::NR;
-    [(t_k + pad, d_k), (t_k, d_v + pad), (QUERY_BLOCK.min(t_q), t_k)]
+    let block = QUERY_BLOCK.min(t_q);
+    match parallel::threads() {
+        1 => [(t_k + pad, d_k), (t_k, d_v + pad), (block, t_k), (0, 0)],
+        threads => [(t_k + pad, kv_heads * d_k), (t_k, kv_heads * (d_v + pad)), (block * threads, t_k), (t_q, heads * d_v)],
+    }
 }
 
 /// The crate's one working-set check for a call: `parts` are the shapes the caller allocates or
@@ -209,7 +215,11 @@ pub fn workspace_shapes(shape: HeadShape) -> [(usize, usize); 3] {
 /// `what` names the call in the message, e.g. "multiHeadAttention with T = 9000 and C = 64".
 pub fn check_budget(shape: HeadShape, parts: &[(usize, usize)], what: impl FnOnce() -> String) -> Result<()> {
     let needed = count_values(parts) + count_values(&workspace_shapes(shape));
-    check_working_set(needed, || format!("{} (inputs, outputs and what is kept, plus one head's packed K and V and a block of scores)", what()))
+    let engine = match parallel::threads() {
+        1 => "one head's packed K and V and a block of scores",
+        _ => "every K/V head's packed K and V, a block of scores per thread and the heads' context rows",
+    };
+    check_working_set(needed, || format!("{} (inputs, outputs and what is kept, plus {engine})", what()))
 }
 
 /// Passes 1–7 for every head: `out[i][head·d_v .. (head+1)·d_v] = softmax(Q_h·K_gᵀ/√d_k)·V_g`,
