@@ -21,11 +21,13 @@
 
 /** Steps in the order a correct answer performs them; `walk` is the walkthrough's step key. */
 export const STEPS = {
+  check: { label: 'checking the arguments', walk: null },
   'project-Q': { label: 'the projection X·W_Q', walk: 'project-Q' },
   'project-K': { label: 'the projection X·W_K', walk: 'project-K' },
   'project-V': { label: 'the projection X·W_V', walk: 'project-V' },
   slice: { label: 'slicing into heads', walk: 'slice' },
   'kv-head': { label: 'choosing the key/value head ⌊i / group⌋', walk: 'slice' },
+  cache: { label: 'the cache: append token t\'s key and value, then attend', walk: 'weights' },
   scores: { label: 'the scores Q_h·K_hᵀ', walk: 'scores' },
   scale: { label: 'the scale 1/√headDimensions', walk: 'scale' },
   mask: { label: 'the causal mask', walk: 'weights' },
@@ -33,6 +35,12 @@ export const STEPS = {
   'weighted-sum': { label: 'the weighted sum with V_h', walk: 'context' },
   concat: { label: 'concatenating the heads', walk: 'concat' },
   'w-o': { label: 'the output projection W_O', walk: 'output' },
+  residual: { label: 'the output: nothing is added after the last step', walk: 'output' },
+  // challenge 07 (rotary embedding): no attention, four steps of its own
+  pairs: { label: 'the pairs (x[i], x[i + d/2]) of each head', walk: null },
+  frequency: { label: 'the angle of pair i: base^(−2i/d) per position', walk: null },
+  position: { label: 'the position p = offset + r', walk: null },
+  rotation: { label: 'the rotation (a·cos θ − b·sin θ, a·sin θ + b·cos θ)', walk: null },
 };
 const STEP_ORDER = Object.keys(STEPS);
 
@@ -41,6 +49,7 @@ const STEP_ORDER = Object.keys(STEPS);
 const range = (n) => Array.from({ length: n }, (_, i) => i);
 const zeros = (r, c) => range(r).map(() => range(c).map(() => 0));
 const identity = (n) => range(n).map((i) => range(n).map((j) => (i === j ? 1 : 0)));
+const oneHot = (n, c) => range(n).map((k) => (k === c ? 1 : 0));
 const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
 const scaleMatrix = (M, s) => M.map((row) => row.map((x) => x * s));
 const columns = (M, cols) => M.map((row) => cols.map((c) => row[c]));
@@ -113,6 +122,7 @@ const P4 = permutationMatrix([1, 3, 0, 2]); // not symmetric: P·x, x·P and x·
 
 /** The calls of one probe: one, or ceil(T/d) when its weights are read out. */
 function callsOf(probe) {
+  if (probe.basis) return range(probe.C).map((c) => ({ ...probe, X: range(probe.T).map(() => oneHot(probe.C, c)), part: c }));
   if (!probe.readout) return [probe];
   const width = probe.readoutWidth ?? probe.headDimensions;
   const count = probe.readout === 'per-key' ? probe.T : Math.ceil(probe.T / width);
@@ -124,6 +134,9 @@ const ADAPTERS = {
   dotProductAttention: (p) => (p.causal === undefined ? [p.Q, p.K, p.V] : [p.Q, p.K, p.V, { causal: p.causal }]),
   multiHeadAttention: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, ...(p.W_O === 'absent' ? {} : { W_O: p.W_O }) }],
   slidingWindowAttention: (p) => [p.Q, p.K, p.V, { window: p.window }],
+  // challenge 05: no options but the heads; the reference is causal multi-head attention
+  decode: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions }],
+  rotaryEmbedding: (p) => [p.X, { ...p.options }],
   // numberOfKVHeads = numberOfHeads unless the probe says otherwise: then it is multi-head attention with W_O = I
   groupedQueryAttention: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, numberOfKVHeads: p.numberOfKVHeads ?? p.numberOfHeads, headDimensions: p.headDimensions }],
   // X = [I_T | 0] and W = [M; 0], so X·W_Q = Q, X·W_K = K, X·W_V = V exactly (needs T ≤ C);
@@ -227,8 +240,9 @@ function fitScale(W, S, allowed) {
 }
 
 /** Names a scale s in the course's terms, for a head of width d (called `dim`) in C columns, T tokens. */
-function nameScale(s, d, C, T, dim = 'headDimensions') {
+function nameScale(s, d, C, T, dim = 'headDimensions', dv = d) {
   const all = [
+    ...(dv !== d && dv !== T ? [[1 / Math.sqrt(dv), `1/√d_v = 1/√${dv} (the width of V; the scale uses ${dim}, the width of Q and K)`]] : []),
     [1 / Math.sqrt(d), `1/√${dim} = 1/√${d}`],
     [1, '1 (no scaling)'],
     [1 / d, `1/${dim} = 1/${d}`],
@@ -256,7 +270,9 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   const d = probe.headDimensions;
   const C = probe.C;
   const dim = ctx.table.dim ?? 'headDimensions';
-  const scaleName = (x) => nameScale(x, d, C, W.length, dim);
+  const dv = probe.readout ? (probe.readoutWidth ?? d) : probe.V[0].length / probe.numberOfHeads;
+  const scaleName = (x) => nameScale(x, d, C, W.length, dim, dv);
+  const windowed = ctx.table.function === 'slidingWindowAttention';
   const who = weightsName(probe, i);
   const base = { probe, head: i, expected: { label: `weights_${i}`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ } };
   const T = W.length;
@@ -265,6 +281,23 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
     // near one-hot weights say little about the scale; only a softmax that breaks on large scores is told here
     if (!ctx.facts['weights:one-head']) return null;
     return { ...base, step: 'softmax', title: `${capital(who)} are wrong when the scores are large`, detail: `With scaled scores near ${fmt(Math.max(...stepOf(t, `scaled_${i}`).values.flat()))} your weights differ from the softmax, although they are right on small scores. Subtract each row's maximum, then exp(), then divide by the row's sum.` };
+  }
+  if (windowed && !large && !finiteMatrix(Ŵ)) {
+    const nanRows = range(T).filter((q) => Ŵ[q].every(Number.isNaN));
+    if (nanRows.length && range(T).every((q) => nanRows.includes(q) || Ŵ[q].every(Number.isFinite))) {
+      const rows = `row${nanRows.length > 1 ? 's' : ''} ${nanRows.join(', ')}`;
+      const w = probe.window;
+      const base8 = { ...base, step: 'mask', cells: (a, b) => allowed[a][b] };
+      if (w === undefined && nanRows.length === T) {
+        return { ...base8, title: 'With no window given, every row of your weights is NaN: every key is masked', detail: 'Without options.window there is no window: query p sees every key j ≤ p (the window is Infinity). A comparison with undefined, such as p − undefined < j, is always false, so every score became −Infinity, and the softmax of a row of −Infinity is NaN. Default it: const w = window ?? Infinity.' };
+      }
+      const finite = range(T).filter((q) => !nanRows.includes(q));
+      const seenKeys = finite.flatMap((q) => range(T).filter((k) => Ŵ[q][k] > 1e-12));
+      if (w !== undefined && nanRows.every((q, k) => q === k) && seenKeys.every((k) => k >= T - w)) {
+        return { ...base8, title: `Quer${nanRows.length > 1 ? 'ies' : 'y'} ${nanRows.join(', ')} see${nanRows.length > 1 ? '' : 's'} no key (NaN): your window is the last ${w} keys of the sequence, not of each query`, detail: `The window is counted back from each query p: it sees the keys p − window < j ≤ p. Yours keeps keys ${T - w} … ${T - 1} (the end of the sequence) for every query, so an early query has no key left, and a row of −Infinity scores gives NaN.` };
+      }
+      return { ...base8, title: `${capital(rows)} of your weights ${nanRows.length > 1 ? 'are' : 'is'} NaN: every key of ${nanRows.length > 1 ? 'those rows' : 'that row'} is masked`, detail: `A row of −Infinity scores has no finite maximum, and −∞ − (−∞) is NaN. Query p always sees itself and the window − 1 keys before it: p − window < j ≤ p${w === undefined ? ', every key j ≤ p when no window is given' : ''}.` };
+    }
   }
   if (!finiteMatrix(Ŵ) && allowed && !large && ctx.facts['weights:one-head']) {
     const bad = range(T).filter((q) => Ŵ[q].some((x) => !Number.isFinite(x)));
@@ -291,6 +324,31 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
         ? `With scaled scores near ${fmt(Math.max(...stepOf(t, `scaled_${i}`).values.flat()))}, e^score overflows to Infinity and Infinity / Infinity is NaN. Subtract each row's maximum before exp(): the weights do not change, and nothing overflows.`
         : 'Look for exp() of a large number, a division by zero, or an index past the end of a row (undefined becomes NaN).',
     };
+  }
+  // the identity where the reference is not: output row i is V[i], token i's own value
+  const isIdentity = Ŵ.every((row, q) => row.every((w, k) => Math.abs(w - (q === k ? 1 : 0)) < 1e-12));
+  if (isIdentity && (!allowed || ctx.facts.ownValue) && !close(W, identity(T), 1e-7)) {
+    ctx.facts.ownValue = true;
+    return { ...base, step: 'weighted-sum', title: `Each output row is token i's own value ${probe.numberOfHeads > 1 ? `V_${i}[i]` : 'V[i]'}, not a blend of all rows of V`, detail: `Read through one-hot columns of V, ${who} are the identity: output row i is V[i] whatever the scores. Row i of the output is Σ_j w_ij · V[j], every row of V weighted by query i's weights (a loop over j that reads V[i] instead of V[j] gives this). If your weights themselves put all of query i's attention on key i, the scores come next: score[i][j] = q_i · k_j.` };
+  }
+  // challenge 08: each query sees a band of keys ending at itself; how wide is it?
+  if (windowed && allowed) {
+    const seen = Ŵ.map((row) => range(T).filter((k) => row[k] > 1e-12));
+    const band = seen.every((sq, q) => sq.length && sq.at(-1) === q && sq.every((x, k) => k === 0 || x === sq[k - 1] + 1));
+    const a = Math.max(...seen.map((sq) => sq.length));
+    const w = probe.window ?? Infinity;
+    if (band && seen.every((sq, q) => sq.length === Math.min(q + 1, a)) && Math.min(a, T) !== Math.min(w, T)) {
+      const q = seen.findIndex((sq, k) => sq.length !== Math.min(k + 1, w));
+      const sees = (sq) => (sq.length === 1 ? 'only itself' : `keys ${sq[0]} … ${sq.at(-1)}`);
+      const want = range(q + 1).slice(Math.max(0, q - w + 1));
+      const title = w === Infinity
+        ? `With no window, query ${q} sees ${sees(seen[q])}; it must see every key up to itself`
+        : a >= T
+          ? `The window is not applied: query ${q} sees ${sees(seen[q])}; with window = ${w} it sees ${sees(want)}`
+          : `The window is ${Math.abs(w - a)} key${Math.abs(w - a) > 1 ? 's' : ''} too ${a < w ? 'short' : 'wide'}: query ${q} sees ${sees(seen[q])}; with window = ${w} it sees ${sees(want)}`;
+      const alone = a === 1 ? ' If your window test is right, look next at the weighted sum: output row p = V[p] alone also looks like this; it must be Σ_j w_pj · V[j].' : '';
+      return { ...base, step: 'mask', title, detail: `Query p sees the keys p − window < j ≤ p: itself and the window − 1 keys before it (window 1: the token alone; no window: every key j ≤ p). Yours sees ${a >= T ? 'every earlier key' : `${a} key${a > 1 ? 's' : ''}`}${w === Infinity ? '' : ` where the window is ${w}`}: check the bounds of your window test (< or ≤, p − window or p − window + 1).${alone}`, cells: (x, y) => allowed[x][y] };
+    }
   }
   const rowSums = Ŵ.map((row) => row.reduce((a, b) => a + b, 0));
   const colSums = range(T).map((j) => Ŵ.reduce((a, row) => a + row[j], 0));
@@ -380,6 +438,9 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   const S = stepOf(t, `scores_${i}`).values;
   const s = fitScale(Ŵ, S, allowed);
   const expectedScale = stepOf(t, `scaled_${i}`).scalar;
+  if (s !== null && Math.abs(s) < 1e-9) {
+    return { ...base, step: 'scores', title: `${capital(who)} are the same for every key: your scores do not change along a row`, detail: `Each query spreads its weight evenly over the keys it may see, so every score of row i is the same number. score[i][j] = q_i · k_j must use key j: a score q_i · k_i (key i for the whole row) does this, and so would a scale of 0.` };
+  }
   if (s !== null && Math.abs(s - expectedScale) > 1e-6 * expectedScale) {
     return {
       ...base, step: 'scale',
@@ -395,6 +456,7 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   candidates.push(['scores', transpose(S), `Your weights fit the scores ${kn}·${qn}ᵀ, the transpose of ${qn}·${kn}ᵀ: row i must belong to query i, column j to key j.`]);
   candidates.push(['scores', lab.linear(Qh, transpose(Qh)), 'Your weights fit the scores Q·Qᵀ: the keys are not used. score[i][j] = q_i · k_j, a query against a key.']);
   candidates.push(['scores', lab.linear(Kh, transpose(Kh)), 'Your weights fit the scores K·Kᵀ: the queries are not used. score[i][j] = q_i · k_j, a query against a key.']);
+  candidates.push(['scores', range(T).map(() => range(T).map((j) => Qh[j].reduce((sum, x, c) => sum + x * Kh[j][c], 0))), 'Your weights fit the scores q_j · k_j: row i does not use query i. score[i][j] = q_i · k_j.']);
   const { Q, K } = probe;
   const h = probe.numberOfHeads;
   if (h > 1) {
@@ -431,7 +493,28 @@ const capital = (s) => s[0].toUpperCase() + s.slice(1);
 
 // ---- checks: each reads some probes and returns a finding or null ----------------------------
 
+// JavaScript's own RangeErrors (not a check the learner wrote)
+const BUILT_IN_RANGE = /invalid array length|call stack|invalid count|precision|radix|invalid time|invalid string length|out of range|offset is out of bounds/i;
+
+/** An error the learner's own argument check threw (a RangeError, or an Error with a message of theirs), not a crash. */
+function isOwnCheck(error) {
+  if (!error) return false;
+  if (error.name === 'RangeError') return !BUILT_IN_RANGE.test(error.message);
+  return error.name === 'Error' && !/not written yet|no result/.test(error.message);
+}
+
+/**
+ * A throw on a probe input. The probes are valid calls, so an error the learner's own check threw
+ * is located at the check (the check rejects a valid input); any other throw is told as it is.
+ */
 function thrown(ctx, probe, error, step = null) {
+  if (isOwnCheck(error)) {
+    return {
+      step: 'check', probe,
+      title: `Your function rejects a valid input: ${error.name}: “${error.message}”`,
+      detail: `The call (${describeProbe(probe, ctx.table)}) is valid, yet your function threw. ${ctx.table.validHint ?? 'Check the condition of that throw: it must fail only on the inputs the task names.'}`,
+    };
+  }
   return { step, probe, title: `Your function throws on a probe input (${describeProbe(probe, ctx.table)})`, detail: `${error.name}: ${error.message}` };
 }
 
@@ -464,6 +547,15 @@ function checkWeights(probeId, options = {}) {
 function wrongShape(ctx, probe, O, C = probe.C) {
   const { T, numberOfHeads: h, headDimensions: d } = probe;
   const base = { probe, title: `Your result is ${shapeOf(O)}; expected ${T}×${C}`, actual: null };
+  if (ctx.table.steps.includes('w-o') && T > C && isMatrix(O, C, C)) {
+    // W_O·concat with W_O C×C: a row-by-row product keeps C rows of concat (W_O = I) or mixes them
+    const reference = trace(ctx.lab, callsOf(probe)[0]);
+    const concat = stepOf(reference, 'concat').values;
+    const W = probe.W_O === 'absent' ? identity(C) : probe.W_O;
+    if (close(O, ctx.lab.linear(W, concat.slice(0, C)), 1e-8)) {
+      return { ...base, step: 'w-o', title: `W_O is applied on the wrong side: your result is ${C}×${C} (W_O·concat), expected ${T}×${C}`, detail: `W_O (C×C) times concat (T×C) only multiplies when T = C; here T = ${T}, C = ${C}, and your product kept ${C} rows. The output projection mixes the columns of each row: concat·W_O, with W_O on the right (the identity when W_O is absent).` };
+    }
+  }
   if (Array.isArray(O) && O.length === d && d !== T) {
     return { ...base, step: 'slice', title: `Your heads take ${d} rows (tokens) instead of ${d} columns: the result is ${shapeOf(O)}, expected ${T}×${C}`, detail: `Head i keeps all ${T} tokens and takes columns i·headDimensions up to (i+1)·headDimensions of every row: M.map(row => row.slice(start, end)).` };
   }
@@ -488,6 +580,7 @@ function wrongShape(ctx, probe, O, C = probe.C) {
 function checkHeads(probeId) {
   return (ctx) => {
     if (!ctx.facts['weights:one-head']) return null; // one head's attention must be right to read the heads' weights
+    if (ctx.facts.concatWrong) return null; // the columns are not where the heads put them: the structure probes said so
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
     if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
@@ -556,6 +649,15 @@ function checkWeightedSum(probeId, weightsProbeId) {
  * Records facts.source (output column → the V column it holds) and facts.concatRight.
  */
 function checkStructure(probeId) {
+  const inner = structureOf(probeId);
+  return (ctx) => {
+    const finding = inner(ctx);
+    if (finding?.step === 'concat') ctx.facts.concatWrong = true; // the heads' weights can no longer be read by column
+    return finding;
+  };
+}
+
+function structureOf(probeId) {
   return (ctx) => {
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
@@ -571,11 +673,18 @@ function checkStructure(probeId) {
     }
     if (!isMatrix(O, T, C)) return { ...wrongShape(ctx, probe, O), expected: base.expected, actual: isMatrix(O, O.length, O[0]?.length) ? base.actual : null };
     if (!finiteMatrix(O)) return null; // not readable here; other probes say more
+    // the head outputs [h, T, d] reshaped to T×C without moving the head axis: rows mix tokens
+    const flat = range(h).flatMap((i) => stepOf(t, `context_${i}`).values.flat());
+    const reshaped = range(T).map((r) => flat.slice(r * C, (r + 1) * C));
+    if (h > 1 && close(O, reshaped, 1e-8)) {
+      return { ...base, step: 'concat', title: `Your heads are reshaped to ${T}×${C} without the transpose: row r of your result mixes several tokens`, detail: `The head outputs, numberOfHeads × T × headDimensions (${h} × ${T} × ${d}), were read row after row into a ${T}×${C} matrix, so row 0 holds tokens 0 … ${C / d - 1} of head 0. Row r must be row r of head 0, then row r of head 1, …: move the head axis next to headDimensions first ([T, numberOfHeads, headDimensions]), or concatenate row by row.` };
+    }
     // decode: which V column, averaged over all T tokens, sits in each output column?
+    // the last row averages every key (with or without a causal mask); each row r is compared with concat's row r
     const mean = (T + 1) / 2 / 100;
     const source = range(C).map((j) => {
-      const c = Math.round(O[0][j] - mean) - 1;
-      return c >= 0 && c < C && O.every((row) => Math.abs(row[j] - concat[0][c]) < 1e-8) ? c : -1;
+      const c = Math.round(O[T - 1][j] - mean) - 1;
+      return c >= 0 && c < C && O.every((row, r) => Math.abs(row[j] - concat[r][c]) < 1e-8) ? c : -1;
     });
     const empty = range(C).filter((j) => O.every((row) => row[j] === 0));
     if (empty.length && empty.every((j) => source[j] === -1) && source.every((c, j) => c === j || empty.includes(j))) {
@@ -648,10 +757,71 @@ function describeProbe(p, table) {
   if (p.X) parts.push(`X ${shapeOf(p.X)}`);
   if (table?.dim === 'd_k') parts.push(`d_k = ${p.headDimensions}`, ...(p.V[0].length !== p.headDimensions && !p.readout ? [`d_v = ${p.V[0].length}`] : []));
   else parts.push(`numberOfHeads = ${p.numberOfHeads}`, `headDimensions = ${p.headDimensions}`);
-  parts.push(p.causal === undefined ? (table?.function === 'dotProductAttention' ? 'no options' : null) : `{ causal: ${p.causal} }`);
+  if (table?.function !== 'decode') parts.push(p.causal === undefined ? (table?.function === 'dotProductAttention' ? 'no options' : null) : `{ causal: ${p.causal} }`);
   if (p.note) parts.push(p.note);
   if (table?.function === 'projectedSelfAttention' && !p.X) parts.push('X = [I | 0] and W_Q, W_K, W_V holding Q, K, V, so that X·W_Q = Q');
   return parts.filter(Boolean).join(', ');
+}
+
+// ---- checks before reading weights: is the output a weighted average of V's rows at all? --------
+
+/** The reference output of a probe (the table's own function, through the package). */
+function referenceOutput(ctx, probe) {
+  if (ctx.table.function === 'groupedQueryAttention') {
+    return ctx.lab.groupedQueryAttention(probe.Q, probe.K, probe.V, { numberOfHeads: probe.numberOfHeads, numberOfKVHeads: probe.numberOfKVHeads ?? probe.numberOfHeads, headDimensions: probe.headDimensions });
+  }
+  if (probe.X) return ctx.lab.projectedSelfAttention(probe.X, { W_Q: probe.W_Q, W_K: probe.W_K, W_V: probe.W_V, W_O: probe.W_O, numberOfHeads: probe.numberOfHeads, headDimensions: probe.headDimensions });
+  return trace(ctx.lab, probe).output;
+}
+
+/**
+ * V = 0 (W_V = 0 in challenge 04): every output row is a weighted average of V's rows, so the
+ * output must be 0, whatever the weights. When it is not, something after the weights adds to the
+ * output (a residual, a bias, values taken from Q or K), and every probe that reads the output as
+ * weights would read it wrong: this finding then wins over theirs (`assumption`).
+ */
+function checkAverage(probeId) {
+  return (ctx) => {
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return null; // other probes say why it throws
+    const [O] = got.outputs;
+    const expected = referenceOutput(ctx, probe);
+    if (close(O, expected, 1e-9)) return null;
+    if (!isMatrix(O, expected.length, expected[0].length) || !finiteMatrix(O)) return null;
+    const base = { probe, assumption: true, expected: { label: probe.X ? 'output (W_V = 0, so V = 0)' : 'output (V = 0)', matrix: expected }, actual: { label: 'your output', matrix: O } };
+    const what = probe.X ? 'With W_V = 0 every value row is 0' : 'With V = 0';
+    const lead = `${what}, every output row is a weighted average of zero rows, whatever the weights, so the output must be 0.`;
+    const alike = (M) => M && isMatrix(M, O.length, O[0].length) && close(O, M, 1e-9);
+    const { lab } = ctx;
+    if (probe.X && alike(probe.X)) {
+      return { ...base, step: 'residual', title: 'Your output is X + attention: a residual connection is added', detail: `${lead} Yours is X itself. This function returns the attention output, concat·W_O, alone; adding X (the residual) is the job of the layer around it.` };
+    }
+    if (probe.X && !O.every((row) => close([row], [O[0]], 1e-9))) {
+      // challenge 04: values that are not 0 although W_V = 0 are not X·W_V; the probes with X = I
+      // locate the other projections (this finding is one of theirs, not an assumption)
+      const { X, W_Q, W_K, W_O } = probe;
+      const project = (W) => lab.projectedSelfAttention(X, { W_Q, W_K, W_V: W, W_O, numberOfHeads: probe.numberOfHeads, headDimensions: probe.headDimensions });
+      const tried = [[identity(probe.C), 'X itself: V is not projected'], [W_K, 'X·W_K: V is made with W_K'], [W_Q, 'X·W_Q: V is made with W_Q']];
+      const named = tried.find(([W]) => alike(project(W)));
+      return { ...base, assumption: false, step: 'project-V', title: 'Your values V are not X·W_V', detail: `${lead} Yours is not, so your values are not X·W_V = 0${named ? `: they are ${named[1]}` : ''}. V = X·W_V: row t of V is row t of X times W_V.` };
+    }
+    if (!probe.X && alike(probe.Q)) {
+      return { ...base, step: 'residual', title: 'Your output is Q + attention: the queries are added to the result', detail: `${lead} Yours is Q itself. Return the weighted sum of V alone: output row i is Σ_j w_ij · V[j]${ctx.table.steps.includes('w-o') ? ', then the heads side by side and W_O' : ''}, with nothing added.` };
+    }
+    for (const [name, M] of probe.X ? [] : [['K', probe.K], ['Q', probe.Q]]) {
+      if (!isMatrix(M, probe.V.length, probe.V[0].length)) continue;
+      let withM;
+      try { withM = referenceOutput(ctx, { ...probe, V: M }); } catch { continue; }
+      if (alike(withM)) {
+        return { ...base, step: ctx.table.steps.includes('cache') ? 'cache' : 'weighted-sum', title: `Your weighted sum takes the rows of ${name}, not of V`, detail: `${lead} Yours is weights·${name}: the values ${ctx.table.steps.includes('cache') ? 'in the cache are the keys' : `are ${name}'s rows`}. Output row i is Σ_j w_ij · V[j].` };
+      }
+    }
+    if (O.every((row) => close([row], [O[0]], 1e-9))) {
+      return { ...base, step: 'residual', title: 'A constant row is added to every output row', detail: `${lead} Every row of yours is [${O[0].map(fmt).join(', ')}]: a bias, or a sum that does not start at 0. Output row i is Σ_j w_ij · V[j], with nothing added.` };
+    }
+    return { ...base, step: 'weighted-sum', title: `${probe.X ? 'With W_V = 0' : 'With V = 0'} your output is not 0: it is not a weighted average of V's rows`, detail: `${lead} So something other than V reaches your output after the weights (a residual, a bias, Q or K in place of V). Output row i is Σ_j w_ij · V[j]${ctx.table.steps.includes('w-o') ? ', then the heads side by side and W_O' : ''}.` };
+  };
 }
 
 // ---- the tables -----------------------------------------------------------------------------
@@ -666,10 +836,13 @@ const MULTI_HEAD = {
     spec({ id: 'structure', note: 'Q = 0, so every weight is 1/T', Q: zeros(6, 6), K: K6, V: codedV(6, 6), numberOfHeads: 2, headDimensions: 3 }),
     spec({ id: 'structure-3', note: 'Q = 0, three heads of two', Q: zeros(6, 6), K: K6, V: codedV(6, 6), numberOfHeads: 3, headDimensions: 2 }),
     spec({ id: 'heads', note: 'two heads, V = one token at a time', Q: Q2h, K: K2h, V: Q2h, numberOfHeads: 2, headDimensions: 3, readout: 'per-key' }),
-    spec({ id: 'w-o', note: 'Q = 0, a permutation W_O', Q: zeros(4, 4), K: K4x4, V: codedV(4, 4), numberOfHeads: 2, headDimensions: 2, W_O: P4 }),
+    // Q ≠ 0, so the rows of concat differ and W_O·concat (W_O on the left) differs from concat
+    spec({ id: 'w-o', note: 'a permutation W_O', Q: Q4x4, K: K4x4, V: codedV(4, 4), numberOfHeads: 2, headDimensions: 2, W_O: P4 }),
     spec({ id: 'w-o-absent', note: 'no W_O in the options', Q: Q4x4, K: K4x4, V: codedV(4, 4), numberOfHeads: 2, headDimensions: 2, W_O: 'absent' }),
+    spec({ id: 'zero-v', note: 'V = 0: every output row is an average of zero rows', Q: Q4x4.slice(0, 3), K: K4x4.slice(0, 3), V: zeros(3, 4), numberOfHeads: 2, headDimensions: 2 }),
   ],
   checks: [
+    checkAverage('zero-v'),
     checkWeights('one-head'),
     checkWeights('one-head-5x2'),
     checkWeights('large', { large: true }),
@@ -686,7 +859,8 @@ const MULTI_HEAD = {
 const Qm = [[1, 0], [0, 1], [1, 1], [2, -1]];
 const Km = [[0, 1], [1, 0], [-1, 1], [3, 3]]; // key 3 would dominate every query if it leaked
 const V5x3 = [[1, -2, 0.5], [3, 0.5, -1], [-1, 2, 2], [0, 4, 1], [1, 1, -2]];
-const single = (s) => spec({ numberOfHeads: 1, headDimensions: s.Q[0].length, readoutWidth: s.Q.length, ...s });
+// the readout V is T + 2 wide: d_v differs from T and from d_k, so 1/√d_v, 1/√T and 1/√d_k name different scales
+const single = (s) => spec({ numberOfHeads: 1, headDimensions: s.Q[0].length, readoutWidth: s.Q.length + 2, ...s });
 
 const DOT_PRODUCT = {
   steps: ['scores', 'scale', 'softmax', 'weighted-sum'],
@@ -695,8 +869,10 @@ const DOT_PRODUCT = {
     single({ id: 'one-head-5x2', note: '5 tokens, d_k = 2, V = one-hot columns', Q: Q5x2, K: K5x2, V: Q5x2, readout: 'weights' }),
     single({ id: 'large', note: 'scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, readout: 'weights' }),
     single({ id: 'sum', note: 'V wider than Q and K', Q: Q5x2, K: K5x2, V: V5x3 }),
+    single({ id: 'zero-v', note: 'V = 0: every output row is an average of zero rows', Q: Q5x2, K: K5x2, V: zeros(5, 3) }),
   ],
   checks: [
+    checkAverage('zero-v'),
     checkWeights('one-head'),
     checkWeights('one-head-5x2'),
     checkWeights('large', { large: true }),
@@ -797,16 +973,64 @@ function checkProjectionQK(probeId) {
   };
 }
 
+/** W with every entry outside the heads' diagonal blocks set to 0: X·blockDiagonal(W) projects each head's columns of X alone. */
+const blockDiagonal = (W, d) => W.map((row, r) => row.map((x, c) => (Math.floor(r / d) === Math.floor(c / d) ? x : 0)));
+
+/**
+ * Two heads, generic X and W: which Q, K and V did the learner attend with? Each is tried as X·W
+ * (right), X·Wᵀ, X itself, or X·(W's diagonal blocks) (projected after the split into heads); the
+ * output of multi-head attention with each combination is compared with the learner's.
+ */
+function checkProjectionHeads(probeId) {
+  return (ctx) => {
+    const lab = ctx.lab;
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
+    const [O] = got.outputs;
+    const { X, W_Q, W_K, W_V, W_O, numberOfHeads: h, headDimensions: d } = probe;
+    const expected = lab.projectedSelfAttention(X, { W_Q, W_K, W_V, W_O, numberOfHeads: h, headDimensions: d });
+    if (close(O, expected, 1e-8) || !isMatrix(O, probe.T, probe.C) || !finiteMatrix(O)) return null;
+    const forms = (W, name) => [
+      [lab.linear(X, W), null],
+      [lab.linear(X, blockDiagonal(W, d)), `${name} is applied after the split into heads: each head's ${d} columns of X times its own ${d}×${d} block of ${name}. Project first, with all of ${name} (Q = X·W_Q is T×C), then take each head's columns.`],
+      [lab.linear(X, transpose(W)), `${name} is used transposed (X·${name}ᵀ). Here every W is stored [in, out], so a projection is X·W.`],
+      [X, `${name} is not applied.`],
+    ];
+    const steps = [['project-Q', 'queries Q', 'X·W_Q', forms(W_Q, 'W_Q')], ['project-K', 'keys K', 'X·W_K', forms(W_K, 'W_K')], ['project-V', 'values V', 'X·W_V', forms(W_V, 'W_V')]];
+    for (const [Qc, whyQ] of steps[0][3]) {
+      for (const [Kc, whyK] of steps[1][3]) {
+        for (const [Vc, whyV] of steps[2][3]) {
+          if (!whyQ && !whyK && !whyV) continue;
+          if (!close(O, lab.multiHeadAttention(Qc, Kc, Vc, { numberOfHeads: h, headDimensions: d, W_O }), 1e-8)) continue;
+          const k = [whyQ, whyK, whyV].findIndex(Boolean);
+          const [step, what, right] = steps[k];
+          return { probe, step, expected: { label: 'output', matrix: expected }, actual: { label: 'your output', matrix: O }, title: `Your ${what} are not ${right}`, detail: `With ${h} heads of ${d} columns your output is multi-head attention of other projections: ${[whyQ, whyK, whyV].filter(Boolean).join(' ')}` };
+        }
+      }
+    }
+    return null;
+  };
+}
+
+const A4 = [[1, 2, 0, -1], [0, 1, -1, 2], [1, 0, 1, 0], [-1, 1, 2, 1]];
+const B4 = [[0, 1, 1, 2], [2, 0, -1, 1], [1, 1, 0, -1], [1, -2, 1, 0]];
+const X4 = [[1, 0, 2, -1], [0, 1, 1, 2], [-1, 2, 0, 1], [2, 1, -1, 0]];
+
 const PROJECTED = {
   steps: ['project-Q', 'project-K', 'project-V', ...MULTI_HEAD.steps],
   probes: [
     projection({ id: 'proj-qk', note: 'X = I, W_V = W_O = I: the output is the weights', X: identity(3), W_Q: A3, W_K: B3, W_V: identity(3) }),
     projection({ id: 'proj-v', note: 'W_Q = W_K = 0: every weight is 1/T', X: X3, W_Q: zeros(3, 3), W_K: zeros(3, 3), W_V: A3 }),
+    projection({ id: 'zero-v', note: 'W_V = 0: every value row is 0', X: X3, W_Q: A3, W_K: B3, W_V: zeros(3, 3) }),
+    projection({ id: 'proj-heads', note: 'two heads of 2 columns, 4 tokens', T: 4, C: 4, numberOfHeads: 2, headDimensions: 2, X: X4, W_Q: scaleMatrix(A4, 0.5), W_K: scaleMatrix(B4, 0.5), W_V: B4, W_O: P4 }),
     // challenge 02's probes where T ≤ C, through X = [I | 0] (so that X·W_Q = Q exactly)
-    ...MULTI_HEAD.probes.filter((p) => p.T <= p.C && p.id !== 'w-o-absent'),
+    ...MULTI_HEAD.probes.filter((p) => p.T <= p.C && p.id !== 'w-o-absent' && p.id !== 'zero-v'),
   ],
   checks: [
+    checkAverage('zero-v'),
     checkProjectionQK('proj-qk'),
+    checkProjectionHeads('proj-heads'),
     checkProjectionV('proj-v'),
     checkWeights('one-head'),
     checkWeights('large', { large: true }),
@@ -820,9 +1044,10 @@ const PROJECTED = {
 // ---- challenge 06: grouped-query attention ----------------------------------------------------
 
 /**
- * Q = 0 with numberOfHeads = 4, numberOfKVHeads = 2, headDimensions = 1: every weight is 1/T, so
+ * Q = 0 with numberOfHeads = 6, numberOfKVHeads = 3, headDimensions = 1: every weight is 1/T, so
  * output column i is the average of the V column of the key/value head that query head i reads.
- * ⌊i / group⌋ gives heads 0, 0, 1, 1; i mod numberOfKVHeads gives 0, 1, 0, 1. Runs after the
+ * ⌊i / group⌋ gives heads 0, 0, 1, 1, 2, 2; i mod numberOfKVHeads 0, 1, 2, 0, 1, 2; ⌊i / numberOfKVHeads⌋
+ * 0, 0, 0, 1, 1, 1. Runs after the
  * structure checks and only when they found the slicing and concatenation right.
  */
 function checkKVHead(probeId) {
@@ -835,31 +1060,46 @@ function checkKVHead(probeId) {
     const { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d } = probe;
     const expected = ctx.lab.groupedQueryAttention(probe.Q, probe.K, probe.V, { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d });
     if (close(O, expected, 1e-8)) return null;
-    if (!isMatrix(O, probe.T, h * d) || !finiteMatrix(O)) return null;
+    if (!isMatrix(O, probe.T, h * d)) return null;
     const means = columnMeans(probe.V)[0];
     const group = h / kv;
     const read = range(h).map((i) => range(kv).find((k) => range(d).every((c) => O.every((row) => Math.abs(row[i * d + c] - means[k * d + c]) < 1e-8))));
-    if (read.some((k) => k === undefined)) return null; // not a plain choice of head: other checks say more
     const want = range(h).map((i) => Math.floor(i / group));
     const base = { probe, expected: { label: 'output (every weight 1/T: head i averages V of K/V head ⌊i / group⌋)', matrix: expected }, actual: { label: 'your output', matrix: O } };
-    const modulo = read.every((k, i) => k === i % kv);
+    const unread = range(h).filter((i) => read[i] === undefined);
+    if (unread.length) {
+      // columns past the K/V heads: K and V sliced with the query head's own index
+      const beyond = unread.every((i) => i >= kv && range(d).every((c) => O.every((row) => !Number.isFinite(row[i * d + c]) || row[i * d + c] === 0)));
+      if (!beyond) return null; // not a plain choice of head: other checks say more
+      return { ...base, step: 'kv-head', title: `Query head ${unread[0]} reads K/V head ${unread[0]}, which does not exist; expected ⌊${unread[0]} / ${group}⌋ = ${want[unread[0]]}`, detail: `With numberOfHeads = ${h} and numberOfKVHeads = ${kv}, K and V have only ${kv} heads (${kv * d} columns). Query head i reads K/V head ⌊i / group⌋ with group = numberOfHeads / numberOfKVHeads = ${group}: heads ${range(h).join(', ')} read ${want.join(', ')}. Yours slices K and V with the query head's own index, so heads ${unread.join(', ')} read past the end.` };
+    }
+    const first = read.findIndex((k, i) => k !== want[i]);
+    const formulas = [
+      [(i) => i % kv, `i mod numberOfKVHeads spreads neighbouring query heads over different K/V heads`],
+      [(i) => Math.floor(i / kv), `⌊i / numberOfKVHeads⌋ divides by the number of K/V heads (${kv}); divide by the group size numberOfHeads / numberOfKVHeads = ${group}`],
+      [(i) => kv - 1 - Math.floor(i / group), 'the groups are taken in reverse order'],
+    ];
+    const named = formulas.find(([f, why]) => why && range(h).every((i) => read[i] === f(i)));
     return {
       ...base, step: 'kv-head',
-      title: modulo ? 'Query head i reads key/value head i mod numberOfKVHeads instead of ⌊i / group⌋' : 'Your query heads read the wrong key/value heads',
-      detail: `With numberOfHeads = ${h} and numberOfKVHeads = ${kv}, group = ${group}: heads ${range(h).join(', ')} must read key/value heads ${want.join(', ')} (consecutive query heads share one); yours read ${read.join(', ')}.`,
+      title: `Query head ${first} reads K/V head ${read[first]}; expected ⌊${first} / ${group}⌋ = ${want[first]}`,
+      detail: `With numberOfHeads = ${h} and numberOfKVHeads = ${kv}, group = numberOfHeads / numberOfKVHeads = ${group}: query heads ${range(h).join(', ')} must read K/V heads ${want.join(', ')} (each group of ${group} neighbouring query heads shares one); yours read ${read.join(', ')}.${named ? ` Your choice is ${named[1]}.` : ''}`,
     };
   };
 }
 
-const K4x2 = [[1, 0], [0, 1], [2, -1], [-1, 2]];
+const K4x3 = [[1, 0, 2], [0, 1, -1], [2, -1, 0], [-1, 2, 1]];
 const GROUPED = {
+  validHint: 'Here numberOfKVHeads divides numberOfHeads (6 = 2 · 3), and K and V are numberOfKVHeads · headDimensions wide, not numberOfHeads · headDimensions: throw only when numberOfHeads % numberOfKVHeads !== 0, or when a width does not match its own heads.',
   steps: ['slice', 'kv-head', 'scores', 'scale', 'softmax', 'weighted-sum', 'concat'],
   probes: [
     // challenge 02's probes with numberOfKVHeads = numberOfHeads and no W_O (the identity)
     ...MULTI_HEAD.probes.filter((p) => p.id !== 'w-o' && p.id !== 'w-o-absent'),
-    { ...spec({ id: 'kv-head', note: 'Q = 0, numberOfKVHeads = 2, so every weight is 1/T', Q: zeros(4, 4), K: K4x2, V: codedV(4, 2), numberOfHeads: 4, headDimensions: 1 }), numberOfKVHeads: 2 },
+    // six query heads, three K/V heads (group 2), four tokens: ⌊i / group⌋, ⌊i / numberOfKVHeads⌋ and i mod numberOfKVHeads all differ
+    { ...spec({ id: 'kv-head', note: 'Q = 0, numberOfHeads = 6, numberOfKVHeads = 3, so every weight is 1/T', Q: zeros(4, 6), K: K4x3, V: codedV(4, 3), numberOfHeads: 6, headDimensions: 1 }), numberOfKVHeads: 3 },
   ],
   checks: [
+    checkAverage('zero-v'),
     checkWeights('one-head'),
     checkWeights('one-head-5x2'),
     checkWeights('large', { large: true }),
@@ -886,8 +1126,10 @@ const SLIDING = {
     windowed({ id: 'large', note: '{ window: 2 }, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, window: 2, readout: 'weights' }),
     windowed({ id: 'sum', note: '{ window: 2 }, V of 5 tokens', Q: Q5x2, K: K5x2, V: V5x2, window: 2 }),
     windowed({ id: 'one-head-5x2', note: '{ window: 2 }, V = one-hot columns', Q: Q5x2, K: K5x2, V: Q5x2, window: 2, readout: 'weights' }),
+    windowed({ id: 'zero-v', note: '{ window: 2 }, V = 0: every output row is an average of zero rows', Q: Q5x2, K: K5x2, V: zeros(5, 2), window: 2 }),
   ],
   checks: [
+    checkAverage('zero-v'),
     checkWeights('window-2'),
     checkWeights('window-3'),
     checkWeights('window-none'),
@@ -897,16 +1139,254 @@ const SLIDING = {
   ],
 };
 
+// ---- challenge 05: the KV cache (decode one token at a time) -----------------------------------
+
+/**
+ * Which keys token t had in its cache when it attended: the keys its weights (read through one-hot
+ * V) give weight to. Right: keys 0 … t (its own key is appended first). Named patterns: all T keys
+ * (the cache bypassed), only t (overwritten), 0 … t − 1 (appended after attending), 0 … t + 1.
+ */
+function checkCache(probeId) {
+  return (ctx) => {
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
+    const weights = readWeights(probe, got.outputs);
+    if (!weights) return null; // checkWeights tells the shape
+    const t = trace(ctx.lab, probe);
+    const { T } = probe;
+    const same = (a, b) => a.length === b.length && a.every((x, k) => x === b[k]);
+    for (let i = 0; i < probe.numberOfHeads; i++) {
+      const Ŵ = weights[i];
+      // a row that is all NaN (softmax of no scores) or all 0 (a sum over an empty cache) saw no key
+      const seen = Ŵ.map((row) => (row.every(Number.isFinite) ? range(T).filter((k) => Math.abs(row[k]) > 1e-12) : row.every(Number.isNaN) ? [] : null));
+      if (seen.some((s) => s === null)) continue; // some NaN: the softmax, not the cache (checkWeights)
+      const want = range(T).map((q) => range(q + 1));
+      if (seen.every((s, q) => same(s, want[q]))) continue;
+      const pattern = (f) => seen.every((s, q) => same(s, f(q)));
+      const W = stepOf(t, `weights_${i}`).values;
+      const base = { probe, head: i, expected: { label: `weights_${i} (token t attends to the cache: keys 0 … t)`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ } };
+      const q = seen.findIndex((s, k) => !same(s, want[k]));
+      const keys = (s) => (s.length ? (s.length > 2 && s.every((x, k) => k === 0 || x === s[k - 1] + 1) ? `keys ${s[0]} … ${s.at(-1)}` : `key${s.length > 1 ? 's' : ''} ${s.join(', ')}`) : 'no key');
+      if (pattern((k) => range(k))) {
+        return { ...base, step: 'cache', title: 'The new token\'s key was not in the cache when it attended', detail: `Token ${q} attended ${keys(seen[q])}, the tokens before it only${q === 0 ? ' (an empty cache)' : ''}. Append row t of K and V to the cache first, then attend: token t may see itself.` };
+      }
+      if (pattern(() => range(T))) {
+        return { ...base, step: 'cache', title: `Token 0 attended all ${T} keys: the cache is bypassed`, detail: `Your weights give weight to keys after the token (token 0 to keys 1 … ${T - 1}). When token t is decoded the later tokens do not exist yet: read K and V only through the cache, which holds tokens 0 … t.` };
+      }
+      if (pattern((k) => [k])) {
+        return { ...base, step: 'cache', title: 'Each token attended only its own key: the cache holds just the newest token', detail: `Token ${q} attended ${keys(seen[q])}; it must see keys 0 … ${q}. Append (push) row t of K and V to the cache and keep the earlier rows; do not replace them. (The same output comes from a weighted sum that uses V[t] alone: output row t is Σ_j w_tj · V[j] over the whole cache.)` };
+      }
+      if (pattern((k) => range(Math.min(k + 2, T)))) {
+        return { ...base, step: 'cache', title: `Token ${q} attended key ${q + 1}, which is not in the cache yet`, detail: `Token t attended keys 0 … t + 1: the cache is one token ahead (row t + 1 appended before token t attends). Append row t, then attend.` };
+      }
+      return { ...base, step: 'cache', title: `Token ${q} attended ${keys(seen[q])}; its cache holds keys 0 … ${q}`, detail: 'When token t attends, the cache holds the keys and values of tokens 0 … t: every earlier token and itself, nothing later.' };
+    }
+    return null;
+  };
+}
+
+// ---- challenge 07: rotary position embedding (no attention: a rotation of each pair) -----------
+
+// The output is linear in X, so X = e_c on every row (one call per column c) reads the learner's
+// whole map at every position: row r of call c is what column c becomes at position offset + r.
+// Pair i of a head is columns i and i + d/2 (rotate-half); the angle is (offset + r)·base^(−2i/d).
+// base = 100 keeps every probe angle below π, so an angle read back with atan2 is the angle itself.
+const ropeProbe = (s) => ({ numberOfHeads: 1, ...s, C: s.numberOfHeads * s.headDimensions, options: { numberOfHeads: s.numberOfHeads, headDimensions: s.headDimensions, ...s.options } });
+const ropeOptionsText = (o) => Object.entries(o).map(([k, v]) => `${k}: ${v}`).join(', ');
+
+/** The partner of column c in rotate-half: the other column of its pair, inside its own head. */
+const halfPartner = (c, d) => { const start = c - (c % d); const i = c % d; return start + (i < d / 2 ? i + d / 2 : i - d / 2); };
+
+/** Reads the learner's map from a basis probe: map[r][c] = the row column c becomes at row r, or null. */
+function ropeMap(probe, outputs) {
+  const { T, C } = probe;
+  if (outputs.length !== C || !outputs.every((O) => isMatrix(O, T, C))) return null;
+  return range(T).map((r) => range(C).map((c) => outputs[c][r]));
+}
+
+/** The angle the learner turns pair (a, b) by at row r, read from the images of e_a and e_b, or null when it is not a rotation. */
+function readRotation(map, r, a, b) {
+  const [ca, sa] = [map[r][a][a], map[r][a][b]]; // e_a → cos θ at a, sin θ at b
+  const [sb, cb] = [-map[r][b][a], map[r][b][b]]; // e_b → −sin θ at a, cos θ at b
+  if (![ca, sa, sb, cb].every(Number.isFinite)) return null;
+  const rotation = Math.abs(ca - cb) < 1e-9 && Math.abs(sa - sb) < 1e-9 && Math.abs(ca * ca + sa * sa - 1) < 1e-9;
+  return rotation ? Math.atan2(sa, ca) : null;
+}
+const sameAngle = (x, y) => Math.abs(Math.cos(x) - Math.cos(y)) < 1e-8 && Math.abs(Math.sin(x) - Math.sin(y)) < 1e-8;
+
+function checkRope(probeId) {
+  return (ctx) => {
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
+    const { T, C, numberOfHeads: h, headDimensions: d } = probe;
+    const { base = 10000, offset = 0 } = probe.options;
+    const expected = callsOf(probe).map((call) => ctx.lab.rotaryEmbedding(call.X, probe.options));
+    if (got.outputs.every((O, k) => close(O, expected[k], 1e-9))) { ctx.facts[`rope:${probeId}`] = true; return null; }
+    const map = ropeMap(probe, got.outputs);
+    const bad = got.outputs.findIndex((O, k) => !close(O, expected[k], 1e-9));
+    const base0 = { probe, expected: { label: `your input: column ${bad} = 1 on every row; expected output`, matrix: expected[bad] }, actual: { label: 'your output', matrix: got.outputs[bad] } };
+    if (!map) {
+      const O = got.outputs[bad];
+      return { ...base0, step: null, actual: isMatrix(O, O?.length, O?.[0]?.length) ? base0.actual : null, title: `Your result is ${shapeOf(O)}; expected ${T}×${C}, the shape of X`, detail: 'Each row of X is turned on its own: the result has as many rows and columns as X.' };
+    }
+    const positions = range(T).map((r) => offset + r);
+    const omega = (i) => base ** ((-2 * i) / d);
+    const at = (r, c) => map[r][c];
+    // non-finite entries: an index outside the head (undefined → NaN) when pairing columns
+    const nonFinite = range(T).flatMap((r) => range(C).filter((c) => !at(r, c).every(Number.isFinite)).map((c) => [r, c]));
+    if (nonFinite.length) {
+      const [r, c] = nonFinite[0];
+      return { ...base0, step: 'pairs', title: `NaN in your output: column ${c} at position ${positions[r]} turns with a column that does not exist`, detail: `Column ${c} belongs to head ${Math.floor(c / d)}; its partner is column ${halfPartner(c, d)} (pair i of a head is columns i and i + d/2, here d = headDimensions = ${d}). An index past the end of the row reads undefined, and undefined turns into NaN.` };
+    }
+    // 1. which columns turn together: read at a row where every angle is far from 0 and π
+    const r1 = positions.findIndex((p) => p > 0);
+    if (r1 >= 0) {
+      const partners = range(C).map((c) => range(C).filter((k) => k !== c && Math.abs(at(r1, c)[k]) > 1e-9));
+      const want = range(C).map((c) => [halfPartner(c, d)]);
+      if (partners.some((ks, c) => ks.length !== 1 || ks[0] !== want[c][0])) {
+        const still = range(h).filter((head) => range(d).every((i) => partners[head * d + i].length === 0 && Math.abs(at(r1, head * d + i)[head * d + i] - 1) < 1e-12));
+        if (still.length && still.length < h) {
+          return { ...base0, step: 'pairs', title: `Head${still.length > 1 ? 's' : ''} ${still.join(', ')} ${still.length > 1 ? 'are' : 'is'} not rotated: only ${h - still.length} of numberOfHeads = ${h} heads turn`, detail: `Every head's ${d} columns are rotated on their own, with the same angles: loop over the ${h} heads, head k starting at column k·headDimensions = k·${d}.` };
+        }
+        const interleaved = partners.every((ks, c) => ks.length === 1 && ks[0] === (c ^ 1));
+        const acrossHeads = h > 1 && partners.every((ks, c) => ks.length === 1 && ks[0] === (c + C / 2) % C);
+        const c0 = partners.findIndex((ks, c) => ks.length !== 1 || ks[0] !== want[c][0]);
+        if (interleaved) {
+          return { ...base0, step: 'pairs', title: `Pair 0 is columns 0 and 1; in rotate-half it is columns 0 and d/2 = ${d / 2}`, detail: `Your pairs are neighbours (2i, 2i + 1), the layout of the RoFormer paper. This challenge (like Llama and GPT-NeoX) uses rotate-half: inside a head of width d = ${d}, pair i is column i with column i + d/2 (${range(d / 2).map((i) => `${i} and ${i + d / 2}`).join(', ')}).` };
+        }
+        if (acrossHeads) {
+          return { ...base0, step: 'pairs', title: `Pair 0 is columns 0 and ${C / 2} (half of C = ${C}); each head pairs its own columns: 0 and ${d / 2}`, detail: `Your pairs span the whole row, across heads. Each head of headDimensions = ${d} columns is rotated on its own: in head k, pair i is columns k·${d} + i and k·${d} + i + ${d / 2}.` };
+        }
+        const ks = partners[c0];
+        return { ...base0, step: 'pairs', title: ks.length ? `Column ${c0} turns with column${ks.length > 1 ? 's' : ''} ${ks.join(', ')}; in rotate-half it pairs with column ${want[c0][0]}` : `Column ${c0} does not turn with any other column; in rotate-half it pairs with column ${want[c0][0]}`, detail: `At position ${positions[r1]} an input that is 1 in column ${c0} comes out in column${[c0, ...ks].length > 1 ? 's' : ''} ${[c0, ...ks].join(', ')}. Pair i of a head of width d = ${d} is columns i and i + d/2, and both turn together.` };
+      }
+    }
+    // 2. each pair: a rotation, and by which angle
+    const angles = [];
+    for (let r = 0; r < T; r++) {
+      for (let k = 0; k < h; k++) {
+        for (let i = 0; i < d / 2; i++) {
+          const [a, b] = [k * d + i, k * d + i + d / 2];
+          const theta = positions[r] * omega(i);
+          const phi = readRotation(map, r, a, b);
+          if (phi === null) {
+            const [ca, sa] = [at(r, a)[a], at(r, a)[b]];
+            const inPlace = Math.abs(ca - Math.cos(theta)) < 1e-9 && Math.abs(sa - Math.cos(theta) * Math.sin(theta)) < 1e-9;
+            const swapped = Math.abs(at(r, b)[b] + Math.cos(theta)) < 1e-9 || Math.abs(at(r, a)[a] + Math.cos(theta)) < 1e-9;
+            return {
+              ...base0, step: 'rotation',
+              title: `Pair ${i} (columns ${a} and ${b}) is not turned by a rotation at position ${positions[r]}`,
+              detail: inPlace
+                ? `Column ${a} comes out right (a·cos θ − b·sin θ), but column ${b} is computed from the new value of column ${a} instead of the old one: ${fmt(sa)} = cos θ · sin θ where sin θ = ${fmt(Math.sin(theta))} was expected. Read a and b first, then write a' = a·cos θ − b·sin θ and b' = a·sin θ + b·cos θ.`
+                : `An input of 1 in column ${a} comes out as (${fmt(ca)}, ${fmt(sa)}) in columns (${a}, ${b}); a rotation by θ = ${fmt(theta)} gives (cos θ, sin θ) = (${fmt(Math.cos(theta))}, ${fmt(Math.sin(theta))}). a' = a·cos θ − b·sin θ, b' = a·sin θ + b·cos θ${swapped ? ': check the signs and which of a, b each line uses' : ''}.`,
+            };
+          }
+          angles.push({ r, k, i, a, b, theta, phi, p: positions[r] });
+        }
+      }
+    }
+    if (angles.every((x) => sameAngle(x.phi, x.theta))) return null; // right on this probe within the reading's precision
+    const fits = (f) => angles.every((x) => sameAngle(x.phi, f(x)));
+    const first = angles.find((x) => !sameAngle(x.phi, x.theta));
+    const said = `pair ${first.i}${h > 1 ? ` of head ${first.k}` : ''} at position ${first.p} turns by ${fmt(first.phi)} rad; expected ${first.p} · ${base}^(−2·${first.i}/${d}) = ${fmt(first.theta)}`;
+    if (fits((x) => -x.theta)) {
+      return { ...base0, step: 'rotation', title: 'Every pair turns the wrong way (by −θ)', detail: `Your rotation is (a·cos θ + b·sin θ, −a·sin θ + b·cos θ); ${said}. Turn by +θ: a' = a·cos θ − b·sin θ, b' = a·sin θ + b·cos θ.` };
+    }
+    const frequencies = [
+      [(x) => x.p * base ** (-x.i / d), 'base^(−i/d): the exponent is 2i/d'],
+      [(x) => x.p * base ** ((2 * x.i) / d), 'base^(+2i/d): the exponent is negative, so later pairs turn more slowly'],
+      [(x) => x.p * base ** ((-2 * (x.i + 1)) / d), 'base^(−2(i + 1)/d): pair 0 turns by one radian per position (i starts at 0)'],
+      [(x) => x.p * base ** ((-2 * x.i) / (h * d)), `base^(−2i/C), with C = ${h * d}: the exponent divides by headDimensions = ${d}`],
+      [(x) => x.p * base ** ((-2 * (x.k * d / 2 + x.i)) / d), 'the pair index counted across heads: it restarts at 0 in every head, so every head turns by the same angles'],
+      [(x) => x.p * base ** ((-2 * (x.k * d / 2 + x.i)) / (h * d)), 'the pair index and width of the whole row: every head turns by the same angles, with i counted inside the head and d = headDimensions'],
+      [(x) => x.p / base ** (x.i / d), 'base^(−i/d): the exponent is 2i/d'],
+      [(x) => x.p * (2 * x.i / d === 0 ? 1 : 1 / (base * (2 * x.i) / d)), '1 / (base · 2i/d): base is raised to the power −2i/d'],
+    ];
+    for (const [f, why] of frequencies) {
+      if (fits(f)) return { ...base0, step: 'frequency', title: `Pair ${first.i}${h > 1 ? ` of head ${first.k}` : ''} turns by ${fmt(first.phi)} rad at position ${first.p}; expected p · base^(−2i/d) = ${fmt(first.theta)}`, detail: `Your angles fit ${why}. Pair i turns by p · base^(−2i/d) (here base = ${base}, d = headDimensions = ${d}): pair 0 by p radians, pair ${d / 2 - 1} the slowest.` };
+    }
+    const positionsTried = [
+      [(x) => (x.p - offset) * omega(x.i), `row r at position r: the offset (${offset}) is ignored`],
+      [(x) => (x.p + 1) * omega(x.i), 'positions starting at 1: row r is at position offset + r, and row 0 of offset 0 does not turn'],
+      [(x) => offset * omega(x.i), `every row at position offset = ${offset}: add the row index r`],
+      [(x) => (offset - (x.p - offset)) * omega(x.i), 'position offset − r: rows count up from the offset'],
+    ];
+    for (const [f, why] of positionsTried) {
+      if (offset === 0 && /offset/.test(why) && !/starting at 1/.test(why)) continue; // offset 0 cannot tell these apart
+      if (fits(f)) return { ...base0, step: 'position', title: `Row ${first.r} turns as if at position ${fmt(first.phi / omega(first.i))}; expected position offset + r = ${first.p}`, detail: `Your angles fit ${why}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
+    }
+    // the angle of each pair over the rows: p·ω with the right ω but other positions, or the reverse
+    const ratio = angles.filter((x) => x.i === 0 && x.p > 0);
+    return { ...base0, step: 'frequency', title: `The angles are not p · base^(−2i/d): ${said}`, detail: `Each pair turns by a rotation, but by other angles. Either the angle of pair i (base^(−2i/d) per position) or the position of row r (offset + r) is off; pair 0 turns by exactly p radians, so its angle names the position your code used${ratio.length ? `: row ${ratio[0].r} turns pair 0 by ${fmt(ratio[0].phi)} (position ${ratio[0].p} expected)` : ''}.` };
+  };
+}
+
+/** Options left out: base defaults to 10000 and offset to 0 (one probe leaves out each). */
+function checkRopeDefault(probeId, step, what) {
+  return (ctx) => {
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
+    const expected = ctx.lab.rotaryEmbedding(probe.X, probe.options);
+    const [O] = got.outputs;
+    if (close(O, expected, 1e-9)) return null;
+    if (!isMatrix(O, probe.T, probe.C)) return null; // the basis probes say more about a shape
+    const nan = !finiteMatrix(O);
+    return { probe, step, expected: { label: `output with ${ropeOptionsText(probe.options)}`, matrix: expected }, actual: { label: 'your output', matrix: O }, title: nan ? `Without options.${what} your output is NaN: ${what} has no default` : `Without options.${what} your output is not the default's`, detail: `When the options leave out ${what}, use ${what === 'base' ? 'base = 10000' : 'offset = 0'}: for example { base = 10000, offset = 0 } in the parameter list.${nan ? ` undefined in an angle turns every number into NaN.` : ''}` };
+  };
+}
+
+const ROPE = {
+  steps: ['check', 'pairs', 'frequency', 'position', 'rotation'],
+  argNames: ['X', 'options'],
+  probes: [
+    ropeProbe({ id: 'rope-1h', note: 'one head of 6 columns, 3 positions, base 100, X = one column at a time', T: 3, numberOfHeads: 1, headDimensions: 6, options: { base: 100, offset: 0 }, basis: true }),
+    ropeProbe({ id: 'rope-2h', note: 'two heads of 4 columns, offset 2, base 100, X = one column at a time', T: 2, numberOfHeads: 2, headDimensions: 4, options: { base: 100, offset: 2 }, basis: true }),
+    ropeProbe({ id: 'rope-no-base', note: 'no base in the options', T: 2, numberOfHeads: 1, headDimensions: 4, options: { offset: 1 }, X: [[1, 2, 3, 4], [-1, 0.5, 2, -3]] }),
+    ropeProbe({ id: 'rope-no-offset', note: 'no offset in the options', T: 2, numberOfHeads: 1, headDimensions: 4, options: { base: 100 }, X: [[1, 2, 3, 4], [-1, 0.5, 2, -3]] }),
+  ],
+  checks: [
+    checkRope('rope-1h'),
+    checkRope('rope-2h'),
+    checkRopeDefault('rope-no-base', 'frequency', 'base'),
+    checkRopeDefault('rope-no-offset', 'position', 'offset'),
+  ],
+};
+
 // Challenges 01 and 03 have no heads: their steps in their own words.
 const ONE_HEAD_LABELS = { scores: 'the scores Q·Kᵀ', scale: 'the scale 1/√d_k', 'weighted-sum': 'the weighted sum with V' };
+
+// Challenge 05: challenge 02's probes with causal: true (decoding token by token is causal
+// attention), no W_O (the identity); which keys were in the cache is read from the weights.
+const KV_CACHE = {
+  steps: ['check', 'slice', 'cache', 'scores', 'scale', 'softmax', 'weighted-sum', 'concat'],
+  validHint: 'Q, K and V are all T×C here, with C = numberOfHeads · headDimensions: throw only when a shape does not match.',
+  probes: MULTI_HEAD.probes.filter((p) => p.id !== 'w-o' && p.id !== 'w-o-absent').map((p) => ({ ...p, causal: true })),
+  checks: [
+    checkAverage('zero-v'),
+    checkCache('one-head'),
+    checkCache('one-head-5x2'),
+    checkWeights('one-head'),
+    checkWeights('one-head-5x2'),
+    checkWeights('large', { large: true }),
+    checkWeightedSum('sum', 'one-head-5x2'),
+    checkStructure('structure'),
+    checkStructure('structure-3'),
+    checkHeads('heads'),
+  ],
+};
 
 /** One row per challenge (the folder name under challenges/): its function, steps, probes and checks. */
 export const TABLES = {
   '01-dot-product-attention': { function: 'dotProductAttention', dim: 'd_k', labels: ONE_HEAD_LABELS, ...DOT_PRODUCT },
   '02-multi-head-attention': { function: 'multiHeadAttention', ...MULTI_HEAD },
   '03-causal-mask': { function: 'dotProductAttention', dim: 'd_k', labels: ONE_HEAD_LABELS, ...CAUSAL },
-  '04-learned-projections': { function: 'projectedSelfAttention', ...PROJECTED },
+  '04-learned-projections': { function: 'projectedSelfAttention', argNames: ['X', 'options'], ...PROJECTED },
+  '05-kv-cache': { function: 'decode', labels: { 'weighted-sum': 'the weighted sum of the cached values' }, ...KV_CACHE },
   '06-grouped-query': { function: 'groupedQueryAttention', ...GROUPED },
+  '07-rope': { function: 'rotaryEmbedding', ...ROPE },
   '08-sliding-window': { function: 'slidingWindowAttention', dim: 'd', labels: { ...ONE_HEAD_LABELS, scale: 'the scale 1/√d', mask: 'the sliding-window mask' }, ...SLIDING },
 };
 
@@ -922,8 +1402,12 @@ function tableFor(challengeId) {
  * `lab`: the package (for expected values). Checks run in the table's order; the finding whose
  * step comes first in the course's order wins; findings without a step (a throw, a shape) only
  * when nothing is located.
+ * `options.errors`: the challenge's error cases as run, [{ name, args, throws, result }] (a case of
+ * tests.json `errors` with the learner's { output } or { error }). When the probes locate nothing
+ * and one of them fails, the finding names the check that is missing or wrong (step 'check').
+ * `options.failing`: names of failing cases; when nothing else is found, a finding still says so.
  */
-export function locate(challengeId, results, lab) {
+export function locate(challengeId, results, lab, { errors = [], failing = [] } = {}) {
   const table = tableFor(challengeId);
   if (!table) return null;
   const byId = results instanceof Map ? results : new Map(Object.entries(results));
@@ -939,11 +1423,59 @@ export function locate(challengeId, results, lab) {
     }
     if (finding) findings.push(finding);
   }
-  if (!findings.length) return null;
+  if (!findings.length) {
+    const missing = errorCaseFinding(table, errors);
+    if (missing) return decorate(missing, table);
+    if (failing.length && byId.size) {
+      return decorate({ step: null, title: `Every probe input is answered right, yet ${failing.length === 1 ? 'a case fails' : `${failing.length} cases fail`}: “${failing[0]}”${failing.length > 1 ? ' …' : ''}`, detail: 'The probes call your function on small inputs chosen to show one step at a time, and every step came out right there. Compare your output with the expected one on the failing case: a size the probes do not use (one token, one head, a larger T) may take another path through your code.', foundBy: 'the test cases' }, table);
+    }
+    return null;
+  }
   const rank = (f) => (f.step ? STEP_ORDER.indexOf(f.step) : STEP_ORDER.length);
-  const first = findings.reduce((best, f) => (rank(f) < rank(best) ? f : best));
+  // an output that is not a weighted average of V's rows: the probes that read weights read them wrong
+  const trusted = findings.some((f) => f.assumption) ? findings.filter((f) => f.assumption || f.step === 'check') : findings;
+  const first = trusted.reduce((best, f) => (rank(f) < rank(best) ? f : best));
   return decorate(first, table);
 }
+
+/** The arguments of a call in words: matrices by their shape, options as written. */
+function describeArgs(table, args) {
+  const names = table.argNames ?? ['Q', 'K', 'V', 'options'];
+  return args.map((a, i) => {
+    const shape = Array.isArray(a) && Array.isArray(a[0]) ? `${a.length}×${a[0].length}` : null;
+    if (shape) return `${names[i] ?? `argument ${i + 1}`} ${shape}`;
+    if (a && typeof a === 'object') return JSON.stringify(a).replace(/"(\w+)":/g, '$1: ').replace(/,/g, ', ');
+    return `${names[i] ?? `argument ${i + 1}`} ${JSON.stringify(a)}`;
+  }).join(', ');
+}
+
+/**
+ * The first error case the learner's function gets wrong, as a finding at the step 'check':
+ * accepted (returned normally), or rejected with another error or another message.
+ */
+function errorCaseFinding(table, errors) {
+  for (const c of errors) {
+    const r = c.result;
+    if (!r) continue;
+    const want = c.throws;
+    const said = want.referenceMessage ?? `${want.messageStartsWith}…`;
+    const call = describeArgs(table, c.args);
+    const base = { step: 'check', probe: null, foundBy: `the case “${c.name}” (${call})` };
+    if (!r.error) {
+      return { ...base, title: `A missing check: “${c.name}” was accepted; expected a ${want.name} saying “${want.messageStartsWith}…”`, detail: `Called with ${call}, your function returned ${describeValue(r.output)} instead of throwing. The reference throws ${want.name}: “${said}”. Check the arguments before computing anything, and throw new ${want.name}(…) with a message that starts “${want.messageStartsWith}”.` };
+    }
+    if (r.error.name !== want.name) {
+      const crash = r.error.name === 'TypeError' && !r.error.message.startsWith(want.messageStartsWith);
+      return { ...base, title: `“${c.name}”: your function threw ${r.error.name}, expected ${want.name}`, detail: `Called with ${call}, it threw ${r.error.name}: “${r.error.message}”.${crash ? ' That is a crash inside the computation, not a check: nothing stopped the bad input first.' : ''} The reference throws ${want.name}: “${said}”.` };
+    }
+    if (!r.error.message.startsWith(want.messageStartsWith)) {
+      return { ...base, title: `“${c.name}”: the right error (${want.name}) with another message`, detail: `Called with ${call}, your function threw ${r.error.name}: “${r.error.message}”. The message must start “${want.messageStartsWith}” (the reference says “${said}”).` };
+    }
+  }
+  return null;
+}
+
+const describeValue = (v) => (Array.isArray(v) && Array.isArray(v[0]) ? `a ${v.length}×${v[0].length} matrix` : v === undefined ? 'undefined' : Array.isArray(v) ? `an array of ${v.length}` : typeof v);
 
 function decorate(f, table) {
   const p = f.probe;
@@ -954,12 +1486,14 @@ function decorate(f, table) {
     head: f.head ?? null,
     title: f.title,
     detail: f.detail,
-    probe: describeProbe(p, table),
+    probe: p ? describeProbe(p, table) : null,
+    // how the finding was made, in words: a probe input, or a test case
+    foundBy: f.foundBy ?? (p ? `calling your function on a probe input (${describeProbe(p, table)})` : null),
     expected: f.expected ?? null,
     actual: f.actual ?? null,
   };
   // the walkthrough shows traceMultiHeadAttention: Q, K and V of the same shape
-  if (located && !p.X && p.V[0].length === p.Q[0].length) {
+  if (located && p && STEPS[f.step].walk && p.Q && p.V && !p.X && p.V[0].length === p.Q[0].length) {
     result.walkthrough = {
       Q: p.Q, K: p.K, V: p.V, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions,
       causal: p.causal === true, W_O: p.W_O === 'absent' || isIdentity(p.W_O) ? null : p.W_O, step: STEPS[f.step].walk, head: f.head ?? 0,
