@@ -464,6 +464,7 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
       if (other === i) continue;
       const cols = range(d).map((c) => other * d + c);
       candidates.push(['slice', lab.linear(columns(Q, cols), transpose(columns(K, cols))), `Head ${i}'s weights fit the scores of columns ${cols[0]}–${cols.at(-1)}, which belong to head ${other}. Head i takes columns i·headDimensions up to (i+1)·headDimensions.`]);
+      candidates.push(['slice', lab.linear(Qh, transpose(columns(K, cols))), `Head ${i}'s queries are its own, but its keys are columns ${cols[0]}–${cols.at(-1)} of K, head ${other}'s. Slice the keys with the same columns as the queries: i·headDimensions up to (i+1)·headDimensions.`]);
     }
     const strided = range(d).map((c) => c * h + i);
     candidates.push(['slice', lab.linear(columns(Q, strided), transpose(columns(K, strided))), `Head ${i}'s weights fit the scores of columns ${strided.join(', ')} (every ${h}th column): a reshape of each row into [headDimensions, numberOfHeads] instead of [numberOfHeads, headDimensions]. Head i takes the block of columns i·headDimensions up to (i+1)·headDimensions.`]);
@@ -714,6 +715,14 @@ function structureOf(probeId) {
     }
     if (!isPermutation) {
       const heads = range(h).map((i) => source.slice(i * d, (i + 1) * d));
+      const blockOf = (cols) => (cols.every((c, k) => c === cols[0] + k) && cols[0] % d === 0 ? cols[0] / d : -1);
+      if (ctx.table.steps.includes('kv-head') && heads.every((cols) => blockOf(cols) >= 0)) {
+        // challenge 06 with numberOfKVHeads = numberOfHeads (group 1): each query head reads a whole K/V head, the wrong one
+        const read = heads.map(blockOf);
+        const i = read.findIndex((k, q) => k !== q);
+        const byKV = read.every((k, q) => k === Math.floor(q / h));
+        return { ...base, step: 'kv-head', title: `Query head ${i} reads K/V head ${read[i]}; expected ⌊${i} / 1⌋ = ${i}`, detail: `Here numberOfKVHeads = numberOfHeads = ${h}, so group = numberOfHeads / numberOfKVHeads = 1 and query head i reads K/V head i; yours read ${read.join(', ')}.${byKV ? ' Dividing by numberOfKVHeads (⌊i / numberOfKVHeads⌋) gives 0 for every head: divide by the group size numberOfHeads / numberOfKVHeads.' : ''}` };
+      }
       return { ...base, step: 'slice', title: 'Your heads read the wrong columns of V', detail: heads.map((cols, i) => `head ${i} reads columns ${cols.join(', ')} (expected ${range(d).map((c) => i * d + c).join(', ')})`).join('; ') + '.' };
     }
     return { ...base, step: 'concat', title: 'The head outputs are put together in the wrong order', detail: `${where}. Row r of the result is row r of head 0, then row r of head 1, and so on.` };
@@ -1055,16 +1064,23 @@ function checkKVHead(probeId) {
     if (!ctx.facts.concatRight) return null; // slicing or concatenation wrong: the structure probes name it
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
-    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
-    const [O] = got.outputs;
     const { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d } = probe;
+    const group = h / kv;
+    const want = range(h).map((i) => Math.floor(i / group));
+    // right with numberOfKVHeads = numberOfHeads (the structure probes), broken here: a K/V head index past the end
+    const pastTheEnd = `With numberOfKVHeads = numberOfHeads your heads are right (other probes show it); with numberOfHeads = ${h} and numberOfKVHeads = ${kv}, K and V have only ${kv} heads. Query head i reads K/V head ⌊i / group⌋ with group = ${group}: heads ${range(h).join(', ')} read ${want.join(', ')}. A K/V head index ≥ numberOfKVHeads (the query head's own index, for example) reads past the end of K and V.`;
+    if (got.error) {
+      if (got.missing || isOwnCheck(got.error)) return got.missing ? null : thrown(ctx, probe, got.error);
+      return { probe, step: 'kv-head', title: `Your function throws when numberOfKVHeads (${kv}) is less than numberOfHeads (${h})`, detail: `${got.error.name}: ${got.error.message}. ${pastTheEnd}` };
+    }
+    const [O] = got.outputs;
     const expected = ctx.lab.groupedQueryAttention(probe.Q, probe.K, probe.V, { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d });
     if (close(O, expected, 1e-8)) return null;
-    if (!isMatrix(O, probe.T, h * d)) return null;
+    if (!isMatrix(O, probe.T, h * d)) {
+      return { probe, step: 'kv-head', expected: { label: 'output', matrix: expected }, actual: null, title: `With numberOfKVHeads = ${kv} < numberOfHeads = ${h} your result is ${shapeOf(O)}; expected ${probe.T}×${h * d}`, detail: pastTheEnd };
+    }
     const means = columnMeans(probe.V)[0];
-    const group = h / kv;
     const read = range(h).map((i) => range(kv).find((k) => range(d).every((c) => O.every((row) => Math.abs(row[i * d + c] - means[k * d + c]) < 1e-8))));
-    const want = range(h).map((i) => Math.floor(i / group));
     const base = { probe, expected: { label: 'output (every weight 1/T: head i averages V of K/V head ⌊i / group⌋)', matrix: expected }, actual: { label: 'your output', matrix: O } };
     const unread = range(h).filter((i) => read[i] === undefined);
     if (unread.length) {
@@ -1227,6 +1243,10 @@ function checkRope(probeId) {
     const map = ropeMap(probe, got.outputs);
     const bad = got.outputs.findIndex((O, k) => !close(O, expected[k], 1e-9));
     const base0 = { probe, expected: { label: `your input: column ${bad} = 1 on every row; expected output`, matrix: expected[bad] }, actual: { label: 'your output', matrix: got.outputs[bad] } };
+    const longer = got.outputs.find((O) => isMatrix(O, T, O?.[0]?.length) && O[0].length > C);
+    if (!map && longer) {
+      return { ...base0, actual: { label: 'your output', matrix: longer }, step: 'pairs', title: `Your rows come out ${longer[0].length} wide, not C = ${C}: a pair's second column lies past the end of the row`, detail: `Writing out[ib] with ib ≥ ${C} makes the row longer. Each head is rotated on its own: in head k, pair i is columns k·d + i and k·d + i + d/2, with d = headDimensions = ${d} (not half of the whole row).` };
+    }
     if (!map) {
       const O = got.outputs[bad];
       return { ...base0, step: null, actual: isMatrix(O, O?.length, O?.[0]?.length) ? base0.actual : null, title: `Your result is ${shapeOf(O)}; expected ${T}×${C}, the shape of X`, detail: 'Each row of X is turned on its own: the result has as many rows and columns as X.' };
@@ -1241,12 +1261,13 @@ function checkRope(probeId) {
       return { ...base0, step: 'pairs', title: `NaN in your output: column ${c} at position ${positions[r]} turns with a column that does not exist`, detail: `Column ${c} belongs to head ${Math.floor(c / d)}; its partner is column ${halfPartner(c, d)} (pair i of a head is columns i and i + d/2, here d = headDimensions = ${d}). An index past the end of the row reads undefined, and undefined turns into NaN.` };
     }
     // 1. which columns turn together: read at a row where every angle is far from 0 and π
-    const r1 = positions.findIndex((p) => p > 0);
+    // the learner's own positions may differ from ours: a column's partners over every row
+    const r1 = range(T).find((r) => range(C).some((c) => range(C).some((k) => k !== c && Math.abs(at(r, c)[k]) > 1e-9))) ?? -1;
     if (r1 >= 0) {
-      const partners = range(C).map((c) => range(C).filter((k) => k !== c && Math.abs(at(r1, c)[k]) > 1e-9));
+      const partners = range(C).map((c) => range(C).filter((k) => k !== c && range(T).some((r) => Math.abs(at(r, c)[k]) > 1e-9)));
       const want = range(C).map((c) => [halfPartner(c, d)]);
       if (partners.some((ks, c) => ks.length !== 1 || ks[0] !== want[c][0])) {
-        const still = range(h).filter((head) => range(d).every((i) => partners[head * d + i].length === 0 && Math.abs(at(r1, head * d + i)[head * d + i] - 1) < 1e-12));
+        const still = range(h).filter((head) => range(d).every((i) => partners[head * d + i].length === 0 && range(T).every((r) => Math.abs(at(r, head * d + i)[head * d + i] - 1) < 1e-12)));
         if (still.length && still.length < h) {
           return { ...base0, step: 'pairs', title: `Head${still.length > 1 ? 's' : ''} ${still.join(', ')} ${still.length > 1 ? 'are' : 'is'} not rotated: only ${h - still.length} of numberOfHeads = ${h} heads turn`, detail: `Every head's ${d} columns are rotated on their own, with the same angles: loop over the ${h} heads, head k starting at column k·headDimensions = k·${d}.` };
         }
@@ -1260,7 +1281,7 @@ function checkRope(probeId) {
           return { ...base0, step: 'pairs', title: `Pair 0 is columns 0 and ${C / 2} (half of C = ${C}); each head pairs its own columns: 0 and ${d / 2}`, detail: `Your pairs span the whole row, across heads. Each head of headDimensions = ${d} columns is rotated on its own: in head k, pair i is columns k·${d} + i and k·${d} + i + ${d / 2}.` };
         }
         const ks = partners[c0];
-        return { ...base0, step: 'pairs', title: ks.length ? `Column ${c0} turns with column${ks.length > 1 ? 's' : ''} ${ks.join(', ')}; in rotate-half it pairs with column ${want[c0][0]}` : `Column ${c0} does not turn with any other column; in rotate-half it pairs with column ${want[c0][0]}`, detail: `At position ${positions[r1]} an input that is 1 in column ${c0} comes out in column${[c0, ...ks].length > 1 ? 's' : ''} ${[c0, ...ks].join(', ')}. Pair i of a head of width d = ${d} is columns i and i + d/2, and both turn together.` };
+        return { ...base0, step: 'pairs', title: ks.length ? `Column ${c0} turns with column${ks.length > 1 ? 's' : ''} ${ks.join(', ')}; in rotate-half it pairs with column ${want[c0][0]}` : `Column ${c0} does not turn with any other column; in rotate-half it pairs with column ${want[c0][0]}`, detail: `An input that is 1 in column ${c0} comes out in column${[c0, ...ks].length > 1 ? 's' : ''} ${[c0, ...ks].join(', ')}. Pair i of a head of width d = ${d} is columns i and i + d/2, and both turn together.` };
       }
     }
     // 2. each pair: a rotation, and by which angle
@@ -1334,6 +1355,8 @@ function checkRopeDefault(probeId, step, what) {
     if (close(O, expected, 1e-9)) return null;
     if (!isMatrix(O, probe.T, probe.C)) return null; // the basis probes say more about a shape
     const nan = !finiteMatrix(O);
+    // with every option given the rotation is right (the basis probes), so a difference here is the default
+    if (!nan && !(ctx.facts['rope:rope-1h'] && ctx.facts['rope:rope-2h'])) return null;
     return { probe, step, expected: { label: `output with ${ropeOptionsText(probe.options)}`, matrix: expected }, actual: { label: 'your output', matrix: O }, title: nan ? `Without options.${what} your output is NaN: ${what} has no default` : `Without options.${what} your output is not the default's`, detail: `When the options leave out ${what}, use ${what === 'base' ? 'base = 10000' : 'offset = 0'}: for example { base = 10000, offset = 0 } in the parameter list.${nan ? ` undefined in an angle turns every number into NaN.` : ''}` };
   };
 }
