@@ -25,9 +25,9 @@ export const STEPS = {
   'project-Q': { label: 'the projection X·W_Q', walk: 'project-Q' },
   'project-K': { label: 'the projection X·W_K', walk: 'project-K' },
   'project-V': { label: 'the projection X·W_V', walk: 'project-V' },
+  cache: { label: 'the cache: append token t\'s key and value, then attend', walk: 'weights' },
   slice: { label: 'slicing into heads', walk: 'slice' },
   'kv-head': { label: 'choosing the key/value head ⌊i / group⌋', walk: 'slice' },
-  cache: { label: 'the cache: append token t\'s key and value, then attend', walk: 'weights' },
   scores: { label: 'the scores Q_h·K_hᵀ', walk: 'scores' },
   scale: { label: 'the scale 1/√headDimensions', walk: 'scale' },
   mask: { label: 'the causal mask', walk: 'weights' },
@@ -117,6 +117,7 @@ const K6 = [[1, 0, 2, 0, 1, 1], [0, 1, 0, 1, -1, 0], [2, -1, 1, 0, 0, 1], [-1, 1
 const Q4x4 = [[1, 0, 2, 0], [0, 1, -1, 2], [2, 1, 0, -1], [0, -1, 1, 1]];
 const K4x4 = [[0, 1, 1, 1], [1, -1, 0, 0], [2, 0, 1, 1], [-1, 2, 0, 1]];
 const P4 = permutationMatrix([1, 3, 0, 2]); // not symmetric: P·x, x·P and x·Pᵀ all differ
+const WO4 = [[0, 2, 0, 0], [0, 0, 0, 1], [3, 0, 0, 0], [0, 0, -1, 0.5]]; // P4 with row sums 2, 1, 3, −0.5
 
 // ---- running probes ---------------------------------------------------------------------------
 
@@ -329,7 +330,11 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   const isIdentity = Ŵ.every((row, q) => row.every((w, k) => Math.abs(w - (q === k ? 1 : 0)) < 1e-12));
   if (isIdentity && (!allowed || ctx.facts.ownValue) && !close(W, identity(T), 1e-7)) {
     ctx.facts.ownValue = true;
-    return { ...base, step: 'weighted-sum', title: `Each output row is token i's own value ${probe.numberOfHeads > 1 ? `V_${i}[i]` : 'V[i]'}, not a blend of all rows of V`, detail: `Read through one-hot columns of V, ${who} are the identity: output row i is V[i] whatever the scores. Row i of the output is Σ_j w_ij · V[j], every row of V weighted by query i's weights (a loop over j that reads V[i] instead of V[j] gives this). If your weights themselves put all of query i's attention on key i, the scores come next: score[i][j] = q_i · k_j.` };
+    return { ...base, step: 'weighted-sum', title: `Each output row is token i's own value ${probe.numberOfHeads > 1 ? `V_${i}[i]` : 'V[i]'}, not a blend of all rows of V`, detail: `Read through one-hot columns of V, ${who} are the identity: output row i is V[i] whatever the scores${allowed ? ' and whatever the mask' : ''}. Row i of the output is Σ_j w_ij · V[j], every row of V weighted by query i's weights (a loop over j that reads V[i] instead of V[j] gives this). If your weights themselves put all of query i's attention on key i, look next at ${allowed ? 'the mask (does it let query i see only itself?) and ' : ''}the scores: score[i][j] = q_i · k_j.` };
+  }
+  // the right weights plus the identity: output = weights·V + V (V added after the weighted sum)
+  if (close(Ŵ.map((row, q) => row.map((w, k) => w - (q === k ? 1 : 0))), W, 1e-7)) {
+    return { ...base, step: 'residual', title: 'Your output is weights·V + V: V is added after the weighted sum', detail: `Read through one-hot columns of V, ${who} are the right weights plus 1 on the diagonal: each output row is Σ_j w_ij · V[j] plus V[i]. A sum that starts from V[i] instead of 0 does this. Start every output row at 0.` };
   }
   // challenge 08: each query sees a band of keys ending at itself; how wide is it?
   if (windowed && allowed) {
@@ -494,6 +499,8 @@ const capital = (s) => s[0].toUpperCase() + s.slice(1);
 
 // ---- checks: each reads some probes and returns a finding or null ----------------------------
 
+// JavaScript's own TypeErrors (a crash, not a check)
+const BUILT_IN_TYPE = /cannot read|cannot set|is not a function|is not iterable|is not defined|cannot convert|undefined|null/i;
 // JavaScript's own RangeErrors (not a check the learner wrote)
 const BUILT_IN_RANGE = /invalid array length|call stack|invalid count|precision|radix|invalid time|invalid string length|out of range|offset is out of bounds/i;
 
@@ -501,6 +508,7 @@ const BUILT_IN_RANGE = /invalid array length|call stack|invalid count|precision|
 function isOwnCheck(error) {
   if (!error) return false;
   if (error.name === 'RangeError') return !BUILT_IN_RANGE.test(error.message);
+  if (error.name === 'TypeError') return /^options\.|expected|must be/.test(error.message) && !BUILT_IN_TYPE.test(error.message);
   return error.name === 'Error' && !/not written yet|no result/.test(error.message);
 }
 
@@ -517,6 +525,25 @@ function thrown(ctx, probe, error, step = null) {
     };
   }
   return { step, probe, title: `Your function throws on a probe input (${describeProbe(probe, ctx.table)})`, detail: `${error.name}: ${error.message}` };
+}
+
+/**
+ * Identity weights on every listed readout probe (every window, and none): each output row is
+ * V[p] alone, whatever the window; the weighted sum is the likelier step (a mask that ignores
+ * the window entirely is told second). Records facts.ownValue for explainWeights.
+ */
+function checkOwnValue(probeIds) {
+  return (ctx) => {
+    const all = probeIds.every((id) => {
+      const probe = ctx.probe(id);
+      const got = outputsOf(ctx, probe);
+      if (got.error) return false;
+      const weights = readWeights(probe, got.outputs);
+      return weights && weights.every((Ŵ) => Ŵ.every((row, q) => row.every((w, k) => Math.abs(w - (q === k ? 1 : 0)) < 1e-12)));
+    });
+    if (all) ctx.facts.ownValue = true;
+    return null;
+  };
 }
 
 /** The learner's weights for every head of a readout probe equal the reference. */
@@ -721,7 +748,8 @@ function structureOf(probeId) {
         const read = heads.map(blockOf);
         const i = read.findIndex((k, q) => k !== q);
         const byKV = read.every((k, q) => k === Math.floor(q / h));
-        return { ...base, step: 'kv-head', title: `Query head ${i} reads K/V head ${read[i]}; expected ⌊${i} / 1⌋ = ${i}`, detail: `Here numberOfKVHeads = numberOfHeads = ${h}, so group = numberOfHeads / numberOfKVHeads = 1 and query head i reads K/V head i; yours read ${read.join(', ')}.${byKV ? ' Dividing by numberOfKVHeads (⌊i / numberOfKVHeads⌋) gives 0 for every head: divide by the group size numberOfHeads / numberOfKVHeads.' : ''}` };
+        ctx.facts.concatRight = true; // the heads are whole blocks, placed in order: the probe with fewer K/V heads can be read
+        return { ...base, step: 'kv-head', weak: true, title: `Query head ${i} reads K/V head ${read[i]}; expected ⌊${i} / 1⌋ = ${i}`, detail: `Here numberOfKVHeads = numberOfHeads = ${h}, so group = numberOfHeads / numberOfKVHeads = 1 and query head i reads K/V head i; yours read ${read.join(', ')}.${byKV ? ' Dividing by numberOfKVHeads (⌊i / numberOfKVHeads⌋) gives 0 for every head: divide by the group size numberOfHeads / numberOfKVHeads.' : ''}` };
       }
       return { ...base, step: 'slice', title: 'Your heads read the wrong columns of V', detail: heads.map((cols, i) => `head ${i} reads columns ${cols.join(', ')} (expected ${range(d).map((c) => i * d + c).join(', ')})`).join('; ') + '.' };
     }
@@ -845,8 +873,9 @@ const MULTI_HEAD = {
     spec({ id: 'structure', note: 'Q = 0, so every weight is 1/T', Q: zeros(6, 6), K: K6, V: codedV(6, 6), numberOfHeads: 2, headDimensions: 3 }),
     spec({ id: 'structure-3', note: 'Q = 0, three heads of two', Q: zeros(6, 6), K: K6, V: codedV(6, 6), numberOfHeads: 3, headDimensions: 2 }),
     spec({ id: 'heads', note: 'two heads, V = one token at a time', Q: Q2h, K: K2h, V: Q2h, numberOfHeads: 2, headDimensions: 3, readout: 'per-key' }),
-    // Q ≠ 0, so the rows of concat differ and W_O·concat (W_O on the left) differs from concat
-    spec({ id: 'w-o', note: 'a permutation W_O', Q: Q4x4, K: K4x4, V: codedV(4, 4), numberOfHeads: 2, headDimensions: 2, W_O: P4 }),
+    // Q = 0 (every weight 1/T, whatever the scale), so the rows of concat are equal; W_O's rows have
+    // different sums, so W_O·concat (W_O on the left) differs from concat, concat·W_O and concat·W_Oᵀ
+    spec({ id: 'w-o', note: 'Q = 0, W_O with rows of different sums', Q: zeros(4, 4), K: K4x4, V: codedV(4, 4), numberOfHeads: 2, headDimensions: 2, W_O: WO4 }),
     spec({ id: 'w-o-absent', note: 'no W_O in the options', Q: Q4x4, K: K4x4, V: codedV(4, 4), numberOfHeads: 2, headDimensions: 2, W_O: 'absent' }),
     spec({ id: 'zero-v', note: 'V = 0: every output row is an average of zero rows', Q: Q4x4.slice(0, 3), K: K4x4.slice(0, 3), V: zeros(3, 4), numberOfHeads: 2, headDimensions: 2 }),
   ],
@@ -1035,6 +1064,8 @@ const PROJECTED = {
     projection({ id: 'proj-heads', note: 'two heads of 2 columns, 4 tokens', T: 4, C: 4, numberOfHeads: 2, headDimensions: 2, X: X4, W_Q: scaleMatrix(A4, 0.5), W_K: scaleMatrix(B4, 0.5), W_V: B4, W_O: P4 }),
     // challenge 02's probes where T ≤ C, through X = [I | 0] (so that X·W_Q = Q exactly)
     ...MULTI_HEAD.probes.filter((p) => p.T <= p.C && p.id !== 'w-o-absent' && p.id !== 'zero-v'),
+    // two tokens, one head of 3: T ≠ headDimensions, so 1/√T and 1/√headDimensions differ (X = [I | 0] needs T ≤ C)
+    spec({ id: 'one-head-2x3', note: 'one head, 2 tokens of 3 columns, V = one-hot columns', Q: Q3.slice(0, 2), K: K3.slice(0, 2), V: Q3.slice(0, 2), numberOfHeads: 1, headDimensions: 3, readout: 'weights' }),
   ],
   checks: [
     checkAverage('zero-v'),
@@ -1042,6 +1073,7 @@ const PROJECTED = {
     checkProjectionHeads('proj-heads'),
     checkProjectionV('proj-v'),
     checkWeights('one-head'),
+    checkWeights('one-head-2x3'),
     checkWeights('large', { large: true }),
     checkStructure('structure'),
     checkStructure('structure-3'),
@@ -1146,6 +1178,7 @@ const SLIDING = {
   ],
   checks: [
     checkAverage('zero-v'),
+    checkOwnValue(['window-2', 'window-3', 'window-none']),
     checkWeights('window-2'),
     checkWeights('window-3'),
     checkWeights('window-none'),
@@ -1178,14 +1211,25 @@ function checkCache(probeId) {
       const seen = Ŵ.map((row) => (row.every(Number.isFinite) ? range(T).filter((k) => Math.abs(row[k]) > 1e-12) : row.every(Number.isNaN) ? [] : null));
       if (seen.some((s) => s === null)) continue; // some NaN: the softmax, not the cache (checkWeights)
       const want = range(T).map((q) => range(q + 1));
-      if (seen.every((s, q) => same(s, want[q]))) continue;
-      const pattern = (f) => seen.every((s, q) => same(s, f(q)));
       const W = stepOf(t, `weights_${i}`).values;
-      const base = { probe, head: i, expected: { label: `weights_${i} (token t attends to the cache: keys 0 … t)`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ } };
+      if (seen.every((s, q) => same(s, want[q]))) {
+        // the right keys carry weight, but each row sums to less than 1: the softmax ran over all T keys
+        const S = stepOf(t, `scaled_${i}`).values;
+        const overAll = S.map((row, q) => softmaxRow(row).map((w, k) => (k <= q ? w : 0)));
+        if (!close(Ŵ, W, 1e-7) && close(Ŵ, overAll, 1e-7)) {
+          return { probe, head: i, step: 'cache', expected: { label: `weights_${i} (keys 0 … t)`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ }, title: 'Your scores use every key of K, not the keys in the cache', detail: `Token t's softmax ran over all ${T} keys, the later tokens' too, and the weighted sum then used only the cached values, so each row sums to less than 1. Compute the scores against the cached keys only: they are the keys of tokens 0 … t.` };
+        }
+        continue;
+      }
+      const pattern = (f) => seen.every((s, q) => same(s, f(q)));
+      const base = { probe, head: i, expected: { label: `weights_${i} (keys 0 … t)`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ } };
       const q = seen.findIndex((s, k) => !same(s, want[k]));
       const keys = (s) => (s.length ? (s.length > 2 && s.every((x, k) => k === 0 || x === s[k - 1] + 1) ? `keys ${s[0]} … ${s.at(-1)}` : `key${s.length > 1 ? 's' : ''} ${s.join(', ')}`) : 'no key');
+      if (pattern(() => [])) {
+        return { ...base, step: 'cache', title: 'Your cache stays empty: no token had a key to attend to', detail: 'Every output row is 0, the sum over an empty cache. Append row t of K and row t of V to the cache, then let token t attend over it.' };
+      }
       if (pattern((k) => range(k))) {
-        return { ...base, step: 'cache', title: 'The new token\'s key was not in the cache when it attended', detail: `Token ${q} attended ${keys(seen[q])}, the tokens before it only${q === 0 ? ' (an empty cache)' : ''}. Append row t of K and V to the cache first, then attend: token t may see itself.` };
+        return { ...base, step: 'cache', title: 'The new token\'s key was not in the cache when it attended', detail: `Token t attended only the tokens before it (token ${q}: ${keys(seen[q])}${q === 0 ? ', an empty cache' : ''}). Append row t of K and V to the cache first, then attend: token t may see itself.` };
       }
       if (pattern(() => range(T))) {
         return { ...base, step: 'cache', title: `Token 0 attended all ${T} keys: the cache is bypassed`, detail: `Your weights give weight to keys after the token (token 0 to keys 1 … ${T - 1}). When token t is decoded the later tokens do not exist yet: read K and V only through the cache, which holds tokens 0 … t.` };
@@ -1242,7 +1286,7 @@ function checkRope(probeId) {
     if (got.outputs.every((O, k) => close(O, expected[k], 1e-9))) { ctx.facts[`rope:${probeId}`] = true; return null; }
     const map = ropeMap(probe, got.outputs);
     const bad = got.outputs.findIndex((O, k) => !close(O, expected[k], 1e-9));
-    const base0 = { probe, expected: { label: `your input: column ${bad} = 1 on every row; expected output`, matrix: expected[bad] }, actual: { label: 'your output', matrix: got.outputs[bad] } };
+    const base0 = { probe, expected: { label: `output for X = 1 in column ${bad}`, matrix: expected[bad] }, actual: { label: 'your output', matrix: got.outputs[bad] } };
     const longer = got.outputs.find((O) => isMatrix(O, T, O?.[0]?.length) && O[0].length > C);
     if (!map && longer) {
       return { ...base0, actual: { label: 'your output', matrix: longer }, step: 'pairs', title: `Your rows come out ${longer[0].length} wide, not C = ${C}: a pair's second column lies past the end of the row`, detail: `Writing out[ib] with ib ≥ ${C} makes the row longer. Each head is rotated on its own: in head k, pair i is columns k·d + i and k·d + i + d/2, with d = headDimensions = ${d} (not half of the whole row).` };
@@ -1349,8 +1393,11 @@ function checkRopeDefault(probeId, step, what) {
   return (ctx) => {
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
-    if (got.error) return got.missing ? null : thrown(ctx, probe, got.error);
+    if (got.missing) return null;
     const expected = ctx.lab.rotaryEmbedding(probe.X, probe.options);
+    if (got.error) {
+      return { probe, step, expected: { label: `output with ${ropeOptionsText(probe.options)}`, matrix: expected }, actual: null, title: `Without options.${what} your function throws: ${what} has no default`, detail: `${got.error.name}: ${got.error.message}. When the options leave out ${what}, use ${what === 'base' ? 'base = 10000' : 'offset = 0'}: for example { base = 10000, offset = 0 } in the parameter list, before any check of its value.` };
+    }
     const [O] = got.outputs;
     if (close(O, expected, 1e-9)) return null;
     if (!isMatrix(O, probe.T, probe.C)) return null; // the basis probes say more about a shape
@@ -1381,14 +1428,34 @@ const ROPE = {
 // Challenges 01 and 03 have no heads: their steps in their own words.
 const ONE_HEAD_LABELS = { scores: 'the scores Q·Kᵀ', scale: 'the scale 1/√d_k', 'weighted-sum': 'the weighted sum with V' };
 
+/**
+ * Right on one token, a crash (not a check) on several: token t reads a cached row that is not
+ * there yet (a loop over all T keys or values where the cache holds t + 1 rows).
+ */
+function checkCacheCrash(oneTokenId, probeId) {
+  return (ctx) => {
+    const one = ctx.probe(oneTokenId);
+    const probe = ctx.probe(probeId);
+    const gotOne = outputsOf(ctx, one);
+    const got = outputsOf(ctx, probe);
+    if (gotOne.error || !got.error || got.missing || isOwnCheck(got.error)) return null;
+    if (!close(gotOne.outputs[0], trace(ctx.lab, callsOf(one)[0]).output, 1e-8)) return null;
+    return { probe, step: 'cache', title: `Your function is right on one token and throws on ${probe.T}: a token reads a row that is not in the cache yet`, detail: `${got.error.name}: ${got.error.message}. When token t attends, the cache holds t + 1 keys and values (tokens 0 … t): loop over the cache's rows, not over all T rows of K or V.` };
+  };
+}
+
 // Challenge 05: challenge 02's probes with causal: true (decoding token by token is causal
 // attention), no W_O (the identity); which keys were in the cache is read from the weights.
 const KV_CACHE = {
-  steps: ['check', 'slice', 'cache', 'scores', 'scale', 'softmax', 'weighted-sum', 'concat'],
+  steps: ['check', 'cache', 'slice', 'scores', 'scale', 'softmax', 'weighted-sum', 'concat'],
   validHint: 'Q, K and V are all T×C here, with C = numberOfHeads · headDimensions: throw only when a shape does not match.',
-  probes: MULTI_HEAD.probes.filter((p) => p.id !== 'w-o' && p.id !== 'w-o-absent').map((p) => ({ ...p, causal: true })),
+  probes: [
+    ...MULTI_HEAD.probes.filter((p) => p.id !== 'w-o' && p.id !== 'w-o-absent').map((p) => ({ ...p, causal: true })),
+    spec({ id: 'one-token', note: 'one token', Q: [Q2h[0]], K: [K2h[0]], V: [Q2h[1]], numberOfHeads: 2, headDimensions: 3, causal: true }),
+  ],
   checks: [
     checkAverage('zero-v'),
+    checkCacheCrash('one-token', 'one-head'),
     checkCache('one-head'),
     checkCache('one-head-5x2'),
     checkWeights('one-head'),
@@ -1457,7 +1524,8 @@ export function locate(challengeId, results, lab, { errors = [], failing = [] } 
   const rank = (f) => (f.step ? STEP_ORDER.indexOf(f.step) : STEP_ORDER.length);
   // an output that is not a weighted average of V's rows: the probes that read weights read them wrong
   const trusted = findings.some((f) => f.assumption) ? findings.filter((f) => f.assumption || f.step === 'check') : findings;
-  const first = trusted.reduce((best, f) => (rank(f) < rank(best) ? f : best));
+  // at one step, a finding marked weak (told with fewer heads) gives way to another
+  const first = trusted.reduce((best, f) => (rank(f) < rank(best) || (rank(f) === rank(best) && best.weak && !f.weak) ? f : best));
   return decorate(first, table);
 }
 
