@@ -317,6 +317,13 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
       detail: `With as many tokens as columns your weights are right; here they are not numbers. A loop that runs to T where it should run to ${dim} (or the other way round) reads past the end of a row, and undefined turns into NaN. score[i][j] sums ${dim} products q_i[c] · k_j[c].`,
     };
   }
+  if (!finiteMatrix(Ŵ) && !large && ctx.facts.sameWidthRight && dv !== d) {
+    return {
+      ...base, step: 'scores',
+      title: `${capital(who)} contain NaN when V (${dv} columns) is wider or narrower than Q and K (${d})`,
+      detail: `With V as wide as Q and K your answer is right; here it is not a number. A loop of the scores that runs over V's width (d_v) instead of ${dim} reads past the end of a row of Q or K, and undefined turns into NaN. score[i][j] sums ${dim} products q_i[c] · k_j[c]; the weighted sum runs over d_v.`,
+    };
+  }
   if (!finiteMatrix(Ŵ)) {
     return {
       ...base, step: 'softmax',
@@ -453,6 +460,18 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
       detail: `Read from the ratios of ${who}: log(w_ij / w_ik) = scale · (score_ij − score_ik) fits scale = ${fmt(s)} in every row.${Math.abs(s - 1 / Math.sqrt(C)) < 1e-9 && probe.numberOfHeads > 1 ? ' Inside a head the dot products run over headDimensions columns only, so divide by √headDimensions, not √C.' : ` A score is a sum of ${dim} products, so divide it by √${dim}.`}`,
     };
   }
+  // a scale that changes from row to row (the number of keys a row sees, for example)
+  if (s === null) {
+    const rowScales = range(T).map((q) => fitScale([Ŵ[q]], [S[q]], allowed ? [allowed[q]] : null));
+    const known = rowScales.filter((x) => x !== null);
+    // a row whose allowed scores are all equal says nothing about a scale
+    const silent = (q) => new Set(range(T).filter((k) => !allowed || allowed[q][k]).map((k) => S[q][k])).size < 2;
+    if (known.length >= 2 && rowScales.every((x, q) => x !== null || silent(q)) && Math.max(...known) - Math.min(...known) > 1e-6) {
+      const perKeys = rowScales.every((x, q) => x === null || Math.abs(x - 1 / Math.sqrt(allowed ? allowed[q].filter(Boolean).length : T)) < 1e-6);
+      const shown = rowScales.map((x, q) => (x === null ? null : `row ${q}: ${fmt(x)}`)).filter(Boolean).slice(0, 3).join(', ');
+      return { ...base, step: 'scale', title: `Your scale changes from row to row (${shown}); expected 1/√${dim} = ${fmt(expectedScale)} in every row`, detail: `Read from the ratios of ${who}, each row fits its own scale.${perKeys ? ' Row t is scaled by 1/√(number of keys it sees): that is the length of the cache or of the row, not the width of a key.' : ''} The scale is 1/√${dim} = 1/√${d}, the same for every query.` };
+    }
+  }
   // other score matrices the learner may have built
   const [Qh, Kh] = [stepOf(t, `Q_${i}`).values, stepOf(t, `K_${i}`).values];
   const candidates = [];
@@ -546,6 +565,16 @@ function checkOwnValue(probeIds) {
   };
 }
 
+/** A probe whose V is as wide as Q and K, answered right: facts.sameWidthRight (a NaN elsewhere then comes from V's width). */
+function checkSameWidth(probeId) {
+  return (ctx) => {
+    const probe = ctx.probe(probeId);
+    const got = outputsOf(ctx, probe);
+    if (!got.error && close(got.outputs[0], trace(ctx.lab, probe).output, 1e-8)) ctx.facts.sameWidthRight = true;
+    return null;
+  };
+}
+
 /** The learner's weights for every head of a readout probe equal the reference. */
 function checkWeights(probeId, options = {}) {
   return (ctx) => {
@@ -575,6 +604,9 @@ function checkWeights(probeId, options = {}) {
 function wrongShape(ctx, probe, O, C = probe.C) {
   const { T, numberOfHeads: h, headDimensions: d } = probe;
   const base = { probe, title: `Your result is ${shapeOf(O)}; expected ${T}×${C}`, actual: null };
+  if (ctx.table.steps.includes('slice') && isMatrix(O, T, C + d)) {
+    return { ...base, step: 'slice', title: `Your result has ${h + 1} heads of ${d} columns; expected numberOfHeads = ${h}`, detail: `Each row is ${C + d} wide: one head too many. Loop over the heads with head < numberOfHeads (heads 0 … ${h - 1}), not ≤.` };
+  }
   if (ctx.table.steps.includes('w-o') && T > C && isMatrix(O, C, C)) {
     // W_O·concat with W_O C×C: a row-by-row product keeps C rows of concat (W_O = I) or mixes them
     const reference = trace(ctx.lab, callsOf(probe)[0]);
@@ -757,6 +789,24 @@ function structureOf(probeId) {
   };
 }
 
+/**
+ * Challenge 02: every probe without W_O answers 0 (and one with W_O does not): the missing W_O is
+ * not the identity. Those probes cannot be read as weights, so this finding wins (`assumption`).
+ */
+function checkAbsentZero(probeWithId) {
+  return (ctx) => {
+    const absent = ctx.table.probes.filter((p) => p.W_O === 'absent' && p.id !== 'zero-v');
+    const allZero = absent.every((probe) => {
+      const got = outputsOf(ctx, probe);
+      return !got.error && got.outputs.every((O) => Array.isArray(O) && O.every((row) => Array.isArray(row) && row.every((x) => x === 0)));
+    });
+    const given = outputsOf(ctx, ctx.probe(probeWithId));
+    if (!absent.length || !allZero || given.error || given.outputs[0].flat().every((x) => x === 0)) return null;
+    const probe = absent.find((p) => p.id === 'w-o-absent') ?? absent[0];
+    return { probe, assumption: true, step: 'w-o', expected: { label: 'output (W_O absent: the identity)', matrix: trace(ctx.lab, callsOf(probe)[0]).output }, actual: { label: 'your output', matrix: outputsOf(ctx, probe).outputs[0] }, title: 'Without W_O your output is all 0', detail: 'When the options give no W_O, the output projection is the C×C identity, so the output is the heads side by side. Yours is 0 on every probe without W_O (and not with one): use W_O ?? identity(C), not a matrix of zeros.' };
+  };
+}
+
 /** With the concatenation known right: output = concat·W_O (a permutation W_O, and W_O absent). */
 function checkOutputProjection(probeId, absentProbeId) {
   return (ctx) => {
@@ -881,6 +931,7 @@ const MULTI_HEAD = {
   ],
   checks: [
     checkAverage('zero-v'),
+    checkAbsentZero('w-o'),
     checkWeights('one-head'),
     checkWeights('one-head-5x2'),
     checkWeights('large', { large: true }),
@@ -908,9 +959,11 @@ const DOT_PRODUCT = {
     single({ id: 'large', note: 'scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, readout: 'weights' }),
     single({ id: 'sum', note: 'V wider than Q and K', Q: Q5x2, K: K5x2, V: V5x3 }),
     single({ id: 'zero-v', note: 'V = 0: every output row is an average of zero rows', Q: Q5x2, K: K5x2, V: zeros(5, 3) }),
+    single({ id: 'same-width', note: 'V as wide as Q and K', Q: Q3, K: K3, V: codedV(3, 3) }),
   ],
   checks: [
     checkAverage('zero-v'),
+    checkSameWidth('same-width'),
     checkWeights('one-head'),
     checkWeights('one-head-5x2'),
     checkWeights('large', { large: true }),
@@ -1356,6 +1409,9 @@ function checkRope(probeId) {
     const fits = (f) => angles.every((x) => sameAngle(x.phi, f(x)));
     const first = angles.find((x) => !sameAngle(x.phi, x.theta));
     const said = `pair ${first.i}${h > 1 ? ` of head ${first.k}` : ''} at position ${first.p} turns by ${fmt(first.phi)} rad; expected ${first.p} · ${base}^(−2·${first.i}/${d}) = ${fmt(first.theta)}`;
+    if (fits((x) => Math.PI / 2 - x.theta)) {
+      return { ...base0, step: 'rotation', title: 'cos and sin are swapped: every pair turns by 90° − θ', detail: `Your rotation is (a·sin θ − b·cos θ, a·cos θ + b·sin θ); ${said}. At position 0 nothing may turn: a' = a·cos θ − b·sin θ, b' = a·sin θ + b·cos θ.` };
+    }
     if (fits((x) => -x.theta)) {
       return { ...base0, step: 'rotation', title: 'Every pair turns the wrong way (by −θ)', detail: `Your rotation is (a·cos θ + b·sin θ, −a·sin θ + b·cos θ); ${said}. Turn by +θ: a' = a·cos θ − b·sin θ, b' = a·sin θ + b·cos θ.` };
     }
@@ -1377,10 +1433,16 @@ function checkRope(probeId) {
       [(x) => (x.p + 1) * omega(x.i), 'positions starting at 1: row r is at position offset + r, and row 0 of offset 0 does not turn'],
       [(x) => offset * omega(x.i), `every row at position offset = ${offset}: add the row index r`],
       [(x) => (offset - (x.p - offset)) * omega(x.i), 'position offset − r: rows count up from the offset'],
+      [(x) => offset + (x.p - offset) * omega(x.i), `θ = offset + r · base^(−2i/d): the offset is added to the angle instead of to the position, θ = (offset + r) · base^(−2i/d)`],
     ];
     for (const [f, why] of positionsTried) {
       if (offset === 0 && /offset/.test(why) && !/starting at 1/.test(why)) continue; // offset 0 cannot tell these apart
       if (fits(f)) return { ...base0, step: 'position', title: `Row ${first.r} turns as if at position ${fmt(first.phi / omega(first.i))}; expected position offset + r = ${first.p}`, detail: `Your angles fit ${why}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
+    }
+    // at position 0 nothing turns, whatever the frequencies: a turn there is the rotation itself
+    const atZero = angles.find((x) => x.p === 0 && !sameAngle(x.phi, 0));
+    if (atZero) {
+      return { ...base0, step: 'rotation', title: `At position 0 pair ${atZero.i} turns by ${fmt(atZero.phi)} rad; at position 0 nothing turns`, detail: `θ = 0 at position 0, and a rotation by 0 leaves (a, b) as it is: a' = a·cos θ − b·sin θ, b' = a·sin θ + b·cos θ. Check which of cos and sin each line uses, and their signs.` };
     }
     // the angle of each pair over the rows: p·ω with the right ω but other positions, or the reverse
     const ratio = angles.filter((x) => x.i === 0 && x.p > 0);
