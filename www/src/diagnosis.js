@@ -9,7 +9,18 @@
 //   - Q = 0 makes every weight 1/T whatever the scale or softmax, which isolates the slicing of V,
 //     the concatenation and W_O; V's entries encode their column, so a misplaced column is named;
 //   - a permutation W_O shows on which side, and which way round, W_O was applied;
-//   - large scores show a softmax that overflows.
+//   - large scores show a softmax that overflows;
+//   - V = 0 (W_V = 0 in challenge 04) checks the assumption under all of the above: the output is
+//     a weighted average of V's rows. When it is not 0, the fault lies after the weights (a
+//     residual, a bias, values from K or Q), and that finding wins over the weight readings;
+//   - shapes are distinct (T, d_k, d_v, numberOfHeads, numberOfKVHeads), so that a constant read
+//     back names one thing (1/√d_v is not 1/√T);
+//   - challenge 05 reads which keys each token had in its cache from the same one-hot readout;
+//   - challenge 07 has no attention: X = e_c on every row reads the learner's rotation of each
+//     column at every position (pairs, angle per pair, position, direction of the turn).
+// A throw on a valid probe from the learner's own check is located at the check ('check'); when
+// nothing is located and an error case fails (passed in by the caller), the headline names that
+// case: accepted, another error, or another message.
 // Each challenge declares its steps, probes and checks in one table (TABLES, at the end): a future
 // challenge adds its own row. The probes are ordinary calls run in the same sandboxed worker as the
 // tests; every expected value comes from the package (`lab`: traceMultiHeadAttention, linear,
@@ -565,12 +576,25 @@ function checkOwnValue(probeIds) {
   };
 }
 
-/** A probe whose V is as wide as Q and K, answered right: facts.sameWidthRight (a NaN elsewhere then comes from V's width). */
+/**
+ * A probe whose V is square (T×T, as wide as Q and K): answered right, facts.sameWidthRight (a NaN
+ * elsewhere then comes from V's width); answered weights·Vᵀ while the wider probes throw, the
+ * weighted sum reads V[c][j] (V transposed), which only runs when V is square.
+ */
 function checkSameWidth(probeId) {
   return (ctx) => {
     const probe = ctx.probe(probeId);
     const got = outputsOf(ctx, probe);
-    if (!got.error && close(got.outputs[0], trace(ctx.lab, probe).output, 1e-8)) ctx.facts.sameWidthRight = true;
+    if (got.error) return null;
+    const t = trace(ctx.lab, probe);
+    const [O] = got.outputs;
+    if (close(O, t.output, 1e-8)) { ctx.facts.sameWidthRight = true; return null; }
+    const W = stepOf(t, 'weights_0').values;
+    const others = ctx.table.probes.filter((p) => p.readout && p.V[0].length !== p.T && p.causal === undefined);
+    const othersThrow = others.length && others.every((p) => outputsOf(ctx, p).error);
+    if (othersThrow && close(O, ctx.lab.linear(W, transpose(probe.V)), 1e-8)) {
+      return { probe, head: 0, step: 'weighted-sum', expected: { label: 'output = weights·V', matrix: t.output }, actual: { label: 'your output', matrix: O }, title: 'Your weighted sum uses V transposed: weights·Vᵀ', detail: 'With a square V your output is weights·Vᵀ, and with a V of another width your function throws (reading V[c][j], a row of V that does not exist). Output row i is Σ_j w_ij · V[j]: row j of V is the value of token j.' };
+    }
     return null;
   };
 }
