@@ -369,7 +369,7 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
         : a >= T
           ? `The window is not applied: query ${q} sees ${sees(seen[q])}; with window = ${w} it sees ${sees(want)}`
           : `The window is ${Math.abs(w - a)} key${Math.abs(w - a) > 1 ? 's' : ''} too ${a < w ? 'short' : 'wide'}: query ${q} sees ${sees(seen[q])}; with window = ${w} it sees ${sees(want)}`;
-      const alone = a === 1 ? ' If your window test is right, look next at the weighted sum: output row p = V[p] alone also looks like this; it must be Σ_j w_pj · V[j].' : '';
+      const alone = a === 1 && !ctx.facts.blends ? ' If your window test is right, look next at the weighted sum: output row p = V[p] alone also looks like this; it must be Σ_j w_pj · V[j].' : '';
       return { ...base, step: 'mask', title, detail: `Query p sees the keys p − window < j ≤ p: itself and the window − 1 keys before it (window 1: the token alone; no window: every key j ≤ p). Yours sees ${a >= T ? 'every earlier key' : `${a} key${a > 1 ? 's' : ''}`}${w === Infinity ? '' : ` where the window is ${w}`}: check the bounds of your window test (< or ≤, p − window or p − window + 1).${alone}`, cells: (x, y) => allowed[x][y] };
     }
   }
@@ -564,14 +564,16 @@ function thrown(ctx, probe, error, step = null) {
  */
 function checkOwnValue(probeIds) {
   return (ctx) => {
-    const all = probeIds.every((id) => {
+    const read = probeIds.map((id) => {
       const probe = ctx.probe(id);
       const got = outputsOf(ctx, probe);
-      if (got.error) return false;
-      const weights = readWeights(probe, got.outputs);
-      return weights && weights.every((Ŵ) => Ŵ.every((row, q) => row.every((w, k) => Math.abs(w - (q === k ? 1 : 0)) < 1e-12)));
+      const weights = got.error ? null : readWeights(probe, got.outputs);
+      return weights && weights.every((Ŵ) => finiteMatrix(Ŵ)) ? weights : null;
     });
-    if (all) ctx.facts.ownValue = true;
+    const identityAll = read.map((weights) => weights && weights.every((Ŵ) => Ŵ.every((row, q) => row.every((w, k) => Math.abs(w - (q === k ? 1 : 0)) < 1e-12))));
+    if (identityAll.every(Boolean)) ctx.facts.ownValue = true;
+    // some window shows more than the query itself: the weighted sum does blend the rows of V
+    else if (read.some((weights, k) => weights && !identityAll[k])) ctx.facts.blends = true;
     return null;
   };
 }
