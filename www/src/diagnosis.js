@@ -922,6 +922,13 @@ function checkAverage(probeId) {
     if (!probe.X && alike(probe.Q)) {
       return { ...base, step: 'residual', title: 'Your output is Q + attention: the queries are added to the result', detail: `${lead} Yours is Q itself. Return the weighted sum of V alone: output row i is Σ_j w_ij · V[j]${ctx.table.steps.includes('w-o') ? ', then the heads side by side and W_O' : ''}, with nothing added.` };
     }
+    if (ctx.table.steps.includes('cache') && isMatrix(probe.K, probe.V.length, probe.V[0].length)) {
+      let swapped = null;
+      try { swapped = referenceOutput(ctx, { ...probe, K: probe.V, V: probe.K }); } catch { /* shapes */ }
+      if (alike(swapped)) {
+        return { ...base, step: 'cache', title: 'Your cache holds the values as keys and the keys as values', detail: `${lead} Yours is attention with K and V swapped: scores against rows of V, a weighted sum of rows of K. Append row t of K to cache.keys and row t of V to cache.values.` };
+      }
+    }
     for (const [name, M] of probe.X ? [] : [['K', probe.K], ['Q', probe.Q]]) {
       if (!isMatrix(M, probe.V.length, probe.V[0].length)) continue;
       let withM;
@@ -1464,6 +1471,27 @@ function checkRope(probeId) {
     for (const [f, why] of positionsTried) {
       if (offset === 0 && /offset/.test(why) && !/starting at 1/.test(why)) continue; // offset 0 cannot tell these apart
       if (fits(f)) return { ...base0, step: 'position', title: `Row ${first.r} turns as if at position ${fmt(first.phi / omega(first.i))}; expected position offset + r = ${first.p}`, detail: `Your angles fit ${why}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
+    }
+    // positions read from the slowest pair (its angle stays below π), then every pair checked against them
+    const slow = d / 2 - 1;
+    if (slow > 0) {
+      const readPosition = (r, k) => angles.find((x) => x.r === r && x.k === k && x.i === slow).phi / omega(slow);
+      const P = range(T).map((r) => range(h).map((k) => readPosition(r, k)));
+      const consistent = angles.every((x) => sameAngle(x.phi, P[x.r][x.k] * omega(x.i)));
+      const sameHeads = P.every((row) => row.every((x) => Math.abs(x - row[0]) < 1e-6));
+      if (consistent && sameHeads && P.some((row, r) => Math.abs(row[0] - positions[r]) > 1e-6)) {
+        const used = P.map((row) => row[0]);
+        const shift = used[0] - positions[0];
+        const step1 = used.every((x, r) => Math.abs(x - used[0] - r) < 1e-6);
+        const r = used.findIndex((x, k) => Math.abs(x - positions[k]) > 1e-6);
+        // every angle scaled by one factor: a scaled position and a scaled frequency look alike; both are said
+        const ratios = used.map((x, k) => (positions[k] === 0 ? null : x / positions[k])).filter((x) => x !== null);
+        const factor = ratios.length && used.every((x, k) => positions[k] !== 0 || Math.abs(x) < 1e-6) && ratios.every((x) => Math.abs(x - ratios[0]) < 1e-6) ? ratios[0] : null;
+        if (factor !== null) {
+          return { ...base0, step: 'frequency', title: `Every angle is ${fmt(factor)} times p · base^(−2i/d)${Math.abs(factor - Math.PI / 180) < 1e-9 ? ' (π/180: degrees instead of radians)' : ''}`, detail: `Each pair turns by ${fmt(factor)} · p · base^(−2i/d). The factor sits either in the angle of each pair or in the position (the two cannot be told apart from the output): pair i turns by p · base^(−2i/d) radians, with p = offset + r, and Math.cos and Math.sin take radians.` };
+        }
+        return { ...base0, step: 'position', title: `Row ${r} turns as if at position ${fmt(used[r])}; expected position offset + r = ${positions[r]}`, detail: `Every pair turns by (position) · base^(−2i/d) with your positions ${used.map(fmt).join(', ')} for rows ${range(T).join(', ')}${step1 ? ` (offset + r + ${fmt(shift)})` : ''}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
+      }
     }
     // at position 0 nothing turns, whatever the frequencies: a turn there is the rotation itself
     const atZero = angles.find((x) => x.p === 0 && !sameAngle(x.phi, 0));
