@@ -1230,7 +1230,7 @@ const GROUPED = {
     // challenge 02's probes with numberOfKVHeads = numberOfHeads and no W_O (the identity)
     ...MULTI_HEAD.probes.filter((p) => p.id !== 'w-o' && p.id !== 'w-o-absent'),
     // six query heads, three K/V heads (group 2), four tokens: ⌊i / group⌋, ⌊i / numberOfKVHeads⌋ and i mod numberOfKVHeads all differ
-    { ...spec({ id: 'kv-head', note: 'Q = 0, numberOfHeads = 6, numberOfKVHeads = 3, so every weight is 1/T', Q: zeros(4, 6), K: K4x3, V: codedV(4, 3), numberOfHeads: 6, headDimensions: 1 }), numberOfKVHeads: 3 },
+    { ...spec({ id: 'kv-head', note: 'numberOfKVHeads = 3, Q = 0, so every weight is 1/T', Q: zeros(4, 6), K: K4x3, V: codedV(4, 3), numberOfHeads: 6, headDimensions: 1 }), numberOfKVHeads: 3 },
   ],
   checks: [
     checkAverage('zero-v'),
