@@ -308,20 +308,22 @@ export function gradients(config, P, tokens) {
 /**
  * One AdamW step of a flat parameter `p` with gradient `g` and moments `m`, `v`, at step `s`
  * (counted from 1), as PyTorch: decay p·(1 − lr·wd) when `decays`, m ← m + (1 − β1)(g − m),
- * v ← β2·v + (1 − β2)·g², p ← p − lr/(1 − β1^s) · m / (√v/√(1 − β2^s) + eps). Returns new arrays.
+ * v ← β2·v + (1 − β2)·g², p ← p − lr/(1 − β1^s) · (m / (√v/√(1 − β2^s) + eps)). Returns new arrays.
+ * `round` is the precision of the element-wise arithmetic (Math.fround for an f32 model: each
+ * operation rounded to f32, the scalars computed in f64 and rounded once, as the docs state).
  */
-export function adamwStep(p, g, m, v, s, { learningRate: lr, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 0.01 }, decays) {
+export function adamwStep(p, g, m, v, s, { learningRate: lr, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 0.01 }, decays, round = (x) => x) {
   const [b1, b2] = betas;
-  const stepSize = lr / (1 - b1 ** s);
-  const bc2 = Math.sqrt(1 - b2 ** s);
+  const [decay, oneMinusB1, beta2, oneMinusB2, stepSize, bc2, epsilon] = [1 - lr * weightDecay, 1 - b1, b2, 1 - b2, lr / (1 - b1 ** s), Math.sqrt(1 - b2 ** s), eps].map(round);
   const P = Array.from(p);
   const M = Array.from(m);
   const Vv = Array.from(v);
   for (let i = 0; i < P.length; i += 1) {
-    if (decays) P[i] *= 1 - lr * weightDecay;
-    M[i] += (1 - b1) * (g[i] - M[i]);
-    Vv[i] = b2 * Vv[i] + (1 - b2) * g[i] * g[i];
-    P[i] -= (stepSize * M[i]) / (Math.sqrt(Vv[i]) / bc2 + eps);
+    if (decays) P[i] = round(P[i] * decay);
+    M[i] = round(M[i] + round(oneMinusB1 * round(g[i] - M[i])));
+    Vv[i] = round(round(beta2 * Vv[i]) + round(round(oneMinusB2 * g[i]) * g[i]));
+    const denom = round(round(round(Math.sqrt(Vv[i])) / bc2) + epsilon);
+    P[i] = round(P[i] - round(stepSize * round(M[i] / denom)));
   }
   return { p: P, m: M, v: Vv };
 }
