@@ -159,10 +159,14 @@ function readForwardOptions(options, c) {
   let headMask;
   if (raw !== undefined) {
     if (!Array.isArray(raw)) throw typeError('options.headMask is not an array');
+    // the counts before the entries: numLayers rows (before any row is read, so that a huge declared
+    // length is refused at once), then each row's numHeads entries before its values
+    if (raw.length !== c.numLayers) throw rangeError(`options.headMask has ${raw.length} rows`);
     headMask = [];
     for (let l = 0; l < raw.length; l += 1) {
       const row = raw[l];
       if (!Array.isArray(row)) throw typeError(`options.headMask[${l}] is not an array`);
+      if (row.length !== c.numHeads) throw rangeError(`options.headMask[${l}] has ${row.length} entries`);
       const flags = [];
       for (let i = 0; i < row.length; i += 1) {
         if (typeof row[i] !== 'boolean') throw typeError(`options.headMask[${l}][${i}] is not a boolean`);
