@@ -12,14 +12,10 @@ import markedKatex from 'marked-katex-extension';
 import 'katex/dist/katex.min.css';
 import { wasm, progress, el, matrixTable, showFatal } from './common.js';
 import { CHALLENGES, challengeById } from './challenges.js';
-import { compareMatrices, randomArgs, seededRandom, callReference } from './cases.js';
+import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } from './cases.js';
 import { diagnose } from './variants.js';
 import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
 
-const TIME_LIMIT_MS = 2000;
-const TIME_LIMIT_MESSAGE = 'your code ran longer than 2 s (an infinite loop?)';
-const PROBE_TIME_LIMIT_MESSAGE = 'Your code ran longer than 2 s on the probe inputs that locate the wrong step (an infinite loop on one of them?), so it was stopped.';
-const RANDOM_TOLERANCE = 1e-9;
 const SAVE_DELAY_MS = 300;
 
 const $ = (id) => document.getElementById(id);
@@ -75,21 +71,6 @@ const code = () => editor.state.doc.toString();
 
 // ---- running --------------------------------------------------------------------------
 
-/** The cases of one run: fixed (expected from tests.json), random (expected from wasm), errors. */
-function buildCases(lab, seed) {
-  const { tests } = challenge;
-  const next = seededRandom(seed);
-  const random = Array.from({ length: tests.random.count }, (_, i) => {
-    const args = randomArgs(tests.random, next);
-    return { id: `random-${i}`, kind: 'random', name: `random case ${i + 1}`, args, expected: callReference(lab, tests, args), tolerance: RANDOM_TOLERANCE };
-  });
-  return [
-    ...tests.fixed.map((c, i) => ({ id: `fixed-${i}`, kind: 'fixed', name: c.name, why: c.why, args: c.args, expected: c.expected, tolerance: tests.tolerance })),
-    ...random,
-    ...tests.errors.map((c, i) => ({ id: `error-${i}`, kind: 'error', name: c.name, args: c.args, throws: c.throws })),
-  ];
-}
-
 /**
  * A fresh worker for the learner's code. send(message) resolves with its reply, or with
  * { type: 'timeout' } after TIME_LIMIT_MS (the worker is then terminated). One worker runs the
@@ -112,17 +93,6 @@ function learnerWorker() {
   };
 }
 
-function judge(testCase, result) {
-  if (testCase.kind === 'error') {
-    if (!result.error) return { pass: false, reason: `expected ${testCase.throws.name}: "${testCase.throws.messageStartsWith}…" but your function returned normally` };
-    const { name, message } = result.error;
-    const pass = name === testCase.throws.name && message.startsWith(testCase.throws.messageStartsWith);
-    return { pass, reason: pass ? '' : `expected ${testCase.throws.name}: "${testCase.throws.messageStartsWith}…", got ${name}: "${message}"` };
-  }
-  if (result.error) return { pass: false, reason: 'your function threw' };
-  return compareMatrices(result.output, testCase.expected, testCase.tolerance);
-}
-
 async function runTests() {
   if (running) return running;
   const button = $('run-tests');
@@ -137,7 +107,7 @@ async function runTests() {
   running = (async () => {
     const lab = await wasm();
     const seed = (Math.random() * 2 ** 32) >>> 0;
-    const cases = buildCases(lab, seed);
+    const cases = buildCases(challenge.tests, lab, seed);
     const started = performance.now();
     const session = learnerWorker();
     try {
