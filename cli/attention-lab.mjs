@@ -87,7 +87,8 @@ function readAnswer(file, challenge) {
 }
 
 const print = (lines) => process.stdout.write(`${[lines].flat().join('\n')}\n`);
-const width = () => Math.max(40, Math.min(process.stdout.columns || 80, 120));
+// Wrapped to the terminal; piped (a file, a grader), every line whole.
+const width = () => (process.stdout.isTTY ? Math.max(40, Math.min(process.stdout.columns || 80, 120)) : Infinity);
 
 async function commandCheck([name, file, ...rest], options) {
   if (rest.length) throw new UsageError(`check takes a challenge and a file, not ${rest.length + 2} arguments`);
