@@ -86,6 +86,8 @@ function readAnswer(file, challenge) {
   }
 }
 
+/** JSON for the reports: NaN and ±Infinity (JSON has neither) as the strings "NaN", "Infinity", "-Infinity". */
+const toJson = (value) => JSON.stringify(value, (_key, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v), 2);
 const print = (lines) => process.stdout.write(`${[lines].flat().join('\n')}\n`);
 // Wrapped to the terminal; piped (a file, a grader), every line whole.
 const width = () => (process.stdout.isTTY ? Math.max(40, Math.min(process.stdout.columns || 80, 120)) : Infinity);
@@ -98,7 +100,7 @@ async function commandCheck([name, file, ...rest], options) {
   const site = siteOf(options.site);
   const code = readAnswer(path, challenge);
   const report = await check({ challenge, code, file: path, seed, site });
-  if (options.json) print(JSON.stringify(report, null, 2));
+  if (options.json) print(toJson(report));
   else print(formatCheck(report, { paint: painterFor(process.stdout), width: width() }));
   return report.status === 'pass' ? 0 : 1;
 }
@@ -117,7 +119,7 @@ async function commandList(args, options) {
     rows.push(row);
   }
   if (options.json) {
-    print(JSON.stringify({ challenges: rows }, null, 2));
+    print(toJson({ challenges: rows }));
     return 0;
   }
   const titleWidth = Math.max(...rows.map((r) => r.title.length));
@@ -152,7 +154,7 @@ function commandStart([name, dir, ...rest], options) {
   });
   const answer = files[0].path;
   if (options.json) {
-    print(JSON.stringify({ challenge: challenge.id, files: written }, null, 2));
+    print(toJson({ challenge: challenge.id, files: written }));
     return 0;
   }
   const paint = painterFor(process.stdout);
@@ -192,7 +194,7 @@ try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
-  if (json) print(JSON.stringify({ error: { type: 'usage', message: error.message } }, null, 2));
+  if (json) print(toJson({ error: { type: 'usage', message: error.message } }));
   process.stderr.write(`attention-lab: ${error.message}\nRun \`attention-lab --help\` for usage.\n`);
   process.exitCode = 2;
 }
