@@ -80,7 +80,7 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
     report.elapsedMs = Math.round(performance.now() - started);
     return report;
   } finally {
-    session.close();
+    await session.close();
   }
 }
 

@@ -7,6 +7,8 @@ import { TIME_LIMIT_MS } from './course.mjs';
 
 /** How long a worker may take to start before the command gives up (a very busy machine). */
 const START_LIMIT_MS = 30_000;
+/** How long close() waits for the worker's console output to arrive before ending it. */
+const OUTPUT_GRACE_MS = 50;
 /** The worker's heap: far more than any challenge needs, far less than the machine has. */
 const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64 };
 
@@ -51,6 +53,10 @@ export function learnerWorker(runner, output = process.stderr) {
         worker.postMessage(message);
       });
     },
-    close: () => worker.terminate(),
+    /** Ends the worker, once what the learner's code printed has come through (a few milliseconds). */
+    async close() {
+      await new Promise((resolve) => setTimeout(resolve, OUTPUT_GRACE_MS));
+      await worker.terminate();
+    },
   };
 }

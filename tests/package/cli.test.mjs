@@ -330,6 +330,15 @@ export function f() { return [[state]]; }`;
   }
 });
 
+test('what the learner\'s code prints goes to stderr, all of it (tests and probes), and --json stays valid', async () => {
+  const { status, stdout, stderr } = await npx(['check', '02', 'prints.js', '--json']);
+  assert.equal(status, 1);
+  const report = JSON.parse(stdout);
+  const calls = stderr.split('\n').filter((line) => line === 'called').length;
+  assert.equal(stderr.split('\n').filter((line) => line === 'loaded').length, 1);
+  assert.equal(calls, report.total + probeCalls('02-multi-head-attention').length, stderr);
+});
+
 test('colour on a terminal only, and never with NO_COLOR', async (t) => {
   const piped = await npx(['check', '02', 'no-export.js'], { env: { FORCE_COLOR: '1' } });
   assert.doesNotMatch(piped.stdout, ESCAPE, 'piped: plain');
