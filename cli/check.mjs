@@ -5,17 +5,12 @@
 // the probes and locate() of diagnosis.js, then the known mistakes of variants.js.
 import {
   buildCases, judge, locate, probeCalls, walkthroughHref, diagnose, loadLab, RUNNER,
-  TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE,
+  TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE, locatedHeading, nonFiniteNote,
 } from './course.mjs';
 import { learnerWorker } from './session.mjs';
 
 /** Where the walkthrough links point unless --site says otherwise: `make start`'s address. */
 export const DEFAULT_SITE = 'http://127.0.0.1:8080/';
-
-const KINDS = ['fixed', 'random', 'error'];
-
-/** The heading the challenge page gives a located finding (renderLocated in www/src/challenge.js). */
-export const headingOf = (found) => (found.step ? `First wrong step: ${found.stepLabel}` : 'Where your code goes wrong');
 
 /**
  * Runs `challenge`'s tests on `code` (the text of the learner's module) with random cases drawn
@@ -104,21 +99,12 @@ function diagnosisReport(challenge, judged, located, probeNote, site) {
   const fixed = judged.filter((c) => c.kind === 'fixed');
   const outputs = fixed.map((c) => (c.result?.error ? undefined : c.result?.output));
   const mistakes = diagnose(challenge.tests, outputs).map(({ id, title, hint }) => ({ id, title, hint }));
-  let nonFinite = null;
-  if (!located && !mistakes.length) {
-    const cases = fixed.filter((c) => Array.isArray(c.result?.output) && c.result.output.flat().some((x) => typeof x !== 'number' || !Number.isFinite(x)));
-    if (cases.length) {
-      nonFinite = {
-        title: 'NaN or Infinity in your output',
-        detail: `In ${cases.map((c) => `"${c.name}"`).join(', ')}: look for exp() of a large number (subtract the row maximum first), a division by zero, or an index past the end of a row (undefined turns into NaN).`,
-      };
-    }
-  }
+  const nonFinite = !located && !mistakes.length ? nonFiniteNote(fixed) : null;
   return {
     located: located && {
       step: located.step ?? null,
       stepLabel: located.stepLabel ?? null,
-      heading: headingOf(located),
+      heading: locatedHeading(located),
       title: located.title,
       detail: located.detail,
       probe: located.probe,
@@ -131,5 +117,3 @@ function diagnosisReport(challenge, judged, located, probeNote, site) {
     nonFinite,
   };
 }
-
-export { KINDS };

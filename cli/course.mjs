@@ -1,5 +1,5 @@
 // Where the command finds the course: the challenges (lesson, starter, tests.json) and the site's
-// own modules (cases.js, diagnosis.js, variants.js, runner.worker.js). In the npm package they are
+// own modules (cases.js, diagnosis.js, variants.js, report.js, runner.worker.js). In the npm package they are
 // under course/ (tests/package/assemble.mjs copies them there unchanged); in the repository the
 // command runs from cli/ against www/src/ and challenges/ (and the Node build in target/pkg-node).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -16,6 +16,7 @@ export const RUNNER = new URL('runner.worker.js', SHARED);
 const cases = await import(new URL('cases.js', SHARED));
 const diagnosis = await import(new URL('diagnosis.js', SHARED));
 const variants = await import(new URL('variants.js', SHARED));
+const report = await import(new URL('report.js', SHARED));
 
 /** The site's test run (www/src/cases.js). */
 export const { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } = cases;
@@ -23,6 +24,8 @@ export const { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_
 export const { locate, probeCalls, walkthroughHref } = diagnosis;
 /** The site's catalogue of known mistakes (www/src/variants.js). */
 export const { diagnose } = variants;
+/** The words of the page's results (www/src/report.js). */
+export const { GROUP_TITLES, PROBLEM_LABELS, locatedHeading, mistakesHeading, nonFiniteNote } = report;
 
 /** The package itself (the Node build), for the reference answers; loaded on first use. */
 export function loadLab() {

@@ -1,9 +1,7 @@
 // The terminal text of `attention-lab check` and `list`: a check report (./check.mjs) as lines that
 // fit the terminal. `paint(style, text)` colours (node:util styleText) or returns text unchanged.
 import { styleText } from 'node:util';
-import { KINDS } from './check.mjs';
-
-const GROUP_TITLES = { fixed: 'Fixed cases', random: 'Random cases (against the WebAssembly reference)', error: 'Cases that must throw' };
+import { GROUP_TITLES, PROBLEM_LABELS, mistakesHeading } from './course.mjs';
 /** Random cases that fail are listed up to this many (they usually fail alike). */
 const RANDOM_SHOWN = 3;
 const DIGITS = 4;
@@ -97,7 +95,7 @@ export function formatCheck(report, { paint, width = 80 }) {
     return out;
   }
   let lastThrown = null;
-  for (const kind of KINDS) {
+  for (const kind of Object.keys(GROUP_TITLES)) {
     const items = report.cases.filter((c) => c.kind === kind);
     if (!items.length) continue;
     const passed = items.filter((c) => c.pass).length;
@@ -127,7 +125,7 @@ export function formatCheck(report, { paint, width = 80 }) {
   }
   if (d?.probeNote) out.push('', ...wrap(d.probeNote, width));
   if (d?.mistakes.length) {
-    out.push('', strong(d.mistakes.length === 1 ? 'This looks like a known mistake' : 'These look like known mistakes'));
+    out.push('', strong(mistakesHeading(d.mistakes.length)));
     for (const m of d.mistakes) out.push(...wrap(`${m.title}. ${m.hint}`, width, '  '));
   }
   if (d?.nonFinite) out.push('', strong(d.nonFinite.title), ...wrap(d.nonFinite.detail, width, '  '));
@@ -141,6 +139,6 @@ export function formatCheck(report, { paint, width = 80 }) {
 export function problemLine(problem, file) {
   if (problem.type === 'timeout') return `Stopped: ${problem.message}`;
   const where = problem.line ? ` (${file} line ${problem.line}${problem.column ? `, column ${problem.column}` : ''})` : ` (${file})`;
-  const label = { syntax: 'Syntax error', 'load-error': 'Your code threw while loading', missing: 'Missing function' }[problem.type] ?? 'Error';
+  const label = PROBLEM_LABELS[problem.type] ?? 'Error';
   return `${label}${where}: ${problem.name && problem.type !== 'syntax' ? `${problem.name}: ` : ''}${problem.message}`;
 }

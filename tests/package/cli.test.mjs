@@ -17,6 +17,7 @@ const project = freshProject('cli');
 const INSTALLED = join(project, 'node_modules/attention-lab');
 const lab = createRequire(join(project, 'package.json'))('attention-lab');
 const { locate, probeCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis.js')));
+const { locatedHeading } = await import(pathToFileURL(join(ROOT, 'www/src/report.js')));
 
 const CHALLENGES = readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort();
 const testsOf = (id) => JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'tests.json'), 'utf8'));
@@ -68,7 +69,7 @@ const noStackTrace = (text) => assert.doesNotMatch(text, /^\s+at .+:\d+:\d+\)?$/
 const ESCAPE = /\x1b\[/;
 
 test('the package ships the site\'s own modules, unchanged, and the command as its bin', () => {
-  for (const module of ['cases.js', 'diagnosis.js', 'variants.js', 'runner.worker.js']) {
+  for (const module of ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'runner.worker.js']) {
     assert.equal(readFileSync(join(INSTALLED, 'course', module), 'utf8'), readFileSync(join(ROOT, 'www/src', module), 'utf8'), module);
   }
   for (const id of CHALLENGES) {
@@ -155,7 +156,7 @@ async function siteDiagnosis(entry) {
 }
 
 /** The page's heading for a located finding (renderLocated in www/src/challenge.js). */
-const pageHeading = (found) => (found.step ? `First wrong step: ${found.stepLabel}` : 'Where your code goes wrong');
+const pageHeading = locatedHeading;
 
 test(`the corpus of mistakes (${CORPUS.length} answers): the site's headline, string for string, in the text and in --json`, async () => {
   assert.ok(CORPUS.length >= 90, `${CORPUS.length} corpus answers`);

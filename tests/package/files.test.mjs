@@ -30,6 +30,7 @@ const EXPECTED_FILES = [
   'course/cases.js',
   ...CHALLENGES.flatMap((id) => ['README.md', 'starter.js', 'tests.json'].map((file) => `course/challenges/${id}/${file}`)),
   'course/diagnosis.js',
+  'course/report.js',
   'course/runner.worker.js',
   'course/variants.js',
   'node.cjs', // Node's entry: requires threads/attention_lab.cjs

@@ -15,6 +15,7 @@ import { CHALLENGES, challengeById } from './challenges.js';
 import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } from './cases.js';
 import { diagnose } from './variants.js';
 import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
+import { GROUP_TITLES, PROBLEM_LABELS, locatedHeading, mistakesHeading, nonFiniteNote } from './report.js';
 
 const SAVE_DELAY_MS = 300;
 
@@ -152,7 +153,7 @@ function showReply(reply, cases, seed, elapsed) {
   if (reply.type !== 'done') {
     status.classList.add('fail');
     const where = reply.line ? ` (line ${reply.line}${reply.column ? `, column ${reply.column}` : ''})` : '';
-    const label = { syntax: 'Syntax error', 'load-error': 'Your code threw while loading', missing: 'Missing function' }[reply.type];
+    const label = PROBLEM_LABELS[reply.type];
     status.replaceChildren(el('strong', {}, `${label}${where}: `), `${reply.name && reply.type !== 'syntax' ? `${reply.name}: ` : ''}${reply.message}`);
     return null;
   }
@@ -167,7 +168,7 @@ function showReply(reply, cases, seed, elapsed) {
     progress.markSolved(challenge.id);
     $('solved-badge').hidden = false;
   }
-  const groups = [['fixed', 'Fixed cases'], ['random', 'Random cases (against the WebAssembly reference)'], ['error', 'Cases that must throw']];
+  const groups = Object.entries(GROUP_TITLES);
   $('results').replaceChildren(...groups.map(([kind, title]) => {
     const items = judged.filter((c) => c.kind === kind);
     const ok = items.filter((c) => c.verdict.pass).length;
@@ -187,14 +188,11 @@ function showDiagnosis(judged, located, probeNote) {
   if (probeNote) parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('p', {}, probeNote)));
   if (found.length) {
     parts.push(el('div', { class: 'diagnosis', role: located ? null : 'alert' },
-      el('h3', {}, found.length === 1 ? 'This looks like a known mistake' : 'These look like known mistakes'),
+      el('h3', {}, mistakesHeading(found.length)),
       el('ul', {}, found.map((d) => el('li', { 'data-mistake': d.id }, el('strong', {}, `${d.title}. `), d.hint)))));
   } else if (!located) {
-    const nonFinite = fixed.filter((c) => Array.isArray(c.result?.output) && c.result.output.flat().some((x) => typeof x !== 'number' || !Number.isFinite(x)));
-    if (nonFinite.length) {
-      parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('h3', {}, 'NaN or Infinity in your output'),
-        el('p', {}, `In ${nonFinite.map((c) => `"${c.name}"`).join(', ')}: look for exp() of a large number (subtract the row maximum first), a division by zero, or an index past the end of a row (undefined turns into NaN).`)));
-    }
+    const note = nonFiniteNote(fixed);
+    if (note) parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('h3', {}, note.title), el('p', {}, note.detail)));
   }
   $('diagnosis').replaceChildren(...parts);
 }
@@ -203,7 +201,7 @@ const shown = (M) => M.map((row) => (Array.isArray(row) ? row : [row]).map((x) =
 
 /** The first wrong step: what was found, on which probe input, expected vs yours for that step, and a walkthrough link. */
 function renderLocated(found) {
-  const heading = found.step ? `First wrong step: ${found.stepLabel}` : 'Where your code goes wrong';
+  const heading = locatedHeading(found);
   const sides = [];
   const { expected, actual } = found;
   // weights: rows are queries, columns keys (as in the walkthrough)
