@@ -105,6 +105,7 @@ export function formatCheck(report, { paint, width = 80 }) {
       if (kind === 'random' && (c.pass || shown >= RANDOM_SHOWN)) continue;
       shown++;
       out.push(c.pass ? `  ${ok('✓')} ${c.name}` : `  ${bad('✗')} ${c.name}${c.reason ? dim(`: ${c.reason}`) : ''}`);
+      if (!c.pass && c.why) out.push(...wrap(c.why, width, '      ').map(dim));
       const thrown = !c.pass && c.error && kind !== 'error' ? `${c.error.name}: ${c.error.message}${c.error.line ? ` (line ${c.error.line})` : ''}` : null;
       // the same exception on every case is said once
       if (thrown && thrown !== lastThrown) out.push(...wrap(thrown, width, '      '));
