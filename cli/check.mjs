@@ -2,10 +2,10 @@
 // page's runTests() does it, returned as plain data (the report that `--json` prints and that
 // ./format.mjs turns into text). Same cases (buildCases), same verdicts (judge), same worker
 // script (the site's runner, in ./session.mjs's sandbox), and on a failure the same diagnosis:
-// the probes and locate() of diagnosis.js, then the known mistakes of variants.js.
+// the probes and locate() of diagnosis.js, then the known mistakes, as report.js says.
 import {
-  buildCases, judge, locate, probeCalls, walkthroughHref, diagnose, loadLab, RUNNER,
-  TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE, locatedHeading, nonFiniteNote,
+  buildCases, judge, locate, probeCalls, walkthroughHref, loadLab, RUNNER,
+  TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE, foundByLine, knownMistakes, locatedHeading, locateOptions, nonFiniteNote,
 } from './course.mjs';
 import { learnerWorker } from './session.mjs';
 
@@ -65,7 +65,7 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
       if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
       else if (probeReply.type === 'done') {
         try {
-          located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab);
+          located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab, locateOptions(judged));
         } catch {
           located = null; // as on the page: the test results still stand
         }
@@ -97,8 +97,7 @@ function caseReport(c) {
 /** What the challenge page's showDiagnosis shows: the located step, the probe note, the known mistakes, else a NaN note. */
 function diagnosisReport(challenge, judged, located, probeNote, site) {
   const fixed = judged.filter((c) => c.kind === 'fixed');
-  const outputs = fixed.map((c) => (c.result?.error ? undefined : c.result?.output));
-  const mistakes = diagnose(challenge.tests, outputs).map(({ id, title, hint }) => ({ id, title, hint }));
+  const mistakes = knownMistakes(challenge.tests, judged, located).map(({ id, title, hint }) => ({ id, title, hint }));
   const nonFinite = !located && !mistakes.length ? nonFiniteNote(fixed) : null;
   return {
     located: located && {
@@ -107,7 +106,8 @@ function diagnosisReport(challenge, judged, located, probeNote, site) {
       heading: locatedHeading(located),
       title: located.title,
       detail: located.detail,
-      probe: located.probe,
+      probe: located.probe ?? null,
+      foundBy: foundByLine(located),
       expected: located.expected,
       actual: located.actual,
       walkthrough: located.walkthrough ? walkthroughHref(located.walkthrough, new URL('walkthrough.html', site).href) : null,

@@ -15,17 +15,14 @@ export const RUNNER = new URL('runner.worker.js', SHARED);
 
 const cases = await import(new URL('cases.js', SHARED));
 const diagnosis = await import(new URL('diagnosis.js', SHARED));
-const variants = await import(new URL('variants.js', SHARED));
 const report = await import(new URL('report.js', SHARED));
 
 /** The site's test run (www/src/cases.js). */
 export const { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } = cases;
 /** The site's first-wrong-step diagnosis (www/src/diagnosis.js). */
 export const { locate, probeCalls, walkthroughHref } = diagnosis;
-/** The site's catalogue of known mistakes (www/src/variants.js). */
-export const { diagnose } = variants;
 /** The words of the page's results (www/src/report.js). */
-export const { GROUP_TITLES, PROBLEM_LABELS, locatedHeading, mistakesHeading, nonFiniteNote } = report;
+export const { GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } = report;
 
 /** The package itself (the Node build), for the reference answers; loaded on first use. */
 export function loadLab() {

@@ -120,7 +120,7 @@ export function formatCheck(report, { paint, width = 80 }) {
   if (d?.located) {
     const f = d.located;
     out.push('', bad(strong(f.heading)), ...wrap(f.title, width, '  ').map(strong), ...wrap(f.detail, width, '  '),
-      ...wrap(`Found by calling your function on a probe input (${f.probe}).`, width, '  ').map(dim));
+      ...wrap(f.foundBy, width, '  ').map(dim));
     if (f.expected && f.actual && isMatrix(f.expected.matrix) && isMatrix(f.actual.matrix)) out.push(...matrices(f.expected, f.actual, width, paint, plain));
     if (f.walkthrough) out.push('  Open this step in the walkthrough, with these inputs:', `  ${paint('cyan', f.walkthrough)}`);
   }

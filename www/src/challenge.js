@@ -13,9 +13,8 @@ import 'katex/dist/katex.min.css';
 import { wasm, progress, el, matrixTable, showFatal } from './common.js';
 import { CHALLENGES, challengeById } from './challenges.js';
 import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } from './cases.js';
-import { diagnose } from './variants.js';
 import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
-import { GROUP_TITLES, PROBLEM_LABELS, locatedHeading, mistakesHeading, nonFiniteNote } from './report.js';
+import { GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } from './report.js';
 
 const SAVE_DELAY_MS = 300;
 
@@ -125,7 +124,7 @@ async function runTests() {
         if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
         else if (probeReply.type === 'done') {
           try {
-            located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab);
+            located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab, locateOptions(judged));
           } catch (error) {
             console.warn('the diagnosis could not read the probe results', error); // the test results still stand
           }
@@ -181,8 +180,7 @@ function showReply(reply, cases, seed, elapsed) {
 /** The located step first (if any), then the catalogued mistakes the outputs match, else a NaN note. */
 function showDiagnosis(judged, located, probeNote) {
   const fixed = judged.filter((c) => c.kind === 'fixed');
-  const outputs = fixed.map((c) => (c.result?.error ? undefined : c.result?.output));
-  const found = diagnose(challenge.tests, outputs);
+  const found = knownMistakes(challenge.tests, judged, located);
   const parts = [];
   if (located) parts.push(renderLocated(located));
   if (probeNote) parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('p', {}, probeNote)));
@@ -222,7 +220,7 @@ function renderLocated(found) {
     el('h3', { id: 'located-heading' }, heading),
     el('p', { class: 'located-title' }, el('strong', {}, found.title)),
     el('p', {}, found.detail),
-    el('p', { class: 'hint' }, `Found by calling your function on a probe input (${found.probe}).`),
+    el('p', { class: 'hint' }, foundByLine(found)),
     sides.length ? el('div', { class: 'matrix-row side-by-side' }, sides) : null,
     found.walkthrough ? el('p', {}, el('a', { href: walkthroughHref(found.walkthrough), id: 'located-walkthrough' }, 'Open this step in the walkthrough, with these inputs →')) : null);
 }
