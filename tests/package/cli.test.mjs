@@ -325,9 +325,9 @@ test('--json is valid JSON that lists every case, with the seed that reproduces 
   assert.ok(wrong.cases.some((c) => c.kind === 'random' && !c.pass && Array.isArray(c.expected) && Array.isArray(c.output)));
 });
 
-test('the sandbox: no network globals, no process bindings, an empty environment; import() is refused', async () => {
+test('the sandbox: no network globals, no process bindings, kill or file access, an empty environment; import() is refused', async () => {
   const { stdout } = await npx(['check', '02', 'reaches-out.js'], { env: { SECRET_TOKEN: 'x' } });
-  assert.match(stdout, /Error: fetch: refused; globalThis\.fetch: refused; WebSocket: refused; getBuiltinModule: refused; binding: refused; env: undefined/);
+  assert.match(stdout, /Error: fetch: refused; globalThis\.fetch: refused; WebSocket: refused; getBuiltinModule: refused; binding: refused; env: undefined; kill: refused; loadEnvFile: refused; report: refused/);
   // import() settles asynchronously: ask the installed sandbox directly until it has
   const { learnerWorker } = await import(pathToFileURL(join(INSTALLED, 'cli/session.mjs')));
   const { RUNNER } = await import(pathToFileURL(join(INSTALLED, 'cli/course.mjs')));
