@@ -34,8 +34,8 @@ function renderLesson() {
   const markdown = new Marked();
   markdown.use(markedKatex({ throwOnError: false, nonStandard: true, output: 'htmlAndMathml' }));
   $('lesson').innerHTML = markdown.parse(challenge.readme);
-  // A display equation wider than the column scrolls; keyboard users must be able to scroll it too.
-  const focusableWhenScrolling = () => $('lesson').querySelectorAll('.katex-display').forEach((d) => {
+  // A display equation (or a code block, challenge 09) wider than the column scrolls; keyboard users must be able to scroll it too.
+  const focusableWhenScrolling = () => $('lesson').querySelectorAll('.katex-display, pre').forEach((d) => {
     if (d.scrollWidth > d.clientWidth) d.setAttribute('tabindex', '0');
     else d.removeAttribute('tabindex');
   });

@@ -160,7 +160,7 @@ export function weightsCases(lab, tests, results) {
         why: check.id === 'previous-token'
           ? 'Its mean weight on the previous token t − 1, over every position t ≥ 1.'
           : 'At every token that occurred before, its summed weight on the positions right after the earlier copies.',
-        verdict: { pass: check.pass, reason: check.pass ? '' : `the ${text.name} is not doing its job: ${where} has a ${text.score} of ${formatNumber(check.value)}` },
+        verdict: { pass: check.pass, reason: check.pass ? '' : `the ${text.name} is not doing its job: ${where} has ${text.article} ${text.score} of ${formatNumber(check.value)}` },
         render: () => [
           el('p', { class: 'model-score' }, el('span', {}, `${text.score} of ${where}`), el('strong', { 'data-value': String(check.value) }, formatNumber(check.value))),
           el('div', { class: 'pattern-pair' },
