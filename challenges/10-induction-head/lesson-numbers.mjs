@@ -17,10 +17,10 @@ export function table() {
     return `| ${what} | ${V}, ${L}, ${C} | ${r.previousToken.toFixed(4)} | ${r.induction.toFixed(4)} | ${r.loss.toFixed(3)} | ${r.pass ? 'passes' : 'fails'} |`;
   };
   return [
-    `| weights | V, L, C | previous token (layer 1) ≥ ${grading.previousToken} | induction (last layer) ≥ ${grading.induction} | loss on repeated tokens < ${grading.loss} | verdict |`,
-    '| :--- | :---: | ---: | ---: | ---: | :--- |',
-    ...reference.map((r) => row('solution.js, two layers', r)),
-    ...counterExample.map((r) => row('one-layer.js, one layer', r)),
+    `| weights | V, L, C | previous token ≥ ${grading.previousToken} | induction ≥ ${grading.induction} | loss < ${grading.loss} | verdict |`,
+    '| :--- | :--- | ---: | ---: | ---: | :--- |',
+    ...reference.map((r) => row('solution.js', r)),
+    ...counterExample.map((r) => row('one-layer.js', r)),
   ].join('\n');
 }
 
