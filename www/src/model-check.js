@@ -20,8 +20,9 @@ const percent = (x) => `${(100 * x).toFixed(1)} %`;
 const CELL = 8;
 
 /**
- * A T×T attention pattern as a heatmap (rows: queries, columns: keys; light = large). A row that is
- * null is drawn hatched (nothing expected there). The text alternative names, for each query, the
+ * A T×T attention pattern as a heatmap (rows: queries, columns: keys; light = large; white: exactly 0
+ * above the diagonal, i.e. masked; red: not a finite number). A row that is null is drawn hatched
+ * (nothing expected there). The text alternative names, for each query, the
  * key with the most weight.
  */
 export function patternFigure(caption, pattern, { id, tokens } = {}) {
@@ -31,7 +32,8 @@ export function patternFigure(caption, pattern, { id, tokens } = {}) {
   pattern.forEach((row, q) => {
     for (let k = 0; k < T; k++) {
       if (row === null) context.fillStyle = (q + k) % 2 ? '#d5d9de' : '#eef0f2';
-      else context.fillStyle = k > q ? '#ffffff' : Number.isFinite(row[k]) ? heatColour(row[k]) : '#a3261b';
+      // above the diagonal: white where the weight is 0 (masked); a weight there (a leaky mask) is drawn
+      else context.fillStyle = !Number.isFinite(row[k]) ? '#a3261b' : k > q && row[k] === 0 ? '#ffffff' : heatColour(row[k]);
       context.fillRect(k * CELL, q * CELL, CELL, CELL);
     }
   });
@@ -104,7 +106,7 @@ function renderForward({ accuracy, referenceAccuracy, repeats, learner, referenc
     el('div', { class: 'model-scores' },
       score('Repeated tokens predicted with your attention', accuracy, 'model-accuracy-yours'),
       score('with the reference', referenceAccuracy, 'model-accuracy-reference')),
-    el('p', { class: 'hint' }, `Of ${repeats} repeated tokens. The patterns below are each head's weights on the first sequence (${tokens.length} tokens: rows are queries, columns keys; light = large; white above the diagonal is masked).`),
+    el('p', { class: 'hint' }, `Of ${repeats} repeated tokens. The patterns below are each head's weights on the first sequence (${tokens.length} tokens: rows are queries, columns keys; light = large; white above the diagonal is masked, so a colour there is a future key leaking in).`),
   ];
   reference.patterns.forEach((layerPatterns, l) => {
     for (let i = 0; i < heads; i++) {
