@@ -78,6 +78,7 @@ describe('09 · your attention inside a trained model', () => {
     assert.ok(yours < reference - 0.3, `${yours} vs ${reference}`);
     assert.match(await failing.textContent(), /with your attention the model predicts \d+\.\d % of the repeated tokens/);
     assert.deepEqual(await page.$$eval('[data-mistake]', (items) => items.map((i) => i.dataset.mistake)), ['mask-off-by-one']);
+    assert.equal(await page.getAttribute('#diagnosis .located', 'data-step'), 'mask', 'the step-located diagnosis names the mask');
     // the first query of a mask one key too wide reads key 1 as well: the text alternative says where each row looks
     const [yoursLabel, referenceLabel] = await page.locator('.pattern-pair[data-layer="1"][data-head="0"] canvas').evaluateAll((cs) => cs.map((c) => c.getAttribute('aria-label')));
     assert.notEqual(yoursLabel.split(': ').at(-1), referenceLabel.split(': ').at(-1));
