@@ -218,6 +218,8 @@ test('09: the lesson\'s tables are what lesson-numbers.mjs computes with the pac
   assert.ok(readme.includes(await table()), 'run node challenges/09-attention-in-a-model/lesson-numbers.mjs and paste its tables into the README');
   assert.ok(readme.includes(scoresTable()));
   assert.ok(readme.includes(`(${(100 * tests09.model.reference.accuracy).toFixed(1)} %)`), 'the README states the reference accuracy');
+  assert.ok(readme.includes(`(${tests09.model.reference.repeatedTokens} repeated tokens)`), 'the README states the number of repeated tokens');
+  assert.ok(readme.includes(`${model09.training.steps} AdamW steps`), 'the README states the training steps');
 });
 
 // ---- challenge 10: the hand-built induction head -------------------------------------------------
@@ -280,6 +282,8 @@ test('10: the basis and the model config agree with the package (W_E and W_pos o
 });
 
 test('10: the lesson\'s table is what lesson-numbers.mjs prints from tests.json', async () => {
-  const { table } = await import(pathToFileURL(join(ROOT, 'challenges', C10, 'lesson-numbers.mjs')));
-  assert.ok(readFileSync(join(ROOT, 'challenges', C10, 'README.md'), 'utf8').includes(table()));
+  const { table, floor } = await import(pathToFileURL(join(ROOT, 'challenges', C10, 'lesson-numbers.mjs')));
+  const readme = readFileSync(join(ROOT, 'challenges', C10, 'README.md'), 'utf8');
+  assert.ok(readme.includes(table()));
+  assert.ok(readme.includes(floor()), floor());
 });
