@@ -168,7 +168,7 @@ export function weightsCases(lab, tests, results) {
           el('div', { class: 'pattern-pair' },
             patternFigure(`Layer ${layer}, head ${check.head}: yours`, graded.patterns[check.layer][check.head], { tokens: graded.tokens }),
             patternFigure(`Expected of ${text.article} ${text.name}`, idealPattern(text.kind, graded.tokens), { tokens: graded.tokens })),
-          el('p', { class: 'hint' }, `On the first sequence: ${graded.tokens.join(' ')}. Rows are queries, columns keys; light = large; hatched rows have no earlier copy to find.`),
+          el('p', { class: 'hint' }, `On the first sequence: ${graded.tokens.join(' ')}. Rows are queries, columns keys; light = large${check.id === 'induction' ? '; hatched rows are tokens with no earlier copy, not scored' : ''}.`),
         ],
       };
     });
