@@ -80,6 +80,19 @@ export function grade(lab, config, grading, weights) {
   }
 }
 
+/**
+ * Why a head fails, from its pattern on one sequence: 'blurred' when most scored rows put their
+ * largest weight where the ideal pattern does (the right keys, not sharply enough), else 'elsewhere'.
+ * Returns { reason, share } (share: the fraction of scored rows whose largest weight is in place).
+ */
+export function headHint(kind, pattern, tokens) {
+  const ideal = idealPattern(kind, tokens);
+  const rows = ideal.map((row, t) => [row, pattern[t], t]).filter(([row, , t]) => row && (kind !== 'previous-token' || t >= 1));
+  const inPlace = rows.filter(([row, actual]) => row[actual.reduce((arg, x, k) => (x > actual[arg] ? k : arg), 0)] > 0).length;
+  const share = rows.length ? inPlace / rows.length : 0;
+  return { reason: share >= 0.9 ? 'blurred' : 'elsewhere', share };
+}
+
 /** A weights object with only its non-zero entries: { shape, entries: [[row, col, value], …] } per matrix (tests.json). */
 export function sparse(weights) {
   const pack = (M) => ({ shape: [M.length, M[0].length], entries: M.flatMap((row, r) => row.flatMap((x, c) => (x !== 0 ? [[r, c, x]] : []))) });

@@ -139,6 +139,9 @@ describe('10 · build an induction head by hand', () => {
     await runCode(page, url, C10, broken);
     const verdicts = await page.$$eval('[data-kind="model"] .case', (cs) => cs.map((c) => [c.dataset.case, c.classList.contains('pass')]));
     assert.deepEqual(verdicts.filter(([id]) => id.startsWith('weights-0')), [['weights-0-previous-token', true], ['weights-0-induction', false], ['weights-0-loss', false]]);
+    // the failing head is read from its pattern: it looks elsewhere, and the hint points at K-composition
+    assert.equal(await page.getAttribute('[data-case="weights-0-induction"] [data-hint]', 'data-hint'), 'elsewhere');
+    assert.match(await page.textContent('[data-case="weights-0-induction"] [data-hint]'), /K-composition/);
     const shapes = 'export function inductionWeights() { return { W_U: [[1]], layers: [] }; }\n';
     await runCode(page, url, C10, shapes);
     assert.match(await page.textContent('[data-case="weights-0"]'), /the model refused your weights: RangeError: .*W_U/);

@@ -12,7 +12,7 @@ import { callReference, compareMatrices, randomArgs, referenceCall, seededRandom
 import { diagnose, detectable, VARIANTS } from '../../www/src/variants.js';
 import { MISTAKES, mistakenSource } from '../mistakes.mjs';
 import { forward, repeatAccuracy, readoutCalls, readWeights } from '../../challenges/09-attention-in-a-model/forward.js';
-import { grade as grade10, basisOf, dense, fixedEmbeddings, modelConfig } from '../../challenges/10-induction-head/grade.js';
+import { grade as grade10, basisOf, dense, fixedEmbeddings, headHint, modelConfig } from '../../challenges/10-induction-head/grade.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention_lab.js'));
@@ -259,6 +259,25 @@ test('10: a broken layer 2 (keys reading the token, not the previous token) fail
     assert.deepEqual(graded.checks.map((c) => [c.id, c.pass]), [['previous-token', true], ['induction', false], ['loss', false]]);
     assert.equal(graded.patterns[1][0].length, graded.tokens.length);
   }
+});
+
+test('10: a failing head is read from its pattern: blurred (right keys, gain too small) or looking elsewhere', async () => {
+  const config = tests10.model.configs[0];
+  // gains without the √C: the right keys, scores 12/√C too small to be sharp
+  const blurred = await load10(solution10().replace('const sharp = 12 * Math.sqrt(C);', 'const sharp = 3;'), 'blurred-10');
+  const graded = grade10(lab, config, tests10.model.grading, blurred(basisOf(config)));
+  assert.deepEqual(graded.checks.map((c) => c.pass).slice(0, 2), [false, false]);
+  assert.equal(headHint('previous-token', graded.patterns[0][0], graded.tokens).reason, 'blurred');
+  assert.equal(headHint('induction', graded.patterns[1][0], graded.tokens).reason, 'blurred');
+  // K-composition broken: layer 2 looks at the earlier copy itself, not the token after it
+  const broken = await load10(solution10().replace('two.W_K[previous(i)][token + i] = 1;', 'two.W_K[token + i][token + i] = 1;'), 'elsewhere-10');
+  const g2 = grade10(lab, config, tests10.model.grading, broken(basisOf(config)));
+  assert.equal(headHint('induction', g2.patterns[1][0], g2.tokens).reason, 'elsewhere');
+  // the reference's heads are in place
+  const right = await load10(solution10(), 'right-10');
+  const g3 = grade10(lab, config, tests10.model.grading, right(basisOf(config)));
+  assert.equal(headHint('previous-token', g3.patterns[0][0], g3.tokens).share, 1);
+  assert.equal(headHint('induction', g3.patterns[1][0], g3.tokens).share, 1);
 });
 
 test('10: weights of the wrong shape are refused by the model with a message naming the tensor', () => {

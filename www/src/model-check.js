@@ -8,7 +8,7 @@
 //     shown next to the one that would pass.
 import { el, heatColour, formatNumber } from './common.js';
 import { forward, repeatAccuracy, readoutCalls, readWeights } from '../../challenges/09-attention-in-a-model/forward.js';
-import { basisOf, grade, idealPattern } from '../../challenges/10-induction-head/grade.js';
+import { basisOf, grade, headHint, idealPattern } from '../../challenges/10-induction-head/grade.js';
 
 // the model files, loaded when a challenge that has one runs its tests
 const MODEL_FILES = import.meta.glob('../../challenges/*/model.json', { import: 'default' });
@@ -131,6 +131,15 @@ const HEAD_TEXT = {
   induction: { name: 'induction head', article: 'an', score: 'induction score', kind: 'induction' },
 };
 
+/** What to try when a head fails, from headHint's reading of its pattern. */
+function hintText(id, { reason, share }, C) {
+  const inPlace = `${Math.round(100 * share)} % of its rows put their largest weight in the right place`;
+  if (reason === 'blurred') return `It looks in the right place (${inPlace}) but not sharply: the layer divides every score by √headDimensions = √${C} ≈ ${Math.sqrt(C).toFixed(2)}, so a match needs a score of about 10 after that division. Scale up the W_Q entries of this head.`;
+  return id === 'previous-token'
+    ? `Only ${inPlace}. QK: the query at position t must match the key at position t − 1: W_Q takes dim position + t to the same head column as W_K takes dim position + t − 1 (positions reach queries and keys only).`
+    : `Only ${inPlace}. QK (K-composition): the query's token i must match keys whose previous token is i, which layer 1 wrote into free dims; W_K must read those dims, not the key's own token. Check layer 1's OV (W_V·W_O) writes token i there.`;
+}
+
 /** The judged cases of challenge 10: per config, the two heads and the loss. `results` as the worker returns them. */
 export function weightsCases(lab, tests, results) {
   const byId = new Map(results.map((r) => [r.id, r]));
@@ -164,6 +173,7 @@ export function weightsCases(lab, tests, results) {
           : 'At every token that occurred before, its summed weight on the positions right after the earlier copies.',
         verdict: { pass: check.pass, reason: check.pass ? '' : `the ${text.name} is not doing its job: ${where} has ${text.article} ${text.score} of ${formatNumber(check.value)}` },
         render: () => [
+          check.pass ? null : el('p', { class: 'hint', 'data-hint': headHint(text.kind, graded.patterns[check.layer][check.head], graded.tokens).reason }, hintText(check.id, headHint(text.kind, graded.patterns[check.layer][check.head], graded.tokens), C)),
           el('p', { class: 'model-score' }, el('span', {}, `${text.score} of ${where}`), el('strong', { 'data-value': String(check.value) }, formatNumber(check.value))),
           el('div', { class: 'pattern-pair' },
             patternFigure(`Layer ${layer}, head ${check.head}: yours`, graded.patterns[check.layer][check.head], { tokens: graded.tokens }),
