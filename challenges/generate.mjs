@@ -29,6 +29,47 @@ function callReference(spec, args) {
   }
 }
 
+/** A rounded copy of the numbers a check measured (tests.json stays readable; the tests recompute them). */
+const measured = (x) => Number(x.toPrecision(6));
+
+/**
+ * The model part of a tests.json (challenges 09 and 10, see README.md): `forward` trains the model of
+ * model.mjs into model.json (checked like tests.json) and scores it with the package's attention;
+ * `weights` grades solution.js (the reference) and one-layer.js (the counter-example) with grade.js.
+ */
+async function buildModel(spec, folder) {
+  const here = (file) => pathToFileURL(join(HERE, folder, file));
+  if (spec.model.kind === 'forward') {
+    const { train } = await import(here('model.mjs'));
+    const { forward, repeatAccuracy } = await import(here('forward.js'));
+    const model = train(reference);
+    const { tokens, repeated } = reference.repeatedTokens(spec.model.evaluation);
+    const { logits } = await forward(reference, model, tokens, (calls) => calls.map((args) => reference.multiHeadAttention(...args)));
+    const repeats = repeated.flat().filter(Boolean).length;
+    return {
+      files: { [spec.model.weights]: JSON.stringify(model) + '\n' },
+      model: { ...spec.model, reference: { accuracy: repeatAccuracy(logits, tokens, repeated), repeatedTokens: repeats } },
+    };
+  }
+  if (spec.model.kind === 'weights') {
+    const { grade, basisOf, sparse } = await import(here('grade.js'));
+    const { [spec.function]: solution } = await import(here('solution.js'));
+    const { oneLayerWeights } = await import(here('one-layer.js'));
+    const run = (config, weights) => {
+      const graded = grade(reference, config, spec.model.grading, weights);
+      if (graded.error) throw new Error(`${folder}: the model refuses the weights: ${graded.error.message}`);
+      const [previousToken, induction, loss] = graded.checks.map((c) => measured(c.value));
+      return { config, pass: graded.pass, previousToken, induction, loss, weights: sparse(weights) };
+    };
+    const solved = spec.model.configs.map((config) => run(config, solution(basisOf(config))));
+    const counter = spec.model.configs.map((config) => run({ ...config, numLayers: 1 }, oneLayerWeights(basisOf(config))));
+    if (!solved.every((r) => r.pass)) throw new Error(`${folder}: solution.js fails its own grading: ${JSON.stringify(solved.map(({ weights, ...r }) => r))}`);
+    if (counter.some((r) => r.pass)) throw new Error(`${folder}: the one-layer counter-example passes the grading`);
+    return { files: {}, model: { ...spec.model, reference: solved, counterExample: counter } };
+  }
+  throw new Error(`${folder}: unknown model kind ${spec.model.kind}`);
+}
+
 function buildTests(spec) {
   const fixed = spec.fixed.map((c) => {
     const { output, error } = callReference(spec, c.args);
@@ -50,6 +91,7 @@ function buildTests(spec) {
     title: spec.title,
     summary: spec.summary,
     function: spec.function,
+    ...(spec.kind ? { kind: spec.kind } : {}),
     ...(spec.reference ? { reference: spec.reference } : {}),
     tolerance: spec.tolerance,
     variants: spec.variants,
@@ -78,14 +120,23 @@ const folders = readdirSync(HERE, { withFileTypes: true })
 for (const folder of folders) {
   const spec = (await import(pathToFileURL(join(HERE, folder, 'cases.mjs')))).default;
   if (spec.challenge !== folder) throw new Error(`${folder}/cases.mjs says it is ${spec.challenge}`);
-  const text = format(buildTests(spec)) + '\n';
-  const file = join(HERE, folder, 'tests.json');
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : null;
-  if (current === text) continue;
-  if (check) stale.push(folder);
-  else {
-    writeFileSync(file, text);
-    console.log(`wrote ${folder}/tests.json`);
+  const tests = buildTests(spec);
+  const files = {};
+  if (spec.model) {
+    const built = await buildModel(spec, folder);
+    tests.model = built.model;
+    Object.assign(files, built.files);
+  }
+  files['tests.json'] = format(tests) + '\n';
+  for (const [name, text] of Object.entries(files)) {
+    const file = join(HERE, folder, name);
+    const current = existsSync(file) ? readFileSync(file, 'utf8') : null;
+    if (current === text) continue;
+    if (check) stale.push(`${folder}/${name}`);
+    else {
+      writeFileSync(file, text);
+      console.log(`wrote ${folder}/${name}`);
+    }
   }
 }
 if (stale.length) {

@@ -17,6 +17,8 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("06-grouped-query", include_str!("../challenges/06-grouped-query/tests.json")),
     ("07-rope", include_str!("../challenges/07-rope/tests.json")),
     ("08-sliding-window", include_str!("../challenges/08-sliding-window/tests.json")),
+    ("09-attention-in-a-model", include_str!("../challenges/09-attention-in-a-model/tests.json")),
+    ("10-induction-head", include_str!("../challenges/10-induction-head/tests.json")),
 ];
 
 fn matrix(value: &Value) -> Matrix {
@@ -177,4 +179,132 @@ fn the_core_fails_every_error_case_with_the_stated_class_and_message() {
     }
     eprintln!("{checked} error cases checked against the core; {} read by the JS API only:\n{}", skipped.len(), skipped.join("\n"));
     assert!(checked >= 15 && skipped.len() <= 6, "{checked} checked, {} skipped", skipped.len());
+}
+
+// ---- the model checks (challenges 09 and 10): the package's Transformer, natively ----------------
+
+use attention_lab::model::data::repeated_tokens;
+use attention_lab::model::{ModelConfig, Positions, Tokens, Transformer};
+
+fn challenge(folder: &str) -> Value {
+    tests().find(|(f, _)| *f == folder).unwrap_or_else(|| panic!("no {folder}")).1
+}
+
+/// A number[][] (or number[]) as its row-major entries.
+fn flat(value: &Value) -> Vec<f64> {
+    match value {
+        Value::Array(items) => items.iter().flat_map(flat).collect(),
+        Value::Number(n) => vec![n.as_f64().expect("a number")],
+        other => panic!("not a tensor: {other}"),
+    }
+}
+
+/// Dense entries of a tests.json sparse matrix `{ shape, entries: [[row, col, value]] }`.
+fn unpack(sparse: &Value) -> Vec<f64> {
+    let cols = sparse["shape"][1].as_u64().expect("cols") as usize;
+    let mut data = vec![0.0; sparse["shape"][0].as_u64().expect("rows") as usize * cols];
+    for entry in sparse["entries"].as_array().expect("entries") {
+        data[entry[0].as_u64().expect("row") as usize * cols + entry[1].as_u64().expect("col") as usize] = entry[2].as_f64().expect("value");
+    }
+    data
+}
+
+/// A float64 model with `weights` ({ W_E?, W_pos?, W_U, layers: [{ W_Q, … }] }) read by `tensor`.
+fn model_with(config: ModelConfig, weights: &Value, tensor: impl Fn(&Value) -> Vec<f64>) -> Transformer<f64> {
+    let mut model = Transformer::<f64>::new(config).expect("a valid config");
+    let mut updates = Vec::new();
+    for name in ["W_E", "W_pos", "W_U"] {
+        if let Some(w) = weights.get(name) {
+            updates.push((None, name.to_owned(), tensor(w)));
+        }
+    }
+    for (l, layer) in weights["layers"].as_array().expect("layers").iter().enumerate() {
+        for (name, w) in layer.as_object().expect("a layer") {
+            updates.push((Some(l), name.clone(), tensor(w)));
+        }
+    }
+    model.set_params(updates, None).expect("the weights fit the model");
+    model
+}
+
+#[test]
+fn the_trained_model_of_09_predicts_the_share_of_repeats_that_tests_json_states() {
+    let tests = challenge("09-attention-in-a-model");
+    let shipped: Value = serde_json::from_str(include_str!("../challenges/09-attention-in-a-model/model.json")).expect("model.json");
+    let c = &shipped["config"];
+    let count = |key: &str| c[key].as_u64().unwrap_or_else(|| panic!("config.{key}")) as usize;
+    let mut config = ModelConfig::new(count("vocabSize"), count("contextLength"), count("embedDim"), count("numHeads"), count("numLayers"));
+    config.positions = Positions::Shortformer;
+    let mut model = model_with(config.clone(), &shipped, flat);
+    let e = &tests["model"]["evaluation"];
+    let data = repeated_tokens(config.vocab_size, e["length"].as_u64().expect("length") as usize, e["batch"].as_u64().expect("batch") as usize, e["seed"].as_u64().expect("seed"))
+        .expect("the evaluation sequences");
+    let tokens = Tokens { data: data.tokens.clone(), batch: data.batch, t: data.t };
+    let out = model.forward(&tokens, false, None).expect("forward");
+    let v = config.vocab_size;
+    let (mut right, mut repeats) = (0, 0);
+    for b in 0..data.batch {
+        for t in 1..data.t {
+            if !data.repeated[b * data.t + t] {
+                continue;
+            }
+            let row = &out.logits[(b * data.t + t - 1) * v..(b * data.t + t) * v];
+            let best = (0..v).fold(0, |arg, j| if row[j] > row[arg] { j } else { arg });
+            repeats += 1;
+            right += usize::from(best as u32 == data.tokens[b * data.t + t]);
+        }
+    }
+    let stated = &tests["model"]["reference"];
+    assert_eq!(repeats as u64, stated["repeatedTokens"].as_u64().expect("repeatedTokens"));
+    assert_eq!(right as f64 / repeats as f64, stated["accuracy"].as_f64().expect("accuracy"), "{right} of {repeats}");
+    let scores = model.head_scores(&tokens).expect("scores");
+    assert!(scores[1].iter().any(|s| s.induction > 0.8), "layer 2 is an induction layer: {:?}", scores[1]);
+}
+
+/// The grading of challenge 10 (grade.js), natively: (previous-token score of layer 1's best head,
+/// induction score of the last layer's best head, mean loss on repeated tokens).
+fn grade_10(graded: &Value, grading: &Value) -> (f64, f64, f64) {
+    let c = &graded["config"];
+    let (v, l) = (c["vocabSize"].as_u64().expect("vocabSize") as usize, c["contextLength"].as_u64().expect("contextLength") as usize);
+    let layers = c.get("numLayers").and_then(Value::as_u64).unwrap_or(2) as usize;
+    let width = 3 * v + l; // token, position, free (2V): grade.js's basisOf
+    let mut config = ModelConfig::new(v, l, width, 1, layers);
+    config.positions = Positions::Shortformer;
+    let mut model = model_with(config, &graded["weights"], unpack);
+    let one_hot = |rows: usize, at: &dyn Fn(usize) -> usize| (0..rows * width).map(|i| if i % width == at(i / width) { 1.0 } else { 0.0 }).collect::<Vec<f64>>();
+    model.set_params(vec![(None, "W_E".into(), one_hot(v, &|i| i)), (None, "W_pos".into(), one_hot(l, &|t| v + t))], None).expect("the basis");
+    let data = repeated_tokens(v, v - 1, grading["batch"].as_u64().expect("batch") as usize, grading["seed"].as_u64().expect("seed")).expect("tokens");
+    let tokens = Tokens { data: data.tokens.clone(), batch: data.batch, t: data.t };
+    let scores = model.head_scores(&tokens).expect("scores");
+    let out = model.forward(&tokens, false, None).expect("forward");
+    let (mut sum, mut count) = (0.0, 0);
+    for b in 0..data.batch {
+        for t in 1..data.t {
+            if data.repeated[b * data.t + t] {
+                sum += out.losses[b * (data.t - 1) + t - 1];
+                count += 1;
+            }
+        }
+    }
+    let best = |layer: usize, f: &dyn Fn(&attention_lab::model::HeadScores) -> f64| scores[layer].iter().map(f).fold(f64::MIN, f64::max);
+    (best(0, &|s| s.previous_token), best(scores.len() - 1, &|s| s.induction), sum / count as f64)
+}
+
+#[test]
+fn the_hand_built_induction_head_of_10_passes_natively_and_one_layer_does_not() {
+    let tests = challenge("10-induction-head");
+    let grading = &tests["model"]["grading"];
+    let bound = |key: &str| grading[key].as_f64().expect("a bound");
+    let close = |a: f64, stated: &Value| (a - stated.as_f64().expect("a number")).abs() <= 1e-5 * a.abs().max(1.0);
+    let reference = tests["model"]["reference"].as_array().expect("reference");
+    assert_eq!(reference.len(), 2);
+    for graded in reference {
+        let (previous, induction, loss) = grade_10(graded, grading);
+        assert!(previous >= bound("previousToken") && induction >= bound("induction") && loss < bound("loss"), "{previous} {induction} {loss}");
+        assert!(close(previous, &graded["previousToken"]) && close(induction, &graded["induction"]) && close(loss, &graded["loss"]), "{previous} {induction} {loss} vs {graded}");
+    }
+    for graded in tests["model"]["counterExample"].as_array().expect("counterExample") {
+        let (previous, induction, loss) = grade_10(graded, grading);
+        assert!(previous < bound("previousToken") && induction < bound("induction") && loss >= bound("loss"), "one layer passes: {previous} {induction} {loss}");
+    }
 }

@@ -63,6 +63,15 @@ export const MISTAKES = [
   { challenge: '08-sliding-window', id: 'no-scaling', edit: NO_SCALE_01 },
   { challenge: '08-sliding-window', id: 'softmax-axis', edit: ['const weights = masked.map(softmax);', 'const weights = transpose(transpose(masked).map(softmax));'] },
   { challenge: '08-sliding-window', id: 'no-max-subtraction', edit: NO_MAX },
+  { challenge: '09-attention-in-a-model', id: 'no-scaling', edit: ['const scale = 1 / Math.sqrt(width);', 'const scale = 1;'] },
+  { challenge: '09-attention-in-a-model', id: 'scale-by-C', edit: ['sliceColumns(V, start, end), headDimensions, causal)', 'sliceColumns(V, start, end), C, causal)'] },
+  { challenge: '09-attention-in-a-model', id: 'softmax-axis', edit: ['return matMul(masked.map(softmax), V);', 'return matMul(transpose(transpose(masked).map(softmax)), V);'] },
+  { challenge: '09-attention-in-a-model', id: 'no-max-subtraction', edit: NO_MAX },
+  { challenge: '09-attention-in-a-model', id: 'mask-ignored', edit: ['const masked = causal ? scores.map((row, i) => row.map((x, j) => (j <= i ? x : -Infinity))) : scores;', 'const masked = scores;'] },
+  { challenge: '09-attention-in-a-model', id: 'mask-off-by-one', edit: ['(j <= i ? x : -Infinity)', '(j <= i + 1 ? x : -Infinity)'] },
+  { challenge: '09-attention-in-a-model', id: 'mask-after-softmax', edit: ['return matMul(masked.map(softmax), V);', 'return matMul(scores.map(softmax).map((row, i) => row.map((w, j) => (causal && j > i ? 0 : w))), V);'] },
+  { challenge: '09-attention-in-a-model', id: 'mask-with-zero', edit: ['(j <= i ? x : -Infinity)', '(j <= i ? x : 0)'] },
+  { challenge: '09-attention-in-a-model', id: 'w-o-skipped', edit: ['return matMul(concat, W_O ?? identity(C));', 'return concat;'] },
 ];
 
 /** The mistaken source; throws if the edit no longer applies to solution.js. */

@@ -11,6 +11,8 @@ import { pathToFileURL } from 'node:url';
 import { callReference, compareMatrices, randomArgs, referenceCall, seededRandom } from '../../www/src/cases.js';
 import { diagnose, detectable, VARIANTS } from '../../www/src/variants.js';
 import { MISTAKES, mistakenSource } from '../mistakes.mjs';
+import { forward, repeatAccuracy, readoutCalls, readWeights } from '../../challenges/09-attention-in-a-model/forward.js';
+import { grade as grade10, basisOf, dense, fixedEmbeddings, headHint, modelConfig } from '../../challenges/10-induction-head/grade.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention_lab.js'));
@@ -31,11 +33,17 @@ test('tests.json files are what generate.mjs makes from cases.mjs and the refere
 
 // Challenges whose function has no softmax (so no large-score case): 07's rotaryEmbedding.
 const NO_SOFTMAX = new Set(['rotaryEmbedding']);
+// Challenges graded on a model's behaviour, not on matrices (challenge 10): no cases of their own.
+const isWeights = (tests) => tests.kind === 'weights';
 
 test('there are at least the three required challenges, each with a large-score case', () => {
   assert.deepEqual(FOLDERS.slice(0, 3), ['01-dot-product-attention', '02-multi-head-attention', '03-causal-mask']);
   for (const folder of FOLDERS) {
     const tests = testsOf(folder);
+    if (isWeights(tests)) {
+      assert.ok(tests.model.configs.length > 0 && tests.fixed.length === 0 && tests.random.count === 0, folder);
+      continue;
+    }
     assert.ok(tests.random.count > 0 && tests.errors.length > 0 && tests.fixed.length > 0, folder);
     if (NO_SOFTMAX.has(tests.function)) continue; // nothing to overflow
     assert.ok(tests.variants.includes('no-max-subtraction') && detectable(tests, 'no-max-subtraction'), `${folder}: a case must overflow a softmax without max-subtraction`);
@@ -43,9 +51,14 @@ test('there are at least the three required challenges, each with a large-score 
 });
 
 for (const folder of FOLDERS) {
-  test(`${folder}: solution.js passes every fixed, error and random case`, async () => {
+  test(`${folder}: solution.js passes every fixed, error and random case (challenge 10: the grading)`, async () => {
     const tests = testsOf(folder);
     const fn = (await load(readFileSync(join(ROOT, 'challenges', folder, 'solution.js'), 'utf8'), folder))[tests.function];
+    if (isWeights(tests)) {
+      // no cases: its weights pass the model's grading for every config
+      for (const config of tests.model.configs) assert.ok(grade10(lab, config, tests.model.grading, fn(basisOf(config))).pass, JSON.stringify(config));
+      return;
+    }
     for (const c of tests.fixed) {
       const result = compareMatrices(fn(...structuredClone(c.args)), c.expected, tests.tolerance);
       assert.ok(result.pass, `${c.name}: ${result.reason}`);
@@ -54,7 +67,7 @@ for (const folder of FOLDERS) {
       assert.throws(() => fn(...structuredClone(c.args)), (e) => e.name === c.throws.name && e.message.startsWith(c.throws.messageStartsWith), c.name);
     }
     const next = seededRandom(20241121);
-    for (let i = 0; i < 200; i++) {
+    for (let i = 0; i < (isWeights(tests) ? 0 : 200); i++) {
       const args = randomArgs(tests.random, next);
       const result = compareMatrices(fn(...structuredClone(args)), callReference(lab, tests, args), tests.tolerance);
       assert.ok(result.pass, `random case ${i}: ${result.reason}`);
@@ -65,6 +78,15 @@ for (const folder of FOLDERS) {
     const tests = testsOf(folder);
     const fn = (await load(readFileSync(join(ROOT, 'challenges', folder, 'starter.js'), 'utf8'), folder))[tests.function];
     assert.equal(typeof fn, 'function');
+    if (isWeights(tests)) {
+      // the starter runs (zero weights of the right shapes) and fails every config's grading
+      for (const config of tests.model.configs) {
+        const graded = grade10(lab, config, tests.model.grading, fn(basisOf(config)));
+        assert.equal(graded.error, undefined);
+        assert.deepEqual(graded.checks.map((c) => c.pass), [false, false, false], JSON.stringify(config));
+      }
+      return;
+    }
     assert.throws(() => fn(...structuredClone(tests.fixed[0].args)));
   });
 
@@ -125,4 +147,162 @@ test('07-rope: the lesson\'s score table is what lesson-numbers.mjs computes wit
   const { table } = await import(pathToFileURL(join(ROOT, 'challenges/07-rope/lesson-numbers.mjs')));
   const readme = readFileSync(join(ROOT, 'challenges/07-rope/README.md'), 'utf8');
   assert.ok(readme.includes(table()), 'run node challenges/07-rope/lesson-numbers.mjs and paste its table into the README');
+});
+
+// ---- challenge 09: the trained model ------------------------------------------------------------
+
+const C09 = '09-attention-in-a-model';
+const model09 = JSON.parse(readFileSync(join(ROOT, 'challenges', C09, 'model.json'), 'utf8'));
+const tests09 = testsOf(C09);
+const evaluation09 = () => lab.repeatedTokens(tests09.model.evaluation);
+/** The shipped weights in the package's Transformer (float64). */
+function transformer09() {
+  const model = new lab.Transformer(model09.config);
+  model.setWeights({ W_E: model09.W_E, W_pos: model09.W_pos, W_U: model09.W_U, layers: model09.layers });
+  return model;
+}
+const withFunction = (fn) => (calls) => calls.map((args) => fn(...structuredClone(args)));
+
+test('09: forward.js around linear is the package Transformer\'s forward pass: same logits, same attention weights', async () => {
+  const { tokens } = evaluation09();
+  const model = transformer09();
+  const out = model.forward(tokens, { needWeights: true });
+  const { logits, calls } = await forward(lab, model09, tokens, withFunction(lab.multiHeadAttention));
+  const [B, T, V] = out.logits.shape;
+  assert.deepEqual([logits.length, logits[0].length, logits[0][0].length], [B, T, V]);
+  for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) for (let v = 0; v < V; v++) {
+    const e = out.logits.data[(b * T + t) * V + v];
+    assert.ok(Math.abs(logits[b][t][v] - e) <= 1e-9 * Math.max(1, Math.abs(e)), `logits[${b}][${t}][${v}]`);
+  }
+  // the readout of the page reads the package's attention weights exactly
+  const h = model09.config.numHeads;
+  for (const l of [0, 1]) {
+    const read = readWeights(readoutCalls(calls[l][0]).map((args) => lab.multiHeadAttention(...args)), calls[l][0]);
+    for (let i = 0; i < h; i++) for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
+      assert.ok(Math.abs(read[i][q][k] - out.weights[l].data[((0 * h + i) * T + q) * T + k]) <= 1e-12, `layer ${l} head ${i} [${q}][${k}]`);
+    }
+  }
+  model.free();
+});
+
+test('09: the shipped model is an induction model, and tests.json holds its accuracy', async () => {
+  const { tokens, repeated } = evaluation09();
+  const model = transformer09();
+  const scores = model.headScores(tokens);
+  model.free();
+  assert.ok(scores[1].some((s) => s.induction > 0.8), `layer 2 induction scores ${scores[1].map((s) => s.induction)}`);
+  const { logits } = await forward(lab, model09, tokens, withFunction(lab.multiHeadAttention));
+  const accuracy = repeatAccuracy(logits, tokens, repeated);
+  assert.equal(accuracy, tests09.model.reference.accuracy);
+  assert.ok(accuracy > 0.9, `${accuracy}`);
+});
+
+test('09: the solution predicts exactly what the reference does; a mask off by one or no mask breaks the copying', async () => {
+  const { tokens, repeated } = evaluation09();
+  const accuracyOf = async (source, name) => {
+    const fn = (await load(source, name)).multiHeadAttention;
+    return repeatAccuracy((await forward(lab, model09, tokens, withFunction(fn))).logits, tokens, repeated);
+  };
+  const reference = tests09.model.reference.accuracy;
+  assert.equal(await accuracyOf(readFileSync(join(ROOT, 'challenges', C09, 'solution.js'), 'utf8'), 'solution-09'), reference);
+  for (const id of ['mask-off-by-one', 'mask-ignored', 'w-o-skipped', 'no-scaling']) {
+    const mistake = MISTAKES.find((m) => m.challenge === C09 && m.id === id);
+    const accuracy = await accuracyOf(mistakenSource(mistake), id);
+    assert.ok(accuracy < reference - 0.05, `${id}: ${accuracy} vs ${reference}`);
+  }
+});
+
+test('09: the lesson\'s tables are what lesson-numbers.mjs computes with the package', async () => {
+  const { table, scoresTable } = await import(pathToFileURL(join(ROOT, 'challenges', C09, 'lesson-numbers.mjs')));
+  const readme = readFileSync(join(ROOT, 'challenges', C09, 'README.md'), 'utf8');
+  assert.ok(readme.includes(await table()), 'run node challenges/09-attention-in-a-model/lesson-numbers.mjs and paste its tables into the README');
+  assert.ok(readme.includes(scoresTable()));
+  assert.ok(readme.includes(`(${(100 * tests09.model.reference.accuracy).toFixed(1)} %)`), 'the README states the reference accuracy');
+  assert.ok(readme.includes(`(${tests09.model.reference.repeatedTokens} repeated tokens)`), 'the README states the number of repeated tokens');
+  assert.ok(readme.includes(`${model09.training.steps} AdamW steps`), 'the README states the training steps');
+});
+
+// ---- challenge 10: the hand-built induction head -------------------------------------------------
+
+const C10 = '10-induction-head';
+const tests10 = testsOf(C10);
+const load10 = async (source, name) => (await load(source, name)).inductionWeights;
+const solution10 = () => readFileSync(join(ROOT, 'challenges', C10, 'solution.js'), 'utf8');
+
+test('10: the solution passes every config with the numbers in tests.json; the stored weights are its weights', async () => {
+  const fn = await load10(solution10(), 'solution-10');
+  tests10.model.configs.forEach((config, n) => {
+    const weights = fn(basisOf(config));
+    const graded = grade10(lab, config, tests10.model.grading, weights);
+    assert.ok(graded.pass, JSON.stringify(graded.checks));
+    const stored = tests10.model.reference[n];
+    graded.checks.forEach((c, i) => assert.ok(Math.abs(c.value - [stored.previousToken, stored.induction, stored.loss][i]) <= 1e-5 * Math.max(1, c.value), c.id));
+    assert.deepEqual(dense(stored.weights), weights);
+  });
+});
+
+test('10: one layer cannot do it: the counter-example fails every check, as tests.json says', () => {
+  for (const stored of tests10.model.counterExample) {
+    const graded = grade10(lab, stored.config, tests10.model.grading, dense(stored.weights));
+    assert.deepEqual(graded.checks.map((c) => c.pass), [false, false, false]);
+    assert.equal(stored.pass, false);
+  }
+});
+
+test('10: a broken layer 2 (keys reading the token, not the previous token) fails only the induction head and the loss', async () => {
+  // the learner's K-composition mistake: W_K of layer 2 matches the key's own token
+  const source = solution10().replace('two.W_K[previous(i)][token + i] = 1;', 'two.W_K[token + i][token + i] = 1;');
+  assert.notEqual(source, solution10());
+  const fn = await load10(source, 'broken-10');
+  for (const config of tests10.model.configs) {
+    const graded = grade10(lab, config, tests10.model.grading, fn(basisOf(config)));
+    assert.deepEqual(graded.checks.map((c) => [c.id, c.pass]), [['previous-token', true], ['induction', false], ['loss', false]]);
+    assert.equal(graded.patterns[1][0].length, graded.tokens.length);
+  }
+});
+
+test('10: a failing head is read from its pattern: blurred (right keys, gain too small) or looking elsewhere', async () => {
+  const config = tests10.model.configs[0];
+  // gains without the √C: the right keys, scores 12/√C too small to be sharp
+  const blurred = await load10(solution10().replace('const sharp = 12 * Math.sqrt(C);', 'const sharp = 3;'), 'blurred-10');
+  const graded = grade10(lab, config, tests10.model.grading, blurred(basisOf(config)));
+  assert.deepEqual(graded.checks.map((c) => c.pass).slice(0, 2), [false, false]);
+  assert.equal(headHint('previous-token', graded.patterns[0][0], graded.tokens).reason, 'blurred');
+  assert.equal(headHint('induction', graded.patterns[1][0], graded.tokens).reason, 'blurred');
+  // K-composition broken: layer 2 looks at the earlier copy itself, not the token after it
+  const broken = await load10(solution10().replace('two.W_K[previous(i)][token + i] = 1;', 'two.W_K[token + i][token + i] = 1;'), 'elsewhere-10');
+  const g2 = grade10(lab, config, tests10.model.grading, broken(basisOf(config)));
+  assert.equal(headHint('induction', g2.patterns[1][0], g2.tokens).reason, 'elsewhere');
+  // the reference's heads are in place
+  const right = await load10(solution10(), 'right-10');
+  const g3 = grade10(lab, config, tests10.model.grading, right(basisOf(config)));
+  assert.equal(headHint('previous-token', g3.patterns[0][0], g3.tokens).share, 1);
+  assert.equal(headHint('induction', g3.patterns[1][0], g3.tokens).share, 1);
+});
+
+test('10: weights of the wrong shape are refused by the model with a message naming the tensor', () => {
+  const config = tests10.model.configs[0];
+  const graded = grade10(lab, config, tests10.model.grading, { W_U: [[1]], layers: [] });
+  assert.equal(graded.error.name, 'RangeError');
+  assert.match(graded.error.message, /W_U/);
+});
+
+test('10: the basis and the model config agree with the package (W_E and W_pos one-hot, one head of C)', () => {
+  const config = tests10.model.configs[1];
+  const basis = basisOf(config);
+  const model = new lab.Transformer(modelConfig(config));
+  model.setWeights(fixedEmbeddings(basis));
+  const w = model.getWeights();
+  assert.equal(w.W_E[3][basis.token + 3], 1);
+  assert.equal(w.W_pos[5][basis.position + 5], 1);
+  assert.equal(model.config.embedDim, basis.embedDim);
+  assert.equal(model.config.positions, 'shortformer');
+  model.free();
+});
+
+test('10: the lesson\'s table is what lesson-numbers.mjs prints from tests.json', async () => {
+  const { table, floor } = await import(pathToFileURL(join(ROOT, 'challenges', C10, 'lesson-numbers.mjs')));
+  const readme = readFileSync(join(ROOT, 'challenges', C10, 'README.md'), 'utf8');
+  assert.ok(readme.includes(table()));
+  assert.ok(readme.includes(floor()), floor());
 });

@@ -15,6 +15,7 @@ import { CHALLENGES, challengeById } from './challenges.js';
 import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } from './cases.js';
 import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
 import { GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } from './report.js';
+import { forwardCase, weightsCalls, weightsCases } from './model-check.js';
 
 const SAVE_DELAY_MS = 300;
 
@@ -29,8 +30,8 @@ function renderLesson() {
   const markdown = new Marked();
   markdown.use(markedKatex({ throwOnError: false, nonStandard: true, output: 'htmlAndMathml' }));
   $('lesson').innerHTML = markdown.parse(challenge.readme);
-  // A display equation wider than the column scrolls; keyboard users must be able to scroll it too.
-  const focusableWhenScrolling = () => $('lesson').querySelectorAll('.katex-display').forEach((d) => {
+  // A display equation (or a code block, challenge 09) wider than the column scrolls; keyboard users must be able to scroll it too.
+  const focusableWhenScrolling = () => $('lesson').querySelectorAll('.katex-display, pre').forEach((d) => {
     if (d.scrollWidth > d.clientWidth) d.setAttribute('tabindex', '0');
     else d.removeAttribute('tabindex');
   });
@@ -111,9 +112,19 @@ async function runTests() {
     const started = performance.now();
     const session = learnerWorker();
     try {
-      const reply = await session.send({ code: code(), functionName: challenge.tests.function, cases: cases.map(({ id, args }) => ({ id, args })) });
+      // challenge 10: the function returns a model's weights, called once per graded config
+      const weights = challenge.tests.kind === 'weights';
+      const calls = weights ? weightsCalls(challenge.tests) : cases.map(({ id, args }) => ({ id, args }));
+      const reply = await session.send({ code: code(), functionName: challenge.tests.function, cases: calls, deep: weights });
+      // the model checks (tests.json `model`): extra cases, judged here
+      let modelCases = [];
+      if (reply.type === 'done' && weights) modelCases = weightsCases(lab, challenge.tests, reply.results);
+      else if (reply.type === 'done' && challenge.tests.model?.kind === 'forward') {
+        $('run-status').textContent = 'Running the trained model on your attention…';
+        modelCases = [await forwardCase(lab, challenge.tests, challenge.id, (probes) => session.send({ probes }))];
+      }
       const elapsed = Math.round(performance.now() - started);
-      const judged = showReply(reply, cases, seed, elapsed);
+      const judged = showReply(reply, cases, seed, elapsed, modelCases);
       if (!judged || judged.every((c) => c.verdict.pass)) return;
       const probes = probeCalls(challenge.id);
       let located = null;
@@ -141,7 +152,7 @@ async function runTests() {
 
 // ---- results ----------------------------------------------------------------------
 
-function showReply(reply, cases, seed, elapsed) {
+function showReply(reply, cases, seed, elapsed, modelCases = []) {
   const status = $('run-status');
   status.className = 'status';
   if (reply.type === 'timeout') {
@@ -157,7 +168,7 @@ function showReply(reply, cases, seed, elapsed) {
     return null;
   }
   const byId = new Map(reply.results.map((r) => [r.id, r]));
-  const judged = cases.map((c) => ({ ...c, result: byId.get(c.id), verdict: judge(c, byId.get(c.id)) }));
+  const judged = [...cases.map((c) => ({ ...c, result: byId.get(c.id), verdict: judge(c, byId.get(c.id)) })), ...modelCases];
   const passed = judged.filter((c) => c.verdict.pass).length;
   const all = passed === judged.length;
   status.classList.add(all ? 'pass' : 'fail');
@@ -168,7 +179,7 @@ function showReply(reply, cases, seed, elapsed) {
     $('solved-badge').hidden = false;
   }
   const groups = Object.entries(GROUP_TITLES);
-  $('results').replaceChildren(...groups.map(([kind, title]) => {
+  $('results').replaceChildren(...groups.filter(([kind]) => judged.some((c) => c.kind === kind)).map(([kind, title]) => {
     const items = judged.filter((c) => c.kind === kind);
     const ok = items.filter((c) => c.verdict.pass).length;
     return el('section', { class: 'result-group', 'data-kind': kind }, el('h3', {}, `${title}: ${ok} of ${items.length} pass`),
@@ -235,7 +246,8 @@ function renderCase(c) {
     const { name, message, line } = c.result.error;
     body.push(el('p', { class: 'exception' }, `${name}: ${message}${line ? ` (line ${line})` : ''}`));
   }
-  if (c.kind !== 'error') {
+  if (c.kind === 'model') body.push(...c.render());
+  else if (c.kind !== 'error') {
     const actual = c.result?.output;
     const sides = [matrixTable('expected', c.expected)];
     if (Array.isArray(actual) && actual.every(Array.isArray) && actual.length) {
@@ -248,7 +260,7 @@ function renderCase(c) {
     }
     body.push(el('div', { class: 'matrix-row side-by-side' }, sides));
   }
-  return el('li', { class: `case ${pass ? 'pass' : 'fail'}`, 'data-case': c.id }, el('details', { open: !pass && c.kind === 'fixed' ? true : null }, summary, ...body));
+  return el('li', { class: `case ${pass ? 'pass' : 'fail'}`, 'data-case': c.id }, el('details', { open: (!pass && c.kind === 'fixed') || c.kind === 'model' ? true : null }, summary, ...body));
 }
 
 // ---- reference answer ---------------------------------------------------------------

@@ -144,7 +144,7 @@ function callsOf(probe) {
 // How each challenge's function is called with a probe.
 const ADAPTERS = {
   dotProductAttention: (p) => (p.causal === undefined ? [p.Q, p.K, p.V] : [p.Q, p.K, p.V, { causal: p.causal }]),
-  multiHeadAttention: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, ...(p.W_O === 'absent' ? {} : { W_O: p.W_O }) }],
+  multiHeadAttention: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, ...(p.W_O === 'absent' ? {} : { W_O: p.W_O }), ...(p.causal === undefined ? {} : { causal: p.causal }) }],
   slidingWindowAttention: (p) => [p.Q, p.K, p.V, { window: p.window }],
   // challenge 05: no options but the heads; the reference is causal multi-head attention
   decode: (p) => [p.Q, p.K, p.V, { numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions }],
@@ -1541,6 +1541,24 @@ const ROPE = {
   ],
 };
 
+// ---- challenge 09: challenge 02's function with challenge 03's causal option ----------------------
+
+const MULTI_HEAD_CAUSAL = {
+  steps: ['slice', 'scores', 'scale', 'mask', 'softmax', 'weighted-sum', 'concat', 'w-o'],
+  probes: [
+    ...MULTI_HEAD.probes,
+    spec({ id: 'mask-one-head', note: 'one head, a loud last key, V = one-hot columns', Q: Qm, K: Km, V: Qm, numberOfHeads: 1, headDimensions: 2, causal: true, readout: 'weights' }),
+    spec({ id: 'mask-two-heads', note: 'two heads of three, V = one-hot columns', Q: Q2h, K: K2h, V: Q2h, numberOfHeads: 2, headDimensions: 3, causal: true, readout: 'weights' }),
+    spec({ id: 'large-causal', note: 'one head, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, numberOfHeads: 1, headDimensions: 3, causal: true, readout: 'weights' }),
+  ],
+  checks: [
+    ...MULTI_HEAD.checks,
+    checkWeights('mask-one-head'),
+    checkWeights('mask-two-heads'),
+    checkWeights('large-causal', { large: true }),
+  ],
+};
+
 // Challenges 01 and 03 have no heads: their steps in their own words.
 const ONE_HEAD_LABELS = { scores: 'the scores Q·Kᵀ', scale: 'the scale 1/√d_k', 'weighted-sum': 'the weighted sum with V' };
 
@@ -1594,6 +1612,7 @@ export const TABLES = {
   '06-grouped-query': { function: 'groupedQueryAttention', ...GROUPED },
   '07-rope': { function: 'rotaryEmbedding', ...ROPE },
   '08-sliding-window': { function: 'slidingWindowAttention', dim: 'd', labels: { ...ONE_HEAD_LABELS, scale: 'the scale 1/√d', mask: 'the sliding-window mask' }, ...SLIDING },
+  '09-attention-in-a-model': { function: 'multiHeadAttention', ...MULTI_HEAD_CAUSAL },
 };
 
 function tableFor(challengeId) {

@@ -5,7 +5,7 @@
 import { diagnose, modelFor, THROWS } from './variants.js';
 
 /** What each kind of case is called, in the order they run. */
-export const GROUP_TITLES = { fixed: 'Fixed cases', random: 'Random cases (against the WebAssembly reference)', error: 'Cases that must throw' };
+export const GROUP_TITLES = { fixed: 'Fixed cases', random: 'Random cases (against the WebAssembly reference)', error: 'Cases that must throw', model: 'The model' };
 
 /** The label of a worker reply that means the code could not be tested. */
 export const PROBLEM_LABELS = { syntax: 'Syntax error', 'load-error': 'Your code threw while loading', missing: 'Missing function' };

@@ -1,7 +1,8 @@
 // Runs the learner's code, away from the page: no DOM, no localStorage, and (by this file's
 // Content-Security-Policy, see vite.config.js) no network. The page terminates this worker
 // after 2 s. Messages: in { code, functionName, cases: [{ id, args }] };
-// out { type: 'syntax' | 'load-error' | 'missing' | 'done', … }. After a 'done', the page may send
+// out { type: 'syntax' | 'load-error' | 'missing' | 'done', … }; with `deep: true` in the first
+// message, outputs may be nested objects (challenge 10's weights). After a 'done', the page may send
 // { probes: [{ id, args }] }: more calls of the same function (the diagnosis's probe inputs, see
 // diagnosis.js), answered { type: 'done', results } under a fresh 2 s limit.
 import { parse } from 'acorn';
@@ -103,19 +104,39 @@ function toScript(code) {
   return `(function (${HIDDEN.join(', ')}) {"use strict";${text}\n;return { ${returns.join(', ')} };\n})\n//# sourceURL=${SOURCE_NAME}`;
 }
 
+// Challenge 10 returns the weights of a model ({ W_U, layers: [{ W_Q, … }] }): with `deep`, plain
+// data of any nesting goes back, capped at MAX_NUMBERS numbers in all.
+const MAX_NUMBERS = 200_000;
+
+/** Numbers, arrays and plain objects, copied; anything else described. */
+function plainDeep(value, budget = { left: MAX_NUMBERS }, depth = 0) {
+  if (typeof value === 'number') {
+    budget.left--;
+    return value;
+  }
+  if (budget.left <= 0) return { unexpected: `more than ${MAX_NUMBERS.toLocaleString('en')} numbers in all: too large` };
+  if (depth > 6) return { unexpected: 'nested too deeply' };
+  if (Array.isArray(value)) return value.map((v) => plainDeep(v, budget, depth + 1));
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.keys(value).slice(0, 64).map((k) => [k, plainDeep(value[k], budget, depth + 1)]));
+  }
+  return plain(value, 2);
+}
+
 let learnerFunction = null;
+let deepOutputs = false;
 
 function runCases(fn, cases) {
   return cases.map(({ id, args }) => {
     try {
-      return { id, output: plain(fn(...args)) };
+      return { id, output: deepOutputs ? plainDeep(fn(...args)) : plain(fn(...args)) };
     } catch (error) {
       return { id, error: describeError(error) };
     }
   });
 }
 
-self.onmessage = ({ data: { code, functionName, cases, probes } }) => {
+self.onmessage = ({ data: { code, functionName, cases, probes, deep = false } }) => {
   if (probes) {
     post(learnerFunction ? { type: 'done', results: runCases(learnerFunction, probes) } : { type: 'missing', message: 'no function loaded' });
     return;
@@ -141,5 +162,6 @@ self.onmessage = ({ data: { code, functionName, cases, probes } }) => {
     return;
   }
   learnerFunction = fn;
+  deepOutputs = deep;
   post({ type: 'done', results: runCases(fn, cases) });
 };

@@ -49,12 +49,13 @@ const single = (knobs) => ([Q, K, V, options]) => {
 };
 
 /** multiHeadAttention with per-head knobs; `headScale(d, C)` gives the scale. */
-function multiHead([Q, K, V, { numberOfHeads: h, headDimensions: d, W_O }], { headScale = (dh) => 1 / Math.sqrt(dh), knobs = {}, concat = 'columns' } = {}) {
+function multiHead([Q, K, V, { numberOfHeads: h, headDimensions: d, W_O, causal }], { headScale = (dh) => 1 / Math.sqrt(dh), knobs = {}, concat = 'columns' } = {}) {
   const C = h * d;
   const contexts = [];
   for (let head = 0; head < h; head++) {
     const [s, e] = [head * d, (head + 1) * d];
-    const context = attend(sliceColumns(Q, s, e), sliceColumns(K, s, e), sliceColumns(V, s, e), { scale: headScale(d, C), ...knobs });
+    // causal: true (challenge 09) masks as the reference does unless the mistake's knobs say otherwise
+    const context = attend(sliceColumns(Q, s, e), sliceColumns(K, s, e), sliceColumns(V, s, e), { scale: headScale(d, C), ...(causal === true ? { allowed: causalAllowed } : {}), ...knobs });
     if (!context) return null;
     contexts.push(context);
   }
@@ -313,6 +314,19 @@ Object.assign(VARIANTS['no-scaling'], { window: windowed({ scale: 1 }) });
 Object.assign(VARIANTS['softmax-axis'], { window: windowed({ axis: 'columns' }) });
 Object.assign(VARIANTS['no-max-subtraction'], { window: windowed({ stable: false }) });
 Object.assign(VARIANTS['mask-with-zero'], { window: windowed({ maskMode: 'zero' }) });
+
+// Challenge 09 (multiHeadAttention with a causal option): the mask mistakes, per head, and W_O left out.
+/** multiHeadAttention whose mask, when causal is true, is the mistake's (`knobs` go to attend()). */
+const causalHeads = (knobs) => (args) => [multiHead(args, { knobs: args[3]?.causal === true ? knobs : {} })];
+VARIANTS['mask-off-by-one'] = {
+  title: 'Mask one key too wide',
+  hint: 'Your outputs match a mask that lets query i see key i + 1 as well (j ≤ i + 1): the next token leaks in. Query i may attend to keys 0 … i only; mask every j > i.',
+};
+Object.assign(VARIANTS['mask-ignored'], { multiHead: causalHeads({ allowed: null }) });
+Object.assign(VARIANTS['mask-off-by-one'], { multiHead: causalHeads({ allowed: (i, j) => j <= i + 1 }) });
+Object.assign(VARIANTS['mask-after-softmax'], { multiHead: causalHeads({ allowed: causalAllowed, maskMode: 'after-softmax' }) });
+Object.assign(VARIANTS['mask-with-zero'], { multiHead: causalHeads({ allowed: causalAllowed, maskMode: 'zero' }) });
+Object.assign(VARIANTS['w-o-skipped'], { multiHead: ([Q, K, V, options]) => [multiHead([Q, K, V, { ...options, W_O: undefined }])] });
 
 /** The model of mistake `id` for a tests.json `function`, or null when the mistake does not apply. */
 export function modelFor(id, functionName) {
