@@ -95,6 +95,11 @@ const width = () => (process.stdout.isTTY ? Math.max(40, Math.min(process.stdout
 async function commandCheck([name, file, ...rest], options) {
   if (rest.length) throw new UsageError(`check takes a challenge and a file, not ${rest.length + 2} arguments`);
   const challenge = challengeOf(name);
+  if (challenge.tests.model?.kind === 'weights') {
+    // graded by loading the learner's weights into a Transformer and measuring its heads
+    // (www/src/model-check.js draws the patterns on the page); the command does not grade it yet
+    throw new UsageError(`challenge ${challenge.number} is graded by loading your weights into a Transformer and measuring its heads; the command cannot grade it yet: run it on the site (make start, then /challenge.html?id=${challenge.id})`);
+  }
   const path = file ?? defaultFile(challenge);
   const seed = seedOf(options.seed);
   const site = siteOf(options.site);
