@@ -438,3 +438,110 @@ mod modern {
         }
     }
 }
+
+// ---- issue 21: the Transformer and repeatedTokens -------------------------------------------------
+
+mod model_properties {
+    use attention_lab::model::adamw::AdamW;
+    use attention_lab::model::data::repeated_tokens;
+    use attention_lab::model::{ModelConfig, Positions, Tokens, Transformer};
+    use proptest::prelude::*;
+
+    /// A small config: any positions (RoPE with an even head width), mlp, layerNorm, bias, 0–2 layers.
+    fn config() -> impl Strategy<Value = ModelConfig> {
+        (2usize..10, 2usize..8, 1usize..4, 1usize..3, 0usize..3, 0u8..4, any::<(bool, bool, bool)>(), any::<u64>()).prop_map(
+            |(v, ctx, h, d, l, p, (mlp, layer_norm, bias), seed)| {
+                let positions = [Positions::Shortformer, Positions::Learned, Positions::Rope, Positions::None][p as usize];
+                let d = if positions == Positions::Rope { 2 * d } else { d };
+                ModelConfig { positions, mlp, layer_norm, bias, seed, ..ModelConfig::new(v, ctx, h * d, h, l) }
+            },
+        )
+    }
+
+    /// A config and B×T tokens for it.
+    fn config_tokens() -> impl Strategy<Value = (ModelConfig, usize, usize, Vec<f64>)> {
+        config().prop_flat_map(|c| {
+            let (v, ctx) = (c.vocab_size, c.context_length);
+            (Just(c), 1usize..4, 2usize..=ctx).prop_flat_map(move |(c, b, t)| {
+                (Just(c), Just(b), Just(t), prop::collection::vec((0..v).prop_map(|x| x as f64), b * t))
+            })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// The documented task: token 0, a period of distinct tokens from 1 … V − 1 of length
+        /// ⌈length/2⌉ … length, repeated; `repeated` exactly where t − period ≥ 1; seeded.
+        #[test]
+        fn repeated_tokens_is_the_documented_task((v, length) in (2usize..64).prop_flat_map(|v| (Just(v), 1..v)), batch in 1usize..8, seed in any::<u64>()) {
+            let task = repeated_tokens(v, length, batch, seed).unwrap();
+            prop_assert_eq!(task.t, 1 + 2 * length);
+            prop_assert_eq!(&task, &repeated_tokens(v, length, batch, seed).unwrap());
+            for b in 0..batch {
+                let p = task.periods[b];
+                prop_assert!(p >= length.div_ceil(2) && p <= length);
+                let row = &task.tokens[b * task.t..(b + 1) * task.t];
+                prop_assert_eq!(row[0], 0);
+                let mut seen = std::collections::HashSet::new();
+                for t in 1..task.t {
+                    prop_assert_eq!(row[t], row[1 + (t - 1) % p]);
+                    prop_assert!(row[t] >= 1 && (row[t] as usize) < v);
+                    if t <= p { prop_assert!(seen.insert(row[t]), "a period repeats a token"); }
+                    prop_assert_eq!(task.repeated[b * task.t + t], t >= 1 + p);
+                }
+                prop_assert!(!task.repeated[b * task.t]);
+            }
+        }
+
+        /// Permuting the batch permutes the losses, bit for bit (f64); the loss is their mean, each ≥ 0.
+        #[test]
+        fn the_batch_order_only_permutes_the_losses((c, b, t, values) in config_tokens(), shift in 0usize..4) {
+            let mut model = Transformer::<f64>::new(c.clone()).unwrap();
+            let tokens = Tokens::check(&values, b, t, &c).unwrap();
+            let out = model.forward(&tokens, false, None).unwrap();
+            let order: Vec<usize> = (0..b).map(|i| (i + shift) % b).collect();
+            let permuted: Vec<f64> = order.iter().flat_map(|&i| values[i * t..(i + 1) * t].to_vec()).collect();
+            let other = model.forward(&Tokens::check(&permuted, b, t, &c).unwrap(), false, None).unwrap();
+            for (k, &i) in order.iter().enumerate() {
+                let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                prop_assert_eq!(bits(&other.losses[k * (t - 1)..(k + 1) * (t - 1)]), bits(&out.losses[i * (t - 1)..(i + 1) * (t - 1)]));
+            }
+            prop_assert!(out.losses.iter().all(|&x| x >= 0.0));
+            let mean = out.losses.iter().sum::<f64>() / out.losses.len() as f64;
+            prop_assert!((out.loss - mean).abs() <= 1e-12 * mean.max(1.0), "loss {} vs mean {}", out.loss, mean);
+        }
+
+        /// The f32 model on the same (f32) weights is within 1e-5 (relative) of the f64 one.
+        #[test]
+        fn f32_is_close_to_f64((c, b, t, values) in config_tokens()) {
+            let mut m32 = Transformer::<f32>::new(c.clone()).unwrap();
+            let mut m64 = Transformer::<f64>::new(c.clone()).unwrap();
+            let updates = m32.params().iter().map(|p| (p.layer, p.name.to_string(), p.data.iter().map(|&x| x as f64).collect())).collect();
+            m64.set_params(updates, None).unwrap();
+            let tokens = Tokens::check(&values, b, t, &c).unwrap();
+            let (l32, l64) = (m32.forward(&tokens, false, None).unwrap().loss, m64.forward(&tokens, false, None).unwrap().loss);
+            prop_assert!((l32 - l64).abs() <= 1e-5 * l64.abs().max(1.0), "f32 {} vs f64 {}", l32, l64);
+        }
+
+        /// trainStep is deterministic, and a refused step (a bad option) changes nothing.
+        #[test]
+        fn train_step_is_deterministic_and_a_refused_step_changes_nothing((c, b, t, values) in config_tokens(), lr in 0.0f64..0.1) {
+            let tokens = Tokens::check(&values, b, t, &c).unwrap();
+            let mut a = Transformer::<f64>::new(c.clone()).unwrap();
+            let mut z = Transformer::<f64>::new(c.clone()).unwrap();
+            for _ in 0..2 {
+                let (la, _) = a.train_step(&tokens, &AdamW::new(lr)).unwrap();
+                let (lz, _) = z.train_step(&tokens, &AdamW::new(lr)).unwrap();
+                prop_assert_eq!(la.to_bits(), lz.to_bits());
+            }
+            prop_assert_eq!(a.params(), z.params());
+            prop_assert_eq!(a.moments(), z.moments());
+            for bad in [AdamW::new(f64::NAN), AdamW { betas: (1.0, 0.999), ..AdamW::new(lr) }, AdamW { eps: -1.0, ..AdamW::new(lr) }] {
+                prop_assert!(a.train_step(&tokens, &bad).is_err());
+                prop_assert_eq!(a.params(), z.params());
+                prop_assert_eq!(a.moments(), z.moments());
+            }
+        }
+    }
+}

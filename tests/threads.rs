@@ -136,3 +136,39 @@ fn the_working_set_check_counts_what_the_threads_hold() {
     // both K/V heads packed, three blocks of scores and every context row, on top of one head's workspace
     assert!(three > one + T * C + 2 * 64 * T, "{three} vs {one}");
 }
+
+/// Issue 21: the f32 Transformer's trainStep (its products split over threads) on 8 induction sequences:
+/// the same loss bits, losses and state after three steps on 1, 2 and 3 threads, for the default
+/// model and for one with every option.
+#[test]
+fn the_f32_transformer_trains_to_the_same_bits_on_any_thread_count() {
+    use attention_lab::model::adamw::AdamW;
+    use attention_lab::model::data::repeated_tokens;
+    use attention_lab::model::{ModelConfig, Positions, Tokens, Transformer};
+    // batch 8 (392 rows): past the products' row blocks, and quick in a debug build
+    let task = repeated_tokens(32, 24, 8, 7).unwrap();
+    for full in [false, true] {
+        let config = ModelConfig {
+            seed: 1,
+            positions: if full { Positions::Rope } else { Positions::Shortformer },
+            mlp: full,
+            layer_norm: full,
+            bias: full,
+            ..ModelConfig::new(32, 64, 64, 4, 2)
+        };
+        let values: Vec<f64> = task.tokens.iter().map(|&t| t as f64).collect();
+        let tokens = Tokens::check(&values, task.batch, task.t, &config).unwrap();
+        same_bits(if full { "f32 Transformer with every option" } else { "f32 Transformer" }, || {
+            let mut model = Transformer::<f32>::new(config.clone()).unwrap();
+            let mut losses = Vec::new();
+            for _ in 0..3 {
+                let (loss, each) = model.train_step(&tokens, &AdamW::new(1e-3)).unwrap();
+                losses.push(loss.to_bits());
+                losses.extend(bits64(&each));
+            }
+            let params: Vec<u32> = model.params().iter().flat_map(|p| bits32(&p.data)).collect();
+            let moments: Vec<u32> = model.moments().m.iter().chain(&model.moments().v).flat_map(|m| bits32(m)).collect();
+            (losses, params, moments, model.moments().step)
+        });
+    }
+}

@@ -676,6 +676,77 @@ function errorsSeeded(lab, r) {
 }
 
 /** name → { seed, cases, f32, run }. Order here is the order of golden.json. */
+// ---- issue 21: the Transformer and repeatedTokens ----------------------------------------------------
+
+/**
+ * Every number of an f32 model's result as Float32Array (numbers and Float64Array too: its losses are
+ * f64 sums of f32 values), so that the f32 allowance applies to all of them; strings, booleans and
+ * the structure stay in the main encoding.
+ */
+function f32Values(v) {
+  if (typeof v === 'number') return Float32Array.of(v);
+  if (v instanceof Float64Array) return Float32Array.from(v);
+  if (ArrayBuffer.isView(v)) return v;
+  if (Array.isArray(v)) return v.length > 0 && v.every((x) => typeof x === 'number') ? Float32Array.from(v) : v.map(f32Values);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, f32Values(x)]));
+  return v;
+}
+
+/**
+ * A small seeded Transformer (every positions, mlp, layerNorm, bias, 0–2 layers) on seeded tokens:
+ * forward with weights and a head mask, gradients, headScores, two AdamW steps, getState, and
+ * refused calls (their class and message), in order on one model.
+ */
+function transformerCase(bits) {
+  return (lab, r) => {
+    const positions = r.pick(['shortformer', 'learned', 'rope', 'none']);
+    const numHeads = r.int(1, 3);
+    const d = positions === 'rope' ? 2 * r.int(1, 2) : r.int(1, 3);
+    const config = {
+      vocabSize: r.int(2, 10), contextLength: r.int(2, 8), embedDim: numHeads * d, numHeads, numLayers: r.int(0, 2),
+      positions, mlp: r.bool(), layerNorm: r.bool(), bias: r.bool(), seed: r.pick([r.int(0, 1e6), 2n ** 64n - 1n]), dtype: bits === 32 ? 'float32' : 'float64',
+    };
+    const B = r.int(1, 3);
+    const T = r.int(2, config.contextLength);
+    const tokens = Array.from({ length: B }, () => Array.from({ length: T }, () => r.int(0, config.vocabSize - 1)));
+    const headMask = Array.from({ length: config.numLayers }, () => Array.from({ length: numHeads }, () => r.bool(0.7)));
+    const opts = [{ learningRate: r.pick([1e-3, 1e-2, 0.1]) }, { learningRate: 1e-2, betas: [r.pick([0.9, 0.5]), r.pick([0.999, 0.9])], eps: r.pick([1e-8, 1e-3]), weightDecay: r.pick([0, 0.01, 0.3]) }];
+    const bad = r.pick([[[0, config.vocabSize]], [[0.5, 1]], [[0]], { data: Int32Array.of(0, -1), shape: [1, 2] }]);
+    const typed = { data: Int32Array.from(tokens.flat()), shape: [B, T] };
+    const out = bits === 32 ? f32Values : (x) => x;
+    const steps = [
+      ['config', (m) => ({ config: m.config, numParameters: m.numParameters, step: m.step })],
+      ['forward', (m) => out(m.forward(tokens, { needWeights: true, headMask }))],
+      ['forward typed', (m) => out(m.forward(typed).losses)],
+      ['gradients', (m) => out(m.gradients(tokens))],
+      ['headScores', (m) => out(m.headScores(tokens))],
+      ['trainStep 1', (m) => out(m.trainStep(tokens, opts[0]))],
+      ['trainStep 2', (m) => out(m.trainStep(typed, opts[1]))],
+      ['getState', (m) => out(m.getState())],
+      ['refused tokens', (m) => m.forward(bad)],
+      ['refused options', (m) => m.trainStep(tokens, { learningRate: r.pick([NaN, -1, Infinity]) })],
+      ['refused weights', (m) => m.setWeights({ W_E: [[1]] })],
+      ['step after refusals', (m) => m.step],
+    ];
+    const built = attempt(() => new lab.Transformer(config));
+    if (!built.ok) return { config: String(config), built };
+    const model = built.ok;
+    try {
+      return { record: steps.map(([label, f]) => [label, attempt(() => f(model))]) };
+    } finally {
+      model.free();
+    }
+  };
+}
+
+/** repeatedTokens over seeded arguments, some refused. */
+function repeatedTokensCase(lab, r) {
+  const vocabSize = r.int(1, 40);
+  const o = { vocabSize, length: r.weighted([[8, () => r.int(1, Math.max(1, vocabSize - 1))], [1, () => vocabSize + r.int(0, 2)], [1, () => r.pick([0, 1.5])]])(), batch: r.int(1, 5) };
+  if (r.bool(0.7)) o.seed = r.pick([r.int(0, 1e9), 2 ** 53 - 1, 3n, 2n ** 64n - 1n]);
+  return { args: Object.entries(o).map(([k, v]) => `${k}=${v}`), result: attempt(() => lab.repeatedTokens(o)) };
+}
+
 export const GROUPS = {
   'dotProductAttention number[][]': { seed: 101, cases: 600, run: dpa(0) },
   'dotProductAttention Float64Array': { seed: 102, cases: 400, run: dpa(64) },
@@ -702,6 +773,10 @@ export const GROUPS = {
   'larger shapes Float32Array': { seed: 803, cases: 16, f32: true, run: larger(32) },
   'errors (fixed)': { seed: 701, cases: ERROR_CALLS.length + 1, run: errorsFixed },
   'errors (seeded)': { seed: 702, cases: 600, run: errorsSeeded },
+  // issue 21
+  'Transformer float64': { seed: 901, cases: 120, run: transformerCase(64) },
+  'Transformer float32': { seed: 902, cases: 80, f32: true, run: transformerCase(32) },
+  repeatedTokens: { seed: 903, cases: 200, run: repeatedTokensCase },
 };
 
 // ---- computing and comparing ------------------------------------------------------------------------

@@ -94,3 +94,16 @@ test('a bug in the harness itself is thrown, not recorded as an answer', () => {
     threw: { class: 'RangeError', name: 'RangeError', message: 'Q[0][0] is NaN; expected a finite number' },
   });
 });
+
+test('self-test: one flipped bit of a Transformer gradient (f64) or state (f32, beyond 1e-6) is reported', () => {
+  const f64 = tampered('Transformer float64', 5, (record) => {
+    const grads = record.record.find(([label]) => label === 'gradients')[1].ok.grads;
+    flip(grads.W_E[0], 0);
+  });
+  assert.deepEqual([f64.ok, f64.how, f64.firstBadCase], [false, 'differs', 5], f64.detail);
+  const f32 = tampered('Transformer float32', 3, (record) => {
+    const state = record.record.find(([label]) => label === 'getState')[1].ok;
+    flip(state.weights.W_U, 0, 22);
+  });
+  assert.equal(f32.ok, false, f32.detail);
+});

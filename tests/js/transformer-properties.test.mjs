@@ -174,6 +174,7 @@ test('regression: a tokens row or headMask row whose read throws is a TypeError 
     ['tokens[0]', (m) => m.trainStep([throwing([1, 2, 3], 'length')], { learningRate: 0.1 })],
     ['tokens', (m) => m.gradients(throwing([[1, 2, 3]], '0'))],
     ['options.headMask[0]', (m) => m.forward([[1, 2, 3]], { headMask: [throwing([true, true], 'length')] })],
+    ['tokens.shape', (m) => m.forward({ data: Int32Array.of(1, 2, 3), shape: throwing([1, 3], '0') })],
   ];
   for (const [name, call] of calls) {
     const m = new lab.Transformer(c);

@@ -104,6 +104,62 @@ export async function finalization({ rounds = 6, perRound = 200, embedDim = 64 }
   return { rounds, perRound, embedDim, layerBytes, first, last, withKept, collected, dropped, ok: last === first && collected >= dropped };
 }
 
+/**
+ * Issue 21's training loop: the lab's default model (f32, 2 layers, 4 heads, C = 64) takes `warmUp`
+ * trainSteps on seeded induction batches, then `steps` more, with a forward (attention weights)
+ * and headScores every 10 steps and a getState/setState round trip every 50, as the lab does; wasm
+ * memory and the externref table must be the same after the warm-up and at the end. Then `rounds`
+ * models are built, trained 3 steps and freed one after another (memory must stay flat: free()
+ * releases), and as a control `rounds` are kept alive (memory must grow by about their size).
+ * Run it in a fresh process (`--training`): wasm memory only grows, so after other calls have grown
+ * it the rounds would fit in memory already there and neither check could see anything.
+ */
+export function training({ warmUp = 50, steps = 200, rounds = 8, dtype = 'float32' } = {}) {
+  const config = { vocabSize: 32, contextLength: 64, embedDim: 64, numHeads: 4, numLayers: 2, seed: 1, dtype };
+  const { tokens } = lab.repeatedTokens({ vocabSize: 32, length: 24, batch: 4, seed: 7 });
+  const model = new lab.Transformer(config);
+  const started = performance.now();
+  const step = (i) => {
+    model.trainStep(tokens, { learningRate: 1e-3 });
+    if (i % 10 === 0) {
+      model.forward(tokens, { needWeights: true });
+      model.headScores(tokens);
+    }
+    if (i % 50 === 0) model.setState(model.getState());
+  };
+  for (let i = 0; i < warmUp; i += 1) step(i);
+  const warm = { wasm: wasmMemoryBytes(), slots: externrefSlots() };
+  for (let i = warmUp; i < warmUp + steps; i += 1) step(i);
+  const end = { wasm: wasmMemoryBytes(), slots: externrefSlots() };
+  const modelBytes = model.numParameters * (dtype === 'float64' ? 8 : 4) * 4; // weights, gradients, two moments
+  model.free();
+  const cycle = (keep) => {
+    const m = new lab.Transformer(config);
+    for (let i = 0; i < 3; i += 1) m.trainStep(tokens, { learningRate: 1e-3 });
+    if (keep) keep.push(m);
+    else m.free();
+  };
+  cycle();
+  const beforeRounds = wasmMemoryBytes();
+  for (let r = 0; r < rounds; r += 1) cycle();
+  const afterRounds = wasmMemoryBytes();
+  const kept = [];
+  for (let r = 0; r < rounds; r += 1) cycle(kept);
+  const withKept = wasmMemoryBytes();
+  kept.forEach((m) => m.free());
+  const seconds = (performance.now() - started) / 1000;
+  return { warmUp, steps, rounds, dtype, seconds, warm, end, beforeRounds, afterRounds, withKept, modelBytes, ok: end.wasm === warm.wasm && end.slots === warm.slots && afterRounds === beforeRounds };
+}
+
+export function describeTraining(f) {
+  const mb = (b) => (b / 2 ** 20).toFixed(2);
+  return [
+    `${f.dtype} lab model: ${f.warmUp} warm-up trainSteps, then ${f.steps} more (forward with weights and headScores every 10, getState/setState every 50) in ${f.seconds.toFixed(1)} s in all`,
+    `wasm memory ${mb(f.warm.wasm)} MiB after warm-up, ${mb(f.end.wasm)} MiB at the end; externref slots ${f.warm.slots} → ${f.end.slots}`,
+    `${f.rounds} models built, trained and freed: ${mb(f.beforeRounds)} → ${mb(f.afterRounds)} MiB; control, ${f.rounds} kept alive: ${mb(f.withKept)} MiB (one model with its optimizer ≈ ${mb(f.modelBytes)} MiB)`,
+  ].join('\n');
+}
+
 export function describeFinalization(f) {
   const mb = (b) => (b / 2 ** 20).toFixed(1);
   return [
@@ -125,10 +181,17 @@ export function describe(f) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { calls: { type: 'string', default: '1000000' } } });
+  const { values } = parseArgs({ options: { calls: { type: 'string', default: '1000000' }, training: { type: 'string' } } });
+  if (values.training) {
+    // one training measurement in this (fresh) process, as JSON: `--training float32|float64`
+    console.log(JSON.stringify(training({ dtype: values.training })));
+    process.exit(0);
+  }
   const figures = measure({ calls: Number(values.calls) });
   console.log(describe(figures));
   const dropped = await finalization();
   console.log(describeFinalization(dropped));
-  process.exit(figures.ok && dropped.ok ? 0 : 1);
+  const trained = training();
+  console.log(describeTraining(trained));
+  process.exit(figures.ok && dropped.ok && trained.ok ? 0 : 1);
 }
