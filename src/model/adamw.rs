@@ -113,11 +113,11 @@ impl<F: Real> Moments<F> {
                 *x = *x - step_size * (*m / denom);
             }
             if let Some(i) = p.data.iter().position(|x| !x.is_finite()) {
-                return Err(AttentionError::range_error(format!(
-                    "the AdamW step overflows {} entry {i} beyond the largest {}; lower the learning rate",
-                    p.path(),
-                    F::LARGEST
-                )));
+                return Err(AttentionError::range_error(if p.data[i].to_f64().is_nan() && o.eps == 0.0 {
+                    format!("the AdamW step makes {} entry {i} NaN: with eps = 0, m / (√v + eps) is 0/0 where the gradient has been 0; give options.eps > 0", p.path())
+                } else {
+                    format!("the AdamW step overflows {} entry {i} beyond the largest {}; lower the learning rate", p.path(), F::LARGEST)
+                }));
             }
         }
         Ok(next)

@@ -456,7 +456,8 @@ impl JsTransformer {
                 let step = o.raw("step")?;
                 let step = match step.as_f64() {
                     Some(s) if s >= 0.0 && s.fract() == 0.0 && s <= 9007199254740991.0 => s as u64,
-                    _ => return Err(AttentionError::type_error(format!("state.step is {}; expected an integer ≥ 0", describe(&step)))),
+                    Some(s) => return Err(AttentionError::range_error(format!("state.step is {}; expected an integer ≥ 0", number_text(s)))),
+                    None => return Err(AttentionError::type_error(format!("state.step is {}; expected an integer ≥ 0", describe(&step)))),
                 };
                 let params = model.params();
                 let full = |key: &str| -> Result<Vec<Vec<F>>> {

@@ -265,7 +265,8 @@ function readState(state, c) {
   const o = LR.readObject(state, 'state', ['dtype', 'step', 'weights', 'm', 'v'], true);
   if (o.dtype !== c.dtype) throw typeError('state.dtype is not the model\'s');
   const s = o.step;
-  if (!(typeof s === 'number' && s >= 0 && Number.isInteger(s) && s <= 2 ** 53 - 1)) throw typeError('state.step is not an integer ≥ 0');
+  if (typeof s !== 'number') throw typeError('state.step is not a number');
+  if (!(s >= 0 && Number.isInteger(s) && s <= 2 ** 53 - 1)) throw rangeError('state.step is not an integer ≥ 0');
   const weights = readTree(o.weights, 'state.weights', c, true);
   const m = readTree(o.m, 'state.m', c, true);
   const v = readTree(o.v, 'state.v', c, true);
@@ -622,8 +623,9 @@ export const MODEL_EXPORTS = [
       const tokens = readTokens(a[1], c);
       // a step beyond the dtype's range may be refused (a RangeError naming the parameter)
       // (eps = 0: a parameter whose m and v are 0 steps by 0/0, which the package refuses as well)
-      const big = o.learningRate > 1e30 || o.weightDecay * o.learningRate > 1e30 || o.eps === 0;
-      return { c, o, tokens, mayRefuse: big ? /the AdamW step overflows/ : undefined };
+      const big = o.learningRate > 1e30 || o.weightDecay * o.learningRate > 1e30;
+      const mayRefuse = o.eps === 0 ? (big ? /the AdamW step (overflows|makes .* NaN: with eps = 0)/ : /the AdamW step makes .* NaN: with eps = 0/) : big ? /the AdamW step overflows/ : undefined;
+      return { c, o, tokens, mayRefuse };
     },
     compare(actual, { c, o }) {
       if (actual.grads === null) return 'gradients refused tokens that trainStep took';

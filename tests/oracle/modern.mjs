@@ -180,7 +180,9 @@ function readWindow(v, place) {
 function readRope(v, place) {
   if (v === undefined || v === false) return null;
   if (v === true && ROPE_TRUE_MEANS_DEFAULT) return { base: DEFAULT_BASE };
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw typeError(`${place} is not an object (or false)`);
+  // boxed primitives (new Boolean(true), new Number(1), new String('')) are refused, as the package does
+  const boxed = v instanceof Boolean || v instanceof Number || v instanceof String;
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || boxed) throw typeError(`${place} is not an object (or false)`);
   const o = LR.readObject(v, place, ['base'], true);
   return { base: readBase(o.base, `${place}.base`) };
 }
