@@ -1,29 +1,36 @@
-//! The forward pass of [`MultiHeadAttention`], and what it keeps for the backward pass.
+//! The forward pass of [`MultiHeadAttention`] in either precision, written once over
+//! [`LayerKernel`], and what it keeps for the backward pass.
 //!
-//! Per batch item, in passes:
-//! 1. project the inputs: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`;
-//! 2. slice head `i`'s columns out of Q, K and V;
-//! 3. `scores = Q_i·K_iᵀ`;
-//! 4. `scaled = scores · (1/√d_head)`;
-//! 5. `weights = StableSoftmax(scaled)` under the mask (a fully masked row is all zeros);
-//! 6. training with `p > 0` only: `used = weights ⊙ keep / (1 − p)` (dropout);
-//! 7. `context_i = used·V_i`;
-//! 8. concatenate the heads' contexts side by side;
-//! 9. `output = concat·W_O + b_O`.
+//! Per batch item, in passes (2–7 are the engine's, [`crate::engine::attend_heads`]):
+//! 1. project the inputs: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, then,
+//!    with RoPE, rotate Q and K at their positions;
+//! 2. per head, slice its columns out of Q, K and V (K and V packed once per K/V head);
+//! 3. `scores = Q_i·K_gᵀ`, refused where it overflowed;
+//! 4. `weights = StableSoftmax(scores · 1/√d_head)` under the mask (a fully masked row is all zeros);
+//! 5. the hook: training with `p > 0` only, `used = weights ⊙ keep / (1 − p)` (dropout), and
+//!    the weights kept for backward;
+//! 6. `context_i = used·V_g`, into head i's columns of `concat` (the concatenation);
+//! 7. refused where a context entry overflowed;
+//! 8. `output = concat·W_O + b_O`.
 //!
-//! Passes 2–8 perform the same floating-point operations in the same order as
-//! [`crate::multi_head_attention`], so with identity projections, zero biases and no mask
-//! the two agree bit for bit.
+//! f64 performs passes 2–7 with the same floating-point operations in the same order as
+//! [`crate::multi_head_attention`], so with identity projections, zero biases and no mask the
+//! two agree bit for bit; f32 runs the engine's SIMD kernels. Memory: an f32 forward in
+//! evaluation mode keeps nothing (the inputs, Q, K, V, `concat` and the output, O(T·C), and the
+//! engine's one head and block); a forward that keeps (training, or any f64 forward, see
+//! [`LayerKernel::EVALUATION_KEEPS`]) holds every head's `T_q × T_k` weights.
 
 use super::cache::KvCache;
 use super::init::SplitMix64;
-use super::limits::{at_item, check_cached_budget, check_forward, refuse_projection};
+use super::kernel::{LayerKernel, Prepared};
+use super::limits::{at_item, check_cached_budget};
 use super::{LastForward, MultiHeadAttention};
-use crate::engine::{Cols, HeadShape, Hooks, Rope, Workspace};
+use crate::engine::{Batch, Cols, HeadShape, Hooks, Rope, Workspace};
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
 use crate::multi_head::heads;
+use crate::real::Real;
 
 /// Everything `forward` takes besides the inputs.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -41,7 +48,7 @@ pub struct ForwardOptions {
     pub batched: bool,
 }
 
-/// What `forward` returns.
+/// What [`MultiHeadAttention::forward`] returns (f64 matrices).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ForwardOutput {
     /// One `(T_q, C)` matrix per batch item.
@@ -52,46 +59,119 @@ pub struct ForwardOutput {
     pub weights: Option<Vec<Vec<Matrix>>>,
 }
 
-/// One head's intermediates that the backward pass needs.
-#[derive(Clone, Debug)]
-pub(super) struct HeadCache {
-    /// The softmax result, `(T_q, T_k)`.
-    pub weights: Matrix,
-    /// With dropout: the per-entry factor (0 or `1/(1−p)`) and `used = weights ⊙ factor`.
-    pub dropout: Option<(Matrix, Matrix)>,
+/// What [`MultiHeadAttention::forward_batch`] returns, flat and row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchOutput<F> {
+    /// `[B, T_q, C]`.
+    pub output: Vec<F>,
+    /// With `need_weights`: `[B, h, T_q, T_k]`, or `[B, T_q, T_k]` with `average_weights`.
+    pub weights: Option<Vec<F>>,
 }
 
-impl HeadCache {
-    /// The weights that multiplied V.
-    pub fn used(&self) -> &Matrix {
-        self.dropout.as_ref().map_or(&self.weights, |(_, used)| used)
+/// One head's intermediates that the backward pass needs.
+#[derive(Clone, Debug)]
+pub(crate) struct HeadCache<F> {
+    /// The softmax result, `(T_q, T_k)` row-major (keys a causal block skipped stay 0, as masked).
+    pub weights: Vec<F>,
+    /// With dropout: whether each entry was kept (factor `1/(1−p)`) or dropped (0).
+    pub kept: Option<Vec<bool>>,
+    /// The weights that multiplied V, when they are not `weights ⊙ factor` in this precision (a
+    /// cache widened from f32 holds the f32 products).
+    pub used: Option<Vec<F>>,
+}
+
+impl<F: Real> HeadCache<F> {
+    /// `used = weights ⊙ factor` into `out` (`T_q × T_k`): the weights that multiplied V, with the
+    /// forward's product (the same bits as the hook's).
+    pub fn used_into(&self, keep_scale: Option<F>, out: &mut [F]) {
+        match (&self.used, &self.kept, keep_scale) {
+            (Some(used), _, _) => out.copy_from_slice(used),
+            (None, Some(kept), Some(s)) => {
+                for ((o, &w), &k) in out.iter_mut().zip(&self.weights).zip(kept) {
+                    *o = w * if k { s } else { F::ZERO };
+                }
+            }
+            _ => out.copy_from_slice(&self.weights),
+        }
     }
 }
 
-/// One batch item's intermediates.
+/// One batch item's intermediates, row-major.
 #[derive(Clone, Debug)]
-pub(super) struct ItemCache {
-    pub x_q: Matrix,
-    pub x_k: Matrix,
-    pub x_v: Matrix,
-    /// The projections (Q and K rotated when the layer has RoPE), `(T_q, C)`, `(T_k, C_kv)`,
-    /// `(T_k, C_kv)`.
-    pub q: Matrix,
-    pub k: Matrix,
-    pub v: Matrix,
-    pub heads: Vec<HeadCache>,
+pub(crate) struct ItemCache<F> {
+    /// `(T_q, C)`, `(T_k, C)`, `(T_k, C)`; `x_k` and `x_v` are `None` when they hold x_q's bits
+    /// (self-attention keeps one copy).
+    pub x_q: Vec<F>,
+    pub x_k: Option<Vec<F>>,
+    pub x_v: Option<Vec<F>>,
+    /// The projections (Q and K rotated when the layer has RoPE): `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
+    pub q: Vec<F>,
+    pub k: Vec<F>,
+    pub v: Vec<F>,
+    pub heads: Vec<HeadCache<F>>,
     /// `(T_q, C)`.
-    pub concat: Matrix,
+    pub concat: Vec<F>,
+}
+
+impl<F> ItemCache<F> {
+    /// The key input, `(T_k, C)`.
+    pub fn x_k(&self) -> &[F] {
+        self.x_k.as_deref().unwrap_or(&self.x_q)
+    }
+
+    /// The value input, `(T_k, C)`.
+    pub fn x_v(&self) -> &[F] {
+        self.x_v.as_deref().unwrap_or(&self.x_q)
+    }
 }
 
 /// What the last forward pass kept.
 #[derive(Clone, Debug)]
-pub(super) struct ForwardCache {
+pub(crate) struct ForwardCache<F> {
     pub batched: bool,
     pub t_q: usize,
-    pub items: Vec<ItemCache>,
+    pub t_k: usize,
+    pub items: Vec<ItemCache<F>>,
     /// The positions of query 0 and key 0 (RoPE's angles, the causal rule and the window).
     pub positions: Positions,
+    /// With dropout: the factor of a kept weight, `1/(1−p)` computed in f64 and rounded once.
+    pub keep_scale: Option<F>,
+}
+
+impl ForwardCache<f32> {
+    /// The kept f32 values widened exactly: the dropout factor of a kept weight is the f32 one the
+    /// forward multiplied by, and `used` the f32 products. `backward` with an f64 gradOutput after
+    /// an f32 training forward differentiates this, i.e. the f32 forward, in f64.
+    pub(super) fn widen(&self) -> ForwardCache<f64> {
+        let wide = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+        let mut used = vec![0.0f32; self.t_q * self.t_k];
+        let items = self
+            .items
+            .iter()
+            .map(|item| ItemCache {
+                x_q: wide(&item.x_q),
+                x_k: item.x_k.as_deref().map(wide),
+                x_v: item.x_v.as_deref().map(wide),
+                q: wide(&item.q),
+                k: wide(&item.k),
+                v: wide(&item.v),
+                heads: item
+                    .heads
+                    .iter()
+                    .map(|head| HeadCache {
+                        weights: wide(&head.weights),
+                        kept: head.kept.clone(),
+                        used: head.kept.as_ref().map(|_| {
+                            head.used_into(self.keep_scale, &mut used);
+                            wide(&used)
+                        }),
+                    })
+                    .collect(),
+                concat: wide(&item.concat),
+            })
+            .collect();
+        ForwardCache { batched: self.batched, t_q: self.t_q, t_k: self.t_k, items, positions: self.positions, keep_scale: self.keep_scale.map(f64::from) }
+    }
 }
 
 /// Where the rows are in the sequence: query `i` at `query + i`, key `j` at `key + j`.
@@ -123,132 +203,189 @@ pub(super) fn item_name(name: &str, batched: bool, b: usize) -> String {
     }
 }
 
-/// `x·W + b` (the bias only when present). `(T, C)·(C, C) → (T, C)`.
-pub(super) fn project(x: &Matrix, w: &Matrix, b: Option<&[f64]>) -> Result<Matrix> {
-    let mut projected = x.matmul(w)?; // (T, C)
-    if let Some(b) = b {
-        projected.add_row(b)?;
-    }
-    Ok(projected)
+/// Matrices one after another, flat, as a batch (`items` empty: no rows).
+fn flatten<F: Real>(items: &[Matrix<F>]) -> (Vec<F>, usize, usize) {
+    let (rows, cols) = items.first().map_or((0, 0), Matrix::shape);
+    (items.iter().flat_map(|m| m.data().iter().copied()).collect(), rows, cols)
+}
+
+/// A flat `[B, rows, cols]` back into `B` matrices.
+pub(super) fn unflatten<F: Real>(data: Vec<F>, rows: usize, cols: usize) -> Result<Vec<Matrix<F>>> {
+    let n = (rows * cols).max(1);
+    data.chunks(n).map(|item| Matrix::new(rows, cols, item.to_vec())).collect()
 }
 
 impl MultiHeadAttention {
-    /// Runs the layer on a batch (a one-item batch for unbatched input) and remembers what
-    /// `backward` needs. `key` and `value` must have the same number of items as `query`.
+    /// Runs the layer on a batch of f64 matrices (a one-item batch for unbatched input) and
+    /// remembers what `backward` needs: [`Self::forward_batch`] after checking every item's shape.
     pub fn forward(&mut self, query: &[Matrix], key: &[Matrix], value: &[Matrix], options: &ForwardOptions) -> Result<ForwardOutput> {
         let (t_q, t_k) = self.check_inputs(query, key, value, options)?;
-        let dropout = (options.training && self.dropout > 0.0).then_some(self.dropout);
-        check_forward(self.embed_dim, self.number_of_heads, query.len(), t_q, t_k, options.need_weights, dropout.is_some())?;
-        let positions = Positions::aligned(t_q, t_k);
-        self.check_rope_alignment(t_q, t_k)?;
-        // Draw into a copy of the generator and commit it only on success.
-        let mut rng = self.dropout_rng.clone();
-        let mut outputs = Vec::with_capacity(query.len());
-        let mut items = Vec::with_capacity(query.len());
-        for (b, ((x_q, x_k), x_v)) in query.iter().zip(key).zip(value).enumerate() {
-            let (output, item) = self
-                .forward_item(x_q, x_k, x_v, &options.mask, positions, dropout, &mut rng)
-                .map_err(|e| at_item(e, options.batched, b))?;
-            outputs.push(output);
-            items.push(item);
-        }
-        let weights = options.need_weights.then(|| {
-            items
-                .iter()
-                .map(|item| {
-                    let used: Vec<Matrix> = item.heads.iter().map(|head| head.used().clone()).collect();
-                    if options.average_weights {
-                        vec![mean_over_heads(&used)]
-                    } else {
-                        used
-                    }
-                })
-                .collect()
-        });
-        self.dropout_rng = rng;
-        self.cache = Some(ForwardCache { batched: options.batched, t_q, items, positions });
-        self.cache_f32 = None;
-        self.last_forward = LastForward::Kept;
-        Ok(ForwardOutput { output: outputs, weights })
+        let ((q, _, c), (k, ..), (v, ..)) = (flatten(query), flatten(key), flatten(value));
+        let b = query.len();
+        let result = self.forward_batch(Batch::new(&q, b, t_q, c), Batch::new(&k, b, t_k, c), Batch::new(&v, b, t_k, c), options)?;
+        Ok(self.matrices(result, b, t_q, t_k, options)?)
     }
 
-    /// Decoding with a KV cache: projects `x` (`[B, T_new, C]`, B as the cache's once it has
-    /// one), rotates Q and K at positions `cache.length() …`, appends K and V to the cache and
-    /// attends causally over everything it holds (with `mask.window`, the cache then drops the
-    /// keys no later query can see). Row for row this is one causal `forward` over the whole
-    /// sequence. Keeps nothing for `backward`. On an error the cache is unchanged.
-    pub fn forward_cached(&mut self, x: &[Matrix], cache: &mut KvCache, options: &ForwardOptions) -> Result<ForwardOutput> {
-        check_cached(self, cache, x.len(), options)?;
-        let (t_new, _) = self.check_inputs(x, x, x, options)?;
-        let held = cache.keys.first().map_or(0, Matrix::rows);
-        check_cached_budget(self, x.len(), t_new, held + t_new, options.need_weights)?;
-        let w = &self.weights;
-        let b = w.biases.as_ref();
-        let bias = |name| b.is_some().then_some(name);
-        let (mut outputs, mut weights) = (Vec::with_capacity(x.len()), Vec::with_capacity(x.len()));
-        let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
-        // the cache grows in place; on an error every item is cut back to what it held
-        if cache.keys.is_empty() {
-            let kv_c = self.kv_heads * self.head_dimensions;
-            cache.keys = vec![Matrix::zeros(0, kv_c); x.len()];
-            cache.values = vec![Matrix::zeros(0, kv_c); x.len()];
-        }
-        for (item, x) in x.iter().enumerate() {
-            let mut step = || -> Result<(Matrix, Vec<Matrix>)> {
-                // 1. Project the new rows; rotate Q and K at their positions
-                let (q, k_new, v_new) = self.project_all(x, x, x, Positions { query: cache.length, key: cache.length })?;
-                // 2. Append K and V to what the cache holds: (held + T_new, C_kv)
-                cache.keys[item].append_rows(&k_new)?;
-                cache.values[item].append_rows(&v_new)?;
-                // 3–8. The engine over every held key: query i at position length + i, key j at start + j
-                let positions = Positions { query: cache.length, key: cache.start };
-                let (k, v) = (&cache.keys[item], &cache.values[item]);
-                let (concat, heads) = self.attend_item(&q, k, v, &options.mask, positions, None, &mut rng, options.need_weights)?;
-                // 9. Output projection
-                let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_new, C)
-                refuse_projection(&output, "output", "concat", "W_O", bias("b_O"))?;
-                Ok((output, heads.into_iter().map(|h| h.weights).collect()))
+    /// A [`BatchOutput`] as [`ForwardOutput`]'s matrices.
+    fn matrices(&self, result: BatchOutput<f64>, b: usize, t_q: usize, t_k: usize, options: &ForwardOptions) -> Result<ForwardOutput> {
+        let output = unflatten(result.output, t_q, self.embed_dim)?;
+        let weights = match result.weights {
+            None => None,
+            Some(w) => {
+                let per_item = if options.average_weights { 1 } else { self.number_of_heads };
+                let all = unflatten(w, t_q, t_k)?;
+                Some((0..b).map(|i| all[i * per_item..(i + 1) * per_item].to_vec()).collect())
+            }
+        };
+        Ok(ForwardOutput { output, weights })
+    }
+
+    /// The forward pass in either precision (see the module docs): `query` is `[B, T_q, C]`, `key`
+    /// and `value` `[B, T_k, C]`. Keeps what `backward` needs in training, and in evaluation mode
+    /// when the precision does ([`LayerKernel::EVALUATION_KEEPS`]); otherwise it forgets the last
+    /// forward pass, so a following `backward` is a `State` error. On an error nothing changes.
+    pub fn forward_batch<F: LayerKernel>(&mut self, query: Batch<F>, key: Batch<F>, value: Batch<F>, options: &ForwardOptions) -> Result<BatchOutput<F>> {
+        let (c, h) = (self.embed_dim, self.number_of_heads);
+        let (b, t_q, t_k) = (query.items, query.rows, key.rows);
+        self.check_batches(&query, &key, &value, options)?;
+        self.check_rope_alignment(t_q, t_k)?;
+        let keep = options.training || F::EVALUATION_KEEPS;
+        // the heads' weights are kept for backward, or for their mean
+        let keep_heads = keep || (options.need_weights && options.average_weights);
+        F::check_forward_budget(self, b, t_q, t_k, options, keep)?;
+        let positions = Positions::aligned(t_q, t_k);
+        // pass 5's dropout: (p, 1/(1−p) computed in f64 and rounded once)
+        let dropout = (options.training && self.dropout > 0.0).then(|| (self.dropout, F::from_f64(1.0 / (1.0 - self.dropout))));
+        F::prepare(self, false);
+        let w = F::prepared(self);
+        // Draw into a copy of the generator and commit it only on success
+        let mut rng = self.dropout_rng.clone();
+        let per_item = if options.average_weights { 1 } else { h };
+        let mut output = vec![F::ZERO; b * t_q * c];
+        let mut weights = options.need_weights.then(|| vec![F::ZERO; b * per_item * t_q * t_k]);
+        let mut used = vec![F::ZERO; if options.need_weights { t_q * t_k } else { 0 }];
+        let mut workspace = Workspace::new();
+        let mut items = Vec::with_capacity(if keep { b } else { 0 });
+        for i in 0..b {
+            let (x_q, x_k, x_v) = (query.item(i), key.item(i), value.item(i));
+            let mut item_weights = weights.as_mut().map(|all| &mut all[i * per_item * t_q * t_k..(i + 1) * per_item * t_q * t_k]);
+            let out = &mut output[i * t_q * c..(i + 1) * t_q * c];
+            let step = || -> Result<Option<ItemCache<F>>> {
+                // 1. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V; Q and K rotated with RoPE
+                let (q, k, v) = self.project_item(&w, (x_q, t_q), (x_k, t_k), x_v, positions)?;
+                // 2–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
+                // by the hook), used·V_g, straight into the head's columns of concat (T_q, C)
+                let hook = Keep { t_q, t_k, dropout, rng: &mut rng, heads: Vec::new() };
+                let write = if keep_heads { None } else { item_weights.as_deref_mut() };
+                let (concat, kept) = self.attend_item(&q, &k, &v, &options.mask, positions, &mut workspace, hook, keep_heads, write)?;
+                // the weights that multiplied V, per head or their mean (summed in head order, then divided)
+                if let Some(all) = item_weights {
+                    if !kept.is_empty() {
+                        for (head, cache) in kept.iter().enumerate() {
+                            cache.used_into(dropout.map(|(_, s)| s), &mut used);
+                            if options.average_weights {
+                                all.iter_mut().zip(&used).for_each(|(m, &x)| *m += x);
+                            } else {
+                                all[head * t_q * t_k..(head + 1) * t_q * t_k].copy_from_slice(&used);
+                            }
+                        }
+                        if options.average_weights {
+                            all.iter_mut().for_each(|m| *m = *m / F::from_usize(h));
+                        }
+                    }
+                }
+                // 8. output = concat·W_O + b_O
+                F::project(&concat, t_q, w.w[3], w.bias(3), out); // (T_q, C) = (T_q, C)·(C, C)
+                F::refuse_projection(out, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))?;
+                if !keep {
+                    return Ok(None);
+                }
+                // self-attention (the same bits in all three inputs) keeps one copy
+                let same = |a: &[F], b: &[F]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_f64().to_bits() == y.to_f64().to_bits());
+                let copy = |x: &[F]| (!same(x_q, x)).then(|| x.to_vec());
+                Ok(Some(ItemCache { x_q: x_q.to_vec(), x_k: copy(x_k), x_v: copy(x_v), q, k, v, heads: kept, concat }))
             };
             match step() {
-                Ok((output, item_weights)) => {
-                    outputs.push(output);
-                    weights.push(item_weights);
-                }
-                Err(e) => {
-                    for m in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
-                        m.keep_rows(0, held);
-                    }
-                    if cache.items == 0 {
-                        cache.keys.clear();
-                        cache.values.clear();
-                    }
-                    return Err(at_item(e, options.batched, item));
-                }
+                Ok(item) => items.extend(item),
+                Err(e) => return Err(at_item(e, options.batched, i)),
             }
         }
-        // commit. With a window w no later query sees a position before length + 1 − w; those rows
-        // are dropped once they are w or more (so the cache holds fewer than 2·w positions, and
-        // dropping costs O(1) per token amortised)
-        cache.items = x.len();
-        cache.length += t_new;
-        if let Some(w) = options.mask.window {
-            let visible_from = (cache.length + 1).saturating_sub(w).max(cache.start);
-            if visible_from - cache.start >= w.max(1) {
-                let drop = visible_from - cache.start;
-                for m in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
-                    let rows = m.rows();
-                    m.keep_rows(drop, rows);
-                }
-                cache.start = visible_from;
-            }
+        self.dropout_rng = rng;
+        if keep {
+            self.kept = Some(F::keep(ForwardCache { batched: options.batched, t_q, t_k, items, positions, keep_scale: dropout.map(|(_, s)| s) }));
+            self.last_forward = LastForward::Kept;
+        } else {
+            self.kept = None;
+            self.last_forward = LastForward::Evaluation;
         }
-        self.cache = None;
-        self.cache_f32 = None;
-        self.last_forward = LastForward::Cached;
-        let weights = options.need_weights.then(|| {
-            weights.into_iter().map(|used| if options.average_weights { vec![mean_over_heads(&used)] } else { used }).collect()
-        });
-        Ok(ForwardOutput { output: outputs, weights })
+        Ok(BatchOutput { output, weights })
+    }
+
+    /// Pass 1 for one item: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, each
+    /// checked for overflow, then Q and K rotated at `positions` when the layer has RoPE:
+    /// `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
+    pub(super) fn project_item<F: LayerKernel>(&self, w: &Prepared<F>, (x_q, t_q): (&[F], usize), (x_k, t_k): (&[F], usize), x_v: &[F], positions: Positions) -> Result<(Vec<F>, Vec<F>, Vec<F>)> {
+        let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
+        let (mut q, mut k, mut v) = (vec![F::ZERO; t_q * c], vec![F::ZERO; t_k * kv_c], vec![F::ZERO; t_k * kv_c]);
+        F::project(x_q, t_q, w.w[0], w.bias(0), &mut q); // (T_q, C) = (T_q, C)·(C, C)
+        F::project(x_k, t_k, w.w[1], w.bias(1), &mut k); // (T_k, C_kv) = (T_k, C)·(C, C_kv)
+        F::project(x_v, t_k, w.w[2], w.bias(2), &mut v); // (T_k, C_kv) = (T_k, C)·(C, C_kv)
+        // Refuse overflow: finite inputs and weights, so a non-finite entry is beyond the precision
+        let bias = |name| w.b.is_some().then_some(name);
+        F::refuse_projection(&q, c, "Q", "query", "W_Q", bias("b_Q"))?;
+        F::refuse_projection(&k, kv_c, "K", "key", "W_K", bias("b_K"))?;
+        F::refuse_projection(&v, kv_c, "V", "value", "W_V", bias("b_V"))?;
+        self.rotate(&mut q, c, positions.query, "Q")?;
+        self.rotate(&mut k, kv_c, positions.key, "K")?;
+        Ok((q, k, v))
+    }
+
+    /// `m` (`cols` columns, called `name`) with every head rotated by RoPE, row 0 at `position`
+    /// (unchanged without RoPE); a RangeError past position 2^20 or beyond the precision.
+    pub(super) fn rotate<F: Real>(&self, m: &mut [F], cols: usize, position: usize, name: &str) -> Result<()> {
+        if let Some(rope) = self.rope {
+            Rope::check_positions(position, m.len() / cols.max(1), &format!("{name}'s rows"))?;
+            rope.rotate(m, cols, self.head_dimensions, position, false);
+            Rope::refuse_overflow(m, cols, name)?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::rotate`] on a matrix.
+    pub(super) fn rotated(&self, mut m: Matrix, position: usize, name: &str) -> Result<Matrix> {
+        let cols = m.cols();
+        self.rotate(m.data_mut(), cols, position, name)?;
+        Ok(m)
+    }
+
+    /// Passes 2–7 for one item: the engine over every head. With `keep`, the hook keeps every
+    /// head's weights (and drops out); otherwise with `write` the weights go straight into it
+    /// (`[h, T_q, T_k]`), and without either the engine runs with no hook (in blocks, on threads).
+    /// Returns `(concat (T_q, C), the heads' caches)`.
+    #[allow(clippy::too_many_arguments)]
+    fn attend_item<F: LayerKernel>(
+        &self,
+        q: &[F],
+        k: &[F],
+        v: &[F],
+        mask: &Mask,
+        positions: Positions,
+        workspace: &mut Workspace<F>,
+        mut hook: Keep<'_, F>,
+        keep: bool,
+        write: Option<&mut [F]>,
+    ) -> Result<(Vec<F>, Vec<HeadCache<F>>)> {
+        let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
+        let (t_q, t_k) = (q.len() / c, k.len() / kv_c);
+        let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
+        shape.offset = positions.offset(t_q, t_k);
+        let (q, k, v) = (Cols::all(q, c), Cols::all(k, kv_c), Cols::all(v, kv_c));
+        let concat = match write {
+            _ if keep => heads(q, k, v, shape, mask, workspace, &mut hook)?,
+            Some(out) => heads(q, k, v, shape, mask, workspace, &mut WriteWeights { out, t_q, t_k })?,
+            None => heads(q, k, v, shape, mask, workspace, &mut ())?,
+        };
+        Ok((concat, hook.heads))
     }
 
     /// With RoPE the queries are the last `T_q` of the `T_k` positions, so `T_q ≤ T_k`.
@@ -261,83 +398,7 @@ impl MultiHeadAttention {
         Ok(())
     }
 
-    /// Pass 1 for one item: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, each
-    /// checked for overflow, then Q and K rotated at `positions` when the layer has RoPE.
-    pub(super) fn project_all(&self, x_q: &Matrix, x_k: &Matrix, x_v: &Matrix, positions: Positions) -> Result<(Matrix, Matrix, Matrix)> {
-        let (q, k, v) = self.project_unrotated(x_q, x_k, x_v)?;
-        Ok((self.rotated(q, positions.query, "Q")?, self.rotated(k, positions.key, "K")?, v))
-    }
-
-    /// Pass 1 without the rotation: `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
-    pub(super) fn project_unrotated(&self, x_q: &Matrix, x_k: &Matrix, x_v: &Matrix) -> Result<(Matrix, Matrix, Matrix)> {
-        let w = &self.weights;
-        let b = w.biases.as_ref();
-        let q = project(x_q, &w.w_q, b.map(|b| &b.b_q[..]))?; // (T_q, C)
-        let k = project(x_k, &w.w_k, b.map(|b| &b.b_k[..]))?; // (T_k, C_kv)
-        let v = project(x_v, &w.w_v, b.map(|b| &b.b_v[..]))?; // (T_k, C_kv)
-        // Refuse overflow: finite inputs and weights, so a non-finite entry is beyond f64
-        let bias = |name| b.is_some().then_some(name);
-        refuse_projection(&q, "Q", "query", "W_Q", bias("b_Q"))?;
-        refuse_projection(&k, "K", "key", "W_K", bias("b_K"))?;
-        refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
-        Ok((q, k, v))
-    }
-
-    /// `m` (called `name`) with every head rotated by RoPE, row 0 at `position` (unchanged
-    /// without RoPE); a RangeError past position 2^20 or beyond f64.
-    pub(super) fn rotated(&self, mut m: Matrix, position: usize, name: &str) -> Result<Matrix> {
-        if let Some(rope) = self.rope {
-            Rope::check_positions(position, m.rows(), &format!("{name}'s rows"))?;
-            let cols = m.cols();
-            rope.rotate(m.data_mut(), cols, self.head_dimensions, position, false);
-            Rope::refuse_overflow(m.data(), cols, name)?;
-        }
-        Ok(m)
-    }
-
-    /// Passes 2–8 for one item: the engine over every head, the softmax weights kept (and, with
-    /// `dropout`, dropped out) by the hooks; returns `(concat (T_q, C), the heads' caches)`.
-    #[allow(clippy::too_many_arguments)]
-    /// With `keep` false (decoding without needWeights) nothing is kept: the heads run in blocks of
-    /// query rows and the returned list is empty.
-    #[allow(clippy::too_many_arguments)]
-    fn attend_item(&self, q: &Matrix, k: &Matrix, v: &Matrix, mask: &Mask, positions: Positions, dropout: Option<f64>, rng: &mut SplitMix64, keep: bool) -> Result<(Matrix, Vec<HeadCache>)> {
-        let (t_q, t_k) = (q.rows(), k.rows());
-        let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
-        shape.offset = positions.offset(t_q, t_k);
-        let mut kept = Keep { t_q, t_k, dropout, rng, heads: Vec::with_capacity(self.number_of_heads) };
-        let hooks: &mut dyn Hooks<f64> = if keep { &mut kept } else { &mut () };
-        let concat = heads(Cols::of(q), Cols::of(k), Cols::of(v), shape, mask, &mut Workspace::new(), hooks)?;
-        Ok((Matrix::new(t_q, self.embed_dim, concat)?, kept.heads))
-    }
-
-    /// Passes 1–9 for one batch item.
-    #[allow(clippy::too_many_arguments)]
-    fn forward_item(
-        &self,
-        x_q: &Matrix,
-        x_k: &Matrix,
-        x_v: &Matrix,
-        mask: &Mask,
-        positions: Positions,
-        dropout: Option<f64>,
-        rng: &mut SplitMix64,
-    ) -> Result<(Matrix, ItemCache)> {
-        let w = &self.weights;
-        let b = w.biases.as_ref();
-        // 1. Project the inputs (and rotate Q and K with RoPE)
-        let (q, k, v) = self.project_all(x_q, x_k, x_v, positions)?;
-        // 2–8. The engine: per head slice, scores, scale, softmax (kept, and dropped out in
-        // training, by the hooks), weights·V_g, straight into the concatenation
-        let (concat, heads) = self.attend_item(&q, &k, &v, mask, positions, dropout, rng, true)?; // (T_q, C)
-        // 9. Output projection
-        let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_q, C)
-        refuse_projection(&output, "output", "concat", "W_O", b.is_some().then_some("b_O"))?;
-        let item = ItemCache { x_q: x_q.clone(), x_k: x_k.clone(), x_v: x_v.clone(), q, k, v, heads, concat };
-        Ok((output, item))
-    }
-
-    /// Checks the batch and returns `(T_q, T_k)`.
+    /// Checks a batch of matrices (every item its own shape) and returns `(T_q, T_k)`.
     pub(super) fn check_inputs(&self, query: &[Matrix], key: &[Matrix], value: &[Matrix], options: &ForwardOptions) -> Result<(usize, usize)> {
         let c = self.embed_dim;
         let batched = options.batched;
@@ -379,10 +440,32 @@ impl MultiHeadAttention {
             }
         }
         let (t_q, t_k) = (query[0].rows(), key[0].rows());
-        if value[0].rows() != t_k {
+        self.check_rest(t_q, t_k, value[0].rows(), options)?;
+        Ok((t_q, t_k))
+    }
+
+    /// Checks three flat batches: `[B, T_q, C]`, `[B, T_k, C]`, `[B, T_k, C]`, `B, T > 0`.
+    fn check_batches<F>(&self, query: &Batch<F>, key: &Batch<F>, value: &Batch<F>, options: &ForwardOptions) -> Result<()> {
+        let (b, c) = (query.items, self.embed_dim);
+        for (name, x) in [("query", query), ("key", key), ("value", value)] {
+            if x.items != b || x.rows == 0 || x.cols != c || x.data.len() != x.items * x.rows * c {
+                return Err(AttentionError::range_error(format!(
+                    "{name} has {} values, which is not [B = {b}, T, C = {c}] with T > 0",
+                    x.data.len()
+                )));
+            }
+        }
+        if b == 0 {
+            return Err(AttentionError::range_error("query is an empty batch; expected at least one item"));
+        }
+        self.check_rest(query.rows, key.rows, value.rows, options)
+    }
+
+    /// The checks after the shapes: T of value, the mask's shape, averageWeights.
+    fn check_rest(&self, t_q: usize, t_k: usize, t_v: usize, options: &ForwardOptions) -> Result<()> {
+        if t_v != t_k {
             return Err(AttentionError::range_error(format!(
-                "value has T = {} rows but key has T_k = {t_k}: each key position needs one value",
-                value[0].rows()
+                "value has T = {t_v} rows but key has T_k = {t_k}: each key position needs one value"
             )));
         }
         options.mask.check_shape(t_q, t_k)?;
@@ -391,58 +474,174 @@ impl MultiHeadAttention {
                 "options.averageWeights only applies with options.needWeights: true; set both or neither",
             ));
         }
-        Ok((t_q, t_k))
-    }
-}
-
-/// The engine's hooks for the f64 forward: every head's softmax weights are kept for
-/// `backward` and, in training, pass 6 (dropout) is applied to them before the weighted sum.
-struct Keep<'a> {
-    t_q: usize,
-    t_k: usize,
-    dropout: Option<f64>,
-    rng: &'a mut SplitMix64,
-    heads: Vec<HeadCache>,
-}
-
-impl Hooks<f64> for Keep<'_> {
-    fn head_start(&mut self, _head: usize, _q: Cols<f64>, _k: Cols<f64>, _v: Cols<f64>) -> Result<()> {
-        let zeros = || Matrix::zeros(self.t_q, self.t_k); // (T_q, T_k)
-        self.heads.push(HeadCache { weights: zeros(), dropout: self.dropout.map(|_| (zeros(), zeros())) });
         Ok(())
     }
 
-    /// Pass 6: one `next_unit()` per entry, row-major over the head's `T_q × T_k` (the blocks
-    /// come in row order); an entry is dropped when its draw is `< p`, `factor ∈ {0, 1/(1−p)}`
-    /// and `used = weights ⊙ factor`.
-    fn weights(&mut self, _head: usize, first: usize, weights: &mut [f64], _n_keys: usize) -> Result<()> {
-        let at = first * self.t_k; // f64 computes every key: the block is rows × T_k
+    /// Decoding with a KV cache: projects `x` (`[B, T_new, C]`, B as the cache's once it has
+    /// one), rotates Q and K at positions `cache.length() …`, appends K and V to the cache and
+    /// attends causally over everything it holds (with `mask.window`, the cache then drops the
+    /// keys no later query can see). Row for row this is one causal `forward` over the whole
+    /// sequence. Keeps nothing for `backward`. On an error the cache is unchanged.
+    pub fn forward_cached(&mut self, x: &[Matrix], cache: &mut KvCache, options: &ForwardOptions) -> Result<ForwardOutput> {
+        check_cached(self, cache, x.len(), options)?;
+        let (t_new, _) = self.check_inputs(x, x, x, options)?;
+        let (data, _, c) = flatten(x);
+        let (result, t_all) = self.forward_cached_f64(Batch::new(&data, x.len(), t_new, c), cache, options)?;
+        self.matrices(result, x.len(), t_new, t_all, options)
+    }
+
+    /// [`Self::forward_cached`] on a flat batch (checked already): the cache holds f64.
+    /// Returns the results and the keys they attended over.
+    fn forward_cached_f64(&mut self, x: Batch<f64>, cache: &mut KvCache, options: &ForwardOptions) -> Result<(BatchOutput<f64>, usize)> {
+        let (b, t_new, c, h) = (x.items, x.rows, self.embed_dim, self.number_of_heads);
+        let kv_c = self.kv_heads * self.head_dimensions;
+        let held = cache.held();
+        check_cached_budget(self, b, t_new, held + t_new, options.need_weights)?;
+        let w = <f64 as LayerKernel>::prepared(self);
+        let per_item = if options.average_weights { 1 } else { h };
+        let t_all = held + t_new;
+        let mut output = vec![0.0; b * t_new * c];
+        let mut weights = options.need_weights.then(|| vec![0.0; b * per_item * t_new * t_all]);
+        let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
+        let mut workspace = Workspace::new();
+        // the cache grows in place; on an error every item is cut back to what it held
+        if cache.keys.is_empty() {
+            cache.keys = vec![Matrix::zeros(0, kv_c); b];
+            cache.values = vec![Matrix::zeros(0, kv_c); b];
+        }
+        for item in 0..b {
+            let x_i = x.item(item);
+            let out = &mut output[item * t_new * c..(item + 1) * t_new * c];
+            let item_weights = weights.as_mut().map(|all| &mut all[item * per_item * t_new * t_all..(item + 1) * per_item * t_new * t_all]);
+            let step = || -> Result<()> {
+                // 1. Project the new rows; rotate Q and K at their positions
+                let (q, k_new, v_new) = self.project_item(&w, (x_i, t_new), (x_i, t_new), x_i, Positions { query: cache.length, key: cache.length })?;
+                // Append K and V to what the cache holds: (held + T_new, C_kv)
+                cache.keys[item].append_rows(&Matrix::new(t_new, kv_c, k_new)?)?;
+                cache.values[item].append_rows(&Matrix::new(t_new, kv_c, v_new)?)?;
+                // 2–7. The engine over every held key: query i at position length + i, key j at start + j
+                let positions = Positions { query: cache.length, key: cache.start };
+                let (k, v) = (cache.keys[item].data(), cache.values[item].data());
+                let hook = Keep { t_q: t_new, t_k: t_all, dropout: None, rng: &mut rng, heads: Vec::new() };
+                let (concat, kept) = self.attend_item(&q, k, v, &options.mask, positions, &mut workspace, hook, options.need_weights, None)?;
+                if let Some(all) = item_weights {
+                    for (head, cache) in kept.iter().enumerate() {
+                        if options.average_weights {
+                            all.iter_mut().zip(&cache.weights).for_each(|(m, &x)| *m += x);
+                        } else {
+                            all[head * t_new * t_all..(head + 1) * t_new * t_all].copy_from_slice(&cache.weights);
+                        }
+                    }
+                    if options.average_weights {
+                        all.iter_mut().for_each(|m| *m /= h as f64);
+                    }
+                }
+                // 8. Output projection
+                <f64 as LayerKernel>::project(&concat, t_new, w.w[3], w.bias(3), out); // (T_new, C)
+                <f64 as LayerKernel>::refuse_projection(out, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))
+            };
+            if let Err(e) = step() {
+                for m in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
+                    m.keep_rows(0, held);
+                }
+                if cache.items == 0 {
+                    cache.keys.clear();
+                    cache.values.clear();
+                }
+                return Err(at_item(e, options.batched, item));
+            }
+        }
+        // commit. With a window w no later query sees a position before length + 1 − w; those rows
+        // are dropped once they are w or more (so the cache holds fewer than 2·w positions, and
+        // dropping costs O(1) per token amortised)
+        cache.items = b;
+        cache.length += t_new;
+        if let Some(w) = options.mask.window {
+            let visible_from = (cache.length + 1).saturating_sub(w).max(cache.start);
+            if visible_from - cache.start >= w.max(1) {
+                let drop = visible_from - cache.start;
+                for m in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
+                    let rows = m.rows();
+                    m.keep_rows(drop, rows);
+                }
+                cache.start = visible_from;
+            }
+        }
+        self.dropout_rng = rng;
+        self.kept = None;
+        self.last_forward = LastForward::Cached;
+        Ok((BatchOutput { output, weights }, t_all))
+    }
+
+    /// [`Self::forward_cached`] on a flat batch of either precision, `[B, T_new, C]`: f32 runs in
+    /// f64 (the cache holds f64) and its results are rounded once.
+    pub fn forward_cached_batch<F: LayerKernel>(&mut self, x: Batch<F>, cache: &mut KvCache, options: &ForwardOptions) -> Result<BatchOutput<F>> {
+        check_cached(self, cache, x.items, options)?;
+        self.check_batches(&x, &x, &x, options)?;
+        let wide: Vec<f64> = x.data.iter().map(|&v| v.to_f64()).collect();
+        let (result, _) = self.forward_cached_f64(Batch::new(&wide, x.items, x.rows, x.cols), cache, options)?;
+        // attention weights lie in [0, 1]: rounding cannot overflow
+        Ok(BatchOutput { output: F::from_wide(result.output, x.items, self.embed_dim, options.batched, "output")?, weights: result.weights.map(|w| w.into_iter().map(F::from_f64).collect()) })
+    }
+}
+
+/// The engine's hook of a forward that keeps: every head's softmax weights are kept for
+/// `backward` and, in training with `p > 0`, pass 5's dropout is applied to them before the
+/// weighted sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the blocks come
+/// in row order), including the keys a causal block skips (masked: their weight is 0 either way);
+/// an entry is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0, 1/(1−p)}`.
+struct Keep<'a, F> {
+    t_q: usize,
+    t_k: usize,
+    /// `(p, 1/(1−p) in F)`.
+    dropout: Option<(f64, F)>,
+    rng: &'a mut SplitMix64,
+    heads: Vec<HeadCache<F>>,
+}
+
+impl<F: Real> Hooks<F> for Keep<'_, F> {
+    fn head_start(&mut self, _head: usize, _q: Cols<F>, _k: Cols<F>, _v: Cols<F>) -> Result<()> {
+        let n = self.t_q * self.t_k; // (T_q, T_k)
+        self.heads.push(HeadCache { weights: vec![F::ZERO; n], kept: self.dropout.map(|_| vec![false; n]), used: None });
+        Ok(())
+    }
+
+    fn weights(&mut self, _head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
         let head = self.heads.last_mut().ok_or_else(|| AttentionError::State("weights before any head".into()))?;
-        head.weights.data_mut()[at..at + weights.len()].copy_from_slice(weights);
-        if let (Some(p), Some((factor, used))) = (self.dropout, head.dropout.as_mut()) {
-            let keep_scale = 1.0 / (1.0 - p);
-            for (n, x) in weights.iter_mut().enumerate() {
-                let f = if self.rng.next_unit() < p { 0.0 } else { keep_scale };
-                factor.data_mut()[at + n] = f;
-                *x *= f;
-                used.data_mut()[at + n] = *x;
+        for (i, row) in weights.chunks_exact_mut(n_keys).enumerate() {
+            let at = (first + i) * self.t_k;
+            head.weights[at..at + n_keys].copy_from_slice(row);
+            if let (Some((p, keep_scale)), Some(kept)) = (self.dropout, head.kept.as_mut()) {
+                for j in 0..self.t_k {
+                    let keep = self.rng.next_unit() >= p; // dropped when the draw is < p
+                    kept[at + j] = keep;
+                    if j < n_keys {
+                        row[j] = row[j] * if keep { keep_scale } else { F::ZERO };
+                    }
+                }
             }
         }
         Ok(())
     }
 }
 
-/// The element-wise mean of the heads' `(T_q, T_k)` weights (summed in head order, then divided).
-fn mean_over_heads(heads: &[Matrix]) -> Matrix {
-    let mut mean = Matrix::zeros(heads[0].rows(), heads[0].cols());
-    for head in heads {
-        for (m, &x) in mean.data_mut().iter_mut().zip(head.data()) {
-            *m += x;
+/// The engine's hook of an evaluation forward that keeps nothing but returns the weights: every
+/// head's softmax weights written into `[h, T_q, T_k]`, row-major (keys a causal block skips stay
+/// as they are: zeros).
+struct WriteWeights<'a, F> {
+    out: &'a mut [F],
+    t_q: usize,
+    t_k: usize,
+}
+
+impl<F: Real> Hooks<F> for WriteWeights<'_, F> {
+    fn weights(&mut self, head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
+        for (i, row) in weights.chunks_exact(n_keys).enumerate() {
+            let at = (head * self.t_q + first + i) * self.t_k;
+            self.out[at..at + n_keys].copy_from_slice(row);
         }
+        Ok(())
     }
-    let n = heads.len() as f64;
-    mean.data_mut().iter_mut().for_each(|m| *m /= n);
-    mean
 }
 
 /// The checks of a cached forward: this layer's cache, the same B, causal, no explicit mask,

@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::engine::Batch;
-use crate::layer::LayerFloat;
+use crate::layer::LayerKernel;
 use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::{Matrix, MAX_ELEMENTS};
@@ -511,7 +511,7 @@ impl TypedValues {
 }
 
 /// A precision JS typed arrays come in: `f32` (Float32Array) or `f64` (Float64Array).
-pub trait Element: LayerFloat {
+pub trait Element: LayerKernel {
     /// The typed array's name, as messages use it.
     const ARRAY: &'static str;
     /// The values if they are of this precision.

@@ -509,8 +509,8 @@ impl OnTyped<1> for LayerForward<'_> {
         let id = self.cache.ok_or_else(|| AttentionError::State("a typed forward of one input needs a cache".into()))?;
         let view = x.view();
         let held = with_cache(id, |cache| Ok(cache.held()))?;
-        let (output, weights) = with_cache(id, |cache| F::forward_cached_batch(self.layer, view, cache, &self.options))?;
-        write_forward(&self.options, self.layer.number_of_heads(), (view.items, view.rows, view.cols, held + view.rows), F::wrap(output), weights.map(F::wrap))
+        let result = with_cache(id, |cache| self.layer.forward_cached_batch(view, cache, &self.options))?;
+        write_forward(&self.options, self.layer.number_of_heads(), (view.items, view.rows, view.cols, held + view.rows), F::wrap(result.output), result.weights.map(F::wrap))
     }
 }
 
@@ -518,8 +518,8 @@ impl OnTyped<3> for LayerForward<'_> {
     type Out = JsValue;
     fn call<F: Element>(self, [query, key, value]: [Typed<F>; 3]) -> Result<JsValue> {
         let (q, k) = (query.view(), key.view());
-        let (output, weights) = F::forward_batch(self.layer, q, k, value.view(), &self.options)?;
-        write_forward(&self.options, self.layer.number_of_heads(), (q.items, q.rows, q.cols, k.rows), F::wrap(output), weights.map(F::wrap))
+        let result = self.layer.forward_batch(q, k, value.view(), &self.options)?;
+        write_forward(&self.options, self.layer.number_of_heads(), (q.items, q.rows, q.cols, k.rows), F::wrap(result.output), result.weights.map(F::wrap))
     }
 }
 
@@ -647,7 +647,7 @@ impl OnTyped<1> for LayerBackward<'_> {
     fn call<F: Element>(self, [grad]: [Typed<F>; 1]) -> Result<JsValue> {
         let view = grad.view();
         let batched = grad.shape.len() == 3;
-        let [query, key, value] = F::backward_batch(self.layer, view, batched)?;
+        let layer::BatchGrads { query, key, value } = self.layer.backward_batch(view, batched)?;
         // each gradient has its input's shape: [B, T, C] or [T, C], T from its length
         let write = |values: Vec<F>| {
             let (b, c) = (view.items, view.cols);

@@ -7,7 +7,8 @@ use super::convert::{
     is_typed_candidate, js_result, read_count, read_matrix, read_typed_matrix, read_typed_weight, write_matrix, write_typed, Options, TypedValues,
 };
 use crate::error::{AttentionError, Result};
-use crate::layer::{projected_self_attention as projected, projected_self_attention_f32 as projected_f32, BatchF32, ProjectedOptions};
+use crate::layer::{projected_self_attention as projected, projected_self_attention_f32 as projected_f32, ProjectedOptions};
+use crate::engine::Batch;
 use crate::matrix::Matrix;
 use crate::multi_head::HeadSplit;
 
@@ -106,7 +107,7 @@ fn projected_typed(x: &JsValue, options: &JsValue) -> Result<JsValue> {
             }
             TypedValues::F64(out)
         }
-        TypedValues::F32(data) => TypedValues::F32(projected_f32(BatchF32::new(data, b, t, c), x.batch().is_some(), options)?),
+        TypedValues::F32(data) => TypedValues::F32(projected_f32(Batch::new(data, b, t, c), x.batch().is_some(), options)?),
     };
     Ok(write_typed(&values, &x.shape))
 }
