@@ -329,3 +329,265 @@ fn refuse_parameter_gradients<F: LayerKernel>(grads: &Weights<F>) -> Result<()> 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! The f32 backward against the f64 derivative of the same kept values, entry by entry within
+    //! the module docs' bound `γ_K·m`, and its errors.
+    use super::super::{ForwardOptions, InputGrads, Kept, LayerConfig};
+    use super::*;
+    use crate::layer::forward::HeadCache;
+    use crate::engine::Rope;
+    use crate::mask::{BoolMatrix, Mask};
+    use crate::testing::{assert_within_bounds, seeded_matrix};
+
+    const U32: f64 = 1.0 / (1u64 << 24) as f64;
+    const U64: f64 = f64::EPSILON / 2.0;
+
+    fn gamma(k: usize, u: f64) -> f64 {
+        k as f64 * u / (1.0 - k as f64 * u)
+    }
+
+    fn abs(m: &Matrix) -> Matrix {
+        Matrix::new(m.rows(), m.cols(), m.data().iter().map(|x| x.abs()).collect()).unwrap()
+    }
+
+    fn add_into(target: &mut [f64], addend: &[f64]) {
+        target.iter_mut().zip(addend).for_each(|(t, &a)| *t += a);
+    }
+
+    /// `m` rotated back by RoPE in magnitudes: `|a|·|cos| + |b|·|sin|`, `|b|·|cos| + |a|·|sin|`.
+    fn unrotated_magnitudes(rope: Rope, m: &Matrix, d: usize, position: usize) -> Matrix {
+        let half = d / 2;
+        // cos θ in column i and sin θ in column i + d/2 of every head: (1, 0) rotated
+        let mut unit: Matrix = Matrix::new(m.rows(), m.cols(), (0..m.rows() * m.cols()).map(|n| if n % m.cols() % d < half { 1.0 } else { 0.0 }).collect()).unwrap();
+        let cols = m.cols();
+        rope.rotate(unit.data_mut(), cols, d, position, false);
+        let mut out = m.clone();
+        for r in 0..m.rows() {
+            for head in 0..cols / d {
+                for i in 0..half {
+                    let (a, b) = (m.get(r, head * d + i).abs(), m.get(r, head * d + i + half).abs());
+                    let (cos, sin) = (unit.get(r, head * d + i).abs(), unit.get(r, head * d + i + half).abs());
+                    out.row_mut(r)[head * d + i] = a * cos + b * sin;
+                    out.row_mut(r)[head * d + i + half] = b * cos + a * sin;
+                }
+            }
+        }
+        out
+    }
+
+    /// `m` of the module docs: `backward_item` with every operand replaced by its absolute value.
+    fn magnitudes(layer: &MultiHeadAttention, cache: &ForwardCache<f64>, d_out: &[Matrix]) -> (InputGrads, Weights) {
+        let w = layer.weights();
+        let (d, h, kv_heads) = (layer.head_dimensions(), layer.number_of_heads(), layer.kv_heads());
+        let group = h / kv_heads;
+        let scale = attention_scale::<f64>(d);
+        let mut params = w.zeros_like();
+        let mut inputs = InputGrads { query: vec![], key: vec![], value: vec![] };
+        let (t_q, t_k, c) = (cache.t_q, cache.t_k, layer.embed_dim());
+        let kv_c = kv_heads * d;
+        let m = |rows: usize, cols: usize, v: &[f64]| Matrix::new(rows, cols, v.to_vec()).unwrap();
+        for (cached, g) in cache.items.iter().zip(d_out) {
+            let item = Item {
+                concat: m(t_q, c, &cached.concat),
+                q: m(t_q, c, &cached.q),
+                k: m(t_k, kv_c, &cached.k),
+                v: m(t_k, kv_c, &cached.v),
+                x_q: m(t_q, c, &cached.x_q),
+                x_k: m(t_k, c, cached.x_k()),
+                x_v: m(t_k, c, cached.x_v()),
+            };
+            let g = abs(g);
+            let m_concat = g.matmul_transposed(&abs(&w.w_o)).unwrap();
+            params.w_o.add_assign(&abs(&item.concat).transposed_matmul(&g).unwrap()).unwrap();
+            if let Some(b) = &mut params.biases {
+                add_into(&mut b.b_o, &g.column_sums());
+            }
+            let (mut m_q, mut m_k, mut m_v): (Vec<Matrix>, Vec<Matrix>, Vec<Matrix>) = (vec![], vec![], vec![]);
+            for (head, kept) in cached.heads.iter().enumerate() {
+                let (used, factor, weights) = head_matrices(kept, cache.keep_scale, t_q, t_k);
+                let kv = head / group;
+                let q_h = abs(&item.q.slice_columns(head * d, (head + 1) * d).unwrap());
+                let k_h = abs(&item.k.slice_columns(kv * d, (kv + 1) * d).unwrap());
+                let v_h = abs(&item.v.slice_columns(kv * d, (kv + 1) * d).unwrap());
+                let m_context = m_concat.slice_columns(head * d, (head + 1) * d).unwrap();
+                let m_used = m_context.matmul_transposed(&v_h).unwrap();
+                let m_v_h = abs(&used).transposed_matmul(&m_context).unwrap();
+                let m_weights = match &factor {
+                    Some(factor) => m_used.hadamard(&abs(factor)).unwrap(),
+                    None => m_used,
+                };
+                let mut m_scaled = Matrix::zeros(m_weights.rows(), m_weights.cols());
+                for r in 0..m_weights.rows() {
+                    let (wr, gr) = (weights.row(r), m_weights.row(r));
+                    let mean: f64 = wr.iter().zip(gr).map(|(a, b)| a.abs() * b).sum();
+                    for (j, out) in m_scaled.row_mut(r).iter_mut().enumerate() {
+                        *out = wr[j].abs() * (gr[j] + mean);
+                    }
+                }
+                let m_scores = m_scaled.scale(scale);
+                m_q.push(m_scores.matmul(&k_h).unwrap());
+                let m_k_h = m_scores.transposed_matmul(&q_h).unwrap();
+                if head % group == 0 {
+                    m_k.push(m_k_h);
+                    m_v.push(m_v_h);
+                } else {
+                    m_k[kv].add_assign(&m_k_h).unwrap();
+                    m_v[kv].add_assign(&m_v_h).unwrap();
+                }
+            }
+            let (mut m_q, mut m_k, m_v) = (Matrix::concat_columns(&m_q).unwrap(), Matrix::concat_columns(&m_k).unwrap(), Matrix::concat_columns(&m_v).unwrap());
+            if let Some(rope) = layer.rope() {
+                m_q = unrotated_magnitudes(rope, &m_q, d, cache.positions.query);
+                m_k = unrotated_magnitudes(rope, &m_k, d, cache.positions.key);
+            }
+            inputs.query.push(m_q.matmul_transposed(&abs(&w.w_q)).unwrap());
+            inputs.key.push(m_k.matmul_transposed(&abs(&w.w_k)).unwrap());
+            inputs.value.push(m_v.matmul_transposed(&abs(&w.w_v)).unwrap());
+            params.w_q.add_assign(&abs(&item.x_q).transposed_matmul(&m_q).unwrap()).unwrap();
+            params.w_k.add_assign(&abs(&item.x_k).transposed_matmul(&m_k).unwrap()).unwrap();
+            params.w_v.add_assign(&abs(&item.x_v).transposed_matmul(&m_v).unwrap()).unwrap();
+            if let Some(b) = &mut params.biases {
+                add_into(&mut b.b_q, &m_q.column_sums());
+                add_into(&mut b.b_k, &m_k.column_sums());
+                add_into(&mut b.b_v, &m_v.column_sums());
+            }
+        }
+        (inputs, params)
+    }
+
+    /// One item's kept values as matrices.
+    struct Item {
+        concat: Matrix,
+        q: Matrix,
+        k: Matrix,
+        v: Matrix,
+        x_q: Matrix,
+        x_k: Matrix,
+        x_v: Matrix,
+    }
+
+    /// A head's `used` weights, its dropout factors (0 or the scale) and its softmax weights, `(T_q, T_k)`.
+    fn head_matrices(head: &HeadCache<f64>, keep_scale: Option<f64>, t_q: usize, t_k: usize) -> (Matrix, Option<Matrix>, Matrix) {
+        let mut used = vec![0.0; t_q * t_k];
+        head.used_into(keep_scale, &mut used);
+        let factor = head.kept.as_ref().zip(keep_scale).map(|(kept, s)| Matrix::new(t_q, t_k, kept.iter().map(|&k| if k { s } else { 0.0 }).collect()).unwrap());
+        (Matrix::new(t_q, t_k, used).unwrap(), factor, Matrix::new(t_q, t_k, head.weights.clone()).unwrap())
+    }
+
+    /// A batch of seeded values in f32, flat `[B, T, C]`.
+    fn values(b: usize, t: usize, c: usize, seed: u64) -> Vec<f32> {
+        (0..b).flat_map(|i| seeded_matrix(t, c, seed + 100 * i as u64).into_data()).map(|x| x as f32).collect()
+    }
+
+    fn flat(items: &[Matrix]) -> Vec<f64> {
+        items.iter().flat_map(|m| m.data().to_vec()).collect()
+    }
+
+    /// A layer from `config` with seeded non-zero biases (zero ones would hide bias mistakes).
+    fn layer(config: &LayerConfig) -> MultiHeadAttention {
+        let mut layer = MultiHeadAttention::new(config).unwrap();
+        let mut weights = layer.weights().clone();
+        if let Some(b) = &mut weights.biases {
+            for (i, v) in [&mut b.b_q, &mut b.b_k, &mut b.b_v, &mut b.b_o].into_iter().enumerate() {
+                *v = seeded_matrix(1, v.len(), 60 + i as u64).data().iter().map(|x| x * 0.5).collect();
+            }
+        }
+        layer.set_weights(weights).unwrap();
+        layer
+    }
+
+    /// One case: the f32 training forward, `backward_f32`, then `backward` (the f64 derivative of
+    /// the same kept values); every gradient within `(γ_K(2^-24) + γ_K(2^-53))·m`. Returns the
+    /// largest `|got − want| / bound` over the gradients.
+    #[allow(clippy::too_many_arguments)]
+    fn within_the_bound(label: &str, config: &LayerConfig, b: usize, t_q: usize, t_k: usize, cross: bool, mask: Mask, batched: bool) -> f64 {
+        let mut layer = layer(config);
+        let (c, d) = (layer.embed_dim(), layer.head_dimensions());
+        let kv_c = layer.kv_heads() * d;
+        let g_heads = layer.number_of_heads() / layer.kv_heads();
+        let x_q = values(b, t_q, c, 1);
+        let (x_k, x_v) = if cross { (values(b, t_k, c, 2), values(b, t_k, c, 3)) } else { (x_q.clone(), x_q.clone()) };
+        let options = ForwardOptions { mask, training: true, batched, ..ForwardOptions::default() };
+        layer
+            .forward_batch(Batch::new(&x_q, b, t_q, c), Batch::new(&x_k, b, t_k, c), Batch::new(&x_v, b, t_k, c), &options)
+            .unwrap();
+        let g = values(b, t_q, c, 4);
+        let got = layer.backward_batch(Batch::new(&g, b, t_q, c), batched).unwrap();
+        let got_params = layer.grads().unwrap().clone();
+        let d_out: Vec<Matrix> = (0..b).map(|i| Matrix::new(t_q, c, g[i * t_q * c..(i + 1) * t_q * c].iter().map(|&x| f64::from(x)).collect()).unwrap()).collect();
+        let Some(Kept::F32(kept)) = &layer.kept else { panic!("an f32 training forward keeps") };
+        let cache = kept.widen();
+        let (m_inputs, m_params) = magnitudes(&layer, &cache, &d_out);
+        let want = layer.backward(&d_out, batched).unwrap();
+        let want_params = layer.grads().unwrap().clone();
+        // K per gradient (module docs)
+        let k_q = c + d + 2 * t_k + 9;
+        let k_k = c + d + t_k + t_q + g_heads + 8;
+        let k_v = c + t_q + g_heads - 1;
+        let ks = [("query", k_q + c), ("key", k_k + kv_c), ("value", k_v + kv_c)];
+        let mut worst = 0.0f64;
+        let mut check = |name: &str, k: usize, got: &[f64], want: &[f64], m: &[f64]| {
+            let bound: Vec<f64> = m.iter().map(|&m| (gamma(k, U32) + gamma(k, U64)) * m).collect();
+            let ratio = assert_within_bounds(&format!("{label}: {name}"), got, want, &bound);
+            worst = worst.max(ratio);
+        };
+        for ((name, k), (got, (want, m))) in ks.iter().zip([
+            (&got.query, (&want.query, &m_inputs.query)),
+            (&got.key, (&want.key, &m_inputs.key)),
+            (&got.value, (&want.value, &m_inputs.value)),
+        ]) {
+            let got: Vec<f64> = got.iter().map(|&x| f64::from(x)).collect();
+            check(name, *k, &got, &flat(want), &flat(m));
+        }
+        let param_k = |name: &str| match name {
+            "W_Q" | "b_Q" => k_q + t_q + b,
+            "W_K" | "b_K" | "W_V" | "b_V" => (if name.ends_with('K') { k_k } else { k_v }) + t_k + b,
+            _ => t_q + b,
+        };
+        for (((name, got), (_, want)), (_, m)) in got_params.tensors().into_iter().zip(want_params.tensors()).zip(m_params.tensors()) {
+            check(&format!("grads().{name}"), param_k(name), got, want, m);
+        }
+        eprintln!("{label}: worst |f32 − f64| / bound = {worst:.4}");
+        worst
+    }
+
+    #[test]
+    fn all_finite_sees_every_non_finite_value_in_lanes_and_tail() {
+        for len in [0, 1, 7, 8, 9, 17, 64] {
+            assert!(<f32 as LayerKernel>::all_finite(&vec![f32::MAX; len]));
+            for at in 0..len {
+                for bad in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+                    let mut v = vec![-1.5f32; len];
+                    v[at] = bad;
+                    assert!(!<f32 as LayerKernel>::all_finite(&v), "{bad} at {at} of {len}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gradients_agree_with_the_f64_derivative_within_the_stated_bound() {
+        let base = |c, h| LayerConfig { seed: 11, ..LayerConfig::new(c, h) };
+        let t_q = 80;
+        let table: Vec<bool> = (0..t_q * 130).map(|n| (n * 7919) % 5 != 0).collect();
+        let explicit = Mask { causal: false, allowed: Some(BoolMatrix::new(t_q, 130, table).unwrap()), window: None };
+        let window = Mask { causal: true, allowed: None, window: Some(17) };
+        let mut worst = 0.0f64;
+        // blocks past 64 rows, causal, bias, a batch of 2
+        worst = worst.max(within_the_bound("causal", &base(16, 4), 2, 70, 70, false, Mask::causal(), true));
+        // cross-attention with an explicit mask, grouped heads and dropout
+        let gqa = LayerConfig { kv_heads: 2, dropout: 0.3, ..base(16, 4) };
+        worst = worst.max(within_the_bound("cross+gqa+dropout", &gqa, 2, t_q, 130, true, explicit, true));
+        // RoPE, a causal window, one K/V head, dropout, no bias, unbatched
+        let rope = LayerConfig { kv_heads: 1, dropout: 0.1, bias: false, rope: Some(Rope::default()), ..base(32, 4) };
+        worst = worst.max(within_the_bound("rope+window+mqa", &rope, 1, 100, 100, false, window, false));
+        // RoPE on cross-attention (queries the last T_q of T_k positions), batch of 3
+        let rope_cross = LayerConfig { rope: Some(Rope { base: 100.0 }), ..base(8, 2) };
+        worst = worst.max(within_the_bound("rope+cross", &rope_cross, 3, 66, 129, true, Mask::none(), true));
+        // tiny: one head, T = 3
+        worst = worst.max(within_the_bound("tiny", &base(4, 1), 1, 3, 3, false, Mask::causal(), false));
+        assert!(worst > 0.0, "the f32 backward rounded nothing: it cannot be computing in f32");
+    }
+}

@@ -671,3 +671,301 @@ pub(super) fn check_cached(layer: &MultiHeadAttention, cache: &KvCache, batch: u
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! The f32 forward against the f64 one, and its errors.
+    use super::*;
+    use crate::error::AttentionError;
+    use crate::layer::{ForwardOutput, Kept, LayerConfig, Weights};
+    use crate::mask::{BoolMatrix, Mask};
+    use crate::matrix::Matrix;
+    use crate::testing::seeded_matrix;
+
+    type BatchF32<'a> = Batch<'a, f32>;
+
+    fn layer(c: usize, h: usize, bias: bool, seed: u64) -> MultiHeadAttention {
+        let mut layer = MultiHeadAttention::new(&LayerConfig { bias, seed, ..LayerConfig::new(c, h) }).unwrap();
+        // non-zero biases, so that a bias mistake shows
+        let mut weights = layer.weights().clone();
+        if let Some(b) = &mut weights.biases {
+            for (i, v) in [&mut b.b_q, &mut b.b_k, &mut b.b_v, &mut b.b_o].into_iter().enumerate() {
+                *v = seeded_matrix(1, c, seed + 50 + i as u64).into_data();
+            }
+        }
+        layer.set_weights(weights).unwrap();
+        layer
+    }
+
+    /// A batch as f64 matrices (rounded through f32, so both paths see the same inputs) and as flat f32.
+    fn batch(b: usize, t: usize, c: usize, seed: u64) -> (Vec<Matrix>, Vec<f32>) {
+        let items: Vec<Matrix> = (0..b).map(|i| seeded_matrix(t, c, seed + 100 * i as u64).cast::<f32>().cast()).collect();
+        let flat = items.iter().flat_map(|m| m.data().iter().map(|&x| x as f32)).collect();
+        (items, flat)
+    }
+
+    fn assert_near(got: &[f32], want: impl IntoIterator<Item = f64>, tolerance: f64) {
+        let want: Vec<f64> = want.into_iter().collect();
+        assert_eq!(got.len(), want.len());
+        for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+            assert!((*a as f64 - b).abs() <= tolerance, "element {i}: {a} vs {b}");
+        }
+    }
+
+    fn flat(output: &ForwardOutput) -> Vec<f64> {
+        output.output.iter().flat_map(|m| m.data().to_vec()).collect()
+    }
+
+    #[test]
+    fn agrees_with_the_f64_forward_across_blocks_masks_batches_and_cross_attention() {
+        // T_q = 70 spans two query blocks; T_k = 90 differs (cross-attention)
+        let (b, t_q, t_k, c, h) = (2, 70, 90, 12, 3);
+        let (xq, fq) = batch(b, t_q, c, 1);
+        let (xk, fk) = batch(b, t_k, c, 2);
+        let (xv, fv) = batch(b, t_k, c, 3);
+        let table: Vec<bool> = (0..t_q * t_k).map(|n| (n * 7919) % 5 != 0).collect();
+        let explicit = BoolMatrix::new(t_q, t_k, table).unwrap();
+        let masks = [Mask::none(), Mask::causal(), Mask { causal: false, allowed: Some(explicit.clone()), window: None }, Mask { causal: true, allowed: Some(explicit), window: None }];
+        for bias in [true, false] {
+            let mut layer = layer(c, h, bias, 7);
+            for mask in &masks {
+                for (need_weights, average_weights) in [(false, false), (true, false), (true, true)] {
+                    let options = ForwardOptions { mask: mask.clone(), need_weights, average_weights, training: false, batched: true };
+                    let want = layer.forward(&xq, &xk, &xv, &options).unwrap();
+                    let (q, k, v) = (BatchF32::new(&fq, b, t_q, c), BatchF32::new(&fk, b, t_k, c), BatchF32::new(&fv, b, t_k, c));
+                    let got = layer.forward_batch(q, k, v, &options).unwrap();
+                    assert_near(&got.output, flat(&want), 1e-4);
+                    match (&got.weights, &want.weights) {
+                        (None, None) => {}
+                        (Some(got), Some(want)) => assert_near(got, want.iter().flatten().flat_map(|m| m.data().to_vec()), 1e-5),
+                        _ => panic!("weights present in one path only"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn weights_are_packed_per_set_of_weights() {
+        let (c, t) = (8, 5);
+        let mut layer = layer(c, 2, true, 3);
+        let (x, fx) = batch(1, t, c, 9);
+        let input = BatchF32::new(&fx, 1, t, c);
+        let options = ForwardOptions::default();
+        let before = layer.forward_batch(input, input, input, &options).unwrap();
+        assert!(layer.packed_f32.is_some());
+        // new weights must be used by the next f32 forward (the packed ones are dropped)
+        let mut weights = layer.weights().clone();
+        weights.w_o = seeded_matrix(c, c, 77);
+        layer.set_weights(weights).unwrap();
+        assert!(layer.packed_f32.is_none());
+        let after = layer.forward_batch(input, input, input, &options).unwrap();
+        assert_ne!(before.output, after.output);
+        let want = layer.forward(&x, &x, &x, &options).unwrap();
+        assert_near(&after.output, flat(&want), 1e-5);
+    }
+
+    #[test]
+    fn backward_after_an_f32_forward_is_refused_and_an_f64_forward_restores_it() {
+        let (c, t) = (4, 3);
+        let mut layer = layer(c, 2, true, 1);
+        let (x, fx) = batch(1, t, c, 2);
+        let input = BatchF32::new(&fx, 1, t, c);
+        layer.forward(&x, &x, &x, &ForwardOptions::default()).unwrap();
+        layer.forward_batch(input, input, input, &ForwardOptions::default()).unwrap();
+        assert!(layer.last_forward_f32());
+        let err = layer.backward(&x, false).unwrap_err();
+        assert!(matches!(err, AttentionError::State(_)));
+        assert!(err.message().starts_with("backward cannot differentiate a Float32Array forward"), "{err}");
+        layer.forward(&x, &x, &x, &ForwardOptions::default()).unwrap();
+        assert!(!layer.last_forward_f32());
+        layer.backward(&x, false).unwrap();
+    }
+
+    #[test]
+    fn training_without_dropout_is_the_evaluation_forward_bit_for_bit() {
+        // blocks past 64 rows, cross-attention, GQA, RoPE, masks, a batch: the hook keeps, changes nothing
+        let (b, t_q, t_k, c, h) = (2, 70, 90, 16, 4);
+        let config = LayerConfig { kv_heads: 2, rope: Some(crate::engine::Rope::default()), seed: 5, ..LayerConfig::new(c, h) };
+        let mut layer = MultiHeadAttention::new(&config).unwrap();
+        let (_, fq) = batch(b, t_q, c, 1);
+        let (_, fk) = batch(b, t_k, c, 2);
+        let (_, fv) = batch(b, t_k, c, 3);
+        let (q, k, v) = (BatchF32::new(&fq, b, t_q, c), BatchF32::new(&fk, b, t_k, c), BatchF32::new(&fv, b, t_k, c));
+        for mask in [Mask::none(), Mask::causal(), Mask { causal: true, allowed: None, window: Some(9) }] {
+            for average_weights in [false, true] {
+                let eval = ForwardOptions { mask: mask.clone(), need_weights: true, average_weights, batched: true, ..ForwardOptions::default() };
+                let train = ForwardOptions { training: true, ..eval.clone() };
+                let want = layer.forward_batch(q, k, v, &eval).unwrap();
+                let got = layer.forward_batch(q, k, v, &train).unwrap();
+                assert_eq!(got, want);
+                assert!(matches!(layer.kept, Some(Kept::F32(_))) && !layer.last_forward_f32());
+            }
+        }
+    }
+
+    #[test]
+    fn training_drops_the_f64_paths_entries_and_agrees_with_its_output() {
+        let (c, t, b) = (8, 70, 2);
+        let config = LayerConfig { dropout: 0.25, seed: 4, ..LayerConfig::new(c, 2) };
+        let (x, fx) = batch(b, t, c, 6);
+        let options = ForwardOptions { training: true, need_weights: true, mask: Mask::causal(), batched: true, ..ForwardOptions::default() };
+        let (mut f64_layer, mut f32_layer) = (MultiHeadAttention::new(&config).unwrap(), MultiHeadAttention::new(&config).unwrap());
+        let input = BatchF32::new(&fx, b, t, c);
+        // two passes: the generators advance alike
+        for _ in 0..2 {
+            let want = f64_layer.forward(&x, &x, &x, &options).unwrap();
+            let got = f32_layer.forward_batch(input, input, input, &options).unwrap();
+            let (Some(Kept::F64(f64_cache)), Some(Kept::F32(f32_cache))) = (&f64_layer.kept, &f32_layer.kept) else { panic!("both kept") };
+            let mut dropped = 0;
+            for (want, got) in f64_cache.items.iter().zip(&f32_cache.items) {
+                for (want, got) in want.heads.iter().zip(&got.heads) {
+                    for (&want, &kept) in want.kept.as_ref().unwrap().iter().zip(got.kept.as_ref().unwrap()) {
+                        assert_eq!(want, kept);
+                        dropped += usize::from(!kept);
+                    }
+                }
+            }
+            assert!(dropped > 0);
+            // the same weights dropped: the f32 results are the f64 ones to f32 rounding
+            assert_near(&got.output, flat(&want), 1e-4);
+            assert_near(&got.weights.unwrap(), want.weights.unwrap().iter().flatten().flat_map(|m| m.data().to_vec()), 1e-5);
+        }
+    }
+
+    #[test]
+    fn backward_of_either_precision_after_an_f32_training_forward() {
+        let (c, t, b) = (8, 5, 2);
+        let mut layer = layer(c, 2, true, 3);
+        let (_, fx) = batch(b, t, c, 6);
+        let (g, fg) = batch(b, t, c, 7);
+        let input = BatchF32::new(&fx, b, t, c);
+        let options = ForwardOptions { training: true, batched: true, ..ForwardOptions::default() };
+        layer.forward_batch(input, input, input, &options).unwrap();
+        let got = layer.backward_batch(BatchF32::new(&fg, b, t, c), true).unwrap();
+        let f32_grads = layer.grads().unwrap().clone();
+        // f64 gradOutput: the f64 derivative of the same kept values, which the f32 one rounds
+        let want = layer.backward(&g, true).unwrap();
+        for (got, want) in [(&got.query, &want.query), (&got.key, &want.key), (&got.value, &want.value)] {
+            assert_near(got, want.iter().flat_map(|m| m.data().to_vec()), 1e-5);
+        }
+        let f64_grads = layer.grads().unwrap().clone();
+        for ((name, got), (_, want)) in f32_grads.tensors().into_iter().zip(f64_grads.tensors()) {
+            // grads() widens the f32 gradients exactly
+            assert!(got.iter().all(|&x| f64::from(x as f32) == x), "{name} is not an f32 widened");
+            let got: Vec<f32> = got.iter().map(|&x| x as f32).collect();
+            assert_near(&got, want.iter().copied(), 1e-4);
+        }
+        // the wrong layout is refused by either
+        assert!(layer.backward_batch(BatchF32::new(&fg, b, t, c), false).unwrap_err().message().starts_with("gradOutput is one [T, C] matrix"));
+        assert!(layer.backward_batch(BatchF32::new(&fg[..t * c], 1, t, c), true).unwrap_err().message().starts_with("gradOutput has a batch of 1"));
+    }
+
+    #[test]
+    fn a_gradient_beyond_f32_is_refused_by_name_and_not_stored() {
+        let (c, t) = (4, 3);
+        let mut layer = layer(c, 2, true, 1);
+        let mut weights = layer.weights().clone();
+        weights.w_o = Matrix::new(c, c, vec![1e30; c * c]).unwrap();
+        layer.set_weights(weights).unwrap();
+        let (_, fx) = batch(1, t, c, 2);
+        let input = BatchF32::new(&fx, 1, t, c);
+        layer.forward_batch(input, input, input, &ForwardOptions { training: true, ..ForwardOptions::default() }).unwrap();
+        // gradOutput·W_Oᵀ: 4·1e10·1e30 passes 3.4e38 (and is finite in f64)
+        let huge = vec![1e10f32; t * c];
+        let err = layer.backward_batch(BatchF32::new(&huge, 1, t, c), false).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("d_concat[0][0] overflows to Infinity in f32"), "{err}");
+        assert!(layer.grads().is_err(), "a refused backward must not store gradients");
+        // a parameter gradient summed past f32: C = 1, W_Q = 0 (uniform weights), the rest 1; with
+        // x = gradOutput = 1e19 every entry of the pass stays finite but Σ_t x_v·d_V = 5e38
+        let mut layer = layer_with_identity(1);
+        let mut weights = layer.weights().clone();
+        weights.w_q = Matrix::zeros(1, 1);
+        layer.set_weights(weights).unwrap();
+        let big = vec![1e19f32; 5];
+        let big = BatchF32::new(&big, 1, 5, 1);
+        layer.forward_batch(big, big, big, &ForwardOptions { training: true, ..ForwardOptions::default() }).unwrap();
+        let err = layer.backward_batch(big, false).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("grads().W_V[0][0] overflows to Infinity in f32"), "{err}");
+        assert!(layer.grads().is_err());
+        // in f64 the same backward is finite
+        assert!(layer.backward(&[Matrix::new(5, 1, vec![1e19; 5]).unwrap()], false).is_ok());
+    }
+
+    #[test]
+    fn a_training_forward_beyond_the_working_set_is_refused_before_allocating() {
+        // 8 heads of 2^14 × 2^14 weights kept for backward (2^31 values): refused; evaluation mode keeps none
+        let (c, t) = (8, 1 << 14);
+        let mut layer = layer(c, 8, true, 1);
+        let x = vec![0.5f32; t * c];
+        let input = BatchF32::new(&x, 1, t, c);
+        let err = layer.forward_batch(input, input, input, &ForwardOptions { training: true, ..ForwardOptions::default() }).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("MultiHeadAttention.forward (training) with B = 1, T_q = 16384"), "{err}");
+        assert!(layer.kept.is_none());
+        // a smaller training pass fits
+        let small = BatchF32::new(&x[..128 * c], 1, 128, c);
+        assert!(layer.forward_batch(small, small, small, &ForwardOptions { training: true, ..ForwardOptions::default() }).is_ok());
+    }
+
+    /// A layer with identity projections and no bias (`output = attention(x, x, x)`).
+    fn layer_with_identity(c: usize) -> MultiHeadAttention {
+        let mut layer = MultiHeadAttention::new(&LayerConfig { bias: false, ..LayerConfig::new(c, 1) }).unwrap();
+        let identity = Matrix::new(c, c, (0..c * c).map(|i| if i % (c + 1) == 0 { 1.0 } else { 0.0 }).collect()).unwrap();
+        layer.set_weights(Weights { w_q: identity.clone(), w_k: identity.clone(), w_v: identity.clone(), w_o: identity, biases: None }).unwrap();
+        layer
+    }
+
+    #[test]
+    fn a_training_result_beyond_f32_is_refused() {
+        let (c, t) = (4, 3);
+        let mut layer = layer(c, 2, true, 1);
+        let huge = vec![3e38f32; t * c];
+        let huge = BatchF32::new(&huge, 1, t, c);
+        let training = ForwardOptions { training: true, ..ForwardOptions::default() };
+        let err = layer.forward_batch(huge, huge, huge, &training).unwrap_err();
+        // the projection 3e38·Σ|W| passes the largest f32, as in evaluation mode
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().contains("overflows to") && err.message().contains("in f32: query·W_Q + b_Q"), "{err}");
+        assert!(layer.backward_batch(huge, false).is_err(), "nothing kept by a refused forward");
+    }
+
+    #[test]
+    fn a_score_beyond_f32_is_refused_not_taken_for_a_masked_key() {
+        // identity projections: Q = query, K = key; Q row 0 · K row 0 overflows f32 on the way (the
+        // products −3.5e38, 3e38, 3e38), which a softmax would read as a masked key
+        let c = 3;
+        let mut layer = MultiHeadAttention::new(&LayerConfig { bias: false, ..LayerConfig::new(c, 1) }).unwrap();
+        let identity = Matrix::new(c, c, (0..c * c).map(|i| if i % (c + 1) == 0 { 1.0 } else { 0.0 }).collect()).unwrap();
+        layer.set_weights(Weights { w_q: identity.clone(), w_k: identity.clone(), w_v: identity.clone(), w_o: identity, biases: None }).unwrap();
+        let query = [1e19f32, 1e19, 1e19];
+        let key = [-3.5e19f32, 3e19, 3e19, 1.0, 1.0, 1.0];
+        let value = [1.0f32, 0.0, 0.0, 0.0, 1.0, 0.0];
+        let (q, k, v) = (BatchF32::new(&query, 1, 1, c), BatchF32::new(&key, 1, 2, c), BatchF32::new(&value, 1, 2, c));
+        let err = layer.forward_batch(q, k, v, &ForwardOptions::default()).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("scores_0[0][0] overflows to -Infinity in f32"), "{err}");
+        // training runs the same f32 kernels: the same refusal
+        let training = ForwardOptions { training: true, ..ForwardOptions::default() };
+        let err = layer.forward_batch(q, k, v, &training).unwrap_err();
+        assert!(err.message().starts_with("scores_0[0][0] overflows to -Infinity in f32"), "{err}");
+    }
+
+    #[test]
+    fn overflow_and_shapes_are_refused() {
+        let (c, t) = (4, 3);
+        let mut layer = MultiHeadAttention::new(&LayerConfig { dropout: 0.5, ..LayerConfig::new(c, 2) }).unwrap();
+        let (_, fx) = batch(1, t, c, 2);
+        let input = BatchF32::new(&fx, 1, t, c);
+        // without training the dropout does not apply
+        layer.forward_batch(input, input, input, &ForwardOptions::default()).unwrap();
+        // finite f32 inputs whose projection passes 3.4e38
+        let huge = vec![3e38f32; t * c];
+        let huge = BatchF32::new(&huge, 1, t, c);
+        let err = layer.forward_batch(huge, huge, huge, &ForwardOptions::default()).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().contains("overflows to"), "{err}");
+        // value rows ≠ key rows, a mask of the wrong shape
+        let (_, fv) = batch(1, t + 1, c, 3);
+        let value = BatchF32::new(&fv, 1, t + 1, c);
+        assert!(layer.forward_batch(input, input, value, &ForwardOptions::default()).unwrap_err().message().starts_with("value has T = 4 rows"));
+        let masked = ForwardOptions { mask: Mask { causal: false, allowed: Some(BoolMatrix::new(2, 2, vec![true; 4]).unwrap()), window: None }, ..ForwardOptions::default() };
+        assert!(layer.forward_batch(input, input, input, &masked).is_err());
+    }
+}
