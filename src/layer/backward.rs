@@ -46,7 +46,8 @@
 //! the f32 forward's own rounding carried through the softmax; the oracle tests bound that with
 //! their f32 error model.
 
-use super::forward::{item_name, unflatten, ForwardCache, ItemCache};
+use super::forward::{item_name, unflatten};
+use super::kept::{BatchGrads, ForwardCache, ItemCache, Kept};
 use super::kernel::{LayerKernel, Prepared};
 use super::limits::at_item;
 use super::{LastForward, MultiHeadAttention, Weights};
@@ -68,14 +69,6 @@ pub struct InputGrads {
     pub value: Vec<Matrix>,
 }
 
-/// The input gradients of [`MultiHeadAttention::backward_batch`], flat: `[B, T_q, C]`, `[B, T_k, C]`, `[B, T_k, C]`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BatchGrads<F> {
-    pub query: Vec<F>,
-    pub key: Vec<F>,
-    pub value: Vec<F>,
-}
-
 impl MultiHeadAttention {
     /// [`Self::backward_batch`] on f64 matrices, one `(T_q, C)` per item (each item's shape checked).
     pub fn backward(&mut self, grad_output: &[Matrix], batched: bool) -> Result<InputGrads> {
@@ -95,8 +88,8 @@ impl MultiHeadAttention {
     /// `(batched, B, T_q, T_k)` of what the last forward kept, in either precision.
     fn kept_shape(&self) -> Option<(bool, usize, usize, usize)> {
         match self.kept.as_ref()? {
-            super::Kept::F64(c) => Some((c.batched, c.items.len(), c.t_q, c.t_k)),
-            super::Kept::F32(c) => Some((c.batched, c.items.len(), c.t_q, c.t_k)),
+            Kept::F64(c) => Some((c.batched, c.items.len(), c.t_q, c.t_k)),
+            Kept::F32(c) => Some((c.batched, c.items.len(), c.t_q, c.t_k)),
         }
     }
 
@@ -334,9 +327,9 @@ fn refuse_parameter_gradients<F: LayerKernel>(grads: &Weights<F>) -> Result<()> 
 mod tests {
     //! The f32 backward against the f64 derivative of the same kept values, entry by entry within
     //! the module docs' bound `γ_K·m`, and its errors.
-    use super::super::{ForwardOptions, InputGrads, Kept, LayerConfig};
+    use super::super::{ForwardOptions, InputGrads, LayerConfig};
     use super::*;
-    use crate::layer::forward::HeadCache;
+    use crate::layer::kept::HeadCache;
     use crate::engine::Rope;
     use crate::mask::{BoolMatrix, Mask};
     use crate::testing::{assert_within_bounds, seeded_matrix};

@@ -10,10 +10,9 @@
 //! - `f32` rounds the weights once and packs them into panels for the SIMD kernels of
 //!   [`crate::kernels`] (`gemm_packed`), with their own order of summation.
 
-use super::backward::BatchGrads;
-use super::forward::{ForwardCache, ForwardOptions};
+use super::kept::{BatchGrads, ForwardCache, Grads, Kept};
 use super::limits::{check_backward, check_backward_f32, check_forward, check_forward_f32, refuse_projection};
-use super::{Grads, Kept, MultiHeadAttention, Weights};
+use super::{MultiHeadAttention, Weights};
 use crate::engine::{Batch, Kernel};
 use crate::error::Result;
 use crate::kernels::{gemm_packed, gemm_transposed_b, linear_prepacked_f32, packed_transpose, PackedPanels};
@@ -80,8 +79,9 @@ pub trait LayerKernel: Kernel {
     /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
     fn refuse_gradient(values: &[Self], cols: usize, name: &str) -> Result<()>;
 
-    /// The working-set check of a forward that keeps (`keep`) or does not keep what backward needs.
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, options: &ForwardOptions, keep: bool) -> Result<()>;
+    /// The working-set check of a forward that keeps (`keep`) or does not keep what backward needs,
+    /// with `(needWeights, averageWeights, training)`.
+    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, options: (bool, bool, bool), keep: bool) -> Result<()>;
     /// The working-set check of a backward over what the forward kept.
     fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()>;
 
@@ -182,9 +182,9 @@ impl LayerKernel for f64 {
         refuse_overflow(values, cols, name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
     }
 
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, options: &ForwardOptions, _keep: bool) -> Result<()> {
-        let dropout = options.training && layer.dropout > 0.0;
-        check_forward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, options.need_weights, dropout)
+    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, _, training): (bool, bool, bool), _keep: bool) -> Result<()> {
+        let dropout = training && layer.dropout > 0.0;
+        check_forward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, need_weights, dropout)
     }
 
     fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
@@ -357,8 +357,8 @@ impl LayerKernel for f32 {
         refuse_overflow_f32(values, cols, name, "this gradient, a sum of products of finite gradients and weights,")
     }
 
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, options: &ForwardOptions, keep: bool) -> Result<()> {
-        check_forward_f32(layer, b, t_q, t_k, options, keep)
+    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, _): (bool, bool, bool), keep: bool) -> Result<()> {
+        check_forward_f32(layer, b, t_q, t_k, need_weights, average_weights, keep)
     }
 
     fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {

@@ -64,15 +64,15 @@ pub(super) fn check_backward(c: usize, h: usize, batch: usize, t_q: usize, t_k: 
 /// per item: the inputs, Q, K, V, concat and the output; per head the weights (and with dropout the
 /// flags, counted as values); the returned weights; the parameters packed both ways (8·C², counting
 /// W_K and W_V as C × C). Plus the engine's workspace.
-pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q: usize, t_k: usize, options: &super::ForwardOptions, keep: bool) -> Result<()> {
+pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q: usize, t_k: usize, need_weights: bool, average_weights: bool, keep: bool) -> Result<()> {
     let (c, h, d_head) = (layer.embed_dim(), layer.number_of_heads(), layer.head_dimensions());
     let kv_c = layer.kv_heads() * d_head;
     let mut shape = HeadShape::new(t_q, t_k, h, layer.kv_heads(), d_head);
     shape.offset = super::Positions::aligned(t_q, t_k).offset(t_q, t_k);
     if !keep {
-        let weights_len = if !options.need_weights {
+        let weights_len = if !need_weights {
             (0, 0)
-        } else if options.average_weights {
+        } else if average_weights {
             (b * (1 + h) * t_q, t_k)
         } else {
             (b * h * t_q, t_k)
@@ -81,9 +81,9 @@ pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q
         return check_budget(shape, &parts, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"));
     }
     let kept = 1 + usize::from(layer.dropout() > 0.0);
-    let returned = if !options.need_weights {
+    let returned = if !need_weights {
         0
-    } else if options.average_weights {
+    } else if average_weights {
         1 + h
     } else {
         h

@@ -17,6 +17,7 @@
 mod backward;
 mod cache;
 mod forward;
+mod kept;
 mod kernel;
 mod limits;
 mod projected;
@@ -25,9 +26,10 @@ pub mod init;
 #[cfg(test)]
 mod tests;
 
-pub use backward::{BatchGrads, InputGrads};
+pub use backward::InputGrads;
+pub use kept::{BatchGrads, Positions};
 pub use cache::KvCache;
-pub use forward::{BatchOutput, ForwardOptions, ForwardOutput, Positions};
+pub use forward::{BatchOutput, ForwardOptions, ForwardOutput};
 pub use kernel::LayerKernel;
 pub use projected::{projected_self_attention, projected_self_attention_f32, ProjectedOptions};
 
@@ -36,7 +38,7 @@ use crate::grouped_query::check_kv_heads;
 use crate::error::{number_text, AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};
 use crate::real::Real;
-use forward::ForwardCache;
+use kept::{Grads, Kept};
 use init::{xavier_uniform, SplitMix64, DROPOUT_STREAM};
 
 /// How to build a layer with seeded weights.
@@ -195,22 +197,6 @@ pub struct MultiHeadAttention {
     last_forward: LastForward,
     /// This layer's identity, which its KV caches carry.
     id: u64,
-}
-
-/// What a forward pass kept for `backward`, in the precision it ran in.
-#[derive(Clone, Debug)]
-pub(crate) enum Kept {
-    F64(ForwardCache<f64>),
-    F32(ForwardCache<f32>),
-}
-
-/// The parameter gradients of a `backward`, in the precision it ran in; f32 ones are widened
-/// (exactly) when `grads()` first reads them, so a training step that never reads them does not
-/// pay for `4·C²` f64 values.
-#[derive(Clone, Debug)]
-pub(crate) enum Grads {
-    F64(Weights<f64>),
-    F32(Weights<f32>, std::sync::OnceLock<Weights<f64>>),
 }
 
 /// The kind of the last forward pass.

@@ -13,7 +13,7 @@ use super::MultiHeadAttention;
 use crate::error::Result;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
-use super::forward::Positions;
+use super::kept::Positions;
 use crate::engine::{Cols, HeadShape};
 use crate::trace::{record_heads, Op, Recorder, Rotated, Step, Trace};
 
