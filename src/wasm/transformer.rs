@@ -8,7 +8,7 @@ use wasm_bindgen::JsCast;
 
 use super::convert::{describe, get, is_array, js_result, read_matrix, read_seed, read_vector, write_matrix, write_object, write_typed, write_vector, Options, TypedValues};
 use crate::error::{number_text, AttentionError, Result};
-use crate::layer::LayerFloat;
+use crate::layer::LayerKernel;
 use crate::matrix::Matrix;
 use crate::model::adamw::{AdamW, Moments};
 use crate::model::data::repeated_tokens;
@@ -177,7 +177,7 @@ enum Model {
 /// A body written once over the dtype.
 trait OnModel {
     type Out;
-    fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
+    fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
 }
 
 impl Model {
@@ -314,7 +314,7 @@ impl JsTransformer {
         struct Forward(JsValue, JsValue);
         impl OnModel for Forward {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
                 let need_weights = o.flag("needWeights")?;
@@ -341,7 +341,7 @@ impl JsTransformer {
         struct Gradients(JsValue);
         impl OnModel for Gradients {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let (loss, _, grads) = model.gradients(&tokens)?;
                 let tree = write_tree(model.params(), |i| &grads[i], false)?;
@@ -356,7 +356,7 @@ impl JsTransformer {
         struct TrainStep(JsValue, AdamW);
         impl OnModel for TrainStep {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let (loss, losses) = model.train_step(&tokens, &self.1)?;
                 write_object(&[("loss", JsValue::from(loss)), ("losses", write_typed(&TypedValues::F64(losses), &[tokens.batch, tokens.t - 1]))])
@@ -373,7 +373,7 @@ impl JsTransformer {
         struct Scores(JsValue);
         impl OnModel for Scores {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let layers = model.head_scores(&tokens)?;
                 let mut out = Vec::with_capacity(layers.len());
@@ -400,7 +400,7 @@ impl JsTransformer {
         struct Get;
         impl OnModel for Get {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 write_tree(model.params(), |i| &model.params()[i].data, false)
             }
         }
@@ -412,7 +412,7 @@ impl JsTransformer {
         struct Set(JsValue);
         impl OnModel for Set {
             type Out = ();
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
                 let updates = read_tree(&self.0, "weights", model.params(), false)?;
                 model.set_params(updates, None)
             }
@@ -430,7 +430,7 @@ impl JsTransformer {
         struct GetState(&'static str);
         impl OnModel for GetState {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let params = model.params();
                 let moments = model.moments();
                 write_object(&[
@@ -451,7 +451,7 @@ impl JsTransformer {
         struct SetState(Options);
         impl OnModel for SetState {
             type Out = ();
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
                 let o = self.0;
                 let step = o.raw("step")?;
                 let step = match step.as_f64() {
