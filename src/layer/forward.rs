@@ -20,7 +20,7 @@
 //! engine's one head and block); a forward that keeps (training, or any f64 forward, see
 //! [`LayerKernel::EVALUATION_KEEPS`]) holds every head's `T_q × T_k` weights.
 
-use super::cache::KvCache;
+use super::cache::{Held, KvCache, Store};
 use super::init::SplitMix64;
 use super::kept::{ForwardCache, HeadCache, ItemCache, Positions};
 use super::kernel::{LayerKernel, Prepared};
@@ -352,53 +352,63 @@ impl MultiHeadAttention {
         Ok(())
     }
 
-    /// Decoding with a KV cache: projects `x` (`[B, T_new, C]`, B as the cache's once it has
-    /// one), rotates Q and K at positions `cache.length() …`, appends K and V to the cache and
-    /// attends causally over everything it holds (with `mask.window`, the cache then drops the
-    /// keys no later query can see). Row for row this is one causal `forward` over the whole
-    /// sequence. Keeps nothing for `backward`. On an error the cache is unchanged.
+    /// [`Self::forward_cached_batch`] on f64 matrices (every item's shape checked).
     pub fn forward_cached(&mut self, x: &[Matrix], cache: &mut KvCache, options: &ForwardOptions) -> Result<ForwardOutput> {
         check_cached(self, cache, x.len(), options)?;
         let (t_new, _) = self.check_inputs(x, x, x, options)?;
         let (data, _, c) = flatten(x);
-        let (result, t_all) = self.forward_cached_f64(Batch::new(&data, x.len(), t_new, c), cache, options)?;
+        let t_all = cache.held() + t_new; // the keys the new rows attend over
+        let result = self.forward_cached_batch(Batch::new(&data, x.len(), t_new, c), cache, options)?;
         self.matrices(result, x.len(), t_new, t_all, options)
     }
 
-    /// [`Self::forward_cached`] on a flat batch (checked already): the cache holds f64.
-    /// Returns the results and the keys they attended over.
-    fn forward_cached_f64(&mut self, x: Batch<f64>, cache: &mut KvCache, options: &ForwardOptions) -> Result<(BatchOutput<f64>, usize)> {
+    /// Decoding with a KV cache, in either precision: projects `x` (`[B, T_new, C]`, B as the
+    /// cache's once it has one), rotates Q and K at positions `cache.length() …`, appends K and V to
+    /// the cache and attends causally over everything it holds (with `mask.window`, the cache then
+    /// drops the keys no later query can see). Row for row this is one causal forward over the
+    /// whole sequence in the same precision. The cache holds the precision of the forward that
+    /// filled it; another precision is a TypeError until `reset()`. Keeps nothing for `backward`.
+    /// On an error the cache is unchanged.
+    pub fn forward_cached_batch<F: LayerKernel>(&mut self, x: Batch<F>, cache: &mut KvCache, options: &ForwardOptions) -> Result<BatchOutput<F>> {
+        check_cached(self, cache, x.items, options)?;
+        self.check_batches(&x, &x, &x, options)?;
         let (b, t_new, c, h) = (x.items, x.rows, self.embed_dim, self.number_of_heads);
         let kv_c = self.kv_heads * self.head_dimensions;
         let held = cache.held();
         check_cached_budget(self, b, t_new, held + t_new, options.need_weights)?;
-        let w = <f64 as LayerKernel>::prepared(self);
+        if cache.items == 0 {
+            cache.store = F::hold(Held::new(b, kv_c));
+        }
+        let store = F::held(&mut cache.store).ok_or_else(|| {
+            AttentionError::type_error(format!(
+                "options.cache holds keys and values of {} input but this input is {}: a cache decodes in one precision (reset() it, or use another createCache())",
+                F::OTHER_INPUT,
+                F::INPUT
+            ))
+        })?;
+        F::prepare(self, false);
+        let w = F::prepared(self);
         let per_item = if options.average_weights { 1 } else { h };
         let t_all = held + t_new;
-        let mut output = vec![0.0; b * t_new * c];
-        let mut weights = options.need_weights.then(|| vec![0.0; b * per_item * t_new * t_all]);
+        let mut output = vec![F::ZERO; b * t_new * c];
+        let mut weights = options.need_weights.then(|| vec![F::ZERO; b * per_item * t_new * t_all]);
         let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
         let mut workspace = Workspace::new();
-        // the cache grows in place; on an error every item is cut back to what it held
-        if cache.keys.is_empty() {
-            cache.keys = vec![Matrix::zeros(0, kv_c); b];
-            cache.values = vec![Matrix::zeros(0, kv_c); b];
-        }
+        let (length, start) = (cache.length, cache.start);
         for item in 0..b {
             let x_i = x.item(item);
             let out = &mut output[item * t_new * c..(item + 1) * t_new * c];
             let item_weights = weights.as_mut().map(|all| &mut all[item * per_item * t_new * t_all..(item + 1) * per_item * t_new * t_all]);
             let step = || -> Result<()> {
                 // 1. Project the new rows; rotate Q and K at their positions
-                let (q, k_new, v_new) = self.project_item(&w, (x_i, t_new), (x_i, t_new), x_i, Positions { query: cache.length, key: cache.length })?;
+                let (q, k_new, v_new) = self.project_item(&w, (x_i, t_new), (x_i, t_new), x_i, Positions { query: length, key: length })?;
                 // Append K and V to what the cache holds: (held + T_new, C_kv)
-                cache.keys[item].append_rows(&Matrix::new(t_new, kv_c, k_new)?)?;
-                cache.values[item].append_rows(&Matrix::new(t_new, kv_c, v_new)?)?;
+                store.keys[item].extend_from_slice(&k_new);
+                store.values[item].extend_from_slice(&v_new);
                 // 2–7. The engine over every held key: query i at position length + i, key j at start + j
-                let positions = Positions { query: cache.length, key: cache.start };
-                let (k, v) = (cache.keys[item].data(), cache.values[item].data());
+                let positions = Positions { query: length, key: start };
                 let hook = Keep { t_q: t_new, t_k: t_all, dropout: None, rng: &mut rng, heads: Vec::new() };
-                let (concat, kept) = self.attend_item(&q, k, v, &options.mask, positions, &mut workspace, hook, options.need_weights, None)?;
+                let (concat, kept) = self.attend_item(&q, &store.keys[item], &store.values[item], &options.mask, positions, &mut workspace, hook, options.need_weights, None)?;
                 if let Some(all) = item_weights {
                     for (head, cache) in kept.iter().enumerate() {
                         if options.average_weights {
@@ -408,20 +418,18 @@ impl MultiHeadAttention {
                         }
                     }
                     if options.average_weights {
-                        all.iter_mut().for_each(|m| *m /= h as f64);
+                        all.iter_mut().for_each(|m| *m = *m / F::from_usize(h));
                     }
                 }
-                // 8. Output projection
-                <f64 as LayerKernel>::project(&concat, t_new, w.w[3], w.bias(3), out); // (T_new, C)
-                <f64 as LayerKernel>::refuse_projection(out, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))
+                // 8. output = concat·W_O + b_O
+                F::project(&concat, t_new, w.w[3], w.bias(3), out); // (T_new, C)
+                F::refuse_projection(out, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))
             };
             if let Err(e) = step() {
-                for m in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
-                    m.keep_rows(0, held);
-                }
+                // every item cut back to what it held
+                store.keep_rows(0, held);
                 if cache.items == 0 {
-                    cache.keys.clear();
-                    cache.values.clear();
+                    cache.store = Store::Empty;
                 }
                 return Err(at_item(e, options.batched, item));
             }
@@ -434,29 +442,13 @@ impl MultiHeadAttention {
         if let Some(w) = options.mask.window {
             let visible_from = (cache.length + 1).saturating_sub(w).max(cache.start);
             if visible_from - cache.start >= w.max(1) {
-                let drop = visible_from - cache.start;
-                for m in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
-                    let rows = m.rows();
-                    m.keep_rows(drop, rows);
-                }
+                store.keep_rows(visible_from - cache.start, t_all);
                 cache.start = visible_from;
             }
         }
-        self.dropout_rng = rng;
         self.kept = None;
         self.last_forward = LastForward::Cached;
-        Ok((BatchOutput { output, weights }, t_all))
-    }
-
-    /// [`Self::forward_cached`] on a flat batch of either precision, `[B, T_new, C]`: f32 runs in
-    /// f64 (the cache holds f64) and its results are rounded once.
-    pub fn forward_cached_batch<F: LayerKernel>(&mut self, x: Batch<F>, cache: &mut KvCache, options: &ForwardOptions) -> Result<BatchOutput<F>> {
-        check_cached(self, cache, x.items, options)?;
-        self.check_batches(&x, &x, &x, options)?;
-        let wide: Vec<f64> = x.data.iter().map(|&v| v.to_f64()).collect();
-        let (result, _) = self.forward_cached_f64(Batch::new(&wide, x.items, x.rows, x.cols), cache, options)?;
-        // attention weights lie in [0, 1]: rounding cannot overflow
-        Ok(BatchOutput { output: F::from_wide(result.output, x.items, self.embed_dim, options.batched, "output")?, weights: result.weights.map(|w| w.into_iter().map(F::from_f64).collect()) })
+        Ok(BatchOutput { output, weights })
     }
 }
 
@@ -618,6 +610,63 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn f32_decoding_through_the_cache_is_one_causal_f32_pass() {
+        // grouped heads, RoPE, a batch; with and without a window. Without a window, chunks of whole
+        // query blocks give the pass's bits; other chunks, and a window's dropped keys, move keys in
+        // and out of the f32 softmax's 8-lane tail, which changes the order of its row sum: the last
+        // bits, within the f32 bound
+        let (b, t, c, h) = (2, 75, 16, 4);
+        let config = LayerConfig { kv_heads: 2, rope: Some(crate::engine::Rope::default()), seed: 9, ..LayerConfig::new(c, h) };
+        let mut layer = MultiHeadAttention::new(&config).unwrap();
+        let (x, fx) = batch(b, t, c, 4);
+        for window in [None, Some(7)] {
+            let mask = Mask { causal: true, allowed: None, window };
+            let options = ForwardOptions { mask, batched: true, ..ForwardOptions::default() };
+            let whole = layer.forward_batch(BatchF32::new(&fx, b, t, c), BatchF32::new(&fx, b, t, c), BatchF32::new(&fx, b, t, c), &options).unwrap().output;
+            for (chunks, bits) in [(&[(0, 64), (64, t)][..], true), (&[(0, 1), (1, 66), (66, 70), (70, t)][..], false)] {
+                let mut cache = layer.create_cache();
+                let mut decoded = vec![Vec::new(); b];
+                for &(from, to) in chunks {
+                    let chunk: Vec<f32> = (0..b).flat_map(|i| fx[(i * t + from) * c..(i * t + to) * c].to_vec()).collect();
+                    let out = layer.forward_cached_batch(BatchF32::new(&chunk, b, to - from, c), &mut cache, &options).unwrap().output;
+                    for (i, d) in decoded.iter_mut().enumerate() {
+                        d.extend_from_slice(&out[i * (to - from) * c..(i + 1) * (to - from) * c]);
+                    }
+                }
+                let decoded: Vec<f32> = decoded.concat();
+                if bits && window.is_none() {
+                    assert!(decoded.iter().zip(&whole).all(|(a, w)| a.to_bits() == w.to_bits()), "window {window:?}: block-aligned cached f32 decoding differs from one causal f32 pass");
+                } else {
+                    assert_near(&decoded, whole.iter().map(|&x| f64::from(x)), 2e-7);
+                }
+                // and it is the f64 decoding to f32 rounding
+                let want = layer.forward(&x, &x, &x, &options).unwrap();
+                assert_near(&decoded, flat(&want), 1e-5);
+                if let Some(w) = window {
+                    assert!(cache.held() < 2 * w, "a window of {w} holds {} positions", cache.held());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_cache_decodes_in_one_precision_until_reset() {
+        let (c, t) = (8, 3);
+        let mut layer = layer(c, 2, true, 5);
+        let (x, fx) = batch(1, t, c, 2);
+        let options = ForwardOptions { mask: Mask::causal(), ..ForwardOptions::default() };
+        let mut cache = layer.create_cache();
+        layer.forward_cached_batch(BatchF32::new(&fx, 1, t, c), &mut cache, &options).unwrap();
+        let before = cache.clone();
+        let err = layer.forward_cached(&x, &mut cache, &options).unwrap_err();
+        assert!(matches!(err, AttentionError::Type(_)) && err.message().starts_with("options.cache holds keys and values of Float32Array input but this input is number[][] or Float64Array"), "{err}");
+        assert_eq!(cache, before, "a refused forward leaves the cache as it was");
+        cache.reset();
+        layer.forward_cached(&x, &mut cache, &options).unwrap();
+        assert_eq!(cache.length(), t);
     }
 
     #[test]

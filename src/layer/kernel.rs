@@ -10,6 +10,7 @@
 //! - `f32` rounds the weights once and packs them into panels for the SIMD kernels of
 //!   [`crate::kernels`] (`gemm_packed`), with their own order of summation.
 
+use super::cache::{Held, Store};
 use super::kept::{BatchGrads, ForwardCache, Grads, Kept};
 use super::limits::{check_backward, check_backward_f32, check_forward, check_forward_f32, refuse_projection};
 use super::{MultiHeadAttention, Weights};
@@ -51,6 +52,9 @@ pub trait LayerKernel: Kernel {
     /// what they advise besides scaling down.
     const IN_PRECISION: &'static str;
     const ADVICE: &'static str;
+    /// The JS input of this precision, and of the other one, as messages name them.
+    const INPUT: &'static str;
+    const OTHER_INPUT: &'static str;
 
     /// Builds what [`Self::prepared`] returns when missing (f32: the packing, once per set of
     /// weights; with `transposed`, the transposes too).
@@ -85,9 +89,9 @@ pub trait LayerKernel: Kernel {
     /// The working-set check of a backward over what the forward kept.
     fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()>;
 
-    /// `values` computed in f64 (`items` items of `cols` columns) in this precision: f32 rounds once
-    /// and refuses an entry beyond its range by `name` (in batch item b when `batched`).
-    fn from_wide(values: Vec<f64>, items: usize, cols: usize, batched: bool, name: &str) -> Result<Vec<Self>>;
+    /// The keys and values a KV cache holds in this precision, if it does.
+    fn held(store: &mut Store) -> Option<&mut Held<Self>>;
+    fn hold(held: Held<Self>) -> Store;
 
     /// What a forward of this precision kept, if the last one was.
     fn kept(kept: &Kept) -> Option<&ForwardCache<Self>>;
@@ -120,6 +124,8 @@ impl LayerKernel for f64 {
     const EVALUATION_KEEPS: bool = true;
     const IN_PRECISION: &'static str = "";
     const ADVICE: &'static str = "";
+    const INPUT: &'static str = "number[][] or Float64Array";
+    const OTHER_INPUT: &'static str = "Float32Array";
 
     fn prepare(_: &mut MultiHeadAttention, _: bool) {}
 
@@ -191,8 +197,15 @@ impl LayerKernel for f64 {
         check_backward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, dropout)
     }
 
-    fn from_wide(values: Vec<f64>, _: usize, _: usize, _: bool, _: &str) -> Result<Vec<f64>> {
-        Ok(values)
+    fn held(store: &mut Store) -> Option<&mut Held<f64>> {
+        match store {
+            Store::F64(held) => Some(held),
+            _ => None,
+        }
+    }
+
+    fn hold(held: Held<f64>) -> Store {
+        Store::F64(held)
     }
 
     fn kept(kept: &Kept) -> Option<&ForwardCache<f64>> {
@@ -273,6 +286,8 @@ impl LayerKernel for f32 {
     const EVALUATION_KEEPS: bool = false;
     const IN_PRECISION: &'static str = " in f32";
     const ADVICE: &'static str = ", or train with Float64Array";
+    const INPUT: &'static str = "Float32Array";
+    const OTHER_INPUT: &'static str = "number[][] or Float64Array";
 
     fn prepare(layer: &mut MultiHeadAttention, transposed: bool) {
         let packed = layer.packed_f32.get_or_insert_with(|| PackedWeights::new(&layer.weights));
@@ -365,8 +380,15 @@ impl LayerKernel for f32 {
         check_backward_f32(layer, b, t_q, t_k, dropout)
     }
 
-    fn from_wide(values: Vec<f64>, items: usize, cols: usize, batched: bool, name: &str) -> Result<Vec<f32>> {
-        narrow(&values, items, cols, batched, name)
+    fn held(store: &mut Store) -> Option<&mut Held<f32>> {
+        match store {
+            Store::F32(held) => Some(held),
+            _ => None,
+        }
+    }
+
+    fn hold(held: Held<f32>) -> Store {
+        Store::F32(held)
     }
 
     fn kept(kept: &Kept) -> Option<&ForwardCache<f32>> {
