@@ -214,13 +214,13 @@ impl MultiHeadAttention {
             }
             s.d_scores.iter_mut().for_each(|x| *x = *x * scale); // (T_q, T_k): d_scores = d_scaled · 1/√d_head
             F::refuse_gradient(&s.d_scores, t_k, &format!("d_scores_{head}"))?;
-            // 3. scores = Q_h·K_gᵀ
+            // 2. scores = Q_h·K_gᵀ
             F::a_b(t_q, t_k, d_head, &s.d_scores, t_k, &item.k[kv_start..], kv_c, &mut d_q[start..], c, k); // (T_q, d_head) = d_scores·K_g
             F::at_b(t_k, t_q, d_head, &s.d_scores, t_k, &item.q[start..], c, &mut d_k[kv_start..], kv_c, add, k); // (T_k, d_head) = d_scoresᵀ·Q_h
-            // 2. Q_h, K_g, V_g are column slices of Q, K, V; K_g and V_g are shared by the group's
+            // 1. Q_h, K_g, V_g are column slices of Q, K, V; K_g and V_g are shared by the group's
             // query heads, so their gradients add up (the `add` above)
         }
-        // 1. Q and K were rotated by RoPE: rotate their gradients back (a rotation's transpose)
+        // 0. Q and K were rotated by RoPE: rotate their gradients back (a rotation's transpose)
         if let Some(rope) = self.rope {
             rope.rotate(&mut d_q, c, d_head, cache.positions.query, true);
             rope.rotate(&mut d_k, kv_c, d_head, cache.positions.key, true);
@@ -229,7 +229,7 @@ impl MultiHeadAttention {
         F::refuse_gradient(&d_k, kv_c, "d_K")?;
         F::refuse_gradient(&d_v, kv_c, "d_V")?;
 
-        // 1. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V
+        // 0. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V
         let [d_x_q, d_x_k, d_x_v] = d_x;
         F::times_transposed(&d_q, t_q, w.t[0], d_x_q); // (T_q, C) = d_Q·W_Qᵀ
         F::times_transposed(&d_k, t_k, w.t[1], d_x_k); // (T_k, C) = d_K·W_Kᵀ, (T_k, C_kv)·(C, C_kv)ᵀ
@@ -491,7 +491,7 @@ mod tests {
         layer
     }
 
-    /// One case: the f32 training forward, `backward_f32`, then `backward` (the f64 derivative of
+    /// One case: the f32 training forward, the f32 backward, then the f64 one (the f64 derivative of
     /// the same kept values); every gradient within `(γ_K(2^-24) + γ_K(2^-53))·m`. Returns the
     /// largest `|got − want| / bound` over the gradients.
     #[allow(clippy::too_many_arguments)]

@@ -1,11 +1,13 @@
 //! The forward pass of [`MultiHeadAttention`] in either precision, written once over
 //! [`LayerKernel`], and what it keeps for the backward pass.
 //!
-//! Per batch item, in passes (2–7 are the engine's, [`crate::engine::attend_heads`]):
-//! 1. project the inputs: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, then,
-//!    with RoPE, rotate Q and K at their positions;
-//! 2. per head, slice its columns out of Q, K and V (K and V packed once per K/V head);
-//! 3. `scores = Q_i·K_gᵀ`, refused where it overflowed;
+//! Per batch item, in passes numbered as the engine's ([`crate::engine::attend_heads`], passes 1–7),
+//! with the layer's own before (0) and after (8):
+//! 0. project the inputs: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, refused
+//!    where they overflowed; then, with RoPE, rotate Q and K at their positions;
+//! 1. per head, slice its columns out of Q, K and V (K and V packed once per K/V head);
+//! 2. `scores = Q_i·K_gᵀ`;
+//! 3. refused where a score overflowed;
 //! 4. `weights = StableSoftmax(scores · 1/√d_head)` under the mask (a fully masked row is all zeros);
 //! 5. the hook: training with `p > 0` only, `used = weights ⊙ keep / (1 − p)` (dropout), and
 //!    the weights kept for backward;
@@ -13,7 +15,7 @@
 //! 7. refused where a context entry overflowed;
 //! 8. `output = concat·W_O + b_O`.
 //!
-//! f64 performs passes 2–7 with the same floating-point operations in the same order as
+//! f64 performs passes 1–7 with the same floating-point operations in the same order as
 //! [`crate::multi_head_attention`], so with identity projections, zero biases and no mask the
 //! two agree bit for bit; f32 runs the engine's SIMD kernels. Memory: an f32 forward in
 //! evaluation mode keeps nothing (the inputs, Q, K, V, `concat` and the output, O(T·C), and the
@@ -146,9 +148,9 @@ impl MultiHeadAttention {
             let mut item_weights = weights.as_mut().map(|all| &mut all[i * per_item * t_q * t_k..(i + 1) * per_item * t_q * t_k]);
             let out = &mut output[i * t_q * c..(i + 1) * t_q * c];
             let step = || -> Result<Option<ItemCache<F>>> {
-                // 1. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V; Q and K rotated with RoPE
+                // 0. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V; Q and K rotated with RoPE
                 let (q, k, v) = self.project_item(&w, (x_q, t_q), (x_k, t_k), x_v, positions)?;
-                // 2–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
+                // 1–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
                 // by the hook), used·V_g, straight into the head's columns of concat (T_q, C)
                 let hook = Keep { t_q, t_k, dropout, rng: &mut rng, heads: Vec::new() };
                 let write = if keep_heads { None } else { item_weights.as_deref_mut() };
@@ -196,7 +198,7 @@ impl MultiHeadAttention {
         Ok(BatchOutput { output, weights })
     }
 
-    /// Pass 1 for one item: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, each
+    /// Pass 0 for one item: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, each
     /// checked for overflow, then Q and K rotated at `positions` when the layer has RoPE:
     /// `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
     pub(super) fn project_item<F: LayerKernel>(&self, w: &Prepared<F>, (x_q, t_q): (&[F], usize), (x_k, t_k): (&[F], usize), x_v: &[F], positions: Positions) -> Result<(Vec<F>, Vec<F>, Vec<F>)> {
@@ -233,7 +235,7 @@ impl MultiHeadAttention {
         Ok(m)
     }
 
-    /// Passes 2–7 for one item: the engine over every head. With `keep`, the hook keeps every
+    /// Passes 1–7 for one item: the engine over every head. With `keep`, the hook keeps every
     /// head's weights (and drops out); otherwise with `write` the weights go straight into it
     /// (`[h, T_q, T_k]`), and without either the engine runs with no hook (in blocks, on threads).
     /// Returns `(concat (T_q, C), the heads' caches)`.
@@ -400,12 +402,12 @@ impl MultiHeadAttention {
             let out = &mut output[item * t_new * c..(item + 1) * t_new * c];
             let item_weights = weights.as_mut().map(|all| &mut all[item * per_item * t_new * t_all..(item + 1) * per_item * t_new * t_all]);
             let step = || -> Result<()> {
-                // 1. Project the new rows; rotate Q and K at their positions
+                // 0. Project the new rows; rotate Q and K at their positions
                 let (q, k_new, v_new) = self.project_item(&w, (x_i, t_new), (x_i, t_new), x_i, Positions { query: length, key: length })?;
                 // Append K and V to what the cache holds: (held + T_new, C_kv)
                 store.keys[item].extend_from_slice(&k_new);
                 store.values[item].extend_from_slice(&v_new);
-                // 2–7. The engine over every held key: query i at position length + i, key j at start + j
+                // 1–7. The engine over every held key: query i at position length + i, key j at start + j
                 let positions = Positions { query: length, key: start };
                 let hook = Keep { t_q: t_new, t_k: t_all, dropout: None, rng: &mut rng, heads: Vec::new() };
                 let (concat, kept) = self.attend_item(&q, &store.keys[item], &store.values[item], &options.mask, positions, &mut workspace, hook, options.need_weights, None)?;

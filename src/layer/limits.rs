@@ -102,7 +102,7 @@ pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q
 }
 
 /// Values the f32 backward holds on top of what the f32 training forward kept (counted as in
-/// [`check_forward`]'s f32 form, see `forward_f32.rs`): the input gradients of every item, one
+/// [`check_forward_f32`] in training): the input gradients of every item, one
 /// item's `d_concat`, `d_Q`, `d_K`, `d_V`, one head's `used`, `d_used`, `d_scores`, a packed panel
 /// and a transposed copy of a `T_q × T_k` matrix, the parameter gradients and the transposed weights.
 pub(super) fn check_backward_f32(layer: &super::MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {

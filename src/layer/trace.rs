@@ -31,7 +31,7 @@ impl MultiHeadAttention {
         let mut recorder = Recorder::new(t_q, t_k, mask);
         let w = &self.weights;
         let b = w.biases.as_ref();
-        // 1. Projections: x·W, then + b
+        // 0. Projections: x·W, then + b
         let q = project_recorded(&mut recorder, ("query", query), ("W_Q", &w.w_q), b.map(|b| ("b_Q", &b.b_q[..])), "Q")?; // (T_q, C)
         let k = project_recorded(&mut recorder, ("key", key), ("W_K", &w.w_k), b.map(|b| ("b_K", &b.b_k[..])), "K")?; // (T_k, C)
         let v = project_recorded(&mut recorder, ("value", value), ("W_V", &w.w_v), b.map(|b| ("b_V", &b.b_v[..])), "V")?; // (T_k, C)
@@ -39,7 +39,7 @@ impl MultiHeadAttention {
         refuse_projection(q.data(), q.cols(), "Q", "query", "W_Q", bias("b_Q"))?;
         refuse_projection(k.data(), k.cols(), "K", "key", "W_K", bias("b_K"))?;
         refuse_projection(v.data(), v.cols(), "V", "value", "W_V", bias("b_V"))?;
-        // 1b. RoPE: the heads see Q and K rotated; the recorder slices the unrotated ones and
+        // 0. RoPE: the heads see Q and K rotated; the recorder slices the unrotated ones and
         // records each head's Rotate
         let positions = Positions::aligned(t_q, t_k);
         let (q_rot, k_rot) = (self.rotated(q.clone(), positions.query, "Q")?, self.rotated(k.clone(), positions.key, "K")?);
@@ -49,12 +49,12 @@ impl MultiHeadAttention {
         if self.kv_heads != self.number_of_heads {
             recorder.kv_heads = Some(self.kv_heads);
         }
-        // 2–8 and the W_O MatMul: the heads exactly as multi-head attention records them
+        // 1–7 and pass 8's W_O MatMul: the heads exactly as multi-head attention records them
         let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
         shape.offset = positions.offset(t_q, t_k);
         let mut output = record_heads(&mut recorder, (Cols::of(&q_rot), Cols::of(&k_rot), Cols::of(&v)), shape, Some(&w.w_o))?; // (T_q, C)
         let mut steps = recorder.steps;
-        // 9. + b_O
+        // 8. + b_O
         if let Some(b) = b {
             if let Some(last) = steps.last_mut() {
                 last.name = "concat·W_O".into();
