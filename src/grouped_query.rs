@@ -97,6 +97,7 @@ pub fn rotary_embedding_batch<F: Real>(x: Batch<F>, split: HeadSplit, rope: Rope
         )));
     }
     Rope::check_positions(offset, x.rows, "X's rows")?;
+    rope.check_angles(offset, x.rows, split.head_dimensions, "options.base")?;
     let mut out = x.data.to_vec();
     for item in out.chunks_exact_mut(x.rows * c) {
         rope.rotate(item, c, split.head_dimensions, offset, false);

@@ -222,6 +222,7 @@ impl MultiHeadAttention {
     pub(super) fn rotate<F: Real>(&self, m: &mut [F], cols: usize, position: usize, name: &str) -> Result<()> {
         if let Some(rope) = self.rope {
             Rope::check_positions(position, m.len() / cols.max(1), &format!("{name}'s rows"))?;
+            rope.check_angles(position, m.len() / cols.max(1), self.head_dimensions, "rope.base")?;
             rope.rotate(m, cols, self.head_dimensions, position, false);
             Rope::refuse_overflow(m, cols, name)?;
         }
