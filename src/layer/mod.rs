@@ -222,9 +222,10 @@ impl MultiHeadAttention {
     /// A layer with Xavier-uniform weights drawn from `config.seed` (each matrix with its own
     /// fan-in and fan-out) and zero biases.
     pub fn new(config: &LayerConfig) -> Result<Self> {
-        let (c, d) = check_split(config.embed_dim, config.number_of_heads, "embedDim")?;
-        check_kv_heads(config.number_of_heads, config.kv_heads, "numHeads", "numKVHeads")?;
-        check_dropout(config.dropout)?;
+        // the messages name the config's fields as JS passes them
+        let (c, d) = check_split(config.embed_dim, config.number_of_heads, "config.embedDim", "config.numHeads")?;
+        check_kv_heads(config.number_of_heads, config.kv_heads, "numHeads", "numKVHeads", "config.")?;
+        check_dropout(config.dropout, "config.dropout")?;
         let kv_c = config.kv_heads * d;
         let mut rng = SplitMix64::new(config.seed);
         let weights = Weights {
@@ -234,14 +235,19 @@ impl MultiHeadAttention {
             w_o: xavier_uniform(&mut rng, c, c),
             biases: config.bias.then(|| Biases { b_q: vec![0.0; c], b_k: vec![0.0; kv_c], b_v: vec![0.0; kv_c], b_o: vec![0.0; c] }),
         };
-        Self::from_weights(weights, config.number_of_heads, config.dropout, config.seed)?.with_rope(config.rope)
+        let layer = Self::from_weights(weights, config.number_of_heads, config.dropout, config.seed)?;
+        if let Some(r) = config.rope {
+            Rope::check_width(d, "headDim")?;
+            Rope::check_base(r.base, "config.rope.base")?;
+        }
+        layer.with_rope(config.rope)
     }
 
     /// A layer with the given weights (C is read from `weights.w_q`, the K/V heads from W_K's
     /// columns). `seed` starts the dropout stream.
     pub fn from_weights(weights: Weights, number_of_heads: usize, dropout: f64, seed: u64) -> Result<Self> {
-        let (c, head_dimensions) = check_split(weights.w_q.rows(), number_of_heads, "C (the rows of W_Q)")?;
-        check_dropout(dropout)?;
+        let (c, head_dimensions) = check_split(weights.w_q.rows(), number_of_heads, "C (the rows of W_Q)", "numHeads")?;
+        check_dropout(dropout, "dropout")?;
         let kv_c = weights.w_k.cols();
         if kv_c == 0 || !kv_c.is_multiple_of(head_dimensions) {
             return Err(AttentionError::range_error(format!(
@@ -250,7 +256,7 @@ impl MultiHeadAttention {
             )));
         }
         let kv_heads = kv_c / head_dimensions;
-        check_kv_heads(number_of_heads, kv_heads, "numHeads", "numKVHeads (W_K's columns / headDim)")?;
+        check_kv_heads(number_of_heads, kv_heads, "numHeads", "numKVHeads (W_K's columns / headDim)", "")?;
         weights.check(c, kv_c)?;
         Ok(Self {
             embed_dim: c,
@@ -435,12 +441,12 @@ impl MultiHeadAttention {
 }
 
 /// Checks `C > 0`, `h > 0` and `h | C`, and that a `C × C` matrix fits; returns `(C, d_head)`.
-fn check_split(c: usize, number_of_heads: usize, c_name: &str) -> Result<(usize, usize)> {
+fn check_split(c: usize, number_of_heads: usize, c_name: &str, h_name: &str) -> Result<(usize, usize)> {
     if c == 0 {
         return Err(AttentionError::range_error(format!("{c_name} is 0; expected a positive integer")));
     }
     if number_of_heads == 0 {
-        return Err(AttentionError::range_error("numHeads is 0; expected a positive integer"));
+        return Err(AttentionError::range_error(format!("{h_name} is 0; expected a positive integer")));
     }
     if !c.is_multiple_of(number_of_heads) {
         return Err(AttentionError::range_error(format!(
@@ -452,11 +458,11 @@ fn check_split(c: usize, number_of_heads: usize, c_name: &str) -> Result<(usize,
     Ok((c, c / number_of_heads))
 }
 
-fn check_dropout(p: f64) -> Result<()> {
+fn check_dropout(p: f64, name: &str) -> Result<()> {
     if (0.0..1.0).contains(&p) {
         Ok(())
     } else {
-        Err(AttentionError::range_error(format!("dropout is {}; expected a probability with 0 ≤ dropout < 1", number_text(p))))
+        Err(AttentionError::range_error(format!("{name} is {}; expected a probability with 0 ≤ dropout < 1", number_text(p))))
     }
 }
 

@@ -540,10 +540,14 @@ fn range_message(result: Result<impl std::fmt::Debug>) -> String {
 #[test]
 fn construction_errors() {
     let err = |config: LayerConfig| range_message(MultiHeadAttention::new(&config));
-    assert_eq!(err(LayerConfig::new(10, 3)), "embedDim = 10 is not divisible by numHeads = 3: each head takes C / numHeads columns");
-    assert_eq!(err(LayerConfig::new(0, 1)), "embedDim is 0; expected a positive integer");
-    assert_eq!(err(LayerConfig::new(4, 0)), "numHeads is 0; expected a positive integer");
-    assert_eq!(err(LayerConfig { dropout: 1.0, ..LayerConfig::new(4, 2) }), "dropout is 1; expected a probability with 0 ≤ dropout < 1");
+    // the config's fields as JS passes them: these are the constructor's messages in JS too
+    assert_eq!(err(LayerConfig::new(10, 3)), "config.embedDim = 10 is not divisible by numHeads = 3: each head takes C / numHeads columns");
+    assert_eq!(err(LayerConfig::new(0, 1)), "config.embedDim is 0; expected a positive integer");
+    assert_eq!(err(LayerConfig::new(4, 0)), "config.numHeads is 0; expected a positive integer");
+    assert_eq!(err(LayerConfig { dropout: 1.0, ..LayerConfig::new(4, 2) }), "config.dropout is 1; expected a probability with 0 ≤ dropout < 1");
+    assert_eq!(err(LayerConfig { kv_heads: 3, ..LayerConfig::new(8, 4) }), "config.numKVHeads = 3 does not divide numHeads = 4: each key/value head serves numHeads / numKVHeads query heads");
+    let rope = |base| LayerConfig { rope: Some(crate::engine::Rope { base }), ..LayerConfig::new(4, 2) };
+    assert_eq!(err(rope(0.0)), "config.rope.base is 0; expected a finite number > 0");
     assert!(err(LayerConfig::new(1 << 20, 1)).contains("more than"));
     let w = seeded_matrix(4, 11, 1);
     let message = range_message(MultiHeadAttention::from_fused_qkv(&w, None, &seeded_matrix(4, 4, 2), None, 2, 0.0, 0));

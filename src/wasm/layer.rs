@@ -264,7 +264,7 @@ impl JsMultiHeadAttention {
                 seed: read_seed(&o.raw("seed")?, "config.seed")?,
                 rope: read_rope(&o.raw("rope")?)?,
             };
-            let inner = layer::MultiHeadAttention::new(&config).map_err(|e| prefix(e, "config."))?;
+            let inner = layer::MultiHeadAttention::new(&config)?;
             Ok(Self { inner, created_by: "new MultiHeadAttention" })
         })
     }
@@ -737,22 +737,6 @@ fn read_default(value: &JsValue, name: &str, default: &[Matrix], batched: bool, 
         )));
     }
     Ok(items)
-}
-
-/// Adds `config.` to the core's messages about the constructor's own arguments.
-fn prefix(error: AttentionError, prefix: &str) -> AttentionError {
-    let message = error.message();
-    let named = ["embedDim", "numHeads", "numKVHeads", "dropout", "rope."];
-    let message = if named.iter().any(|n| message.starts_with(n)) {
-        format!("{prefix}{message}")
-    } else {
-        message.to_string()
-    };
-    match error {
-        AttentionError::Type(_) => AttentionError::Type(message),
-        AttentionError::Range(_) => AttentionError::Range(message),
-        AttentionError::State(_) => AttentionError::State(message),
-    }
 }
 
 /// `config.rope`: absent or false → none, true → base 10000, `{ base? }` → that base.
