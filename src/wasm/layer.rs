@@ -5,6 +5,7 @@
 //! with the class wasm-bindgen declares.
 
 use wasm_bindgen::prelude::*;
+use super::convert::missing;
 
 use super::convert::{
     is_typed_candidate, js_result, read_batch, read_cache_id, read_count, read_rope_option, tag_cache, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
@@ -249,7 +250,7 @@ impl JsMultiHeadAttention {
     pub fn new(#[wasm_bindgen(unchecked_param_type = "MultiHeadAttentionLayerConfig")] config: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
             if config.is_undefined() || config.is_null() {
-                return Err(AttentionError::type_error("config is missing; expected { embedDim, numHeads, bias?, dropout?, seed? }"));
+                return Err(missing("config", "{ embedDim, numHeads, bias?, dropout?, seed? }"));
             }
             let o = Options::read(&config, "config", CONFIG_KEYS)?;
             let embed_dim = o.count("embedDim")?;
@@ -291,7 +292,7 @@ impl JsMultiHeadAttention {
             let o = required_object(&state, "state", PYTORCH_KEYS, "{ in_proj_weight, in_proj_bias?, out_proj_weight, out_proj_bias?, numHeads }")?;
             let in_proj_weight = required_matrix(&o, "in_proj_weight", "state")?;
             let out_proj_weight = either(o.matrix("out_proj_weight")?, o.matrix("out_proj.weight")?, "out_proj_weight", "out_proj.weight")?
-                .ok_or_else(|| AttentionError::type_error("state.out_proj_weight is missing; expected a C×C number[][] (or the state dict key \"out_proj.weight\")"))?;
+                .ok_or_else(|| missing("state.out_proj_weight", "a C×C number[][] (or the state dict key \"out_proj.weight\")"))?;
             let in_proj_bias = o.vector("in_proj_bias")?;
             let out_proj_bias = either(o.vector("out_proj_bias")?, o.vector("out_proj.bias")?, "out_proj_bias", "out_proj.bias")?;
             let number_of_heads = o.count("numHeads")?;
@@ -698,7 +699,7 @@ fn write_weights(weights: &Weights) -> Result<JsValue> {
 /// An options-like object that must be present.
 fn required_object(value: &JsValue, name: &str, keys: &str, expected: &str) -> Result<Options> {
     if value.is_undefined() || value.is_null() {
-        return Err(AttentionError::type_error(format!("{name} is missing; expected {expected}")));
+        return Err(missing(name, expected));
     }
     Options::read(value, name, keys)
 }
@@ -710,7 +711,7 @@ fn dropout_and_seed(o: &Options, name: &str) -> Result<(f64, u64)> {
 
 /// A `number[][]` property that must be present.
 fn required_matrix(o: &Options, key: &str, name: &str) -> Result<Matrix> {
-    o.matrix(key)?.ok_or_else(|| AttentionError::type_error(format!("{name}.{key} is missing; expected a number[][]")))
+    o.matrix(key)?.ok_or_else(|| missing(&format!("{name}.{key}"), "a number[][]"))
 }
 
 /// One of two spellings of the same property, not both.

@@ -5,7 +5,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{
-    describe, is_typed_candidate, js_result, read_matrix, read_typed_matrix, read_vector, write_matrix, write_typed, Element, OnTyped, SamePrecision,
+    describe, is_typed_candidate, js_result, precision_mismatch, read_matrix, read_typed_matrix, read_vector, write_matrix, write_typed, Element, OnTyped, SamePrecision,
     Typed, TypedValues,
 };
 use crate::engine::Batch;
@@ -45,11 +45,7 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
         }
         let w = read_typed_matrix(&w, "W", false)?;
         if w.array_name() != x.array_name() {
-            return Err(AttentionError::type_error(format!(
-                "W.data is a {} but X.data is a {}; pass X and W in the same precision",
-                w.array_name(),
-                x.array_name()
-            )));
+            return Err(precision_mismatch("W", w.array_name(), "X", x.array_name(), "X and W"));
         }
         let (w_shape, mut shape) = (w.rows_cols(), x.shape.clone());
         *shape.last_mut().expect("rank ≥ 2") = w_shape.1;

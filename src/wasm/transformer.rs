@@ -4,6 +4,7 @@
 
 use js_sys::{Array, Float32Array, Float64Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
+use super::convert::missing;
 use wasm_bindgen::JsCast;
 
 use super::convert::{describe, get, is_array, js_result, read_matrix, read_seed, read_vector, write_matrix, write_object, write_typed, write_vector, Options, TypedValues};
@@ -229,7 +230,7 @@ impl JsTransformer {
     pub fn new(#[wasm_bindgen(unchecked_param_type = "TransformerConfig")] config: JsValue) -> std::result::Result<JsTransformer, JsValue> {
         js_result(|| {
             if config.is_undefined() || config.is_null() {
-                return Err(AttentionError::type_error("config is missing; expected { vocabSize, contextLength, embedDim, numHeads, numLayers }"));
+                return Err(missing("config", "{ vocabSize, contextLength, embedDim, numHeads, numLayers }"));
             }
             let o = Options::read(&config, "config", CONFIG_KEYS)?;
             let positions = match o.raw("positions")? {
@@ -419,7 +420,7 @@ impl JsTransformer {
         }
         js_result(|| {
             if self_is_missing(&weights) {
-                return Err(AttentionError::type_error("weights is missing; expected an object with some of the keys of getWeights()"));
+                return Err(missing("weights", "an object with some of the keys of getWeights()"));
             }
             self.inner.with(Set(weights))
         })
@@ -470,7 +471,7 @@ impl JsTransformer {
         }
         js_result(|| {
             if self_is_missing(&state) {
-                return Err(AttentionError::type_error("state is missing; expected what getState() returned"));
+                return Err(missing("state", "what getState() returned"));
             }
             let o = Options::read(&state, "state", STATE_KEYS)?;
             let dtype = o.raw("dtype")?;
@@ -575,7 +576,7 @@ fn read_head_mask(raw: &JsValue) -> Result<Option<Vec<Vec<bool>>>> {
 /// `trainStep`'s options.
 fn read_adamw(options: &JsValue) -> Result<AdamW> {
     if self_is_missing(options) {
-        return Err(AttentionError::type_error("options is missing; expected { learningRate, betas?, eps?, weightDecay? }"));
+        return Err(missing("options", "{ learningRate, betas?, eps?, weightDecay? }"));
     }
     let o = Options::read(options, "options", TRAIN_KEYS)?;
     let number = |key: &str, default: Option<f64>| -> Result<f64> {
@@ -721,7 +722,7 @@ fn read_tensor<F: Real>(raw: &JsValue, place: &str, shape: &[usize]) -> Result<V
 pub fn repeated_tokens_js(#[wasm_bindgen(unchecked_param_type = "{ vocabSize: number; length: number; batch: number; seed?: number | bigint }")] options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
         if self_is_missing(&options) {
-            return Err(AttentionError::type_error("options is missing; expected { vocabSize, length, batch, seed? }"));
+            return Err(missing("options", "{ vocabSize, length, batch, seed? }"));
         }
         let o = Options::read(&options, "options", TASK_KEYS)?;
         let task = repeated_tokens(o.count("vocabSize")?, o.count("length")?, o.count("batch")?, read_seed(&o.raw("seed")?, "options.seed")?)?;
