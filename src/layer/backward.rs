@@ -101,13 +101,9 @@ impl MultiHeadAttention {
     /// differentiates what it kept, widened exactly (the f64 derivative of the f32 forward); after
     /// an f64 forward an f32 `grad_output` is widened exactly, and the input gradients rounded once.
     pub fn backward_batch<F: LayerKernel>(&mut self, grad_output: Batch<F>, batched: bool) -> Result<BatchGrads<F>> {
-        let Some(cache) = self.kept.as_ref().and_then(F::kept) else {
+        if self.kept.as_ref().and_then(F::kept).is_none() {
             return F::backward_across(self, grad_output, batched);
-        };
-        let (c, n) = (self.embed_dim, cache.items.len());
-        let shapes = std::iter::repeat_n((grad_output.rows, grad_output.cols), grad_output.items.min(1));
-        check_gradient_shape(batched, cache.batched, grad_output.items, n, shapes, cache.t_q, c)?;
-        F::check_backward_budget(self, n, cache.t_q, cache.t_k, cache.keep_scale.is_some())?;
+        }
         // the weights' transposes, prepared once per set of weights
         F::prepare(self, true);
         let kept = self.kept.take().expect("checked above");
@@ -127,10 +123,13 @@ impl MultiHeadAttention {
         })
     }
 
-    /// The backward over `cache` (its gradient shape checked): the parameter gradients and the
-    /// input gradients, or the first overflow.
+    /// The backward over `cache`: `grad_output`'s shape and the working set checked, then the
+    /// parameter gradients and the input gradients, or the first overflow.
     pub(super) fn differentiate<F: LayerKernel>(&self, cache: &ForwardCache<F>, grad_output: Batch<F>, batched: bool) -> Result<(Weights<F>, BatchGrads<F>)> {
         let (c, t_q, t_k, n) = (self.embed_dim, cache.t_q, cache.t_k, cache.items.len());
+        let shapes = std::iter::repeat_n((grad_output.rows, grad_output.cols), grad_output.items.min(1));
+        check_gradient_shape(batched, cache.batched, grad_output.items, n, shapes, t_q, c)?;
+        F::check_backward_budget(self, n, t_q, t_k, cache.keep_scale.is_some())?;
         let w = F::prepared(self);
         let kv_c = self.kv_heads * self.head_dimensions;
         let zeros = |rows: usize, cols: usize| Matrix::<F>::zeros(rows, cols);
@@ -544,6 +543,24 @@ mod tests {
         }
         eprintln!("{label}: worst |f32 − f64| / bound = {worst:.4}");
         worst
+    }
+
+    #[test]
+    fn a_gradient_of_the_wrong_shape_is_refused_across_precisions() {
+        // an f64 gradOutput after an f32 training forward, and an f32 one after an f64 forward
+        let config = LayerConfig::new(4, 2);
+        let x = values(1, 3, 4, 1);
+        let options = ForwardOptions { training: true, ..ForwardOptions::default() };
+        let mut layer = MultiHeadAttention::new(&config).unwrap();
+        layer.forward_batch(Batch::new(&x, 1, 3, 4), Batch::new(&x, 1, 3, 4), Batch::new(&x, 1, 3, 4), &options).unwrap();
+        let short = vec![1.0f64; 8];
+        let err = layer.backward_batch(Batch::new(&short, 1, 2, 4), false).unwrap_err();
+        assert!(err.message().starts_with("gradOutput is 2×4 but the output was 3×4"), "{err}");
+        let wide: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+        layer.forward_batch(Batch::new(&wide, 1, 3, 4), Batch::new(&wide, 1, 3, 4), Batch::new(&wide, 1, 3, 4), &options).unwrap();
+        let err = layer.backward_batch(Batch::new(&[1.0f32; 8][..], 1, 2, 4), false).unwrap_err();
+        assert!(err.message().starts_with("gradOutput is 2×4 but the output was 3×4"), "{err}");
+        assert!(layer.grads().is_err(), "a refused backward stores nothing");
     }
 
     #[test]
