@@ -13,7 +13,7 @@ import 'katex/dist/katex.min.css';
 import { wasm, progress, el, matrixTable, showFatal } from './common.js';
 import { CHALLENGES, challengeById } from './challenges.js';
 import { compareMatrices, randomArgs, seededRandom, callReference } from './cases.js';
-import { diagnose } from './variants.js';
+import { diagnose, modelFor, THROWS } from './variants.js';
 import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
 
 const TIME_LIMIT_MS = 2000;
@@ -154,7 +154,10 @@ async function runTests() {
         if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
         else if (probeReply.type === 'done') {
           try {
-            located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab);
+            // the error cases as run: when only they fail, the headline names the missing or wrong check
+            const errors = judged.filter((c) => c.kind === 'error').map(({ name, args, throws, result }) => ({ name, args, throws, result }));
+            const failing = judged.filter((c) => !c.verdict.pass).map((c) => c.name);
+            located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab, { errors, failing });
           } catch (error) {
             console.warn('the diagnosis could not read the probe results', error); // the test results still stand
           }
@@ -211,7 +214,9 @@ function showReply(reply, cases, seed, elapsed) {
 function showDiagnosis(judged, located, probeNote) {
   const fixed = judged.filter((c) => c.kind === 'fixed');
   const outputs = fixed.map((c) => (c.result?.error ? undefined : c.result?.output));
-  const found = diagnose(challenge.tests, outputs);
+  // a located check that rejects valid input explains the throws: a catalogued mistake that only predicts them would contradict it
+  const predictsThrow = (id) => challenge.tests.fixed.some((c) => modelFor(id, challenge.tests.function)(c.args).includes(THROWS));
+  const found = diagnose(challenge.tests, outputs).filter((d) => !(located?.step === 'check' && predictsThrow(d.id)));
   const parts = [];
   if (located) parts.push(renderLocated(located));
   if (probeNote) parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('p', {}, probeNote)));
@@ -254,7 +259,7 @@ function renderLocated(found) {
     el('h3', { id: 'located-heading' }, heading),
     el('p', { class: 'located-title' }, el('strong', {}, found.title)),
     el('p', {}, found.detail),
-    el('p', { class: 'hint' }, `Found by calling your function on a probe input (${found.probe}).`),
+    el('p', { class: 'hint' }, `Found by ${found.foundBy ?? `calling your function on a probe input (${found.probe})`}.`),
     sides.length ? el('div', { class: 'matrix-row side-by-side' }, sides) : null,
     found.walkthrough ? el('p', {}, el('a', { href: walkthroughHref(found.walkthrough), id: 'located-walkthrough' }, 'Open this step in the walkthrough, with these inputs →')) : null);
 }
