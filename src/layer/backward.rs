@@ -237,8 +237,14 @@ impl MultiHeadAttention {
         F::refuse_gradient(d_x_k, c, "backward(…).key")?;
         F::refuse_gradient(d_x_v, c, "backward(…).value")?;
         F::at_b(c, t_q, c, &item.x_q, c, &d_q, c, grads.w_q.data_mut(), c, true, k); // (C, C) += x_qᵀ·d_Q
-        F::at_b(c, t_k, kv_c, item.x_k(), c, &d_k, kv_c, grads.w_k.data_mut(), kv_c, true, k); // (C, C_kv) += x_kᵀ·d_K
-        F::at_b(c, t_k, kv_c, item.x_v(), c, &d_v, kv_c, grads.w_v.data_mut(), kv_c, true, k); // (C, C_kv) += x_vᵀ·d_V
+        if item.x_k.is_none() && item.x_v.is_none() {
+            // self-attention: x_k = x_v = x_q, whose transpose the precision may still hold
+            F::at_b_same_a(c, t_k, kv_c, &item.x_q, c, &d_k, kv_c, grads.w_k.data_mut(), kv_c, true, k); // (C, C_kv) += x_kᵀ·d_K
+            F::at_b_same_a(c, t_k, kv_c, &item.x_q, c, &d_v, kv_c, grads.w_v.data_mut(), kv_c, true, k); // (C, C_kv) += x_vᵀ·d_V
+        } else {
+            F::at_b(c, t_k, kv_c, item.x_k(), c, &d_k, kv_c, grads.w_k.data_mut(), kv_c, true, k); // (C, C_kv) += x_kᵀ·d_K
+            F::at_b(c, t_k, kv_c, item.x_v(), c, &d_v, kv_c, grads.w_v.data_mut(), kv_c, true, k); // (C, C_kv) += x_vᵀ·d_V
+        }
         if let Some(b) = &mut grads.biases {
             add_column_sums(&mut b.b_q, &d_q, c);
             add_column_sums(&mut b.b_k, &d_k, kv_c);

@@ -75,6 +75,12 @@ pub trait LayerKernel: Kernel {
     /// `out (m × n) = Aᵀ·B`, or `+=` with `accumulate`: A `(k × m)` rows `lda` apart, B `(k × n)`.
     #[allow(clippy::too_many_arguments)]
     fn at_b(m: usize, k: usize, n: usize, a: &[Self], lda: usize, b: &[Self], ldb: usize, out: &mut [Self], ldc: usize, accumulate: bool, s: &mut Self::Scratch);
+    /// [`Self::at_b`] again with the A of the last `at_b` call (the same values, as `(k × m)`): f32
+    /// reuses its transposed copy (self-attention's x_kᵀ and x_vᵀ are the x_qᵀ just written).
+    #[allow(clippy::too_many_arguments)]
+    fn at_b_same_a(m: usize, k: usize, n: usize, a: &[Self], lda: usize, b: &[Self], ldb: usize, out: &mut [Self], ldc: usize, accumulate: bool, s: &mut Self::Scratch) {
+        Self::at_b(m, k, n, a, lda, b, ldb, out, ldc, accumulate, s);
+    }
     /// Whether every value is finite.
     fn all_finite(values: &[Self]) -> bool;
 
@@ -341,6 +347,13 @@ impl LayerKernel for f32 {
             }
         }
         mul(m, k, n, at, k, b, ldb, out, ldc, accumulate, &mut s.panels);
+    }
+
+    fn at_b_same_a(m: usize, k: usize, n: usize, _a: &[f32], _lda: usize, b: &[f32], ldb: usize, out: &mut [f32], ldc: usize, accumulate: bool, s: &mut ScratchF32) {
+        // Aᵀ (m × k) is in s.transposed from the last at_b
+        let at = std::mem::take(&mut s.transposed);
+        mul(m, k, n, &at, k, b, ldb, out, ldc, accumulate, &mut s.panels);
+        s.transposed = at;
     }
 
     /// On the bits, eight lanes at a time (no exponent field of all ones: ±Infinity or NaN): a max
