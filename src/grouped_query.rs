@@ -17,13 +17,13 @@ use crate::multi_head::{attend_batch, HeadSplit};
 use crate::real::Real;
 
 /// Checks the K/V head count against the query heads: positive and a divisor.
-pub fn check_kv_heads(heads: usize, kv_heads: usize, heads_name: &str, kv_name: &str) -> Result<()> {
+pub fn check_kv_heads(heads: usize, kv_heads: usize, heads_name: &str, kv_name: &str, place: &str) -> Result<()> {
     if kv_heads == 0 {
-        return Err(AttentionError::range_error(format!("{kv_name} is 0; expected a positive integer")));
+        return Err(AttentionError::range_error(format!("{place}{kv_name} is 0; expected a positive integer")));
     }
     if !heads.is_multiple_of(kv_heads) {
         return Err(AttentionError::range_error(format!(
-            "{kv_name} = {kv_heads} does not divide {heads_name} = {heads}: each key/value head serves {heads_name} / {kv_name} query heads"
+            "{place}{kv_name} = {kv_heads} does not divide {heads_name} = {heads}: each key/value head serves {heads_name} / {kv_name} query heads"
         )));
     }
     Ok(())
@@ -32,7 +32,7 @@ pub fn check_kv_heads(heads: usize, kv_heads: usize, heads_name: &str, kv_name: 
 /// Checks Q, K, V, W_O and the mask of grouped-query attention, and the working-set budget.
 pub fn check_grouped_shapes(q: (usize, usize), k: (usize, usize), v: (usize, usize), split: HeadSplit, kv_heads: usize, w_o: Option<(usize, usize)>, mask: &Mask) -> Result<()> {
     let c = split.model_dimensions()?;
-    check_kv_heads(split.number_of_heads, kv_heads, "numberOfHeads", "numberOfKVHeads")?;
+    check_kv_heads(split.number_of_heads, kv_heads, "numberOfHeads", "numberOfKVHeads", "")?;
     let kv_c = kv_heads * split.head_dimensions;
     let (h, d) = (split.number_of_heads, split.head_dimensions);
     if q.0 == 0 || q.1 != c {
@@ -97,6 +97,7 @@ pub fn rotary_embedding_batch<F: Real>(x: Batch<F>, split: HeadSplit, rope: Rope
         )));
     }
     Rope::check_positions(offset, x.rows, "X's rows")?;
+    rope.check_angles(offset, x.rows, split.head_dimensions, "options.base")?;
     let mut out = x.data.to_vec();
     for item in out.chunks_exact_mut(x.rows * c) {
         rope.rotate(item, c, split.head_dimensions, offset, false);

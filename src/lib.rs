@@ -11,6 +11,7 @@ pub mod grouped_query;
 pub mod kernels;
 pub mod layer;
 pub mod limits;
+pub mod linear;
 pub mod mask;
 pub mod matrix;
 pub mod model;

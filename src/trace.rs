@@ -298,6 +298,7 @@ pub fn trace_grouped_query_attention(q: &Matrix, k: &Matrix, v: &Matrix, split: 
     let (mut q_rot, mut k_rot) = (q.clone(), k.clone());
     if let Some((rope, k_position)) = rope {
         Rope::check_positions(k_position, t_k, "K's rows")?;
+        rope.check_angles(k_position, t_k, split.head_dimensions, "options.rope.base")?;
         let q_position = k_position + t_k - t_q;
         rope.rotate(q_rot.data_mut(), c, split.head_dimensions, q_position, false);
         rope.rotate(k_rot.data_mut(), k.cols(), split.head_dimensions, k_position, false);

@@ -100,7 +100,7 @@ fn the_layer_gives_the_same_bits_on_any_thread_count() {
             same_bits("layer forward f32", || {
                 let mut layer = MultiHeadAttention::new(&config).unwrap();
                 let b = Batch::new(&x32[..], 2, T, C);
-                bits32(&layer.forward_f32(b, b, b, &options).unwrap().output)
+                bits32(&layer.forward_batch(b, b, b, &options).unwrap().output)
             });
             same_bits("layer forward f64", || {
                 let mut layer = MultiHeadAttention::new(&config).unwrap();
@@ -119,8 +119,8 @@ fn f32_training_and_its_backward_give_the_same_bits_on_any_thread_count() {
     same_bits("f32 training step", || {
         let mut layer = MultiHeadAttention::new(&config).unwrap();
         let b = Batch::new(&x[..], 2, T, C);
-        let out = layer.forward_f32(b, b, b, &options).unwrap().output;
-        let grads = layer.backward_f32(Batch::new(&g[..], 2, T, C), true).unwrap();
+        let out = layer.forward_batch(b, b, b, &options).unwrap().output;
+        let grads = layer.backward_batch(Batch::new(&g[..], 2, T, C), true).unwrap();
         let params: Vec<u64> = layer.grads().unwrap().tensors().iter().flat_map(|(_, t)| bits64(t)).collect();
         (bits32(&out), bits32(&grads.query), bits32(&grads.key), bits32(&grads.value), params)
     });

@@ -105,6 +105,22 @@ impl Rope {
         )))
     }
 
+    /// A RangeError unless every angle of positions `first .. first + rows` with heads of `d` columns
+    /// stays below 2^20 radians, where [`sin_cos`] is accurate (`base_name` as the caller calls the
+    /// base). A base ≥ 1 keeps every angle at most the position; a tiny base turns the last pairs by
+    /// `p·base^(−(d−2)/d)`, which can pass any bound (base 1e-100 turns position 1 by 1e50).
+    pub fn check_angles(&self, first: usize, rows: usize, d: usize, base_name: &str) -> Result<()> {
+        let Some(last) = (first + rows).checked_sub(1) else { return Ok(()) };
+        let i = if self.base < 1.0 { (d / 2).saturating_sub(1) } else { 0 };
+        let theta = last as f64 * (-2.0 * i as f64 / d as f64 * ln(self.base)).exp();
+        if theta < MAX_POSITION as f64 {
+            return Ok(());
+        }
+        Err(AttentionError::range_error(format!(
+            "{base_name} is too small for these positions: position {last} would turn pair {i} of each head by p·base^(−2i/d) beyond 2^20 radians, where rotary embedding's sine and cosine are computed; use a larger base (base ≥ 1 keeps every angle at most the position)"
+        )))
+    }
+
     /// A RangeError naming the first entry of a rotated `(rows, cols)` matrix `name` that left the
     /// precision's range (a rotation can grow a pair's entry by up to √2).
     pub fn refuse_overflow<F: Real>(values: &[F], cols: usize, name: &str) -> Result<()> {
@@ -204,6 +220,21 @@ mod tests {
         }
         assert!(Rope::check_positions(MAX_POSITION - 5, 5, "X's rows").is_ok());
         assert!(Rope::check_positions(MAX_POSITION - 5, 6, "X's rows").unwrap_err().message().starts_with("X's rows reach position 1048576"));
+    }
+
+    #[test]
+    fn a_tiny_base_is_refused_where_an_angle_would_pass_2_20_radians() {
+        // d = 4: pair 1 turns by p·base^(−1/2); base 1e-100 turns position 1 by 1e50
+        let tiny = Rope { base: 1e-100 };
+        let err = tiny.check_angles(1, 1, 4, "options.base").unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("options.base is too small for these positions: position 1 would turn pair 1"), "{err}");
+        // d = 2 has only pair 0, which turns by the position whatever the base
+        assert!(tiny.check_angles(1, 5, 2, "options.base").is_ok());
+        // base 1e-6, d = 4: factor 1000, so positions up to 1048 pass and 1049 does not
+        let small = Rope { base: 1e-6 };
+        assert!(small.check_angles(0, 1049, 4, "b").is_ok() && small.check_angles(0, 1050, 4, "b").is_err());
+        assert!(Rope::default().check_angles(0, MAX_POSITION, 64, "b").is_ok());
+        assert!(Rope::default().check_angles(0, 0, 64, "b").is_ok());
     }
 
     #[test]

@@ -1,29 +1,39 @@
-//! The forward pass of [`MultiHeadAttention`], and what it keeps for the backward pass.
+//! The forward pass of [`MultiHeadAttention`] in either precision, written once over
+//! [`LayerKernel`], and what it keeps for the backward pass.
 //!
-//! Per batch item, in passes:
-//! 1. project the inputs: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`;
-//! 2. slice head `i`'s columns out of Q, K and V;
-//! 3. `scores = Q_i·K_iᵀ`;
-//! 4. `scaled = scores · (1/√d_head)`;
-//! 5. `weights = StableSoftmax(scaled)` under the mask (a fully masked row is all zeros);
-//! 6. training with `p > 0` only: `used = weights ⊙ keep / (1 − p)` (dropout);
-//! 7. `context_i = used·V_i`;
-//! 8. concatenate the heads' contexts side by side;
-//! 9. `output = concat·W_O + b_O`.
+//! Per batch item, in passes numbered as the engine's ([`crate::engine::attend_heads`], passes 1–7),
+//! with the layer's own before (0) and after (8):
+//! 0. project the inputs: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, refused
+//!    where they overflowed; then, with RoPE, rotate Q and K at their positions;
+//! 1. per head, slice its columns out of Q, K and V (K and V packed once per K/V head);
+//! 2. `scores = Q_i·K_gᵀ`;
+//! 3. refused where a score overflowed;
+//! 4. `weights = StableSoftmax(scores · 1/√d_head)` under the mask (a fully masked row is all zeros);
+//! 5. the hook: training with `p > 0` only, `used = weights ⊙ keep / (1 − p)` (dropout), and
+//!    the weights kept for backward;
+//! 6. `context_i = used·V_g`, into head i's columns of `concat` (the concatenation);
+//! 7. refused where a context entry overflowed;
+//! 8. `output = concat·W_O + b_O`.
 //!
-//! Passes 2–8 perform the same floating-point operations in the same order as
-//! [`crate::multi_head_attention`], so with identity projections, zero biases and no mask
-//! the two agree bit for bit.
+//! f64 performs passes 1–7 with the same floating-point operations in the same order as
+//! [`crate::multi_head_attention`], so with identity projections, zero biases and no mask the
+//! two agree bit for bit; f32 runs the engine's SIMD kernels. Memory: an f32 forward in
+//! evaluation mode keeps nothing (the inputs, Q, K, V, `concat` and the output, O(T·C), and the
+//! engine's one head and block); a forward that keeps (training, or any f64 forward, see
+//! [`LayerKernel::EVALUATION_KEEPS`]) holds every head's `T_q × T_k` weights.
 
-use super::cache::KvCache;
+use super::cache::{Held, KvCache, Store};
 use super::init::SplitMix64;
-use super::limits::{at_item, check_cached_budget, check_forward, refuse_projection};
+use super::kept::{ForwardCache, HeadCache, ItemCache, Positions};
+use super::kernel::{LayerKernel, Prepared};
+use super::limits::{at_item, check_cached_budget};
 use super::{LastForward, MultiHeadAttention};
-use crate::engine::{Cols, HeadShape, Hooks, Rope, Workspace};
+use crate::engine::{Batch, Cols, HeadShape, Hooks, Rope, Workspace};
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
 use crate::multi_head::heads;
+use crate::real::Real;
 
 /// Everything `forward` takes besides the inputs.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -41,7 +51,7 @@ pub struct ForwardOptions {
     pub batched: bool,
 }
 
-/// What `forward` returns.
+/// What [`MultiHeadAttention::forward`] returns (f64 matrices).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ForwardOutput {
     /// One `(T_q, C)` matrix per batch item.
@@ -52,66 +62,13 @@ pub struct ForwardOutput {
     pub weights: Option<Vec<Vec<Matrix>>>,
 }
 
-/// One head's intermediates that the backward pass needs.
-#[derive(Clone, Debug)]
-pub(super) struct HeadCache {
-    /// The softmax result, `(T_q, T_k)`.
-    pub weights: Matrix,
-    /// With dropout: the per-entry factor (0 or `1/(1−p)`) and `used = weights ⊙ factor`.
-    pub dropout: Option<(Matrix, Matrix)>,
-}
-
-impl HeadCache {
-    /// The weights that multiplied V.
-    pub fn used(&self) -> &Matrix {
-        self.dropout.as_ref().map_or(&self.weights, |(_, used)| used)
-    }
-}
-
-/// One batch item's intermediates.
-#[derive(Clone, Debug)]
-pub(super) struct ItemCache {
-    pub x_q: Matrix,
-    pub x_k: Matrix,
-    pub x_v: Matrix,
-    /// The projections (Q and K rotated when the layer has RoPE), `(T_q, C)`, `(T_k, C_kv)`,
-    /// `(T_k, C_kv)`.
-    pub q: Matrix,
-    pub k: Matrix,
-    pub v: Matrix,
-    pub heads: Vec<HeadCache>,
-    /// `(T_q, C)`.
-    pub concat: Matrix,
-}
-
-/// What the last forward pass kept.
-#[derive(Clone, Debug)]
-pub(super) struct ForwardCache {
-    pub batched: bool,
-    pub t_q: usize,
-    pub items: Vec<ItemCache>,
-    /// The positions of query 0 and key 0 (RoPE's angles, the causal rule and the window).
-    pub positions: Positions,
-}
-
-/// Where the rows are in the sequence: query `i` at `query + i`, key `j` at `key + j`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Positions {
-    pub query: usize,
-    pub key: usize,
-}
-
-impl Positions {
-    /// Without a cache: keys at `0 … T_k − 1`, queries the last `T_q` of them (`T_q > T_k` puts
-    /// the first queries before every key, where the causal rule hides all of them).
-    pub fn aligned(t_q: usize, t_k: usize) -> Self {
-        Self { query: t_k.saturating_sub(t_q), key: 0 }
-    }
-
-    /// The engine's offset: position of query 0 minus that of key 0, with `T_q > T_k` counted.
-    pub fn offset(&self, t_q: usize, t_k: usize) -> isize {
-        self.query as isize - self.key as isize - t_q.saturating_sub(t_k) as isize
-    }
+/// What [`MultiHeadAttention::forward_batch`] returns, flat and row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchOutput<F> {
+    /// `[B, T_q, C]`.
+    pub output: Vec<F>,
+    /// With `need_weights`: `[B, h, T_q, T_k]`, or `[B, T_q, T_k]` with `average_weights`.
+    pub weights: Option<Vec<F>>,
 }
 
 /// `"query"` or `"query[b]"`.
@@ -123,132 +80,190 @@ pub(super) fn item_name(name: &str, batched: bool, b: usize) -> String {
     }
 }
 
-/// `x·W + b` (the bias only when present). `(T, C)·(C, C) → (T, C)`.
-pub(super) fn project(x: &Matrix, w: &Matrix, b: Option<&[f64]>) -> Result<Matrix> {
-    let mut projected = x.matmul(w)?; // (T, C)
-    if let Some(b) = b {
-        projected.add_row(b)?;
-    }
-    Ok(projected)
+/// Matrices one after another, flat, as a batch (`items` empty: no rows).
+fn flatten<F: Real>(items: &[Matrix<F>]) -> (Vec<F>, usize, usize) {
+    let (rows, cols) = items.first().map_or((0, 0), Matrix::shape);
+    (items.iter().flat_map(|m| m.data().iter().copied()).collect(), rows, cols)
+}
+
+/// A flat `[B, rows, cols]` back into `B` matrices.
+pub(super) fn unflatten<F: Real>(data: Vec<F>, rows: usize, cols: usize) -> Result<Vec<Matrix<F>>> {
+    let n = (rows * cols).max(1);
+    data.chunks(n).map(|item| Matrix::new(rows, cols, item.to_vec())).collect()
 }
 
 impl MultiHeadAttention {
-    /// Runs the layer on a batch (a one-item batch for unbatched input) and remembers what
-    /// `backward` needs. `key` and `value` must have the same number of items as `query`.
+    /// Runs the layer on a batch of f64 matrices (a one-item batch for unbatched input) and
+    /// remembers what `backward` needs: [`Self::forward_batch`] after checking every item's shape.
     pub fn forward(&mut self, query: &[Matrix], key: &[Matrix], value: &[Matrix], options: &ForwardOptions) -> Result<ForwardOutput> {
         let (t_q, t_k) = self.check_inputs(query, key, value, options)?;
-        let dropout = (options.training && self.dropout > 0.0).then_some(self.dropout);
-        check_forward(self.embed_dim, self.number_of_heads, query.len(), t_q, t_k, options.need_weights, dropout.is_some())?;
-        let positions = Positions::aligned(t_q, t_k);
-        self.check_rope_alignment(t_q, t_k)?;
-        // Draw into a copy of the generator and commit it only on success.
-        let mut rng = self.dropout_rng.clone();
-        let mut outputs = Vec::with_capacity(query.len());
-        let mut items = Vec::with_capacity(query.len());
-        for (b, ((x_q, x_k), x_v)) in query.iter().zip(key).zip(value).enumerate() {
-            let (output, item) = self
-                .forward_item(x_q, x_k, x_v, &options.mask, positions, dropout, &mut rng)
-                .map_err(|e| at_item(e, options.batched, b))?;
-            outputs.push(output);
-            items.push(item);
-        }
-        let weights = options.need_weights.then(|| {
-            items
-                .iter()
-                .map(|item| {
-                    let used: Vec<Matrix> = item.heads.iter().map(|head| head.used().clone()).collect();
-                    if options.average_weights {
-                        vec![mean_over_heads(&used)]
-                    } else {
-                        used
-                    }
-                })
-                .collect()
-        });
-        self.dropout_rng = rng;
-        self.cache = Some(ForwardCache { batched: options.batched, t_q, items, positions });
-        self.cache_f32 = None;
-        self.last_forward = LastForward::Kept;
-        Ok(ForwardOutput { output: outputs, weights })
+        let ((q, _, c), (k, ..), (v, ..)) = (flatten(query), flatten(key), flatten(value));
+        let b = query.len();
+        let result = self.forward_batch(Batch::new(&q, b, t_q, c), Batch::new(&k, b, t_k, c), Batch::new(&v, b, t_k, c), options)?;
+        Ok(self.matrices(result, b, t_q, t_k, options)?)
     }
 
-    /// Decoding with a KV cache: projects `x` (`[B, T_new, C]`, B as the cache's once it has
-    /// one), rotates Q and K at positions `cache.length() …`, appends K and V to the cache and
-    /// attends causally over everything it holds (with `mask.window`, the cache then drops the
-    /// keys no later query can see). Row for row this is one causal `forward` over the whole
-    /// sequence. Keeps nothing for `backward`. On an error the cache is unchanged.
-    pub fn forward_cached(&mut self, x: &[Matrix], cache: &mut KvCache, options: &ForwardOptions) -> Result<ForwardOutput> {
-        check_cached(self, cache, x.len(), options)?;
-        let (t_new, _) = self.check_inputs(x, x, x, options)?;
-        let held = cache.keys.first().map_or(0, Matrix::rows);
-        check_cached_budget(self, x.len(), t_new, held + t_new, options.need_weights)?;
-        let w = &self.weights;
-        let b = w.biases.as_ref();
-        let bias = |name| b.is_some().then_some(name);
-        let (mut outputs, mut weights) = (Vec::with_capacity(x.len()), Vec::with_capacity(x.len()));
-        let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
-        // the cache grows in place; on an error every item is cut back to what it held
-        if cache.keys.is_empty() {
-            let kv_c = self.kv_heads * self.head_dimensions;
-            cache.keys = vec![Matrix::zeros(0, kv_c); x.len()];
-            cache.values = vec![Matrix::zeros(0, kv_c); x.len()];
-        }
-        for (item, x) in x.iter().enumerate() {
-            let mut step = || -> Result<(Matrix, Vec<Matrix>)> {
-                // 1. Project the new rows; rotate Q and K at their positions
-                let (q, k_new, v_new) = self.project_all(x, x, x, Positions { query: cache.length, key: cache.length })?;
-                // 2. Append K and V to what the cache holds: (held + T_new, C_kv)
-                cache.keys[item].append_rows(&k_new)?;
-                cache.values[item].append_rows(&v_new)?;
-                // 3–8. The engine over every held key: query i at position length + i, key j at start + j
-                let positions = Positions { query: cache.length, key: cache.start };
-                let (k, v) = (&cache.keys[item], &cache.values[item]);
-                let (concat, heads) = self.attend_item(&q, k, v, &options.mask, positions, None, &mut rng, options.need_weights)?;
-                // 9. Output projection
-                let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_new, C)
-                refuse_projection(&output, "output", "concat", "W_O", bias("b_O"))?;
-                Ok((output, heads.into_iter().map(|h| h.weights).collect()))
+    /// A [`BatchOutput`] as [`ForwardOutput`]'s matrices.
+    fn matrices(&self, result: BatchOutput<f64>, b: usize, t_q: usize, t_k: usize, options: &ForwardOptions) -> Result<ForwardOutput> {
+        let output = unflatten(result.output, t_q, self.embed_dim)?;
+        let weights = match result.weights {
+            None => None,
+            Some(w) => {
+                let per_item = if options.average_weights { 1 } else { self.number_of_heads };
+                let all = unflatten(w, t_q, t_k)?;
+                Some((0..b).map(|i| all[i * per_item..(i + 1) * per_item].to_vec()).collect())
+            }
+        };
+        Ok(ForwardOutput { output, weights })
+    }
+
+    /// The forward pass in either precision (see the module docs): `query` is `[B, T_q, C]`, `key`
+    /// and `value` `[B, T_k, C]`. Keeps what `backward` needs in training, and in evaluation mode
+    /// when the precision does ([`LayerKernel::EVALUATION_KEEPS`]); otherwise it forgets the last
+    /// forward pass, so a following `backward` is a `State` error. On an error nothing changes.
+    pub fn forward_batch<F: LayerKernel>(&mut self, query: Batch<F>, key: Batch<F>, value: Batch<F>, options: &ForwardOptions) -> Result<BatchOutput<F>> {
+        let (c, h) = (self.embed_dim, self.number_of_heads);
+        let (b, t_q, t_k) = (query.items, query.rows, key.rows);
+        self.check_batches(&query, &key, &value, options)?;
+        self.check_rope_alignment(t_q, t_k)?;
+        let keep = options.training || F::EVALUATION_KEEPS;
+        // the heads' weights are kept for backward, or for their mean
+        let keep_heads = keep || (options.need_weights && options.average_weights);
+        F::check_forward_budget(self, b, t_q, t_k, (options.need_weights, options.average_weights, options.training), keep)?;
+        let positions = Positions::aligned(t_q, t_k);
+        // pass 5's dropout: (p, 1/(1−p) computed in f64 and rounded once)
+        let dropout = (options.training && self.dropout > 0.0).then(|| (self.dropout, F::from_f64(1.0 / (1.0 - self.dropout))));
+        F::prepare(self, false);
+        let w = F::prepared(self);
+        // Draw into a copy of the generator and commit it only on success
+        let mut rng = self.dropout_rng.clone();
+        let per_item = if options.average_weights { 1 } else { h };
+        let mut output = vec![F::ZERO; b * t_q * c];
+        let mut weights = options.need_weights.then(|| vec![F::ZERO; b * per_item * t_q * t_k]);
+        let mut used = vec![F::ZERO; if options.need_weights { t_q * t_k } else { 0 }];
+        let mut workspace = Workspace::new();
+        let mut items = Vec::with_capacity(if keep { b } else { 0 });
+        for i in 0..b {
+            let (x_q, x_k, x_v) = (query.item(i), key.item(i), value.item(i));
+            let mut item_weights = weights.as_mut().map(|all| &mut all[i * per_item * t_q * t_k..(i + 1) * per_item * t_q * t_k]);
+            let out = &mut output[i * t_q * c..(i + 1) * t_q * c];
+            let step = || -> Result<Option<ItemCache<F>>> {
+                // 0. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V; Q and K rotated with RoPE
+                let (q, k, v) = self.project_item(&w, (x_q, t_q), (x_k, t_k), x_v, positions)?;
+                // 1–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
+                // by the hook), used·V_g, straight into the head's columns of concat (T_q, C)
+                let hook = Keep { t_q, t_k, dropout, rng: &mut rng, heads: Vec::new() };
+                let write = if keep_heads { None } else { item_weights.as_deref_mut() };
+                let (concat, kept) = self.attend_item(&q, &k, &v, &options.mask, positions, &mut workspace, hook, keep_heads, write)?;
+                // the weights that multiplied V, per head or their mean (summed in head order, then divided)
+                if let Some(all) = item_weights {
+                    if !kept.is_empty() {
+                        for (head, cache) in kept.iter().enumerate() {
+                            cache.used_into(dropout.map(|(_, s)| s), &mut used);
+                            if options.average_weights {
+                                all.iter_mut().zip(&used).for_each(|(m, &x)| *m += x);
+                            } else {
+                                all[head * t_q * t_k..(head + 1) * t_q * t_k].copy_from_slice(&used);
+                            }
+                        }
+                        if options.average_weights {
+                            all.iter_mut().for_each(|m| *m = *m / F::from_usize(h));
+                        }
+                    }
+                }
+                // 8. output = concat·W_O + b_O
+                F::project(&concat, t_q, w.w[3], w.bias(3), out); // (T_q, C) = (T_q, C)·(C, C)
+                F::refuse_projection(out, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))?;
+                if !keep {
+                    return Ok(None);
+                }
+                // self-attention (the same bits in all three inputs) keeps one copy
+                let same = |a: &[F], b: &[F]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_f64().to_bits() == y.to_f64().to_bits());
+                let copy = |x: &[F]| (!same(x_q, x)).then(|| x.to_vec());
+                Ok(Some(ItemCache { x_q: x_q.to_vec(), x_k: copy(x_k), x_v: copy(x_v), q, k, v, heads: kept, concat }))
             };
             match step() {
-                Ok((output, item_weights)) => {
-                    outputs.push(output);
-                    weights.push(item_weights);
-                }
-                Err(e) => {
-                    for m in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
-                        m.keep_rows(0, held);
-                    }
-                    if cache.items == 0 {
-                        cache.keys.clear();
-                        cache.values.clear();
-                    }
-                    return Err(at_item(e, options.batched, item));
-                }
+                Ok(item) => items.extend(item),
+                Err(e) => return Err(at_item(e, options.batched, i)),
             }
         }
-        // commit. With a window w no later query sees a position before length + 1 − w; those rows
-        // are dropped once they are w or more (so the cache holds fewer than 2·w positions, and
-        // dropping costs O(1) per token amortised)
-        cache.items = x.len();
-        cache.length += t_new;
-        if let Some(w) = options.mask.window {
-            let visible_from = (cache.length + 1).saturating_sub(w).max(cache.start);
-            if visible_from - cache.start >= w.max(1) {
-                let drop = visible_from - cache.start;
-                for m in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
-                    let rows = m.rows();
-                    m.keep_rows(drop, rows);
-                }
-                cache.start = visible_from;
-            }
+        self.dropout_rng = rng;
+        if keep {
+            self.kept = Some(F::keep(ForwardCache { batched: options.batched, t_q, t_k, items, positions, keep_scale: dropout.map(|(_, s)| s) }));
+            self.last_forward = LastForward::Kept;
+        } else {
+            self.kept = None;
+            self.last_forward = LastForward::Evaluation;
         }
-        self.cache = None;
-        self.cache_f32 = None;
-        self.last_forward = LastForward::Cached;
-        let weights = options.need_weights.then(|| {
-            weights.into_iter().map(|used| if options.average_weights { vec![mean_over_heads(&used)] } else { used }).collect()
-        });
-        Ok(ForwardOutput { output: outputs, weights })
+        Ok(BatchOutput { output, weights })
+    }
+
+    /// Pass 0 for one item: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, each
+    /// checked for overflow, then Q and K rotated at `positions` when the layer has RoPE:
+    /// `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
+    pub(super) fn project_item<F: LayerKernel>(&self, w: &Prepared<F>, (x_q, t_q): (&[F], usize), (x_k, t_k): (&[F], usize), x_v: &[F], positions: Positions) -> Result<(Vec<F>, Vec<F>, Vec<F>)> {
+        let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
+        let (mut q, mut k, mut v) = (vec![F::ZERO; t_q * c], vec![F::ZERO; t_k * kv_c], vec![F::ZERO; t_k * kv_c]);
+        F::project(x_q, t_q, w.w[0], w.bias(0), &mut q); // (T_q, C) = (T_q, C)·(C, C)
+        F::project(x_k, t_k, w.w[1], w.bias(1), &mut k); // (T_k, C_kv) = (T_k, C)·(C, C_kv)
+        F::project(x_v, t_k, w.w[2], w.bias(2), &mut v); // (T_k, C_kv) = (T_k, C)·(C, C_kv)
+        // Refuse overflow: finite inputs and weights, so a non-finite entry is beyond the precision
+        let bias = |name| w.b.is_some().then_some(name);
+        F::refuse_projection(&q, c, "Q", "query", "W_Q", bias("b_Q"))?;
+        F::refuse_projection(&k, kv_c, "K", "key", "W_K", bias("b_K"))?;
+        F::refuse_projection(&v, kv_c, "V", "value", "W_V", bias("b_V"))?;
+        self.rotate(&mut q, c, positions.query, "Q")?;
+        self.rotate(&mut k, kv_c, positions.key, "K")?;
+        Ok((q, k, v))
+    }
+
+    /// `m` (`cols` columns, called `name`) with every head rotated by RoPE, row 0 at `position`
+    /// (unchanged without RoPE); a RangeError past position 2^20 or beyond the precision.
+    pub(super) fn rotate<F: Real>(&self, m: &mut [F], cols: usize, position: usize, name: &str) -> Result<()> {
+        if let Some(rope) = self.rope {
+            Rope::check_positions(position, m.len() / cols.max(1), &format!("{name}'s rows"))?;
+            rope.check_angles(position, m.len() / cols.max(1), self.head_dimensions, "rope.base")?;
+            rope.rotate(m, cols, self.head_dimensions, position, false);
+            Rope::refuse_overflow(m, cols, name)?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::rotate`] on a matrix.
+    pub(super) fn rotated(&self, mut m: Matrix, position: usize, name: &str) -> Result<Matrix> {
+        let cols = m.cols();
+        self.rotate(m.data_mut(), cols, position, name)?;
+        Ok(m)
+    }
+
+    /// Passes 1–7 for one item: the engine over every head. With `keep`, the hook keeps every
+    /// head's weights (and drops out); otherwise with `write` the weights go straight into it
+    /// (`[h, T_q, T_k]`), and without either the engine runs with no hook (in blocks, on threads).
+    /// Returns `(concat (T_q, C), the heads' caches)`.
+    #[allow(clippy::too_many_arguments)]
+    fn attend_item<F: LayerKernel>(
+        &self,
+        q: &[F],
+        k: &[F],
+        v: &[F],
+        mask: &Mask,
+        positions: Positions,
+        workspace: &mut Workspace<F>,
+        mut hook: Keep<'_, F>,
+        keep: bool,
+        write: Option<&mut [F]>,
+    ) -> Result<(Vec<F>, Vec<HeadCache<F>>)> {
+        let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
+        let (t_q, t_k) = (q.len() / c, k.len() / kv_c);
+        let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
+        shape.offset = positions.offset(t_q, t_k);
+        let (q, k, v) = (Cols::all(q, c), Cols::all(k, kv_c), Cols::all(v, kv_c));
+        let concat = match write {
+            _ if keep => heads(q, k, v, shape, mask, workspace, &mut hook)?,
+            Some(out) => heads(q, k, v, shape, mask, workspace, &mut WriteWeights { out, t_q, t_k })?,
+            None => heads(q, k, v, shape, mask, workspace, &mut ())?,
+        };
+        Ok((concat, hook.heads))
     }
 
     /// With RoPE the queries are the last `T_q` of the `T_k` positions, so `T_q ≤ T_k`.
@@ -261,83 +276,7 @@ impl MultiHeadAttention {
         Ok(())
     }
 
-    /// Pass 1 for one item: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, each
-    /// checked for overflow, then Q and K rotated at `positions` when the layer has RoPE.
-    pub(super) fn project_all(&self, x_q: &Matrix, x_k: &Matrix, x_v: &Matrix, positions: Positions) -> Result<(Matrix, Matrix, Matrix)> {
-        let (q, k, v) = self.project_unrotated(x_q, x_k, x_v)?;
-        Ok((self.rotated(q, positions.query, "Q")?, self.rotated(k, positions.key, "K")?, v))
-    }
-
-    /// Pass 1 without the rotation: `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
-    pub(super) fn project_unrotated(&self, x_q: &Matrix, x_k: &Matrix, x_v: &Matrix) -> Result<(Matrix, Matrix, Matrix)> {
-        let w = &self.weights;
-        let b = w.biases.as_ref();
-        let q = project(x_q, &w.w_q, b.map(|b| &b.b_q[..]))?; // (T_q, C)
-        let k = project(x_k, &w.w_k, b.map(|b| &b.b_k[..]))?; // (T_k, C_kv)
-        let v = project(x_v, &w.w_v, b.map(|b| &b.b_v[..]))?; // (T_k, C_kv)
-        // Refuse overflow: finite inputs and weights, so a non-finite entry is beyond f64
-        let bias = |name| b.is_some().then_some(name);
-        refuse_projection(&q, "Q", "query", "W_Q", bias("b_Q"))?;
-        refuse_projection(&k, "K", "key", "W_K", bias("b_K"))?;
-        refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
-        Ok((q, k, v))
-    }
-
-    /// `m` (called `name`) with every head rotated by RoPE, row 0 at `position` (unchanged
-    /// without RoPE); a RangeError past position 2^20 or beyond f64.
-    pub(super) fn rotated(&self, mut m: Matrix, position: usize, name: &str) -> Result<Matrix> {
-        if let Some(rope) = self.rope {
-            Rope::check_positions(position, m.rows(), &format!("{name}'s rows"))?;
-            let cols = m.cols();
-            rope.rotate(m.data_mut(), cols, self.head_dimensions, position, false);
-            Rope::refuse_overflow(m.data(), cols, name)?;
-        }
-        Ok(m)
-    }
-
-    /// Passes 2–8 for one item: the engine over every head, the softmax weights kept (and, with
-    /// `dropout`, dropped out) by the hooks; returns `(concat (T_q, C), the heads' caches)`.
-    #[allow(clippy::too_many_arguments)]
-    /// With `keep` false (decoding without needWeights) nothing is kept: the heads run in blocks of
-    /// query rows and the returned list is empty.
-    #[allow(clippy::too_many_arguments)]
-    fn attend_item(&self, q: &Matrix, k: &Matrix, v: &Matrix, mask: &Mask, positions: Positions, dropout: Option<f64>, rng: &mut SplitMix64, keep: bool) -> Result<(Matrix, Vec<HeadCache>)> {
-        let (t_q, t_k) = (q.rows(), k.rows());
-        let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
-        shape.offset = positions.offset(t_q, t_k);
-        let mut kept = Keep { t_q, t_k, dropout, rng, heads: Vec::with_capacity(self.number_of_heads) };
-        let hooks: &mut dyn Hooks<f64> = if keep { &mut kept } else { &mut () };
-        let concat = heads(Cols::of(q), Cols::of(k), Cols::of(v), shape, mask, &mut Workspace::new(), hooks)?;
-        Ok((Matrix::new(t_q, self.embed_dim, concat)?, kept.heads))
-    }
-
-    /// Passes 1–9 for one batch item.
-    #[allow(clippy::too_many_arguments)]
-    fn forward_item(
-        &self,
-        x_q: &Matrix,
-        x_k: &Matrix,
-        x_v: &Matrix,
-        mask: &Mask,
-        positions: Positions,
-        dropout: Option<f64>,
-        rng: &mut SplitMix64,
-    ) -> Result<(Matrix, ItemCache)> {
-        let w = &self.weights;
-        let b = w.biases.as_ref();
-        // 1. Project the inputs (and rotate Q and K with RoPE)
-        let (q, k, v) = self.project_all(x_q, x_k, x_v, positions)?;
-        // 2–8. The engine: per head slice, scores, scale, softmax (kept, and dropped out in
-        // training, by the hooks), weights·V_g, straight into the concatenation
-        let (concat, heads) = self.attend_item(&q, &k, &v, mask, positions, dropout, rng, true)?; // (T_q, C)
-        // 9. Output projection
-        let output = project(&concat, &w.w_o, b.map(|b| &b.b_o[..]))?; // (T_q, C)
-        refuse_projection(&output, "output", "concat", "W_O", b.is_some().then_some("b_O"))?;
-        let item = ItemCache { x_q: x_q.clone(), x_k: x_k.clone(), x_v: x_v.clone(), q, k, v, heads, concat };
-        Ok((output, item))
-    }
-
-    /// Checks the batch and returns `(T_q, T_k)`.
+    /// Checks a batch of matrices (every item its own shape) and returns `(T_q, T_k)`.
     pub(super) fn check_inputs(&self, query: &[Matrix], key: &[Matrix], value: &[Matrix], options: &ForwardOptions) -> Result<(usize, usize)> {
         let c = self.embed_dim;
         let batched = options.batched;
@@ -379,10 +318,32 @@ impl MultiHeadAttention {
             }
         }
         let (t_q, t_k) = (query[0].rows(), key[0].rows());
-        if value[0].rows() != t_k {
+        self.check_rest(t_q, t_k, value[0].rows(), options)?;
+        Ok((t_q, t_k))
+    }
+
+    /// Checks three flat batches: `[B, T_q, C]`, `[B, T_k, C]`, `[B, T_k, C]`, `B, T > 0`.
+    fn check_batches<F>(&self, query: &Batch<F>, key: &Batch<F>, value: &Batch<F>, options: &ForwardOptions) -> Result<()> {
+        let (b, c) = (query.items, self.embed_dim);
+        for (name, x) in [("query", query), ("key", key), ("value", value)] {
+            if x.items != b || x.rows == 0 || x.cols != c || x.data.len() != x.items * x.rows * c {
+                return Err(AttentionError::range_error(format!(
+                    "{name} has {} values, which is not [B = {b}, T, C = {c}] with T > 0",
+                    x.data.len()
+                )));
+            }
+        }
+        if b == 0 {
+            return Err(AttentionError::range_error("query is an empty batch; expected at least one item"));
+        }
+        self.check_rest(query.rows, key.rows, value.rows, options)
+    }
+
+    /// The checks after the shapes: T of value, the mask's shape, averageWeights.
+    fn check_rest(&self, t_q: usize, t_k: usize, t_v: usize, options: &ForwardOptions) -> Result<()> {
+        if t_v != t_k {
             return Err(AttentionError::range_error(format!(
-                "value has T = {} rows but key has T_k = {t_k}: each key position needs one value",
-                value[0].rows()
+                "value has T = {t_v} rows but key has T_k = {t_k}: each key position needs one value"
             )));
         }
         options.mask.check_shape(t_q, t_k)?;
@@ -391,58 +352,166 @@ impl MultiHeadAttention {
                 "options.averageWeights only applies with options.needWeights: true; set both or neither",
             ));
         }
-        Ok((t_q, t_k))
-    }
-}
-
-/// The engine's hooks for the f64 forward: every head's softmax weights are kept for
-/// `backward` and, in training, pass 6 (dropout) is applied to them before the weighted sum.
-struct Keep<'a> {
-    t_q: usize,
-    t_k: usize,
-    dropout: Option<f64>,
-    rng: &'a mut SplitMix64,
-    heads: Vec<HeadCache>,
-}
-
-impl Hooks<f64> for Keep<'_> {
-    fn head_start(&mut self, _head: usize, _q: Cols<f64>, _k: Cols<f64>, _v: Cols<f64>) -> Result<()> {
-        let zeros = || Matrix::zeros(self.t_q, self.t_k); // (T_q, T_k)
-        self.heads.push(HeadCache { weights: zeros(), dropout: self.dropout.map(|_| (zeros(), zeros())) });
         Ok(())
     }
 
-    /// Pass 6: one `next_unit()` per entry, row-major over the head's `T_q × T_k` (the blocks
-    /// come in row order); an entry is dropped when its draw is `< p`, `factor ∈ {0, 1/(1−p)}`
-    /// and `used = weights ⊙ factor`.
-    fn weights(&mut self, _head: usize, first: usize, weights: &mut [f64], _n_keys: usize) -> Result<()> {
-        let at = first * self.t_k; // f64 computes every key: the block is rows × T_k
+    /// [`Self::forward_cached_batch`] on f64 matrices (every item's shape checked).
+    pub fn forward_cached(&mut self, x: &[Matrix], cache: &mut KvCache, options: &ForwardOptions) -> Result<ForwardOutput> {
+        check_cached(self, cache, x.len(), options)?;
+        let (t_new, _) = self.check_inputs(x, x, x, options)?;
+        let (data, _, c) = flatten(x);
+        let t_all = cache.held() + t_new; // the keys the new rows attend over
+        let result = self.forward_cached_batch(Batch::new(&data, x.len(), t_new, c), cache, options)?;
+        self.matrices(result, x.len(), t_new, t_all, options)
+    }
+
+    /// Decoding with a KV cache, in either precision: projects `x` (`[B, T_new, C]`, B as the
+    /// cache's once it has one), rotates Q and K at positions `cache.length() …`, appends K and V to
+    /// the cache and attends causally over everything it holds (with `mask.window`, the cache then
+    /// drops the keys no later query can see). Row for row this is one causal forward over the
+    /// whole sequence in the same precision. The cache holds the precision of the forward that
+    /// filled it; another precision is a TypeError until `reset()`. Keeps nothing for `backward`.
+    /// On an error the cache is unchanged.
+    pub fn forward_cached_batch<F: LayerKernel>(&mut self, x: Batch<F>, cache: &mut KvCache, options: &ForwardOptions) -> Result<BatchOutput<F>> {
+        check_cached(self, cache, x.items, options)?;
+        self.check_batches(&x, &x, &x, options)?;
+        let (b, t_new, c, h) = (x.items, x.rows, self.embed_dim, self.number_of_heads);
+        let kv_c = self.kv_heads * self.head_dimensions;
+        let held = cache.held();
+        check_cached_budget(self, b, t_new, held + t_new, options.need_weights)?;
+        if cache.items == 0 {
+            cache.store = F::hold(Held::new(b, kv_c));
+        }
+        let store = F::held(&mut cache.store).ok_or_else(|| {
+            AttentionError::type_error(format!(
+                "options.cache holds keys and values of {} input but this input is {}: a cache decodes in one precision (reset() it, or use another createCache())",
+                F::OTHER_INPUT,
+                F::INPUT
+            ))
+        })?;
+        F::prepare(self, false);
+        let w = F::prepared(self);
+        let per_item = if options.average_weights { 1 } else { h };
+        let t_all = held + t_new;
+        let mut output = vec![F::ZERO; b * t_new * c];
+        let mut weights = options.need_weights.then(|| vec![F::ZERO; b * per_item * t_new * t_all]);
+        let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
+        let mut workspace = Workspace::new();
+        let (length, start) = (cache.length, cache.start);
+        for item in 0..b {
+            let x_i = x.item(item);
+            let out = &mut output[item * t_new * c..(item + 1) * t_new * c];
+            let item_weights = weights.as_mut().map(|all| &mut all[item * per_item * t_new * t_all..(item + 1) * per_item * t_new * t_all]);
+            let step = || -> Result<()> {
+                // 0. Project the new rows; rotate Q and K at their positions
+                let (q, k_new, v_new) = self.project_item(&w, (x_i, t_new), (x_i, t_new), x_i, Positions { query: length, key: length })?;
+                // Append K and V to what the cache holds: (held + T_new, C_kv)
+                store.keys[item].extend_from_slice(&k_new);
+                store.values[item].extend_from_slice(&v_new);
+                // 1–7. The engine over every held key: query i at position length + i, key j at start + j
+                let positions = Positions { query: length, key: start };
+                let hook = Keep { t_q: t_new, t_k: t_all, dropout: None, rng: &mut rng, heads: Vec::new() };
+                let (concat, kept) = self.attend_item(&q, &store.keys[item], &store.values[item], &options.mask, positions, &mut workspace, hook, options.need_weights, None)?;
+                if let Some(all) = item_weights {
+                    for (head, cache) in kept.iter().enumerate() {
+                        if options.average_weights {
+                            all.iter_mut().zip(&cache.weights).for_each(|(m, &x)| *m += x);
+                        } else {
+                            all[head * t_new * t_all..(head + 1) * t_new * t_all].copy_from_slice(&cache.weights);
+                        }
+                    }
+                    if options.average_weights {
+                        all.iter_mut().for_each(|m| *m = *m / F::from_usize(h));
+                    }
+                }
+                // 8. output = concat·W_O + b_O
+                F::project(&concat, t_new, w.w[3], w.bias(3), out); // (T_new, C)
+                F::refuse_projection(out, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))
+            };
+            if let Err(e) = step() {
+                // every item cut back to what it held
+                store.keep_rows(0, held);
+                if cache.items == 0 {
+                    cache.store = Store::Empty;
+                }
+                return Err(at_item(e, options.batched, item));
+            }
+        }
+        // commit. With a window w no later query sees a position before length + 1 − w; those rows
+        // are dropped once they are w or more (so the cache holds fewer than 2·w positions, and
+        // dropping costs O(1) per token amortised)
+        cache.items = b;
+        cache.length += t_new;
+        if let Some(w) = options.mask.window {
+            let visible_from = (cache.length + 1).saturating_sub(w).max(cache.start);
+            if visible_from - cache.start >= w.max(1) {
+                store.keep_rows(visible_from - cache.start, t_all);
+                cache.start = visible_from;
+            }
+        }
+        self.kept = None;
+        self.last_forward = LastForward::Cached;
+        Ok(BatchOutput { output, weights })
+    }
+}
+
+/// The engine's hook of a forward that keeps: every head's softmax weights are kept for
+/// `backward` and, in training with `p > 0`, pass 5's dropout is applied to them before the
+/// weighted sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the blocks come
+/// in row order), including the keys a causal block skips (masked: their weight is 0 either way);
+/// an entry is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0, 1/(1−p)}`.
+struct Keep<'a, F> {
+    t_q: usize,
+    t_k: usize,
+    /// `(p, 1/(1−p) in F)`.
+    dropout: Option<(f64, F)>,
+    rng: &'a mut SplitMix64,
+    heads: Vec<HeadCache<F>>,
+}
+
+impl<F: Real> Hooks<F> for Keep<'_, F> {
+    fn head_start(&mut self, _head: usize, _q: Cols<F>, _k: Cols<F>, _v: Cols<F>) -> Result<()> {
+        let n = self.t_q * self.t_k; // (T_q, T_k)
+        self.heads.push(HeadCache { weights: vec![F::ZERO; n], kept: self.dropout.map(|_| vec![false; n]), used: None });
+        Ok(())
+    }
+
+    fn weights(&mut self, _head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
         let head = self.heads.last_mut().ok_or_else(|| AttentionError::State("weights before any head".into()))?;
-        head.weights.data_mut()[at..at + weights.len()].copy_from_slice(weights);
-        if let (Some(p), Some((factor, used))) = (self.dropout, head.dropout.as_mut()) {
-            let keep_scale = 1.0 / (1.0 - p);
-            for (n, x) in weights.iter_mut().enumerate() {
-                let f = if self.rng.next_unit() < p { 0.0 } else { keep_scale };
-                factor.data_mut()[at + n] = f;
-                *x *= f;
-                used.data_mut()[at + n] = *x;
+        for (i, row) in weights.chunks_exact_mut(n_keys).enumerate() {
+            let at = (first + i) * self.t_k;
+            head.weights[at..at + n_keys].copy_from_slice(row);
+            if let (Some((p, keep_scale)), Some(kept)) = (self.dropout, head.kept.as_mut()) {
+                for j in 0..self.t_k {
+                    let keep = self.rng.next_unit() >= p; // dropped when the draw is < p
+                    kept[at + j] = keep;
+                    if j < n_keys {
+                        row[j] = row[j] * if keep { keep_scale } else { F::ZERO };
+                    }
+                }
             }
         }
         Ok(())
     }
 }
 
-/// The element-wise mean of the heads' `(T_q, T_k)` weights (summed in head order, then divided).
-fn mean_over_heads(heads: &[Matrix]) -> Matrix {
-    let mut mean = Matrix::zeros(heads[0].rows(), heads[0].cols());
-    for head in heads {
-        for (m, &x) in mean.data_mut().iter_mut().zip(head.data()) {
-            *m += x;
+/// The engine's hook of an evaluation forward that keeps nothing but returns the weights: every
+/// head's softmax weights written into `[h, T_q, T_k]`, row-major (keys a causal block skips stay
+/// as they are: zeros).
+struct WriteWeights<'a, F> {
+    out: &'a mut [F],
+    t_q: usize,
+    t_k: usize,
+}
+
+impl<F: Real> Hooks<F> for WriteWeights<'_, F> {
+    fn weights(&mut self, head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
+        for (i, row) in weights.chunks_exact(n_keys).enumerate() {
+            let at = (head * self.t_q + first + i) * self.t_k;
+            self.out[at..at + n_keys].copy_from_slice(row);
         }
+        Ok(())
     }
-    let n = heads.len() as f64;
-    mean.data_mut().iter_mut().for_each(|m| *m /= n);
-    mean
 }
 
 /// The checks of a cached forward: this layer's cache, the same B, causal, no explicit mask,
@@ -471,4 +540,359 @@ pub(super) fn check_cached(layer: &MultiHeadAttention, cache: &KvCache, batch: u
         return Err(AttentionError::type_error("options.training cannot be used with options.cache: a cached forward keeps no intermediates for backward"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The f32 forward against the f64 one, and its errors.
+    use super::*;
+    use crate::error::AttentionError;
+    use crate::layer::{ForwardOutput, Kept, LayerConfig, Weights};
+    use crate::mask::{BoolMatrix, Mask};
+    use crate::matrix::Matrix;
+    use crate::testing::seeded_matrix;
+
+    type BatchF32<'a> = Batch<'a, f32>;
+
+    fn layer(c: usize, h: usize, bias: bool, seed: u64) -> MultiHeadAttention {
+        let mut layer = MultiHeadAttention::new(&LayerConfig { bias, seed, ..LayerConfig::new(c, h) }).unwrap();
+        // non-zero biases, so that a bias mistake shows
+        let mut weights = layer.weights().clone();
+        if let Some(b) = &mut weights.biases {
+            for (i, v) in [&mut b.b_q, &mut b.b_k, &mut b.b_v, &mut b.b_o].into_iter().enumerate() {
+                *v = seeded_matrix(1, c, seed + 50 + i as u64).into_data();
+            }
+        }
+        layer.set_weights(weights).unwrap();
+        layer
+    }
+
+    /// A batch as f64 matrices (rounded through f32, so both paths see the same inputs) and as flat f32.
+    fn batch(b: usize, t: usize, c: usize, seed: u64) -> (Vec<Matrix>, Vec<f32>) {
+        let items: Vec<Matrix> = (0..b).map(|i| seeded_matrix(t, c, seed + 100 * i as u64).cast::<f32>().cast()).collect();
+        let flat = items.iter().flat_map(|m| m.data().iter().map(|&x| x as f32)).collect();
+        (items, flat)
+    }
+
+    fn assert_near(got: &[f32], want: impl IntoIterator<Item = f64>, tolerance: f64) {
+        let want: Vec<f64> = want.into_iter().collect();
+        assert_eq!(got.len(), want.len());
+        for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+            assert!((*a as f64 - b).abs() <= tolerance, "element {i}: {a} vs {b}");
+        }
+    }
+
+    fn flat(output: &ForwardOutput) -> Vec<f64> {
+        output.output.iter().flat_map(|m| m.data().to_vec()).collect()
+    }
+
+    #[test]
+    fn agrees_with_the_f64_forward_across_blocks_masks_batches_and_cross_attention() {
+        // T_q = 70 spans two query blocks; T_k = 90 differs (cross-attention)
+        let (b, t_q, t_k, c, h) = (2, 70, 90, 12, 3);
+        let (xq, fq) = batch(b, t_q, c, 1);
+        let (xk, fk) = batch(b, t_k, c, 2);
+        let (xv, fv) = batch(b, t_k, c, 3);
+        let table: Vec<bool> = (0..t_q * t_k).map(|n| (n * 7919) % 5 != 0).collect();
+        let explicit = BoolMatrix::new(t_q, t_k, table).unwrap();
+        let masks = [Mask::none(), Mask::causal(), Mask { causal: false, allowed: Some(explicit.clone()), window: None }, Mask { causal: true, allowed: Some(explicit), window: None }];
+        for bias in [true, false] {
+            let mut layer = layer(c, h, bias, 7);
+            for mask in &masks {
+                for (need_weights, average_weights) in [(false, false), (true, false), (true, true)] {
+                    let options = ForwardOptions { mask: mask.clone(), need_weights, average_weights, training: false, batched: true };
+                    let want = layer.forward(&xq, &xk, &xv, &options).unwrap();
+                    let (q, k, v) = (BatchF32::new(&fq, b, t_q, c), BatchF32::new(&fk, b, t_k, c), BatchF32::new(&fv, b, t_k, c));
+                    let got = layer.forward_batch(q, k, v, &options).unwrap();
+                    assert_near(&got.output, flat(&want), 1e-4);
+                    match (&got.weights, &want.weights) {
+                        (None, None) => {}
+                        (Some(got), Some(want)) => assert_near(got, want.iter().flatten().flat_map(|m| m.data().to_vec()), 1e-5),
+                        _ => panic!("weights present in one path only"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn f32_decoding_through_the_cache_is_one_causal_f32_pass() {
+        // grouped heads, RoPE, a batch; with and without a window. Without a window, chunks of whole
+        // query blocks give the pass's bits; other chunks, and a window's dropped keys, move keys in
+        // and out of the f32 softmax's 8-lane tail, which changes the order of its row sum: the last
+        // bits, within the f32 bound
+        let (b, t, c, h) = (2, 75, 16, 4);
+        let config = LayerConfig { kv_heads: 2, rope: Some(crate::engine::Rope::default()), seed: 9, ..LayerConfig::new(c, h) };
+        let mut layer = MultiHeadAttention::new(&config).unwrap();
+        let (x, fx) = batch(b, t, c, 4);
+        for window in [None, Some(7)] {
+            let mask = Mask { causal: true, allowed: None, window };
+            let options = ForwardOptions { mask, batched: true, ..ForwardOptions::default() };
+            let whole = layer.forward_batch(BatchF32::new(&fx, b, t, c), BatchF32::new(&fx, b, t, c), BatchF32::new(&fx, b, t, c), &options).unwrap().output;
+            for (chunks, bits) in [(&[(0, 64), (64, t)][..], true), (&[(0, 1), (1, 66), (66, 70), (70, t)][..], false)] {
+                let mut cache = layer.create_cache();
+                let mut decoded = vec![Vec::new(); b];
+                for &(from, to) in chunks {
+                    let chunk: Vec<f32> = (0..b).flat_map(|i| fx[(i * t + from) * c..(i * t + to) * c].to_vec()).collect();
+                    let out = layer.forward_cached_batch(BatchF32::new(&chunk, b, to - from, c), &mut cache, &options).unwrap().output;
+                    for (i, d) in decoded.iter_mut().enumerate() {
+                        d.extend_from_slice(&out[i * (to - from) * c..(i + 1) * (to - from) * c]);
+                    }
+                }
+                let decoded: Vec<f32> = decoded.concat();
+                if bits && window.is_none() {
+                    assert!(decoded.iter().zip(&whole).all(|(a, w)| a.to_bits() == w.to_bits()), "window {window:?}: block-aligned cached f32 decoding differs from one causal f32 pass");
+                } else {
+                    assert_near(&decoded, whole.iter().map(|&x| f64::from(x)), 2e-7);
+                }
+                // and it is the f64 decoding to f32 rounding
+                let want = layer.forward(&x, &x, &x, &options).unwrap();
+                assert_near(&decoded, flat(&want), 1e-5);
+                if let Some(w) = window {
+                    assert!(cache.held() < 2 * w, "a window of {w} holds {} positions", cache.held());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_cache_decodes_in_one_precision_until_reset() {
+        let (c, t) = (8, 3);
+        let mut layer = layer(c, 2, true, 5);
+        let (x, fx) = batch(1, t, c, 2);
+        let options = ForwardOptions { mask: Mask::causal(), ..ForwardOptions::default() };
+        let mut cache = layer.create_cache();
+        layer.forward_cached_batch(BatchF32::new(&fx, 1, t, c), &mut cache, &options).unwrap();
+        let before = cache.clone();
+        let err = layer.forward_cached(&x, &mut cache, &options).unwrap_err();
+        assert!(matches!(err, AttentionError::Type(_)) && err.message().starts_with("options.cache holds keys and values of Float32Array input but this input is number[][] or Float64Array"), "{err}");
+        assert_eq!(cache, before, "a refused forward leaves the cache as it was");
+        cache.reset();
+        layer.forward_cached(&x, &mut cache, &options).unwrap();
+        assert_eq!(cache.length(), t);
+    }
+
+    #[test]
+    fn weights_are_packed_per_set_of_weights() {
+        let (c, t) = (8, 5);
+        let mut layer = layer(c, 2, true, 3);
+        let (x, fx) = batch(1, t, c, 9);
+        let input = BatchF32::new(&fx, 1, t, c);
+        let options = ForwardOptions::default();
+        let before = layer.forward_batch(input, input, input, &options).unwrap();
+        assert!(layer.packed_f32.is_some());
+        // new weights must be used by the next f32 forward (the packed ones are dropped)
+        let mut weights = layer.weights().clone();
+        weights.w_o = seeded_matrix(c, c, 77);
+        layer.set_weights(weights).unwrap();
+        assert!(layer.packed_f32.is_none());
+        let after = layer.forward_batch(input, input, input, &options).unwrap();
+        assert_ne!(before.output, after.output);
+        let want = layer.forward(&x, &x, &x, &options).unwrap();
+        assert_near(&after.output, flat(&want), 1e-5);
+    }
+
+    #[test]
+    fn backward_after_an_f32_forward_is_refused_and_an_f64_forward_restores_it() {
+        let (c, t) = (4, 3);
+        let mut layer = layer(c, 2, true, 1);
+        let (x, fx) = batch(1, t, c, 2);
+        let input = BatchF32::new(&fx, 1, t, c);
+        layer.forward(&x, &x, &x, &ForwardOptions::default()).unwrap();
+        layer.forward_batch(input, input, input, &ForwardOptions::default()).unwrap();
+        assert!(layer.last_forward_f32());
+        let err = layer.backward(&x, false).unwrap_err();
+        assert!(matches!(err, AttentionError::State(_)));
+        assert!(err.message().starts_with("backward cannot differentiate a Float32Array forward"), "{err}");
+        layer.forward(&x, &x, &x, &ForwardOptions::default()).unwrap();
+        assert!(!layer.last_forward_f32());
+        layer.backward(&x, false).unwrap();
+    }
+
+    #[test]
+    fn training_without_dropout_is_the_evaluation_forward_bit_for_bit() {
+        // blocks past 64 rows, cross-attention, GQA, RoPE, masks, a batch: the hook keeps, changes nothing
+        let (b, t_q, t_k, c, h) = (2, 70, 90, 16, 4);
+        let config = LayerConfig { kv_heads: 2, rope: Some(crate::engine::Rope::default()), seed: 5, ..LayerConfig::new(c, h) };
+        let mut layer = MultiHeadAttention::new(&config).unwrap();
+        let (_, fq) = batch(b, t_q, c, 1);
+        let (_, fk) = batch(b, t_k, c, 2);
+        let (_, fv) = batch(b, t_k, c, 3);
+        let (q, k, v) = (BatchF32::new(&fq, b, t_q, c), BatchF32::new(&fk, b, t_k, c), BatchF32::new(&fv, b, t_k, c));
+        for mask in [Mask::none(), Mask::causal(), Mask { causal: true, allowed: None, window: Some(9) }] {
+            for average_weights in [false, true] {
+                let eval = ForwardOptions { mask: mask.clone(), need_weights: true, average_weights, batched: true, ..ForwardOptions::default() };
+                let train = ForwardOptions { training: true, ..eval.clone() };
+                let want = layer.forward_batch(q, k, v, &eval).unwrap();
+                let got = layer.forward_batch(q, k, v, &train).unwrap();
+                assert_eq!(got, want);
+                assert!(matches!(layer.kept, Some(Kept::F32(_))) && !layer.last_forward_f32());
+            }
+        }
+    }
+
+    #[test]
+    fn training_drops_the_f64_paths_entries_and_agrees_with_its_output() {
+        let (c, t, b) = (8, 70, 2);
+        let config = LayerConfig { dropout: 0.25, seed: 4, ..LayerConfig::new(c, 2) };
+        let (x, fx) = batch(b, t, c, 6);
+        let options = ForwardOptions { training: true, need_weights: true, mask: Mask::causal(), batched: true, ..ForwardOptions::default() };
+        let (mut f64_layer, mut f32_layer) = (MultiHeadAttention::new(&config).unwrap(), MultiHeadAttention::new(&config).unwrap());
+        let input = BatchF32::new(&fx, b, t, c);
+        // two passes: the generators advance alike
+        for _ in 0..2 {
+            let want = f64_layer.forward(&x, &x, &x, &options).unwrap();
+            let got = f32_layer.forward_batch(input, input, input, &options).unwrap();
+            let (Some(Kept::F64(f64_cache)), Some(Kept::F32(f32_cache))) = (&f64_layer.kept, &f32_layer.kept) else { panic!("both kept") };
+            let mut dropped = 0;
+            for (want, got) in f64_cache.items.iter().zip(&f32_cache.items) {
+                for (want, got) in want.heads.iter().zip(&got.heads) {
+                    for (&want, &kept) in want.kept.as_ref().unwrap().iter().zip(got.kept.as_ref().unwrap()) {
+                        assert_eq!(want, kept);
+                        dropped += usize::from(!kept);
+                    }
+                }
+            }
+            assert!(dropped > 0);
+            // the same weights dropped: the f32 results are the f64 ones to f32 rounding
+            assert_near(&got.output, flat(&want), 1e-4);
+            assert_near(&got.weights.unwrap(), want.weights.unwrap().iter().flatten().flat_map(|m| m.data().to_vec()), 1e-5);
+        }
+    }
+
+    #[test]
+    fn backward_of_either_precision_after_an_f32_training_forward() {
+        let (c, t, b) = (8, 5, 2);
+        let mut layer = layer(c, 2, true, 3);
+        let (_, fx) = batch(b, t, c, 6);
+        let (g, fg) = batch(b, t, c, 7);
+        let input = BatchF32::new(&fx, b, t, c);
+        let options = ForwardOptions { training: true, batched: true, ..ForwardOptions::default() };
+        layer.forward_batch(input, input, input, &options).unwrap();
+        let got = layer.backward_batch(BatchF32::new(&fg, b, t, c), true).unwrap();
+        let f32_grads = layer.grads().unwrap().clone();
+        // f64 gradOutput: the f64 derivative of the same kept values, which the f32 one rounds
+        let want = layer.backward(&g, true).unwrap();
+        for (got, want) in [(&got.query, &want.query), (&got.key, &want.key), (&got.value, &want.value)] {
+            assert_near(got, want.iter().flat_map(|m| m.data().to_vec()), 1e-5);
+        }
+        let f64_grads = layer.grads().unwrap().clone();
+        for ((name, got), (_, want)) in f32_grads.tensors().into_iter().zip(f64_grads.tensors()) {
+            // grads() widens the f32 gradients exactly
+            assert!(got.iter().all(|&x| f64::from(x as f32) == x), "{name} is not an f32 widened");
+            let got: Vec<f32> = got.iter().map(|&x| x as f32).collect();
+            assert_near(&got, want.iter().copied(), 1e-4);
+        }
+        // the wrong layout is refused by either
+        assert!(layer.backward_batch(BatchF32::new(&fg, b, t, c), false).unwrap_err().message().starts_with("gradOutput is one [T, C] matrix"));
+        assert!(layer.backward_batch(BatchF32::new(&fg[..t * c], 1, t, c), true).unwrap_err().message().starts_with("gradOutput has a batch of 1"));
+    }
+
+    #[test]
+    fn a_gradient_beyond_f32_is_refused_by_name_and_not_stored() {
+        let (c, t) = (4, 3);
+        let mut layer = layer(c, 2, true, 1);
+        let mut weights = layer.weights().clone();
+        weights.w_o = Matrix::new(c, c, vec![1e30; c * c]).unwrap();
+        layer.set_weights(weights).unwrap();
+        let (_, fx) = batch(1, t, c, 2);
+        let input = BatchF32::new(&fx, 1, t, c);
+        layer.forward_batch(input, input, input, &ForwardOptions { training: true, ..ForwardOptions::default() }).unwrap();
+        // gradOutput·W_Oᵀ: 4·1e10·1e30 passes 3.4e38 (and is finite in f64)
+        let huge = vec![1e10f32; t * c];
+        let err = layer.backward_batch(BatchF32::new(&huge, 1, t, c), false).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("d_concat[0][0] overflows to Infinity in f32"), "{err}");
+        assert!(layer.grads().is_err(), "a refused backward must not store gradients");
+        // a parameter gradient summed past f32: C = 1, W_Q = 0 (uniform weights), the rest 1; with
+        // x = gradOutput = 1e19 every entry of the pass stays finite but Σ_t x_v·d_V = 5e38
+        let mut layer = layer_with_identity(1);
+        let mut weights = layer.weights().clone();
+        weights.w_q = Matrix::zeros(1, 1);
+        layer.set_weights(weights).unwrap();
+        let big = vec![1e19f32; 5];
+        let big = BatchF32::new(&big, 1, 5, 1);
+        layer.forward_batch(big, big, big, &ForwardOptions { training: true, ..ForwardOptions::default() }).unwrap();
+        let err = layer.backward_batch(big, false).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("grads().W_V[0][0] overflows to Infinity in f32"), "{err}");
+        assert!(layer.grads().is_err());
+        // in f64 the same backward is finite
+        assert!(layer.backward(&[Matrix::new(5, 1, vec![1e19; 5]).unwrap()], false).is_ok());
+    }
+
+    #[test]
+    fn a_training_forward_beyond_the_working_set_is_refused_before_allocating() {
+        // 8 heads of 2^14 × 2^14 weights kept for backward (2^31 values): refused; evaluation mode keeps none
+        let (c, t) = (8, 1 << 14);
+        let mut layer = layer(c, 8, true, 1);
+        let x = vec![0.5f32; t * c];
+        let input = BatchF32::new(&x, 1, t, c);
+        let err = layer.forward_batch(input, input, input, &ForwardOptions { training: true, ..ForwardOptions::default() }).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("MultiHeadAttention.forward (training) with B = 1, T_q = 16384"), "{err}");
+        assert!(layer.kept.is_none());
+        // a smaller training pass fits
+        let small = BatchF32::new(&x[..128 * c], 1, 128, c);
+        assert!(layer.forward_batch(small, small, small, &ForwardOptions { training: true, ..ForwardOptions::default() }).is_ok());
+    }
+
+    /// A layer with identity projections and no bias (`output = attention(x, x, x)`).
+    fn layer_with_identity(c: usize) -> MultiHeadAttention {
+        let mut layer = MultiHeadAttention::new(&LayerConfig { bias: false, ..LayerConfig::new(c, 1) }).unwrap();
+        let identity = Matrix::new(c, c, (0..c * c).map(|i| if i % (c + 1) == 0 { 1.0 } else { 0.0 }).collect()).unwrap();
+        layer.set_weights(Weights { w_q: identity.clone(), w_k: identity.clone(), w_v: identity.clone(), w_o: identity, biases: None }).unwrap();
+        layer
+    }
+
+    #[test]
+    fn a_training_result_beyond_f32_is_refused() {
+        let (c, t) = (4, 3);
+        let mut layer = layer(c, 2, true, 1);
+        let huge = vec![3e38f32; t * c];
+        let huge = BatchF32::new(&huge, 1, t, c);
+        let training = ForwardOptions { training: true, ..ForwardOptions::default() };
+        let err = layer.forward_batch(huge, huge, huge, &training).unwrap_err();
+        // the projection 3e38·Σ|W| passes the largest f32, as in evaluation mode
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().contains("overflows to") && err.message().contains("in f32: query·W_Q + b_Q"), "{err}");
+        assert!(layer.backward_batch(huge, false).is_err(), "nothing kept by a refused forward");
+    }
+
+    #[test]
+    fn a_score_beyond_f32_is_refused_not_taken_for_a_masked_key() {
+        // identity projections: Q = query, K = key; Q row 0 · K row 0 overflows f32 on the way (the
+        // products −3.5e38, 3e38, 3e38), which a softmax would read as a masked key
+        let c = 3;
+        let mut layer = MultiHeadAttention::new(&LayerConfig { bias: false, ..LayerConfig::new(c, 1) }).unwrap();
+        let identity = Matrix::new(c, c, (0..c * c).map(|i| if i % (c + 1) == 0 { 1.0 } else { 0.0 }).collect()).unwrap();
+        layer.set_weights(Weights { w_q: identity.clone(), w_k: identity.clone(), w_v: identity.clone(), w_o: identity, biases: None }).unwrap();
+        let query = [1e19f32, 1e19, 1e19];
+        let key = [-3.5e19f32, 3e19, 3e19, 1.0, 1.0, 1.0];
+        let value = [1.0f32, 0.0, 0.0, 0.0, 1.0, 0.0];
+        let (q, k, v) = (BatchF32::new(&query, 1, 1, c), BatchF32::new(&key, 1, 2, c), BatchF32::new(&value, 1, 2, c));
+        let err = layer.forward_batch(q, k, v, &ForwardOptions::default()).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("scores_0[0][0] overflows to -Infinity in f32"), "{err}");
+        // training runs the same f32 kernels: the same refusal
+        let training = ForwardOptions { training: true, ..ForwardOptions::default() };
+        let err = layer.forward_batch(q, k, v, &training).unwrap_err();
+        assert!(err.message().starts_with("scores_0[0][0] overflows to -Infinity in f32"), "{err}");
+    }
+
+    #[test]
+    fn overflow_and_shapes_are_refused() {
+        let (c, t) = (4, 3);
+        let mut layer = MultiHeadAttention::new(&LayerConfig { dropout: 0.5, ..LayerConfig::new(c, 2) }).unwrap();
+        let (_, fx) = batch(1, t, c, 2);
+        let input = BatchF32::new(&fx, 1, t, c);
+        // without training the dropout does not apply
+        layer.forward_batch(input, input, input, &ForwardOptions::default()).unwrap();
+        // finite f32 inputs whose projection passes 3.4e38
+        let huge = vec![3e38f32; t * c];
+        let huge = BatchF32::new(&huge, 1, t, c);
+        let err = layer.forward_batch(huge, huge, huge, &ForwardOptions::default()).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().contains("overflows to"), "{err}");
+        // value rows ≠ key rows, a mask of the wrong shape
+        let (_, fv) = batch(1, t + 1, c, 3);
+        let value = BatchF32::new(&fv, 1, t + 1, c);
+        assert!(layer.forward_batch(input, input, value, &ForwardOptions::default()).unwrap_err().message().starts_with("value has T = 4 rows"));
+        let masked = ForwardOptions { mask: Mask { causal: false, allowed: Some(BoolMatrix::new(2, 2, vec![true; 4]).unwrap()), window: None }, ..ForwardOptions::default() };
+        assert!(layer.forward_batch(input, input, input, &masked).is_err());
+    }
 }

@@ -7,11 +7,9 @@
 //!    output or gradient is a sum or product beyond f64. It is refused with a `RangeError` that
 //!    names the entry, never returned (and never stored as a gradient).
 
-use super::Weights;
 use crate::engine::{check_budget, HeadShape};
 use crate::error::{AttentionError, Result};
 use crate::limits::{check_working_set, refuse_overflow};
-use crate::matrix::Matrix;
 
 /// The four `C × C` weights (and the copy `setWeights` makes) must fit.
 pub(super) fn check_parameters(c: usize) -> Result<()> {
@@ -61,8 +59,50 @@ pub(super) fn check_backward(c: usize, h: usize, batch: usize, t_q: usize, t_k: 
     check_working_set(needed, what)
 }
 
+/// Values an f32 forward holds. In evaluation mode (`keep` false): the inputs, Q, K, V, concat, the
+/// output, and the weights if asked for (with their mean, every head's for one item). In training,
+/// per item: the inputs, Q, K, V, concat and the output; per head the weights (and with dropout the
+/// flags, counted as values); the returned weights; the parameters packed both ways (8·C², counting
+/// W_K and W_V as C × C). Plus the engine's workspace.
+pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q: usize, t_k: usize, need_weights: bool, average_weights: bool, keep: bool) -> Result<()> {
+    let (c, h, d_head) = (layer.embed_dim(), layer.number_of_heads(), layer.head_dimensions());
+    let kv_c = layer.kv_heads() * d_head;
+    let mut shape = HeadShape::new(t_q, t_k, h, layer.kv_heads(), d_head);
+    shape.offset = super::Positions::aligned(t_q, t_k).offset(t_q, t_k);
+    if !keep {
+        let weights_len = if !need_weights {
+            (0, 0)
+        } else if average_weights {
+            (b * (1 + h) * t_q, t_k)
+        } else {
+            (b * h * t_q, t_k)
+        };
+        let parts = [(b * (t_q + 2 * t_k), c), (2 * t_q + 2 * t_k, c), (b * t_q, c), weights_len];
+        return check_budget(shape, &parts, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"));
+    }
+    let kept = 1 + usize::from(layer.dropout() > 0.0);
+    let returned = if !need_weights {
+        0
+    } else if average_weights {
+        1 + h
+    } else {
+        h
+    };
+    let rows = |n: u128| usize::try_from(n).unwrap_or(usize::MAX);
+    let (b_, h_, t_q_, t_k_) = (b as u128, h as u128, t_q as u128, t_k as u128);
+    let parts = [
+        (rows(b_ * (3 * t_q_ + 3 * t_k_)), c),
+        (rows(b_ * 2 * t_k_), kv_c),
+        (rows(b_ * h_ * (kept + returned) as u128 * t_q_), t_k),
+        (8 * c, c),
+    ];
+    check_budget(shape, &parts, || {
+        format!("MultiHeadAttention.forward (training) with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c} ({h} heads of {t_q}×{t_k} weights per item, kept for backward)")
+    })
+}
+
 /// Values the f32 backward holds on top of what the f32 training forward kept (counted as in
-/// [`check_forward`]'s f32 form, see `forward_f32.rs`): the input gradients of every item, one
+/// [`check_forward_f32`] in training): the input gradients of every item, one
 /// item's `d_concat`, `d_Q`, `d_K`, `d_V`, one head's `used`, `d_used`, `d_scores`, a packed panel
 /// and a transposed copy of a `T_q × T_k` matrix, the parameter gradients and the transposed weights.
 pub(super) fn check_backward_f32(layer: &super::MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
@@ -73,33 +113,14 @@ pub(super) fn check_backward_f32(layer: &super::MultiHeadAttention, batch: usize
     check_working_set(needed, || format!("MultiHeadAttention.backward (f32) with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {}", layer.embed_dim()))
 }
 
-/// Pass 1's overflow check: `projected = input·weight + bias`.
-pub(super) fn refuse_projection(projected: &Matrix, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
-    refuse_overflow(projected.data(), projected.cols(), name, |i, j| match bias {
+/// Pass 1's overflow check in f64: `projected = input·weight + bias`, `cols` columns.
+pub(super) fn refuse_projection(projected: &[f64], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
+    refuse_overflow(projected, cols, name, |i, j| match bias {
         Some(b) => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
         None => format!("{input} row {i} · {weight} column {j} is too large"),
     })
 }
 
-/// An overflow check of a gradient, `name` being how the message calls it.
-pub(super) fn refuse_gradient(m: &Matrix, name: &str) -> Result<()> {
-    refuse_overflow(m.data(), m.cols(), name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
-}
-
-/// Every parameter gradient must be finite (sums over a batch can overflow too).
-pub(super) fn refuse_parameter_gradients(grads: &Weights) -> Result<()> {
-    for (name, data) in grads.tensors() {
-        if let Some(at) = data.iter().position(|x| !x.is_finite()) {
-            let shown = if data[at].is_nan() { "NaN" } else if data[at] > 0.0 { "Infinity" } else { "-Infinity" };
-            let c = grads.w_q.cols().max(1);
-            let place = if name.starts_with('W') { format!("[{}][{}]", at / c, at % c) } else { format!("[{at}]") };
-            return Err(AttentionError::range_error(format!(
-                "grads().{name}{place} overflows to {shown}: the gradient summed over the batch is beyond the largest f64 (about 1.8e308); scale the inputs or gradOutput down"
-            )));
-        }
-    }
-    Ok(())
-}
 
 /// Names the batch item in an error from one item's pass (`query[b]: …`); unbatched, unchanged.
 pub(super) fn at_item(error: AttentionError, batched: bool, b: usize) -> AttentionError {
@@ -118,6 +139,7 @@ pub(super) fn at_item(error: AttentionError, batched: bool, b: usize) -> Attenti
 mod tests {
     use super::super::{ForwardOptions, LayerConfig, MultiHeadAttention};
     use super::*;
+    use crate::matrix::Matrix;
     use crate::testing::seeded_matrix;
 
     fn layer(c: usize, h: usize) -> MultiHeadAttention {

@@ -10,14 +10,15 @@
 //! items sharing one mask. `C = numberOfHeads · headDimensions` (h · d_head).
 //!
 //! [`MultiHeadAttention::backward`] differentiates the last forward pass and stores the
-//! parameter gradients; see `forward.rs` and `backward.rs`. The seeded initialisation and
-//! the dropout stream are specified bit for bit in [`init`].
+//! parameter gradients; see `forward.rs` and `backward.rs`, each written once for f64 and f32
+//! over [`LayerKernel`] (`kernel.rs`: the products and messages that differ). The seeded
+//! initialisation and the dropout stream are specified bit for bit in [`init`].
 
 mod backward;
-mod backward_f32;
 mod cache;
 mod forward;
-mod forward_f32;
+mod kept;
+mod kernel;
 mod limits;
 mod projected;
 mod trace;
@@ -25,17 +26,19 @@ pub mod init;
 #[cfg(test)]
 mod tests;
 
-pub use backward::{InputGrads, InputGradsF32};
+pub use backward::InputGrads;
+pub use kept::{BatchGrads, Positions};
 pub use cache::KvCache;
-pub use forward::{ForwardOptions, ForwardOutput, Positions};
+pub use forward::{BatchOutput, ForwardOptions, ForwardOutput};
+pub use kernel::LayerKernel;
 pub use projected::{projected_self_attention, projected_self_attention_f32, ProjectedOptions};
-pub use forward_f32::{BatchF32, ForwardOutputF32};
 
-use crate::engine::{Batch, Kernel, Rope};
+use crate::engine::Rope;
 use crate::grouped_query::check_kv_heads;
 use crate::error::{number_text, AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};
-use forward::ForwardCache;
+use crate::real::Real;
+use kept::{Grads, Kept};
 use init::{xavier_uniform, SplitMix64, DROPOUT_STREAM};
 
 /// How to build a layer with seeded weights.
@@ -66,45 +69,54 @@ impl LayerConfig {
 
 /// The four projection biases: b_Q and b_O of length C, b_K and b_V of the K/V width.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Biases {
-    pub b_q: Vec<f64>,
-    pub b_k: Vec<f64>,
-    pub b_v: Vec<f64>,
-    pub b_o: Vec<f64>,
+pub struct Biases<F = f64> {
+    pub b_q: Vec<F>,
+    pub b_k: Vec<F>,
+    pub b_v: Vec<F>,
+    pub b_o: Vec<F>,
 }
 
-/// The layer's parameters (and, with the same layout, their gradients). W_Q and W_O are `C × C`,
-/// W_K and W_V `C × (kv_heads·d_head)`, oriented `[in, out]`: the layer computes `x·W + b`.
+/// The layer's parameters (and, with the same layout, their gradients; the layer holds its
+/// weights in f64, and an f32 backward's gradients in f32). W_Q and W_O are `C × C`, W_K and
+/// W_V `C × (kv_heads·d_head)`, oriented `[in, out]`: the layer computes `x·W + b`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Weights {
-    pub w_q: Matrix,
-    pub w_k: Matrix,
-    pub w_v: Matrix,
-    pub w_o: Matrix,
+pub struct Weights<F = f64> {
+    pub w_q: Matrix<F>,
+    pub w_k: Matrix<F>,
+    pub w_v: Matrix<F>,
+    pub w_o: Matrix<F>,
     /// `None` for a layer built with `bias: false`.
-    pub biases: Option<Biases>,
+    pub biases: Option<Biases<F>>,
 }
 
-impl Weights {
+impl<F: Real> Weights<F> {
     /// All zeros, shaped like `self`.
     pub fn zeros_like(&self) -> Self {
-        let zero = |m: &Matrix| Matrix::zeros(m.rows(), m.cols());
+        let zero = |m: &Matrix<F>| Matrix::zeros(m.rows(), m.cols());
+        let zeros = |v: &Vec<F>| vec![F::ZERO; v.len()];
         Self {
             w_q: zero(&self.w_q),
             w_k: zero(&self.w_k),
             w_v: zero(&self.w_v),
             w_o: zero(&self.w_o),
-            biases: self.biases.as_ref().map(|b| Biases {
-                b_q: vec![0.0; b.b_q.len()],
-                b_k: vec![0.0; b.b_k.len()],
-                b_v: vec![0.0; b.b_v.len()],
-                b_o: vec![0.0; b.b_o.len()],
-            }),
+            biases: self.biases.as_ref().map(|b| Biases { b_q: zeros(&b.b_q), b_k: zeros(&b.b_k), b_v: zeros(&b.b_v), b_o: zeros(&b.b_o) }),
+        }
+    }
+
+    /// Every entry widened or rounded to `G` (f32 → f64 is exact).
+    pub fn cast<G: Real>(&self) -> Weights<G> {
+        let cast = |v: &Vec<F>| v.iter().map(|&x| G::from_f64(x.to_f64())).collect();
+        Weights {
+            w_q: self.w_q.cast(),
+            w_k: self.w_k.cast(),
+            w_v: self.w_v.cast(),
+            w_o: self.w_o.cast(),
+            biases: self.biases.as_ref().map(|b| Biases { b_q: cast(&b.b_q), b_k: cast(&b.b_k), b_v: cast(&b.b_v), b_o: cast(&b.b_o) }),
         }
     }
 
     /// Every parameter tensor by its JS name (`W_Q`, …, `b_O`), flattened row-major.
-    pub fn tensors(&self) -> Vec<(&'static str, &[f64])> {
+    pub fn tensors(&self) -> Vec<(&'static str, &[F])> {
         let mut out = vec![("W_Q", self.w_q.data()), ("W_K", self.w_k.data()), ("W_V", self.w_v.data()), ("W_O", self.w_o.data())];
         if let Some(b) = &self.biases {
             out.extend([("b_Q", &b.b_q[..]), ("b_K", &b.b_k[..]), ("b_V", &b.b_v[..]), ("b_O", &b.b_o[..])]);
@@ -113,7 +125,7 @@ impl Weights {
     }
 
     /// Like [`Self::tensors`], mutable.
-    pub fn tensors_mut(&mut self) -> Vec<(&'static str, &mut [f64])> {
+    pub fn tensors_mut(&mut self) -> Vec<(&'static str, &mut [F])> {
         let mut out = vec![
             ("W_Q", self.w_q.data_mut()),
             ("W_K", self.w_k.data_mut()),
@@ -125,7 +137,9 @@ impl Weights {
         }
         out
     }
+}
 
+impl Weights {
     /// Checks that W_Q and W_O are `c × c` and W_K and W_V `c × kv_c`, that the biases have
     /// their lengths, and that all entries are finite.
     fn check(&self, c: usize, kv_c: usize) -> Result<()> {
@@ -172,17 +186,13 @@ pub struct MultiHeadAttention {
     dropout: f64,
     weights: Weights,
     dropout_rng: SplitMix64,
-    /// What the last forward pass kept for `backward`; cleared when the weights change.
-    cache: Option<ForwardCache>,
-    /// What the last f32 training forward kept (in f32); at most one of `cache` and this is set.
-    cache_f32: Option<forward_f32::ForwardCacheF32>,
-    /// The parameter gradients of the last `backward`.
-    grads: Option<Weights>,
-    /// Or those of the last f32 `backward_f32`, in f32 (widened when `grads()` first reads them).
-    grads_f32: Option<backward_f32::GradsF32>,
-    /// The weights in f32, packed for the f32 forward; built at its first call after
-    /// construction or `set_weights`.
-    packed_f32: Option<forward_f32::PackedWeightsF32>,
+    /// What the last forward pass kept for `backward`, in its precision; cleared when the weights change.
+    kept: Option<Kept>,
+    /// The parameter gradients of the last `backward`, in its precision.
+    grads: Option<Grads>,
+    /// The weights rounded to f32 and packed for the f32 products ([`LayerKernel::prepare`]);
+    /// built at the first f32 pass after construction or `set_weights`.
+    packed_f32: Option<kernel::PackedWeights>,
     /// What the last forward pass was, for `backward`'s message when it kept nothing.
     last_forward: LastForward,
     /// This layer's identity, which its KV caches carry.
@@ -196,10 +206,8 @@ pub(crate) enum LastForward {
     None,
     /// One that kept what `backward` needs.
     Kept,
-    /// The f32 training forward, which kept what `backward_f32` needs in f32.
-    KeptF32,
-    /// The f32 forward in evaluation mode (its kernels keep no intermediates).
-    F32,
+    /// An f32 forward in evaluation mode (its kernels keep no intermediates).
+    Evaluation,
     /// A forward with a KV cache (decoding keeps no intermediates).
     Cached,
 }
@@ -214,9 +222,10 @@ impl MultiHeadAttention {
     /// A layer with Xavier-uniform weights drawn from `config.seed` (each matrix with its own
     /// fan-in and fan-out) and zero biases.
     pub fn new(config: &LayerConfig) -> Result<Self> {
-        let (c, d) = check_split(config.embed_dim, config.number_of_heads, "embedDim")?;
-        check_kv_heads(config.number_of_heads, config.kv_heads, "numHeads", "numKVHeads")?;
-        check_dropout(config.dropout)?;
+        // the messages name the config's fields as JS passes them
+        let (c, d) = check_split(config.embed_dim, config.number_of_heads, "config.embedDim", "config.numHeads")?;
+        check_kv_heads(config.number_of_heads, config.kv_heads, "numHeads", "numKVHeads", "config.")?;
+        check_dropout(config.dropout, "config.dropout")?;
         let kv_c = config.kv_heads * d;
         let mut rng = SplitMix64::new(config.seed);
         let weights = Weights {
@@ -226,14 +235,19 @@ impl MultiHeadAttention {
             w_o: xavier_uniform(&mut rng, c, c),
             biases: config.bias.then(|| Biases { b_q: vec![0.0; c], b_k: vec![0.0; kv_c], b_v: vec![0.0; kv_c], b_o: vec![0.0; c] }),
         };
-        Self::from_weights(weights, config.number_of_heads, config.dropout, config.seed)?.with_rope(config.rope)
+        let layer = Self::from_weights(weights, config.number_of_heads, config.dropout, config.seed)?;
+        if let Some(r) = config.rope {
+            Rope::check_width(d, "headDim")?;
+            Rope::check_base(r.base, "config.rope.base")?;
+        }
+        layer.with_rope(config.rope)
     }
 
     /// A layer with the given weights (C is read from `weights.w_q`, the K/V heads from W_K's
     /// columns). `seed` starts the dropout stream.
     pub fn from_weights(weights: Weights, number_of_heads: usize, dropout: f64, seed: u64) -> Result<Self> {
-        let (c, head_dimensions) = check_split(weights.w_q.rows(), number_of_heads, "C (the rows of W_Q)")?;
-        check_dropout(dropout)?;
+        let (c, head_dimensions) = check_split(weights.w_q.rows(), number_of_heads, "C (the rows of W_Q)", "numHeads")?;
+        check_dropout(dropout, "dropout")?;
         let kv_c = weights.w_k.cols();
         if kv_c == 0 || !kv_c.is_multiple_of(head_dimensions) {
             return Err(AttentionError::range_error(format!(
@@ -242,7 +256,7 @@ impl MultiHeadAttention {
             )));
         }
         let kv_heads = kv_c / head_dimensions;
-        check_kv_heads(number_of_heads, kv_heads, "numHeads", "numKVHeads (W_K's columns / headDim)")?;
+        check_kv_heads(number_of_heads, kv_heads, "numHeads", "numKVHeads (W_K's columns / headDim)", "")?;
         weights.check(c, kv_c)?;
         Ok(Self {
             embed_dim: c,
@@ -253,10 +267,8 @@ impl MultiHeadAttention {
             dropout,
             weights,
             dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
-            cache: None,
-            cache_f32: None,
+            kept: None,
             grads: None,
-            grads_f32: None,
             packed_f32: None,
             last_forward: LastForward::None,
             id: next_id(),
@@ -405,96 +417,36 @@ impl MultiHeadAttention {
             _ => {}
         }
         self.weights = weights;
-        self.cache = None;
-        self.cache_f32 = None;
+        self.kept = None;
         self.grads = None;
-        self.grads_f32 = None;
         self.packed_f32 = None;
         self.last_forward = LastForward::None;
         Ok(())
     }
 
-    /// Whether the last forward pass was [`Self::forward_f32`], after which `backward` is refused.
+    /// Whether the last forward pass was an f32 one in evaluation mode, after which `backward` is refused.
     pub fn last_forward_f32(&self) -> bool {
-        self.last_forward == LastForward::F32
+        self.last_forward == LastForward::Evaluation
     }
 
     /// The parameter gradients of the last `backward`, or a `State` error before any.
     /// After a Float32Array training step they are the f32 gradients, widened exactly.
     pub fn grads(&self) -> Result<&Weights> {
-        if let Some(grads) = &self.grads_f32 {
-            return Ok(grads.widened());
+        match &self.grads {
+            Some(Grads::F64(grads)) => Ok(grads),
+            Some(Grads::F32(grads, widened)) => Ok(widened.get_or_init(|| grads.cast())),
+            None => Err(AttentionError::State("grads() has nothing to return yet: call forward and then backward first".into())),
         }
-        self.grads
-            .as_ref()
-            .ok_or_else(|| AttentionError::State("grads() has nothing to return yet: call forward and then backward first".into()))
-    }
-}
-
-/// The layer on a [`Batch`] of either precision, for callers that hold typed arrays: f64 runs
-/// [`MultiHeadAttention::forward`] (which keeps what `backward` needs) on the batch's items,
-/// f32 [`MultiHeadAttention::forward_f32`]. Everything comes back flat, `[B, T, C]`.
-pub trait LayerFloat: Kernel {
-    /// `(output, weights)` of the forward pass (the weights with `need_weights`).
-    fn forward_batch(layer: &mut MultiHeadAttention, query: Batch<Self>, key: Batch<Self>, value: Batch<Self>, options: &ForwardOptions) -> Result<(Vec<Self>, Option<Vec<Self>>)>;
-    /// `(output, weights)` of [`MultiHeadAttention::forward_cached`] on `x` (f32: in f64, the
-    /// cache holding f64, the results rounded once).
-    fn forward_cached_batch(layer: &mut MultiHeadAttention, x: Batch<Self>, cache: &mut KvCache, options: &ForwardOptions) -> Result<(Vec<Self>, Option<Vec<Self>>)>;
-    /// The gradients with respect to query, key and value.
-    fn backward_batch(layer: &mut MultiHeadAttention, grad_output: Batch<Self>, batched: bool) -> Result<[Vec<Self>; 3]>;
-}
-
-/// Matrices one after another, flat.
-fn flat(items: &[Matrix]) -> Vec<f64> {
-    items.iter().flat_map(|m| m.data().iter().copied()).collect()
-}
-
-impl LayerFloat for f64 {
-    fn forward_batch(layer: &mut MultiHeadAttention, query: Batch<f64>, key: Batch<f64>, value: Batch<f64>, options: &ForwardOptions) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
-        let result = layer.forward(&query.matrices()?, &key.matrices()?, &value.matrices()?, options)?;
-        let weights = result.weights.map(|w| w.iter().flat_map(|item| flat(item)).collect());
-        Ok((flat(&result.output), weights))
-    }
-
-    fn forward_cached_batch(layer: &mut MultiHeadAttention, x: Batch<f64>, cache: &mut KvCache, options: &ForwardOptions) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
-        let result = layer.forward_cached(&x.matrices()?, cache, options)?;
-        let weights = result.weights.map(|w| w.iter().flat_map(|item| flat(item)).collect());
-        Ok((flat(&result.output), weights))
-    }
-
-    fn backward_batch(layer: &mut MultiHeadAttention, grad_output: Batch<f64>, batched: bool) -> Result<[Vec<f64>; 3]> {
-        let grads = layer.backward(&grad_output.matrices()?, batched)?;
-        Ok([flat(&grads.query), flat(&grads.key), flat(&grads.value)])
-    }
-}
-
-impl LayerFloat for f32 {
-    fn forward_batch(layer: &mut MultiHeadAttention, query: Batch<f32>, key: Batch<f32>, value: Batch<f32>, options: &ForwardOptions) -> Result<(Vec<f32>, Option<Vec<f32>>)> {
-        let result = layer.forward_f32(query, key, value, options)?;
-        Ok((result.output, result.weights))
-    }
-
-    fn forward_cached_batch(layer: &mut MultiHeadAttention, x: Batch<f32>, cache: &mut KvCache, options: &ForwardOptions) -> Result<(Vec<f32>, Option<Vec<f32>>)> {
-        let result = layer.forward_cached(&x.widen()?, cache, options)?;
-        let output = forward_f32::narrow_items_f32(&result.output, options.batched, "output")?;
-        // attention weights lie in [0, 1]: rounding cannot overflow
-        let weights = result.weights.map(|w| w.iter().flatten().flat_map(|m| m.data().iter().map(|&x| x as f32)).collect());
-        Ok((output, weights))
-    }
-
-    fn backward_batch(layer: &mut MultiHeadAttention, grad_output: Batch<f32>, batched: bool) -> Result<[Vec<f32>; 3]> {
-        let grads = layer.backward_f32(grad_output, batched)?;
-        Ok([grads.query, grads.key, grads.value])
     }
 }
 
 /// Checks `C > 0`, `h > 0` and `h | C`, and that a `C × C` matrix fits; returns `(C, d_head)`.
-fn check_split(c: usize, number_of_heads: usize, c_name: &str) -> Result<(usize, usize)> {
+fn check_split(c: usize, number_of_heads: usize, c_name: &str, h_name: &str) -> Result<(usize, usize)> {
     if c == 0 {
         return Err(AttentionError::range_error(format!("{c_name} is 0; expected a positive integer")));
     }
     if number_of_heads == 0 {
-        return Err(AttentionError::range_error("numHeads is 0; expected a positive integer"));
+        return Err(AttentionError::range_error(format!("{h_name} is 0; expected a positive integer")));
     }
     if !c.is_multiple_of(number_of_heads) {
         return Err(AttentionError::range_error(format!(
@@ -506,11 +458,11 @@ fn check_split(c: usize, number_of_heads: usize, c_name: &str) -> Result<(usize,
     Ok((c, c / number_of_heads))
 }
 
-fn check_dropout(p: f64) -> Result<()> {
+fn check_dropout(p: f64, name: &str) -> Result<()> {
     if (0.0..1.0).contains(&p) {
         Ok(())
     } else {
-        Err(AttentionError::range_error(format!("dropout is {}; expected a probability with 0 ≤ dropout < 1", number_text(p))))
+        Err(AttentionError::range_error(format!("{name} is {}; expected a probability with 0 ≤ dropout < 1", number_text(p))))
     }
 }
 

@@ -237,11 +237,11 @@ fn one_head_equals_single_head_attention_forward() {
     let b = w.biases.clone().unwrap();
     for mask in [Mask::none(), Mask::causal()] {
         let out = attention.forward(one(&x), one(&x), one(&x), &options(mask.clone(), false)).unwrap().output;
-        let q = forward::project(&x, &w.w_q, Some(&b.b_q)).unwrap();
-        let k = forward::project(&x, &w.w_k, Some(&b.b_k)).unwrap();
-        let v = forward::project(&x, &w.w_v, Some(&b.b_v)).unwrap();
+        let q = project(&x, &w.w_q, Some(&b.b_q)).unwrap();
+        let k = project(&x, &w.w_k, Some(&b.b_k)).unwrap();
+        let v = project(&x, &w.w_v, Some(&b.b_v)).unwrap();
         let context = dot_product_attention(&q, &k, &v, &mask).unwrap();
-        let expected = forward::project(&context, &w.w_o, Some(&b.b_o)).unwrap();
+        let expected = project(&context, &w.w_o, Some(&b.b_o)).unwrap();
         assert_bitwise_eq(&out[0], &expected);
     }
 }
@@ -251,9 +251,9 @@ fn one_head_equals_single_head_attention_forward() {
 fn single_head_reference_grads(w: &Weights, x: &Matrix, g: &Matrix, mask: &Mask) -> (Matrix, Weights) {
     let b = w.biases.as_ref().unwrap();
     let d = x.cols();
-    let q = forward::project(x, &w.w_q, Some(&b.b_q)).unwrap();
-    let k = forward::project(x, &w.w_k, Some(&b.b_k)).unwrap();
-    let v = forward::project(x, &w.w_v, Some(&b.b_v)).unwrap();
+    let q = project(x, &w.w_q, Some(&b.b_q)).unwrap();
+    let k = project(x, &w.w_k, Some(&b.b_k)).unwrap();
+    let v = project(x, &w.w_v, Some(&b.b_v)).unwrap();
     let s = 1.0 / (d as f64).sqrt();
     let p = crate::softmax::stable_softmax(&q.matmul(&k.transpose()).unwrap().scale(s), mask);
     let y = p.matmul(&v).unwrap();
@@ -518,7 +518,7 @@ fn fused_and_pytorch_layouts_map_onto_ours() {
     assert_eq!(torch.weights(), fused.weights());
     // and the projection it performs is PyTorch's, written out with explicit loops
     let x = seeded_matrix(3, c, 164);
-    let q = forward::project(&x, &torch.weights().w_q, Some(&b_qkv[..c])).unwrap();
+    let q = project(&x, &torch.weights().w_q, Some(&b_qkv[..c])).unwrap();
     for t in 0..3 {
         for o in 0..c {
             let linear: f64 = (0..c).map(|i| x.get(t, i) * in_proj.get(o, i)).sum::<f64>() + b_qkv[o];
@@ -540,10 +540,14 @@ fn range_message(result: Result<impl std::fmt::Debug>) -> String {
 #[test]
 fn construction_errors() {
     let err = |config: LayerConfig| range_message(MultiHeadAttention::new(&config));
-    assert_eq!(err(LayerConfig::new(10, 3)), "embedDim = 10 is not divisible by numHeads = 3: each head takes C / numHeads columns");
-    assert_eq!(err(LayerConfig::new(0, 1)), "embedDim is 0; expected a positive integer");
-    assert_eq!(err(LayerConfig::new(4, 0)), "numHeads is 0; expected a positive integer");
-    assert_eq!(err(LayerConfig { dropout: 1.0, ..LayerConfig::new(4, 2) }), "dropout is 1; expected a probability with 0 ≤ dropout < 1");
+    // the config's fields as JS passes them: these are the constructor's messages in JS too
+    assert_eq!(err(LayerConfig::new(10, 3)), "config.embedDim = 10 is not divisible by numHeads = 3: each head takes C / numHeads columns");
+    assert_eq!(err(LayerConfig::new(0, 1)), "config.embedDim is 0; expected a positive integer");
+    assert_eq!(err(LayerConfig::new(4, 0)), "config.numHeads is 0; expected a positive integer");
+    assert_eq!(err(LayerConfig { dropout: 1.0, ..LayerConfig::new(4, 2) }), "config.dropout is 1; expected a probability with 0 ≤ dropout < 1");
+    assert_eq!(err(LayerConfig { kv_heads: 3, ..LayerConfig::new(8, 4) }), "config.numKVHeads = 3 does not divide numHeads = 4: each key/value head serves numHeads / numKVHeads query heads");
+    let rope = |base| LayerConfig { rope: Some(crate::engine::Rope { base }), ..LayerConfig::new(4, 2) };
+    assert_eq!(err(rope(0.0)), "config.rope.base is 0; expected a finite number > 0");
     assert!(err(LayerConfig::new(1 << 20, 1)).contains("more than"));
     let w = seeded_matrix(4, 11, 1);
     let message = range_message(MultiHeadAttention::from_fused_qkv(&w, None, &seeded_matrix(4, 4, 2), None, 2, 0.0, 0));
@@ -633,4 +637,14 @@ fn a_refused_cached_forward_leaves_the_cache_as_it_was() {
     // another layer's cache is an Error
     let mut other = MultiHeadAttention::new(&config).unwrap();
     assert!(matches!(other.forward_cached(&next, &mut cache, &options), Err(AttentionError::State(_))));
+}
+
+/// `x·W + b` by the spec's ops (MatMul, then the bias added to every row): the reference the
+/// layer's projections are checked against.
+fn project(x: &Matrix, w: &Matrix, b: Option<&[f64]>) -> crate::error::Result<Matrix> {
+    let mut projected = x.matmul(w)?;
+    if let Some(b) = b {
+        projected.add_row(b)?;
+    }
+    Ok(projected)
 }

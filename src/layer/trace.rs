@@ -13,7 +13,7 @@ use super::MultiHeadAttention;
 use crate::error::Result;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
-use super::forward::Positions;
+use super::kept::Positions;
 use crate::engine::{Cols, HeadShape};
 use crate::trace::{record_heads, Op, Recorder, Rotated, Step, Trace};
 
@@ -31,15 +31,15 @@ impl MultiHeadAttention {
         let mut recorder = Recorder::new(t_q, t_k, mask);
         let w = &self.weights;
         let b = w.biases.as_ref();
-        // 1. Projections: x·W, then + b
+        // 0. Projections: x·W, then + b
         let q = project_recorded(&mut recorder, ("query", query), ("W_Q", &w.w_q), b.map(|b| ("b_Q", &b.b_q[..])), "Q")?; // (T_q, C)
         let k = project_recorded(&mut recorder, ("key", key), ("W_K", &w.w_k), b.map(|b| ("b_K", &b.b_k[..])), "K")?; // (T_k, C)
         let v = project_recorded(&mut recorder, ("value", value), ("W_V", &w.w_v), b.map(|b| ("b_V", &b.b_v[..])), "V")?; // (T_k, C)
         let bias = |name| b.is_some().then_some(name);
-        refuse_projection(&q, "Q", "query", "W_Q", bias("b_Q"))?;
-        refuse_projection(&k, "K", "key", "W_K", bias("b_K"))?;
-        refuse_projection(&v, "V", "value", "W_V", bias("b_V"))?;
-        // 1b. RoPE: the heads see Q and K rotated; the recorder slices the unrotated ones and
+        refuse_projection(q.data(), q.cols(), "Q", "query", "W_Q", bias("b_Q"))?;
+        refuse_projection(k.data(), k.cols(), "K", "key", "W_K", bias("b_K"))?;
+        refuse_projection(v.data(), v.cols(), "V", "value", "W_V", bias("b_V"))?;
+        // 0. RoPE: the heads see Q and K rotated; the recorder slices the unrotated ones and
         // records each head's Rotate
         let positions = Positions::aligned(t_q, t_k);
         let (q_rot, k_rot) = (self.rotated(q.clone(), positions.query, "Q")?, self.rotated(k.clone(), positions.key, "K")?);
@@ -49,18 +49,18 @@ impl MultiHeadAttention {
         if self.kv_heads != self.number_of_heads {
             recorder.kv_heads = Some(self.kv_heads);
         }
-        // 2–8 and the W_O MatMul: the heads exactly as multi-head attention records them
+        // 1–7 and pass 8's W_O MatMul: the heads exactly as multi-head attention records them
         let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
         shape.offset = positions.offset(t_q, t_k);
         let mut output = record_heads(&mut recorder, (Cols::of(&q_rot), Cols::of(&k_rot), Cols::of(&v)), shape, Some(&w.w_o))?; // (T_q, C)
         let mut steps = recorder.steps;
-        // 9. + b_O
+        // 8. + b_O
         if let Some(b) = b {
             if let Some(last) = steps.last_mut() {
                 last.name = "concat·W_O".into();
             }
             output.add_row(&b.b_o)?;
-            refuse_projection(&output, "output", "concat", "W_O", Some("b_O"))?;
+            refuse_projection(output.data(), output.cols(), "output", "concat", "W_O", Some("b_O"))?;
             steps.push(Step::new(Op::Add, "output".into(), &["concat·W_O", "b_O"], None, &output));
         }
         Ok(Trace { output: output.to_rows(), steps })

@@ -26,7 +26,7 @@ pub mod scores;
 use crate::engine::{Batch, Rope};
 use crate::error::{number_text, AttentionError, Result};
 use crate::layer::init::{xavier_uniform, SplitMix64};
-use crate::layer::{Biases, ForwardOptions, LayerConfig, LayerFloat, MultiHeadAttention, Weights};
+use crate::layer::{BatchGrads, BatchOutput, Biases, ForwardOptions, LayerConfig, LayerKernel, MultiHeadAttention, Weights};
 use crate::limits::check_working_set;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
@@ -268,7 +268,7 @@ struct Pass<F> {
 
 /// The transformer (see the module docs).
 #[derive(Clone, Debug)]
-pub struct Transformer<F: LayerFloat> {
+pub struct Transformer<F: LayerKernel> {
     config: ModelConfig,
     params: Vec<Param<F>>,
     /// One attention layer per block; its weights mirror the `layers[l].W_*` parameters.
@@ -276,7 +276,7 @@ pub struct Transformer<F: LayerFloat> {
     optimizer: Moments<F>,
 }
 
-impl<F: LayerFloat> Transformer<F> {
+impl<F: LayerKernel> Transformer<F> {
     /// A model with seeded Xavier-uniform weights: one SplitMix64 from `config.seed` fills W_E,
     /// W_pos, then draws one seed per attention layer (its own initialisation, see
     /// [`crate::layer::init`]), fills each MLP's W_in and W_out, then W_U. Biases 0, LN gains 1.
@@ -459,9 +459,9 @@ impl<F: LayerFloat> Transformer<F> {
             // 4. x = x + attention_l(q, k, v)
             let masked = head_mask.map(|m| &m[l]).filter(|m| m.iter().any(|&on| !on));
             let layer = &mut self.attention[l];
-            let (out, w) = match masked {
-                Some(mask) => F::forward_batch(&mut ablated(layer, mask)?, batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
-                None => F::forward_batch(layer, batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
+            let BatchOutput { output: out, weights: w } = match masked {
+                Some(mask) => ablated(layer, mask)?.forward_batch(batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
+                None => layer.forward_batch(batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
             };
             ops::add_into(&mut x, &out);
             if let (Some(all), Some(w)) = (weights.as_mut(), w) {
@@ -556,7 +556,7 @@ impl<F: LayerFloat> Transformer<F> {
                 ops::add_into(&mut dx, &d_x);
             }
             // 4. x = x + attention_l(q, k, v): the layer's backward gives d q, d k, d v and its weights' gradients
-            let [dq, dk, dv] = F::backward_batch(&mut self.attention[l], batch(&dx, b, t, c), true)?;
+            let BatchGrads { query: dq, key: dk, value: dv } = self.attention[l].backward_batch(batch(&dx, b, t, c), true)?;
             let layer_grads = self.attention[l].grads()?;
             for (name, g) in layer_grads.tensors() {
                 let i = at(self, Some(l), name);

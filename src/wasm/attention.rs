@@ -5,6 +5,7 @@
 //! the API reference users see in their editor.
 
 use wasm_bindgen::prelude::*;
+use super::convert::missing;
 
 use super::convert::{
     is_typed_candidate, js_result, read_count, read_matrix, read_small_call, read_typed_like, read_typed_matrix, read_typed_weight, write_matrix,
@@ -301,9 +302,7 @@ fn read_multi_head_parts<W>(
         ));
     }
     if options.is_undefined() || options.is_null() {
-        return Err(AttentionError::type_error(
-            "options is missing; expected { numberOfHeads, headDimensions } or the positional numberOfHeads, headDimensions",
-        ));
+        return Err(missing("options", "{ numberOfHeads, headDimensions } or the positional numberOfHeads, headDimensions"));
     }
     let o = Options::read(options, "options", MULTI_HEAD_KEYS)?;
     let split = HeadSplit {

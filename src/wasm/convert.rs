@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::engine::Batch;
-use crate::layer::LayerFloat;
+use crate::layer::LayerKernel;
 use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::{Matrix, MAX_ELEMENTS};
@@ -511,7 +511,7 @@ impl TypedValues {
 }
 
 /// A precision JS typed arrays come in: `f32` (Float32Array) or `f64` (Float64Array).
-pub trait Element: LayerFloat {
+pub trait Element: LayerKernel {
     /// The typed array's name, as messages use it.
     const ARRAY: &'static str;
     /// The values if they are of this precision.
@@ -574,12 +574,7 @@ impl<const N: usize> SamePrecision<N> {
     pub fn new(group: [TypedMatrix; N], names: [&str; N]) -> Result<Self> {
         let first = group[0].array_name();
         if let Some(i) = group.iter().position(|m| m.array_name() != first) {
-            return Err(AttentionError::type_error(format!(
-                "{}.data is a {} but {}.data is a {first}; pass them in the same precision",
-                names[i],
-                group[i].array_name(),
-                names[0]
-            )));
+            return Err(precision_mismatch(names[i], group[i].array_name(), names[0], first, "them"));
         }
         // every matrix is in `first`'s precision, so `take` gives every one of them its values
         fn all<F: Element, const N: usize>(group: [TypedMatrix; N]) -> [Typed<F>; N] {
@@ -650,6 +645,17 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<T
     Ok(TypedMatrix { values, shape })
 }
 
+/// The TypeError of a typed matrix `name` whose array is `got` where `first_name`'s is `first`: the
+/// one precision-mismatch message of the boundary (`group` names who must agree, "them" when alone).
+pub fn precision_mismatch(name: &str, got: &str, first_name: &str, first: &str, group: &str) -> AttentionError {
+    AttentionError::type_error(format!("{name}.data is a {got} but {first_name}.data is a {first}; pass {group} in the same precision"))
+}
+
+/// The TypeError of a required argument that is missing: `"{name} is missing; expected {expected}"`.
+pub fn missing(name: &str, expected: &str) -> AttentionError {
+    AttentionError::type_error(format!("{name} is missing; expected {expected}"))
+}
+
 /// A typed matrix passed beside `first` (called `first_name`), e.g. K beside Q: it must have
 /// `first`'s form, precision, rank and batch size; `group` names the arguments in the messages
 /// ("Q, K and V").
@@ -664,11 +670,7 @@ pub fn read_typed_like(value: &JsValue, name: &str, first: &TypedMatrix, first_n
     }
     let m = read_typed_matrix(value, name, batches)?;
     if m.array_name() != first.array_name() {
-        return Err(AttentionError::type_error(format!(
-            "{name}.data is a {} but {first_name}.data is a {}; pass {group} in the same precision",
-            m.array_name(),
-            first.array_name()
-        )));
+        return Err(precision_mismatch(name, m.array_name(), first_name, first.array_name(), group));
     }
     if m.shape.len() != first.shape.len() || m.batch() != first.batch() {
         return Err(AttentionError::range_error(format!(

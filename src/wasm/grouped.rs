@@ -2,11 +2,12 @@
 //! today's LLMs run it).
 
 use wasm_bindgen::prelude::*;
+use super::convert::missing;
 
 use super::convert::{is_typed_candidate, js_result, read_count, read_matrix, read_typed_like, read_typed_matrix, read_typed_weight, write_matrix, write_trace, write_typed};
 use super::convert::{read_rope_option, Element, OnTyped, Options, SamePrecision, Typed};
 use crate::engine::{Batch, Rope};
-use crate::error::{AttentionError, Result};
+use crate::error::Result;
 use crate::grouped_query::{grouped_query_attention_batch, rotary_embedding_batch};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
@@ -211,7 +212,7 @@ fn read_grouped_options(options: &JsValue) -> Result<(Options, HeadSplit, usize,
 /// The options object, which must be present; `expected` shows its required keys.
 fn required(options: &JsValue, keys: &str, expected: &str) -> Result<Options> {
     if options.is_undefined() || options.is_null() {
-        return Err(AttentionError::type_error(format!("options is missing; expected {expected}")));
+        return Err(missing("options", expected));
     }
     Options::read(options, "options", keys)
 }

@@ -5,6 +5,7 @@
 //! with the class wasm-bindgen declares.
 
 use wasm_bindgen::prelude::*;
+use super::convert::missing;
 
 use super::convert::{
     is_typed_candidate, js_result, read_batch, read_cache_id, read_count, read_rope_option, tag_cache, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
@@ -249,7 +250,7 @@ impl JsMultiHeadAttention {
     pub fn new(#[wasm_bindgen(unchecked_param_type = "MultiHeadAttentionLayerConfig")] config: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
             if config.is_undefined() || config.is_null() {
-                return Err(AttentionError::type_error("config is missing; expected { embedDim, numHeads, bias?, dropout?, seed? }"));
+                return Err(missing("config", "{ embedDim, numHeads, bias?, dropout?, seed? }"));
             }
             let o = Options::read(&config, "config", CONFIG_KEYS)?;
             let embed_dim = o.count("embedDim")?;
@@ -264,7 +265,7 @@ impl JsMultiHeadAttention {
                 seed: read_seed(&o.raw("seed")?, "config.seed")?,
                 rope: read_rope(&o.raw("rope")?)?,
             };
-            let inner = layer::MultiHeadAttention::new(&config).map_err(|e| prefix(e, "config."))?;
+            let inner = layer::MultiHeadAttention::new(&config)?;
             Ok(Self { inner, created_by: "new MultiHeadAttention" })
         })
     }
@@ -291,7 +292,7 @@ impl JsMultiHeadAttention {
             let o = required_object(&state, "state", PYTORCH_KEYS, "{ in_proj_weight, in_proj_bias?, out_proj_weight, out_proj_bias?, numHeads }")?;
             let in_proj_weight = required_matrix(&o, "in_proj_weight", "state")?;
             let out_proj_weight = either(o.matrix("out_proj_weight")?, o.matrix("out_proj.weight")?, "out_proj_weight", "out_proj.weight")?
-                .ok_or_else(|| AttentionError::type_error("state.out_proj_weight is missing; expected a C×C number[][] (or the state dict key \"out_proj.weight\")"))?;
+                .ok_or_else(|| missing("state.out_proj_weight", "a C×C number[][] (or the state dict key \"out_proj.weight\")"))?;
             let in_proj_bias = o.vector("in_proj_bias")?;
             let out_proj_bias = either(o.vector("out_proj_bias")?, o.vector("out_proj.bias")?, "out_proj_bias", "out_proj.bias")?;
             let number_of_heads = o.count("numHeads")?;
@@ -509,8 +510,8 @@ impl OnTyped<1> for LayerForward<'_> {
         let id = self.cache.ok_or_else(|| AttentionError::State("a typed forward of one input needs a cache".into()))?;
         let view = x.view();
         let held = with_cache(id, |cache| Ok(cache.held()))?;
-        let (output, weights) = with_cache(id, |cache| F::forward_cached_batch(self.layer, view, cache, &self.options))?;
-        write_forward(&self.options, self.layer.number_of_heads(), (view.items, view.rows, view.cols, held + view.rows), F::wrap(output), weights.map(F::wrap))
+        let result = with_cache(id, |cache| self.layer.forward_cached_batch(view, cache, &self.options))?;
+        write_forward(&self.options, self.layer.number_of_heads(), (view.items, view.rows, view.cols, held + view.rows), F::wrap(result.output), result.weights.map(F::wrap))
     }
 }
 
@@ -518,8 +519,8 @@ impl OnTyped<3> for LayerForward<'_> {
     type Out = JsValue;
     fn call<F: Element>(self, [query, key, value]: [Typed<F>; 3]) -> Result<JsValue> {
         let (q, k) = (query.view(), key.view());
-        let (output, weights) = F::forward_batch(self.layer, q, k, value.view(), &self.options)?;
-        write_forward(&self.options, self.layer.number_of_heads(), (q.items, q.rows, q.cols, k.rows), F::wrap(output), weights.map(F::wrap))
+        let result = self.layer.forward_batch(q, k, value.view(), &self.options)?;
+        write_forward(&self.options, self.layer.number_of_heads(), (q.items, q.rows, q.cols, k.rows), F::wrap(result.output), result.weights.map(F::wrap))
     }
 }
 
@@ -647,7 +648,7 @@ impl OnTyped<1> for LayerBackward<'_> {
     fn call<F: Element>(self, [grad]: [Typed<F>; 1]) -> Result<JsValue> {
         let view = grad.view();
         let batched = grad.shape.len() == 3;
-        let [query, key, value] = F::backward_batch(self.layer, view, batched)?;
+        let layer::BatchGrads { query, key, value } = self.layer.backward_batch(view, batched)?;
         // each gradient has its input's shape: [B, T, C] or [T, C], T from its length
         let write = |values: Vec<F>| {
             let (b, c) = (view.items, view.cols);
@@ -698,7 +699,7 @@ fn write_weights(weights: &Weights) -> Result<JsValue> {
 /// An options-like object that must be present.
 fn required_object(value: &JsValue, name: &str, keys: &str, expected: &str) -> Result<Options> {
     if value.is_undefined() || value.is_null() {
-        return Err(AttentionError::type_error(format!("{name} is missing; expected {expected}")));
+        return Err(missing(name, expected));
     }
     Options::read(value, name, keys)
 }
@@ -710,7 +711,7 @@ fn dropout_and_seed(o: &Options, name: &str) -> Result<(f64, u64)> {
 
 /// A `number[][]` property that must be present.
 fn required_matrix(o: &Options, key: &str, name: &str) -> Result<Matrix> {
-    o.matrix(key)?.ok_or_else(|| AttentionError::type_error(format!("{name}.{key} is missing; expected a number[][]")))
+    o.matrix(key)?.ok_or_else(|| missing(&format!("{name}.{key}"), "a number[][]"))
 }
 
 /// One of two spellings of the same property, not both.
@@ -737,22 +738,6 @@ fn read_default(value: &JsValue, name: &str, default: &[Matrix], batched: bool, 
         )));
     }
     Ok(items)
-}
-
-/// Adds `config.` to the core's messages about the constructor's own arguments.
-fn prefix(error: AttentionError, prefix: &str) -> AttentionError {
-    let message = error.message();
-    let named = ["embedDim", "numHeads", "numKVHeads", "dropout", "rope."];
-    let message = if named.iter().any(|n| message.starts_with(n)) {
-        format!("{prefix}{message}")
-    } else {
-        message.to_string()
-    };
-    match error {
-        AttentionError::Type(_) => AttentionError::Type(message),
-        AttentionError::Range(_) => AttentionError::Range(message),
-        AttentionError::State(_) => AttentionError::State(message),
-    }
 }
 
 /// `config.rope`: absent or false → none, true → base 10000, `{ base? }` → that base.

@@ -1,18 +1,16 @@
-//! Export: `linear(X, W, b?)`, the projection `X·W + b` with W stored as `[in, out]`.
-//!
-//! It exists so that projections (W_Q, W_K, W_V, W_O) can be composed from JS, e.g. by the
-//! benchmark, with the same fast f32 kernel the attention path uses.
+//! Export: `linear(X, W, b?)`, the projection `X·W + b` with W stored as `[in, out]`: the arguments
+//! read here, the op in [`crate::linear`].
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{
-    describe, is_typed_candidate, js_result, number_text, read_matrix, read_typed_matrix, read_vector, write_matrix, write_typed, Element, OnTyped,
-    SamePrecision, Typed, TypedValues,
+    describe, is_typed_candidate, js_result, precision_mismatch, read_matrix, read_typed_matrix, read_vector, write_matrix, write_typed, Element, OnTyped, SamePrecision,
+    Typed, TypedValues,
 };
-use crate::engine::Kernel;
-use crate::real::Real;
+use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
+use crate::linear as core;
 use crate::matrix::Matrix;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -31,17 +29,14 @@ export function linear(X: TypedMatrix<Float32Array>, W: TypedMatrix<Float32Array
 export function linear(X: TypedMatrix<Float64Array>, W: TypedMatrix<Float64Array>, b?: Float64Array | number[]): TypedMatrix<Float64Array>;
 "#;
 
-/// `X·W + b` (see the TypeScript declaration).
+/// `X·W + b` (see the TypeScript declaration): the arguments converted, then [`crate::linear::linear`].
 #[wasm_bindgen(js_name = linear, skip_typescript)]
 pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
         if !is_typed_candidate(&x) {
             let (x, w) = (read_matrix(&x, "X")?, read_matrix(&w, "W")?);
-            check(x.rows(), x.cols(), w.rows(), w.cols())?;
             let bias = read_bias(&b, w.cols())?;
-            let mut product = vec![0.0; x.rows() * w.cols()];
-            f64::linear(x.data(), x.rows(), x.cols(), w.data(), w.cols(), bias.as_deref(), &mut product);
-            check_finite_output(product.iter().copied(), w.cols(), f64::LARGEST)?;
+            let product = core::linear(Batch::of(&x), w.data(), w.shape(), bias.as_deref())?;
             return Ok(write_matrix(&Matrix::new(x.rows(), w.cols(), product)?));
         }
         let x = read_typed_matrix(&x, "X", true)?;
@@ -50,69 +45,31 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
         }
         let w = read_typed_matrix(&w, "W", false)?;
         if w.array_name() != x.array_name() {
-            return Err(AttentionError::type_error(format!(
-                "W.data is a {} but X.data is a {}; pass X and W in the same precision",
-                w.array_name(),
-                x.array_name()
-            )));
+            return Err(precision_mismatch("W", w.array_name(), "X", x.array_name(), "X and W"));
         }
-        let (t, c_in) = x.rows_cols();
-        let rows = t * x.batch().unwrap_or(1);
-        let (w_rows, c_out) = w.rows_cols();
-        check(t, c_in, w_rows, c_out)?;
-        let bias = read_bias(&b, c_out)?;
-        let mut shape = x.shape.clone();
-        *shape.last_mut().expect("rank ≥ 2") = c_out;
-        let values = SamePrecision::new([x, w], ["X", "W"])?.call(Linear { rows, c_in, c_out, bias })?;
+        let (w_shape, mut shape) = (w.rows_cols(), x.shape.clone());
+        *shape.last_mut().expect("rank ≥ 2") = w_shape.1;
+        let bias = read_bias(&b, w_shape.1)?;
+        let values = SamePrecision::new([x, w], ["X", "W"])?.call(Linear { w_shape, bias })?;
         Ok(write_typed(&values, &shape))
     })
 }
 
-/// The typed `X·W + b`, in either precision (f64 sums as `number[][]` does, f32 with the SIMD kernel).
+/// The typed `X·W + b`, in either precision.
 struct Linear {
-    rows: usize,
-    c_in: usize,
-    c_out: usize,
+    w_shape: (usize, usize),
     bias: Option<Vec<f64>>,
 }
 
 impl OnTyped<2> for Linear {
     type Out = TypedValues;
     fn call<F: Element>(self, [x, w]: [Typed<F>; 2]) -> Result<TypedValues> {
-        let bias: Option<Vec<F>> = self.bias.map(|b| b.iter().map(|&v| F::from_f64(v)).collect());
-        let mut out = vec![F::ZERO; self.rows * self.c_out];
-        F::linear(&x.values, self.rows, self.c_in, &w.values, self.c_out, bias.as_deref(), &mut out);
-        check_finite_output(out.iter().map(|y| y.to_f64()), self.c_out, F::LARGEST)?;
-        Ok(F::wrap(out))
+        Ok(F::wrap(core::linear(x.view(), &w.values, self.w_shape, self.bias.as_deref())?))
     }
 }
 
-/// A RangeError for the first entry of `X·W + b` (row-major, `cols` per row) that overflowed
-/// (or became NaN from ∞ − ∞): the exact value is beyond the largest `limit`.
-fn check_finite_output(values: impl Iterator<Item = f64>, cols: usize, limit: &str) -> Result<()> {
-    match values.enumerate().find(|(_, y)| !y.is_finite()) {
-        None => Ok(()),
-        Some((i, y)) => Err(AttentionError::range_error(format!(
-            "(X·W + b)[{}][{}] overflows to {}: row {} of X · column {} of W (+ b) is too large, beyond the largest {limit}; scale the inputs down",
-            i / cols,
-            i % cols,
-            if y.is_nan() { "Infinity − Infinity" } else if y > 0.0 { "Infinity" } else { "-Infinity" },
-            i / cols,
-            i % cols
-        ))),
-    }
-}
-
-fn check(t: usize, c_in: usize, w_rows: usize, c_out: usize) -> Result<()> {
-    if w_rows != c_in {
-        return Err(AttentionError::range_error(format!(
-            "W is {w_rows}×{c_out} but X is {t}×{c_in}: W must be [in, out] with in = {c_in}, the columns of X"
-        )));
-    }
-    Ok(())
-}
-
-/// `b`: undefined, a `number[]`, a Float32Array or a Float64Array with `out` finite entries.
+/// `b`: undefined, or the values of a `number[]`, a Float32Array or a Float64Array (the core checks
+/// that they are finite and that there are `out` of them).
 fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
     if b.is_undefined() {
         return Ok(None);
@@ -133,12 +90,5 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
             describe(b)
         )));
     };
-    if let Some(i) = values.iter().position(|x| !x.is_finite()) {
-        return Err(AttentionError::range_error(format!("b[{i}] is {}; expected a finite number", number_text(values[i]))));
-    }
-    if values.len() != out {
-        return Err(AttentionError::range_error(format!("b has {} entries but W has {out} columns", values.len())));
-    }
     Ok(Some(values))
 }
-

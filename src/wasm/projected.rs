@@ -2,12 +2,14 @@
 //! W_K, W_V and W_O and no biases (challenge 04's reference; see [`crate::layer::projected_self_attention`]).
 
 use wasm_bindgen::prelude::*;
+use super::convert::missing;
 
 use super::convert::{
     is_typed_candidate, js_result, read_count, read_matrix, read_typed_matrix, read_typed_weight, write_matrix, write_typed, Options, TypedValues,
 };
-use crate::error::{AttentionError, Result};
-use crate::layer::{projected_self_attention as projected, projected_self_attention_f32 as projected_f32, BatchF32, ProjectedOptions};
+use crate::error::Result;
+use crate::layer::{projected_self_attention as projected, projected_self_attention_f32 as projected_f32, ProjectedOptions};
+use crate::engine::Batch;
 use crate::matrix::Matrix;
 use crate::multi_head::HeadSplit;
 
@@ -106,7 +108,7 @@ fn projected_typed(x: &JsValue, options: &JsValue) -> Result<JsValue> {
             }
             TypedValues::F64(out)
         }
-        TypedValues::F32(data) => TypedValues::F32(projected_f32(BatchF32::new(data, b, t, c), x.batch().is_some(), options)?),
+        TypedValues::F32(data) => TypedValues::F32(projected_f32(Batch::new(data, b, t, c), x.batch().is_some(), options)?),
     };
     Ok(write_typed(&values, &x.shape))
 }
@@ -114,9 +116,7 @@ fn projected_typed(x: &JsValue, options: &JsValue) -> Result<JsValue> {
 /// The options object, which must be present.
 fn read_options(options: &JsValue) -> Result<Options> {
     if options.is_undefined() || options.is_null() {
-        return Err(AttentionError::type_error(
-            "options is missing; expected { numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O, causal?, mask? }",
-        ));
+        return Err(missing("options", "{ numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O, causal?, mask? }"));
     }
     Options::read(options, "options", PROJECTED_KEYS)
 }
@@ -132,12 +132,12 @@ pub(super) fn read_split(o: &Options) -> Result<HeadSplit> {
 /// A projection that must be present, as `number[][]`.
 fn required_weight(o: &Options, key: &str) -> Result<Matrix> {
     o.matrix(key)?
-        .ok_or_else(|| AttentionError::type_error(format!("options.{key} is missing; expected a C×C number[][] oriented [in, out]")))
+        .ok_or_else(|| missing(&format!("options.{key}"), "a C×C number[][] oriented [in, out]"))
 }
 
 /// A projection that must be present, as `number[][]` or a typed matrix of X's precision.
 fn required_typed_weight(o: &Options, key: &str, precision: &str) -> Result<Matrix> {
     read_typed_weight(o, key, "X", precision)?.ok_or_else(|| {
-        AttentionError::type_error(format!("options.{key} is missing; expected a C×C number[][] or {{ data: {precision}, shape: [C, C] }} oriented [in, out]"))
+        missing(&format!("options.{key}"), &format!("a C×C number[][] or {{ data: {precision}, shape: [C, C] }} oriented [in, out]"))
     })
 }

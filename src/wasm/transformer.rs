@@ -4,11 +4,12 @@
 
 use js_sys::{Array, Float32Array, Float64Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
+use super::convert::missing;
 use wasm_bindgen::JsCast;
 
 use super::convert::{array_length, describe, get, is_array, js_result, read_matrix, read_seed, read_vector, write_matrix, write_object, write_typed, write_vector, Options, TypedValues};
 use crate::error::{number_text, AttentionError, Result};
-use crate::layer::LayerFloat;
+use crate::layer::LayerKernel;
 use crate::matrix::Matrix;
 use crate::model::adamw::{AdamW, Moments};
 use crate::model::data::repeated_tokens;
@@ -177,7 +178,7 @@ enum Model {
 /// A body written once over the dtype.
 trait OnModel {
     type Out;
-    fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
+    fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
 }
 
 impl Model {
@@ -229,7 +230,7 @@ impl JsTransformer {
     pub fn new(#[wasm_bindgen(unchecked_param_type = "TransformerConfig")] config: JsValue) -> std::result::Result<JsTransformer, JsValue> {
         js_result(|| {
             if config.is_undefined() || config.is_null() {
-                return Err(AttentionError::type_error("config is missing; expected { vocabSize, contextLength, embedDim, numHeads, numLayers }"));
+                return Err(missing("config", "{ vocabSize, contextLength, embedDim, numHeads, numLayers }"));
             }
             let o = Options::read(&config, "config", CONFIG_KEYS)?;
             let positions = match o.raw("positions")? {
@@ -314,7 +315,7 @@ impl JsTransformer {
         struct Forward(JsValue, JsValue);
         impl OnModel for Forward {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
                 let need_weights = o.flag("needWeights")?;
@@ -341,7 +342,7 @@ impl JsTransformer {
         struct Gradients(JsValue);
         impl OnModel for Gradients {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let (loss, _, grads) = model.gradients(&tokens)?;
                 let tree = write_tree(model.params(), |i| &grads[i], false)?;
@@ -356,7 +357,7 @@ impl JsTransformer {
         struct TrainStep(JsValue, AdamW);
         impl OnModel for TrainStep {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let (loss, losses) = model.train_step(&tokens, &self.1)?;
                 write_object(&[("loss", JsValue::from(loss)), ("losses", write_typed(&TypedValues::F64(losses), &[tokens.batch, tokens.t - 1]))])
@@ -373,7 +374,7 @@ impl JsTransformer {
         struct Scores(JsValue);
         impl OnModel for Scores {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let layers = model.head_scores(&tokens)?;
                 let mut out = Vec::with_capacity(layers.len());
@@ -400,7 +401,7 @@ impl JsTransformer {
         struct Get;
         impl OnModel for Get {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 write_tree(model.params(), |i| &model.params()[i].data, false)
             }
         }
@@ -412,14 +413,14 @@ impl JsTransformer {
         struct Set(JsValue);
         impl OnModel for Set {
             type Out = ();
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
                 let updates = read_tree(&self.0, "weights", model.params(), false)?;
                 model.set_params(updates, None)
             }
         }
         js_result(|| {
             if self_is_missing(&weights) {
-                return Err(AttentionError::type_error("weights is missing; expected an object with some of the keys of getWeights()"));
+                return Err(missing("weights", "an object with some of the keys of getWeights()"));
             }
             self.inner.with(Set(weights))
         })
@@ -430,7 +431,7 @@ impl JsTransformer {
         struct GetState(&'static str);
         impl OnModel for GetState {
             type Out = JsValue;
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let params = model.params();
                 let moments = model.moments();
                 write_object(&[
@@ -451,7 +452,7 @@ impl JsTransformer {
         struct SetState(Options);
         impl OnModel for SetState {
             type Out = ();
-            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
+            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
                 let o = self.0;
                 let step = o.raw("step")?;
                 let step = match step.as_f64() {
@@ -471,7 +472,7 @@ impl JsTransformer {
         }
         js_result(|| {
             if self_is_missing(&state) {
-                return Err(AttentionError::type_error("state is missing; expected what getState() returned"));
+                return Err(missing("state", "what getState() returned"));
             }
             let o = Options::read(&state, "state", STATE_KEYS)?;
             let dtype = o.raw("dtype")?;
@@ -584,7 +585,7 @@ fn read_head_mask(raw: &JsValue, config: &ModelConfig) -> Result<Option<Vec<Vec<
 /// `trainStep`'s options.
 fn read_adamw(options: &JsValue) -> Result<AdamW> {
     if self_is_missing(options) {
-        return Err(AttentionError::type_error("options is missing; expected { learningRate, betas?, eps?, weightDecay? }"));
+        return Err(missing("options", "{ learningRate, betas?, eps?, weightDecay? }"));
     }
     let o = Options::read(options, "options", TRAIN_KEYS)?;
     let number = |key: &str, default: Option<f64>| -> Result<f64> {
@@ -730,7 +731,7 @@ fn read_tensor<F: Real>(raw: &JsValue, place: &str, shape: &[usize]) -> Result<V
 pub fn repeated_tokens_js(#[wasm_bindgen(unchecked_param_type = "{ vocabSize: number; length: number; batch: number; seed?: number | bigint }")] options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
         if self_is_missing(&options) {
-            return Err(AttentionError::type_error("options is missing; expected { vocabSize, length, batch, seed? }"));
+            return Err(missing("options", "{ vocabSize, length, batch, seed? }"));
         }
         let o = Options::read(&options, "options", TASK_KEYS)?;
         let task = repeated_tokens(o.count("vocabSize")?, o.count("length")?, o.count("batch")?, read_seed(&o.raw("seed")?, "options.seed")?)?;

@@ -412,7 +412,7 @@ function decoding(tf) {
     cache.free();
     layer.free();
   }
-  console.log(`\ndecoding 1 token, C=${c}, h=${h}, numKVHeads=${kv}, rope (Float32Array in; the cache computes in f64):`);
+  console.log(`\ndecoding 1 token, C=${c}, h=${h}, numKVHeads=${kv}, rope (Float32Array in; the cache holds and computes in f32):`);
   printTable(rows);
   return failures;
 }

@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use attention_lab::engine::Batch;
-use attention_lab::layer::{BatchF32, Biases, ForwardOptions, MultiHeadAttention, Weights};
+use attention_lab::layer::{Biases, ForwardOptions, MultiHeadAttention, Weights};
 use attention_lab::mask::Mask;
 use attention_lab::matrix::Matrix;
 use attention_lab::multi_head::{multi_head_attention_batch, HeadSplit};
@@ -76,8 +76,8 @@ fn forward(case: &Case, x: &Inputs, out: &mut Vec<f32>, scratch: &mut Scratch) {
             *out = multi_head_attention_batch(one(&x.q), one(&x.k), one(&x.v), split, None, &Mask::none()).expect("the f32 attention");
         }
         Some(layer) => {
-            let input = BatchF32::new(&x.q, 1, t, case.c);
-            *out = layer.forward_f32(input, input, input, &ForwardOptions::default()).expect("the layer's forward").output;
+            let input = Batch::new(&x.q, 1, t, case.c);
+            *out = layer.forward_batch(input, input, input, &ForwardOptions::default()).expect("the layer's forward").output;
         }
     }
 }
