@@ -113,8 +113,12 @@ impl<F: Real> Moments<F> {
                 *x = *x - step_size * (*m / denom);
             }
             if let Some(i) = p.data.iter().position(|x| !x.is_finite()) {
-                return Err(AttentionError::range_error(if p.data[i].to_f64().is_nan() && o.eps == 0.0 {
-                    format!("the AdamW step makes {} entry {i} NaN: with eps = 0, m / (√v + eps) is 0/0 where the gradient has been 0; give options.eps > 0", p.path())
+                return Err(AttentionError::range_error(if o.eps == 0.0 {
+                    format!(
+                        "the AdamW step makes {} entry {i} {}: with eps = 0, m / (√v + eps) divides by zero where v is 0 (a gradient that is 0 or whose square underflows); give options.eps > 0",
+                        p.path(),
+                        crate::limits::non_finite_name(p.data[i].to_f64())
+                    )
                 } else {
                     format!("the AdamW step overflows {} entry {i} beyond the largest {}; lower the learning rate", p.path(), F::LARGEST)
                 }));

@@ -624,7 +624,8 @@ export const MODEL_EXPORTS = [
       // a step beyond the dtype's range may be refused (a RangeError naming the parameter)
       // (eps = 0: a parameter whose m and v are 0 steps by 0/0, which the package refuses as well)
       const big = o.learningRate > 1e30 || o.weightDecay * o.learningRate > 1e30;
-      const mayRefuse = o.eps === 0 ? (big ? /the AdamW step (overflows|makes .* NaN: with eps = 0)/ : /the AdamW step makes .* NaN: with eps = 0/) : big ? /the AdamW step overflows/ : undefined;
+      // eps = 0 divides by zero where v is 0: the package refuses that step and says so
+      const mayRefuse = o.eps === 0 ? /the AdamW step (overflows|makes .* with eps = 0, m \/ \(√v \+ eps\) divides by zero)/ : big ? /the AdamW step overflows/ : undefined;
       return { c, o, tokens, mayRefuse };
     },
     compare(actual, { c, o }) {
