@@ -117,7 +117,8 @@ async function commandList(args, options) {
   for (const challenge of CHALLENGES) {
     const file = defaultFile(challenge);
     const row = { id: challenge.id, number: challenge.number, title: challenge.title, summary: challenge.summary, function: challenge.functionName, file: null, status: null, passed: null, total: null };
-    if (existsSync(file) && statSync(file).isFile()) {
+    if (challenge.tests.model?.kind === 'weights') row.status = 'site only';
+    else if (existsSync(file) && statSync(file).isFile()) {
       const report = await check({ challenge, code: readFileSync(file, 'utf8'), file, seed: seedOf(options.seed) });
       Object.assign(row, { file, status: report.status, passed: report.passed, total: report.total });
     }
@@ -130,6 +131,7 @@ async function commandList(args, options) {
   const titleWidth = Math.max(...rows.map((r) => r.title.length));
   print(rows.map((r) => {
     const state = r.status === null ? paint('dim', 'not started')
+      : r.status === 'site only' ? paint('dim', 'graded on the site only (your weights go into a Transformer)')
       : r.status === 'pass' ? paint('green', `✓ passes (${r.file})`)
         : paint('red', `✗ ${r.status === 'fail' ? `${r.passed} of ${r.total} pass` : r.status} (${r.file})`);
     return `${paint('bold', r.number)}  ${r.title.padEnd(titleWidth)}  ${state}`;
