@@ -5,6 +5,7 @@ import { defineConfig } from 'vite';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { lessons } from './build/lessons.js';
 
 const HOST = '127.0.0.1';
 const PORT = Number(process.env.PORT ?? 8080);
@@ -60,20 +61,28 @@ function contentSecurityPolicy() {
   };
 }
 
+// The lab's model: the package (src/lab-model.js), or with ATTENTION_LAB_STANDIN=1 a plain-JS
+// development stand-in under tests/lab/ (never in the shipped build).
+const LAB_MODEL = process.env.ATTENTION_LAB_STANDIN === '1'
+  ? resolve(import.meta.dirname, '../tests/lab/standin.js')
+  : resolve(import.meta.dirname, 'src/lab-model.js');
+
 export default defineConfig({
   base: './',
-  plugins: [contentSecurityPolicy()],
+  resolve: { alias: { 'lab-model': LAB_MODEL } },
+  plugins: [contentSecurityPolicy(), lessons({ challengesDir: resolve(import.meta.dirname, '../challenges') })],
   build: {
     outDir: 'dist',
     emptyOutDir: true,
     assetsInlineLimit: 0,
     target: 'es2022',
-    chunkSizeWarningLimit: 1200, // CodeMirror, KaTeX and marked, bundled on purpose (offline)
+    chunkSizeWarningLimit: 1200, // CodeMirror bundled on purpose (offline); KaTeX and marked run at build time
     rollupOptions: {
       input: {
         index: resolve(import.meta.dirname, 'index.html'),
         walkthrough: resolve(import.meta.dirname, 'walkthrough.html'),
         challenge: resolve(import.meta.dirname, 'challenge.html'),
+        lab: resolve(import.meta.dirname, 'lab.html'),
       },
     },
   },

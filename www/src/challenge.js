@@ -3,18 +3,16 @@
 // of tests.json and compares with the expected values / the wasm reference. When a case fails,
 // the same worker runs the diagnosis's probe inputs (another 2 s at most) and the page shows the
 // first step where the code departs from the reference (diagnosis.js), then any known mistakes.
+// The lesson arrives as HTML (KaTeX rendered at build time: build/lessons.js); the diagnosis and the
+// catalogue of mistakes load only when a test fails.
 import { EditorView, basicSetup } from 'codemirror';
 import { keymap } from '@codemirror/view';
 import { Prec } from '@codemirror/state';
 import { javascript } from '@codemirror/lang-javascript';
-import { Marked } from 'marked';
-import markedKatex from 'marked-katex-extension';
 import 'katex/dist/katex.min.css';
 import { wasm, progress, el, matrixTable, showFatal } from './common.js';
-import { CHALLENGES, challengeById } from './challenges.js';
+import { CHALLENGES, loadChallenge } from './challenges.js';
 import { compareMatrices, randomArgs, seededRandom, callReference } from './cases.js';
-import { diagnose } from './variants.js';
-import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
 
 const TIME_LIMIT_MS = 2000;
 const TIME_LIMIT_MESSAGE = 'your code ran longer than 2 s (an infinite loop?)';
@@ -23,16 +21,17 @@ const RANDOM_TOLERANCE = 1e-9;
 const SAVE_DELAY_MS = 300;
 
 const $ = (id) => document.getElementById(id);
-const challenge = challengeById(new URLSearchParams(location.search).get('id') ?? CHALLENGES[0].id);
+const challenge = await loadChallenge(new URLSearchParams(location.search).get('id') ?? CHALLENGES[0].id);
+let tools; // diagnosis.js and variants.js ({ locate, probeCalls, walkthroughHref, diagnose }), imported on the first failing run
+const loadTools = async () => (tools ??= await Promise.all([import('./diagnosis.js'), import('./variants.js')])
+  .then(([{ locate, probeCalls, walkthroughHref }, { diagnose }]) => ({ locate, probeCalls, walkthroughHref, diagnose })));
 let editor;
 let running = null;
 
 // ---- lesson -------------------------------------------------------------------------
 
 function renderLesson() {
-  const markdown = new Marked();
-  markdown.use(markedKatex({ throwOnError: false, nonStandard: true, output: 'htmlAndMathml' }));
-  $('lesson').innerHTML = markdown.parse(challenge.readme);
+  $('lesson').innerHTML = challenge.lesson;
   // A display equation wider than the column scrolls; keyboard users must be able to scroll it too.
   const focusableWhenScrolling = () => $('lesson').querySelectorAll('.katex-display').forEach((d) => {
     if (d.scrollWidth > d.clientWidth) d.setAttribute('tabindex', '0');
@@ -145,6 +144,7 @@ async function runTests() {
       const elapsed = Math.round(performance.now() - started);
       const judged = showReply(reply, cases, seed, elapsed);
       if (!judged || judged.every((c) => c.verdict.pass)) return;
+      const { probeCalls, locate } = await loadTools();
       const probes = probeCalls(challenge.id);
       let located = null;
       let probeNote = null;
@@ -211,7 +211,7 @@ function showReply(reply, cases, seed, elapsed) {
 function showDiagnosis(judged, located, probeNote) {
   const fixed = judged.filter((c) => c.kind === 'fixed');
   const outputs = fixed.map((c) => (c.result?.error ? undefined : c.result?.output));
-  const found = diagnose(challenge.tests, outputs);
+  const found = tools.diagnose(challenge.tests, outputs);
   const parts = [];
   if (located) parts.push(renderLocated(located));
   if (probeNote) parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('p', {}, probeNote)));
@@ -256,7 +256,7 @@ function renderLocated(found) {
     el('p', {}, found.detail),
     el('p', { class: 'hint' }, `Found by calling your function on a probe input (${found.probe}).`),
     sides.length ? el('div', { class: 'matrix-row side-by-side' }, sides) : null,
-    found.walkthrough ? el('p', {}, el('a', { href: walkthroughHref(found.walkthrough), id: 'located-walkthrough' }, 'Open this step in the walkthrough, with these inputs →')) : null);
+    found.walkthrough ? el('p', {}, el('a', { href: tools.walkthroughHref(found.walkthrough), id: 'located-walkthrough' }, 'Open this step in the walkthrough, with these inputs →')) : null);
 }
 
 function renderCase(c) {
