@@ -136,6 +136,8 @@ function addLosses(rows) {
   chart?.setData([losses.steps, losses.repeated, losses.other]);
   const n = losses.steps.length;
   if (n) {
+    $('loss-summary').dataset.step = String(losses.steps[n - 1]);
+    $('loss-summary').dataset.loss = String(losses.total[n - 1]);
     $('loss-summary').textContent = `Step ${losses.steps[n - 1]}: repeated ${formatNumber(losses.repeated[n - 1])}, others ${formatNumber(losses.other[n - 1])}`
       + (phaseChange !== null ? `; the repeated-token loss fell below a quarter of the others' at step ${phaseChange}.` : '.');
   }
@@ -315,7 +317,9 @@ function renderPerPosition(v) {
     svg.append(node);
     return node;
   };
-  add('text', { x: 0, y: 10, 'font-size': 10, fill: '#4a5563' }, formatNumber(top).replace(/0+$/, ''));
+  add('line', { x1: 34, x2: 34, y1: 4, y2: height + 4, stroke: '#6b7480' });
+  add('text', { x: 30, y: 12, 'font-size': 10, 'text-anchor': 'end', fill: '#4a5563' }, top.toFixed(1));
+  add('text', { x: 30, y: height + 4, 'font-size': 10, 'text-anchor': 'end', fill: '#4a5563' }, '0');
   values.forEach((x, t) => {
     const repeated = v.repeatedPositions[t + 1];
     const h = Number.isFinite(x) ? (x / top) * height : 0;
@@ -403,7 +407,7 @@ function start() {
   config = parsed.config;
   if (parsed.error) {
     $('settings-error').hidden = false;
-    $('settings-error').textContent = `The address asked for ${parsed.error}; the default settings are used.`;
+    $('settings-error').textContent = `The address asks for a setting the lab refuses (${parsed.error}), so the default settings are used.`;
   }
   fillForm(config);
   $('settings').addEventListener('change', () => applySettings(readForm()));
