@@ -318,5 +318,8 @@ if (!challenge) {
     editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: challenge.starter } });
     progress.clearCode(challenge.id);
   });
-  wasm().catch((error) => showFatal(`The WebAssembly reference could not be loaded: ${error.message}`));
+  // The reference loads when the learner starts working (or runs the tests), not with the lesson.
+  const warm = () => wasm().catch((error) => showFatal(`The WebAssembly reference could not be loaded: ${error.message}`));
+  $('main').querySelector('.workbench').addEventListener('focusin', warm, { once: true });
+  $('main').querySelector('.workbench').addEventListener('pointerdown', warm, { once: true });
 }
