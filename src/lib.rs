@@ -13,6 +13,7 @@ pub mod layer;
 pub mod limits;
 pub mod mask;
 pub mod matrix;
+pub mod model;
 pub mod multi_head;
 pub mod parallel;
 pub mod real;

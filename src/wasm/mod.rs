@@ -11,6 +11,7 @@ pub mod linear;
 pub mod memory;
 pub mod projected;
 pub mod threads;
+pub mod transformer;
 
 use wasm_bindgen::prelude::*;
 

@@ -1,0 +1,663 @@
+//! A small decoder-only transformer built from [`MultiHeadAttention`] layers (reused, not
+//! copied), trained with AdamW: the model behind the lab's induction heads. Written once over
+//! the precision `F` (f64: the layer's exact path; f32: its SIMD kernels, split over threads).
+//!
+//! Shapes: B sequences of T tokens, N = B·T rows, C = embed_dim, V = vocab_size, h heads.
+//!
+//! ```text
+//! 1. x = W_E[token]                       (N, C)   (+ W_pos[t] with positions = learned)
+//! per layer l:
+//! 2.   a = LN1(x) or x                    (N, C)
+//! 3.   q = k = a (+ W_pos[t] with positions = shortformer); v = a
+//! 4.   x = x + attention_l(q, k, v)       (N, C)   causal; the layer's RoPE with positions = rope
+//! 5.   with mlp: x = x + GELU(LN2(x)·W_in + b_in)·W_out + b_out      (N, 4C) inside
+//! 6. logits = (LN_f(x) or x)·W_U          (N, V)
+//! 7. loss = mean over b and t = 0 … T−2 of −log softmax(logits[b, t])[token[b, t + 1]]
+//! ```
+//!
+//! The backward (`gradients`) runs the passes in reverse; each step quotes the line it
+//! differentiates. [`adamw`] is PyTorch's `torch.optim.AdamW`.
+
+pub mod adamw;
+pub mod data;
+pub mod ops;
+pub mod scores;
+
+use crate::engine::{Batch, Rope};
+use crate::error::{number_text, AttentionError, Result};
+use crate::layer::init::{xavier_uniform, SplitMix64};
+use crate::layer::{Biases, ForwardOptions, LayerConfig, LayerFloat, MultiHeadAttention, Weights};
+use crate::limits::check_working_set;
+use crate::mask::Mask;
+use crate::matrix::Matrix;
+use crate::real::Real;
+use adamw::{AdamW, Moments};
+use ops::NormKept;
+pub use scores::HeadScores;
+
+/// How the model knows where a token is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Positions {
+    /// W_pos[t] added to every layer's query and key inputs, never to the residual stream or the
+    /// values (Press et al. 2021). The default: positions cannot leak into what heads copy.
+    Shortformer,
+    /// W_pos[t] added to the residual stream once, at the bottom (GPT-2).
+    Learned,
+    /// The layer's rotary embedding of Q and K (base 10000).
+    Rope,
+    /// None: only the causal mask tells positions apart.
+    None,
+}
+
+impl Positions {
+    /// The JS name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Shortformer => "shortformer",
+            Self::Learned => "learned",
+            Self::Rope => "rope",
+            Self::None => "none",
+        }
+    }
+
+    /// From the JS name.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Shortformer, Self::Learned, Self::Rope, Self::None].into_iter().find(|p| p.name() == name)
+    }
+
+    fn has_table(self) -> bool {
+        matches!(self, Self::Shortformer | Self::Learned)
+    }
+}
+
+/// What `new Transformer(…)` takes (the dtype is the model's type parameter).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelConfig {
+    pub vocab_size: usize,
+    pub context_length: usize,
+    /// C.
+    pub embed_dim: usize,
+    /// h, dividing C.
+    pub num_heads: usize,
+    pub num_layers: usize,
+    pub positions: Positions,
+    /// A GELU MLP of width 4C after each attention.
+    pub mlp: bool,
+    /// Pre-LN blocks and a final LN.
+    pub layer_norm: bool,
+    /// The attention layers' biases.
+    pub bias: bool,
+    pub seed: u64,
+}
+
+impl ModelConfig {
+    /// Attention-only, shortformer positions, no biases, seed 0.
+    pub fn new(vocab_size: usize, context_length: usize, embed_dim: usize, num_heads: usize, num_layers: usize) -> Self {
+        Self { vocab_size, context_length, embed_dim, num_heads, num_layers, positions: Positions::Shortformer, mlp: false, layer_norm: false, bias: false, seed: 0 }
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.vocab_size < 2 {
+            return Err(AttentionError::range_error(format!("config.vocabSize is {}; expected an integer ≥ 2", self.vocab_size)));
+        }
+        if self.context_length < 2 {
+            return Err(AttentionError::range_error(format!(
+                "config.contextLength is {}; expected an integer ≥ 2 (the model predicts token t + 1 from tokens 0 … t)",
+                self.context_length
+            )));
+        }
+        if self.positions == Positions::Rope && !(self.embed_dim / self.num_heads.max(1)).is_multiple_of(2) {
+            return Err(AttentionError::range_error(format!(
+                "config.positions is 'rope' but headDim = embedDim / numHeads = {} is odd; RoPE rotates pairs of columns",
+                self.embed_dim / self.num_heads.max(1)
+            )));
+        }
+        let (v, c, ctx, l) = (self.vocab_size as u128, self.embed_dim as u128, self.context_length as u128, self.num_layers as u128);
+        // the parameters, their gradients and two moments
+        let per_layer = 4 * c * c + 4 * c + if self.mlp { 8 * c * c + 5 * c } else { 0 } + 4 * c;
+        let parameters = 2 * v * c + ctx * c + l * per_layer + 2 * c;
+        check_working_set(4 * parameters, || {
+            format!("a Transformer with vocabSize = {v}, contextLength = {ctx}, embedDim = {c} and numLayers = {l} (its parameters, gradients and AdamW moments)")
+        })
+    }
+}
+
+/// One parameter tensor: `layer` is `None` for the model's own (`W_E`, `W_pos`, `W_U`, `ln_final_*`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param<F> {
+    pub layer: Option<usize>,
+    pub name: &'static str,
+    /// `[rows, cols]`, or `[n]` for a vector.
+    pub shape: Vec<usize>,
+    pub data: Vec<F>,
+}
+
+impl<F: Real> Param<F> {
+    fn new(layer: Option<usize>, name: &'static str, shape: Vec<usize>, data: Vec<F>) -> Self {
+        Self { layer, name, shape, data }
+    }
+
+    fn filled(layer: Option<usize>, name: &'static str, n: usize, value: f64) -> Self {
+        Self::new(layer, name, vec![n], vec![F::from_f64(value); n])
+    }
+
+    fn from_matrix(layer: Option<usize>, name: &'static str, m: Matrix) -> Self {
+        Self::new(layer, name, vec![m.rows(), m.cols()], m.data().iter().map(|&x| F::from_f64(x)).collect())
+    }
+
+    /// Where a message names it: `W_E`, `layers[1].W_Q`.
+    pub fn path(&self) -> String {
+        match self.layer {
+            Some(l) => format!("layers[{l}].{}", self.name),
+            None => self.name.to_string(),
+        }
+    }
+
+    /// AdamW decays the 2-D parameters (weights and embeddings) and nothing else.
+    pub fn decays(&self) -> bool {
+        self.shape.len() == 2
+    }
+}
+
+/// The attention layer's parameter names, in [`Weights::tensors`] order.
+const ATTENTION_NAMES: [&str; 8] = ["W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"];
+
+/// What [`Transformer::forward`] returns.
+#[derive(Clone, Debug)]
+pub struct ModelOutput<F> {
+    /// `[B, T, V]`.
+    pub logits: Vec<F>,
+    /// The mean of `losses`.
+    pub loss: f64,
+    /// `[B, T − 1]`: the cross-entropy of each next token.
+    pub losses: Vec<f64>,
+    /// With `need_weights`: per layer `[B, h, T, T]`.
+    pub weights: Option<Vec<Vec<F>>>,
+}
+
+/// The model's tokens, checked: `[B, T]` row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tokens {
+    pub data: Vec<u32>,
+    pub batch: usize,
+    pub t: usize,
+}
+
+impl Tokens {
+    /// From JS numbers, `[B, T]` row-major: each must be an integer in `0 … vocab_size − 1`, and
+    /// `2 ≤ T ≤ context_length`.
+    pub fn check(values: &[f64], batch: usize, t: usize, config: &ModelConfig) -> Result<Self> {
+        if batch == 0 {
+            return Err(AttentionError::range_error("tokens is an empty batch; expected [B, T] with B ≥ 1"));
+        }
+        if t < 2 || t > config.context_length {
+            return Err(AttentionError::range_error(format!(
+                "tokens has T = {t} per sequence; expected 2 ≤ T ≤ contextLength = {} (the model predicts token t + 1 from tokens 0 … t)",
+                config.context_length
+            )));
+        }
+        let mut data = Vec::with_capacity(values.len());
+        for (i, &x) in values.iter().enumerate() {
+            if !(x.fract() == 0.0 && x >= 0.0 && x < config.vocab_size as f64) {
+                return Err(AttentionError::range_error(format!(
+                    "tokens[{}][{}] is {}; expected an integer in 0 … vocabSize − 1 = {}",
+                    i / t,
+                    i % t,
+                    number_text(x),
+                    config.vocab_size - 1
+                )));
+            }
+            data.push(x as u32);
+        }
+        Ok(Self { data, batch, t })
+    }
+
+    /// Each row's next token (`None` at the last position of each sequence).
+    fn targets(&self) -> Vec<Option<u32>> {
+        (0..self.data.len()).map(|i| (i % self.t + 1 < self.t).then(|| self.data[i + 1])).collect()
+    }
+}
+
+/// What one layer's forward kept for the backward (step numbers as in the module docs).
+struct BlockKept<F> {
+    /// 2: LN1's intermediates (with layer_norm).
+    ln1: Option<NormKept<F>>,
+    /// 5: the MLP's LN2 intermediates, its input, pre-activation and activation.
+    mlp: Option<MlpKept<F>>,
+}
+
+struct MlpKept<F> {
+    ln2: Option<NormKept<F>>,
+    input: Vec<F>,
+    pre: Vec<F>,
+    act: Vec<F>,
+}
+
+/// The activations one forward pass kept.
+struct Pass<F> {
+    blocks: Vec<BlockKept<F>>,
+    /// 6: LN_f's intermediates and the input of W_U.
+    ln_final: Option<NormKept<F>>,
+    unembed_input: Vec<F>,
+    logits: Vec<F>,
+    weights: Option<Vec<Vec<F>>>,
+}
+
+/// The transformer (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Transformer<F: LayerFloat> {
+    config: ModelConfig,
+    params: Vec<Param<F>>,
+    /// One attention layer per block; its weights mirror the `layers[l].W_*` parameters.
+    attention: Vec<MultiHeadAttention>,
+    optimizer: Moments<F>,
+}
+
+impl<F: LayerFloat> Transformer<F> {
+    /// A model with seeded Xavier-uniform weights: one SplitMix64 from `config.seed` fills W_E,
+    /// W_pos, then draws one seed per attention layer (its own initialisation, see
+    /// [`crate::layer::init`]), fills each MLP's W_in and W_out, then W_U. Biases 0, LN gains 1.
+    pub fn new(config: ModelConfig) -> Result<Self> {
+        if config.num_heads == 0 || config.embed_dim == 0 || !config.embed_dim.is_multiple_of(config.num_heads) {
+            return Err(AttentionError::range_error(format!(
+                "config.embedDim = {} is not a positive multiple of config.numHeads = {}: each head takes embedDim / numHeads columns",
+                config.embed_dim, config.num_heads
+            )));
+        }
+        config.check()?;
+        let (v, c) = (config.vocab_size, config.embed_dim);
+        let mut rng = SplitMix64::new(config.seed);
+        let mut params = vec![Param::from_matrix(None, "W_E", xavier_uniform(&mut rng, v, c))];
+        if config.positions.has_table() {
+            params.push(Param::from_matrix(None, "W_pos", xavier_uniform(&mut rng, config.context_length, c)));
+        }
+        let mut attention = Vec::with_capacity(config.num_layers);
+        for l in 0..config.num_layers {
+            let layer_config = LayerConfig {
+                bias: config.bias,
+                seed: rng.next_u64(),
+                rope: (config.positions == Positions::Rope).then(Rope::default),
+                ..LayerConfig::new(c, config.num_heads)
+            };
+            let layer = MultiHeadAttention::new(&layer_config)?;
+            for (name, data) in layer.weights().tensors() {
+                let shape = if name.starts_with('W') { vec![c, c] } else { vec![c] };
+                let name = ATTENTION_NAMES.into_iter().find(|&n| n == name).expect("the layer's own names");
+                params.push(Param::new(Some(l), name, shape, data.iter().map(|&x| F::from_f64(x)).collect()));
+            }
+            if config.layer_norm {
+                params.push(Param::filled(Some(l), "ln1_w", c, 1.0));
+                params.push(Param::filled(Some(l), "ln1_b", c, 0.0));
+            }
+            if config.mlp {
+                if config.layer_norm {
+                    params.push(Param::filled(Some(l), "ln2_w", c, 1.0));
+                    params.push(Param::filled(Some(l), "ln2_b", c, 0.0));
+                }
+                params.push(Param::from_matrix(Some(l), "W_in", xavier_uniform(&mut rng, c, 4 * c)));
+                params.push(Param::filled(Some(l), "b_in", 4 * c, 0.0));
+                params.push(Param::from_matrix(Some(l), "W_out", xavier_uniform(&mut rng, 4 * c, c)));
+                params.push(Param::filled(Some(l), "b_out", c, 0.0));
+            }
+            attention.push(layer);
+        }
+        if config.layer_norm {
+            params.push(Param::filled(None, "ln_final_w", c, 1.0));
+            params.push(Param::filled(None, "ln_final_b", c, 0.0));
+        }
+        params.push(Param::from_matrix(None, "W_U", xavier_uniform(&mut rng, c, v)));
+        let optimizer = Moments::zeros(&params);
+        Ok(Self { config, params, attention, optimizer })
+    }
+
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    /// Every parameter, in a fixed order (the one `getWeights` lists).
+    pub fn params(&self) -> &[Param<F>] {
+        &self.params
+    }
+
+    /// The AdamW state: moments and step.
+    pub fn moments(&self) -> &Moments<F> {
+        &self.optimizer
+    }
+
+    pub fn num_parameters(&self) -> usize {
+        self.params.iter().map(|p| p.data.len()).sum()
+    }
+
+    fn index(&self, layer: Option<usize>, name: &str) -> Option<usize> {
+        self.params.iter().position(|p| p.layer == layer && p.name == name)
+    }
+
+    fn param(&self, layer: Option<usize>, name: &str) -> &[F] {
+        &self.params[self.index(layer, name).expect("a parameter of this configuration")].data
+    }
+
+    /// Replaces the given parameters (each `(layer, name, values)`; the others keep theirs) and,
+    /// with `moments`, the optimizer state. Checks everything before changing anything.
+    pub fn set_params(&mut self, updates: Vec<(Option<usize>, String, Vec<F>)>, moments: Option<Moments<F>>) -> Result<()> {
+        let mut params = self.params.clone();
+        for (layer, name, values) in updates {
+            let place = match layer {
+                Some(l) => format!("layers[{l}].{name}"),
+                None => name.clone(),
+            };
+            let Some(i) = self.index(layer, &name) else {
+                return Err(AttentionError::type_error(format!(
+                    "{place} is not a parameter of this model; its keys are those of getWeights(): {}",
+                    self.key_list(layer)
+                )));
+            };
+            check_values(&place, &values, &params[i].shape)?;
+            params[i].data = values;
+        }
+        if let Some(m) = &moments {
+            m.check(&params)?;
+        }
+        let attention = self.layers_for(&params)?;
+        self.params = params;
+        self.attention = attention;
+        if let Some(m) = moments {
+            self.optimizer = m;
+        }
+        Ok(())
+    }
+
+    /// The keys of one layer (or of the model), for messages.
+    fn key_list(&self, layer: Option<usize>) -> String {
+        let names: Vec<&str> = self.params.iter().filter(|p| p.layer == layer).map(|p| p.name).collect();
+        let mut text = names.join(", ");
+        if layer.is_none() && self.config.num_layers > 0 {
+            text.push_str(", layers");
+        }
+        text
+    }
+
+    /// The attention layers with the weights in `params` (the layers' own checks run here).
+    fn layers_for(&self, params: &[Param<F>]) -> Result<Vec<MultiHeadAttention>> {
+        let find = |l: usize, name: &str| -> Vec<f64> {
+            params.iter().find(|p| p.layer == Some(l) && p.name == name).map(|p| p.data.iter().map(|x| x.to_f64()).collect()).unwrap_or_default()
+        };
+        let c = self.config.embed_dim;
+        (0..self.config.num_layers)
+            .map(|l| {
+                let matrix = |name: &str| Matrix::new(c, c, find(l, name));
+                let weights = Weights {
+                    w_q: matrix("W_Q")?,
+                    w_k: matrix("W_K")?,
+                    w_v: matrix("W_V")?,
+                    w_o: matrix("W_O")?,
+                    biases: self.config.bias.then(|| Biases { b_q: find(l, "b_Q"), b_k: find(l, "b_K"), b_v: find(l, "b_V"), b_o: find(l, "b_O") }),
+                };
+                let mut layer = self.attention[l].clone();
+                layer.set_weights(weights)?;
+                Ok(layer)
+            })
+            .collect()
+    }
+
+    /// W_pos's first `t` rows repeated for each of `batch` sequences, `(N, C)`.
+    fn position_rows(&self, batch: usize, t: usize) -> Vec<F> {
+        let rows = &self.param(None, "W_pos")[..t * self.config.embed_dim];
+        rows.repeat(batch)
+    }
+
+    /// The forward pass (steps 1–6), keeping what the backward needs. `head_mask[l][i] = false`
+    /// zeroes head i's output before W_O (by zeroing W_O's rows for that head in a copy of the layer).
+    fn run(&mut self, tokens: &Tokens, training: bool, need_weights: bool, head_mask: Option<&[Vec<bool>]>) -> Result<Pass<F>> {
+        let (b, t, c, v) = (tokens.batch, tokens.t, self.config.embed_dim, self.config.vocab_size);
+        let n = b * t;
+        let per_layer_weights = if need_weights { b * self.config.num_heads * t * t } else { 0 };
+        let activations = n * (c * (4 + if self.config.mlp { 14 } else { 4 }) + 2 * v) + per_layer_weights;
+        check_working_set((activations as u128) * (self.config.num_layers as u128 + 1) + 4 * self.num_parameters() as u128, || {
+            format!("Transformer with B = {b}, T = {t}, embedDim = {c} and vocabSize = {v}")
+        })?;
+        // 1. x = W_E[token] (+ W_pos[t])                                   (N, C)
+        let w_e = self.param(None, "W_E");
+        let mut x: Vec<F> = tokens.data.iter().flat_map(|&tok| w_e[tok as usize * c..(tok as usize + 1) * c].iter().copied()).collect();
+        let positions = self.config.positions.has_table().then(|| self.position_rows(b, t));
+        if self.config.positions == Positions::Learned {
+            ops::add_into(&mut x, positions.as_deref().expect("learned positions have W_pos"));
+        }
+        let options = ForwardOptions { mask: Mask::causal(), need_weights, average_weights: false, training, batched: true };
+        let mut blocks = Vec::with_capacity(self.config.num_layers);
+        let mut weights = need_weights.then(Vec::new);
+        for l in 0..self.config.num_layers {
+            // 2. a = LN1(x) or x
+            let (a, ln1) = self.norm(Some(l), "ln1", &x);
+            // 3. q = k = a (+ W_pos[t]); v = a
+            let qk = match (self.config.positions, &positions) {
+                (Positions::Shortformer, Some(pos)) => a.iter().zip(pos).map(|(&x, &p)| x + p).collect(),
+                _ => a.clone(),
+            };
+            // 4. x = x + attention_l(q, k, v)
+            let masked = head_mask.map(|m| &m[l]).filter(|m| m.iter().any(|&on| !on));
+            let layer = &mut self.attention[l];
+            let (out, w) = match masked {
+                Some(mask) => F::forward_batch(&mut ablated(layer, mask)?, batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
+                None => F::forward_batch(layer, batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
+            };
+            ops::add_into(&mut x, &out);
+            if let (Some(all), Some(w)) = (weights.as_mut(), w) {
+                all.push(w);
+            }
+            // 5. x = x + GELU(LN2(x)·W_in + b_in)·W_out + b_out
+            let mlp = if self.config.mlp {
+                let (input, ln2) = self.norm(Some(l), "ln2", &x);
+                let pre = ops::matmul(&input, n, c, self.param(Some(l), "W_in"), 4 * c, Some(self.param(Some(l), "b_in")));
+                let act = ops::gelu(&pre);
+                let out = ops::matmul(&act, n, 4 * c, self.param(Some(l), "W_out"), c, Some(self.param(Some(l), "b_out")));
+                ops::add_into(&mut x, &out);
+                Some(MlpKept { ln2, input, pre, act })
+            } else {
+                None
+            };
+            blocks.push(BlockKept { ln1, mlp });
+        }
+        // 6. logits = (LN_f(x) or x)·W_U                                   (N, V)
+        let (unembed_input, ln_final) = self.norm(None, "ln_final", &x);
+        let logits = ops::matmul(&unembed_input, n, c, self.param(None, "W_U"), v, None);
+        if let Some(i) = logits.iter().position(|x| !x.is_finite()) {
+            return Err(AttentionError::range_error(format!(
+                "logits[{}][{}][{}] overflows to {}: the residual stream grew beyond the largest {}; lower the learning rate or reset the weights",
+                i / (t * v),
+                i / v % t,
+                i % v,
+                crate::limits::non_finite_name(logits[i].to_f64()),
+                F::LARGEST
+            )));
+        }
+        Ok(Pass { blocks, ln_final, unembed_input, logits, weights })
+    }
+
+    /// `LN(x)` with the parameters `{prefix}_w`, `{prefix}_b` of `layer`, or `x` itself without layer norm.
+    fn norm(&self, layer: Option<usize>, prefix: &str, x: &[F]) -> (Vec<F>, Option<NormKept<F>>) {
+        if !self.config.layer_norm {
+            return (x.to_vec(), None);
+        }
+        let (w, b) = (self.param(layer, &format!("{prefix}_w")), self.param(layer, &format!("{prefix}_b")));
+        let (y, kept) = ops::layer_norm(x, self.config.embed_dim, w, b);
+        (y, Some(kept))
+    }
+
+    /// Step 7 and the outputs of a forward pass (evaluation: no training state is touched).
+    pub fn forward(&mut self, tokens: &Tokens, need_weights: bool, head_mask: Option<&[Vec<bool>]>) -> Result<ModelOutput<F>> {
+        if let Some(mask) = head_mask {
+            self.check_head_mask(mask)?;
+        }
+        let pass = self.run(tokens, false, need_weights, head_mask)?;
+        let (losses, _) = ops::cross_entropy(&pass.logits, self.config.vocab_size, &tokens.targets(), None);
+        let (loss, losses) = mean_loss(&losses, tokens);
+        Ok(ModelOutput { logits: pass.logits, loss, losses, weights: pass.weights })
+    }
+
+    fn check_head_mask(&self, mask: &[Vec<bool>]) -> Result<()> {
+        let (l, h) = (self.config.num_layers, self.config.num_heads);
+        if mask.len() != l {
+            return Err(AttentionError::range_error(format!("options.headMask has {} rows; expected numLayers = {l} rows of numHeads = {h} booleans", mask.len())));
+        }
+        for (i, row) in mask.iter().enumerate() {
+            if row.len() != h {
+                return Err(AttentionError::range_error(format!("options.headMask[{i}] has {} entries; expected numHeads = {h}", row.len())));
+            }
+        }
+        Ok(())
+    }
+
+    /// The loss and the gradient of every parameter (the same order as [`Self::params`]), at the
+    /// current weights. Nothing is updated.
+    pub fn gradients(&mut self, tokens: &Tokens) -> Result<(f64, Vec<f64>, Vec<Vec<F>>)> {
+        let (b, t, c, v) = (tokens.batch, tokens.t, self.config.embed_dim, self.config.vocab_size);
+        let n = b * t;
+        let pass = self.run(tokens, true, false, None)?;
+        // 7. loss = mean(−log softmax(logits)[next]): d logits = (softmax − onehot) / (B·(T − 1))
+        let count = b * (t - 1);
+        let (losses, d_logits) = ops::cross_entropy(&pass.logits, v, &tokens.targets(), Some(1.0 / count as f64));
+        let d_logits = d_logits.expect("asked for the gradient");
+        let mut grads: Vec<Vec<F>> = self.params.iter().map(|p| vec![F::ZERO; p.data.len()]).collect();
+        let at = |model: &Self, layer: Option<usize>, name: &str| model.index(layer, name).expect("a parameter of this configuration");
+        // 6. logits = u·W_U: d u = d logits·W_Uᵀ, d W_U = uᵀ·d logits
+        let w_u = at(self, None, "W_U");
+        let d_u = ops::matmul_bt(&d_logits, n, v, &self.params[w_u].data, c);
+        ops::add_matmul_at(&pass.unembed_input, n, c, &d_logits, v, &mut grads[w_u]);
+        //    u = LN_f(x)
+        let mut dx = self.norm_backward(None, "ln_final", d_u, pass.ln_final.as_ref(), &mut grads);
+        let positions = self.config.positions.has_table().then(|| at(self, None, "W_pos"));
+        for (l, kept) in pass.blocks.iter().enumerate().rev() {
+            // 5. x = x + GELU(m·W_in + b_in)·W_out + b_out, m = LN2(x): dx gains the MLP's input gradient
+            if let Some(mlp) = &kept.mlp {
+                let (w_in, b_in, w_out, b_out) = (at(self, Some(l), "W_in"), at(self, Some(l), "b_in"), at(self, Some(l), "W_out"), at(self, Some(l), "b_out"));
+                ops::add_matmul_at(&mlp.act, n, 4 * c, &dx, c, &mut grads[w_out]);
+                ops::add_column_sums(&dx, c, &mut grads[b_out]);
+                let d_act = ops::matmul_bt(&dx, n, c, &self.params[w_out].data, 4 * c);
+                let d_pre = ops::gelu_backward(&d_act, &mlp.pre);
+                ops::add_matmul_at(&mlp.input, n, c, &d_pre, 4 * c, &mut grads[w_in]);
+                ops::add_column_sums(&d_pre, 4 * c, &mut grads[b_in]);
+                let d_input = ops::matmul_bt(&d_pre, n, 4 * c, &self.params[w_in].data, c);
+                let d_x = self.norm_backward(Some(l), "ln2", d_input, mlp.ln2.as_ref(), &mut grads);
+                ops::add_into(&mut dx, &d_x);
+            }
+            // 4. x = x + attention_l(q, k, v): the layer's backward gives d q, d k, d v and its weights' gradients
+            let [dq, dk, dv] = F::backward_batch(&mut self.attention[l], batch(&dx, b, t, c), true)?;
+            let layer_grads = self.attention[l].grads()?;
+            for (name, g) in layer_grads.tensors() {
+                let i = at(self, Some(l), name);
+                grads[i].iter_mut().zip(g).for_each(|(a, &x)| *a += F::from_f64(x));
+            }
+            // 3. q = k = a (+ W_pos[t]), v = a: d a = d q + d k + d v; d W_pos[t] += d q + d k (shortformer)
+            let mut da = dv;
+            ops::add_into(&mut da, &dq);
+            ops::add_into(&mut da, &dk);
+            if let (Positions::Shortformer, Some(p)) = (self.config.positions, positions) {
+                add_position_grads(&mut grads[p], &dq, t, c);
+                add_position_grads(&mut grads[p], &dk, t, c);
+            }
+            // 2. a = LN1(x): dx gains d a through LN1 (the residual keeps dx itself)
+            let d_x = self.norm_backward(Some(l), "ln1", da, kept.ln1.as_ref(), &mut grads);
+            ops::add_into(&mut dx, &d_x);
+        }
+        // 1. x = W_E[token] (+ W_pos[t]): scatter dx into the rows that were read
+        let w_e = at(self, None, "W_E");
+        for (row, &tok) in dx.chunks_exact(c).zip(&tokens.data) {
+            ops::add_into(&mut grads[w_e][tok as usize * c..(tok as usize + 1) * c], row);
+        }
+        if let (Positions::Learned, Some(p)) = (self.config.positions, positions) {
+            add_position_grads(&mut grads[p], &dx, t, c);
+        }
+        for (param, g) in self.params.iter().zip(&grads) {
+            if let Some(i) = g.iter().position(|x| !x.is_finite()) {
+                return Err(AttentionError::range_error(format!(
+                    "the gradient of {} entry {i} overflows to {}: beyond the largest {}; lower the learning rate or reset the weights",
+                    param.path(),
+                    crate::limits::non_finite_name(g[i].to_f64()),
+                    F::LARGEST
+                )));
+            }
+        }
+        let (loss, losses) = mean_loss(&losses, tokens);
+        Ok((loss, losses, grads))
+    }
+
+    /// The backward of [`Self::norm`]: `dy` itself without layer norm.
+    fn norm_backward(&self, layer: Option<usize>, prefix: &str, dy: Vec<F>, kept: Option<&NormKept<F>>, grads: &mut [Vec<F>]) -> Vec<F> {
+        let Some(kept) = kept else { return dy };
+        let (wi, bi) = (self.index(layer, &format!("{prefix}_w")).expect("LN gain"), self.index(layer, &format!("{prefix}_b")).expect("LN bias"));
+        let (mut dw, mut db) = (std::mem::take(&mut grads[wi]), std::mem::take(&mut grads[bi]));
+        let dx = ops::layer_norm_backward(&dy, self.config.embed_dim, &self.params[wi].data, kept, &mut dw, &mut db);
+        grads[wi] = dw;
+        grads[bi] = db;
+        dx
+    }
+
+    /// One training step: the loss and gradients at the current weights, then one AdamW update
+    /// of every parameter. A refused call (bad options, an overflow) changes nothing.
+    pub fn train_step(&mut self, tokens: &Tokens, adamw: &AdamW) -> Result<(f64, Vec<f64>)> {
+        adamw.check()?;
+        let (loss, losses, grads) = self.gradients(tokens)?;
+        let mut params = self.params.clone();
+        let moments = self.optimizer.step(&mut params, &grads, adamw)?;
+        let attention = self.layers_for(&params)?;
+        self.params = params;
+        self.attention = attention;
+        self.optimizer = moments;
+        Ok((loss, losses))
+    }
+
+    /// The head scores of every layer (outer) and head (inner) on `tokens`.
+    pub fn head_scores(&mut self, tokens: &Tokens) -> Result<Vec<Vec<HeadScores>>> {
+        let output = self.forward(tokens, true, None)?;
+        let h = self.config.num_heads;
+        Ok(output.weights.unwrap_or_default().iter().map(|w| scores::head_scores(w, &tokens.data, tokens.batch, h, tokens.t)).collect())
+    }
+}
+
+/// `(mean, the per-next-token losses [B, T − 1])` from the per-row losses `[B, T]`.
+fn mean_loss(per_row: &[f64], tokens: &Tokens) -> (f64, Vec<f64>) {
+    let losses: Vec<f64> = per_row.chunks_exact(tokens.t).flat_map(|row| row[..tokens.t - 1].iter().copied()).collect();
+    let loss = losses.iter().sum::<f64>() / losses.len() as f64;
+    (loss, losses)
+}
+
+/// `grad[t] += d[b, t]` over the batch: W_pos's gradient from rows `(N, C)`.
+fn add_position_grads<F: Real>(grad: &mut [F], d: &[F], t: usize, c: usize) {
+    for (i, row) in d.chunks_exact(c).enumerate() {
+        ops::add_into(&mut grad[(i % t) * c..(i % t + 1) * c], row);
+    }
+}
+
+/// `(N, C)` rows as a `[B, T, C]` batch.
+fn batch<F: Real>(data: &[F], b: usize, t: usize, c: usize) -> Batch<'_, F> {
+    Batch::new(data, b, t, c)
+}
+
+/// A copy of `layer` whose heads with `on[i] = false` contribute nothing: W_O's rows for head i
+/// (`i·d_head … (i+1)·d_head`) are zero, which is exactly zeroing that head's output before W_O.
+fn ablated(layer: &MultiHeadAttention, on: &[bool]) -> Result<MultiHeadAttention> {
+    let (mut copy, d) = (layer.clone(), layer.head_dimensions());
+    let mut weights = layer.weights().clone();
+    let c = weights.w_o.cols();
+    for (head, _) in on.iter().enumerate().filter(|(_, &on)| !on) {
+        weights.w_o.data_mut()[head * d * c..(head + 1) * d * c].fill(0.0);
+    }
+    copy.set_weights(weights)?;
+    Ok(copy)
+}
+
+/// A RangeError unless `values` fits `shape` and is finite.
+fn check_values<F: Real>(place: &str, values: &[F], shape: &[usize]) -> Result<()> {
+    let want: usize = shape.iter().product();
+    if values.len() != want {
+        let shape_text = shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("×");
+        return Err(AttentionError::range_error(format!("{place} has {} entries; expected {shape_text} = {want}", values.len())));
+    }
+    if let Some(i) = values.iter().position(|x| !x.is_finite()) {
+        return Err(AttentionError::range_error(format!("{place} entry {i} is {}; expected a finite number", number_text(values[i].to_f64()))));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

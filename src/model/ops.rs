@@ -1,0 +1,221 @@
+//! The model's own ops on flat row-major slices, written once over the precision: products
+//! through [`Kernel::linear`] (f64: summed in increasing order; f32: the SIMD kernels, split
+//! over threads), and layer norm, GELU and the cross-entropy, each with its backward.
+
+use crate::engine::Kernel;
+use crate::real::Real;
+
+/// `rows × cols` → `cols × rows`.
+pub fn transpose<F: Real>(a: &[F], rows: usize, cols: usize) -> Vec<F> {
+    let mut out = vec![F::ZERO; a.len()];
+    for r in 0..rows {
+        for (c, &x) in a[r * cols..(r + 1) * cols].iter().enumerate() {
+            out[c * rows + r] = x;
+        }
+    }
+    out
+}
+
+/// `x (m × k) · w (k × n) (+ bias)`.
+pub fn matmul<F: Kernel>(x: &[F], m: usize, k: usize, w: &[F], n: usize, bias: Option<&[F]>) -> Vec<F> {
+    let mut out = vec![F::ZERO; m * n];
+    F::linear(x, m, k, w, n, bias, &mut out);
+    out
+}
+
+/// `dy (m × n) · wᵀ` for `w (k × n)`: the input gradient of `y = x·w`.
+pub fn matmul_bt<F: Kernel>(dy: &[F], m: usize, n: usize, w: &[F], k: usize) -> Vec<F> {
+    matmul(dy, m, n, &transpose(w, k, n), k, None)
+}
+
+/// `xᵀ · dy` for `x (m × k)`, `dy (m × n)`: the weight gradient of `y = x·w`, added to `grad (k × n)`.
+pub fn add_matmul_at<F: Kernel>(x: &[F], m: usize, k: usize, dy: &[F], n: usize, grad: &mut [F]) {
+    let product = matmul(&transpose(x, m, k), k, m, dy, n, None);
+    grad.iter_mut().zip(product).for_each(|(g, p)| *g += p);
+}
+
+/// `Σ_rows dy`, added to `grad (n)`: the bias gradient of `y = x·w + b`.
+pub fn add_column_sums<F: Real>(dy: &[F], n: usize, grad: &mut [F]) {
+    for row in dy.chunks_exact(n) {
+        grad.iter_mut().zip(row).for_each(|(g, &d)| *g += d);
+    }
+}
+
+/// `a += b`, element-wise.
+pub fn add_into<F: Real>(a: &mut [F], b: &[F]) {
+    a.iter_mut().zip(b).for_each(|(x, &y)| *x += y);
+}
+
+/// The variance floor of [`layer_norm`].
+pub const LAYER_NORM_EPS: f64 = 1e-5;
+
+/// What layer norm keeps for its backward: the normalised rows and each row's `1/σ`.
+#[derive(Clone, Debug, Default)]
+pub struct NormKept<F> {
+    pub x_hat: Vec<F>,
+    pub inv_std: Vec<F>,
+}
+
+/// Per row of `x (rows × n)`: `y = (x − μ)/√(σ² + ε) ⊙ w + b`, σ² the biased variance.
+pub fn layer_norm<F: Real>(x: &[F], n: usize, w: &[F], b: &[F]) -> (Vec<F>, NormKept<F>) {
+    let (eps, width) = (F::from_f64(LAYER_NORM_EPS), F::from_usize(n));
+    let mut y = vec![F::ZERO; x.len()];
+    let mut kept = NormKept { x_hat: vec![F::ZERO; x.len()], inv_std: Vec::with_capacity(x.len() / n) };
+    for ((row, out), hat) in x.chunks_exact(n).zip(y.chunks_exact_mut(n)).zip(kept.x_hat.chunks_exact_mut(n)) {
+        let mean = row.iter().fold(F::ZERO, |s, &v| s + v) / width;
+        let var = row.iter().fold(F::ZERO, |s, &v| s + (v - mean) * (v - mean)) / width;
+        let inv_std = F::ONE / (var + eps).sqrt();
+        for i in 0..n {
+            hat[i] = (row[i] - mean) * inv_std;
+            out[i] = hat[i] * w[i] + b[i];
+        }
+        kept.inv_std.push(inv_std);
+    }
+    (y, kept)
+}
+
+/// The backward of [`layer_norm`]: returns `dx`, adds to `dw` and `db`.
+/// `dx = (1/σ)·(dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂))` with `dx̂ = dy ⊙ w`.
+pub fn layer_norm_backward<F: Real>(dy: &[F], n: usize, w: &[F], kept: &NormKept<F>, dw: &mut [F], db: &mut [F]) -> Vec<F> {
+    let width = F::from_usize(n);
+    let mut dx = vec![F::ZERO; dy.len()];
+    for (r, ((d_row, hat), out)) in dy.chunks_exact(n).zip(kept.x_hat.chunks_exact(n)).zip(dx.chunks_exact_mut(n)).enumerate() {
+        let (mut mean_d, mut mean_dh) = (F::ZERO, F::ZERO);
+        for i in 0..n {
+            let d_hat = d_row[i] * w[i];
+            mean_d += d_hat;
+            mean_dh += d_hat * hat[i];
+            dw[i] += d_row[i] * hat[i];
+            db[i] += d_row[i];
+        }
+        let (mean_d, mean_dh) = (mean_d / width, mean_dh / width);
+        for i in 0..n {
+            out[i] = kept.inv_std[r] * (d_row[i] * w[i] - mean_d - hat[i] * mean_dh);
+        }
+    }
+    dx
+}
+
+const GELU_C: f64 = 0.797_884_560_802_865_4; // √(2/π)
+const GELU_A: f64 = 0.044_715;
+
+/// `tanh(u) = 1 − 2/(e^{2u} + 1)` (exact at ±∞: ±1).
+fn tanh<F: Real>(u: F) -> F {
+    F::ONE - F::from_f64(2.0) / ((u + u).exp() + F::ONE)
+}
+
+/// GELU, the tanh form of GPT-2 (PyTorch's `gelu(x, approximate='tanh')`):
+/// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
+pub fn gelu<F: Real>(x: &[F]) -> Vec<F> {
+    let (c, a, half) = (F::from_f64(GELU_C), F::from_f64(GELU_A), F::from_f64(0.5));
+    x.iter().map(|&v| half * v * (F::ONE + tanh(c * (v + a * v * v * v)))).collect()
+}
+
+/// The backward of [`gelu`] at its input `x`: `dy ⊙ gelu′(x)`.
+pub fn gelu_backward<F: Real>(dy: &[F], x: &[F]) -> Vec<F> {
+    let (c, a, half, three) = (F::from_f64(GELU_C), F::from_f64(GELU_A), F::from_f64(0.5), F::from_f64(3.0));
+    dy.iter()
+        .zip(x)
+        .map(|(&d, &v)| {
+            let th = tanh(c * (v + a * v * v * v));
+            d * (half * (F::ONE + th) + half * v * (F::ONE - th * th) * c * (F::ONE + three * a * v * v))
+        })
+        .collect()
+}
+
+/// The cross-entropy of each row of `logits (rows × v)` against `targets` (one per row; `None`
+/// rows, the last position of each sequence, take no part): returns each row's loss (0 for
+/// `None`), and with `scale` the gradient `scale·(softmax(row) − onehot(target))`. Each row's
+/// log-sum-exp is taken in f64, from the max, whatever F.
+pub fn cross_entropy<F: Real>(logits: &[F], v: usize, targets: &[Option<u32>], scale: Option<f64>) -> (Vec<f64>, Option<Vec<F>>) {
+    let mut losses = vec![0.0; targets.len()];
+    let mut grad = scale.map(|_| vec![F::ZERO; logits.len()]);
+    for (r, (row, target)) in logits.chunks_exact(v).zip(targets).enumerate() {
+        let Some(target) = *target else { continue };
+        let max = row.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x.to_f64()));
+        let sum: f64 = row.iter().map(|&x| (x.to_f64() - max).exp()).sum();
+        losses[r] = sum.ln() + max - row[target as usize].to_f64();
+        if let (Some(grad), Some(scale)) = (grad.as_mut(), scale) {
+            for (j, (g, &x)) in grad[r * v..(r + 1) * v].iter_mut().zip(row).enumerate() {
+                let p = (x.to_f64() - max).exp() / sum;
+                *g = F::from_f64(scale * (p - if j == target as usize { 1.0 } else { 0.0 }));
+            }
+        }
+    }
+    (losses, grad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::assert_within_bounds;
+
+    /// Central differences of `f` at `x`, against the analytic `grad`.
+    fn check_gradient(x: &[f64], grad: &[f64], f: impl Fn(&[f64]) -> f64) {
+        let h = 1e-6;
+        let numeric: Vec<f64> = (0..x.len())
+            .map(|i| {
+                let (mut up, mut down) = (x.to_vec(), x.to_vec());
+                up[i] += h;
+                down[i] -= h;
+                (f(&up) - f(&down)) / (2.0 * h)
+            })
+            .collect();
+        let bound: Vec<f64> = numeric.iter().map(|g| 1e-7 * (1.0 + g.abs())).collect();
+        assert_within_bounds("gradient", grad, &numeric, &bound);
+    }
+
+    fn seeded(n: usize, seed: u64) -> Vec<f64> {
+        crate::testing::seeded_matrix(1, n, seed).into_data()
+    }
+
+    #[test]
+    fn layer_norm_backward_matches_central_differences() {
+        let (n, x, w, b, dy) = (5, seeded(15, 1), seeded(5, 2), seeded(5, 3), seeded(15, 4));
+        let loss = |x: &[f64], w: &[f64], b: &[f64]| layer_norm(x, n, w, b).0.iter().zip(&dy).map(|(y, d)| y * d).sum::<f64>();
+        let (_, kept) = layer_norm(&x, n, &w, &b);
+        let (mut dw, mut db) = (vec![0.0; n], vec![0.0; n]);
+        let dx = layer_norm_backward(&dy, n, &w, &kept, &mut dw, &mut db);
+        check_gradient(&x, &dx, |x| loss(x, &w, &b));
+        check_gradient(&w, &dw, |w| loss(&x, w, &b));
+        check_gradient(&b, &db, |b| loss(&x, &w, b));
+    }
+
+    #[test]
+    fn gelu_matches_its_formula_and_derivative() {
+        let x: Vec<f64> = seeded(20, 5).iter().map(|v| 4.0 * v).collect();
+        for (&v, &g) in x.iter().zip(&gelu(&x)) {
+            let want = 0.5 * v * (1.0 + (GELU_C * (v + GELU_A * v.powi(3))).tanh());
+            assert!((g - want).abs() <= 1e-15 * (1.0 + want.abs()), "{g} vs {want}");
+        }
+        let dy = seeded(20, 6);
+        check_gradient(&x, &gelu_backward(&dy, &x), |x| gelu(x).iter().zip(&dy).map(|(y, d)| y * d).sum());
+        assert_eq!(gelu(&[f64::MAX.sqrt(), -f64::MAX.sqrt()]), vec![f64::MAX.sqrt(), -0.0]);
+    }
+
+    #[test]
+    fn cross_entropy_gradient_and_skipped_rows() {
+        let (v, logits) = (4, seeded(12, 7));
+        let targets = [Some(2), None, Some(0)];
+        let (losses, grad) = cross_entropy(&logits, v, &targets, Some(0.5));
+        assert_eq!(losses[1], 0.0);
+        let grad = grad.unwrap();
+        assert!(grad[v..2 * v].iter().all(|&g| g == 0.0));
+        check_gradient(&logits, &grad, |l| cross_entropy(l, v, &targets, None).0.iter().sum::<f64>() * 0.5);
+        // a direct value: uniform logits give ln v
+        let (flat, _) = cross_entropy(&[1.0f32; 4], 4, &[Some(3)], None);
+        assert!((flat[0] - 4f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn products_agree_with_matrix_matmul() {
+        let (x, w) = (crate::testing::seeded_matrix(3, 4, 8), crate::testing::seeded_matrix(4, 2, 9));
+        let want = x.matmul(&w).unwrap();
+        assert_eq!(matmul(x.data(), 3, 4, w.data(), 2, None), want.data());
+        let dy = crate::testing::seeded_matrix(3, 2, 10);
+        assert_eq!(matmul_bt(dy.data(), 3, 2, w.data(), 4), dy.matmul(&w.transpose()).unwrap().data());
+        let mut g = vec![0.0; 8];
+        add_matmul_at(x.data(), 3, 4, dy.data(), 2, &mut g);
+        assert_eq!(g, x.transpose().matmul(&dy).unwrap().data());
+    }
+}

@@ -1,0 +1,215 @@
+use super::*;
+use crate::testing::assert_within_bounds;
+
+fn tokens(config: &ModelConfig, batch: usize, t: usize, seed: u64) -> Tokens {
+    let mut rng = SplitMix64::new(seed);
+    let values: Vec<f64> = (0..batch * t).map(|_| (rng.next_u64() % config.vocab_size as u64) as f64).collect();
+    Tokens::check(&values, batch, t, config).unwrap()
+}
+
+fn small(positions: Positions, mlp: bool, layer_norm: bool, bias: bool) -> ModelConfig {
+    ModelConfig { positions, mlp, layer_norm, bias, seed: 3, ..ModelConfig::new(7, 6, 4, 2, 2) }
+}
+
+/// Every parameter's gradient against central differences of the f64 loss.
+fn check_against_differences(config: ModelConfig) {
+    let mut model = Transformer::<f64>::new(config.clone()).unwrap();
+    let toks = tokens(&config, 2, 5, 11);
+    let (loss, _, grads) = model.gradients(&toks).unwrap();
+    assert!(loss.is_finite() && loss > 0.0);
+    let h = 1e-5;
+    for (i, p) in model.params().to_vec().iter().enumerate() {
+        // a few entries of each parameter (all of the small ones)
+        let picks: Vec<usize> = (0..p.data.len()).step_by((p.data.len() / 6).max(1)).collect();
+        let (mut numeric, mut analytic) = (vec![], vec![]);
+        for &j in &picks {
+            let shifted = |delta: f64| {
+                let mut m = model.clone();
+                let mut values = p.data.clone();
+                values[j] += delta;
+                m.set_params(vec![(p.layer, p.name.to_string(), values)], None).unwrap();
+                m.forward(&toks, false, None).unwrap().loss
+            };
+            numeric.push((shifted(h) - shifted(-h)) / (2.0 * h));
+            analytic.push(grads[i][j]);
+        }
+        let bound: Vec<f64> = numeric.iter().map(|g| 2e-7 * (1.0 + g.abs())).collect();
+        assert_within_bounds(&format!("{:?} {}", config.positions, p.path()), &analytic, &numeric, &bound);
+    }
+}
+
+#[test]
+fn gradients_match_central_differences_attention_only() {
+    for positions in [Positions::Shortformer, Positions::Learned, Positions::Rope, Positions::None] {
+        check_against_differences(small(positions, false, false, false));
+    }
+}
+
+#[test]
+fn gradients_match_central_differences_with_mlp_layer_norm_and_biases() {
+    check_against_differences(small(Positions::Shortformer, true, true, true));
+    check_against_differences(small(Positions::Learned, true, false, true));
+}
+
+#[test]
+fn loss_is_the_mean_next_token_cross_entropy() {
+    let config = small(Positions::Learned, false, false, false);
+    let mut model = Transformer::<f64>::new(config.clone()).unwrap();
+    let toks = tokens(&config, 2, 4, 5);
+    let out = model.forward(&toks, false, None).unwrap();
+    assert_eq!(out.losses.len(), 2 * 3);
+    // by hand from the logits: −log softmax(logits[b, t])[token[b, t + 1]]
+    let v = config.vocab_size;
+    for b in 0..2 {
+        for t in 0..3 {
+            let row = &out.logits[(b * 4 + t) * v..(b * 4 + t + 1) * v];
+            let lse = row.iter().map(|x| x.exp()).sum::<f64>().ln();
+            let want = lse - row[toks.data[b * 4 + t + 1] as usize];
+            assert!((out.losses[b * 3 + t] - want).abs() < 1e-12);
+        }
+    }
+    assert!((out.loss - out.losses.iter().sum::<f64>() / 6.0).abs() < 1e-15);
+}
+
+#[test]
+fn one_adamw_step_is_the_formula() {
+    let config = small(Positions::Shortformer, false, false, true);
+    let mut model = Transformer::<f64>::new(config.clone()).unwrap();
+    let toks = tokens(&config, 2, 5, 2);
+    let before = model.params().to_vec();
+    let (_, _, grads) = model.gradients(&toks).unwrap();
+    let o = AdamW { learning_rate: 0.01, betas: (0.8, 0.99), eps: 1e-6, weight_decay: 0.1 };
+    model.train_step(&toks, &o).unwrap();
+    model.train_step(&toks, &o).unwrap();
+    // the first step by hand (m = 0.2·g, v = 0.01·g², bias corrections 0.2 and 0.01)
+    let mut again = Transformer::<f64>::new(config).unwrap();
+    again.train_step(&toks, &o).unwrap();
+    for ((p0, p1), g) in before.iter().zip(again.params()).zip(&grads) {
+        for ((&x0, &x1), &g) in p0.data.iter().zip(&p1.data).zip(g) {
+            let decayed = if p0.decays() { x0 * (1.0 - 0.01 * 0.1) } else { x0 };
+            let m = 0.2 * g;
+            let v = 0.01 * g * g;
+            let want = decayed - (0.01 / 0.2) * (m / (v.sqrt() / 0.01f64.sqrt() + 1e-6));
+            assert!((x1 - want).abs() <= 1e-15 * (1.0 + want.abs()), "{}: {x1} vs {want}", p0.path());
+        }
+    }
+    assert_eq!(again.moments().step, 1);
+    assert_eq!(model.moments().step, 2);
+}
+
+#[test]
+fn a_refused_call_changes_nothing() {
+    let config = small(Positions::Shortformer, false, false, false);
+    let mut model = Transformer::<f32>::new(config.clone()).unwrap();
+    let toks = tokens(&config, 2, 5, 2);
+    model.train_step(&toks, &AdamW::new(1e-3)).unwrap();
+    let (params, moments) = (model.params().to_vec(), model.moments().clone());
+    let bad = AdamW { learning_rate: f64::NAN, ..AdamW::new(1e-3) };
+    assert!(model.train_step(&toks, &bad).unwrap_err().to_string().contains("options.learningRate is NaN"));
+    let huge = AdamW { learning_rate: 1e300, ..AdamW::new(1e-3) };
+    assert!(matches!(model.train_step(&toks, &huge), Err(AttentionError::Range(_))));
+    assert!(model.set_params(vec![(Some(1), "W_Q".into(), vec![0.0; 3])], None).unwrap_err().to_string().contains("layers[1].W_Q has 3 entries"));
+    assert!(model.set_params(vec![(None, "W_X".into(), vec![])], None).is_err());
+    assert_eq!(model.params(), &params[..]);
+    assert_eq!(model.moments(), &moments);
+    // and the model still trains
+    model.train_step(&toks, &AdamW::new(1e-3)).unwrap();
+    assert_eq!(model.moments().step, 2);
+}
+
+#[test]
+fn tokens_are_checked_by_place() {
+    let config = small(Positions::Shortformer, false, false, false);
+    let err = |values: &[f64], b, t| Tokens::check(values, b, t, &config).unwrap_err().to_string();
+    assert!(err(&[0.0, 1.0, 7.0, 2.0], 2, 2).contains("tokens[1][0] is 7; expected an integer in 0 … vocabSize − 1 = 6"));
+    assert!(err(&[0.0, 1.5], 1, 2).contains("tokens[0][1] is 1.5"));
+    assert!(err(&[0.0; 7], 1, 7).contains("T = 7"));
+    assert!(err(&[0.0], 1, 1).contains("T = 1"));
+}
+
+#[test]
+fn head_mask_zeroes_a_heads_output_before_w_o() {
+    let config = small(Positions::Shortformer, false, false, true);
+    let mut model = Transformer::<f64>::new(config.clone()).unwrap();
+    let toks = tokens(&config, 1, 5, 9);
+    let full = model.forward(&toks, false, None).unwrap();
+    let all_on = vec![vec![true; 2]; 2];
+    assert_eq!(model.forward(&toks, false, Some(&all_on)).unwrap().logits, full.logits);
+    let off = vec![vec![true, false], vec![true, true]];
+    let ablated = model.forward(&toks, false, Some(&off)).unwrap();
+    assert_ne!(ablated.logits, full.logits);
+    // the same as a model whose layer-0 W_O rows for head 1 are zero
+    let mut zeroed = model.clone();
+    let mut w_o = model.param(Some(0), "W_O").to_vec();
+    w_o[2 * 4..4 * 4].fill(0.0);
+    zeroed.set_params(vec![(Some(0), "W_O".into(), w_o)], None).unwrap();
+    assert_eq!(zeroed.forward(&toks, false, None).unwrap().logits, ablated.logits);
+    assert!(model.forward(&toks, false, Some(&[vec![true; 2]])).is_err());
+}
+
+#[test]
+fn f32_agrees_with_f64_to_rounding() {
+    let config = small(Positions::Shortformer, true, true, true);
+    let mut m64 = Transformer::<f64>::new(config.clone()).unwrap();
+    let mut m32 = Transformer::<f32>::new(config.clone()).unwrap();
+    let toks = tokens(&config, 2, 6, 4);
+    let (l64, _, g64) = m64.gradients(&toks).unwrap();
+    let (l32, _, g32) = m32.gradients(&toks).unwrap();
+    assert!((l64 - l32).abs() < 1e-5 * l64, "{l64} vs {l32}");
+    for (a, b) in g64.iter().zip(&g32) {
+        for (&x, &y) in a.iter().zip(b) {
+            assert!((x - f64::from(y)).abs() < 1e-4 * (1.0 + x.abs()), "{x} vs {y}");
+        }
+    }
+}
+
+#[test]
+fn seeded_and_deterministic() {
+    let config = small(Positions::Shortformer, false, false, false);
+    let toks = tokens(&config, 2, 5, 1);
+    let run = || {
+        let mut m = Transformer::<f32>::new(config.clone()).unwrap();
+        (0..3).map(|_| m.train_step(&toks, &AdamW::new(1e-2)).unwrap().0.to_bits()).collect::<Vec<_>>()
+    };
+    assert_eq!(run(), run());
+    let other = Transformer::<f32>::new(ModelConfig { seed: 4, ..config.clone() }).unwrap();
+    assert_ne!(other.params()[0].data, Transformer::<f32>::new(config).unwrap().params()[0].data);
+}
+
+/// The induction task, natively: `cargo test --release -- --ignored induction --nocapture`.
+#[test]
+#[ignore]
+fn induction_forms() {
+    let config = ModelConfig { seed: 1, ..ModelConfig::new(32, 64, 64, 4, 2) };
+    let mut model = Transformer::<f32>::new(config.clone()).unwrap();
+    let start = std::time::Instant::now();
+    let probe = data::repeated_tokens(32, 24, 16, 999).unwrap();
+    let probe = Tokens { data: probe.tokens, batch: 16, t: 49 };
+    for step in 0..2000 {
+        let task = data::repeated_tokens(32, 24, 32, 7 + step).unwrap();
+        let toks = Tokens { data: task.tokens.clone(), batch: 32, t: 49 };
+        let (loss, losses) = model.train_step(&toks, &AdamW::new(1e-2)).unwrap();
+        if step % 25 == 0 {
+            let (mut rep, mut other) = ((0.0, 0), (0.0, 0));
+            for b in 0..32 {
+                for t in 0..48 {
+                    let target = if task.repeated[b * 49 + t + 1] { &mut rep } else { &mut other };
+                    target.0 += losses[b * 48 + t];
+                    target.1 += 1;
+                }
+            }
+            let scores = model.head_scores(&probe).unwrap();
+            let best = scores[1].iter().map(|s| s.induction).fold(0.0, f64::max);
+            let prev = scores[0].iter().map(|s| s.previous_token).fold(0.0, f64::max);
+            eprintln!(
+                "step {step} {:.1}s loss {loss:.3} repeated {:.3} other {:.3} prev {prev:.2} induction {best:.2}",
+                start.elapsed().as_secs_f64(),
+                rep.0 / rep.1 as f64,
+                other.0 / other.1 as f64
+            );
+            if best > 0.4 && rep.0 / (rep.1 as f64) < 0.25 * other.0 / other.1 as f64 {
+                break;
+            }
+        }
+    }
+}

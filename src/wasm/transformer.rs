@@ -1,0 +1,736 @@
+//! Exports: class `Transformer` and `repeatedTokens` (see [`crate::model`]). The boundary only
+//! converts: tokens, options and weights in, typed arrays and plain objects out. The dtype is
+//! dispatched once, by [`Model::with`].
+
+use js_sys::{Array, Float32Array, Float64Array, Object, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::convert::{describe, get, is_array, js_result, read_matrix, read_seed, read_vector, write_matrix, write_object, write_typed, write_vector, Options, TypedValues};
+use crate::error::{number_text, AttentionError, Result};
+use crate::layer::LayerFloat;
+use crate::matrix::Matrix;
+use crate::model::adamw::{AdamW, Moments};
+use crate::model::data::repeated_tokens;
+use crate::model::{self, ModelConfig, Param, Positions, Tokens};
+use crate::real::Real;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPESCRIPT: &str = r#"
+/** What `new Transformer(…)` takes. */
+export interface TransformerConfig {
+  /** V: tokens are integers 0 … vocabSize − 1. At least 2. */
+  vocabSize: number;
+  /** The longest sequence T the model takes (W_pos has this many rows). At least 2. */
+  contextLength: number;
+  /** C, the residual stream's width; a multiple of numHeads. */
+  embedDim: number;
+  /** h, the heads of each attention layer. headDim = embedDim / numHeads. */
+  numHeads: number;
+  /** The attention layers (blocks); 0 is a bigram model. */
+  numLayers: number;
+  /**
+   * How positions enter. `'shortformer'` (the default, fastest to form induction heads): W_pos[t] is added
+   * to every layer's query and key inputs, never to the residual stream or the values. `'learned'`: W_pos[t]
+   * added to the residual stream once, at the bottom (GPT-2). `'rope'`: each layer's rotary embedding of Q
+   * and K (base 10000; headDim must be even). `'none'`: only the causal mask.
+   */
+  positions?: "shortformer" | "learned" | "rope" | "none";
+  /** A GELU (tanh form) MLP of width 4C after each attention layer. Default false. */
+  mlp?: boolean;
+  /** Pre-LN blocks (LN before attention and MLP) and a final LN before W_U (ε = 1e-5). Default false. */
+  layerNorm?: boolean;
+  /** Biases b_Q, b_K, b_V, b_O in the attention layers. Default false. */
+  bias?: boolean;
+  /** Seed of the initial weights (SplitMix64), an integer 0 … 2^53 − 1 or a bigint. Default 0. */
+  seed?: number | bigint;
+  /** `'float32'` (default: the SIMD kernels, every core after initThreadPool) or `'float64'` (exact). */
+  dtype?: "float32" | "float64";
+}
+
+/** Tokens [B, T]: integers 0 … vocabSize − 1, 2 ≤ T ≤ contextLength. */
+export type TransformerTokens = number[][] | { data: Int32Array | Uint32Array | Uint16Array | Uint8Array; shape: [number, number] };
+
+/** A tensor as `getWeights` returns it (number[][] for matrices, number[] for vectors), or any
+ * Float32Array / Float64Array of its entries, row-major, for `setWeights`. */
+export type TransformerTensor = number[][] | number[] | Float32Array | Float64Array;
+
+/** One block's parameters, oriented [in, out] (the layer computes x·W + b). */
+export interface TransformerLayerWeights<T = TransformerTensor> {
+  W_Q: T; W_K: T; W_V: T; W_O: T;
+  b_Q?: T; b_K?: T; b_V?: T; b_O?: T;
+  /** With layerNorm: the gain and bias of the LN before attention. */
+  ln1_w?: T; ln1_b?: T;
+  /** With mlp and layerNorm: the LN before the MLP. */
+  ln2_w?: T; ln2_b?: T;
+  /** With mlp: W_in [C, 4C], b_in [4C], W_out [4C, C], b_out [C]. */
+  W_in?: T; b_in?: T; W_out?: T; b_out?: T;
+}
+
+/** Every parameter: W_E [V, C], W_pos [contextLength, C] (shortformer and learned), W_U [C, V]. */
+export interface TransformerWeights<T = TransformerTensor> {
+  W_E: T;
+  W_pos?: T;
+  W_U: T;
+  ln_final_w?: T;
+  ln_final_b?: T;
+  layers: TransformerLayerWeights<T>[];
+}
+
+/** `setWeights` takes any subset; `layers[l]` may be absent or partial. */
+export type TransformerWeightsUpdate = Partial<Omit<TransformerWeights, "layers">> & { layers?: (Partial<TransformerLayerWeights> | undefined | null)[] };
+
+/** A [..shape] tensor, row-major. */
+export interface TransformerTyped<A extends Float32Array | Float64Array> { data: A; shape: number[] }
+
+/** What `forward` returns. */
+export interface TransformerOutput<A extends Float32Array | Float64Array = Float32Array | Float64Array> {
+  /** [B, T, V], in the model's dtype. */
+  logits: TransformerTyped<A>;
+  /** The mean of `losses`. */
+  loss: number;
+  /** [B, T − 1]: the cross-entropy of predicting token t + 1 from tokens 0 … t (Float64Array). */
+  losses: TransformerTyped<Float64Array>;
+  /** With needWeights: per layer [B, h, T, T] (row t: query t's weights over keys 0 … t). */
+  weights?: TransformerTyped<A>[];
+}
+
+/** The scores of one head; each a mean over positions t ≥ 1 (see docs/api.md). */
+export interface HeadScore {
+  /** Mean weight on t − 1. */
+  previousToken: number;
+  /** Where token t occurred before: mean of the summed weight on s + 1 over every earlier occurrence s. */
+  induction: number;
+  /** Mean weight on position 0. */
+  firstToken: number;
+  /** Mean weight on t itself. */
+  self: number;
+}
+
+/** Weights, AdamW moments and step, as `getState` returns it (every tensor a flat typed array). */
+export interface TransformerState {
+  dtype: "float32" | "float64";
+  step: number;
+  weights: TransformerWeights<Float32Array | Float64Array>;
+  m: TransformerWeights<Float32Array | Float64Array>;
+  v: TransformerWeights<Float32Array | Float64Array>;
+}
+
+/** Options of `trainStep`: AdamW as PyTorch's `torch.optim.AdamW`. */
+export interface TrainStepOptions {
+  /** A finite number ≥ 0. */
+  learningRate: number;
+  /** Default [0.9, 0.999]. */
+  betas?: [number, number];
+  /** Default 1e-8. */
+  eps?: number;
+  /** Decoupled decay of every 2-D parameter (weights, embeddings), not of biases or LN. Default 0.01. */
+  weightDecay?: number;
+}
+
+/** What `repeatedTokens` returns. */
+export interface RepeatedTokens {
+  /** [B, 1 + 2·length]: token 0, then a period of distinct tokens repeated. */
+  tokens: number[][];
+  /** [B, T]: true where token t repeats the token one period back. */
+  repeated: boolean[][];
+  /** The period of each sequence, ⌈length/2⌉ … length. */
+  periods: number[];
+}
+
+export interface Transformer {
+  /** The logits, the losses, and with needWeights every layer's attention weights. headMask[l][i] = false ablates head i of layer l (its output is zeroed before W_O). */
+  forward(tokens: TransformerTokens, options?: { needWeights?: boolean; headMask?: boolean[][] }): TransformerOutput;
+  /** The loss and the gradient of every parameter (the keys of getWeights), at the current weights; nothing is updated. */
+  gradients(tokens: TransformerTokens): { loss: number; grads: TransformerWeights<number[][] | number[]> };
+  /** The loss at the current weights, then one AdamW step of every parameter. A refused call changes nothing. */
+  trainStep(tokens: TransformerTokens, options: TrainStepOptions): { loss: number; losses: TransformerTyped<Float64Array> };
+  /** Per layer, per head: the previous-token, induction, first-token and self scores on these tokens. */
+  headScores(tokens: TransformerTokens): HeadScore[][];
+  /** Copies of every parameter. */
+  getWeights(): TransformerWeights<number[][] | number[]>;
+  /** Replaces any subset of the parameters (the others keep theirs); the optimizer's moments and step are kept. */
+  setWeights(weights: TransformerWeightsUpdate): void;
+  /** Weights, moments and step (typed arrays: transferable with postMessage). */
+  getState(): TransformerState;
+  /** Restores what getState returned (of a model with the same config and dtype). */
+  setState(state: TransformerState): void;
+  /** The config, every option filled in. */
+  readonly config: Required<Omit<TransformerConfig, "seed">> & { seed: number | bigint };
+}
+"#;
+
+const CONFIG_KEYS: &str = "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype";
+const FORWARD_KEYS: &str = "needWeights, headMask";
+const TRAIN_KEYS: &str = "learningRate, betas, eps, weightDecay";
+const TASK_KEYS: &str = "vocabSize, length, batch, seed";
+const STATE_KEYS: &str = "dtype, step, weights, m, v";
+const LAYERS: &str = "layers";
+
+/// The model in its dtype. [`Model::with`] is the one place the dtype is matched.
+#[derive(Clone)]
+enum Model {
+    F32(model::Transformer<f32>),
+    F64(model::Transformer<f64>),
+}
+
+/// A body written once over the dtype.
+trait OnModel {
+    type Out;
+    fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
+}
+
+impl Model {
+    fn with<M: OnModel>(&mut self, body: M) -> Result<M::Out> {
+        match self {
+            Model::F32(m) => body.call(m),
+            Model::F64(m) => body.call(m),
+        }
+    }
+
+    fn dtype(&self) -> &'static str {
+        match self {
+            Model::F32(_) => "float32",
+            Model::F64(_) => "float64",
+        }
+    }
+}
+
+/// How a dtype's values go to JS.
+trait Typed: Real {
+    fn typed(values: Vec<Self>) -> TypedValues;
+}
+
+impl Typed for f32 {
+    fn typed(values: Vec<f32>) -> TypedValues {
+        TypedValues::F32(values)
+    }
+}
+
+impl Typed for f64 {
+    fn typed(values: Vec<f64>) -> TypedValues {
+        TypedValues::F64(values)
+    }
+}
+
+/// A small transformer (attention-only by default) that trains in the package with AdamW: embed,
+/// causal multi-head attention layers (each a `MultiHeadAttention`) added to the residual stream,
+/// unembed, next-token cross-entropy. The model is written out as formulas in docs/api.md.
+#[wasm_bindgen(js_name = Transformer)]
+pub struct JsTransformer {
+    inner: Model,
+}
+
+#[wasm_bindgen(js_class = Transformer)]
+impl JsTransformer {
+    /// A model with seeded weights. Throws a RangeError for a config that does not fit (embedDim not a
+    /// multiple of numHeads, contextLength < 2, …) and a TypeError for an unknown key or a wrong type.
+    #[wasm_bindgen(constructor)]
+    pub fn new(#[wasm_bindgen(unchecked_param_type = "TransformerConfig")] config: JsValue) -> std::result::Result<JsTransformer, JsValue> {
+        js_result(|| {
+            if config.is_undefined() || config.is_null() {
+                return Err(AttentionError::type_error("config is missing; expected { vocabSize, contextLength, embedDim, numHeads, numLayers }"));
+            }
+            let o = Options::read(&config, "config", CONFIG_KEYS)?;
+            let positions = match o.raw("positions")? {
+                p if p.is_undefined() => Positions::Shortformer,
+                p => p.as_string().and_then(|s| Positions::parse(&s)).ok_or_else(|| {
+                    AttentionError::type_error(format!("config.positions is {}; expected 'shortformer', 'learned', 'rope' or 'none'", describe(&p)))
+                })?,
+            };
+            let layers = o.raw("numLayers")?;
+            let num_layers = match layers.as_f64() {
+                Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 1024.0 => x as usize,
+                Some(x) => return Err(AttentionError::range_error(format!("config.numLayers is {}; expected an integer 0 … 1024", number_text(x)))),
+                None => return Err(AttentionError::type_error(format!("config.numLayers is {}; expected an integer 0 … 1024", describe(&layers)))),
+            };
+            let config = ModelConfig {
+                vocab_size: o.count("vocabSize")?,
+                context_length: o.count("contextLength")?,
+                embed_dim: o.count("embedDim")?,
+                num_heads: o.count("numHeads")?,
+                num_layers,
+                positions,
+                mlp: o.flag("mlp")?,
+                layer_norm: o.flag("layerNorm")?,
+                bias: o.flag("bias")?,
+                seed: read_seed(&o.raw("seed")?, "config.seed")?,
+            };
+            let inner = match o.raw("dtype")? {
+                d if d.is_undefined() || d.as_string().as_deref() == Some("float32") => Model::F32(model::Transformer::new(config)?),
+                d if d.as_string().as_deref() == Some("float64") => Model::F64(model::Transformer::new(config)?),
+                d => return Err(AttentionError::type_error(format!("config.dtype is {}; expected 'float32' or 'float64'", describe(&d)))),
+            };
+            Ok(Self { inner })
+        })
+    }
+
+    /// The config, every option filled in.
+    #[wasm_bindgen(getter, skip_typescript)]
+    pub fn config(&self) -> std::result::Result<JsValue, JsValue> {
+        let dtype = self.inner.dtype();
+        let c = match &self.inner {
+            Model::F32(m) => m.config(),
+            Model::F64(m) => m.config(),
+        };
+        let seed = if c.seed <= (1u64 << 53) - 1 { JsValue::from(c.seed as f64) } else { JsValue::from(c.seed) };
+        js_result(|| {
+            write_object(&[
+                ("vocabSize", JsValue::from(c.vocab_size as f64)),
+                ("contextLength", JsValue::from(c.context_length as f64)),
+                ("embedDim", JsValue::from(c.embed_dim as f64)),
+                ("numHeads", JsValue::from(c.num_heads as f64)),
+                ("numLayers", JsValue::from(c.num_layers as f64)),
+                ("positions", JsValue::from_str(c.positions.name())),
+                ("mlp", JsValue::from(c.mlp)),
+                ("layerNorm", JsValue::from(c.layer_norm)),
+                ("bias", JsValue::from(c.bias)),
+                ("seed", seed),
+                ("dtype", JsValue::from_str(dtype)),
+            ])
+        })
+    }
+
+    /// The number of parameters (every entry of every tensor of getWeights).
+    #[wasm_bindgen(getter = numParameters)]
+    pub fn num_parameters(&self) -> f64 {
+        match &self.inner {
+            Model::F32(m) => m.num_parameters() as f64,
+            Model::F64(m) => m.num_parameters() as f64,
+        }
+    }
+
+    /// The AdamW steps taken (trainStep calls that were not refused, or what setState restored).
+    #[wasm_bindgen(getter)]
+    pub fn step(&self) -> f64 {
+        match &self.inner {
+            Model::F32(m) => m.moments().step as f64,
+            Model::F64(m) => m.moments().step as f64,
+        }
+    }
+
+    #[wasm_bindgen(skip_typescript)]
+    pub fn forward(&mut self, tokens: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+        struct Forward(JsValue, JsValue);
+        impl OnModel for Forward {
+            type Out = JsValue;
+            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+                let tokens = read_tokens(&self.0, model.config())?;
+                let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
+                let need_weights = o.flag("needWeights")?;
+                let head_mask = read_head_mask(&o.raw("headMask")?)?;
+                let (b, t, v, h) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads);
+                let out = model.forward(&tokens, need_weights, head_mask.as_deref())?;
+                let mut entries = vec![
+                    ("logits", write_typed(&F::typed(out.logits), &[b, t, v])),
+                    ("loss", JsValue::from(out.loss)),
+                    ("losses", write_typed(&TypedValues::F64(out.losses), &[b, t - 1])),
+                ];
+                if let Some(weights) = out.weights {
+                    let all: Array = weights.into_iter().map(|w| write_typed(&F::typed(w), &[b, h, t, t])).collect();
+                    entries.push(("weights", all.into()));
+                }
+                write_object(&entries)
+            }
+        }
+        js_result(|| self.inner.with(Forward(tokens, options)))
+    }
+
+    #[wasm_bindgen(skip_typescript)]
+    pub fn gradients(&mut self, tokens: JsValue) -> std::result::Result<JsValue, JsValue> {
+        struct Gradients(JsValue);
+        impl OnModel for Gradients {
+            type Out = JsValue;
+            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+                let tokens = read_tokens(&self.0, model.config())?;
+                let (loss, _, grads) = model.gradients(&tokens)?;
+                let tree = write_tree(model.params(), |i| &grads[i], false)?;
+                write_object(&[("loss", JsValue::from(loss)), ("grads", tree)])
+            }
+        }
+        js_result(|| self.inner.with(Gradients(tokens)))
+    }
+
+    #[wasm_bindgen(js_name = trainStep, skip_typescript)]
+    pub fn train_step(&mut self, tokens: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+        struct TrainStep(JsValue, AdamW);
+        impl OnModel for TrainStep {
+            type Out = JsValue;
+            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+                let tokens = read_tokens(&self.0, model.config())?;
+                let (loss, losses) = model.train_step(&tokens, &self.1)?;
+                write_object(&[("loss", JsValue::from(loss)), ("losses", write_typed(&TypedValues::F64(losses), &[tokens.batch, tokens.t - 1]))])
+            }
+        }
+        js_result(|| {
+            let adamw = read_adamw(&options)?;
+            self.inner.with(TrainStep(tokens, adamw))
+        })
+    }
+
+    #[wasm_bindgen(js_name = headScores, skip_typescript)]
+    pub fn head_scores(&mut self, tokens: JsValue) -> std::result::Result<JsValue, JsValue> {
+        struct Scores(JsValue);
+        impl OnModel for Scores {
+            type Out = JsValue;
+            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+                let tokens = read_tokens(&self.0, model.config())?;
+                let layers = model.head_scores(&tokens)?;
+                let mut out = Vec::with_capacity(layers.len());
+                for heads in layers {
+                    let mut row = Vec::with_capacity(heads.len());
+                    for s in heads {
+                        row.push(write_object(&[
+                            ("previousToken", JsValue::from(s.previous_token)),
+                            ("induction", JsValue::from(s.induction)),
+                            ("firstToken", JsValue::from(s.first_token)),
+                            ("self", JsValue::from(s.self_)),
+                        ])?);
+                    }
+                    out.push(JsValue::from(row.into_iter().collect::<Array>()));
+                }
+                Ok(out.into_iter().collect::<Array>().into())
+            }
+        }
+        js_result(|| self.inner.with(Scores(tokens)))
+    }
+
+    #[wasm_bindgen(js_name = getWeights, skip_typescript)]
+    pub fn get_weights(&mut self) -> std::result::Result<JsValue, JsValue> {
+        struct Get;
+        impl OnModel for Get {
+            type Out = JsValue;
+            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+                write_tree(model.params(), |i| &model.params()[i].data, false)
+            }
+        }
+        js_result(|| self.inner.with(Get))
+    }
+
+    #[wasm_bindgen(js_name = setWeights, skip_typescript)]
+    pub fn set_weights(&mut self, weights: JsValue) -> std::result::Result<(), JsValue> {
+        struct Set(JsValue);
+        impl OnModel for Set {
+            type Out = ();
+            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
+                let updates = read_tree(&self.0, "weights", model.params(), false)?;
+                model.set_params(updates, None)
+            }
+        }
+        js_result(|| {
+            if self_is_missing(&weights) {
+                return Err(AttentionError::type_error("weights is missing; expected an object with some of the keys of getWeights()"));
+            }
+            self.inner.with(Set(weights))
+        })
+    }
+
+    #[wasm_bindgen(js_name = getState, skip_typescript)]
+    pub fn get_state(&mut self) -> std::result::Result<JsValue, JsValue> {
+        struct GetState(&'static str);
+        impl OnModel for GetState {
+            type Out = JsValue;
+            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+                let params = model.params();
+                let moments = model.moments();
+                write_object(&[
+                    ("dtype", JsValue::from_str(self.0)),
+                    ("step", JsValue::from(moments.step as f64)),
+                    ("weights", write_tree(params, |i| &params[i].data, true)?),
+                    ("m", write_tree(params, |i| &moments.m[i], true)?),
+                    ("v", write_tree(params, |i| &moments.v[i], true)?),
+                ])
+            }
+        }
+        let dtype = self.inner.dtype();
+        js_result(|| self.inner.with(GetState(dtype)))
+    }
+
+    #[wasm_bindgen(js_name = setState, skip_typescript)]
+    pub fn set_state(&mut self, state: JsValue) -> std::result::Result<(), JsValue> {
+        struct SetState(Options);
+        impl OnModel for SetState {
+            type Out = ();
+            fn call<F: LayerFloat + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
+                let o = self.0;
+                let step = o.raw("step")?;
+                let step = match step.as_f64() {
+                    Some(s) if s >= 0.0 && s.fract() == 0.0 && s <= 9007199254740991.0 => s as u64,
+                    _ => return Err(AttentionError::type_error(format!("state.step is {}; expected an integer ≥ 0", describe(&step)))),
+                };
+                let params = model.params();
+                let full = |key: &str| -> Result<Vec<Vec<F>>> {
+                    let updates = read_tree(&o.raw(key)?, &format!("state.{key}"), params, true)?;
+                    Ok(updates.into_iter().map(|(_, _, v)| v).collect())
+                };
+                let weights = read_tree(&o.raw("weights")?, "state.weights", params, true)?;
+                let moments = Moments { m: full("m")?, v: full("v")?, step };
+                model.set_params(weights, Some(moments))
+            }
+        }
+        js_result(|| {
+            if self_is_missing(&state) {
+                return Err(AttentionError::type_error("state is missing; expected what getState() returned"));
+            }
+            let o = Options::read(&state, "state", STATE_KEYS)?;
+            let dtype = o.raw("dtype")?;
+            if dtype.as_string().as_deref() != Some(self.inner.dtype()) {
+                return Err(AttentionError::type_error(format!(
+                    "state.dtype is {}; this model is '{}': a state restores only a model of the same dtype",
+                    describe(&dtype),
+                    self.inner.dtype()
+                )));
+            }
+            self.inner.with(SetState(o))
+        })
+    }
+}
+
+fn self_is_missing(value: &JsValue) -> bool {
+    value.is_undefined() || value.is_null()
+}
+
+/// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }`.
+fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
+    let expected = "expected number[][] [B, T] or { data: Int32Array, shape: [B, T] }";
+    if is_array(value, "tokens")? {
+        let rows: &Array = value.unchecked_ref();
+        let b = rows.length() as usize;
+        let mut values = Vec::new();
+        let mut t = 0;
+        for i in 0..b {
+            let place = format!("tokens[{i}]");
+            let row = get(value, &JsValue::from(i as u32), &place)?;
+            if !is_array(&row, &place)? {
+                return Err(AttentionError::type_error(format!("{place} is {}; {expected}", describe(&row))));
+            }
+            let row: Array = row.unchecked_into();
+            if i == 0 {
+                t = row.length() as usize;
+            } else if row.length() as usize != t {
+                return Err(AttentionError::range_error(format!("{place} has {} tokens but tokens[0] has {t}; every sequence must have the same T", row.length())));
+            }
+            for j in 0..t {
+                let x = row.get(j as u32);
+                values.push(x.as_f64().ok_or_else(|| AttentionError::type_error(format!("tokens[{i}][{j}] is {}; expected an integer token", describe(&x))))?);
+            }
+        }
+        return Tokens::check(&values, b, t, config);
+    }
+    if !value.is_object() {
+        return Err(AttentionError::type_error(format!("tokens is {}; {expected}", describe(value))));
+    }
+    let data = get(value, &JsValue::from_str("data"), "tokens.data")?;
+    let values: Vec<f64> = if let Some(a) = data.dyn_ref::<js_sys::Int32Array>() {
+        a.to_vec().into_iter().map(f64::from).collect()
+    } else if let Some(a) = data.dyn_ref::<js_sys::Uint32Array>() {
+        a.to_vec().into_iter().map(f64::from).collect()
+    } else if let Some(a) = data.dyn_ref::<js_sys::Uint16Array>() {
+        a.to_vec().into_iter().map(f64::from).collect()
+    } else if let Some(a) = data.dyn_ref::<js_sys::Uint8Array>() {
+        a.to_vec().into_iter().map(f64::from).collect()
+    } else {
+        return Err(AttentionError::type_error(format!("tokens.data is {}; expected an Int32Array (or Uint32Array, Uint16Array, Uint8Array)", describe(&data))));
+    };
+    let shape = get(value, &JsValue::from_str("shape"), "tokens.shape")?;
+    let dims: Option<Vec<f64>> = shape.dyn_ref::<Array>().filter(|s| s.length() == 2).map(|s| s.iter().filter_map(|x| x.as_f64()).collect());
+    match dims.as_deref() {
+        Some(&[b, t]) if b.fract() == 0.0 && t.fract() == 0.0 && b >= 0.0 && t >= 0.0 && b * t == values.len() as f64 => {
+            Tokens::check(&values, b as usize, t as usize, config)
+        }
+        _ => Err(AttentionError::range_error(format!(
+            "tokens.shape is {}; expected [B, T] with B·T = tokens.data.length = {}",
+            describe(&shape),
+            values.len()
+        ))),
+    }
+}
+
+/// `options.headMask`: `numLayers` rows of `numHeads` booleans (the core checks the counts).
+fn read_head_mask(raw: &JsValue) -> Result<Option<Vec<Vec<bool>>>> {
+    if raw.is_undefined() {
+        return Ok(None);
+    }
+    let expected = "expected boolean[][], numLayers rows of numHeads booleans (false switches a head off)";
+    if !is_array(raw, "options.headMask")? {
+        return Err(AttentionError::type_error(format!("options.headMask is {}; {expected}", describe(raw))));
+    }
+    let rows: &Array = raw.unchecked_ref();
+    let mut mask = Vec::with_capacity(rows.length() as usize);
+    for (l, row) in rows.iter().enumerate() {
+        let place = format!("options.headMask[{l}]");
+        if !is_array(&row, &place)? {
+            return Err(AttentionError::type_error(format!("{place} is {}; {expected}", describe(&row))));
+        }
+        let row: Array = row.unchecked_into();
+        let mut flags = Vec::with_capacity(row.length() as usize);
+        for (i, x) in row.iter().enumerate() {
+            flags.push(x.as_bool().ok_or_else(|| AttentionError::type_error(format!("options.headMask[{l}][{i}] is {}; expected true or false", describe(&x))))?);
+        }
+        mask.push(flags);
+    }
+    Ok(Some(mask))
+}
+
+/// `trainStep`'s options.
+fn read_adamw(options: &JsValue) -> Result<AdamW> {
+    if self_is_missing(options) {
+        return Err(AttentionError::type_error("options is missing; expected { learningRate, betas?, eps?, weightDecay? }"));
+    }
+    let o = Options::read(options, "options", TRAIN_KEYS)?;
+    let number = |key: &str, default: Option<f64>| -> Result<f64> {
+        let raw = o.raw(key)?;
+        match (raw.as_f64(), default) {
+            (Some(x), _) => Ok(x),
+            (None, Some(d)) if raw.is_undefined() => Ok(d),
+            _ => Err(AttentionError::type_error(format!("options.{key} is {}; expected a number", describe(&raw)))),
+        }
+    };
+    let defaults = AdamW::new(0.0);
+    let betas = o.raw("betas")?;
+    let betas = if betas.is_undefined() {
+        defaults.betas
+    } else {
+        let pair = read_vector(&betas, "options.betas").map_err(|_| AttentionError::type_error(format!("options.betas is {}; expected [beta1, beta2]", describe(&betas))))?;
+        match pair[..] {
+            [b1, b2] => (b1, b2),
+            _ => return Err(AttentionError::range_error(format!("options.betas has {} entries; expected [beta1, beta2]", pair.len()))),
+        }
+    };
+    let adamw = AdamW {
+        learning_rate: number("learningRate", None)?,
+        betas,
+        eps: number("eps", Some(defaults.eps))?,
+        weight_decay: number("weightDecay", Some(defaults.weight_decay))?,
+    };
+    adamw.check()?;
+    Ok(adamw)
+}
+
+/// The parameters as `{ W_E, …, layers: [{ W_Q, … }] }`, each tensor from `values(i)`: number[][] /
+/// number[] (`typed = false`) or a flat typed array of the dtype.
+fn write_tree<'a, F: Typed>(params: &[Param<F>], values: impl Fn(usize) -> &'a [F], typed: bool) -> Result<JsValue>
+where
+    F: 'a,
+{
+    let top = Object::new();
+    let layers: Vec<Object> = (0..params.iter().filter_map(|p| p.layer).max().map_or(0, |l| l + 1)).map(|_| Object::new()).collect();
+    for (i, p) in params.iter().enumerate() {
+        let data = values(i);
+        let value = if typed {
+            match F::typed(data.to_vec()) {
+                TypedValues::F32(v) => Float32Array::from(v.as_slice()).into(),
+                TypedValues::F64(v) => Float64Array::from(v.as_slice()).into(),
+            }
+        } else {
+            let wide: Vec<f64> = data.iter().map(|x| x.to_f64()).collect();
+            match p.shape[..] {
+                [rows, cols] => write_matrix(&Matrix::new(rows, cols, wide)?),
+                _ => write_vector(&wide),
+            }
+        };
+        let target = p.layer.map_or(&top, |l| &layers[l]);
+        Reflect::set(target, &JsValue::from_str(p.name), &value).map_err(|_| AttentionError::State(format!("could not set {} on the result", p.path())))?;
+    }
+    let layers: Array = layers.into_iter().collect();
+    Reflect::set(&top, &JsValue::from_str(LAYERS), &layers).map_err(|_| AttentionError::State("could not set layers on the result".into()))?;
+    Ok(top.into())
+}
+
+/// Reads a tree like [`write_tree`]'s: with `full`, every parameter must be there; otherwise any
+/// subset. Each tensor: number[][] / number[] or a Float32Array / Float64Array of its entries.
+fn read_tree<F: Real>(value: &JsValue, name: &str, params: &[Param<F>], full: bool) -> Result<Vec<(Option<usize>, String, Vec<F>)>> {
+    if self_is_missing(value) || !value.is_object() {
+        return Err(AttentionError::type_error(format!("{name} is {}; expected an object with the keys of getWeights()", describe(value))));
+    }
+    let num_layers = params.iter().filter_map(|p| p.layer).max().map_or(0, |l| l + 1);
+    let top_keys: Vec<&str> = params.iter().filter(|p| p.layer.is_none()).map(|p| p.name).chain([LAYERS]).collect();
+    let layer_keys: Vec<&str> = params.iter().filter(|p| p.layer == Some(0)).map(|p| p.name).collect();
+    let top = Options::read(value, name, &top_keys.join(", "))?;
+    let layers = top.raw(LAYERS)?;
+    let layer_objects: Vec<Option<Options>> = if layers.is_undefined() {
+        (0..num_layers).map(|_| None).collect()
+    } else {
+        if !is_array(&layers, &format!("{name}.layers"))? {
+            return Err(AttentionError::type_error(format!("{name}.layers is {}; expected an array of numLayers = {num_layers} objects", describe(&layers))));
+        }
+        let array: &Array = layers.unchecked_ref();
+        if array.length() as usize > num_layers || (full && array.length() as usize != num_layers) {
+            return Err(AttentionError::range_error(format!("{name}.layers has {} entries; this model has numLayers = {num_layers}", array.length())));
+        }
+        (0..num_layers)
+            .map(|l| {
+                let item = array.get(l as u32);
+                if self_is_missing(&item) && !full {
+                    return Ok(None);
+                }
+                Options::read(&item, &format!("{name}.layers[{l}]"), &layer_keys.join(", ")).map(Some)
+            })
+            .collect::<Result<_>>()?
+    };
+    let mut updates = Vec::new();
+    for p in params {
+        let (object, place) = match p.layer {
+            Some(l) => (layer_objects[l].as_ref(), format!("{name}.layers[{l}].{}", p.name)),
+            None => (Some(&top), format!("{name}.{}", p.name)),
+        };
+        let raw = match object {
+            Some(o) => o.raw(p.name)?,
+            None => JsValue::UNDEFINED,
+        };
+        if raw.is_undefined() {
+            if full {
+                return Err(AttentionError::type_error(format!("{place} is missing; {name} must hold every parameter")));
+            }
+            continue;
+        }
+        updates.push((p.layer, p.name.to_string(), read_tensor(&raw, &place, &p.shape)?));
+    }
+    Ok(updates)
+}
+
+/// One tensor of `shape`: number[][] (2-D), number[] (1-D), or a flat Float32Array / Float64Array.
+fn read_tensor<F: Real>(raw: &JsValue, place: &str, shape: &[usize]) -> Result<Vec<F>> {
+    let wide: Vec<f64> = if let Some(a) = raw.dyn_ref::<Float32Array>() {
+        a.to_vec().into_iter().map(f64::from).collect()
+    } else if let Some(a) = raw.dyn_ref::<Float64Array>() {
+        a.to_vec()
+    } else if let [rows, cols] = shape[..] {
+        let m = read_matrix(raw, place)?;
+        if m.shape() != (rows, cols) {
+            return Err(AttentionError::range_error(format!("{place} is {} but must be {rows}×{cols}", m.shape_text())));
+        }
+        m.into_data()
+    } else {
+        read_vector(raw, place)?
+    };
+    let want: usize = shape.iter().product();
+    if wide.len() != want {
+        return Err(AttentionError::range_error(format!("{place} has {} entries; expected {want}", wide.len())));
+    }
+    if let Some(i) = wide.iter().position(|x| !x.is_finite()) {
+        return Err(AttentionError::range_error(format!("{place} entry {i} is {}; expected a finite number", number_text(wide[i]))));
+    }
+    Ok(wide.into_iter().map(F::from_f64).collect())
+}
+
+/// Batches of the induction task: each sequence is token 0, then a period of distinct tokens
+/// (drawn from 1 … vocabSize − 1, the period from ⌈length/2⌉ … length) repeated to 1 + 2·length
+/// tokens. Seeded: the same bits in every runtime (the algorithm is in docs/api.md).
+#[wasm_bindgen(js_name = repeatedTokens, unchecked_return_type = "RepeatedTokens")]
+pub fn repeated_tokens_js(#[wasm_bindgen(unchecked_param_type = "{ vocabSize: number; length: number; batch: number; seed?: number | bigint }")] options: JsValue) -> std::result::Result<JsValue, JsValue> {
+    js_result(|| {
+        if self_is_missing(&options) {
+            return Err(AttentionError::type_error("options is missing; expected { vocabSize, length, batch, seed? }"));
+        }
+        let o = Options::read(&options, "options", TASK_KEYS)?;
+        let task = repeated_tokens(o.count("vocabSize")?, o.count("length")?, o.count("batch")?, read_seed(&o.raw("seed")?, "options.seed")?)?;
+        let rows = |f: &dyn Fn(usize) -> JsValue| -> JsValue {
+            (0..task.batch).map(|b| (0..task.t).map(|t| f(b * task.t + t)).collect::<Array>()).collect::<Array>().into()
+        };
+        let tokens = rows(&|i| JsValue::from(task.tokens[i]));
+        let repeated = rows(&|i| JsValue::from(task.repeated[i]));
+        let periods: Array = task.periods.iter().map(|&p| JsValue::from(p as u32)).collect();
+        write_object(&[("tokens", tokens), ("repeated", repeated), ("periods", periods.into())])
+    })
+}
