@@ -527,6 +527,7 @@ describe('challenges', () => {
     const { context, page, url } = await openPage(site);
     for (const id of CHALLENGE_IDS) {
       await page.goto(url(`challenge.html?id=${id}`));
+      await page.locator('#lesson h1, #lesson h2').first().waitFor(); // the lesson is its own chunk: it arrives just after load
       assert.ok((await page.locator('#lesson .katex-display').count()) >= 1, id);
       assert.ok((await page.locator('#lesson math').count()) >= 3, `${id}: MathML for screen readers`);
       assert.doesNotMatch(await page.textContent('#lesson'), /\$\$/);

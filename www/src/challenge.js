@@ -318,8 +318,8 @@ if (!challenge) {
     editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: challenge.starter } });
     progress.clearCode(challenge.id);
   });
-  // The reference loads when the learner starts working (or runs the tests), not with the lesson.
-  const warm = () => wasm().catch((error) => showFatal(`The WebAssembly reference could not be loaded: ${error.message}`));
-  $('main').querySelector('.workbench').addEventListener('focusin', warm, { once: true });
-  $('main').querySelector('.workbench').addEventListener('pointerdown', warm, { once: true });
+  // The reference and the diagnosis load as soon as the lesson and the editor are up, so that a failing
+  // run is diagnosed at once (the reference also checks the random cases).
+  wasm().catch((error) => showFatal(`The WebAssembly reference could not be loaded: ${error.message}`));
+  loadTools().catch((error) => console.warn('the diagnosis could not be loaded', error));
 }

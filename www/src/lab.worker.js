@@ -76,7 +76,7 @@ function trainOne() {
 
 function viewOf(m) {
   const example = [evalSet.tokens[0]];
-  const out = m.forward(example, { needWeights: true, headMask: headMask ?? undefined });
+  const out = m.forward(example, headMask ? { needWeights: true, headMask } : { needWeights: true });
   const weights = out.weights.map((w) => nested(w)[0]); // [layer][head][T][T]
   const scores = m.headScores(evalSet.tokens);
   const evaluate = (mask) => splitLosses(nested(m.forward(evalSet.tokens, mask ? { headMask: mask } : {}).losses), evalSet.repeated);
