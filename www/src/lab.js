@@ -9,7 +9,7 @@ import lessonHtml from './lab-lesson.md?lesson';
 import { el, formatNumber, heatColour, HEAD_COLOURS } from './common.js';
 
 const $ = (id) => document.getElementById(id);
-export const DEFAULTS = { vocab: 32, length: 24, layers: 2, heads: 4, width: 64, positions: 'shortformer', lr: 0.001, batch: 32, seed: 1 };
+export const DEFAULTS = { vocab: 32, length: 24, layers: 2, heads: 4, width: 64, positions: 'shortformer', lr: 0.01, batch: 16, seed: 1 };
 const INTEGER = ['vocab', 'length', 'layers', 'heads', 'width', 'batch', 'seed'];
 const SCORES = [['previousToken', 'prev', 'previous token'], ['induction', 'ind', 'induction'], ['firstToken', 'first', 'first token'], ['self', 'self', 'self']];
 const SCORE_COLOURS = { previousToken: '#E69F00', induction: '#0072B2', firstToken: '#999999', self: '#CC79A7' };
