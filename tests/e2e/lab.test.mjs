@@ -46,7 +46,13 @@ describe('the lab', () => {
       assert.equal(await step(page), 0);
       const before = await bestInduction(page, 2);
       assert.ok(before < INDUCTION, `an untrained model already has an induction score ${before}`);
+      await page.evaluate(() => {
+        window.longTasks = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longTasks.push(Math.round(e.duration)); }).observe({ type: 'longtask' });
+      });
       await trainToInduction(page);
+      const longTasks = await page.evaluate(() => window.longTasks);
+      console.log(`${sizeName}: main-thread tasks over 50 ms while training: ${longTasks.length ? longTasks.join(', ') + ' ms' : 'none'}`);
       await pause(page);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);

@@ -94,6 +94,7 @@ function startWorker() {
     }
   };
   worker.onerror = (event) => { $('status').textContent = `The training worker failed: ${event.message}`; };
+  worker.postMessage({ type: 'load' });
 }
 
 function resetRun() {
@@ -133,7 +134,9 @@ function addLosses(rows) {
     const mean = (a) => a.slice(-10).reduce((s, x) => s + x, 0) / 10;
     if (mean(losses.repeated) < mean(losses.other) / 4) phaseChange = losses.steps.at(-1);
   }
+  const started = performance.now();
   chart?.setData([losses.steps, losses.repeated, losses.other]);
+  performance.measure('lab:chart', { start: started, end: performance.now() });
   const n = losses.steps.length;
   if (n) {
     $('loss-summary').dataset.step = String(losses.steps[n - 1]);
@@ -191,10 +194,11 @@ function renderScores(v) {
         'data-first-token': String(s.firstToken), 'data-self': String(s.self),
         title: `layer ${l + 1}, head ${h}: ${described}`,
       }, el('button', {
+        // the name is the visible text with its context (axe: label-content-name-mismatch); pressed = switched off
         type: 'button', class: 'head-toggle', 'aria-pressed': String(off),
-        'aria-label': `layer ${l + 1}, head ${h}: ${described}. ${off ? 'Switched off; press to switch on' : 'Press to switch off'}`,
         onclick: () => toggleHead(l, h),
-      }, SCORES.map(([key, short]) => el('span', { class: 'score' },
+      }, el('span', { class: 'visually-hidden' }, `Switch off layer ${l + 1}, head ${h}: `),
+      SCORES.map(([key, short]) => el('span', { class: 'score' },
         el('span', { class: 'score-name' }, short),
         el('span', { class: 'bar', 'aria-hidden': 'true' }, el('span', { style: { width: `${Math.round(100 * Math.min(1, Math.max(0, s[key])))}%`, background: SCORE_COLOURS[key] } })),
         el('span', { class: 'score-value' }, s[key].toFixed(2)))),
@@ -216,21 +220,29 @@ function renderScores(v) {
 
 // ---- heatmaps ---------------------------------------------------------------------------------------
 
-function paint(canvas, weights) {
+// cividis as 256 [r, g, b] entries, computed once: a heatmap is thousands of cells, many times a second
+const CIVIDIS = Array.from({ length: 256 }, (_, i) => heatColour(i / 255).match(/\d+/g).map(Number));
+const MASKED = [238, 238, 238];
+
+/** The weights [T][T] as a T × T image, one pixel per weight (the causal mask's cells grey). */
+function weightsImage(weights) {
   const T = weights.length;
-  canvas.width = T;
-  canvas.height = T;
-  const context = canvas.getContext('2d');
-  const image = context.createImageData(T, T);
+  const image = new ImageData(T, T);
   for (let i = 0; i < T; i++) {
+    const row = weights[i];
     for (let j = 0; j < T; j++) {
+      const [r, g, b] = j > i ? MASKED : CIVIDIS[Math.round(255 * Math.min(1, Math.max(0, row[j])))];
       const o = 4 * (i * T + j);
-      if (j > i) { image.data.set([238, 238, 238, 255], o); continue; } // masked (causal)
-      const [r, g, b] = heatColour(weights[i][j]).match(/\d+/g).map(Number);
-      image.data.set([r, g, b, 255], o);
+      image.data[o] = r; image.data[o + 1] = g; image.data[o + 2] = b; image.data[o + 3] = 255;
     }
   }
-  context.putImageData(image, 0, 0);
+  return image;
+}
+
+function paint(canvas, weights) {
+  canvas.width = weights.length;
+  canvas.height = weights.length;
+  canvas.getContext('2d').putImageData(weightsImage(weights), 0, 0);
 }
 
 function headSummary(v, l, h) {
@@ -273,12 +285,10 @@ function renderFocus(v) {
   context.scale(ratio, ratio);
   context.fillStyle = '#fff';
   context.fillRect(0, 0, size, size);
-  for (let i = 0; i < T; i++) {
-    for (let j = 0; j < T; j++) {
-      context.fillStyle = j > i ? '#eeeeee' : heatColour(w[i][j]);
-      context.fillRect(margin + j * cell, margin + i * cell, cell, cell);
-    }
-  }
+  const small = document.createElement('canvas');
+  paint(small, w);
+  context.imageSmoothingEnabled = false;
+  context.drawImage(small, margin, margin, T * cell, T * cell);
   context.fillStyle = '#1b1f24';
   context.font = '9px "IBM Plex Mono", monospace';
   context.textAlign = 'center';
@@ -355,8 +365,17 @@ function scrubTo(index) {
   $('scrubber').setAttribute('aria-valuetext', live ? 'live' : `snapshot at step ${snapshotSteps[index]}`);
 }
 
+let frame = null;
+/** Views can arrive faster than they are worth drawing: draw the latest, once per frame. */
 function showView(v) {
+  // weights: per layer { data, shape: [1, h, T, T] } → [layer][head][t] rows (views, no copies)
+  v.weights = v.weights.map(({ data, shape: [, h, T] }) => Array.from({ length: h }, (_, i) => Array.from({ length: T }, (_, t) => data.subarray((i * T + t) * T, (i * T + t + 1) * T))));
   view = v;
+  setRunning(v.running);
+  frame ??= requestAnimationFrame(() => { frame = null; drawView(view); });
+}
+
+function drawView(v) {
   setRunning(v.running);
   document.body.dataset.step = String(v.step);
   document.body.dataset.viewStep = String(v.viewStep);
@@ -366,10 +385,12 @@ function showView(v) {
   const best = bestInduction(v);
   $('status').textContent = `${v.running ? 'Training' : v.step ? 'Paused' : 'Ready'} · step ${v.step}`
     + (best ? ` · best induction score ${best.score.toFixed(2)} (layer ${best.layer + 1}, head ${best.head})` : '');
-  renderScores(v);
-  renderHeatmaps(v);
-  renderPerPosition(v);
-  renderYourRun(v, best);
+  // each part timed (performance.measure 'lab:…'), so a slow frame can be traced to its view
+  for (const [name, render] of [['scores', renderScores], ['heatmaps', renderHeatmaps], ['positions', renderPerPosition], ['your-run', (x) => renderYourRun(x, best)]]) {
+    const started = performance.now();
+    render(v);
+    performance.measure(`lab:${name}`, { start: started, end: performance.now() });
+  }
 }
 
 function bestInduction(v) {

@@ -77,7 +77,8 @@ function trainOne() {
 function viewOf(m) {
   const example = [evalSet.tokens[0]];
   const out = m.forward(example, headMask ? { needWeights: true, headMask } : { needWeights: true });
-  const weights = out.weights.map((w) => nested(w)[0]); // [layer][head][T][T]
+  // per layer { data, shape: [1, h, T, T] }: typed arrays, cheap to post (the page slices the rows)
+  const weights = out.weights.map((w) => (ArrayBuffer.isView(w.data) ? { data: Float32Array.from(w.data), shape: w.shape } : { data: Float32Array.from(nested(w).flat(3)), shape: [1, w[0].length, w[0][0].length, w[0][0].length] }));
   const scores = m.headScores(evalSet.tokens);
   const evaluate = (mask) => splitLosses(nested(m.forward(evalSet.tokens, mask ? { headMask: mask } : {}).losses), evalSet.repeated);
   return {
@@ -102,7 +103,8 @@ function post() {
     m = viewer;
     viewStep = snap.step;
   }
-  postMessage({ type: 'view', step, viewStep, live: shown === 'live', running, headMask, ...viewOf(m) });
+  const view = viewOf(m);
+  postMessage({ type: 'view', step, viewStep, live: shown === 'live', running, headMask, ...view }, view.weights.map((w) => w.data.buffer));
 }
 
 let generation = 0; // one loop at a time: a Pause then Train in quick succession starts a new one
@@ -146,9 +148,14 @@ function handle(message) {
   }
 }
 
-const ready = loadModel().then((module) => { lab = module; postMessage({ type: 'ready', standin: Boolean(module.STANDIN) }); });
+let ready; // the model loads on the first message, { type: 'load' }
 onmessage = async ({ data }) => {
   try {
+    if (data.type === 'load') {
+      ready = loadModel().then((module) => { lab = module; postMessage({ type: 'ready', standin: Boolean(module.STANDIN) }); });
+      await ready;
+      return;
+    }
     await ready;
     handle(data);
   } catch (error) {
@@ -156,4 +163,3 @@ onmessage = async ({ data }) => {
     postMessage({ type: 'error', message: error.message });
   }
 };
-ready.catch((error) => postMessage({ type: 'error', message: error.message }));
