@@ -61,15 +61,8 @@ function contentSecurityPolicy() {
   };
 }
 
-// The lab's model: the package (src/lab-model.js), or with ATTENTION_LAB_STANDIN=1 a plain-JS
-// development stand-in under tests/lab/ (never in the shipped build).
-const LAB_MODEL = process.env.ATTENTION_LAB_STANDIN === '1'
-  ? resolve(import.meta.dirname, '../tests/lab/standin.js')
-  : resolve(import.meta.dirname, 'src/lab-model.js');
-
 export default defineConfig({
   base: './',
-  resolve: { alias: { 'lab-model': LAB_MODEL } },
   plugins: [contentSecurityPolicy(), lessons({ challengesDir: resolve(import.meta.dirname, '../challenges') })],
   build: {
     outDir: 'dist',

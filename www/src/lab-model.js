@@ -3,8 +3,6 @@
 // bundle its pool cannot start (its workers are blob: module workers, which the site's CSP
 // `worker-src 'self'` refuses, and they import the glue by a path relative to the unbundled
 // snippet), so it would only add its larger .wasm (216 KB gzipped against 157 KB).
-// (`ATTENTION_LAB_STANDIN=1 vite build` aliases `lab-model` to a plain-JS development stand-in
-// under tests/lab/ instead; the shipped build never contains it.)
 import init, * as lab from '../pkg/attention_lab.js';
 
 export async function loadModel() {

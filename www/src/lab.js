@@ -81,10 +81,8 @@ let phaseChange = null; // the first step where the repeated-token loss falls be
 function startWorker() {
   worker = new Worker(new URL('./lab.worker.js', import.meta.url), { type: 'module' });
   worker.onmessage = ({ data }) => {
-    if (data.type === 'ready') {
-      if (data.standin) $('status').dataset.standin = 'yes';
-      resetRun();
-    } else if (data.type === 'losses') addLosses(data.rows);
+    if (data.type === 'ready') resetRun();
+    else if (data.type === 'losses') addLosses(data.rows);
     else if (data.type === 'snapshots') updateScrubber(data.steps);
     else if (data.type === 'view') showView(data);
     else if (data.type === 'error') {

@@ -6,7 +6,7 @@
 //              for the live model or for a snapshot (getState) chosen with the scrubber;
 //  - 'snapshots': the steps of the snapshots kept so far.
 // Every batch is seeded from (seed, step), so the same settings give the same losses bit for bit.
-import { loadModel } from 'lab-model';
+import { loadModel } from './lab-model.js';
 import { nested } from './cases.js';
 
 const POST_EVERY_MS = 150; // several views a second while training
@@ -152,7 +152,7 @@ let ready; // the model loads on the first message, { type: 'load' }
 onmessage = async ({ data }) => {
   try {
     if (data.type === 'load') {
-      ready = loadModel().then((module) => { lab = module; postMessage({ type: 'ready', standin: Boolean(module.STANDIN) }); });
+      ready = loadModel().then((module) => { lab = module; postMessage({ type: 'ready' }); });
       await ready;
       return;
     }
