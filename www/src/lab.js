@@ -200,7 +200,7 @@ function renderScores(v) {
         el('span', { class: 'score-name' }, short),
         el('span', { class: 'bar', 'aria-hidden': 'true' }, el('span', { style: { width: `${Math.round(100 * Math.min(1, Math.max(0, s[key])))}%`, background: SCORE_COLOURS[key] } })),
         el('span', { class: 'score-value' }, s[key].toFixed(2)))),
-      off ? el('span', { class: 'off-tag' }, 'off') : null));
+      off ? el('span', { class: 'off-tag' }, 'switched off') : null));
     })));
   table.replaceChildren(el('caption', { class: 'visually-hidden' }, 'Head scores by layer and head'), el('thead', {}, head), el('tbody', {}, rows));
   const ablation = $('ablation');
