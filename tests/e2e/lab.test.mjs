@@ -5,7 +5,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startSite, openPage, axeViolations, SIZES, SCREENSHOTS } from './harness.mjs';
+import { startSite, openPage, axeViolations, lab, SIZES, SCREENSHOTS } from './harness.mjs';
 
 const INDUCTION = 0.4;
 const TRAIN_TIMEOUT_MS = 240000; // behaviour, not speed: docs/performance.md has the time
@@ -163,6 +163,40 @@ describe('the lab', () => {
     // all back on: no ablation
     for (const { head } of layer2) await toggle(head);
     await page.waitForFunction(() => document.querySelector('#ablation').dataset.ablatedRepeated === undefined);
+    assert.deepEqual(log.errors, []);
+    await context.close();
+  });
+  test('"open in the walkthrough" shows that head\'s own Q, K, V and exactly the package\'s weights; an induction head looks one past the first copy', { timeout: TRAIN_TIMEOUT_MS + 60000 }, async () => {
+    const { context, page, log, url } = await openPage(site);
+    await page.goto(url('lab.html'));
+    await page.locator('#head-scores td').first().waitFor();
+    await trainToInduction(page);
+    await pause(page);
+    const best = (await scores(page)).filter((s) => s.layer === 2).sort((a, b) => b.induction - a.induction)[0];
+    await page.click(`.heat-thumb[data-layer="2"][data-head="${best.head}"]`);
+    await page.locator('#open-walkthrough').waitFor();
+    const difference = Number(await page.$eval('[data-max-difference]', (e) => e.dataset.maxDifference));
+    assert.ok(difference < 1e-5, `the walkthrough's weights are ${difference} from the model's own`);
+    const href = await page.getAttribute('#open-walkthrough', 'href');
+    const params = new URLSearchParams(new URL(href, url('')).hash.slice(1));
+    assert.equal(params.get('labLayer'), '2');
+    assert.equal(params.get('labHead'), String(best.head));
+    await page.goto(new URL(href, url('')).href);
+    await page.locator('#from-lab').waitFor();
+    await page.locator('#heatmap-0').waitFor();
+    assert.match(await page.textContent('#step-counter'), /softmax weights/);
+    const shown = await page.$$eval('#heatmap-0 tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td.heat, td.masked')].map((td) => Number(td.dataset.value))));
+    const [Q, K, V] = ['Q', 'K', 'V'].map((n) => JSON.parse(params.get(n)));
+    const expected = lab.traceMultiHeadAttention(Q, K, V, { numberOfHeads: 1, headDimensions: Q[0].length, causal: true }).steps.find((s) => s.name === 'weights_0').values;
+    assert.deepEqual(shown, expected);
+    // the induction stripe: at a repeated token, most weight one past its first copy
+    const tokens = params.get('tokens').split(' ');
+    const n = (tokens.length - 1) / 2;
+    const rows = Array.from({ length: n }, (_, i) => n + 1 + i);
+    const hits = rows.filter((t) => expected[t].indexOf(Math.max(...expected[t])) === t - n + 1).length;
+    console.log(`walkthrough: layer 2 head ${best.head}, ${hits} of ${rows.length} repeated tokens look one past their first copy; weights within ${difference.toExponential(1)} of the model's`);
+    assert.ok(hits >= rows.length / 2, `only ${hits} of ${rows.length} repeated tokens look one past their first copy`);
+    await page.locator('#step-view').screenshot({ path: join(SCREENSHOTS, 'lab-walkthrough-head-desktop.png') });
     assert.deepEqual(log.errors, []);
     await context.close();
   });

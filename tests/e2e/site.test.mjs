@@ -555,7 +555,7 @@ describe('diagnosis: the first wrong step', () => {
       const { context, page, log, url } = await openPage(site);
       const id = idOf(number);
       const code = corpus(number, file);
-      await page.goto(url(`challenge.html?id=${id}`));
+      await page.goto(url(`challenge.html?id=${id}`), { waitUntil: 'networkidle' }); // a reload would abort the lesson's fonts, the reference
       await page.evaluate(([k, v]) => localStorage.setItem(k, v), [`attention-lab:code:${id}`, code]);
       await page.reload();
       await page.locator('.cm-content').waitFor();

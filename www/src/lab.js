@@ -109,6 +109,7 @@ function resetRun() {
   $('status').textContent = 'Ready: press Train.';
   $('one-layer').textContent = config.layers === 1 ? 'Back to two layers' : 'Try a one-layer model';
   worker.postMessage({ type: 'reset', config });
+  worker.postMessage({ type: 'focus', focus });
 }
 
 function setRunning(on) {
@@ -260,7 +261,7 @@ function renderHeatmaps(v) {
         type: 'button', class: `heat-thumb${mask[l]?.[h] === false ? ' ablated' : ''}`, 'aria-pressed': String(focus.layer === l && focus.head === h),
         'aria-label': `Show ${headSummary(v, l, h)} larger`, 'data-layer': String(l + 1), 'data-head': String(h),
         style: { borderColor: HEAD_COLOURS[h % HEAD_COLOURS.length] },
-        onclick: () => { focus = { layer: l, head: h }; renderHeatmaps(view); },
+        onclick: () => { focus = { layer: l, head: h }; worker.postMessage({ type: 'focus', focus }); renderHeatmaps(view); },
       }, canvas, el('span', {}, `head ${h}`));
     }))));
   renderFocus(v);
@@ -298,7 +299,23 @@ function renderFocus(v) {
   $('focus').replaceChildren(
     el('h3', {}, `Layer ${l + 1}, head ${h}`),
     el('p', { class: 'hint' }, headSummary(v, l, h), '. Tokens label the rows (queries) and columns (keys); B is the beginning token.'),
+    walkthroughLink(v, l, h),
     el('div', { class: 'focus-canvas', role: 'region', 'aria-label': `Layer ${l + 1}, head ${h} heatmap`, tabindex: '0' }, canvas));
+}
+
+/** A link into the walkthrough with this head's own Q, K and V on a short sequence (lab.worker.js). */
+function walkthroughLink(v, l, h) {
+  const w = v.walkthrough;
+  if (!w || w.layer !== l || w.head !== h) return el('p', { class: 'hint' }, 'Preparing this head for the walkthrough…');
+  if (w.unavailable) return el('p', { class: 'hint' }, `Not in the walkthrough: ${w.unavailable}.`);
+  const params = new URLSearchParams({
+    Q: JSON.stringify(w.Q), K: JSON.stringify(w.K), V: JSON.stringify(w.V), numberOfHeads: '1', causal: '1', step: 'weights',
+    from: 'lab', labLayer: String(l + 1), labHead: String(h), labStep: String(v.viewStep), tokens: w.tokens.map(tokenLabel).join(' '),
+  });
+  // in the fragment: the matrices make the link ~25 KB, more than servers take in a request line
+  return el('p', {}, el('a', { href: `./walkthrough.html#${params}`, id: 'open-walkthrough', target: '_blank', rel: 'noopener' },
+    `Open layer ${l + 1}, head ${h} in the walkthrough`), ` (new tab): its own Q, K and V on the tokens ${w.tokens.map(tokenLabel).join(' ')}, step by step.`,
+  el('span', { class: 'hint', 'data-max-difference': String(w.maxDifference) }, ` The walkthrough's weights are within ${w.maxDifference.toExponential(1)} of this float32 model's.`));
 }
 
 // ---- per-position loss -------------------------------------------------------------------------------

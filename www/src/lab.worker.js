@@ -25,6 +25,7 @@ let headMask = null; // [layer][head] false = ablated
 let shown = 'live'; // 'live' or the step of a snapshot
 let evalSet;
 let pending = [];
+let focus = null; // { layer, head } (0-based): the head the page shows large, and links to the walkthrough
 
 const batchSeed = (s) => (config.seed * 65537 + s + 1) % 2147483647;
 
@@ -74,6 +75,47 @@ function trainOne() {
   }
 }
 
+/**
+ * One head's real inputs for the walkthrough: a short sequence (the beginning token, then the first
+ * n ≤ 12 tokens of the example, twice: a period the model trained on, and an induction head at the
+ * repeats looks one past their first copy), its residual stream at this layer's input (embedding, + the earlier layers, computed
+ * with the package's MultiHeadAttention on this model's weights), and the head's Q, K and V
+ * (`linear` of the layer's query/key input and value input by the head's columns of W_Q, W_K, W_V).
+ * The walkthrough recomputes scores and weights from Q, K, V (f64); `maxDifference` is how far its
+ * weights are from this float32 model's own, on the same tokens.
+ */
+function walkthroughInputs(m, layer, head) {
+  const { embedDim: C, numHeads: h, positions } = modelConfig(config);
+  if (positions === 'rope') return { unavailable: 'with rope positions the walkthrough\'s plain mode would not rotate Q and K' };
+  const d = C / h;
+  const n = Math.min(12, Math.ceil(config.length / 2)); // the example's first n tokens are distinct (period ≥ ⌈length/2⌉)
+  const segment = evalSet.tokens[0].slice(1, 1 + n);
+  const tokens = [0, ...segment, ...segment];
+  const W = m.getWeights();
+  const add = (A, B) => A.map((row, i) => row.map((x, j) => x + B[i][j]));
+  const P = W.W_pos ? tokens.map((_, i) => W.W_pos[i]) : null;
+  let x = tokens.map((token) => [...W.W_E[token]]);
+  if (positions === 'learned') x = add(x, P);
+  const queryKeyInput = (residual) => (positions === 'shortformer' ? add(residual, P) : residual);
+  for (let l = 0; l < layer; l++) {
+    const attention = new lab.MultiHeadAttention({ embedDim: C, numHeads: h });
+    const { W_Q, W_K, W_V, W_O } = W.layers[l];
+    attention.setWeights({ W_Q, W_K, W_V, W_O });
+    const qk = queryKeyInput(x);
+    x = add(x, attention.forward(qk, qk, x, { causal: true }).output);
+    attention.free();
+  }
+  const columns = (M) => M.map((row) => row.slice(head * d, (head + 1) * d));
+  const { W_Q, W_K, W_V } = W.layers[layer];
+  const Q = lab.linear(queryKeyInput(x), columns(W_Q));
+  const K = lab.linear(queryKeyInput(x), columns(W_K));
+  const V = lab.linear(x, columns(W_V));
+  const traced = lab.traceMultiHeadAttention(Q, K, V, { numberOfHeads: 1, headDimensions: d, causal: true }).steps.find((s) => s.op === 'StableSoftmax').values;
+  const own = nested(m.forward([tokens], { needWeights: true }).weights[layer])[0][head];
+  const maxDifference = Math.max(...traced.flatMap((row, i) => row.map((w, j) => Math.abs(w - own[i][j]))));
+  return { layer, head, tokens, Q, K, V, maxDifference };
+}
+
 function viewOf(m) {
   const example = [evalSet.tokens[0]];
   const out = m.forward(example, headMask ? { needWeights: true, headMask } : { needWeights: true });
@@ -87,6 +129,7 @@ function viewOf(m) {
     weights,
     perPosition: nested(out.losses)[0],
     scores: scores.map((layer) => layer.map((h) => ({ previousToken: h.previousToken, induction: h.induction, firstToken: h.firstToken, self: h.self }))),
+    walkthrough: focus && focus.layer < config.layers && focus.head < config.heads ? walkthroughInputs(m, focus.layer, focus.head) : null,
     evalLoss: evaluate(null),
     ablatedLoss: headMask ? evaluate(headMask) : null,
   };
@@ -137,6 +180,10 @@ function handle(message) {
       break;
     case 'show':
       shown = message.step;
+      if (!running) post();
+      break;
+    case 'focus':
+      focus = message.focus;
       if (!running) post();
       break;
     case 'mask':
