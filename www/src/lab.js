@@ -177,33 +177,54 @@ function toggleHead(layer, head) {
   worker.postMessage({ type: 'mask', headMask });
 }
 
+// The table is rebuilt only when its shape, the ablated heads or the focused head change; otherwise
+// each view updates the numbers in place (less layout work while training).
+let scoreTable = null; // { signature, cells: [layer][head] → { td, parts: { key: [bar, value] } } }
+
 function renderScores(v) {
   const table = $('head-scores');
   const mask = maskOf();
-  const head = el('tr', {}, el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'layer')),
-    Array.from({ length: config.heads }, (_, h) => el('th', { scope: 'col' }, `head ${h}`)));
-  const rows = v.scores.map((layer, l) => el('tr', {}, el('th', { scope: 'row' }, `layer ${l + 1}`),
-    layer.map((s, h) => {
-      const off = mask[l]?.[h] === false;
-      const described = SCORES.map(([key, , name]) => `${name} ${formatNumber(s[key])}`).join(', ');
-      return el('td', {
-        class: `head-cell${off ? ' ablated' : ''}${focus.layer === l && focus.head === h ? ' focused' : ''}`,
-        'data-layer': String(l + 1), 'data-head': String(h),
-        'data-previous-token': String(s.previousToken), 'data-induction': String(s.induction),
-        'data-first-token': String(s.firstToken), 'data-self': String(s.self),
-        title: `layer ${l + 1}, head ${h}: ${described}`,
-      }, el('button', {
-        // the name is the visible text with its context (axe: label-content-name-mismatch); pressed = switched off
-        type: 'button', class: 'head-toggle', 'aria-pressed': String(off),
-        onclick: () => toggleHead(l, h),
-      }, el('span', { class: 'visually-hidden' }, `Switch off layer ${l + 1}, head ${h}: `),
-      SCORES.map(([key, short]) => el('span', { class: 'score' },
-        el('span', { class: 'score-name' }, short),
-        el('span', { class: 'bar', 'aria-hidden': 'true' }, el('span', { style: { width: `${Math.round(100 * Math.min(1, Math.max(0, s[key])))}%`, background: SCORE_COLOURS[key] } })),
-        el('span', { class: 'score-value' }, s[key].toFixed(2)))),
-      off ? el('span', { class: 'off-tag' }, 'switched off') : null));
-    })));
-  table.replaceChildren(el('caption', { class: 'visually-hidden' }, 'Head scores by layer and head'), el('thead', {}, head), el('tbody', {}, rows));
+  const signature = JSON.stringify([v.scores.length, v.scores[0].length, mask, focus]);
+  if (scoreTable?.signature !== signature) {
+    const cells = [];
+    const head = el('tr', {}, el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'layer')),
+      Array.from({ length: config.heads }, (_, h) => el('th', { scope: 'col' }, `head ${h}`)));
+    const rows = v.scores.map((layer, l) => el('tr', {}, el('th', { scope: 'row' }, `layer ${l + 1}`),
+      layer.map((s, h) => {
+        const off = mask[l]?.[h] === false;
+        const parts = {};
+        const td = el('td', {
+          class: `head-cell${off ? ' ablated' : ''}${focus.layer === l && focus.head === h ? ' focused' : ''}`,
+          'data-layer': String(l + 1), 'data-head': String(h),
+        }, el('button', {
+          // the name is the visible text with its context (axe: label-content-name-mismatch); pressed = switched off
+          type: 'button', class: 'head-toggle', 'aria-pressed': String(off),
+          onclick: () => toggleHead(l, h),
+        }, el('span', { class: 'visually-hidden' }, `Switch off layer ${l + 1}, head ${h}: `),
+        SCORES.map(([key, short]) => {
+          parts[key] = [el('span', { style: { background: SCORE_COLOURS[key] } }), el('span', { class: 'score-value' })];
+          return el('span', { class: 'score' }, el('span', { class: 'score-name' }, short),
+            el('span', { class: 'bar', 'aria-hidden': 'true' }, parts[key][0]), parts[key][1]);
+        }),
+        off ? el('span', { class: 'off-tag' }, 'switched off') : null));
+        (cells[l] ??= [])[h] = { td, parts };
+        return td;
+      })));
+    table.replaceChildren(el('caption', { class: 'visually-hidden' }, 'Head scores by layer and head'), el('thead', {}, head), el('tbody', {}, rows));
+    scoreTable = { signature, cells };
+  }
+  v.scores.forEach((layer, l) => layer.forEach((s, h) => {
+    const { td, parts } = scoreTable.cells[l][h];
+    td.dataset.previousToken = String(s.previousToken);
+    td.dataset.induction = String(s.induction);
+    td.dataset.firstToken = String(s.firstToken);
+    td.dataset.self = String(s.self);
+    td.title = `layer ${l + 1}, head ${h}: ${SCORES.map(([key, , name]) => `${name} ${formatNumber(s[key])}`).join(', ')}`;
+    for (const [key] of SCORES) {
+      parts[key][0].style.width = `${Math.round(100 * Math.min(1, Math.max(0, s[key])))}%`;
+      parts[key][1].textContent = s[key].toFixed(2);
+    }
+  }));
   const ablation = $('ablation');
   if (v.ablatedLoss) {
     const off = v.headMask.flatMap((row, l) => row.map((on, h) => (on ? null : `layer ${l + 1} head ${h}`))).filter(Boolean);
@@ -249,39 +270,68 @@ function headSummary(v, l, h) {
   return `layer ${l + 1}, head ${h}: previous-token score ${s.previousToken.toFixed(2)}, induction score ${s.induction.toFixed(2)}, first-token ${s.firstToken.toFixed(2)}, self ${s.self.toFixed(2)}`;
 }
 
+// Thumbnails: rebuilt when the shape, the ablated heads or the focus change; repainted otherwise.
+let thumbnails = null; // { signature, canvases: [layer][head], buttons: [layer][head] }
+
 function renderHeatmaps(v) {
   const box = $('heatmaps');
   const mask = maskOf();
-  box.replaceChildren(...v.weights.map((layer, l) => el('div', { class: 'heat-row' },
-    el('span', { class: 'heat-layer' }, `layer ${l + 1}`),
-    layer.map((w, h) => {
-      const canvas = el('canvas', { 'aria-hidden': 'true' });
-      paint(canvas, w);
-      return el('button', {
-        type: 'button', class: `heat-thumb${mask[l]?.[h] === false ? ' ablated' : ''}`, 'aria-pressed': String(focus.layer === l && focus.head === h),
-        'aria-label': `Show ${headSummary(v, l, h)} larger`, 'data-layer': String(l + 1), 'data-head': String(h),
-        style: { borderColor: HEAD_COLOURS[h % HEAD_COLOURS.length] },
-        onclick: () => { focus = { layer: l, head: h }; worker.postMessage({ type: 'focus', focus }); renderHeatmaps(view); },
-      }, canvas, el('span', {}, `head ${h}`));
-    }))));
+  const signature = JSON.stringify([v.weights.length, v.weights[0].length, mask, focus]);
+  if (thumbnails?.signature !== signature) {
+    const canvases = [];
+    const buttons = [];
+    box.replaceChildren(...v.weights.map((layer, l) => el('div', { class: 'heat-row' },
+      el('span', { class: 'heat-layer' }, `layer ${l + 1}`),
+      layer.map((w, h) => {
+        const canvas = el('canvas', { 'aria-hidden': 'true' });
+        (canvases[l] ??= [])[h] = canvas;
+        const button = el('button', {
+          type: 'button', class: `heat-thumb${mask[l]?.[h] === false ? ' ablated' : ''}`, 'aria-pressed': String(focus.layer === l && focus.head === h),
+          'data-layer': String(l + 1), 'data-head': String(h),
+          style: { borderColor: HEAD_COLOURS[h % HEAD_COLOURS.length] },
+          onclick: () => { focus = { layer: l, head: h }; worker.postMessage({ type: 'focus', focus }); renderHeatmaps(view); renderScores(view); },
+        }, canvas, el('span', {}, `head ${h}`));
+        (buttons[l] ??= [])[h] = button;
+        return button;
+      }))));
+    thumbnails = { signature, canvases, buttons };
+  }
+  v.weights.forEach((layer, l) => layer.forEach((w, h) => {
+    paint(thumbnails.canvases[l][h], w);
+    thumbnails.buttons[l][h].setAttribute('aria-label', `Show ${headSummary(v, l, h)} larger`);
+  }));
   renderFocus(v);
 }
+
+let focusView = null; // { signature, canvas, hint, link }: rebuilt when the focused head or T changes
 
 function renderFocus(v) {
   const { layer: l, head: h } = focus;
   const w = v.weights[l]?.[h];
-  if (!w) { $('focus').replaceChildren(); return; }
+  if (!w) { $('focus').replaceChildren(); focusView = null; return; }
   const T = w.length;
   const cell = 12;
   const margin = 22;
-  const canvas = el('canvas', { role: 'img', 'aria-label': `Attention weights of ${headSummary(v, l, h)}, on the sequence ${v.tokens.map(tokenLabel).join(' ')}` });
   const size = margin + T * cell;
-  const ratio = window.devicePixelRatio || 1;
-  canvas.width = size * ratio;
-  canvas.height = size * ratio;
-  canvas.style.width = `${size}px`;
+  const signature = JSON.stringify([l, h, T]);
+  if (focusView?.signature !== signature) {
+    const canvas = el('canvas', { role: 'img' });
+    const ratio = window.devicePixelRatio || 1;
+    canvas.width = size * ratio;
+    canvas.height = size * ratio;
+    canvas.style.width = `${size}px`;
+    canvas.getContext('2d').scale(ratio, ratio);
+    const hint = el('p', { class: 'hint' });
+    const link = el('div');
+    $('focus').replaceChildren(el('h3', {}, `Layer ${l + 1}, head ${h}`), hint, link,
+      el('div', { class: 'focus-canvas', role: 'region', 'aria-label': `Layer ${l + 1}, head ${h} heatmap`, tabindex: '0' }, canvas));
+    focusView = { signature, canvas, hint, link };
+  }
+  const { canvas, hint, link } = focusView;
+  canvas.setAttribute('aria-label', `Attention weights of ${headSummary(v, l, h)}, on the sequence ${v.tokens.map(tokenLabel).join(' ')}`);
+  hint.textContent = `${headSummary(v, l, h)}. Tokens label the rows (queries) and columns (keys); B is the beginning token.`;
+  link.replaceChildren(walkthroughLink(v, l, h));
   const context = canvas.getContext('2d');
-  context.scale(ratio, ratio);
   context.fillStyle = '#fff';
   context.fillRect(0, 0, size, size);
   const small = document.createElement('canvas');
@@ -296,11 +346,6 @@ function renderFocus(v) {
     context.fillText(tokenLabel(t), margin + i * cell + cell / 2, margin / 2); // keys, along the top
     context.fillText(tokenLabel(t), margin / 2, margin + i * cell + cell / 2); // queries, down the side
   });
-  $('focus').replaceChildren(
-    el('h3', {}, `Layer ${l + 1}, head ${h}`),
-    el('p', { class: 'hint' }, headSummary(v, l, h), '. Tokens label the rows (queries) and columns (keys); B is the beginning token.'),
-    walkthroughLink(v, l, h),
-    el('div', { class: 'focus-canvas', role: 'region', 'aria-label': `Layer ${l + 1}, head ${h} heatmap`, tabindex: '0' }, canvas));
 }
 
 /** A link into the walkthrough with this head's own Q, K and V on a short sequence (lab.worker.js). */
