@@ -6,6 +6,9 @@
 // Four modern modes (`mode=decoding|grouped|rope|window`) step through traceGroupedQueryAttention
 // instead: a KV cache filled token by token, grouped K/V heads, rotary positions, a sliding window.
 import { wasm, el, matrixTable, formatNumber, textColourFor, HEAD_COLOURS, showFatal } from './common.js';
+// every number on this page comes from the package: its JavaScript loads with the page, not after it
+// (common.js imports it on first use, which on the other pages is later or never)
+import '../pkg/attention_lab.js';
 import { interpolatePuOr } from 'd3-scale-chromatic';
 import { seededRandom } from './cases.js';
 
