@@ -64,7 +64,8 @@ build-threads: setup-build setup-threads tests/node_modules
 
 # The npm package in pkg/: one wasm-pack build per runtime, assembled with pkg.json as the manifest
 # (tests/package/assemble.mjs says what goes where and fails when pkg.json's version is not Cargo.toml's).
-package: build build-threads
+# It also ships the command `attention-lab` (cli/) with the course it runs, and www/node_modules/acorn bundled.
+package: build build-threads www/node_modules
 	rm -rf target/pkg-bundler/snippets
 	$(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler --out-name attention_lab
 	node tests/package/assemble.mjs

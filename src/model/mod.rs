@@ -96,6 +96,34 @@ impl ModelConfig {
         Self { vocab_size, context_length, embed_dim, num_heads, num_layers, positions: Positions::Shortformer, mlp: false, layer_norm: false, bias: false, seed: 0 }
     }
 
+    /// `headMask` must have numLayers rows (checked before any row is read) …
+    pub fn check_head_mask_rows(&self, rows: usize) -> Result<()> {
+        let (l, h) = (self.num_layers, self.num_heads);
+        if rows != l {
+            return Err(AttentionError::range_error(format!("options.headMask has {rows} rows; expected numLayers = {l} rows of numHeads = {h} booleans")));
+        }
+        Ok(())
+    }
+
+    /// … each of numHeads entries.
+    pub fn check_head_mask_row(&self, layer: usize, len: usize) -> Result<()> {
+        if len != self.num_heads {
+            return Err(AttentionError::range_error(format!("options.headMask[{layer}] has {len} entries; expected numHeads = {}", self.num_heads)));
+        }
+        Ok(())
+    }
+
+    /// `2 ≤ T ≤ context_length`, the tokens' sequence length.
+    pub fn check_sequence_length(&self, t: usize) -> Result<()> {
+        if t < 2 || t > self.context_length {
+            return Err(AttentionError::range_error(format!(
+                "tokens has T = {t} per sequence; expected 2 ≤ T ≤ contextLength = {} (the model predicts token t + 1 from tokens 0 … t)",
+                self.context_length
+            )));
+        }
+        Ok(())
+    }
+
     fn check(&self) -> Result<()> {
         if self.vocab_size < 2 {
             return Err(AttentionError::range_error(format!("config.vocabSize is {}; expected an integer ≥ 2", self.vocab_size)));
@@ -190,12 +218,7 @@ impl Tokens {
         if batch == 0 {
             return Err(AttentionError::range_error("tokens is an empty batch; expected [B, T] with B ≥ 1"));
         }
-        if t < 2 || t > config.context_length {
-            return Err(AttentionError::range_error(format!(
-                "tokens has T = {t} per sequence; expected 2 ≤ T ≤ contextLength = {} (the model predicts token t + 1 from tokens 0 … t)",
-                config.context_length
-            )));
-        }
+        config.check_sequence_length(t)?;
         let mut data = Vec::with_capacity(values.len());
         for (i, &x) in values.iter().enumerate() {
             if !(x.fract() == 0.0 && x >= 0.0 && x < config.vocab_size as f64) {
@@ -495,16 +518,8 @@ impl<F: LayerFloat> Transformer<F> {
     }
 
     fn check_head_mask(&self, mask: &[Vec<bool>]) -> Result<()> {
-        let (l, h) = (self.config.num_layers, self.config.num_heads);
-        if mask.len() != l {
-            return Err(AttentionError::range_error(format!("options.headMask has {} rows; expected numLayers = {l} rows of numHeads = {h} booleans", mask.len())));
-        }
-        for (i, row) in mask.iter().enumerate() {
-            if row.len() != h {
-                return Err(AttentionError::range_error(format!("options.headMask[{i}] has {} entries; expected numHeads = {h}", row.len())));
-            }
-        }
-        Ok(())
+        self.config.check_head_mask_rows(mask.len())?;
+        mask.iter().enumerate().try_for_each(|(l, row)| self.config.check_head_mask_row(l, row.len()))
     }
 
     /// The loss and the gradient of every parameter (the same order as [`Self::params`]), at the

@@ -138,7 +138,7 @@ pub fn get(target: &JsValue, key: &JsValue, place: &str) -> Result<JsValue> {
 }
 
 /// The length of an array, read defensively.
-fn array_length(array: &JsValue, place: &str) -> Result<usize> {
+pub fn array_length(array: &JsValue, place: &str) -> Result<usize> {
     Ok(refused(read_array_length(array, place))?.as_f64().unwrap_or(0.0) as usize)
 }
 

@@ -6,7 +6,7 @@ use js_sys::{Array, Float32Array, Float64Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{describe, get, is_array, js_result, read_matrix, read_seed, read_vector, write_matrix, write_object, write_typed, write_vector, Options, TypedValues};
+use super::convert::{array_length, describe, get, is_array, js_result, read_matrix, read_seed, read_vector, write_matrix, write_object, write_typed, write_vector, Options, TypedValues};
 use crate::error::{number_text, AttentionError, Result};
 use crate::layer::LayerFloat;
 use crate::matrix::Matrix;
@@ -318,7 +318,7 @@ impl JsTransformer {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
                 let need_weights = o.flag("needWeights")?;
-                let head_mask = read_head_mask(&o.raw("headMask")?)?;
+                let head_mask = read_head_mask(&o.raw("headMask")?, model.config())?;
                 let (b, t, v, h) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads);
                 let out = model.forward(&tokens, need_weights, head_mask.as_deref())?;
                 let mut entries = vec![
@@ -494,8 +494,7 @@ fn self_is_missing(value: &JsValue) -> bool {
 fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
     let expected = "expected number[][] [B, T] or { data: Int32Array, shape: [B, T] }";
     if is_array(value, "tokens")? {
-        let rows: &Array = value.unchecked_ref();
-        let b = rows.length() as usize;
+        let b = array_length(value, "tokens")?;
         let mut values = Vec::new();
         let mut t = 0;
         for i in 0..b {
@@ -504,15 +503,16 @@ fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
             if !is_array(&row, &place)? {
                 return Err(AttentionError::type_error(format!("{place} is {}; {expected}", describe(&row))));
             }
-            let row: Array = row.unchecked_into();
+            let len = array_length(&row, &place)?;
             if i == 0 {
-                t = row.length() as usize;
-            } else if row.length() as usize != t {
-                return Err(AttentionError::range_error(format!("{place} has {} tokens but tokens[0] has {t}; every sequence must have the same T", row.length())));
+                t = len;
+            } else if len != t {
+                return Err(AttentionError::range_error(format!("{place} has {len} tokens but tokens[0] has {t}; every sequence must have the same T")));
             }
             for j in 0..t {
-                let x = row.get(j as u32);
-                values.push(x.as_f64().ok_or_else(|| AttentionError::type_error(format!("tokens[{i}][{j}] is {}; expected an integer token", describe(&x))))?);
+                let cell = format!("tokens[{i}][{j}]");
+                let x = get(&row, &JsValue::from(j as u32), &cell)?;
+                values.push(x.as_f64().ok_or_else(|| AttentionError::type_error(format!("{cell} is {}; expected an integer token", describe(&x))))?);
             }
         }
         return Tokens::check(&values, b, t, config);
@@ -533,7 +533,11 @@ fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
         return Err(AttentionError::type_error(format!("tokens.data is {}; expected an Int32Array (or Uint32Array, Uint16Array, Uint8Array)", describe(&data))));
     };
     let shape = get(value, &JsValue::from_str("shape"), "tokens.shape")?;
-    let dims: Option<Vec<f64>> = shape.dyn_ref::<Array>().filter(|s| s.length() == 2).map(|s| s.iter().filter_map(|x| x.as_f64()).collect());
+    let dims: Option<Vec<f64>> = if is_array(&shape, "tokens.shape")? && array_length(&shape, "tokens.shape")? == 2 {
+        Some((0..2u32).map(|i| get(&shape, &JsValue::from(i), &format!("tokens.shape[{i}]")).map(|x| x.as_f64().unwrap_or(f64::NAN))).collect::<Result<_>>()?)
+    } else {
+        None
+    };
     match dims.as_deref() {
         Some(&[b, t]) if b.fract() == 0.0 && t.fract() == 0.0 && b >= 0.0 && t >= 0.0 && b * t == values.len() as f64 => {
             Tokens::check(&values, b as usize, t as usize, config)
@@ -546,8 +550,8 @@ fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
     }
 }
 
-/// `options.headMask`: `numLayers` rows of `numHeads` booleans (the core checks the counts).
-fn read_head_mask(raw: &JsValue) -> Result<Option<Vec<Vec<bool>>>> {
+/// `options.headMask`: `numLayers` rows of `numHeads` booleans (the counts checked before anything is read).
+fn read_head_mask(raw: &JsValue, config: &ModelConfig) -> Result<Option<Vec<Vec<bool>>>> {
     if raw.is_undefined() {
         return Ok(None);
     }
@@ -555,21 +559,25 @@ fn read_head_mask(raw: &JsValue) -> Result<Option<Vec<Vec<bool>>>> {
     if !is_array(raw, "options.headMask")? {
         return Err(AttentionError::type_error(format!("options.headMask is {}; {expected}", describe(raw))));
     }
-    let rows: &Array = raw.unchecked_ref();
-    let mut mask = Vec::with_capacity(rows.length() as usize);
-    for (l, row) in rows.iter().enumerate() {
-        let place = format!("options.headMask[{l}]");
-        if !is_array(&row, &place)? {
-            return Err(AttentionError::type_error(format!("{place} is {}; {expected}", describe(&row))));
-        }
-        let row: Array = row.unchecked_into();
-        let mut flags = Vec::with_capacity(row.length() as usize);
-        for (i, x) in row.iter().enumerate() {
-            flags.push(x.as_bool().ok_or_else(|| AttentionError::type_error(format!("options.headMask[{l}][{i}] is {}; expected true or false", describe(&x))))?);
-        }
-        mask.push(flags);
-    }
-    Ok(Some(mask))
+    config.check_head_mask_rows(array_length(raw, "options.headMask")?)?;
+    (0..config.num_layers)
+        .map(|l| {
+            let place = format!("options.headMask[{l}]");
+            let row = get(raw, &JsValue::from(l as u32), &place)?;
+            if !is_array(&row, &place)? {
+                return Err(AttentionError::type_error(format!("{place} is {}; {expected}", describe(&row))));
+            }
+            config.check_head_mask_row(l, array_length(&row, &place)?)?;
+            (0..config.num_heads)
+                .map(|i| {
+                    let cell = format!("{place}[{i}]");
+                    let x = get(&row, &JsValue::from(i as u32), &cell)?;
+                    x.as_bool().ok_or_else(|| AttentionError::type_error(format!("{cell} is {}; expected true or false", describe(&x))))
+                })
+                .collect()
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
 }
 
 /// `trainStep`'s options.
@@ -654,13 +662,13 @@ fn read_tree<F: Real>(value: &JsValue, name: &str, params: &[Param<F>], full: bo
         if !is_array(&layers, &format!("{name}.layers"))? {
             return Err(AttentionError::type_error(format!("{name}.layers is {}; expected an array of numLayers = {num_layers} objects", describe(&layers))));
         }
-        let array: &Array = layers.unchecked_ref();
-        if array.length() as usize > num_layers || (full && array.length() as usize != num_layers) {
-            return Err(AttentionError::range_error(format!("{name}.layers has {} entries; this model has numLayers = {num_layers}", array.length())));
+        let len = array_length(&layers, &format!("{name}.layers"))?;
+        if len > num_layers || (full && len != num_layers) {
+            return Err(AttentionError::range_error(format!("{name}.layers has {len} entries; this model has numLayers = {num_layers}")));
         }
         (0..num_layers)
             .map(|l| {
-                let item = array.get(l as u32);
+                let item = if l < len { get(&layers, &JsValue::from(l as u32), &format!("{name}.layers[{l}]"))? } else { JsValue::UNDEFINED };
                 if self_is_missing(&item) && !full {
                     return Ok(None);
                 }

@@ -22,6 +22,7 @@ import { tmpdir, cpus } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as plain from './plain.mjs';
+import { transformerBench } from './transformer.mjs';
 import { seeded as seededValues } from '../js/support/mulberry32.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -302,6 +303,7 @@ async function main() {
   console.log('wasm memory = that module\'s linear memory after the size ran (it never shrinks: the peak so far); max |Δ| vs attention-lab f64 (f32 for T=8192).');
   failures += decoding(tf.tf);
   failures += ortPeer();
+  failures += await transformerBench(lab);
   if (failures) {
     console.error(`${failures} implementation(s) disagree`);
     process.exit(1);

@@ -546,6 +546,12 @@ describe('diagnosis: the first wrong step', () => {
     ['02', '18-w-o-transposed.js', 'w-o'],
     ['03', '08-mask-after-softmax.js', 'mask'],
     ['04', '06-all-transposed.js', 'project-Q'],
+    ['04', '16-residual.js', 'residual'],
+    ['05', '05-append-after-attend.js', 'cache'],
+    ['06', '08-kv-head-divide-by-kv.js', 'kv-head'],
+    ['07', '03-interleaved.js', 'pairs'],
+    ['08', '08-window-one-short.js', 'mask'],
+    ['01', '22-no-shape-check.js', 'check'],
   ];
   const idOf = (number) => CHALLENGE_IDS.find((id) => id.startsWith(number));
   const corpus = (number, file) => readFileSync(join(ROOT_DIR, 'tests/corpus', number, file), 'utf8');
@@ -568,8 +574,10 @@ describe('diagnosis: the first wrong step', () => {
       assert.equal(await page.getAttribute('#diagnosis .located', 'data-step'), step);
       // the page says what the module says in Node for the same code
       const fn = (await import(`data:text/javascript,${encodeURIComponent(code)}`))[testsOf(id).function];
-      const calls = probeCalls(id).map(({ id: callId, args }) => { try { return [callId, { output: fn(...structuredClone(args)) }]; } catch (error) { return [callId, { error: { name: error.name, message: error.message } }]; } });
-      const expected = locate(id, new Map(calls), lab);
+      const call = (args) => { try { return { output: fn(...structuredClone(args)) }; } catch (error) { return { error: { name: error.name, message: error.message } }; } };
+      const calls = probeCalls(id).map(({ id: callId, args }) => [callId, call(args)]);
+      const errors = testsOf(id).errors.map((c) => ({ ...c, result: call(c.args) }));
+      const expected = locate(id, new Map(calls), lab, { errors });
       assert.equal(await page.textContent('#diagnosis .located .located-title'), expected.title);
       assert.ok((await page.locator('#located-actual td.differs').count()) > 0 || !expected.actual, 'the differing cells of the step are marked');
       assert.deepEqual(log.errors.filter((e) => !e.includes('favicon')), []);

@@ -11,6 +11,7 @@ import * as TR from '../oracle/typed.mjs';
 import * as PR from '../oracle/projection.mjs';
 import * as MR from '../oracle/modern.mjs';
 import { Invalid } from '../oracle/reference.mjs';
+import { MODEL_EXPORTS } from './transformer.mjs';
 // only to leave out the entries of exports the package does not have yet (MODERN_EXPORTS below)
 import lab from '../js/support/lab.mjs';
 
@@ -1246,6 +1247,7 @@ if (modernMissing.length > 0) throw new Error(`fuzz: the package lacks the expor
  * returns a Promise (of 1); threadsInfo says 1 thread and no threads build. The threads build's
  * pool is tested in tests/package/threads.test.mjs (a pool starts once per process).
  */
+export { MODEL_EXPORTS };
 export const THREAD_EXPORTS = [
   {
     name: 'initThreadPool + threadsInfo',
@@ -1271,8 +1273,9 @@ if (!THREAD_EXPORTS[0].requires(lab)) throw new Error('fuzz: the package lacks i
 
 /**
  * Every export the fuzzer drives: the functions, the layer, typed input, linear, projectedSelfAttention,
- * the layer's typed forms and projectedSelfAttention's, then issue 13's and issue 15's. Case i
+ * the layer's typed forms and projectedSelfAttention's, then issue 13's, issue 15's and issue 21's
+ * (the Transformer and repeatedTokens, tests/fuzz/transformer.mjs). Case i
  * runs table[i % table.length], so a longer table runs other entries at old indices: a replay of a
  * failure found with the shorter table passes that table to runCase (as fuzz.test.mjs does with EXPORTS).
  */
-export const FUZZ_EXPORTS = [...EXPORTS, ...LAYER_EXPORTS, ...TYPED_EXPORTS, ...TYPED_LAYER_EXPORTS, ...PROJECTED_TYPED_EXPORTS, ...MODERN_EXPORTS, ...THREAD_EXPORTS];
+export const FUZZ_EXPORTS = [...EXPORTS, ...LAYER_EXPORTS, ...TYPED_EXPORTS, ...TYPED_LAYER_EXPORTS, ...PROJECTED_TYPED_EXPORTS, ...MODERN_EXPORTS, ...THREAD_EXPORTS, ...MODEL_EXPORTS];

@@ -1,7 +1,8 @@
 // The step locator (www/src/diagnosis.js) on a corpus of learner answers: tests/corpus/NN/*.js,
 // each one answer whose first line says the step the diagnosis must locate (`// expect: scale`)
-// or `// expect: none` for a right answer. Every wrong answer must also fail a fixed case (so
-// the corpus holds real mistakes) and every right one pass them all.
+// or `// expect: none` for a right answer. Every wrong answer must also fail a fixed or an error
+// case (so the corpus holds real mistakes) and every right one pass them all. The error cases are
+// passed to locate() as the page passes them: when only they fail, the step is 'check'.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -36,6 +37,12 @@ function run(fn, calls) {
   }));
 }
 
+/** The error cases of tests.json with the learner's result for each, as the page hands them to locate(). */
+function errorCasesRun(fn, tests) {
+  const results = run(fn, tests.errors.map((c, i) => ({ id: `error-${i}`, args: c.args })));
+  return tests.errors.map((c, i) => ({ name: c.name, args: c.args, throws: c.throws, result: results.get(`error-${i}`) }));
+}
+
 /** The reference function: the package's, or the challenge's solution.js when the package has none (slidingWindowAttention). */
 async function referenceOf(id, table) {
   if (typeof lab[table.function] === 'function') return (...args) => lab[table.function](...args);
@@ -67,13 +74,18 @@ for (const number of readdirSync(CORPUS).sort()) {
           return false;
         }
       });
-      const found = locate(folder, run(fn, probeCalls(folder)), lab);
+      const errors = errorCasesRun(fn, tests);
+      const errorsPass = errors.map(({ result, throws }) => Boolean(result.error) && result.error.name === throws.name && result.error.message.startsWith(throws.messageStartsWith));
+      const found = locate(folder, run(fn, probeCalls(folder)), lab, { errors });
       if (entry.expect === 'none') {
         assert.ok(fixed.every(Boolean), 'a right answer must pass every fixed case');
+        assert.ok(errorsPass.every(Boolean), 'a right answer must pass every error case');
         assert.equal(found, null, `no diagnosis expected, got: ${JSON.stringify(found)}`);
         return;
       }
-      assert.ok(fixed.some((pass) => !pass), 'a wrong answer must fail a fixed case');
+      assert.ok(fixed.some((pass) => !pass) || errorsPass.some((pass) => !pass), 'a wrong answer must fail a fixed or an error case');
+      // the step 'check' only when the math is right: then only error cases fail
+      if (entry.expect === 'check' && fixed.every(Boolean)) assert.ok(errorsPass.some((pass) => !pass));
       assert.ok(found, 'expected a located step, got none');
       assert.equal(found.step, entry.expect, `located: ${found.step}: ${found.title} — ${found.detail}`);
       assert.ok(found.title && found.detail && found.stepLabel);
@@ -133,4 +145,53 @@ test('a located step links to the walkthrough with the probe inputs, and the lin
   // expected and actual are for the step (the weights of one head), not the final output
   assert.equal(found.expected.label, 'weights_0');
   assert.deepEqual([found.expected.matrix.length, found.actual.matrix.length], [3, 3]);
+});
+
+test('every challenge has a step table with probes, or a written reason in its folder why it cannot be probed', () => {
+  for (const folder of Object.values(CHALLENGES)) {
+    const reason = join(ROOT, 'challenges', folder, 'NO-PROBES.md');
+    let written = '';
+    try { written = readFileSync(reason, 'utf8'); } catch { /* no reason file */ }
+    assert.ok(TABLES[folder] || written.trim().length > 0, `${folder}: no step table and no NO-PROBES.md`);
+    if (TABLES[folder]) assert.ok(probeCalls(folder).length > 0 && TABLES[folder].checks.length > 0, `${folder}: a table without probes or checks`);
+  }
+});
+
+test('when only error cases fail, the headline names the case, what happened, and the error expected', async () => {
+  const id = CHALLENGES['01'];
+  const tests = testsOf(id);
+  const right = (await load(readFileSync(join(ROOT, 'challenges', id, 'solution.js'), 'utf8'), 'solution-01'))[tests.function];
+  const probes = run(right, probeCalls(id));
+  const kCase = tests.errors.findIndex((c) => c.args[1][0].length !== c.args[0][0].length);
+  assert.ok(kCase >= 0, 'challenge 01 has an error case with K narrower or wider than Q');
+  const as = (result) => tests.errors.map((c, i) => ({ ...c, result: i === kCase ? result : { error: { name: c.throws.name, message: c.throws.referenceMessage } } }));
+  // accepted: the case, the shapes, the error expected
+  const accepted = locate(id, probes, lab, { errors: as({ output: [[1, 2], [3, 4]] }) });
+  assert.equal(accepted.step, 'check');
+  assert.match(accepted.title, new RegExp(`“${tests.errors[kCase].name}” was accepted; expected a RangeError`));
+  assert.match(accepted.foundBy, /K 2×3/);
+  assert.match(accepted.detail, /returned a 2×2 matrix instead of throwing/);
+  // a crash (TypeError) is not a check
+  const crashed = locate(id, probes, lab, { errors: as({ error: { name: 'TypeError', message: "Cannot read properties of undefined (reading '0')" } }) });
+  assert.match(crashed.title, /threw TypeError, expected RangeError/);
+  assert.match(crashed.detail, /a crash inside the computation, not a check/);
+  // the right error with another message
+  const worded = locate(id, probes, lab, { errors: as({ error: { name: 'RangeError', message: 'bad shapes' } }) });
+  assert.match(worded.title, /the right error \(RangeError\) with another message/);
+  // every error case right: nothing to say
+  assert.equal(locate(id, probes, lab, { errors: as({ error: { name: 'RangeError', message: tests.errors[kCase].throws.referenceMessage } }) }), null);
+  // a wrong step found by the probes comes first: the check is only the headline when the math is right
+  const noScale = (await load(readFileSync(join(CORPUS, '01', '06-no-scaling.js'), 'utf8'), 'noscale'))[tests.function];
+  assert.equal(locate(id, run(noScale, probeCalls(id)), lab, { errors: as({ output: [[1]] }) }).step, 'scale');
+});
+
+test('a failing answer that every probe answers right still gets a headline naming the failing case', () => {
+  const id = CHALLENGES['02'];
+  const found = locate(id, run(() => { throw new Error('unused'); }, []), lab, { failing: ['one token'] });
+  assert.equal(found, null, 'no probe results at all: nothing to say');
+  const table = TABLES[id];
+  const rightResults = new Map(probeCalls(id).map(({ id: callId, args }) => [callId, { output: lab[table.function](...structuredClone(args)) }]));
+  const fallback = locate(id, rightResults, lab, { failing: ['one token'] });
+  assert.equal(fallback.step, null);
+  assert.match(fallback.title, /Every probe input is answered right, yet a case fails: “one token”/);
 });

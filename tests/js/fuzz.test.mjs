@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import lab, { externrefSlots } from './support/lab.mjs';
 import { runCase, knownGood, makeCase } from '../fuzz/cases.mjs';
-import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_EXPORTS, TYPED_LAYER_EXPORTS, PROJECTED_TYPED_EXPORTS, MODERN_EXPORTS } from '../fuzz/exports.mjs';
+import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_EXPORTS, TYPED_LAYER_EXPORTS, PROJECTED_TYPED_EXPORTS, MODERN_EXPORTS, MODEL_EXPORTS } from '../fuzz/exports.mjs';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251121);
 const CASES = Number(process.env.FUZZ_CASES ?? 10000);
@@ -149,7 +149,7 @@ test('the fuzzer catches wrong results of the layer on typed arrays, and a wrong
 
 test('the fuzzer catches wrong typed projectedSelfAttention results and a wrong error class', () => {
   const good = knownGood(lab);
-  const caught = (fake) => caughtIn(fake, (spec) => PROJECTED_TYPED_EXPORTS.includes(spec), 6000, good);
+  const caught = (fake) => caughtIn(fake, (spec) => PROJECTED_TYPED_EXPORTS.includes(spec), 7400, good); // 6000 cases before issue 21 added five entries to the 22: as many per entry (6000·27/22)
   /** The package with projectedSelfAttention wrapped by `how(original, args)`, and optionally the layer's forward output by `layerOutput`. */
   const fake = (how, layerOutput) => {
     const out = { ...lab, projectedSelfAttention: (...a) => how(lab.projectedSelfAttention, a) };
@@ -216,4 +216,53 @@ test('the fuzzer catches a 1e-9 error in issue 13\'s exports: groupedQueryAttent
   assert.ok(caught(brokenLayer('backward', (f, a) => { const r = f(...a); return { ...r, key: nudgeItems(r.key) }; }), layer), 'a 1e-9 error in the key gradient went unnoticed');
   assert.ok(caught(brokenLayer('grads', (f, a) => { const r = f(...a); return { ...r, W_K: nudge(r.W_K) }; }), layer), 'a 1e-9 error in grads().W_K went unnoticed');
   assert.ok(caught(brokenLayer('forward', (f, a) => { const r = f(...a); return a[3]?.cache ? { ...r, output: nudgeItems(r.output) } : r; }), decode), 'a 1e-9 error in a cached forward went unnoticed');
+});
+
+/** The package with a Transformer whose `method` is wrapped by `how(original, args, model)`. */
+function brokenModel(method, how) {
+  class Broken extends lab.Transformer {}
+  const original = lab.Transformer.prototype[method];
+  Broken.prototype[method] = function wrapped(...args) {
+    return how(original.bind(this), args, this);
+  };
+  const Fake = function Transformer(config) {
+    return Object.setPrototypeOf(new lab.Transformer(config), Broken.prototype);
+  };
+  return { ...lab, Transformer: Fake };
+}
+
+test('issue 21\'s Transformer and repeatedTokens: 3000 fuzz cases, correct or refused naming the argument, a refused call changes nothing', { timeout: 120000 }, () => {
+  const good = knownGood(lab);
+  const seen = {};
+  const failures = [];
+  for (let i = 0; i < 3000; i += 1) {
+    const result = runCase(lab, SEED, i, good, MODEL_EXPORTS);
+    if (result.failure) failures.push(result.failure);
+    else (seen[result.export] ??= {})[result.outcome] = (seen[result.export][result.outcome] ?? 0) + 1;
+  }
+  assert.deepEqual(failures.slice(0, 10), [], `${failures.length} failing cases`);
+  for (const spec of MODEL_EXPORTS) {
+    for (const outcome of ['value', 'TypeError', 'RangeError']) assert.ok((seen[spec.name]?.[outcome] ?? 0) >= 50, `${spec.name}: only ${seen[spec.name]?.[outcome]} cases ended in ${outcome}`);
+  }
+});
+
+test('the fuzzer catches a wrong Transformer: a 1e-9 gradient error, f32 logits off by 1e-3, a refused step that changed the state, accepted bad weights, a refusal naming nothing, a plain Error, a wrong repeatedTokens', () => {
+  const good = knownGood(lab);
+  // a case the real package passes and the broken one fails (the real package's own failures cannot count)
+  const caught = (fake, name) => {
+    const spec = MODEL_EXPORTS.find((s) => s.name.startsWith(name));
+    for (let i = MODEL_EXPORTS.indexOf(spec); i < 3000; i += MODEL_EXPORTS.length) {
+      if (runCase(lab, 99, i, good, MODEL_EXPORTS).failure === undefined && runCase(fake, 99, i, good, MODEL_EXPORTS).failure !== undefined) return true;
+    }
+    return false;
+  };
+  const nudgeTree = (t) => JSON.parse(JSON.stringify(t), (k, v) => (typeof v === 'number' && v !== 0 ? v * (1 + 1e-9) : v));
+  assert.ok(caught(brokenModel('gradients', (f, a) => { const r = f(...a); return { ...r, grads: nudgeTree(r.grads) }; }), 'Transformer setWeights'), 'a 1e-9 gradient error went unnoticed');
+  assert.ok(caught(brokenModel('forward', (f, a) => { const r = f(...a); return r.logits.data instanceof Float32Array ? { ...r, logits: { ...r.logits, data: r.logits.data.map((x) => x * (1 + 1e-3)) } } : r; }), 'new Transformer'), 'f32 logits off by 1e-3 went unnoticed');
+  assert.ok(caught(brokenModel('trainStep', (f, a, model) => { try { return f(...a); } catch (e) { model.setWeights({ W_E: model.getWeights().W_E.map((row) => row.map((x) => x + 1)) }); throw e; } }), 'Transformer trainStep'), 'a refused step that changed the weights went unnoticed');
+  assert.ok(caught(brokenModel('setWeights', (f, a) => { try { return f(...a); } catch { return undefined; } }), 'Transformer setWeights'), 'accepted bad weights went unnoticed');
+  assert.ok(caught(brokenModel('setState', (f, a) => { try { return f(...a); } catch (e) { throw new e.constructor('something went wrong'); } }), 'Transformer setState'), 'a refusal naming nothing went unnoticed');
+  assert.ok(caught(brokenModel('forward', (f, a) => { try { return f(...a); } catch { throw new Error('plain'); } }), 'new Transformer'), 'a plain Error went unnoticed');
+  assert.ok(caught(brokenModel('headScores', (f, a) => f(...a).map((layer) => layer.map((s) => ({ ...s, induction: s.induction * (1 + 1e-6) })))), 'new Transformer'), 'a wrong induction score went unnoticed');
+  assert.ok(caught({ ...lab, repeatedTokens: (o) => { const r = lab.repeatedTokens(o); r.tokens[0][1] += 1; return r; } }, 'repeatedTokens'), 'a wrong repeatedTokens went unnoticed');
 });

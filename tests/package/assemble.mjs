@@ -18,6 +18,15 @@
 // gets `/// <reference lib="esnext.disposable" />`, so it compiles for projects whose `lib` is older
 // (e.g. es2022) without skipLibCheck.
 //
+// The command `attention-lab` (pkg.json `bin`, see cli/) ships with the course it runs:
+//
+//   cli/*.mjs            → cli/           the command and the worker sandbox for the learner's code
+//   www/src/{cases,diagnosis,variants,report,runner.worker}.js → course/   the site's own modules, unchanged:
+//                        the same cases, diagnosis and runner as the challenge page
+//   challenges/NN-*/{README.md,starter.js,tests.json} → course/challenges/NN-*/   (no solutions)
+//   www/node_modules/acorn → node_modules/acorn   the runner's parser, a bundled dependency (pkg.json
+//                        `bundleDependencies`), so the tarball installs offline (`cd www && npm ci` first)
+//
 // The manifest is `pkg.json` verbatim. The script refuses to assemble when its version differs
 // from Cargo.toml's, or when a path named in `exports`, `main`, `module`, `types`, `files` or
 // `sideEffects` is not a file it produced.
@@ -162,6 +171,28 @@ export default async function init(module_or_path) {
 `;
 }
 
+/** The site's modules the command imports (www/src/), copied unchanged into course/. */
+const COURSE_MODULES = ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'runner.worker.js'];
+/** What each challenge folder contributes to course/challenges/: the lesson, the starter and the tests. */
+const CHALLENGE_FILES = ['README.md', 'starter.js', 'tests.json'];
+/** The runner's one dependency, bundled into the tarball. */
+const ACORN = join(ROOT, 'www/node_modules/acorn');
+
+for (const module of COURSE_MODULES) {
+  const text = readFileSync(join(ROOT, 'www/src', module), 'utf8');
+  const imports = [...text.matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);
+  const unexpected = imports.filter((specifier) => specifier !== 'acorn' && !COURSE_MODULES.includes(specifier.replace(/^\.\//, '')));
+  if (unexpected.length) fail(`www/src/${module} imports ${unexpected.join(', ')}, which the package does not ship; update COURSE_MODULES in tests/package/assemble.mjs`);
+}
+if (!existsSync(join(ACORN, 'package.json'))) fail('www/node_modules/acorn is missing; run `cd www && npm ci`');
+const acornVersion = JSON.parse(readFileSync(join(ACORN, 'package.json'), 'utf8')).version;
+const wantedAcorn = manifest.dependencies?.acorn?.match(/^\^(\d+)\.(\d+)\.(\d+)$/)?.slice(1).map(Number);
+const [aMajor, aMinor, aPatch] = acornVersion.split('.').map(Number);
+if (!wantedAcorn || !manifest.bundleDependencies?.includes('acorn')) fail('pkg.json must depend on acorn as ^x.y.z and bundle it');
+if (aMajor !== wantedAcorn[0] || aMinor < wantedAcorn[1] || (aMinor === wantedAcorn[1] && aPatch < wantedAcorn[2])) {
+  fail(`www/node_modules/acorn is ${acornVersion}, which pkg.json's ${manifest.dependencies.acorn} does not allow`);
+}
+
 // ---- pass 3: copy into a fresh pkg/ ------------------------------------------
 
 rmSync(OUT, { recursive: true, force: true });
@@ -195,6 +226,15 @@ module.exports.initSync();
 `);
 // The web entry: init() picks the build (see WEB_ENTRY).
 writeFileSync(join(OUT, 'web.js'), webEntry(readFileSync(join(ROOT, BUILDS.web.dir, `${NAME}.js`), 'utf8')));
+// the command, the site's modules, the challenges and the runner's parser
+cpSync(join(ROOT, 'cli'), join(OUT, 'cli'), { recursive: true, filter: (path) => !/\.test\.mjs$/.test(path) });
+mkdirSync(join(OUT, 'course/challenges'), { recursive: true });
+for (const module of COURSE_MODULES) copyFileSync(join(ROOT, 'www/src', module), join(OUT, 'course', module));
+for (const id of readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort()) {
+  mkdirSync(join(OUT, 'course/challenges', id));
+  for (const file of CHALLENGE_FILES) copyFileSync(join(ROOT, 'challenges', id, file), join(OUT, 'course/challenges', id, file));
+}
+cpSync(ACORN, join(OUT, 'node_modules/acorn'), { recursive: true });
 copyFileSync(join(ROOT, 'README.md'), join(OUT, 'README.md'));
 copyFileSync(join(ROOT, 'LICENSE'), join(OUT, 'LICENSE'));
 writeFileSync(join(OUT, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
@@ -209,15 +249,16 @@ const named = [
   manifest.module,
   manifest.types,
   ...manifest.files,
+  ...Object.values(manifest.bin ?? {}),
   ...manifest.sideEffects,
 ].filter(Boolean);
 for (const path of new Set(named)) {
   if (!existsSync(join(OUT, path))) fail(`pkg.json names ${path}, which the package does not contain`);
 }
-const produced = readdirSync(OUT).filter((f) => !['package.json', 'README.md', 'LICENSE'].includes(f)).sort();
+const produced = readdirSync(OUT).filter((f) => !['package.json', 'README.md', 'LICENSE', 'node_modules'].includes(f)).sort();
 const listed = [...manifest.files].sort();
 if (produced.join() !== listed.join()) {
   fail(`pkg/ holds [${produced.join(', ')}] but pkg.json "files" lists [${listed.join(', ')}]`);
 }
 
-console.log(`assemble: pkg/ holds attention-lab@${manifest.version} (${produced.length + 3} files)`);
+console.log(`assemble: pkg/ holds attention-lab@${manifest.version} (${produced.length + 3} entries, and acorn ${acornVersion} bundled)`);

@@ -2,7 +2,9 @@
 // Firefox (web build): T=16, C=12, numberOfHeads 3, seeded inputs, with and without `causal`;
 // grouped-query attention with a window, rotary embedding, and the layer with numKVHeads, rope
 // and a window, in one pass and decoded through a KV cache; and a Float32Array training step (forward
-// with dropout and the f32 backward: output, weights, input gradients, grads()).
+// with dropout and the f32 backward: output, weights, input gradients, grads()); issue 21's
+// repeatedTokens and three seeded Transformer runs of 3 trainSteps (f32 default, f32 with every
+// option, f64): every step's losses and the final weights and AdamW moments.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,13 +42,17 @@ test('Node computes the fingerprint', () => {
   assert.notEqual(output.sha256, causal.sha256, 'the causal mask changes the output');
   // decoding through the cache gives the rows of the one causal pass, bit for bit
   assert.equal(results.Node.decoded.sha256, results.Node.layer.sha256);
+  // the model runs differ from each other and really trained (3 steps × 4 sequences × 14 losses)
+  assert.equal(results.Node.transformer32Losses.count, 3 * 4 * 14);
+  assert.equal(new Set(['transformer32', 'transformer32Full', 'transformer64'].map((k) => results.Node[`${k}State`].sha256)).size, 3);
 });
 test('Chromium computes the fingerprint', { timeout: 120_000 }, async () => { results.Chromium = await inBrowser(launchChromium); });
 test('Firefox computes the fingerprint', { timeout: 120_000 }, async () => { results.Firefox = await inBrowser(launchFirefox); });
 
 test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
   assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
-  for (const key of ['inputs', 'output', 'causal', 'grouped', 'groupedTrace', 'rotary', 'layer', 'decoded', 'training', 'trainingGradients', 'trainingGrads']) {
+  const model = ['repeatedTokens', ...['transformer32', 'transformer32Full', 'transformer64'].flatMap((k) => [`${k}Losses`, `${k}State`])];
+  for (const key of ['inputs', 'output', 'causal', 'grouped', 'groupedTrace', 'rotary', 'layer', 'decoded', 'training', 'trainingGradients', 'trainingGrads', ...model]) {
     const reference = results.Node[key];
     t.diagnostic(`${key}: ${reference.count} Float64 values, SHA-256 ${reference.sha256}`);
     for (const runtime of ['Chromium', 'Firefox']) {

@@ -4,9 +4,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { PKG, ROOT, run, temporaryDirectory } from './support.mjs';
+
+/** The challenge folders: each ships its lesson, starter and tests (not its solution). */
+const CHALLENGES = readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort();
 
 const EXPECTED_FILES = [
   'LICENSE', // MIT, as pkg.json and Cargo.toml say
@@ -15,6 +18,21 @@ const EXPECTED_FILES = [
   'attention_lab_bg.wasm', // one module, shared by the three builds
   'bundler.d.ts',
   'bundler.js',
+  // the command `attention-lab` (pkg.json bin) and the sandbox for the learner's code
+  'cli/attention-lab.mjs',
+  'cli/check.mjs',
+  'cli/course.mjs',
+  'cli/deny-imports.mjs',
+  'cli/format.mjs',
+  'cli/sandbox.mjs',
+  'cli/session.mjs',
+  // the site's own modules (www/src/), unchanged: the command runs the same cases and diagnosis
+  'course/cases.js',
+  ...CHALLENGES.flatMap((id) => ['README.md', 'starter.js', 'tests.json'].map((file) => `course/challenges/${id}/${file}`)),
+  'course/diagnosis.js',
+  'course/report.js',
+  'course/runner.worker.js',
+  'course/variants.js',
   'node.cjs', // Node's entry: requires threads/attention_lab.cjs
   'node.d.cts',
   'package.json',
@@ -37,7 +55,14 @@ test('npm pack lists exactly the expected files', () => {
   // the threads build has its own copy of the readers, and the workers' starter
   const threadSnippets = paths.filter((p) => p.startsWith('threads/snippets/'));
   assert.deepEqual(threadSnippets.map((p) => p.replace(/attention-lab-[0-9a-f]{16}/, 'H')), ['threads/snippets/H/src/wasm/convert.js', 'threads/snippets/H/src/wasm/threads.js']);
-  assert.deepEqual(paths.filter((p) => !p.includes('snippets/')), EXPECTED_FILES);
+  // acorn (the runner's parser) is bundled: its own files, whatever its version ships
+  const bundled = paths.filter((p) => p.startsWith('node_modules/'));
+  assert.deepEqual(report.bundled, ['acorn']);
+  for (const file of ['node_modules/acorn/package.json', 'node_modules/acorn/LICENSE', 'node_modules/acorn/dist/acorn.mjs']) assert.ok(bundled.includes(file), file);
+  assert.deepEqual(bundled.filter((p) => !p.startsWith('node_modules/acorn/')), []);
+  assert.deepEqual(paths.filter((p) => !p.includes('snippets/') && !p.startsWith('node_modules/')), EXPECTED_FILES);
+  // the bin is executable in the tarball
+  assert.equal(report.files.find((f) => f.path === 'cli/attention-lab.mjs').mode & 0o111, 0o111);
   assert.equal(report.name, 'attention-lab');
 });
 
@@ -78,7 +103,7 @@ test('npm publish --dry-run (make package) uploads this pkg/: the same tarball a
   const [packed] = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { cwd: PKG }));
   assert.equal(report.integrity, packed.integrity, 'the dry run is stale (pkg/ changed since); run `make package`');
   assert.equal(report.id, `attention-lab@${JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8')).version}`);
-  assert.deepEqual(files.filter((p) => !p.includes('snippets/')), EXPECTED_FILES);
+  assert.deepEqual(files.filter((p) => !p.includes('snippets/') && !p.startsWith('node_modules/acorn/')), EXPECTED_FILES);
 });
 
 test('npm publish --dry-run: no test files, no source maps whose sources are missing, nothing npm had to correct', () => {

@@ -1,5 +1,5 @@
 // Shared by the package tests: pack pkg/ once per test file, install the tarball into fresh
-// temporary projects (offline: the tarball has no dependencies), serve a directory on
+// temporary projects (offline: the one dependency, acorn, is bundled in the tarball), serve a directory on
 // 127.0.0.1, and open headless Chromium (playwright-core) or Firefox (puppeteer-core).
 
 import { execFileSync } from 'node:child_process';

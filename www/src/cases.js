@@ -1,5 +1,6 @@
-// The test-case rules of challenges/README.md, shared by the site and the Node tests:
-// the comparison rule, the random-case recipe, and shape helpers. Pure functions, no DOM.
+// The test-case rules of challenges/README.md, shared by the site, the Node tests and the
+// `attention-lab` command (the package ships this file): the comparison rule, the random-case
+// recipe, shape helpers, and one run's cases and verdicts. Pure functions, no DOM.
 
 /** `rows×cols` of a matrix-like value, or null when it is not a non-empty array of equal rows. */
 export function shapeOf(value) {
@@ -97,6 +98,49 @@ export function callReference(lab, tests, args) {
   const [name, full] = referenceCall(tests, structuredClone(args));
   if (typeof lab[name] !== 'function') throw new Error(`the package has no export ${name}`);
   return lab[name](...full);
+}
+
+// ---- one run of the tests, as the challenge page and `attention-lab check` do it ----------------
+
+/** How long the learner's code may run per message to its worker (the tests, then the probes). */
+export const TIME_LIMIT_MS = 2000;
+export const TIME_LIMIT_MESSAGE = 'your code ran longer than 2 s (an infinite loop?)';
+export const PROBE_TIME_LIMIT_MESSAGE = 'Your code ran longer than 2 s on the probe inputs that locate the wrong step (an infinite loop on one of them?), so it was stopped.';
+/** Random cases are compared with the package's answer to this relative tolerance. */
+export const RANDOM_TOLERANCE = 1e-9;
+
+/**
+ * The cases of one run of a challenge's `tests` (its tests.json): fixed (expected from
+ * tests.json), `tests.random.count` random ones drawn from `seed` (expected from the package
+ * `lab`), and the errors. Each is { id, kind, name, args, expected, tolerance } or, for an error
+ * case, { id, kind: 'error', name, args, throws }; the worker is sent only { id, args }.
+ */
+export function buildCases(tests, lab, seed) {
+  const next = seededRandom(seed);
+  const random = Array.from({ length: tests.random.count }, (_, i) => {
+    const args = randomArgs(tests.random, next);
+    return { id: `random-${i}`, kind: 'random', name: `random case ${i + 1}`, args, expected: callReference(lab, tests, args), tolerance: RANDOM_TOLERANCE };
+  });
+  return [
+    ...tests.fixed.map((c, i) => ({ id: `fixed-${i}`, kind: 'fixed', name: c.name, why: c.why, args: c.args, expected: c.expected, tolerance: tests.tolerance })),
+    ...random,
+    ...tests.errors.map((c, i) => ({ id: `error-${i}`, kind: 'error', name: c.name, args: c.args, throws: c.throws })),
+  ];
+}
+
+/**
+ * The verdict on one case (from buildCases) given the worker's `result` for it ({ output } or
+ * { error: { name, message } }): { pass, reason, differs } (differs as compareMatrices gives it).
+ */
+export function judge(testCase, result) {
+  if (testCase.kind === 'error') {
+    if (!result.error) return { pass: false, reason: `expected ${testCase.throws.name}: "${testCase.throws.messageStartsWith}…" but your function returned normally` };
+    const { name, message } = result.error;
+    const pass = name === testCase.throws.name && message.startsWith(testCase.throws.messageStartsWith);
+    return { pass, reason: pass ? '' : `expected ${testCase.throws.name}: "${testCase.throws.messageStartsWith}…", got ${name}: "${message}"` };
+  }
+  if (result.error) return { pass: false, reason: 'your function threw' };
+  return compareMatrices(result.output, testCase.expected, testCase.tolerance);
 }
 
 /**

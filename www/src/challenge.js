@@ -3,28 +3,22 @@
 // of tests.json and compares with the expected values / the wasm reference. When a case fails,
 // the same worker runs the diagnosis's probe inputs (another 2 s at most) and the page shows the
 // first step where the code departs from the reference (diagnosis.js), then any known mistakes.
-// The lesson arrives as HTML (KaTeX rendered at build time: build/lessons.js); the diagnosis and the
-// catalogue of mistakes load only when a test fails.
 import { EditorView, basicSetup } from 'codemirror';
 import { keymap } from '@codemirror/view';
 import { Prec } from '@codemirror/state';
 import { javascript } from '@codemirror/lang-javascript';
+// The lesson arrives as HTML, KaTeX rendered at build time (build/lessons.js).
 import 'katex/dist/katex.min.css';
 import { wasm, progress, el, matrixTable, showFatal } from './common.js';
 import { CHALLENGES, loadChallenge } from './challenges.js';
-import { compareMatrices, randomArgs, seededRandom, callReference } from './cases.js';
+import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } from './cases.js';
+import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
+import { GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } from './report.js';
 
-const TIME_LIMIT_MS = 2000;
-const TIME_LIMIT_MESSAGE = 'your code ran longer than 2 s (an infinite loop?)';
-const PROBE_TIME_LIMIT_MESSAGE = 'Your code ran longer than 2 s on the probe inputs that locate the wrong step (an infinite loop on one of them?), so it was stopped.';
-const RANDOM_TOLERANCE = 1e-9;
 const SAVE_DELAY_MS = 300;
 
 const $ = (id) => document.getElementById(id);
 const challenge = await loadChallenge(new URLSearchParams(location.search).get('id') ?? CHALLENGES[0].id);
-let tools; // diagnosis.js and variants.js ({ locate, probeCalls, walkthroughHref, diagnose }), imported on the first failing run
-const loadTools = async () => (tools ??= await Promise.all([import('./diagnosis.js'), import('./variants.js')])
-  .then(([{ locate, probeCalls, walkthroughHref }, { diagnose }]) => ({ locate, probeCalls, walkthroughHref, diagnose })));
 let editor;
 let running = null;
 
@@ -74,21 +68,6 @@ const code = () => editor.state.doc.toString();
 
 // ---- running --------------------------------------------------------------------------
 
-/** The cases of one run: fixed (expected from tests.json), random (expected from wasm), errors. */
-function buildCases(lab, seed) {
-  const { tests } = challenge;
-  const next = seededRandom(seed);
-  const random = Array.from({ length: tests.random.count }, (_, i) => {
-    const args = randomArgs(tests.random, next);
-    return { id: `random-${i}`, kind: 'random', name: `random case ${i + 1}`, args, expected: callReference(lab, tests, args), tolerance: RANDOM_TOLERANCE };
-  });
-  return [
-    ...tests.fixed.map((c, i) => ({ id: `fixed-${i}`, kind: 'fixed', name: c.name, why: c.why, args: c.args, expected: c.expected, tolerance: tests.tolerance })),
-    ...random,
-    ...tests.errors.map((c, i) => ({ id: `error-${i}`, kind: 'error', name: c.name, args: c.args, throws: c.throws })),
-  ];
-}
-
 /**
  * A fresh worker for the learner's code. send(message) resolves with its reply, or with
  * { type: 'timeout' } after TIME_LIMIT_MS (the worker is then terminated). One worker runs the
@@ -111,17 +90,6 @@ function learnerWorker() {
   };
 }
 
-function judge(testCase, result) {
-  if (testCase.kind === 'error') {
-    if (!result.error) return { pass: false, reason: `expected ${testCase.throws.name}: "${testCase.throws.messageStartsWith}…" but your function returned normally` };
-    const { name, message } = result.error;
-    const pass = name === testCase.throws.name && message.startsWith(testCase.throws.messageStartsWith);
-    return { pass, reason: pass ? '' : `expected ${testCase.throws.name}: "${testCase.throws.messageStartsWith}…", got ${name}: "${message}"` };
-  }
-  if (result.error) return { pass: false, reason: 'your function threw' };
-  return compareMatrices(result.output, testCase.expected, testCase.tolerance);
-}
-
 async function runTests() {
   if (running) return running;
   const button = $('run-tests');
@@ -136,7 +104,7 @@ async function runTests() {
   running = (async () => {
     const lab = await wasm();
     const seed = (Math.random() * 2 ** 32) >>> 0;
-    const cases = buildCases(lab, seed);
+    const cases = buildCases(challenge.tests, lab, seed);
     const started = performance.now();
     const session = learnerWorker();
     try {
@@ -144,7 +112,6 @@ async function runTests() {
       const elapsed = Math.round(performance.now() - started);
       const judged = showReply(reply, cases, seed, elapsed);
       if (!judged || judged.every((c) => c.verdict.pass)) return;
-      const { probeCalls, locate } = await loadTools();
       const probes = probeCalls(challenge.id);
       let located = null;
       let probeNote = null;
@@ -154,7 +121,7 @@ async function runTests() {
         if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
         else if (probeReply.type === 'done') {
           try {
-            located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab);
+            located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab, locateOptions(judged));
           } catch (error) {
             console.warn('the diagnosis could not read the probe results', error); // the test results still stand
           }
@@ -182,7 +149,7 @@ function showReply(reply, cases, seed, elapsed) {
   if (reply.type !== 'done') {
     status.classList.add('fail');
     const where = reply.line ? ` (line ${reply.line}${reply.column ? `, column ${reply.column}` : ''})` : '';
-    const label = { syntax: 'Syntax error', 'load-error': 'Your code threw while loading', missing: 'Missing function' }[reply.type];
+    const label = PROBLEM_LABELS[reply.type];
     status.replaceChildren(el('strong', {}, `${label}${where}: `), `${reply.name && reply.type !== 'syntax' ? `${reply.name}: ` : ''}${reply.message}`);
     return null;
   }
@@ -197,7 +164,7 @@ function showReply(reply, cases, seed, elapsed) {
     progress.markSolved(challenge.id);
     $('solved-badge').hidden = false;
   }
-  const groups = [['fixed', 'Fixed cases'], ['random', 'Random cases (against the WebAssembly reference)'], ['error', 'Cases that must throw']];
+  const groups = Object.entries(GROUP_TITLES);
   $('results').replaceChildren(...groups.map(([kind, title]) => {
     const items = judged.filter((c) => c.kind === kind);
     const ok = items.filter((c) => c.verdict.pass).length;
@@ -210,21 +177,17 @@ function showReply(reply, cases, seed, elapsed) {
 /** The located step first (if any), then the catalogued mistakes the outputs match, else a NaN note. */
 function showDiagnosis(judged, located, probeNote) {
   const fixed = judged.filter((c) => c.kind === 'fixed');
-  const outputs = fixed.map((c) => (c.result?.error ? undefined : c.result?.output));
-  const found = tools.diagnose(challenge.tests, outputs);
+  const found = knownMistakes(challenge.tests, judged, located);
   const parts = [];
   if (located) parts.push(renderLocated(located));
   if (probeNote) parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('p', {}, probeNote)));
   if (found.length) {
     parts.push(el('div', { class: 'diagnosis', role: located ? null : 'alert' },
-      el('h3', {}, found.length === 1 ? 'This looks like a known mistake' : 'These look like known mistakes'),
+      el('h3', {}, mistakesHeading(found.length)),
       el('ul', {}, found.map((d) => el('li', { 'data-mistake': d.id }, el('strong', {}, `${d.title}. `), d.hint)))));
   } else if (!located) {
-    const nonFinite = fixed.filter((c) => Array.isArray(c.result?.output) && c.result.output.flat().some((x) => typeof x !== 'number' || !Number.isFinite(x)));
-    if (nonFinite.length) {
-      parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('h3', {}, 'NaN or Infinity in your output'),
-        el('p', {}, `In ${nonFinite.map((c) => `"${c.name}"`).join(', ')}: look for exp() of a large number (subtract the row maximum first), a division by zero, or an index past the end of a row (undefined turns into NaN).`)));
-    }
+    const note = nonFiniteNote(fixed);
+    if (note) parts.push(el('div', { class: 'diagnosis', role: 'alert' }, el('h3', {}, note.title), el('p', {}, note.detail)));
   }
   $('diagnosis').replaceChildren(...parts);
 }
@@ -233,7 +196,7 @@ const shown = (M) => M.map((row) => (Array.isArray(row) ? row : [row]).map((x) =
 
 /** The first wrong step: what was found, on which probe input, expected vs yours for that step, and a walkthrough link. */
 function renderLocated(found) {
-  const heading = found.step ? `First wrong step: ${found.stepLabel}` : 'Where your code goes wrong';
+  const heading = locatedHeading(found);
   const sides = [];
   const { expected, actual } = found;
   // weights: rows are queries, columns keys (as in the walkthrough)
@@ -254,9 +217,9 @@ function renderLocated(found) {
     el('h3', { id: 'located-heading' }, heading),
     el('p', { class: 'located-title' }, el('strong', {}, found.title)),
     el('p', {}, found.detail),
-    el('p', { class: 'hint' }, `Found by calling your function on a probe input (${found.probe}).`),
+    el('p', { class: 'hint' }, foundByLine(found)),
     sides.length ? el('div', { class: 'matrix-row side-by-side' }, sides) : null,
-    found.walkthrough ? el('p', {}, el('a', { href: tools.walkthroughHref(found.walkthrough), id: 'located-walkthrough' }, 'Open this step in the walkthrough, with these inputs →')) : null);
+    found.walkthrough ? el('p', {}, el('a', { href: walkthroughHref(found.walkthrough), id: 'located-walkthrough' }, 'Open this step in the walkthrough, with these inputs →')) : null);
 }
 
 function renderCase(c) {
@@ -318,8 +281,5 @@ if (!challenge) {
     editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: challenge.starter } });
     progress.clearCode(challenge.id);
   });
-  // The reference and the diagnosis load as soon as the lesson and the editor are up, so that a failing
-  // run is diagnosed at once (the reference also checks the random cases).
   wasm().catch((error) => showFatal(`The WebAssembly reference could not be loaded: ${error.message}`));
-  loadTools().catch((error) => console.warn('the diagnosis could not be loaded', error));
 }

@@ -1,5 +1,5 @@
-// expect: none
-// Right math, but the shape error has its own message, so only the error cases fail: the probes must not invent a wrong step.
+// expect: check
+// Right math, but the shape error has its own message, so only the error cases fail: the headline names that check (the message), never a step of the math.
 const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
 const softmax = (xs) => {
   const m = Math.max(...xs);

@@ -1,0 +1,119 @@
+// `attention-lab check`: one run of a challenge's tests on the learner's code, as the challenge
+// page's runTests() does it, returned as plain data (the report that `--json` prints and that
+// ./format.mjs turns into text). Same cases (buildCases), same verdicts (judge), same worker
+// script (the site's runner, in ./session.mjs's sandbox), and on a failure the same diagnosis:
+// the probes and locate() of diagnosis.js, then the known mistakes, as report.js says.
+import {
+  buildCases, judge, locate, probeCalls, walkthroughHref, loadLab, RUNNER,
+  TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE, foundByLine, knownMistakes, locatedHeading, locateOptions, nonFiniteNote,
+} from './course.mjs';
+import { learnerWorker } from './session.mjs';
+
+/** Where the walkthrough links point unless --site says otherwise: `make start`'s address. */
+export const DEFAULT_SITE = 'http://127.0.0.1:8080/';
+
+/**
+ * Runs `challenge`'s tests on `code` (the text of the learner's module) with random cases drawn
+ * from `seed`. `site` is the course site's base URL for walkthrough links. Resolves with the
+ * report: { challenge, file, seed, status, problem, passed, total, elapsedMs, cases, diagnosis }.
+ * status: 'pass', 'fail', or why the code could not be tested: 'syntax', 'load-error',
+ * 'missing' (no such export), 'timeout'.
+ */
+export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, output }) {
+  const lab = loadLab();
+  const cases = buildCases(challenge.tests, lab, seed);
+  const report = {
+    challenge: { id: challenge.id, number: challenge.number, title: challenge.title, function: challenge.functionName },
+    file,
+    seed,
+    status: 'fail',
+    problem: null,
+    passed: 0,
+    total: cases.length,
+    elapsedMs: 0,
+    cases: [],
+    diagnosis: null,
+  };
+  const started = performance.now();
+  const session = learnerWorker(RUNNER, output);
+  try {
+    const reply = await session.send({ code, functionName: challenge.functionName, cases: cases.map(({ id, args }) => ({ id, args })) });
+    report.elapsedMs = Math.round(performance.now() - started);
+    if (reply.type === 'timeout') {
+      report.status = 'timeout';
+      report.problem = { type: 'timeout', message: TIME_LIMIT_MESSAGE };
+      return report;
+    }
+    if (reply.type !== 'done') {
+      report.status = reply.type;
+      report.problem = { type: reply.type, name: reply.name ?? null, message: reply.message, line: reply.line ?? null, column: reply.column ?? null };
+      return report;
+    }
+    const byId = new Map(reply.results.map((r) => [r.id, r]));
+    const judged = cases.map((c) => ({ ...c, result: byId.get(c.id), verdict: judge(c, byId.get(c.id)) }));
+    report.cases = judged.map(caseReport);
+    report.passed = judged.filter((c) => c.verdict.pass).length;
+    if (report.passed === report.total) {
+      report.status = 'pass';
+      return report;
+    }
+    let located = null;
+    let probeNote = null;
+    const probes = probeCalls(challenge.id);
+    if (probes.length) {
+      const probeReply = await session.send({ probes });
+      if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
+      else if (probeReply.type === 'done') {
+        try {
+          located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab, locateOptions(judged));
+        } catch {
+          located = null; // as on the page: the test results still stand
+        }
+      }
+    }
+    report.diagnosis = diagnosisReport(challenge, judged, located, probeNote, site);
+    report.elapsedMs = Math.round(performance.now() - started);
+    return report;
+  } finally {
+    await session.close();
+  }
+}
+
+/** One case of the report: what was asked, the verdict, and for a failure what came back. */
+function caseReport(c) {
+  const { pass, reason } = c.verdict;
+  const entry = { id: c.id, kind: c.kind, name: c.name, pass, reason: reason || null };
+  if (c.why) entry.why = c.why;
+  if (c.kind === 'error') entry.throws = c.throws;
+  if (!pass) {
+    entry.args = c.args;
+    if (c.kind !== 'error') entry.expected = c.expected;
+    if (c.result && 'output' in c.result) entry.output = c.result.output;
+    if (c.result?.error) entry.error = c.result.error;
+  }
+  return entry;
+}
+
+/** What the challenge page's showDiagnosis shows: the located step, the probe note, the known mistakes, else a NaN note. */
+function diagnosisReport(challenge, judged, located, probeNote, site) {
+  const fixed = judged.filter((c) => c.kind === 'fixed');
+  const mistakes = knownMistakes(challenge.tests, judged, located).map(({ id, title, hint }) => ({ id, title, hint }));
+  const nonFinite = !located && !mistakes.length ? nonFiniteNote(fixed) : null;
+  return {
+    located: located && {
+      step: located.step ?? null,
+      stepLabel: located.stepLabel ?? null,
+      heading: locatedHeading(located),
+      title: located.title,
+      detail: located.detail,
+      probe: located.probe ?? null,
+      foundBy: foundByLine(located),
+      expected: located.expected,
+      actual: located.actual,
+      walkthrough: located.walkthrough ? walkthroughHref(located.walkthrough, new URL('walkthrough.html', site).href) : null,
+    },
+    probeNote,
+    mistakes,
+    nonFinite,
+  };
+}

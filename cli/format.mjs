@@ -1,0 +1,145 @@
+// The terminal text of `attention-lab check` and `list`: a check report (./check.mjs) as lines that
+// fit the terminal. `paint(style, text)` colours (node:util styleText) or returns text unchanged.
+import { styleText } from 'node:util';
+import { GROUP_TITLES, PROBLEM_LABELS, mistakesHeading } from './course.mjs';
+/** Random cases that fail are listed up to this many (they usually fail alike). */
+const RANDOM_SHOWN = 3;
+const DIGITS = 4;
+
+/**
+ * A painter for `stream`: colours only when it is a terminal that has colours, and never when
+ * NO_COLOR is set (styleText checks the stream and the environment too).
+ */
+export function painterFor(stream) {
+  const colour = Boolean(stream.isTTY) && stream.hasColors?.() === true && !process.env.NO_COLOR;
+  return colour ? (style, text) => styleText(style, text, { stream }) : (_style, text) => text;
+}
+
+/** A number as the site's tables show it: fixed decimals, a real minus sign, NaN and ±∞ spelled out. */
+export function formatNumber(x) {
+  if (typeof x !== 'number') return String(x?.unexpected ?? x);
+  if (Number.isNaN(x)) return 'NaN';
+  if (!Number.isFinite(x)) return x > 0 ? '∞' : '−∞';
+  const text = Math.abs(x) >= 1e5 ? x.toExponential(2) : x.toFixed(DIGITS);
+  return text.replace(/^-(?=.*[1-9])/, '−').replace(/^-/, '');
+}
+
+/** `text` broken into lines of at most `width` characters, each starting with `indent`. */
+export function wrap(text, width, indent = '') {
+  const lines = [];
+  for (const paragraph of String(text).split('\n')) {
+    let line = '';
+    for (const word of paragraph.split(' ')) {
+      if (line && indent.length + line.length + 1 + word.length > width) {
+        lines.push(indent + line);
+        line = word;
+      } else line = line ? `${line} ${word}` : word;
+    }
+    lines.push(indent + line);
+  }
+  return lines;
+}
+
+const isMatrix = (M) => Array.isArray(M) && M.length > 0 && M.every(Array.isArray);
+const sameCell = (a, e) => typeof a === 'number' && typeof e === 'number' && Math.abs(a - e) <= 1e-7 * Math.max(1, Math.abs(e));
+
+/**
+ * Two matrices side by side (or one under the other when they do not fit in `width`): the
+ * expected, and the learner's with the cells that differ painted (or, without colour, starred).
+ */
+function matrices(expected, actual, width, paint, plain) {
+  const block = (label, M, marks) => {
+    const cells = M.map((row) => row.map((x) => formatNumber(x)));
+    const widths = [];
+    cells.forEach((row) => row.forEach((t, c) => { widths[c] = Math.max(widths[c] ?? 0, t.length + 1); }));
+    const rows = cells.map((row, r) => row.map((t, c) => {
+      const differs = marks?.(r, c);
+      const padded = t.padStart(widths[c]) + (plain && marks ? (differs ? '*' : ' ') : '');
+      return differs ? paint(['red', 'bold'], padded) : padded;
+    }).join(' '));
+    const visible = Math.max(label.length, ...cells.map((row) => row.reduce((n, t, c) => n + widths[c] + (plain && marks ? 1 : 0) + 1, -1)));
+    return { lines: [label, ...rows], width: visible };
+  };
+  const left = block(`expected ${expected.label ?? ''}`.trim(), expected.matrix ?? expected, null);
+  const actualMatrix = actual.matrix ?? actual;
+  const same = actualMatrix.length === (expected.matrix ?? expected).length;
+  const E = expected.matrix ?? expected;
+  const right = block(actual.label ?? 'yours', actualMatrix, (r, c) => !same || E[r]?.[c] === undefined || !sameCell(actualMatrix[r][c], E[r][c]));
+  const lines = [];
+  const gap = 4;
+  if (2 + left.width + gap + right.width <= width) {
+    const height = Math.max(left.lines.length, right.lines.length);
+    for (let i = 0; i < height; i++) {
+      const l = left.lines[i] ?? '';
+      lines.push(`  ${l}${' '.repeat(left.width - l.length + gap)}${right.lines[i] ?? ''}`.trimEnd());
+    }
+  } else {
+    lines.push(...left.lines.map((l) => `  ${l}`), '', ...right.lines.map((l) => `  ${l}`));
+  }
+  if (plain) lines.push('  (* differs from the expected value)');
+  return lines;
+}
+
+/** The text of a check report, as an array of lines. */
+export function formatCheck(report, { paint, width = 80 }) {
+  const plain = paint('red', 'x') === 'x';
+  const ok = (text) => paint('green', text);
+  const bad = (text) => paint('red', text);
+  const dim = (text) => paint('dim', text);
+  const strong = (text) => paint('bold', text);
+  const out = [];
+  const { challenge } = report;
+  out.push(strong(`Challenge ${challenge.number} · ${challenge.title}`) + dim(` · ${report.file}`));
+  if (report.problem) {
+    out.push(bad(`✗ ${problemLine(report.problem, report.file)}`));
+    return out;
+  }
+  let lastThrown = null;
+  for (const kind of Object.keys(GROUP_TITLES)) {
+    const items = report.cases.filter((c) => c.kind === kind);
+    if (!items.length) continue;
+    const passed = items.filter((c) => c.pass).length;
+    out.push('', strong(`${GROUP_TITLES[kind]}: ${passed} of ${items.length} pass`));
+    let shown = 0;
+    for (const c of items) {
+      if (kind === 'random' && (c.pass || shown >= RANDOM_SHOWN)) continue;
+      shown++;
+      out.push(c.pass ? `  ${ok('✓')} ${c.name}` : `  ${bad('✗')} ${c.name}${c.reason ? dim(`: ${c.reason}`) : ''}`);
+      if (!c.pass && c.why) out.push(...wrap(c.why, width, '      ').map(dim));
+      const thrown = !c.pass && c.error && kind !== 'error' ? `${c.error.name}: ${c.error.message}${c.error.line ? ` (line ${c.error.line})` : ''}` : null;
+      // the same exception on every case is said once
+      if (thrown && thrown !== lastThrown) out.push(...wrap(thrown, width, '      '));
+      lastThrown = thrown ?? lastThrown;
+    }
+    const failed = items.length - passed;
+    if (kind === 'random' && failed > shown) out.push(dim(`  … and ${failed - shown} more random case${failed - shown === 1 ? '' : 's'} fail`));
+  }
+  const firstWrong = report.cases.find((c) => c.kind === 'fixed' && !c.pass && isMatrix(c.output));
+  if (firstWrong) out.push('', strong(`"${firstWrong.name}"`), ...matrices(firstWrong.expected, { label: 'your output', matrix: firstWrong.output }, width, paint, plain));
+  const d = report.diagnosis;
+  if (d?.located) {
+    const f = d.located;
+    out.push('', bad(strong(f.heading)), ...wrap(f.title, width, '  ').map(strong), ...wrap(f.detail, width, '  '),
+      ...wrap(f.foundBy, width, '  ').map(dim));
+    if (f.expected && f.actual && isMatrix(f.expected.matrix) && isMatrix(f.actual.matrix)) out.push(...matrices(f.expected, f.actual, width, paint, plain));
+    if (f.walkthrough) out.push('  Open this step in the walkthrough, with these inputs:', `  ${paint('cyan', f.walkthrough)}`);
+  }
+  if (d?.probeNote) out.push('', ...wrap(d.probeNote, width));
+  if (d?.mistakes.length) {
+    out.push('', strong(mistakesHeading(d.mistakes.length)));
+    for (const m of d.mistakes) out.push(...wrap(`${m.title}. ${m.hint}`, width, '  '));
+  }
+  if (d?.nonFinite) out.push('', strong(d.nonFinite.title), ...wrap(d.nonFinite.detail, width, '  '));
+  const all = report.status === 'pass';
+  out.push('', (all ? ok(`✓ All ${report.total} tests pass.`) : bad(`✗ ${report.passed} of ${report.total} tests pass.`))
+    + ` ${report.elapsedMs} ms; random seed ${report.seed}${all ? '. Challenge solved ✓' : ` (again with --seed ${report.seed})`}`);
+  return out;
+}
+
+/** The one line for code that could not be tested (the site's status line, with the file). */
+export function problemLine(problem, file) {
+  if (problem.type === 'timeout') return `Stopped: ${problem.message}`;
+  const where = problem.line ? ` (${file} line ${problem.line}${problem.column ? `, column ${problem.column}` : ''})` : ` (${file})`;
+  const label = PROBLEM_LABELS[problem.type] ?? 'Error';
+  return `${label}${where}: ${problem.name && problem.type !== 'syntax' ? `${problem.name}: ` : ''}${problem.message}`;
+}
