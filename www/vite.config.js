@@ -5,6 +5,7 @@ import { defineConfig } from 'vite';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { lessons } from './build/lessons.js';
 
 const HOST = '127.0.0.1';
 const PORT = Number(process.env.PORT ?? 8080);
@@ -62,18 +63,19 @@ function contentSecurityPolicy() {
 
 export default defineConfig({
   base: './',
-  plugins: [contentSecurityPolicy()],
+  plugins: [contentSecurityPolicy(), lessons({ challengesDir: resolve(import.meta.dirname, '../challenges') })],
   build: {
     outDir: 'dist',
     emptyOutDir: true,
     assetsInlineLimit: 0,
     target: 'es2022',
-    chunkSizeWarningLimit: 1200, // CodeMirror, KaTeX and marked, bundled on purpose (offline)
+    chunkSizeWarningLimit: 1200, // CodeMirror bundled on purpose (offline); KaTeX and marked run at build time
     rollupOptions: {
       input: {
         index: resolve(import.meta.dirname, 'index.html'),
         walkthrough: resolve(import.meta.dirname, 'walkthrough.html'),
         challenge: resolve(import.meta.dirname, 'challenge.html'),
+        lab: resolve(import.meta.dirname, 'lab.html'),
       },
     },
   },

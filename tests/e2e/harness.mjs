@@ -54,7 +54,7 @@ export async function openPage(site, size = SIZES.desktop) {
 
 /** Loads a challenge page with `code` already saved as the learner's code, runs the tests. */
 export async function runCode(page, url, id, code) {
-  await page.goto(url(`challenge.html?id=${id}`));
+  await page.goto(url(`challenge.html?id=${id}`), { waitUntil: 'networkidle' }); // the lesson's fonts too: a reload would abort them
   await page.evaluate(([k, v]) => localStorage.setItem(k, v), [`attention-lab:code:${id}`, code]);
   await page.reload();
   await page.locator('.cm-content').waitFor();

@@ -527,6 +527,7 @@ describe('challenges', () => {
     const { context, page, url } = await openPage(site);
     for (const id of CHALLENGE_IDS) {
       await page.goto(url(`challenge.html?id=${id}`));
+      await page.locator('#lesson h1, #lesson h2').first().waitFor(); // the lesson is its own chunk: it arrives just after load
       assert.ok((await page.locator('#lesson .katex-display').count()) >= 1, id);
       assert.ok((await page.locator('#lesson math').count()) >= 3, `${id}: MathML for screen readers`);
       assert.doesNotMatch(await page.textContent('#lesson'), /\$\$/);
@@ -560,7 +561,7 @@ describe('diagnosis: the first wrong step', () => {
       const { context, page, log, url } = await openPage(site);
       const id = idOf(number);
       const code = corpus(number, file);
-      await page.goto(url(`challenge.html?id=${id}`));
+      await page.goto(url(`challenge.html?id=${id}`), { waitUntil: 'networkidle' }); // a reload would abort the lesson's fonts, the reference
       await page.evaluate(([k, v]) => localStorage.setItem(k, v), [`attention-lab:code:${id}`, code]);
       await page.reload();
       await page.locator('.cm-content').waitFor();

@@ -142,3 +142,21 @@ export function judge(testCase, result) {
   if (result.error) return { pass: false, reason: 'your function threw' };
   return compareMatrices(result.output, testCase.expected, testCase.tolerance);
 }
+
+/**
+ * A tensor as nested arrays: `{ data, shape }` (the package's typed-array form) is reshaped,
+ * nested arrays are returned as they are (typed-array rows become plain arrays).
+ */
+export function nested(value) {
+  if (Array.isArray(value)) return value.map((row) => (ArrayBuffer.isView(row) ? Array.from(row) : row));
+  if (value && ArrayBuffer.isView(value.data) && Array.isArray(value.shape)) {
+    const { data, shape } = value;
+    const build = (offset, dims) => {
+      if (dims.length === 1) return Array.from(data.subarray(offset, offset + dims[0]));
+      const stride = dims.slice(1).reduce((a, b) => a * b, 1);
+      return Array.from({ length: dims[0] }, (_, i) => build(offset + i * stride, dims.slice(1)));
+    };
+    return build(0, shape);
+  }
+  throw new TypeError('expected nested arrays or { data, shape }');
+}

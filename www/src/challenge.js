@@ -7,11 +7,10 @@ import { EditorView, basicSetup } from 'codemirror';
 import { keymap } from '@codemirror/view';
 import { Prec } from '@codemirror/state';
 import { javascript } from '@codemirror/lang-javascript';
-import { Marked } from 'marked';
-import markedKatex from 'marked-katex-extension';
+// The lesson arrives as HTML, KaTeX rendered at build time (build/lessons.js).
 import 'katex/dist/katex.min.css';
 import { wasm, progress, el, matrixTable, showFatal } from './common.js';
-import { CHALLENGES, challengeById } from './challenges.js';
+import { CHALLENGES, loadChallenge } from './challenges.js';
 import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } from './cases.js';
 import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
 import { GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } from './report.js';
@@ -20,16 +19,14 @@ import { forwardCase, weightsCalls, weightsCases } from './model-check.js';
 const SAVE_DELAY_MS = 300;
 
 const $ = (id) => document.getElementById(id);
-const challenge = challengeById(new URLSearchParams(location.search).get('id') ?? CHALLENGES[0].id);
+const challenge = await loadChallenge(new URLSearchParams(location.search).get('id') ?? CHALLENGES[0].id);
 let editor;
 let running = null;
 
 // ---- lesson -------------------------------------------------------------------------
 
 function renderLesson() {
-  const markdown = new Marked();
-  markdown.use(markedKatex({ throwOnError: false, nonStandard: true, output: 'htmlAndMathml' }));
-  $('lesson').innerHTML = markdown.parse(challenge.readme);
+  $('lesson').innerHTML = challenge.lesson;
   // A display equation (or a code block, challenge 09) wider than the column scrolls; keyboard users must be able to scroll it too.
   const focusableWhenScrolling = () => $('lesson').querySelectorAll('.katex-display, pre').forEach((d) => {
     if (d.scrollWidth > d.clientWidth) d.setAttribute('tabindex', '0');

@@ -1,27 +1,23 @@
-// The challenges, read at build time from ../../challenges/*: README, starter, solution, tests.
-const readmes = import.meta.glob('../../challenges/*/README.md', { query: '?raw', import: 'default', eager: true });
-const starters = import.meta.glob('../../challenges/*/starter.js', { query: '?raw', import: 'default', eager: true });
-const solutions = import.meta.glob('../../challenges/*/solution.js', { query: '?raw', import: 'default', eager: true });
-const tests = import.meta.glob('../../challenges/*/tests.json', { import: 'default', eager: true });
+// The challenges, read at build time from ../../challenges/*. The index (id, number, title,
+// summary) is all the home page and the navigation need; a challenge page loads only its own
+// lesson (rendered to HTML at build time, KaTeX included: build/lessons.js), starter, solution and tests.
+import INDEX from 'virtual:challenge-index';
 
-const folderOf = (path) => path.split('/').at(-2);
+const lessons = import.meta.glob('../../challenges/*/README.md', { query: '?lesson', import: 'default' });
+const starters = import.meta.glob('../../challenges/*/starter.js', { query: '?raw', import: 'default' });
+const solutions = import.meta.glob('../../challenges/*/solution.js', { query: '?raw', import: 'default' });
+const tests = import.meta.glob('../../challenges/*/tests.json', { import: 'default' });
 
-export const CHALLENGES = Object.keys(tests)
-  .map((path) => {
-    const id = folderOf(path);
-    const base = path.slice(0, path.lastIndexOf('/'));
-    const readme = readmes[`${base}/README.md`];
-    return {
-      id,
-      number: id.slice(0, 2),
-      title: tests[path].title,
-      summary: tests[path].summary,
-      readme,
-      starter: starters[`${base}/starter.js`],
-      solution: solutions[`${base}/solution.js`],
-      tests: tests[path],
-    };
-  })
-  .sort((a, b) => a.id.localeCompare(b.id));
+/** [{ id, number, title, summary }], in order. */
+export const CHALLENGES = INDEX;
 
-export const challengeById = (id) => CHALLENGES.find((c) => c.id === id);
+/** The whole challenge `id` ({ …index entry, lesson (HTML), starter, solution, tests }), or undefined. */
+export async function loadChallenge(id) {
+  const entry = CHALLENGES.find((c) => c.id === id);
+  if (!entry) return undefined;
+  const base = `../../challenges/${id}`;
+  const [lesson, starter, solution, testsOf] = await Promise.all([
+    lessons[`${base}/README.md`](), starters[`${base}/starter.js`](), solutions[`${base}/solution.js`](), tests[`${base}/tests.json`](),
+  ]);
+  return { ...entry, lesson, starter, solution, tests: testsOf };
+}

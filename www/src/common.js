@@ -4,7 +4,6 @@ import '@fontsource/atkinson-hyperlegible/400.css';
 import '@fontsource/atkinson-hyperlegible/700.css';
 import '@fontsource/ibm-plex-mono/400.css';
 import './styles.css';
-import init, * as lab from '../pkg/attention_lab.js';
 import { interpolateCividis } from 'd3-scale-chromatic';
 
 export const STORAGE_PREFIX = 'attention-lab:';
@@ -13,9 +12,9 @@ export const DIGITS = 4;
 export const HEAD_COLOURS = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#CC79A7', '#0072B2', '#D55E00', '#999999'];
 
 let ready;
-/** The wasm package, instantiated once. */
+/** The wasm package, instantiated once (its JavaScript and .wasm load on the first call). */
 export function wasm() {
-  ready ??= init().then(() => lab);
+  ready ??= import('../pkg/attention_lab.js').then(async (lab) => { await lab.default(); return lab; });
   return ready;
 }
 

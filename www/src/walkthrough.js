@@ -6,6 +6,9 @@
 // Four modern modes (`mode=decoding|grouped|rope|window`) step through traceGroupedQueryAttention
 // instead: a KV cache filled token by token, grouped K/V heads, rotary positions, a sliding window.
 import { wasm, el, matrixTable, formatNumber, textColourFor, HEAD_COLOURS, showFatal } from './common.js';
+// every number on this page comes from the package: its JavaScript loads with the page, not after it
+// (common.js imports it on first use, which on the other pages is later or never)
+import '../pkg/attention_lab.js';
 import { interpolatePuOr } from 'd3-scale-chromatic';
 import { seededRandom } from './cases.js';
 
@@ -13,6 +16,10 @@ const CHALLENGE_Q = [[1, 2], [3, 4]];
 const CHALLENGE_V = [[5, 6], [7, 8]];
 const MAX_T = 8;
 const MAX_C = 8;
+// a link may be larger than the +row/+column buttons go: one head of the lab's width-64, 4-head model
+// on 25 tokens (the beginning token and a 12-token segment twice)
+const MAX_LINK_T = 25;
+const MAX_LINK_C = 16;
 const RANDOM_RANGE = 3; // random entries in [−3, 3], one decimal
 const MODES = {
   default: 'Every head has its own slice of Q, K and V; every query sees every key (or the earlier ones, with the causal mask).',
@@ -866,7 +873,7 @@ function parseLink(search) {
     for (const [n, M] of [['K', K], ['V', V]]) {
       if (M.length !== Q.length || M[0].length !== kvWidth) throw new Error(`${n} is ${shape(M)} but ${kvWidth === C ? `Q is ${shape(Q)}` : `must be ${Q.length}×${kvWidth} (T × numberOfKVHeads·headDimensions)`}`);
     }
-    if (Q.length > MAX_T || Q[0].length > MAX_C) throw new Error(`the walkthrough shows at most ${MAX_T} rows and ${MAX_C} columns; Q is ${shape(Q)}`);
+    if (Q.length > MAX_LINK_T || Q[0].length > MAX_LINK_C) throw new Error(`the walkthrough shows at most ${MAX_LINK_T} rows and ${MAX_LINK_C} columns; Q is ${shape(Q)}`);
     if (!Number.isInteger(h) || h < 1 || C % h !== 0) throw new Error(`numberOfHeads = ${params.get('numberOfHeads')} does not divide C = ${C}`);
     if (params.has('headDimensions') && Number(params.get('headDimensions')) * h !== C) throw new Error(`numberOfHeads · headDimensions must be C = ${C}`);
     const W_O = params.has('W_O') ? matrix('W_O') : null;
@@ -879,8 +886,11 @@ function parseLink(search) {
   }
 }
 
+/** A link's parameters: the query, or for a link too long for a server (the lab's), the fragment. */
+const linkSearch = () => (new URLSearchParams(location.search).has('Q') ? location.search : location.hash.slice(1));
+
 function applyLink() {
-  const link = parseLink(location.search);
+  const link = parseLink(linkSearch());
   if (!link) return false;
   if (link.error) {
     $('input-status').textContent = `The link's inputs were not used: ${link.error}.`;
@@ -890,6 +900,15 @@ function applyLink() {
   $('causal').checked = link.causal;
   $('projections').checked = false;
   $('projection-controls').hidden = true;
+  const params = new URLSearchParams(linkSearch());
+  if (params.get('from') === 'lab') {
+    // a head of a model trained in the lab: say which, and on which tokens
+    const tokens = (params.get('tokens') ?? '').split(' ');
+    $('input-status').before(el('p', { class: 'from-lab', id: 'from-lab' },
+      el('strong', {}, `From the lab: layer ${params.get('labLayer')}, head ${params.get('labHead')} at step ${params.get('labStep')}. `),
+      `Q, K and V are that head's own, on the tokens ${tokens.map((t, i) => `t${i} = ${t}`).join(', ')} (B: the beginning token). `,
+      'An induction head at a repeated token looks one past its first copy. ', el('a', { href: './lab.html' }, 'Back to the lab')));
+  }
   return link;
 }
 

@@ -1,0 +1,203 @@
+// The lab (lab.html): training in a Worker with the package's Transformer, at desktop and phone sizes.
+// Head cells: #head-scores td[data-layer (1-based, as shown)][data-head (0-based, as shown)] with
+// data-previous-token / data-induction; document.body.dataset.step is the trained step and
+// dataset.viewStep the step on view (a snapshot, with the scrubber).
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startSite, openPage, axeViolations, lab, SIZES, SCREENSHOTS } from './harness.mjs';
+
+const INDUCTION = 0.4;
+const TRAIN_TIMEOUT_MS = 240000; // behaviour, not speed: docs/performance.md has the time
+
+let site;
+before(async () => { site = await startSite(); });
+after(async () => { await site?.close(); });
+
+const step = (page) => page.evaluate(() => Number(document.body.dataset.step));
+const scores = (page) => page.$$eval('#head-scores td', (tds) => tds.map((td) => ({
+  layer: Number(td.dataset.layer), head: Number(td.dataset.head), previousToken: Number(td.dataset.previousToken), induction: Number(td.dataset.induction),
+})));
+const bestInduction = async (page, layer) => Math.max(...(await scores(page)).filter((s) => s.layer === layer).map((s) => s.induction));
+
+async function trainToInduction(page) {
+  const started = Date.now();
+  await page.click('#train');
+  await page.waitForFunction((threshold) => [...document.querySelectorAll('#head-scores td[data-layer="2"]')].some((td) => Number(td.dataset.induction) > threshold),
+    INDUCTION, { timeout: TRAIN_TIMEOUT_MS, polling: 200 });
+  const reachedAt = await step(page);
+  console.log(`induction score > ${INDUCTION} in a layer-2 head at step ${reachedAt}, ${((Date.now() - started) / 1000).toFixed(1)} s after Train`);
+  return reachedAt;
+}
+
+async function pause(page) {
+  await page.click('#pause');
+  await page.waitForFunction(() => document.body.dataset.running === 'no');
+}
+
+describe('the lab', () => {
+  for (const [sizeName, size] of Object.entries(SIZES)) {
+    test(`trains to an induction head at ${size.width}×${size.height}: no console errors, requests stay on the origin, axe passes`, { timeout: TRAIN_TIMEOUT_MS + 60000 }, async () => {
+      const { context, page, log, url } = await openPage(site, size);
+      await page.goto(url('lab.html'));
+      await page.locator('#head-scores td').first().waitFor();
+      await page.evaluate(() => document.fonts.ready);
+      await page.screenshot({ path: join(SCREENSHOTS, `lab-start-${sizeName}.png`), fullPage: true });
+      assert.equal(await step(page), 0);
+      const before = await bestInduction(page, 2);
+      assert.ok(before < INDUCTION, `an untrained model already has an induction score ${before}`);
+      await page.evaluate(() => {
+        window.longTasks = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longTasks.push(Math.round(e.duration)); }).observe({ type: 'longtask' });
+      });
+      await trainToInduction(page);
+      const longTasks = await page.evaluate(() => window.longTasks);
+      console.log(`${sizeName}: main-thread tasks over 50 ms while training: ${longTasks.length ? longTasks.join(', ') + ' ms' : 'none'}`);
+      await pause(page);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
+      await page.screenshot({ path: join(SCREENSHOTS, `lab-trained-${sizeName}.png`), fullPage: true });
+      assert.deepEqual(await axeViolations(page), []);
+      assert.deepEqual(log.errors, []);
+      for (const request of log.requests) assert.ok(request.startsWith(`${site.origin}/`), `request outside the origin: ${request}`);
+      await context.close();
+    });
+  }
+
+  test('pause stops training; the scrubber shows an earlier snapshot and comes back to live', { timeout: TRAIN_TIMEOUT_MS + 60000 }, async () => {
+    const { context, page, log, url } = await openPage(site);
+    await page.goto(url('lab.html'));
+    await page.locator('#head-scores td').first().waitFor();
+    await trainToInduction(page);
+    await pause(page);
+    const paused = await step(page);
+    await page.waitForTimeout(1500);
+    assert.equal(await step(page), paused, 'the step moved while paused');
+    const trained = await scores(page);
+    // the first snapshot: step 0, untrained
+    await page.locator('#scrubber').fill('0');
+    await page.waitForFunction(() => document.body.dataset.viewStep === '0');
+    assert.match(await page.textContent('#scrubber-label'), /step 0 of/);
+    assert.ok(await bestInduction(page, 2) < INDUCTION, 'the step-0 snapshot shows an induction head');
+    assert.equal(await step(page), paused, 'viewing a snapshot changed the trained step');
+    await page.locator('#lab-attention, .lab-attention').first().screenshot({ path: join(SCREENSHOTS, 'lab-snapshot-0-desktop.png') });
+    // back to live: the trained scores again, exactly
+    await page.click('#live');
+    await page.waitForFunction((s) => document.body.dataset.viewStep === String(s), paused);
+    assert.deepEqual(await scores(page), trained);
+    assert.deepEqual(log.errors, []);
+    await context.close();
+  });
+
+  test('a URL reproduces the same losses, step by step; another seed does not', { timeout: 120000 }, async () => {
+    const lossesOf = async (query, steps) => {
+      const { context, page, log, url } = await openPage(site);
+      await page.goto(url(`lab.html${query}`));
+      await page.locator('#head-scores td').first().waitFor();
+      const out = [];
+      for (let i = 1; i <= steps; i++) {
+        await page.click('#step');
+        await page.waitForFunction((n) => document.querySelector('#loss-summary').dataset.step === String(n), i);
+        out.push(await page.$eval('#loss-summary', (p) => p.dataset.loss));
+      }
+      assert.deepEqual(log.errors, []);
+      await context.close();
+      return out;
+    };
+    const query = '?seed=5&lr=0.003&batch=8&heads=2&width=32';
+    const first = await lossesOf(query, 6);
+    const second = await lossesOf(query, 6);
+    assert.equal(first.length, 6);
+    assert.ok(first.every((x) => Number.isFinite(Number(x))), first.join());
+    assert.deepEqual(second, first);
+    const other = await lossesOf('?seed=6&lr=0.003&batch=8&heads=2&width=32', 6);
+    assert.notDeepEqual(other, first);
+  });
+
+  test('settings live in the address; a bad one is refused with a message and the defaults are used', async () => {
+    const { context, page, log, url } = await openPage(site);
+    await page.goto(url('lab.html'));
+    await page.locator('#head-scores td').first().waitFor();
+    await page.selectOption('select[name="layers"]', '3');
+    await page.waitForFunction(() => document.querySelectorAll('#head-scores tbody tr').length === 3);
+    assert.match(page.url(), /[?&]layers=3(&|$)/);
+    await page.goto(url('lab.html?length=40&vocab=16'));
+    await page.locator('#head-scores td').first().waitFor();
+    assert.match(await page.textContent('#settings-error'), /segment length/);
+    assert.equal(await page.inputValue('input[name="length"]'), '24');
+    // the one-layer model, one click away, says why it cannot form an induction head
+    await page.click('#one-layer');
+    await page.waitForFunction(() => document.querySelectorAll('#head-scores tbody tr').length === 1);
+    assert.match(await page.textContent('#one-layer-why'), /earlier layer/);
+    assert.deepEqual(log.errors, []);
+    await context.close();
+  });
+
+  test('switching off the induction heads raises the loss on repeated tokens', { timeout: TRAIN_TIMEOUT_MS + 60000 }, async () => {
+    const { context, page, log, url } = await openPage(site);
+    await page.goto(url('lab.html'));
+    await page.locator('#head-scores td').first().waitFor();
+    await trainToInduction(page);
+    await pause(page);
+    const layer2 = (await scores(page)).filter((s) => s.layer === 2).sort((a, b) => b.induction - a.induction);
+    const before = Number(await page.$eval('#ablation', (p) => p.dataset.repeated));
+    const ablatedLoss = () => page.$eval('#ablation', (p) => Number(p.dataset.ablatedRepeated));
+    const toggle = (head) => page.click(`#head-scores td[data-layer="2"][data-head="${head}"] button`);
+    // the best induction head alone (others in layer 2 may share the work)
+    await toggle(layer2[0].head);
+    await page.waitForFunction(() => document.querySelector('#ablation').dataset.ablatedRepeated !== undefined);
+    const one = await ablatedLoss();
+    assert.equal(Number(await page.$eval('#ablation', (p) => p.dataset.repeated)), before, 'the unablated loss moved');
+    assert.ok(one > before * 1.2, `switching off layer 2 head ${layer2[0].head} took the repeated-token loss from ${before} to ${one}`);
+    assert.equal(await page.getAttribute(`#head-scores td[data-layer="2"][data-head="${layer2[0].head}"] button`, 'aria-pressed'), 'true');
+    await page.locator('.lab-heads').screenshot({ path: join(SCREENSHOTS, 'lab-ablated-desktop.png') });
+    // every layer-2 head: no induction left, the repeated tokens are as hard as the others
+    for (const { head } of layer2.slice(1)) {
+      await toggle(head);
+      await page.waitForFunction((n) => document.querySelectorAll('#head-scores td[data-layer="2"] button[aria-pressed="true"]').length === n, layer2.findIndex((s) => s.head === head) + 1);
+    }
+    await page.waitForFunction((prev) => Number(document.querySelector('#ablation').dataset.ablatedRepeated) !== prev, one);
+    const all = await ablatedLoss();
+    console.log(`repeated-token loss ${before.toFixed(3)}; layer 2 head ${layer2[0].head} off: ${one.toFixed(3)}; all layer-2 heads off: ${all.toFixed(3)}`);
+    assert.ok(all > before * 2 && all > one, `all layer-2 heads off: the repeated-token loss ${all} (from ${before})`);
+    // all back on: no ablation
+    for (const { head } of layer2) await toggle(head);
+    await page.waitForFunction(() => document.querySelector('#ablation').dataset.ablatedRepeated === undefined);
+    assert.deepEqual(log.errors, []);
+    await context.close();
+  });
+  test('"open in the walkthrough" shows that head\'s own Q, K, V and exactly the package\'s weights; an induction head looks one past the first copy', { timeout: TRAIN_TIMEOUT_MS + 60000 }, async () => {
+    const { context, page, log, url } = await openPage(site);
+    await page.goto(url('lab.html'));
+    await page.locator('#head-scores td').first().waitFor();
+    await trainToInduction(page);
+    await pause(page);
+    const best = (await scores(page)).filter((s) => s.layer === 2).sort((a, b) => b.induction - a.induction)[0];
+    await page.click(`.heat-thumb[data-layer="2"][data-head="${best.head}"]`);
+    await page.locator('#open-walkthrough').waitFor();
+    const difference = Number(await page.$eval('[data-max-difference]', (e) => e.dataset.maxDifference));
+    assert.ok(difference < 1e-5, `the walkthrough's weights are ${difference} from the model's own`);
+    const href = await page.getAttribute('#open-walkthrough', 'href');
+    const params = new URLSearchParams(new URL(href, url('')).hash.slice(1));
+    assert.equal(params.get('labLayer'), '2');
+    assert.equal(params.get('labHead'), String(best.head));
+    await page.goto(new URL(href, url('')).href);
+    await page.locator('#from-lab').waitFor();
+    await page.locator('#heatmap-0').waitFor();
+    assert.match(await page.textContent('#step-counter'), /softmax weights/);
+    const shown = await page.$$eval('#heatmap-0 tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td.heat, td.masked')].map((td) => Number(td.dataset.value))));
+    const [Q, K, V] = ['Q', 'K', 'V'].map((n) => JSON.parse(params.get(n)));
+    const expected = lab.traceMultiHeadAttention(Q, K, V, { numberOfHeads: 1, headDimensions: Q[0].length, causal: true }).steps.find((s) => s.name === 'weights_0').values;
+    assert.deepEqual(shown, expected);
+    // the induction stripe: at a repeated token, most weight one past its first copy
+    const tokens = params.get('tokens').split(' ');
+    const n = (tokens.length - 1) / 2;
+    const rows = Array.from({ length: n }, (_, i) => n + 1 + i);
+    const hits = rows.filter((t) => expected[t].indexOf(Math.max(...expected[t])) === t - n + 1).length;
+    console.log(`walkthrough: layer 2 head ${best.head}, ${hits} of ${rows.length} repeated tokens look one past their first copy; weights within ${difference.toExponential(1)} of the model's`);
+    assert.ok(hits >= rows.length / 2, `only ${hits} of ${rows.length} repeated tokens look one past their first copy`);
+    await page.locator('#step-view').screenshot({ path: join(SCREENSHOTS, 'lab-walkthrough-head-desktop.png') });
+    assert.deepEqual(log.errors, []);
+    await context.close();
+  });
+});

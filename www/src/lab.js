@@ -1,0 +1,514 @@
+// The lab page: settings (kept in the address), Train / Pause / Step / Reset, and the views of
+// what lab.worker.js reports: loss curves (uPlot), the head-score table, the attention heatmaps
+// of every head on one example sequence (cividis, from d3-scale-chromatic), the loss at each
+// position, a scrubber over snapshots and ablation by head. The lesson is rendered at build time.
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import 'katex/dist/katex.min.css';
+import lessonHtml from './lab-lesson.md?lesson';
+import { el, formatNumber, heatColour, HEAD_COLOURS } from './common.js';
+
+const $ = (id) => document.getElementById(id);
+export const DEFAULTS = { vocab: 32, length: 24, layers: 2, heads: 4, width: 64, positions: 'shortformer', lr: 0.01, batch: 16, seed: 1 };
+const INTEGER = ['vocab', 'length', 'layers', 'heads', 'width', 'batch', 'seed'];
+const SCORES = [['previousToken', 'prev', 'previous token'], ['induction', 'ind', 'induction'], ['firstToken', 'first', 'first token'], ['self', 'self', 'self']];
+const SCORE_COLOURS = { previousToken: '#E69F00', induction: '#0072B2', firstToken: '#999999', self: '#CC79A7' };
+const LOSS_COLOURS = { repeated: '#0072B2', other: '#D55E00' };
+const tokenLabel = (t) => (t === 0 ? 'B' : String(t)); // token 0 is the beginning-of-sequence token
+
+// ---- settings -------------------------------------------------------------------------------
+
+/** The settings in the address, checked; { config } or { error } (the defaults are used then). */
+export function parseSettings(search) {
+  const params = new URLSearchParams(search);
+  const config = { ...DEFAULTS };
+  for (const key of Object.keys(DEFAULTS)) {
+    if (!params.has(key)) continue;
+    const raw = params.get(key);
+    if (key === 'positions') {
+      if (!['shortformer', 'learned', 'rope', 'none'].includes(raw)) return { config: { ...DEFAULTS }, error: `positions=${raw}: pick shortformer, learned, rope or none` };
+      config.positions = raw;
+      continue;
+    }
+    const x = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(x) || (INTEGER.includes(key) && !Number.isInteger(x))) return { config: { ...DEFAULTS }, error: `${key}=${raw} is not ${INTEGER.includes(key) ? 'an integer' : 'a number'}` };
+    config[key] = x;
+  }
+  const problem = checkSettings(config);
+  return problem ? { config: { ...DEFAULTS }, error: problem } : { config };
+}
+
+function checkSettings(c) {
+  if (c.layers < 1 || c.layers > 4) return 'layers must be 1 to 4';
+  if (c.heads < 1 || c.width % c.heads) return `the width (${c.width}) must be a multiple of the number of heads (${c.heads})`;
+  if (c.vocab < 4 || c.vocab > 256) return 'the vocabulary size must be 4 to 256';
+  if (c.length < 2 || c.length > c.vocab - 1) return `the segment length must be 2 to vocabulary size − 1 (${c.vocab - 1}): its tokens are distinct`;
+  if (!(c.lr > 0 && c.lr <= 0.1)) return 'the learning rate must be in (0, 0.1]';
+  if (c.batch < 1 || c.batch > 128) return 'the batch must be 1 to 128';
+  if (c.seed < 0 || c.seed > 2147483646) return 'the seed must be 0 to 2147483646';
+  return null;
+}
+
+const settingsSearch = (c) => `?${new URLSearchParams(Object.entries(c).filter(([k, v]) => v !== DEFAULTS[k]).map(([k, v]) => [k, String(v)]))}`;
+
+function fillForm(c) {
+  const form = $('settings');
+  for (const [key, value] of Object.entries(c)) form.elements.namedItem(key).value = String(value);
+}
+
+function readForm() {
+  const form = $('settings');
+  const c = {};
+  for (const key of Object.keys(DEFAULTS)) c[key] = key === 'positions' ? form.elements.namedItem(key).value : Number(form.elements.namedItem(key).value);
+  return c;
+}
+
+// ---- state ---------------------------------------------------------------------------------------
+
+let config;
+let worker;
+let running = false;
+let losses = { steps: [], repeated: [], other: [], total: [] };
+let chart;
+let snapshotSteps = [0];
+let view = null;
+let headMask = null;
+let focus = { layer: 1, head: 0 }; // 0-based layer index of the focused heatmap
+let phaseChange = null; // the first step where the repeated-token loss falls below a quarter of the other's
+
+// ---- the worker ------------------------------------------------------------------------------
+
+function startWorker() {
+  worker = new Worker(new URL('./lab.worker.js', import.meta.url), { type: 'module' });
+  worker.onmessage = ({ data }) => {
+    if (data.type === 'ready') resetRun();
+    else if (data.type === 'losses') addLosses(data.rows);
+    else if (data.type === 'snapshots') updateScrubber(data.steps);
+    else if (data.type === 'view') showView(data);
+    else if (data.type === 'error') {
+      setRunning(false);
+      $('status').textContent = `The model stopped: ${data.message}`;
+      $('status').classList.add('error');
+    }
+  };
+  worker.onerror = (event) => { $('status').textContent = `The training worker failed: ${event.message}`; };
+  worker.postMessage({ type: 'load' });
+}
+
+function resetRun() {
+  setRunning(false);
+  losses = { steps: [], repeated: [], other: [], total: [] };
+  snapshotSteps = [0];
+  headMask = null;
+  phaseChange = null;
+  view = null;
+  focus = { layer: Math.min(1, config.layers - 1), head: 0 };
+  document.body.dataset.step = '0';
+  drawChart();
+  $('status').classList.remove('error');
+  $('status').textContent = 'Ready: press Train.';
+  $('one-layer').textContent = config.layers === 1 ? 'Back to two layers' : 'Try a one-layer model';
+  worker.postMessage({ type: 'reset', config });
+  worker.postMessage({ type: 'focus', focus });
+}
+
+function setRunning(on) {
+  running = on;
+  $('train').disabled = on;
+  $('pause').disabled = !on;
+  document.body.dataset.running = on ? 'yes' : 'no';
+}
+
+// ---- loss chart --------------------------------------------------------------------------------
+
+function addLosses(rows) {
+  for (const [step, total, repeated, other] of rows) {
+    losses.steps.push(step);
+    losses.total.push(total);
+    losses.repeated.push(repeated);
+    losses.other.push(other);
+  }
+  // the phase change: a smoothed repeated-token loss below a quarter of the other's
+  if (phaseChange === null && losses.steps.length >= 10) {
+    const mean = (a) => a.slice(-10).reduce((s, x) => s + x, 0) / 10;
+    if (mean(losses.repeated) < mean(losses.other) / 4) phaseChange = losses.steps.at(-1);
+  }
+  const started = performance.now();
+  chart?.setData([losses.steps, losses.repeated, losses.other]);
+  performance.measure('lab:chart', { start: started, end: performance.now() });
+  const n = losses.steps.length;
+  if (n) {
+    $('loss-summary').dataset.step = String(losses.steps[n - 1]);
+    $('loss-summary').dataset.loss = String(losses.total[n - 1]);
+    $('loss-summary').textContent = `Step ${losses.steps[n - 1]}: repeated ${formatNumber(losses.repeated[n - 1])}, others ${formatNumber(losses.other[n - 1])}`
+      + (phaseChange !== null ? `; the repeated-token loss fell below a quarter of the others' at step ${phaseChange}.` : '.');
+  }
+}
+
+function drawChart() {
+  const box = $('loss-chart');
+  chart?.destroy();
+  const log = $('log-steps').checked;
+  const width = Math.max(260, box.clientWidth || 600);
+  chart = new uPlot({
+    width,
+    height: 240,
+    scales: { x: log ? { time: false, distr: 3 } : { time: false }, y: { range: (u, min, max) => [0, Math.max(max ?? 1, 0.5)] } },
+    axes: [{ label: 'step', stroke: '#1b1f24' }, { label: 'loss', stroke: '#1b1f24' }],
+    series: [
+      { label: 'step' },
+      { label: 'repeated', stroke: LOSS_COLOURS.repeated, width: 2, value: (u, v) => (v == null ? '–' : v.toFixed(3)) },
+      { label: 'others', stroke: LOSS_COLOURS.other, width: 2, dash: [6, 3], value: (u, v) => (v == null ? '–' : v.toFixed(3)) },
+    ],
+    legend: { live: true },
+  }, [losses.steps, losses.repeated, losses.other], box);
+}
+
+// ---- head scores, ablation ---------------------------------------------------------------------
+
+function maskOf() {
+  return headMask ?? Array.from({ length: config.layers }, () => Array(config.heads).fill(true));
+}
+
+function toggleHead(layer, head) {
+  const mask = maskOf().map((row) => [...row]);
+  mask[layer][head] = !mask[layer][head];
+  headMask = mask.flat().every(Boolean) ? null : mask;
+  worker.postMessage({ type: 'mask', headMask });
+}
+
+// The table is rebuilt only when its shape, the ablated heads or the focused head change; otherwise
+// each view updates the numbers in place (less layout work while training).
+let scoreTable = null; // { signature, cells: [layer][head] → { td, parts: { key: [bar, value] } } }
+
+function renderScores(v) {
+  const table = $('head-scores');
+  const mask = maskOf();
+  const signature = JSON.stringify([v.scores.length, v.scores[0].length, mask, focus]);
+  if (scoreTable?.signature !== signature) {
+    const cells = [];
+    const head = el('tr', {}, el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'layer')),
+      Array.from({ length: config.heads }, (_, h) => el('th', { scope: 'col' }, `head ${h}`)));
+    const rows = v.scores.map((layer, l) => el('tr', {}, el('th', { scope: 'row' }, `layer ${l + 1}`),
+      layer.map((s, h) => {
+        const off = mask[l]?.[h] === false;
+        const parts = {};
+        const td = el('td', {
+          class: `head-cell${off ? ' ablated' : ''}${focus.layer === l && focus.head === h ? ' focused' : ''}`,
+          'data-layer': String(l + 1), 'data-head': String(h),
+        }, el('button', {
+          // the name is the visible text with its context (axe: label-content-name-mismatch); pressed = switched off
+          type: 'button', class: 'head-toggle', 'aria-pressed': String(off),
+          onclick: () => toggleHead(l, h),
+        }, el('span', { class: 'visually-hidden' }, `Switch off layer ${l + 1}, head ${h}: `),
+        SCORES.map(([key, short]) => {
+          parts[key] = [el('span', { style: { background: SCORE_COLOURS[key] } }), el('span', { class: 'score-value' })];
+          return el('span', { class: 'score' }, el('span', { class: 'score-name' }, short),
+            el('span', { class: 'bar', 'aria-hidden': 'true' }, parts[key][0]), parts[key][1]);
+        }),
+        off ? el('span', { class: 'off-tag' }, 'switched off') : null));
+        (cells[l] ??= [])[h] = { td, parts };
+        return td;
+      })));
+    table.replaceChildren(el('caption', { class: 'visually-hidden' }, 'Head scores by layer and head'), el('thead', {}, head), el('tbody', {}, rows));
+    scoreTable = { signature, cells };
+  }
+  v.scores.forEach((layer, l) => layer.forEach((s, h) => {
+    const { td, parts } = scoreTable.cells[l][h];
+    td.dataset.previousToken = String(s.previousToken);
+    td.dataset.induction = String(s.induction);
+    td.dataset.firstToken = String(s.firstToken);
+    td.dataset.self = String(s.self);
+    td.title = `layer ${l + 1}, head ${h}: ${SCORES.map(([key, , name]) => `${name} ${formatNumber(s[key])}`).join(', ')}`;
+    for (const [key] of SCORES) {
+      parts[key][0].style.width = `${Math.round(100 * Math.min(1, Math.max(0, s[key])))}%`;
+      parts[key][1].textContent = s[key].toFixed(2);
+    }
+  }));
+  const ablation = $('ablation');
+  if (v.ablatedLoss) {
+    const off = v.headMask.flatMap((row, l) => row.map((on, h) => (on ? null : `layer ${l + 1} head ${h}`))).filter(Boolean);
+    ablation.textContent = `With ${off.join(', ')} switched off, the loss on a fixed batch goes from ${formatNumber(v.evalLoss.repeated)} to ${formatNumber(v.ablatedLoss.repeated)} on the repeated tokens and from ${formatNumber(v.evalLoss.other)} to ${formatNumber(v.ablatedLoss.other)} on the others.`;
+    ablation.dataset.repeated = String(v.evalLoss.repeated);
+    ablation.dataset.ablatedRepeated = String(v.ablatedLoss.repeated);
+  } else {
+    ablation.textContent = `Loss on a fixed batch: ${formatNumber(v.evalLoss.repeated)} on the repeated tokens, ${formatNumber(v.evalLoss.other)} on the others.`;
+    ablation.dataset.repeated = String(v.evalLoss.repeated);
+    delete ablation.dataset.ablatedRepeated;
+  }
+}
+
+// ---- heatmaps ---------------------------------------------------------------------------------------
+
+// cividis as 256 [r, g, b] entries, computed once: a heatmap is thousands of cells, many times a second
+const CIVIDIS = Array.from({ length: 256 }, (_, i) => heatColour(i / 255).match(/\d+/g).map(Number));
+const MASKED = [238, 238, 238];
+
+/** The weights [T][T] as a T × T image, one pixel per weight (the causal mask's cells grey). */
+function weightsImage(weights) {
+  const T = weights.length;
+  const image = new ImageData(T, T);
+  for (let i = 0; i < T; i++) {
+    const row = weights[i];
+    for (let j = 0; j < T; j++) {
+      const [r, g, b] = j > i ? MASKED : CIVIDIS[Math.round(255 * Math.min(1, Math.max(0, row[j])))];
+      const o = 4 * (i * T + j);
+      image.data[o] = r; image.data[o + 1] = g; image.data[o + 2] = b; image.data[o + 3] = 255;
+    }
+  }
+  return image;
+}
+
+function paint(canvas, weights) {
+  canvas.width = weights.length;
+  canvas.height = weights.length;
+  canvas.getContext('2d').putImageData(weightsImage(weights), 0, 0);
+}
+
+function headSummary(v, l, h) {
+  const s = v.scores[l][h];
+  return `layer ${l + 1}, head ${h}: previous-token score ${s.previousToken.toFixed(2)}, induction score ${s.induction.toFixed(2)}, first-token ${s.firstToken.toFixed(2)}, self ${s.self.toFixed(2)}`;
+}
+
+// Thumbnails: rebuilt when the shape, the ablated heads or the focus change; repainted otherwise.
+let thumbnails = null; // { signature, canvases: [layer][head], buttons: [layer][head] }
+
+function renderHeatmaps(v) {
+  const box = $('heatmaps');
+  const mask = maskOf();
+  const signature = JSON.stringify([v.weights.length, v.weights[0].length, mask, focus]);
+  if (thumbnails?.signature !== signature) {
+    const canvases = [];
+    const buttons = [];
+    box.replaceChildren(...v.weights.map((layer, l) => el('div', { class: 'heat-row' },
+      el('span', { class: 'heat-layer' }, `layer ${l + 1}`),
+      layer.map((w, h) => {
+        const canvas = el('canvas', { 'aria-hidden': 'true' });
+        (canvases[l] ??= [])[h] = canvas;
+        const button = el('button', {
+          type: 'button', class: `heat-thumb${mask[l]?.[h] === false ? ' ablated' : ''}`, 'aria-pressed': String(focus.layer === l && focus.head === h),
+          'data-layer': String(l + 1), 'data-head': String(h),
+          style: { borderColor: HEAD_COLOURS[h % HEAD_COLOURS.length] },
+          onclick: () => { focus = { layer: l, head: h }; worker.postMessage({ type: 'focus', focus }); renderHeatmaps(view); renderScores(view); },
+        }, canvas, el('span', {}, `head ${h}`));
+        (buttons[l] ??= [])[h] = button;
+        return button;
+      }))));
+    thumbnails = { signature, canvases, buttons };
+  }
+  v.weights.forEach((layer, l) => layer.forEach((w, h) => {
+    paint(thumbnails.canvases[l][h], w);
+    thumbnails.buttons[l][h].setAttribute('aria-label', `Show ${headSummary(v, l, h)} larger`);
+  }));
+  renderFocus(v);
+}
+
+let focusView = null; // { signature, canvas, hint, link }: rebuilt when the focused head or T changes
+
+function renderFocus(v) {
+  const { layer: l, head: h } = focus;
+  const w = v.weights[l]?.[h];
+  if (!w) { $('focus').replaceChildren(); focusView = null; return; }
+  const T = w.length;
+  const cell = 12;
+  const margin = 22;
+  const size = margin + T * cell;
+  const signature = JSON.stringify([l, h, T]);
+  if (focusView?.signature !== signature) {
+    const canvas = el('canvas', { role: 'img' });
+    const ratio = window.devicePixelRatio || 1;
+    canvas.width = size * ratio;
+    canvas.height = size * ratio;
+    canvas.style.width = `${size}px`;
+    canvas.getContext('2d').scale(ratio, ratio);
+    const hint = el('p', { class: 'hint' });
+    const link = el('div');
+    $('focus').replaceChildren(el('h3', {}, `Layer ${l + 1}, head ${h}`), hint, link,
+      el('div', { class: 'focus-canvas', role: 'region', 'aria-label': `Layer ${l + 1}, head ${h} heatmap`, tabindex: '0' }, canvas));
+    focusView = { signature, canvas, hint, link };
+  }
+  const { canvas, hint, link } = focusView;
+  canvas.setAttribute('aria-label', `Attention weights of ${headSummary(v, l, h)}, on the sequence ${v.tokens.map(tokenLabel).join(' ')}`);
+  hint.textContent = `${headSummary(v, l, h)}. Tokens label the rows (queries) and columns (keys); B is the beginning token.`;
+  link.replaceChildren(walkthroughLink(v, l, h));
+  const context = canvas.getContext('2d');
+  context.fillStyle = '#fff';
+  context.fillRect(0, 0, size, size);
+  const small = document.createElement('canvas');
+  paint(small, w);
+  context.imageSmoothingEnabled = false;
+  context.drawImage(small, margin, margin, T * cell, T * cell);
+  context.fillStyle = '#1b1f24';
+  context.font = '9px "IBM Plex Mono", monospace';
+  context.textAlign = 'center';
+  context.textBaseline = 'middle';
+  v.tokens.forEach((t, i) => {
+    context.fillText(tokenLabel(t), margin + i * cell + cell / 2, margin / 2); // keys, along the top
+    context.fillText(tokenLabel(t), margin / 2, margin + i * cell + cell / 2); // queries, down the side
+  });
+}
+
+/** A link into the walkthrough with this head's own Q, K and V on a short sequence (lab.worker.js). */
+function walkthroughLink(v, l, h) {
+  const w = v.walkthrough;
+  if (!w || w.layer !== l || w.head !== h) return el('p', { class: 'hint' }, 'Preparing this head for the walkthrough…');
+  if (w.unavailable) return el('p', { class: 'hint' }, `Not in the walkthrough: ${w.unavailable}.`);
+  const params = new URLSearchParams({
+    Q: JSON.stringify(w.Q), K: JSON.stringify(w.K), V: JSON.stringify(w.V), numberOfHeads: '1', causal: '1', step: 'weights',
+    from: 'lab', labLayer: String(l + 1), labHead: String(h), labStep: String(v.viewStep), tokens: w.tokens.map(tokenLabel).join(' '),
+  });
+  // in the fragment: the matrices make the link ~25 KB, more than servers take in a request line
+  return el('p', {}, el('a', { href: `./walkthrough.html#${params}`, id: 'open-walkthrough', target: '_blank', rel: 'noopener' },
+    `Open layer ${l + 1}, head ${h} in the walkthrough`), ` (new tab): its own Q, K and V on the tokens ${w.tokens.map(tokenLabel).join(' ')}, step by step.`,
+  el('span', { class: 'hint', 'data-max-difference': String(w.maxDifference) }, ` The walkthrough's weights are within ${w.maxDifference.toExponential(1)} of this float32 model's.`));
+}
+
+// ---- per-position loss -------------------------------------------------------------------------------
+
+function renderPerPosition(v) {
+  const values = v.perPosition; // values[t]: the loss of predicting token t + 1
+  const bar = 14;
+  const height = 140;
+  const top = Math.max(1, ...values.map((x) => (Number.isFinite(x) ? x : 0)));
+  const svgNS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(svgNS, 'svg');
+  const width = values.length * bar + 40;
+  svg.setAttribute('viewBox', `0 0 ${width} ${height + 30}`);
+  svg.setAttribute('width', String(width));
+  svg.setAttribute('height', String(height + 30));
+  svg.setAttribute('role', 'img');
+  const repeatedMean = mean(values.filter((_, t) => v.repeatedPositions[t + 1]));
+  const otherMean = mean(values.filter((_, t) => !v.repeatedPositions[t + 1]));
+  svg.setAttribute('aria-label', `Loss of each next token on the example sequence: mean ${formatNumber(repeatedMean)} on repeated tokens, ${formatNumber(otherMean)} on the others`);
+  const add = (tag, attrs, text) => {
+    const node = document.createElementNS(svgNS, tag);
+    for (const [k, x] of Object.entries(attrs)) node.setAttribute(k, String(x));
+    if (text !== undefined) node.textContent = text;
+    svg.append(node);
+    return node;
+  };
+  add('line', { x1: 34, x2: 34, y1: 4, y2: height + 4, stroke: '#6b7480' });
+  add('text', { x: 30, y: 12, 'font-size': 10, 'text-anchor': 'end', fill: '#4a5563' }, top.toFixed(1));
+  add('text', { x: 30, y: height + 4, 'font-size': 10, 'text-anchor': 'end', fill: '#4a5563' }, '0');
+  values.forEach((x, t) => {
+    const repeated = v.repeatedPositions[t + 1];
+    const h = Number.isFinite(x) ? (x / top) * height : 0;
+    const rect = add('rect', { x: 36 + t * bar, y: height - h + 4, width: bar - 2, height: h, fill: repeated ? LOSS_COLOURS.repeated : LOSS_COLOURS.other });
+    const title = document.createElementNS(svgNS, 'title');
+    title.textContent = `position ${t + 1}, token ${tokenLabel(v.tokens[t + 1])}${repeated ? ' (repeated)' : ''}: loss ${formatNumber(x)}`;
+    rect.append(title);
+    add('text', { x: 36 + t * bar + (bar - 2) / 2, y: height + 18, 'font-size': 9, 'text-anchor': 'middle', fill: '#1b1f24' }, tokenLabel(v.tokens[t + 1]));
+  });
+  $('per-position').replaceChildren(
+    el('p', { class: 'hint' }, 'The loss of predicting each token from the ones before it (',
+      el('span', { class: 'key key-repeated' }, 'repeated'), ', ', el('span', { class: 'key key-other' }, 'first time round'), ').'),
+    el('div', { class: 'matrix-wrap', role: 'region', 'aria-label': 'Loss at each position', tabindex: '0' }, svg));
+}
+
+const mean = (a) => (a.length ? a.reduce((s, x) => s + x, 0) / a.length : NaN);
+
+// ---- the scrubber, the status, the lesson's numbers -----------------------------------------------
+
+function updateScrubber(steps) {
+  snapshotSteps = steps;
+  const scrubber = $('scrubber');
+  const atLive = Number(scrubber.value) >= Number(scrubber.max);
+  scrubber.max = String(steps.length); // the last position is the live model
+  if (atLive) scrubber.value = scrubber.max;
+  scrubber.setAttribute('aria-valuetext', atLive ? 'live' : `snapshot at step ${steps[Number(scrubber.value)]}`);
+}
+
+function scrubTo(index) {
+  const live = index >= snapshotSteps.length;
+  worker.postMessage({ type: 'show', step: live ? 'live' : snapshotSteps[index] });
+  $('live').disabled = live;
+  $('scrubber').setAttribute('aria-valuetext', live ? 'live' : `snapshot at step ${snapshotSteps[index]}`);
+}
+
+let frame = null;
+/** Views can arrive faster than they are worth drawing: draw the latest, once per frame. */
+function showView(v) {
+  // weights: per layer { data, shape: [1, h, T, T] } → [layer][head][t] rows (views, no copies)
+  v.weights = v.weights.map(({ data, shape: [, h, T] }) => Array.from({ length: h }, (_, i) => Array.from({ length: T }, (_, t) => data.subarray((i * T + t) * T, (i * T + t + 1) * T))));
+  view = v;
+  setRunning(v.running);
+  frame ??= requestAnimationFrame(() => { frame = null; drawView(view); });
+}
+
+function drawView(v) {
+  setRunning(v.running);
+  document.body.dataset.step = String(v.step);
+  document.body.dataset.viewStep = String(v.viewStep);
+  $('scrubber-label').textContent = v.live ? `live, step ${v.step}` : `step ${v.viewStep} of ${v.step}`;
+  $('live').disabled = v.live;
+  if (!v.live && running) $('scrubber-label').textContent += ' (training continues)';
+  const best = bestInduction(v);
+  $('status').textContent = `${v.running ? 'Training' : v.step ? 'Paused' : 'Ready'} · step ${v.step}`
+    + (best ? ` · best induction score ${best.score.toFixed(2)} (layer ${best.layer + 1}, head ${best.head})` : '');
+  // each part timed (performance.measure 'lab:…'), so a slow frame can be traced to its view
+  for (const [name, render] of [['scores', renderScores], ['heatmaps', renderHeatmaps], ['positions', renderPerPosition], ['your-run', (x) => renderYourRun(x, best)]]) {
+    const started = performance.now();
+    render(v);
+    performance.measure(`lab:${name}`, { start: started, end: performance.now() });
+  }
+}
+
+function bestInduction(v) {
+  let best = null;
+  v.scores.forEach((layer, l) => layer.forEach((s, h) => { if (!best || s.induction > best.score) best = { score: s.induction, layer: l, head: h }; }));
+  return best;
+}
+
+function renderYourRun(v, best) {
+  let prev = null;
+  v.scores.forEach((layer, l) => layer.forEach((s, h) => { if (!prev || s.previousToken > prev.score) prev = { score: s.previousToken, layer: l, head: h }; }));
+  const text = [`In your run at step ${v.viewStep}, the strongest previous-token head is layer ${prev.layer + 1}, head ${prev.head} (score ${prev.score.toFixed(2)}),`,
+    `and the strongest induction head is layer ${best.layer + 1}, head ${best.head} (score ${best.score.toFixed(2)}).`,
+    `On a fixed batch the loss is ${formatNumber(v.evalLoss.repeated)} on repeated tokens and ${formatNumber(v.evalLoss.other)} on the others (ln(${config.vocab - 1}) = ${formatNumber(Math.log(config.vocab - 1))}).`];
+  if (phaseChange !== null) text.push(`The phase change came at about step ${phaseChange}.`);
+  $('your-run').textContent = text.join(' ');
+}
+
+// ---- start ---------------------------------------------------------------------------------------
+
+function applySettings(next) {
+  const problem = checkSettings(next);
+  $('settings-error').hidden = !problem;
+  $('settings-error').textContent = problem ?? '';
+  if (problem) return;
+  config = next;
+  history.replaceState(null, '', settingsSearch(config) === '?' ? location.pathname : settingsSearch(config));
+  resetRun();
+}
+
+function start() {
+  $('lesson').innerHTML = lessonHtml;
+  $('lesson').append(el('h3', {}, 'Your run'), el('p', { id: 'your-run' }, 'Press Train: the numbers of your own run appear here.'));
+  const parsed = parseSettings(location.search);
+  config = parsed.config;
+  if (parsed.error) {
+    $('settings-error').hidden = false;
+    $('settings-error').textContent = `The address asks for a setting the lab refuses (${parsed.error}), so the default settings are used.`;
+  }
+  fillForm(config);
+  $('settings').addEventListener('change', () => applySettings(readForm()));
+  $('settings').addEventListener('submit', (e) => e.preventDefault());
+  $('train').addEventListener('click', () => { setRunning(true); worker.postMessage({ type: 'train' }); });
+  $('pause').addEventListener('click', () => { worker.postMessage({ type: 'pause' }); });
+  $('step').addEventListener('click', () => worker.postMessage({ type: 'step' }));
+  $('reset').addEventListener('click', () => resetRun());
+  $('one-layer').addEventListener('click', () => {
+    const next = { ...config, layers: config.layers === 1 ? 2 : 1 };
+    fillForm(next);
+    applySettings(next);
+  });
+  $('log-steps').addEventListener('change', drawChart);
+  $('scrubber').addEventListener('input', (e) => scrubTo(Number(e.target.value)));
+  $('live').addEventListener('click', () => { $('scrubber').value = $('scrubber').max; scrubTo(Number($('scrubber').max)); });
+  let resizeTimer;
+  addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => chart?.setSize({ width: Math.max(260, $('loss-chart').clientWidth), height: 240 }), 100); });
+  drawChart();
+  startWorker();
+}
+
+start();

@@ -1,0 +1,212 @@
+// The lab's training loop, off the main thread. It owns the model (the package's Transformer),
+// trains on fresh batches of repeatedTokens, and posts what the page draws:
+//  - 'losses': per trained step, the mean loss on the repeated tokens and on the others;
+//  - 'view':   head scores, attention weights and per-position losses on one example sequence,
+//              and the loss on a fixed evaluation batch with and without the ablated heads,
+//              for the live model or for a snapshot (getState) chosen with the scrubber;
+//  - 'snapshots': the steps of the snapshots kept so far.
+// Every batch is seeded from (seed, step), so the same settings give the same losses bit for bit.
+import { loadModel } from './lab-model.js';
+import { nested } from './cases.js';
+
+const POST_EVERY_MS = 150; // several views a second while training
+const MAX_SNAPSHOTS = 48; // past that, every other one is dropped and the interval doubles
+const EVAL_BATCH = 8;
+
+let lab;
+let config;
+let model;
+let viewer; // a second model for snapshots, so viewing the past never disturbs training
+let running = false;
+let step = 0;
+let snapshots = []; // [{ step, state }]
+let snapshotEvery = 5;
+let headMask = null; // [layer][head] false = ablated
+let shown = 'live'; // 'live' or the step of a snapshot
+let evalSet;
+let pending = [];
+let focus = null; // { layer, head } (0-based): the head the page shows large, and links to the walkthrough
+
+const batchSeed = (s) => (config.seed * 65537 + s + 1) % 2147483647;
+
+function modelConfig(c) {
+  return { vocabSize: c.vocab, contextLength: 1 + 2 * c.length, embedDim: c.width, numHeads: c.heads, numLayers: c.layers, positions: c.positions, seed: c.seed };
+}
+
+/** Mean loss over positions whose next token is (or is not) a repeat: losses[b][t] predicts token t + 1. */
+function splitLosses(losses, repeated) {
+  let rep = 0; let nRep = 0; let other = 0; let nOther = 0;
+  losses.forEach((row, b) => row.forEach((x, t) => {
+    if (repeated[b][t + 1]) { rep += x; nRep++; } else { other += x; nOther++; }
+  }));
+  return { repeated: nRep ? rep / nRep : NaN, other: nOther ? other / nOther : NaN };
+}
+
+function reset(newConfig) {
+  running = false;
+  model?.free?.();
+  viewer?.free?.();
+  config = newConfig;
+  model = new lab.Transformer(modelConfig(config));
+  viewer = new lab.Transformer(modelConfig(config));
+  step = 0;
+  snapshots = [{ step: 0, state: model.getState() }];
+  snapshotEvery = 5;
+  headMask = null;
+  shown = 'live';
+  const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: EVAL_BATCH, seed: (config.seed * 65537 + 1_000_000_007) % 2147483647 });
+  evalSet = { tokens: nested(data.tokens), repeated: nested(data.repeated) };
+  pending = [];
+}
+
+function trainOne() {
+  const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: config.batch, seed: batchSeed(step) });
+  const tokens = nested(data.tokens);
+  const { loss, losses } = model.trainStep(tokens, { learningRate: config.lr });
+  const split = splitLosses(nested(losses), nested(data.repeated));
+  step++;
+  pending.push([step, loss, split.repeated, split.other]);
+  if (step % snapshotEvery === 0) {
+    snapshots.push({ step, state: model.getState() });
+    if (snapshots.length > MAX_SNAPSHOTS) {
+      snapshots = snapshots.filter((s, i) => i === 0 || i === snapshots.length - 1 || s.step % (snapshotEvery * 2) === 0);
+      snapshotEvery *= 2;
+    }
+  }
+}
+
+/**
+ * One head's real inputs for the walkthrough: a short sequence (the beginning token, then the first
+ * n ≤ 12 tokens of the example, twice: a period the model trained on, and an induction head at the
+ * repeats looks one past their first copy), its residual stream at this layer's input (embedding, + the earlier layers, computed
+ * with the package's MultiHeadAttention on this model's weights), and the head's Q, K and V
+ * (`linear` of the layer's query/key input and value input by the head's columns of W_Q, W_K, W_V).
+ * The walkthrough recomputes scores and weights from Q, K, V (f64); `maxDifference` is how far its
+ * weights are from this float32 model's own, on the same tokens.
+ */
+function walkthroughInputs(m, layer, head) {
+  const { embedDim: C, numHeads: h, positions } = modelConfig(config);
+  if (positions === 'rope') return { unavailable: 'with rope positions the walkthrough\'s plain mode would not rotate Q and K' };
+  const d = C / h;
+  const n = Math.min(12, Math.ceil(config.length / 2)); // the example's first n tokens are distinct (period ≥ ⌈length/2⌉)
+  const segment = evalSet.tokens[0].slice(1, 1 + n);
+  const tokens = [0, ...segment, ...segment];
+  const W = m.getWeights();
+  const add = (A, B) => A.map((row, i) => row.map((x, j) => x + B[i][j]));
+  const P = W.W_pos ? tokens.map((_, i) => W.W_pos[i]) : null;
+  let x = tokens.map((token) => [...W.W_E[token]]);
+  if (positions === 'learned') x = add(x, P);
+  const queryKeyInput = (residual) => (positions === 'shortformer' ? add(residual, P) : residual);
+  for (let l = 0; l < layer; l++) {
+    const attention = new lab.MultiHeadAttention({ embedDim: C, numHeads: h });
+    const { W_Q, W_K, W_V, W_O } = W.layers[l];
+    attention.setWeights({ W_Q, W_K, W_V, W_O });
+    const qk = queryKeyInput(x);
+    x = add(x, attention.forward(qk, qk, x, { causal: true }).output);
+    attention.free();
+  }
+  const columns = (M) => M.map((row) => row.slice(head * d, (head + 1) * d));
+  const { W_Q, W_K, W_V } = W.layers[layer];
+  const Q = lab.linear(queryKeyInput(x), columns(W_Q));
+  const K = lab.linear(queryKeyInput(x), columns(W_K));
+  const V = lab.linear(x, columns(W_V));
+  const traced = lab.traceMultiHeadAttention(Q, K, V, { numberOfHeads: 1, headDimensions: d, causal: true }).steps.find((s) => s.op === 'StableSoftmax').values;
+  const own = nested(m.forward([tokens], { needWeights: true }).weights[layer])[0][head];
+  const maxDifference = Math.max(...traced.flatMap((row, i) => row.map((w, j) => Math.abs(w - own[i][j]))));
+  return { layer, head, tokens, Q, K, V, maxDifference };
+}
+
+function viewOf(m) {
+  const example = [evalSet.tokens[0]];
+  const out = m.forward(example, headMask ? { needWeights: true, headMask } : { needWeights: true });
+  // per layer { data, shape: [1, h, T, T] }: typed arrays, cheap to post (the page slices the rows)
+  const weights = out.weights.map((w) => (ArrayBuffer.isView(w.data) ? { data: Float32Array.from(w.data), shape: w.shape } : { data: Float32Array.from(nested(w).flat(3)), shape: [1, w[0].length, w[0][0].length, w[0][0].length] }));
+  const scores = m.headScores(evalSet.tokens);
+  const evaluate = (mask) => splitLosses(nested(m.forward(evalSet.tokens, mask ? { headMask: mask } : {}).losses), evalSet.repeated);
+  return {
+    tokens: evalSet.tokens[0],
+    repeatedPositions: evalSet.repeated[0],
+    weights,
+    perPosition: nested(out.losses)[0],
+    scores: scores.map((layer) => layer.map((h) => ({ previousToken: h.previousToken, induction: h.induction, firstToken: h.firstToken, self: h.self }))),
+    walkthrough: focus && focus.layer < config.layers && focus.head < config.heads ? walkthroughInputs(m, focus.layer, focus.head) : null,
+    evalLoss: evaluate(null),
+    ablatedLoss: headMask ? evaluate(headMask) : null,
+  };
+}
+
+function post() {
+  if (pending.length) { postMessage({ type: 'losses', rows: pending }); pending = [];}
+  postMessage({ type: 'snapshots', steps: snapshots.map((s) => s.step) });
+  let m = model;
+  let viewStep = step;
+  if (shown !== 'live') {
+    const snap = snapshots.find((s) => s.step === shown) ?? snapshots.at(-1);
+    viewer.setState(snap.state);
+    m = viewer;
+    viewStep = snap.step;
+  }
+  const view = viewOf(m);
+  postMessage({ type: 'view', step, viewStep, live: shown === 'live', running, headMask, ...view }, view.weights.map((w) => w.data.buffer));
+}
+
+let generation = 0; // one loop at a time: a Pause then Train in quick succession starts a new one
+async function loop(mine) {
+  while (running && mine === generation) {
+    const started = performance.now();
+    do trainOne(); while (running && performance.now() - started < POST_EVERY_MS);
+    post();
+    await new Promise((resolve) => setTimeout(resolve, 0)); // let 'pause' and the scrubber in
+  }
+}
+
+function handle(message) {
+  switch (message.type) {
+    case 'reset':
+      reset(message.config);
+      post();
+      break;
+    case 'train':
+      if (!running) { running = true; loop(++generation); }
+      break;
+    case 'pause':
+      running = false;
+      post();
+      break;
+    case 'step':
+      running = false;
+      trainOne();
+      post();
+      break;
+    case 'show':
+      shown = message.step;
+      if (!running) post();
+      break;
+    case 'focus':
+      focus = message.focus;
+      if (!running) post();
+      break;
+    case 'mask':
+      headMask = message.headMask;
+      if (!running) post();
+      break;
+    default:
+      throw new Error(`unknown message ${message.type}`);
+  }
+}
+
+let ready; // the model loads on the first message, { type: 'load' }
+onmessage = async ({ data }) => {
+  try {
+    if (data.type === 'load') {
+      ready = loadModel().then((module) => { lab = module; postMessage({ type: 'ready' }); });
+      await ready;
+      return;
+    }
+    await ready;
+    handle(data);
+  } catch (error) {
+    running = false;
+    postMessage({ type: 'error', message: error.message });
+  }
+};
