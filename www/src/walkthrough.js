@@ -5,10 +5,11 @@
 // &headDimensions=1&causal=1&W_O=[[…]]&step=scale&head=1 opens that step with those inputs.
 // Four modern modes (`mode=decoding|grouped|rope|window`) step through traceGroupedQueryAttention
 // instead: a KV cache filled token by token, grouped K/V heads, rotary positions, a sliding window.
-import { wasm, el, matrixTable, formatNumber, textColourFor, HEAD_COLOURS, showFatal } from './common.js';
-// every number on this page comes from the package: its JavaScript loads with the page, not after it
-// (common.js imports it on first use, which on the other pages is later or never)
-import '../pkg/attention_lab.js';
+import { el, matrixTable, formatNumber, textColourFor, HEAD_COLOURS, showFatal } from './common.js';
+// Every number on this page comes from the package: its JavaScript loads with the page and the .wasm
+// right after (common.js's wasm() imports it on first use, one round trip later, for pages that may
+// never need it).
+import initPackage, * as lab_ from '../pkg/attention_lab.js';
 import { interpolatePuOr } from 'd3-scale-chromatic';
 import { seededRandom } from './cases.js';
 
@@ -919,7 +920,8 @@ function stepIndex(key, head) {
 }
 
 try {
-  lab = await wasm();
+  await initPackage();
+  lab = lab_;
   wire();
   wireModes();
   syncFromControls();
