@@ -44,6 +44,7 @@ build: setup-build tests/node_modules
 	rm -rf target/pkg-node/snippets target/pkg-web/snippets # wasm-pack leaves a removed snippet behind
 	$(WASM_PACK) build --release --target nodejs --out-dir target/pkg-node --out-name attention_lab
 	$(WASM_PACK) build --release --target web --out-dir target/pkg-web --out-name attention_lab
+	node tests/package/guard-freed.mjs target/pkg-node/attention_lab.js target/pkg-web/attention_lab.js
 	rm -rf www/pkg && mkdir -p www/pkg && cp -r target/pkg-web/attention_lab* target/pkg-web/snippets www/pkg/
 
 # The threads build (Node's entry, and attention-lab/web on cross-origin isolated pages; src/wasm/threads.rs):
@@ -61,6 +62,7 @@ build-threads: setup-build setup-threads tests/node_modules
 	  CARGO_UNSTABLE_BUILD_STD=panic_abort,std RUSTUP_TOOLCHAIN=nightly RUSTFLAGS="$(THREADS_RUSTFLAGS)" CARGO_TARGET_DIR=target/threads \
 	    $(WASM_PACK) build --release --no-opt --target $$target --out-dir target/pkg-$${target%js}-threads --out-name attention_lab --features threads || exit 1; \
 	done
+	node tests/package/guard-freed.mjs target/pkg-node-threads/attention_lab.js target/pkg-web-threads/attention_lab.js
 
 # The npm package in pkg/: one wasm-pack build per runtime, assembled with pkg.json as the manifest
 # (tests/package/assemble.mjs says what goes where and fails when pkg.json's version is not Cargo.toml's).
@@ -68,6 +70,7 @@ build-threads: setup-build setup-threads tests/node_modules
 package: build build-threads www/node_modules
 	rm -rf target/pkg-bundler/snippets
 	$(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler --out-name attention_lab
+	node tests/package/guard-freed.mjs target/pkg-bundler/attention_lab_bg.js
 	node tests/package/assemble.mjs
 	@# what `npm publish` would upload; tests/package/files.test.mjs checks the list and npm's warnings
 	cd pkg && npm publish --dry-run --json --loglevel=warn >../target/npm-publish-dry-run.json 2>../target/npm-publish-dry-run.log \

@@ -173,3 +173,24 @@ test('repeatedTokens: the period repeats, its tokens are distinct, BOS first', (
   });
   assert.deepEqual(repeatedTokens({ vocabSize: 32, length: 24, batch: 20, seed: 7 }).tokens, tokens);
 });
+
+test('a freed model, layer or cache (or a second free()) is an Error that says so, not wasm-bindgen\'s message', () => {
+  const model = new Transformer({ vocabSize: 5, contextLength: 4, embedDim: 4, numHeads: 2, numLayers: 1 });
+  model.free();
+  const freed = (e) => e instanceof Error && /^this Transformer was freed \(free\(\) or the end of a `using` block\) and cannot be used; create a new one/.test(e.message);
+  for (const call of [() => model.step, () => model.free(), () => model.trainStep([[0, 1]], { learningRate: 0.1 }), () => model.getState(), () => model[Symbol.dispose]()]) {
+    assert.throws(call, freed, String(call));
+  }
+  const layer = new lab.MultiHeadAttention({ embedDim: 4, numHeads: 2 });
+  const cache = layer.createCache();
+  cache.free();
+  assert.throws(() => cache.length, /^Error: this KvCache was freed .*layer\.createCache\(\)$/);
+  layer.free();
+  assert.throws(() => layer.embedDim, /^Error: this MultiHeadAttention was freed/);
+  assert.throws(() => new lab.KvCache().length, /^Error: this KvCache was not made by attention-lab; create a new one with layer\.createCache\(\)$/);
+  // the module keeps working
+  const again = new Transformer({ vocabSize: 5, contextLength: 4, embedDim: 4, numHeads: 2, numLayers: 1 });
+  assert.ok(again.forward([[0, 1, 2]]).loss > 0);
+  again.free();
+});
+
