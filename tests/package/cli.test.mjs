@@ -363,10 +363,14 @@ test('what the learner\'s code prints goes to stderr, all of it (tests and probe
 test('colour on a terminal only, and never with NO_COLOR', async (t) => {
   const piped = await npx(['check', '02', 'no-export.js'], { env: { FORCE_COLOR: '1' } });
   assert.doesNotMatch(piped.stdout, ESCAPE, 'piped: plain');
-  // a terminal: script(1) gives the command a pseudo-terminal
+  // a learner's terminal: script(1) gives the command a pseudo-terminal. Node decides how many
+  // colours it has (tty.getColorDepth): a CI runner's own CI or NODE_DISABLE_COLORS would say two, so
+  // they are left out here, and checked on their own below.
   const onTerminal = (env) => new Promise((resolve) => {
+    const learner = environment({ TERM: 'xterm-256color', ...env });
+    for (const name of ['CI', 'NODE_DISABLE_COLORS']) if (!(name in env)) delete learner[name];
     execFile('script', ['-qec', 'npx --no-install attention-lab check 02 no-export.js', '/dev/null'], {
-      cwd: project, encoding: 'utf8', env: environment({ TERM: 'xterm-256color', ...env }),
+      cwd: project, encoding: 'utf8', env: learner,
     }, (error, stdout) => resolve({ status: error ? error.code : 0, stdout }));
   });
   if (!existsSync('/usr/bin/script')) {
@@ -379,6 +383,10 @@ test('colour on a terminal only, and never with NO_COLOR', async (t) => {
   const plain = await onTerminal({ NO_COLOR: '1' });
   assert.match(plain.stdout, /Missing function/);
   assert.doesNotMatch(plain.stdout, ESCAPE, 'NO_COLOR: plain');
+  // a CI runner's log is a terminal that Node gives two colours: plain, as every Node tool there
+  const onCi = await onTerminal({ CI: 'true' });
+  assert.match(onCi.stdout, /Missing function/);
+  assert.doesNotMatch(onCi.stdout, ESCAPE, 'CI: plain');
 });
 
 test('list: every challenge in order, and whether the answer in ./<id>/ passes', async () => {
