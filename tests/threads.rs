@@ -126,6 +126,45 @@ fn f32_training_and_its_backward_give_the_same_bits_on_any_thread_count() {
     });
 }
 
+/// Training without dropout splits the batch items over threads (forward and backward, each item
+/// into gradients of its own, added in item order): five items (a ragged last round on 2 and 3
+/// threads), biases and grouped K/V heads, in f32 and f64, give the bits of one thread.
+#[test]
+fn training_split_over_batch_items_gives_the_same_bits_on_any_thread_count() {
+    const B: usize = 5;
+    let config = LayerConfig { kv_heads: 2, bias: true, seed: 4, ..LayerConfig::new(C, H) };
+    let (x, g) = (data(B * T, C, 12), data(B * T, C, 13));
+    let (x32, g32) = (narrow(&x), narrow(&g));
+    let options = ForwardOptions { mask: Mask::causal(), batched: true, training: true, need_weights: true, ..ForwardOptions::default() };
+    let params = |layer: &MultiHeadAttention| -> Vec<u64> { layer.grads().unwrap().tensors().iter().flat_map(|(_, t)| bits64(t)).collect() };
+    same_bits("f32 training split over items", || {
+        let mut layer = MultiHeadAttention::new(&config).unwrap();
+        let b = Batch::new(&x32[..], B, T, C);
+        let out = layer.forward_batch(b, b, b, &options).unwrap();
+        let grads = layer.backward_batch(Batch::new(&g32[..], B, T, C), true).unwrap();
+        (bits32(&out.output), bits32(&out.weights.unwrap()), bits32(&grads.query), bits32(&grads.key), bits32(&grads.value), params(&layer))
+    });
+    same_bits("f64 training split over items", || {
+        let mut layer = MultiHeadAttention::new(&config).unwrap();
+        let b = Batch::new(&x[..], B, T, C);
+        let out = layer.forward_batch(b, b, b, &options).unwrap();
+        let grads = layer.backward_batch(Batch::new(&g[..], B, T, C), true).unwrap();
+        (bits64(&out.output), bits64(&out.weights.unwrap()), bits64(&grads.query), bits64(&grads.key), bits64(&grads.value), params(&layer))
+    });
+    // the first failing item is the one named, as in order: item 3's gradient overflows
+    let mut huge = g32.clone();
+    huge[3 * T * C..4 * T * C].iter_mut().for_each(|v| *v *= 3e38);
+    let failing = || {
+        let mut layer = MultiHeadAttention::new(&config).unwrap();
+        let b = Batch::new(&x32[..], B, T, C);
+        layer.forward_batch(b, b, b, &options).unwrap();
+        layer.backward_batch(Batch::new(&huge[..], B, T, C), true).err().map(|e| e.to_string())
+    };
+    let message = with_threads(3, failing).expect("an overflow");
+    assert!(message.contains("in batch item 3:"), "{message}");
+    same_bits("the failing item", failing);
+}
+
 #[test]
 fn the_working_set_check_counts_what_the_threads_hold() {
     use attention_lab::engine::{workspace_shapes, HeadShape};

@@ -141,20 +141,48 @@ impl MultiHeadAttention {
             biases: w.b.map(|_| super::Biases { b_q: vec![F::ZERO; c], b_k: vec![F::ZERO; kv_c], b_v: vec![F::ZERO; kv_c], b_o: vec![F::ZERO; c] }),
         };
         let mut inputs = [vec![F::ZERO; n * t_q * c], vec![F::ZERO; n * t_k * c], vec![F::ZERO; n * t_k * c]];
-        let mut scratch = Scratch::default();
-        for (b, item) in cache.items.iter().enumerate() {
-            let (q_len, k_len) = (t_q * c, t_k * c);
-            let [query, key, value] = &mut inputs;
-            let d_x = [&mut query[b * q_len..(b + 1) * q_len], &mut key[b * k_len..(b + 1) * k_len], &mut value[b * k_len..(b + 1) * k_len]];
-            self.backward_item(&w, cache, item, grad_output.item(b), &mut grads, &mut scratch, d_x).map_err(|e| at_item(e, batched, b))?;
+        // The items are independent up to the sums over them: split them across threads, a few
+        // at a time, each into gradients of its own, then add those into `grads` in item order
+        // (the bias sums row by row), which are the additions, in the order, of one pass in order
+        let split = crate::parallel::worth_splitting(n, n * (t_q + 2 * t_k) * c * c);
+        let at_once = if split { crate::parallel::threads() } else { 1 };
+        let (q_len, k_len) = (t_q * c, t_k * c);
+        for first in (0..n).step_by(at_once) {
+            let count = at_once.min(n - first);
+            let results = crate::parallel::map(count, split, |i| {
+                let b = first + i;
+                let mut item_grads = Weights { w_q: zeros(c, c), w_k: zeros(c, kv_c), w_v: zeros(c, kv_c), w_o: zeros(c, c), biases: None };
+                let mut d_x = [vec![F::ZERO; q_len], vec![F::ZERO; k_len], vec![F::ZERO; k_len]];
+                let [d_x_q, d_x_k, d_x_v] = &mut d_x;
+                let d_qkv = self.backward_item(&w, cache, &cache.items[b], grad_output.item(b), &mut item_grads, &mut Scratch::default(), [d_x_q, d_x_k, d_x_v]);
+                d_qkv.map(|d_qkv| (item_grads, d_x, d_qkv)).map_err(|e| at_item(e, batched, b))
+            });
+            for (i, result) in results.into_iter().enumerate() {
+                let b = first + i;
+                let (item_grads, d_x, [d_q, d_k, d_v]) = result?;
+                for (sum, item) in [(&mut grads.w_q, &item_grads.w_q), (&mut grads.w_k, &item_grads.w_k), (&mut grads.w_v, &item_grads.w_v), (&mut grads.w_o, &item_grads.w_o)] {
+                    sum.data_mut().iter_mut().zip(item.data()).for_each(|(s, &x)| *s += x);
+                }
+                if let Some(biases) = &mut grads.biases {
+                    add_column_sums(&mut biases.b_o, grad_output.item(b), c);
+                    add_column_sums(&mut biases.b_q, &d_q, c);
+                    add_column_sums(&mut biases.b_k, &d_k, kv_c);
+                    add_column_sums(&mut biases.b_v, &d_v, kv_c);
+                }
+                let [query, key, value] = &mut inputs;
+                query[b * q_len..(b + 1) * q_len].copy_from_slice(&d_x[0]);
+                key[b * k_len..(b + 1) * k_len].copy_from_slice(&d_x[1]);
+                value[b * k_len..(b + 1) * k_len].copy_from_slice(&d_x[2]);
+            }
         }
         refuse_parameter_gradients(&grads)?;
         let [query, key, value] = inputs;
         Ok((grads, BatchGrads { query, key, value }))
     }
 
-    /// One batch item: adds its parameter gradients into `grads`, writes `(d x_q, d x_k, d x_v)`,
-    /// row-major `(T_q, C)`, `(T_k, C)`, `(T_k, C)`, into `d_x`.
+    /// One batch item: adds its weights' gradients into `grads`, writes `(d x_q, d x_k, d x_v)`,
+    /// row-major `(T_q, C)`, `(T_k, C)`, `(T_k, C)`, into `d_x`, and returns `(d_Q, d_K, d_V)`
+    /// (whose column sums, and `d_output`'s, are the biases' gradients).
     #[allow(clippy::too_many_arguments)]
     fn backward_item<F: LayerKernel>(
         &self,
@@ -165,7 +193,7 @@ impl MultiHeadAttention {
         grads: &mut Weights<F>,
         s: &mut Scratch<F>,
         d_x: [&mut [F]; 3],
-    ) -> Result<()> {
+    ) -> Result<[Vec<F>; 3]> {
         let (c, d_head) = (self.embed_dim, self.head_dimensions);
         let kv_c = self.kv_heads * d_head;
         let (t_q, t_k) = (cache.t_q, cache.t_k);
@@ -177,9 +205,6 @@ impl MultiHeadAttention {
         F::times_transposed(d_output, t_q, w.t[3], &mut d_concat); // (T_q, C) = (T_q, C)·(C, C)ᵀ
         F::refuse_gradient(&d_concat, c, "d_concat")?;
         F::at_b(c, t_q, c, &item.concat, c, d_output, c, grads.w_o.data_mut(), c, true, k); // (C, C) += concatᵀ·d_output
-        if let Some(b) = &mut grads.biases {
-            add_column_sums(&mut b.b_o, d_output, c);
-        }
 
         let mut d_q = vec![F::ZERO; t_q * c]; // (T_q, C): head i's d_Q_h in its columns
         let mut d_k = vec![F::ZERO; t_k * kv_c]; // (T_k, C_kv): per K/V head, the sum over its query heads
@@ -245,12 +270,7 @@ impl MultiHeadAttention {
             F::at_b(c, t_k, kv_c, item.x_k(), c, &d_k, kv_c, grads.w_k.data_mut(), kv_c, true, k); // (C, C_kv) += x_kᵀ·d_K
             F::at_b(c, t_k, kv_c, item.x_v(), c, &d_v, kv_c, grads.w_v.data_mut(), kv_c, true, k); // (C, C_kv) += x_vᵀ·d_V
         }
-        if let Some(b) = &mut grads.biases {
-            add_column_sums(&mut b.b_q, &d_q, c);
-            add_column_sums(&mut b.b_k, &d_k, kv_c);
-            add_column_sums(&mut b.b_v, &d_v, kv_c);
-        }
-        Ok(())
+        Ok([d_q, d_k, d_v])
     }
 }
 

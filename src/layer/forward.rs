@@ -138,54 +138,36 @@ impl MultiHeadAttention {
         // Draw into a copy of the generator and commit it only on success
         let mut rng = self.dropout_rng.clone();
         let per_item = if options.average_weights { 1 } else { h };
-        let mut output = vec![F::ZERO; b * t_q * c];
-        let mut weights = options.need_weights.then(|| vec![F::ZERO; b * per_item * t_q * t_k]);
-        let mut used = vec![F::ZERO; if options.need_weights { t_q * t_k } else { 0 }];
-        let mut workspace = Workspace::new();
-        let mut items = Vec::with_capacity(if keep { b } else { 0 });
-        for i in 0..b {
-            let (x_q, x_k, x_v) = (query.item(i), key.item(i), value.item(i));
-            let mut item_weights = weights.as_mut().map(|all| &mut all[i * per_item * t_q * t_k..(i + 1) * per_item * t_q * t_k]);
-            let out = &mut output[i * t_q * c..(i + 1) * t_q * c];
-            let step = || -> Result<Option<ItemCache<F>>> {
-                // 0. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V; Q and K rotated with RoPE
-                let (q, k, v) = self.project_item(&w, (x_q, t_q), (x_k, t_k), x_v, positions)?;
-                // 1–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
-                // by the hook), used·V_g, straight into the head's columns of concat (T_q, C)
-                let hook = Keep { t_q, t_k, dropout, rng: &mut rng, heads: Vec::new() };
-                let write = if keep_heads { None } else { item_weights.as_deref_mut() };
-                let (concat, kept) = self.attend_item(&q, &k, &v, &options.mask, positions, &mut workspace, hook, keep_heads, write)?;
-                // the weights that multiplied V, per head or their mean (summed in head order, then divided)
-                if let Some(all) = item_weights {
-                    if !kept.is_empty() {
-                        for (head, cache) in kept.iter().enumerate() {
-                            cache.used_into(dropout.map(|(_, s)| s), &mut used);
-                            if options.average_weights {
-                                all.iter_mut().zip(&used).for_each(|(m, &x)| *m += x);
-                            } else {
-                                all[head * t_q * t_k..(head + 1) * t_q * t_k].copy_from_slice(&used);
-                            }
-                        }
-                        if options.average_weights {
-                            all.iter_mut().for_each(|m| *m = *m / F::from_usize(h));
-                        }
-                    }
+        let run = ItemRun { w: &w, t_q, t_k, options, positions, dropout, keep, keep_heads };
+        // The items are independent: split them across threads (each item's results are the same
+        // either way), except with dropout, whose one generator draws through the items in order,
+        // and when the weights are returned (each item's would be held twice, its own and the batch's)
+        let split = dropout.is_none() && !options.need_weights && crate::parallel::worth_splitting(b, b * (t_q + 2 * t_k) * c * c);
+        let results = if split {
+            crate::parallel::map(b, true, |i| self.forward_item(&run, (query.item(i), key.item(i), value.item(i)), &mut rng.clone(), &mut Workspace::new()))
+        } else {
+            let mut workspace = Workspace::new();
+            let mut results = Vec::with_capacity(b);
+            for i in 0..b {
+                let result = self.forward_item(&run, (query.item(i), key.item(i), value.item(i)), &mut rng, &mut workspace);
+                let failed = result.is_err();
+                results.push(result);
+                if failed {
+                    break;
                 }
-                // 8. output = concat·W_O + b_O
-                F::project(&concat, t_q, w.w[3], w.bias(3), out); // (T_q, C) = (T_q, C)·(C, C)
-                F::refuse_projection(out, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))?;
-                if !keep {
-                    return Ok(None);
-                }
-                // self-attention (the same bits in all three inputs) keeps one copy
-                let same = |a: &[F], b: &[F]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_f64().to_bits() == y.to_f64().to_bits());
-                let copy = |x: &[F]| (!same(x_q, x)).then(|| x.to_vec());
-                Ok(Some(ItemCache { x_q: x_q.to_vec(), x_k: copy(x_k), x_v: copy(x_v), q, k, v, heads: kept, concat }))
-            };
-            match step() {
-                Ok(item) => items.extend(item),
-                Err(e) => return Err(at_item(e, options.batched, i)),
             }
+            results
+        };
+        let mut output = Vec::with_capacity(b * t_q * c);
+        let mut weights = options.need_weights.then(|| Vec::with_capacity(b * per_item * t_q * t_k));
+        let mut items = Vec::with_capacity(if keep { b } else { 0 });
+        for (i, result) in results.into_iter().enumerate() {
+            let item = result.map_err(|e| at_item(e, options.batched, i))?; // the first item that failed, as in order
+            output.extend_from_slice(&item.output);
+            if let (Some(all), Some(w)) = (weights.as_mut(), item.weights) {
+                all.extend_from_slice(&w);
+            }
+            items.extend(item.cache);
         }
         self.dropout_rng = rng;
         if keep {
@@ -196,6 +178,52 @@ impl MultiHeadAttention {
             self.last_forward = LastForward::Evaluation;
         }
         Ok(BatchOutput { output, weights })
+    }
+
+    /// Passes 0–8 for one batch item (`x_q (T_q, C)`, `x_k` and `x_v (T_k, C)`): its output
+    /// `(T_q, C)`, its weights when asked for (`[h, T_q, T_k]` or their mean), and what the backward
+    /// needs when the forward keeps. Dropout draws from `rng`.
+    fn forward_item<F: LayerKernel>(&self, run: &ItemRun<'_, F>, (x_q, x_k, x_v): (&[F], &[F], &[F]), rng: &mut SplitMix64, workspace: &mut Workspace<F>) -> Result<ItemOutput<F>> {
+        let (c, h) = (self.embed_dim, self.number_of_heads);
+        let (w, t_q, t_k, options) = (run.w, run.t_q, run.t_k, run.options);
+        let per_item = if options.average_weights { 1 } else { h };
+        let mut weights = options.need_weights.then(|| vec![F::ZERO; per_item * t_q * t_k]);
+        // 0. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V; Q and K rotated with RoPE
+        let (q, k, v) = self.project_item(w, (x_q, t_q), (x_k, t_k), x_v, run.positions)?;
+        // 1–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
+        // by the hook), used·V_g, straight into the head's columns of concat (T_q, C)
+        let hook = Keep { t_q, t_k, dropout: run.dropout, rng, heads: Vec::new() };
+        let write = if run.keep_heads { None } else { weights.as_deref_mut() };
+        let (concat, kept) = self.attend_item(&q, &k, &v, &options.mask, run.positions, workspace, hook, run.keep_heads, write)?;
+        // the weights that multiplied V, per head or their mean (summed in head order, then divided)
+        if let Some(all) = weights.as_mut() {
+            if !kept.is_empty() {
+                let mut used = vec![F::ZERO; t_q * t_k];
+                for (head, cache) in kept.iter().enumerate() {
+                    cache.used_into(run.dropout.map(|(_, s)| s), &mut used);
+                    if options.average_weights {
+                        all.iter_mut().zip(&used).for_each(|(m, &x)| *m += x);
+                    } else {
+                        all[head * t_q * t_k..(head + 1) * t_q * t_k].copy_from_slice(&used);
+                    }
+                }
+                if options.average_weights {
+                    all.iter_mut().for_each(|m| *m = *m / F::from_usize(h));
+                }
+            }
+        }
+        // 8. output = concat·W_O + b_O
+        let mut output = vec![F::ZERO; t_q * c];
+        F::project(&concat, t_q, w.w[3], w.bias(3), &mut output); // (T_q, C) = (T_q, C)·(C, C)
+        F::refuse_projection(&output, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))?;
+        if !run.keep {
+            return Ok(ItemOutput { output, weights, cache: None });
+        }
+        // self-attention (the same bits in all three inputs) keeps one copy
+        let same = |a: &[F], b: &[F]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_f64().to_bits() == y.to_f64().to_bits());
+        let copy = |x: &[F]| (!same(x_q, x)).then(|| x.to_vec());
+        let cache = ItemCache { x_q: x_q.to_vec(), x_k: copy(x_k), x_v: copy(x_v), q, k, v, heads: kept, concat };
+        Ok(ItemOutput { output, weights, cache: Some(cache) })
     }
 
     /// Pass 0 for one item: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, each
@@ -460,6 +488,28 @@ impl MultiHeadAttention {
 /// weighted sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the blocks come
 /// in row order), including the keys a causal block skips (masked: their weight is 0 either way);
 /// an entry is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0, 1/(1−p)}`.
+/// What every item of one `forward_batch` shares.
+struct ItemRun<'a, F: LayerKernel> {
+    w: &'a Prepared<'a, F>,
+    t_q: usize,
+    t_k: usize,
+    options: &'a ForwardOptions,
+    positions: Positions,
+    /// `(p, 1/(1−p) in F)` in training with `p > 0`.
+    dropout: Option<(f64, F)>,
+    /// Whether the forward keeps what the backward needs.
+    keep: bool,
+    /// Whether the hook keeps every head's weights.
+    keep_heads: bool,
+}
+
+/// One item's results (see [`MultiHeadAttention::forward_item`]).
+struct ItemOutput<F> {
+    output: Vec<F>,
+    weights: Option<Vec<F>>,
+    cache: Option<ItemCache<F>>,
+}
+
 struct Keep<'a, F> {
     t_q: usize,
     t_k: usize,

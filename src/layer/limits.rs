@@ -19,6 +19,12 @@ pub(super) fn check_parameters(c: usize) -> Result<()> {
     })
 }
 
+/// How many batch items a pass works on at once: one, or one per thread where training splits
+/// the items over threads (forward.rs, backward.rs); each holds its own intermediates.
+fn items_at_once(batch: usize) -> usize {
+    crate::parallel::threads().min(batch).max(1)
+}
+
 /// Values a forward pass holds at once, per batch item of `(T_q, C)` queries and `(T_k, C)`
 /// keys/values: the three inputs and their projections, concat and output, and per head the
 /// kept weights (three `T_q × T_k` matrices with dropout, one without, one more returned with
@@ -26,7 +32,8 @@ pub(super) fn check_parameters(c: usize) -> Result<()> {
 pub(super) fn check_forward(c: usize, h: usize, batch: usize, t_q: usize, t_k: usize, need_weights: bool, dropout: bool) -> Result<()> {
     let kept = 1 + if dropout { 2 } else { 0 } + usize::from(need_weights);
     let shape = HeadShape::new(t_q, t_k, h, h, c / h.max(1));
-    let (b, per_item) = (batch as u128, 4 * (t_q as u128 + t_k as u128));
+    // (one more output per item: the items split over threads return theirs, then it is copied)
+    let (b, per_item) = (batch as u128, 4 * (t_q as u128 + t_k as u128) + t_q as u128);
     // the per-item parts, counted in u128 (usize is 32 bits on wasm32), as rows of C or T_k values
     let rows = |n: u128| usize::try_from(n).unwrap_or(usize::MAX);
     let parts = [(rows(b * per_item), c), (rows(b * (h * kept) as u128 * t_q as u128), t_k), (4 * c, c)];
@@ -49,19 +56,23 @@ pub(super) fn check_cached_budget(layer: &super::MultiHeadAttention, batch: usiz
 }
 
 /// Values a backward pass holds on top of the forward's cache: the forward's own count
-/// ([`check_forward`]) plus the input gradients of every item, one item's `d_concat`, `d_Q`,
-/// `d_K`, `d_V`, one head's four `T_q × T_k` gradients, and the parameter gradients.
+/// ([`check_forward`]) plus the input gradients of every item, and per item in flight
+/// ([`items_at_once`]) its `d_concat`, `d_Q`, `d_K`, `d_V`, input gradients, one head's four
+/// `T_q × T_k` gradients and its weights' gradients; and the parameter gradients.
 pub(super) fn check_backward(c: usize, h: usize, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
     let what = || format!("MultiHeadAttention.backward with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {c}");
+    let m = items_at_once(batch) as u128;
     let [c, h, b, tq, tk] = [c, h, batch, t_q, t_k].map(|n| n as u128);
     let cache = b * (4 * (tq + tk) * c + h * tq * tk * if dropout { 3 } else { 1 }) + 4 * c * c;
-    let needed = cache + (b + 1) * (tq + 2 * tk) * c + tq * c + 4 * tq * tk + 4 * c * c + 4 * c;
+    let in_flight = 2 * (tq + 2 * tk) * c + tq * c + 4 * tq * tk + 4 * c * c;
+    let needed = cache + b * (tq + 2 * tk) * c + m * in_flight + 4 * c * c + 4 * c;
     check_working_set(needed, what)
 }
 
-/// Values an f32 forward holds. In evaluation mode (`keep` false): the inputs, Q, K, V, concat, the
-/// output, and the weights if asked for (with their mean, every head's for one item). In training,
-/// per item: the inputs, Q, K, V, concat and the output; per head the weights (and with dropout the
+/// Values an f32 forward holds. In evaluation mode (`keep` false): the inputs, per item in flight
+/// ([`items_at_once`]) Q, K, V, concat and its output, the output, and the weights if asked for
+/// (with their mean, every head's for one item). In training, per item: the inputs, Q, K, V,
+/// concat and the output (twice: the item's, copied into the batch's); per head the weights (and with dropout the
 /// flags, counted as values); the returned weights; the parameters packed both ways (8·C², counting
 /// W_K and W_V as C × C). Plus the engine's workspace.
 pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q: usize, t_k: usize, need_weights: bool, average_weights: bool, keep: bool) -> Result<()> {
@@ -69,6 +80,7 @@ pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q
     let kv_c = layer.kv_heads() * d_head;
     let mut shape = HeadShape::new(t_q, t_k, h, layer.kv_heads(), d_head);
     shape.offset = super::Positions::aligned(t_q, t_k).offset(t_q, t_k);
+    let m = items_at_once(b);
     if !keep {
         let weights_len = if !need_weights {
             (0, 0)
@@ -77,7 +89,8 @@ pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q
         } else {
             (b * h * t_q, t_k)
         };
-        let parts = [(b * (t_q + 2 * t_k), c), (2 * t_q + 2 * t_k, c), (b * t_q, c), weights_len];
+        // the inputs and outputs; per item in flight Q, K, V, concat and its output
+        let parts = [(b * (t_q + 2 * t_k), c), (m * (3 * t_q + 2 * t_k), c), (b * t_q, c), weights_len];
         return check_budget(shape, &parts, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"));
     }
     let kept = 1 + usize::from(layer.dropout() > 0.0);
@@ -91,7 +104,7 @@ pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q
     let rows = |n: u128| usize::try_from(n).unwrap_or(usize::MAX);
     let (b_, h_, t_q_, t_k_) = (b as u128, h as u128, t_q as u128, t_k as u128);
     let parts = [
-        (rows(b_ * (3 * t_q_ + 3 * t_k_)), c),
+        (rows(b_ * (4 * t_q_ + 3 * t_k_)), c),
         (rows(b_ * 2 * t_k_), kv_c),
         (rows(b_ * h_ * (kept + returned) as u128 * t_q_), t_k),
         (8 * c, c),
@@ -102,14 +115,17 @@ pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q
 }
 
 /// Values the f32 backward holds on top of what the f32 training forward kept (counted as in
-/// [`check_forward_f32`] in training): the input gradients of every item, one
-/// item's `d_concat`, `d_Q`, `d_K`, `d_V`, one head's `used`, `d_used`, `d_scores`, a packed panel
-/// and a transposed copy of a `T_q × T_k` matrix, the parameter gradients and the transposed weights.
+/// [`check_forward_f32`] in training): the input gradients of every item; per item in flight
+/// ([`items_at_once`]) its `d_concat`, `d_Q`, `d_K`, `d_V`, input gradients, one head's `used`,
+/// `d_used`, `d_scores`, a packed panel and a transposed copy of a `T_q × T_k` matrix, and its
+/// weights' gradients; the parameter gradients and the transposed weights.
 pub(super) fn check_backward_f32(layer: &super::MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
+    let m = items_at_once(batch) as u128;
     let (c, h) = (layer.embed_dim() as u128, layer.number_of_heads() as u128);
     let [b, tq, tk] = [batch, t_q, t_k].map(|n| n as u128);
     let kept = b * (3 * (tq + tk) * c + h * tq * tk * if dropout { 2 } else { 1 }) + 8 * c * c;
-    let needed = kept + (b + 1) * (tq + 2 * tk) * c + tq * c + 5 * (tq + 8) * tk + 4 * c * c + 4 * c;
+    let in_flight = 2 * (tq + 2 * tk) * c + tq * c + 5 * (tq + 8) * tk + 4 * c * c;
+    let needed = kept + b * (tq + 2 * tk) * c + m * in_flight + 4 * c * c + 4 * c;
     check_working_set(needed, || format!("MultiHeadAttention.backward (f32) with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {}", layer.embed_dim()))
 }
 

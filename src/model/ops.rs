@@ -1,20 +1,12 @@
 //! The model's own ops on flat row-major slices, written once over the precision: products
 //! through [`Kernel::linear`] (f64: summed in increasing order; f32: the SIMD kernels, split
-//! over threads), and layer norm, GELU and the cross-entropy, each with its backward.
+//! over threads) and the transposed ones through the attention layer's own
+//! ([`LayerKernel::a_bt`], [`LayerKernel::at_b`]); layer norm, GELU and the cross-entropy, each
+//! with its backward.
 
 use crate::engine::Kernel;
+use crate::layer::LayerKernel;
 use crate::real::Real;
-
-/// `rows × cols` → `cols × rows`.
-pub fn transpose<F: Real>(a: &[F], rows: usize, cols: usize) -> Vec<F> {
-    let mut out = vec![F::ZERO; a.len()];
-    for r in 0..rows {
-        for (c, &x) in a[r * cols..(r + 1) * cols].iter().enumerate() {
-            out[c * rows + r] = x;
-        }
-    }
-    out
-}
 
 /// `x (m × k) · w (k × n) (+ bias)`.
 pub fn matmul<F: Kernel>(x: &[F], m: usize, k: usize, w: &[F], n: usize, bias: Option<&[F]>) -> Vec<F> {
@@ -23,15 +15,18 @@ pub fn matmul<F: Kernel>(x: &[F], m: usize, k: usize, w: &[F], n: usize, bias: O
     out
 }
 
-/// `dy (m × n) · wᵀ` for `w (k × n)`: the input gradient of `y = x·w`.
-pub fn matmul_bt<F: Kernel>(dy: &[F], m: usize, n: usize, w: &[F], k: usize) -> Vec<F> {
-    matmul(dy, m, n, &transpose(w, k, n), k, None)
+/// `dy (m × n) · wᵀ` for `w (k × n)`: the input gradient of `y = x·w`, through the layer's own
+/// transposed product ([`LayerKernel::a_bt`]).
+pub fn matmul_bt<F: LayerKernel>(dy: &[F], m: usize, n: usize, w: &[F], k: usize) -> Vec<F> {
+    let mut out = vec![F::ZERO; m * k];
+    F::a_bt(m, n, k, dy, n, w, n, &mut out, k, &mut F::Scratch::default()); // (m, k) = (m, n)·(k, n)ᵀ
+    out
 }
 
-/// `xᵀ · dy` for `x (m × k)`, `dy (m × n)`: the weight gradient of `y = x·w`, added to `grad (k × n)`.
-pub fn add_matmul_at<F: Kernel>(x: &[F], m: usize, k: usize, dy: &[F], n: usize, grad: &mut [F]) {
-    let product = matmul(&transpose(x, m, k), k, m, dy, n, None);
-    grad.iter_mut().zip(product).for_each(|(g, p)| *g += p);
+/// `xᵀ · dy` for `x (m × k)`, `dy (m × n)`: the weight gradient of `y = x·w`, added to `grad (k × n)`
+/// (each entry's whole sum, then added), through the layer's own [`LayerKernel::at_b`].
+pub fn add_matmul_at<F: LayerKernel>(x: &[F], m: usize, k: usize, dy: &[F], n: usize, grad: &mut [F]) {
+    F::at_b(k, m, n, x, k, dy, n, grad, n, true, &mut F::Scratch::default()); // (k, n) += (m, k)ᵀ·(m, n)
 }
 
 /// `Σ_rows dy`, added to `grad (n)`: the bias gradient of `y = x·w + b`.

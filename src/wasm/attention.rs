@@ -232,7 +232,7 @@ pub fn trace_multi_head_attention(q: JsValue, k: JsValue, v: JsValue, options: J
             }
             Qkv::Typed(SamePrecision::F32(_)) => {
                 return Err(AttentionError::type_error(
-                    "traceMultiHeadAttention records exact f64 steps; pass number[][] or { data: Float64Array, shape: [T, C] }, not a Float32Array",
+                    "Q, K and V are Float32Array matrices; traceMultiHeadAttention records exact f64 steps: pass them as number[][] or { data: Float64Array, shape: [T, C] }",
                 ))
             }
         };

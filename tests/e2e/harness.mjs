@@ -38,13 +38,21 @@ export async function startSite() {
 
 /**
  * A fresh context (empty localStorage) and page. `log.errors` collects console errors, page
- * errors and failed requests; `log.requests` every URL requested, including by workers.
+ * errors and failed requests (`log.aborted` the ones the browser aborted); `log.requests` every
+ * URL requested, including by workers.
  */
 export async function openPage(site, size = SIZES.desktop) {
   const context = await site.browser.newContext({ viewport: size });
   const log = { errors: [], requests: [] };
   context.on('request', (request) => log.requests.push(request.url()));
-  context.on('requestfailed', (request) => log.errors.push(`request failed: ${request.url()} ${request.failure()?.errorText}`));
+  // A request the browser aborted (a reload or a navigation the test made while a font or chunk was
+  // still loading, which a loaded machine makes likely) is not the site's failure: kept apart.
+  // Every other failure (refused, blocked by CSP, not found on the network) is an error.
+  log.aborted = [];
+  context.on('requestfailed', (request) => {
+    const reason = request.failure()?.errorText ?? '';
+    (/ERR_ABORTED|NS_BINDING_ABORTED/.test(reason) ? log.aborted : log.errors).push(`request failed: ${request.url()} ${reason}`);
+  });
   const page = await context.newPage();
   page.on('console', (message) => { if (message.type() === 'error') log.errors.push(`console: ${message.text()}`); });
   page.on('pageerror', (error) => log.errors.push(`page error: ${error.message}`));

@@ -65,7 +65,7 @@ test('bad typed input: precise TypeError / RangeError, and the module keeps work
     [() => lab.multiHeadAttention(typed(Q), typed(Q, Float64Array), typed(V), 2, 1), 'TypeError', /^K\.data is a Float64Array but Q\.data is a Float32Array/],
     [() => lab.multiHeadAttention(typed(Q), typed(Q), typed(V), 3, 1), 'RangeError', /^Q\/K\/V matrix dimensions must match the numberOfHeads \* headDimensions/],
     [() => lab.multiHeadAttention({ get data() { throw new Error('boom'); }, shape: [2, 2] }, typed(Q), typed(V), 2, 1), 'TypeError', 'Q.data could not be read (reading it threw: boom)'],
-    [() => lab.traceMultiHeadAttention(typed(Q), typed(Q), typed(V), { numberOfHeads: 2, headDimensions: 1 }), 'TypeError', /^traceMultiHeadAttention records exact f64 steps/],
+    [() => lab.traceMultiHeadAttention(typed(Q), typed(Q), typed(V), { numberOfHeads: 2, headDimensions: 1 }), 'TypeError', /^Q, K and V are Float32Array matrices; traceMultiHeadAttention records exact f64 steps/],
   ];
   for (const [call, name, message] of cases) assert.throws(call, { name, message });
   assert.ok(Math.abs(lab.multiHeadAttention(typed(Q), typed(Q), typed(V), 2, 1).data[0] - 6.761594) < 1e-5);
