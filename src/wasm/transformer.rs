@@ -274,7 +274,7 @@ impl JsTransformer {
             Model::F32(m) => m.config(),
             Model::F64(m) => m.config(),
         };
-        let seed = if c.seed <= (1u64 << 53) - 1 { JsValue::from(c.seed as f64) } else { JsValue::from(c.seed) };
+        let seed = if c.seed < (1u64 << 53) { JsValue::from(c.seed as f64) } else { JsValue::from(c.seed) };
         js_result(|| {
             write_object(&[
                 ("vocabSize", JsValue::from(c.vocab_size as f64)),
@@ -619,10 +619,7 @@ fn read_adamw(options: &JsValue) -> Result<AdamW> {
 
 /// The parameters as `{ W_E, …, layers: [{ W_Q, … }] }`, each tensor from `values(i)`: number[][] /
 /// number[] (`typed = false`) or a flat typed array of the dtype.
-fn write_tree<'a, F: Typed>(params: &[Param<F>], values: impl Fn(usize) -> &'a [F], typed: bool) -> Result<JsValue>
-where
-    F: 'a,
-{
+fn write_tree<'a, F: Typed + 'a>(params: &[Param<F>], values: impl Fn(usize) -> &'a [F], typed: bool) -> Result<JsValue> {
     let top = Object::new();
     let layers: Vec<Object> = (0..params.iter().filter_map(|p| p.layer).max().map_or(0, |l| l + 1)).map(|_| Object::new()).collect();
     for (i, p) in params.iter().enumerate() {
