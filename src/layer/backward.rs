@@ -183,6 +183,8 @@ impl MultiHeadAttention {
     /// One batch item: adds its weights' gradients into `grads`, writes `(d x_q, d x_k, d x_v)`,
     /// row-major `(T_q, C)`, `(T_k, C)`, `(T_k, C)`, into `d_x`, and returns `(d_Q, d_K, d_V)`
     /// (whose column sums, and `d_output`'s, are the biases' gradients).
+    // one body per precision, not one per caller (the threads split and the loop in order)
+    #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     fn backward_item<F: LayerKernel>(
         &self,

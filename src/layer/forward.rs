@@ -183,6 +183,8 @@ impl MultiHeadAttention {
     /// Passes 0–8 for one batch item (`x_q (T_q, C)`, `x_k` and `x_v (T_k, C)`): its output
     /// `(T_q, C)`, its weights when asked for (`[h, T_q, T_k]` or their mean), and what the backward
     /// needs when the forward keeps. Dropout draws from `rng`.
+    // one body per precision, not one per caller (the threads split and the loop in order)
+    #[inline(never)]
     fn forward_item<F: LayerKernel>(&self, run: &ItemRun<'_, F>, (x_q, x_k, x_v): (&[F], &[F], &[F]), rng: &mut SplitMix64, workspace: &mut Workspace<F>) -> Result<ItemOutput<F>> {
         let (c, h) = (self.embed_dim, self.number_of_heads);
         let (w, t_q, t_k, options) = (run.w, run.t_q, run.t_k, run.options);
