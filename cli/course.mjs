@@ -1,5 +1,6 @@
-// Where the command finds the course: the challenges (lesson, starter, tests.json) and the site's
-// own modules (cases.js, diagnosis.js, variants.js, report.js, runner.worker.js). In the npm package they are
+// Where the command finds the course: the challenges (lesson, starter, tests.json, and for 09 and 10
+// the model check: model-check.js, the modules it imports and model.json) and the site's own modules
+// (cases.js, diagnosis.js, variants.js, report.js, runner.worker.js). In the npm package they are
 // under course/ (tests/package/assemble.mjs copies them there unchanged); in the repository the
 // command runs from cli/ against www/src/ and challenges/ (and the Node build in target/pkg-node).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -31,6 +32,12 @@ export function loadLab() {
 }
 
 /**
+ * A challenge's model check (challenges/NN-…/model-check.js, the module the challenge page uses
+ * too), imported on first use: 09's forwardCheck, 10's weightsCalls and weightsCases.
+ */
+export const modelCheckOf = (challenge) => import(new URL(`${challenge.id}/model-check.js`, CHALLENGES_DIR));
+
+/**
  * The challenges in course order, as the site's challenges.js reads them: { id, number, title,
  * summary, functionName, readme, starter, tests }. Files are read when first asked for.
  */
@@ -50,6 +57,8 @@ export const CHALLENGES = readdirSync(CHALLENGES_DIR, { withFileTypes: true })
       tests,
       get readme() { return file('README.md'); },
       get starter() { return file('starter.js'); },
+      /** The trained model of a 'forward' model check (tests.json model.weights), as data. */
+      get model() { return JSON.parse(file(tests.model.weights)); },
     };
   });
 
