@@ -6,10 +6,9 @@
 // Transformer runs here, outside it), and on a failure the same diagnosis: the probes and locate()
 // of diagnosis.js, then the known mistakes, as report.js says.
 import {
-  buildCases, judge, locate, probeCalls, walkthroughHref, loadLab, modelCheckOf, RUNNER,
+  buildCases, judge, locate, probeCalls, walkthroughHref, loadLab, modelCheckOf, formatNumber, RUNNER,
   TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE, foundByLine, knownMistakes, locatedHeading, locateOptions, nonFiniteNote,
 } from './course.mjs';
-import { formatNumber } from './format.mjs';
 import { learnerWorker } from './session.mjs';
 
 /** Where the walkthrough links point unless --site says otherwise: `make start`'s address. */

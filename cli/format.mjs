@@ -1,10 +1,9 @@
 // The terminal text of `attention-lab check` and `list`: a check report (./check.mjs) as lines that
 // fit the terminal. `paint(style, text)` colours (node:util styleText) or returns text unchanged.
 import { styleText } from 'node:util';
-import { GROUP_TITLES, PROBLEM_LABELS, mistakesHeading } from './course.mjs';
+import { GROUP_TITLES, PROBLEM_LABELS, formatNumber as pageNumber, mistakesHeading } from './course.mjs';
 /** Random cases that fail are listed up to this many (they usually fail alike). */
 const RANDOM_SHOWN = 3;
-const DIGITS = 4;
 
 /**
  * A painter for `stream`: colours only when it is a terminal that has colours, and never when
@@ -15,14 +14,11 @@ export function painterFor(stream) {
   return colour ? (style, text) => styleText(style, text, { stream }) : (_style, text) => text;
 }
 
-/** A number as the site's tables show it: fixed decimals, a real minus sign, NaN and ±∞ spelled out. */
-export function formatNumber(x) {
-  if (typeof x !== 'number') return String(x?.unexpected ?? x);
-  if (Number.isNaN(x)) return 'NaN';
-  if (!Number.isFinite(x)) return x > 0 ? '∞' : '−∞';
-  const text = Math.abs(x) >= 1e5 ? x.toExponential(2) : x.toFixed(DIGITS);
-  return text.replace(/^-(?=.*[1-9])/, '−').replace(/^-/, '');
-}
+/**
+ * A number as the site's tables show it (www/src/matrix.js's formatNumber); an output entry that is
+ * not a number as the runner described it ({ unexpected }).
+ */
+export const formatNumber = (x) => (typeof x === 'number' ? pageNumber(x) : String(x?.unexpected ?? x));
 
 /** `text` broken into lines of at most `width` characters, each starting with `indent`. */
 export function wrap(text, width, indent = '') {

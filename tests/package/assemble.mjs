@@ -21,7 +21,7 @@
 // The command `attention-lab` (pkg.json `bin`, see cli/) ships with the course it runs:
 //
 //   cli/*.mjs            → cli/           the command and the worker sandbox for the learner's code
-//   www/src/{cases,diagnosis,variants,report,runner.worker}.js → course/   the site's own modules, unchanged:
+//   www/src/{cases,diagnosis,variants,report,matrix,runner.worker}.js → course/   the site's own modules, unchanged:
 //                        the same cases, diagnosis and runner as the challenge page
 //   challenges/NN-*/{README.md,starter.js,tests.json} → course/challenges/NN-*/   (no solutions)
 //   challenges/NN-*/model-check.js, the modules it imports and tests.json's model.weights file
@@ -174,7 +174,7 @@ export default async function init(module_or_path) {
 }
 
 /** The site's modules the command imports (www/src/), copied unchanged into course/. */
-const COURSE_MODULES = ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'runner.worker.js'];
+const COURSE_MODULES = ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'runner.worker.js'];
 /** What each challenge folder contributes to course/challenges/: the lesson, the starter and the tests. */
 const CHALLENGE_FILES = ['README.md', 'starter.js', 'tests.json'];
 /**

@@ -36,6 +36,7 @@ const EXPECTED_FILES = [
   'course/cases.js',
   ...CHALLENGES.flatMap((id) => ['README.md', 'starter.js', 'tests.json', ...(MODEL_CHECKS[id] ?? [])].sort().map((file) => `course/challenges/${id}/${file}`)),
   'course/diagnosis.js',
+  'course/matrix.js',
   'course/report.js',
   'course/runner.worker.js',
   'course/variants.js',
