@@ -89,7 +89,7 @@ function patternLines(caption, pattern) {
     return SHADES.find(([bound]) => w >= bound)?.[1] ?? ' ·';
   };
   const T = pattern.length;
-  const rows = pattern.map((row, q) => `${String(q).padStart(2)} ${row === null ? '╌╌'.repeat(T) : Array.from({ length: T }, (_, k) => cell(row, q, k)).join('')}`);
+  const rows = pattern.map((row, q) => `${String(q).padStart(2)} ${row === null ? '╌╌'.repeat(T) : Array.from({ length: T }, (_, k) => cell(row, q, k)).join('')}`.trimEnd());
   return { lines: [caption, ...rows], width: Math.max(caption.length, 3 + 2 * T) };
 }
 

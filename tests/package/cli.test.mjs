@@ -348,7 +348,11 @@ test(`09 and 10, ${MODEL_ANSWERS.length} wrong answers: the page's verdicts of t
   assert.match(byName('09-mask-off-by-one').cases.at(-1).reason, /^with your attention the model predicts \d+\.\d % of the repeated tokens; with the reference, 95\.8 %$/);
   assert.equal(byName('09-starter').cases.at(-1).reason, 'the model could not run on your function: your function threw on layer 1: Error: not written yet');
   assert.match(byName('10-k-composition-broken').cases[1].reason, /^the induction head is not doing its job: layer 2, head 0 has an induction score of 0\.\d{4}$/);
-  assert.match(byName('10-one-layer').cases[0].reason, /^the model refused your weights: RangeError: .*layers/);
+  // one layer of weights: setWeights keeps the second layer the model was made with, and nothing copies
+  assert.deepEqual(byName('10-one-layer').cases.map((c) => c.pass), [false, false, false, false, false, false]);
+  assert.equal(byName('10-one-layer').cases[0].reason, 'the previous-token head is not doing its job: layer 1, head 0 has a previous-token score of 0.0000');
+  assert.deepEqual(byName('10-wrong-shapes').cases.map((c) => c.id), ['weights-0', 'weights-1']);
+  assert.match(byName('10-wrong-shapes').cases[0].reason, /^the model refused your weights: RangeError: .*W_U/);
   assert.deepEqual(byName('10-throws-on-one-config').cases.map((c) => [c.id, c.pass]), [['weights-0-previous-token', true], ['weights-0-induction', true], ['weights-0-loss', true], ['weights-1', false]]);
   assert.equal(byName('10-throws-on-one-config').cases[3].reason, 'your function threw: RangeError: twelve tokens are too many for me');
 });
