@@ -95,11 +95,6 @@ const width = () => (process.stdout.isTTY ? Math.max(40, Math.min(process.stdout
 async function commandCheck([name, file, ...rest], options) {
   if (rest.length) throw new UsageError(`check takes a challenge and a file, not ${rest.length + 2} arguments`);
   const challenge = challengeOf(name);
-  if (challenge.tests.model?.kind === 'weights') {
-    // graded by loading the learner's weights into a Transformer and measuring its heads
-    // (www/src/model-check.js draws the patterns on the page); the command does not grade it yet
-    throw new UsageError(`challenge ${challenge.number} is graded by loading your weights into a Transformer and measuring its heads; the command cannot grade it yet: run it on the site (make start, then /challenge.html?id=${challenge.id})`);
-  }
   const path = file ?? defaultFile(challenge);
   const seed = seedOf(options.seed);
   const site = siteOf(options.site);
@@ -117,8 +112,7 @@ async function commandList(args, options) {
   for (const challenge of CHALLENGES) {
     const file = defaultFile(challenge);
     const row = { id: challenge.id, number: challenge.number, title: challenge.title, summary: challenge.summary, function: challenge.functionName, file: null, status: null, passed: null, total: null };
-    if (challenge.tests.model?.kind === 'weights') row.status = 'site only';
-    else if (existsSync(file) && statSync(file).isFile()) {
+    if (existsSync(file) && statSync(file).isFile()) {
       const report = await check({ challenge, code: readFileSync(file, 'utf8'), file, seed: seedOf(options.seed) });
       Object.assign(row, { file, status: report.status, passed: report.passed, total: report.total });
     }
@@ -131,7 +125,6 @@ async function commandList(args, options) {
   const titleWidth = Math.max(...rows.map((r) => r.title.length));
   print(rows.map((r) => {
     const state = r.status === null ? paint('dim', 'not started')
-      : r.status === 'site only' ? paint('dim', 'graded on the site only (your weights go into a Transformer)')
       : r.status === 'pass' ? paint('green', `✓ passes (${r.file})`)
         : paint('red', `✗ ${r.status === 'fail' ? `${r.passed} of ${r.total} pass` : r.status} (${r.file})`);
     return `${paint('bold', r.number)}  ${r.title.padEnd(titleWidth)}  ${state}`;

@@ -1,10 +1,12 @@
 // `attention-lab check`: one run of a challenge's tests on the learner's code, as the challenge
 // page's runTests() does it, returned as plain data (the report that `--json` prints and that
 // ./format.mjs turns into text). Same cases (buildCases), same verdicts (judge), same worker
-// script (the site's runner, in ./session.mjs's sandbox), and on a failure the same diagnosis:
-// the probes and locate() of diagnosis.js, then the known mistakes, as report.js says.
+// script (the site's runner, in ./session.mjs's sandbox), the same model checks for 09 and 10 (the
+// challenge folder's model-check.js: the learner's code answers in the sandbox, the package's
+// Transformer runs here, outside it), and on a failure the same diagnosis: the probes and locate()
+// of diagnosis.js, then the known mistakes, as report.js says.
 import {
-  buildCases, judge, locate, probeCalls, walkthroughHref, loadLab, RUNNER,
+  buildCases, judge, locate, probeCalls, walkthroughHref, loadLab, modelCheckOf, formatNumber, RUNNER,
   TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE, foundByLine, knownMistakes, locatedHeading, locateOptions, nonFiniteNote,
 } from './course.mjs';
 import { learnerWorker } from './session.mjs';
@@ -21,7 +23,11 @@ export const DEFAULT_SITE = 'http://127.0.0.1:8080/';
  */
 export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, output }) {
   const lab = loadLab();
-  const cases = buildCases(challenge.tests, lab, seed);
+  const { tests } = challenge;
+  const cases = buildCases(tests, lab, seed);
+  // challenge 10: the function returns a model's weights, called once per graded config
+  const weights = tests.kind === 'weights';
+  const modelCheck = tests.model ? await modelCheckOf(challenge) : null;
   const report = {
     challenge: { id: challenge.id, number: challenge.number, title: challenge.title, function: challenge.functionName },
     file,
@@ -29,7 +35,7 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
     status: 'fail',
     problem: null,
     passed: 0,
-    total: cases.length,
+    total: cases.length, // and the model's cases, once they are judged
     elapsedMs: 0,
     cases: [],
     diagnosis: null,
@@ -37,7 +43,8 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
   const started = performance.now();
   const session = learnerWorker(RUNNER, output);
   try {
-    const reply = await session.send({ code, functionName: challenge.functionName, cases: cases.map(({ id, args }) => ({ id, args })) });
+    const calls = weights ? modelCheck.weightsCalls(tests) : cases.map(({ id, args }) => ({ id, args }));
+    const reply = await session.send({ code, functionName: challenge.functionName, cases: calls, deep: weights });
     report.elapsedMs = Math.round(performance.now() - started);
     if (reply.type === 'timeout') {
       report.status = 'timeout';
@@ -49,10 +56,16 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
       report.problem = { type: reply.type, name: reply.name ?? null, message: reply.message, line: reply.line ?? null, column: reply.column ?? null };
       return report;
     }
+    // the model checks (tests.json `model`): extra cases of kind 'model', judged as on the page
+    let modelCases = [];
+    if (weights) modelCases = modelCheck.weightsCases(lab, tests, reply.results, formatNumber);
+    else if (tests.model?.kind === 'forward') modelCases = [await modelCheck.forwardCheck(lab, tests, challenge.model, (probes) => session.send({ probes }))];
     const byId = new Map(reply.results.map((r) => [r.id, r]));
-    const judged = cases.map((c) => ({ ...c, result: byId.get(c.id), verdict: judge(c, byId.get(c.id)) }));
+    const judged = [...cases.map((c) => ({ ...c, result: byId.get(c.id), verdict: judge(c, byId.get(c.id)) })), ...modelCases];
     report.cases = judged.map(caseReport);
+    report.total = judged.length;
     report.passed = judged.filter((c) => c.verdict.pass).length;
+    report.elapsedMs = Math.round(performance.now() - started);
     if (report.passed === report.total) {
       report.status = 'pass';
       return report;
@@ -79,11 +92,15 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
   }
 }
 
-/** One case of the report: what was asked, the verdict, and for a failure what came back. */
+/**
+ * One case of the report: what was asked, the verdict, and for a failure what came back. A case of
+ * the model also carries what the page draws for it (`model`: the scores, the hint, the patterns).
+ */
 function caseReport(c) {
   const { pass, reason } = c.verdict;
   const entry = { id: c.id, kind: c.kind, name: c.name, pass, reason: reason || null };
   if (c.why) entry.why = c.why;
+  if (c.kind === 'model') return { ...entry, model: c.model };
   if (c.kind === 'error') entry.throws = c.throws;
   if (!pass) {
     entry.args = c.args;

@@ -1,5 +1,6 @@
-// Where the command finds the course: the challenges (lesson, starter, tests.json) and the site's
-// own modules (cases.js, diagnosis.js, variants.js, report.js, runner.worker.js). In the npm package they are
+// Where the command finds the course: the challenges (lesson, starter, tests.json, and for 09 and 10
+// the model check: model-check.js, the modules it imports and model.json) and the site's own modules
+// (cases.js, diagnosis.js, variants.js, report.js, matrix.js, runner.worker.js). In the npm package they are
 // under course/ (tests/package/assemble.mjs copies them there unchanged); in the repository the
 // command runs from cli/ against www/src/ and challenges/ (and the Node build in target/pkg-node).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -16,11 +17,14 @@ export const RUNNER = new URL('runner.worker.js', SHARED);
 const cases = await import(new URL('cases.js', SHARED));
 const diagnosis = await import(new URL('diagnosis.js', SHARED));
 const report = await import(new URL('report.js', SHARED));
+const matrix = await import(new URL('matrix.js', SHARED));
 
 /** The site's test run (www/src/cases.js). */
 export const { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } = cases;
 /** The site's first-wrong-step diagnosis (www/src/diagnosis.js). */
 export const { locate, probeCalls, walkthroughHref } = diagnosis;
+/** How the pages write a number (www/src/matrix.js). */
+export const { formatNumber } = matrix;
 /** The words of the page's results (www/src/report.js). */
 export const { GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } = report;
 
@@ -29,6 +33,12 @@ export function loadLab() {
   const require = createRequire(import.meta.url);
   return require(PACKAGED ? '../node.cjs' : '../target/pkg-node/attention_lab.js');
 }
+
+/**
+ * A challenge's model check (challenges/NN-…/model-check.js, the module the challenge page uses
+ * too), imported on first use: 09's forwardCheck, 10's weightsCalls and weightsCases.
+ */
+export const modelCheckOf = (challenge) => import(new URL(`${challenge.id}/model-check.js`, CHALLENGES_DIR));
 
 /**
  * The challenges in course order, as the site's challenges.js reads them: { id, number, title,
@@ -50,6 +60,8 @@ export const CHALLENGES = readdirSync(CHALLENGES_DIR, { withFileTypes: true })
       tests,
       get readme() { return file('README.md'); },
       get starter() { return file('starter.js'); },
+      /** The trained model of a 'forward' model check (tests.json model.weights), as data. */
+      get model() { return JSON.parse(file(tests.model.weights)); },
     };
   });
 

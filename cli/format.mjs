@@ -1,10 +1,9 @@
 // The terminal text of `attention-lab check` and `list`: a check report (./check.mjs) as lines that
 // fit the terminal. `paint(style, text)` colours (node:util styleText) or returns text unchanged.
 import { styleText } from 'node:util';
-import { GROUP_TITLES, PROBLEM_LABELS, mistakesHeading } from './course.mjs';
+import { GROUP_TITLES, PROBLEM_LABELS, formatNumber as pageNumber, mistakesHeading } from './course.mjs';
 /** Random cases that fail are listed up to this many (they usually fail alike). */
 const RANDOM_SHOWN = 3;
-const DIGITS = 4;
 
 /**
  * A painter for `stream`: colours only when it is a terminal that has colours, and never when
@@ -15,14 +14,11 @@ export function painterFor(stream) {
   return colour ? (style, text) => styleText(style, text, { stream }) : (_style, text) => text;
 }
 
-/** A number as the site's tables show it: fixed decimals, a real minus sign, NaN and ±∞ spelled out. */
-export function formatNumber(x) {
-  if (typeof x !== 'number') return String(x?.unexpected ?? x);
-  if (Number.isNaN(x)) return 'NaN';
-  if (!Number.isFinite(x)) return x > 0 ? '∞' : '−∞';
-  const text = Math.abs(x) >= 1e5 ? x.toExponential(2) : x.toFixed(DIGITS);
-  return text.replace(/^-(?=.*[1-9])/, '−').replace(/^-/, '');
-}
+/**
+ * A number as the site's tables show it (www/src/matrix.js's formatNumber); an output entry that is
+ * not a number as the runner described it ({ unexpected }).
+ */
+export const formatNumber = (x) => (typeof x === 'number' ? pageNumber(x) : String(x?.unexpected ?? x));
 
 /** `text` broken into lines of at most `width` characters, each starting with `indent`. */
 export function wrap(text, width, indent = '') {
@@ -80,6 +76,64 @@ function matrices(expected, actual, width, paint, plain) {
   return lines;
 }
 
+// An attention pattern (T×T weights in [0, 1], rows queries, columns keys) as text, two characters
+// a cell, as the page draws it in colour: darker shades for larger weights.
+const SHADES = [[0.9, '██'], [0.6, '▓▓'], [0.3, '▒▒'], [0.1, '░░'], [0, ' ·']];
+const PATTERN_LEGEND = 'Rows are queries, columns keys: █ ≥ 0.9, ▓ ≥ 0.6, ▒ ≥ 0.3, ░ ≥ 0.1, · less; blank above the diagonal: masked (exactly 0); ╌ a row not scored; ! not a number.';
+
+function patternLines(caption, pattern) {
+  const cell = (row, q, k) => {
+    const w = row[k];
+    if (typeof w !== 'number' || !Number.isFinite(w)) return '!!';
+    if (k > q && w === 0) return '  ';
+    return SHADES.find(([bound]) => w >= bound)?.[1] ?? ' ·';
+  };
+  const T = pattern.length;
+  const rows = pattern.map((row, q) => `${String(q).padStart(2)} ${row === null ? '╌╌'.repeat(T) : Array.from({ length: T }, (_, k) => cell(row, q, k)).join('')}`.trimEnd());
+  return { lines: [caption, ...rows], width: Math.max(caption.length, 3 + 2 * T) };
+}
+
+/** Blocks of lines side by side when they fit in `width`, else one under the other. */
+function sideBySide(blocks, width) {
+  const gap = 4;
+  if (2 + blocks.reduce((n, b) => n + b.width + gap, -gap) > width) return blocks.flatMap((b, i) => [...(i ? [''] : []), ...b.lines.map((l) => `  ${l}`)]);
+  const height = Math.max(...blocks.map((b) => b.lines.length));
+  return Array.from({ length: height }, (_, i) => `  ${blocks.map((b, j) => (b.lines[i] ?? '').padEnd(j === blocks.length - 1 ? 0 : b.width + gap)).join('')}`.trimEnd());
+}
+
+/** Whether two patterns differ anywhere by more than rounding. */
+const patternsDiffer = (A, B) => A.some((row, q) => row.some((w, k) => !(Math.abs(w - B[q][k]) <= 1e-9)));
+
+/**
+ * What the page shows in a case of the model (challenges/NN-…/model-check.js's `model`): the scores,
+ * and for a failing case the hint and the patterns (10: the head's next to the one that would pass;
+ * 09: each head whose weights differ from the reference's, yours next to the reference's).
+ */
+function modelLines(c, width, dim) {
+  const m = c.model;
+  const out = [];
+  if (m.kind === 'forward') {
+    const [yours, reference] = m.scores;
+    // a failure's reason already gives both shares
+    if (c.pass) return { lines: [dim(`      ${yours.label}: ${yours.text}; ${reference.label}: ${reference.text} (of ${m.repeats} repeated tokens)`)], patterns: false };
+    const pairs = m.pairs.filter((p) => !p.yours.pattern || patternsDiffer(p.yours.pattern, p.reference.pattern));
+    for (const p of pairs) {
+      const mine = p.yours.pattern ? patternLines(p.yours.caption, p.yours.pattern) : { lines: [p.yours.caption, '(your weights could not be read)'], width: p.yours.caption.length };
+      out.push('', ...sideBySide([mine, patternLines(p.reference.caption, p.reference.pattern)], width).map((l) => `  ${l}`));
+    }
+    if (pairs.length) out.push(...wrap(`Each head's weights on the first sequence (${m.tokens.length} tokens: ${m.tokens.join(' ')}).`, width, '    ').map(dim));
+    return { lines: out, patterns: pairs.length > 0 };
+  }
+  if (m.kind === 'load') return { lines: out, patterns: false };
+  // a failure's reason already gives the score
+  if (c.pass) return { lines: [dim(`      ${m.score.label}: ${m.score.text}`)], patterns: false };
+  if (m.hint) out.push(...wrap(m.hint.text, width, '      '));
+  if (m.kind !== 'head') return { lines: out, patterns: false };
+  out.push('', ...sideBySide([patternLines(m.yours.caption, m.yours.pattern), patternLines(m.expected.caption, m.expected.pattern)], width).map((l) => `  ${l}`));
+  out.push(...wrap(`On the first sequence: ${m.tokens.join(' ')}.`, width, '    ').map(dim));
+  return { lines: out, patterns: true };
+}
+
 /** The text of a check report, as an array of lines. */
 export function formatCheck(report, { paint, width = 80 }) {
   const plain = paint('red', 'x') === 'x';
@@ -95,6 +149,7 @@ export function formatCheck(report, { paint, width = 80 }) {
     return out;
   }
   let lastThrown = null;
+  let patterns = false;
   for (const kind of Object.keys(GROUP_TITLES)) {
     const items = report.cases.filter((c) => c.kind === kind);
     if (!items.length) continue;
@@ -110,7 +165,13 @@ export function formatCheck(report, { paint, width = 80 }) {
       // the same exception on every case is said once
       if (thrown && thrown !== lastThrown) out.push(...wrap(thrown, width, '      '));
       lastThrown = thrown ?? lastThrown;
+      if (c.model) {
+        const drawn = modelLines(c, width, dim);
+        out.push(...drawn.lines);
+        patterns ||= drawn.patterns;
+      }
     }
+    if (kind === 'model' && patterns) out.push(...wrap(PATTERN_LEGEND, width, '  ').map(dim));
     const failed = items.length - passed;
     if (kind === 'random' && failed > shown) out.push(dim(`  … and ${failed - shown} more random case${failed - shown === 1 ? '' : 's'} fail`));
   }
@@ -131,8 +192,10 @@ export function formatCheck(report, { paint, width = 80 }) {
   }
   if (d?.nonFinite) out.push('', strong(d.nonFinite.title), ...wrap(d.nonFinite.detail, width, '  '));
   const all = report.status === 'pass';
+  // the seed only matters to a challenge with random cases (10 has none)
+  const seeded = report.cases.some((c) => c.kind === 'random');
   out.push('', (all ? ok(`✓ All ${report.total} tests pass.`) : bad(`✗ ${report.passed} of ${report.total} tests pass.`))
-    + ` ${report.elapsedMs} ms; random seed ${report.seed}${all ? '. Challenge solved ✓' : ` (again with --seed ${report.seed})`}`);
+    + ` ${report.elapsedMs} ms${seeded ? `; random seed ${report.seed}` : ''}${all ? '. Challenge solved ✓' : seeded ? ` (again with --seed ${report.seed})` : '.'}`);
   return out;
 }
 

@@ -74,6 +74,20 @@ export const MISTAKES = [
   { challenge: '09-attention-in-a-model', id: 'w-o-skipped', edit: ['return matMul(concat, W_O ?? identity(C));', 'return concat;'] },
 ];
 
+/**
+ * Challenge 10's wrong answers: it has no catalogue of variants (its function returns weights, not
+ * matrices), so each mistake is named by what grade.js finds: `fails`, the checks that fail on every
+ * config, and `hints`, how headHint reads each failing head's pattern ('elsewhere' or 'blurred').
+ * Used by tests/package/cli.test.mjs (the command and the page give the same verdicts).
+ */
+export const WEIGHTS_MISTAKES = [
+  { challenge: '10-induction-head', id: 'k-composition-broken', edit: ['two.W_K[previous(i)][token + i] = 1;', 'two.W_K[token + i][token + i] = 1;'], fails: ['induction', 'loss'], hints: { induction: 'elsewhere' } },
+  { challenge: '10-induction-head', id: 'gain-too-small', edit: ['const sharp = 12 * Math.sqrt(C);', 'const sharp = 3;'], fails: ['previous-token', 'induction', 'loss'], hints: { 'previous-token': 'blurred', induction: 'blurred' } },
+  { challenge: '10-induction-head', id: 'previous-token-is-self', edit: ['if (t >= 1) one.W_Q[position + t][position + t - 1] = sharp;', 'one.W_Q[position + t][position + t] = sharp;'], fails: ['previous-token', 'induction', 'loss'], hints: { 'previous-token': 'elsewhere', induction: 'elsewhere' } },
+  { challenge: '10-induction-head', id: 'previous-token-not-written', edit: ['one.W_O[token + i][previous(i)] = 1;', 'one.W_O[token + i][token + i] = 1;'], fails: ['induction', 'loss'], hints: { induction: 'elsewhere' } },
+  { challenge: '10-induction-head', id: 'unembed-reads-token', edit: ['W_U[output(i)][i] = 10;', 'W_U[token + i][i] = 10;'], fails: ['loss'], hints: {} },
+];
+
 /** The mistaken source; throws if the edit no longer applies to solution.js. */
 export function mistakenSource({ challenge, edit: [from, to] }) {
   const source = solution(challenge);

@@ -21,9 +21,11 @@
 // The command `attention-lab` (pkg.json `bin`, see cli/) ships with the course it runs:
 //
 //   cli/*.mjs            → cli/           the command and the worker sandbox for the learner's code
-//   www/src/{cases,diagnosis,variants,report,runner.worker}.js → course/   the site's own modules, unchanged:
+//   www/src/{cases,diagnosis,variants,report,matrix,runner.worker}.js → course/   the site's own modules, unchanged:
 //                        the same cases, diagnosis and runner as the challenge page
 //   challenges/NN-*/{README.md,starter.js,tests.json} → course/challenges/NN-*/   (no solutions)
+//   challenges/NN-*/model-check.js, the modules it imports and tests.json's model.weights file
+//                        → course/challenges/NN-*/   the model checks of 09 and 10, as the page runs them
 //   www/node_modules/acorn → node_modules/acorn   the runner's parser, a bundled dependency (pkg.json
 //                        `bundleDependencies`), so the tarball installs offline (`cd www && npm ci` first)
 //
@@ -172,9 +174,31 @@ export default async function init(module_or_path) {
 }
 
 /** The site's modules the command imports (www/src/), copied unchanged into course/. */
-const COURSE_MODULES = ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'runner.worker.js'];
+const COURSE_MODULES = ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'runner.worker.js'];
 /** What each challenge folder contributes to course/challenges/: the lesson, the starter and the tests. */
 const CHALLENGE_FILES = ['README.md', 'starter.js', 'tests.json'];
+/**
+ * A challenge folder's model check: model-check.js and the modules of the folder it imports (each
+ * import must be `./<file>.js`), and the model file tests.json names (model.weights); [] without one.
+ */
+function modelCheckFiles(id) {
+  const folder = join(ROOT, 'challenges', id);
+  if (!existsSync(join(folder, 'model-check.js'))) return [];
+  const files = [];
+  const visit = (file) => {
+    if (files.includes(file)) return;
+    files.push(file);
+    const text = readFileSync(join(folder, file), 'utf8');
+    for (const [, specifier] of text.matchAll(/^(?:import|export) .* from '([^']+)';$/gm)) {
+      if (!/^\.\/[\w-]+\.js$/.test(specifier)) fail(`challenges/${id}/${file} imports ${specifier}; a model check may import only modules of its own folder (./<file>.js), which the package ships`);
+      visit(specifier.slice(2));
+    }
+  };
+  visit('model-check.js');
+  const weights = JSON.parse(readFileSync(join(folder, 'tests.json'), 'utf8')).model?.weights;
+  if (weights) files.push(weights);
+  return files;
+}
 /** The runner's one dependency, bundled into the tarball. */
 const ACORN = join(ROOT, 'www/node_modules/acorn');
 
@@ -232,7 +256,7 @@ mkdirSync(join(OUT, 'course/challenges'), { recursive: true });
 for (const module of COURSE_MODULES) copyFileSync(join(ROOT, 'www/src', module), join(OUT, 'course', module));
 for (const id of readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort()) {
   mkdirSync(join(OUT, 'course/challenges', id));
-  for (const file of CHALLENGE_FILES) copyFileSync(join(ROOT, 'challenges', id, file), join(OUT, 'course/challenges', id, file));
+  for (const file of [...CHALLENGE_FILES, ...modelCheckFiles(id)]) copyFileSync(join(ROOT, 'challenges', id, file), join(OUT, 'course/challenges', id, file));
 }
 cpSync(ACORN, join(OUT, 'node_modules/acorn'), { recursive: true });
 copyFileSync(join(ROOT, 'README.md'), join(OUT, 'README.md'));

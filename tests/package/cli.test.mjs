@@ -1,8 +1,10 @@
 // The command `attention-lab` (pkg.json `bin`): the packed tarball installed into a fresh project,
 // run as `npx attention-lab …` from there. Every challenge's solution passes (exit 0) and every
 // starter fails (exit 1); on the corpus of mistakes (tests/corpus) the command gives the headline
-// that the site's diagnosis gives, string for string; an infinite loop is stopped; usage errors
-// exit 2 with one line; `--json` is valid JSON that lists every case.
+// that the site's diagnosis gives, string for string; the model checks of 09 and 10 give the page's
+// verdicts, numbers and hints on their catalogued mistakes; an infinite loop is stopped (in the
+// tests, the probes and the model); usage errors exit 2 with one line; `--json` is valid JSON that
+// lists every case.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,22 +14,26 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT, freshProject, temporaryDirectory } from './support.mjs';
+import { MISTAKES, WEIGHTS_MISTAKES, mistakenSource, solution } from '../mistakes.mjs';
 
 const project = freshProject('cli');
 const INSTALLED = join(project, 'node_modules/attention-lab');
 const lab = createRequire(join(project, 'package.json'))('attention-lab');
 const { locate, probeCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis.js')));
-const { foundByLine, locatedHeading, locateOptions } = await import(pathToFileURL(join(ROOT, 'www/src/report.js')));
+const { foundByLine, knownMistakes, locatedHeading, locateOptions } = await import(pathToFileURL(join(ROOT, 'www/src/report.js')));
 const { buildCases, judge } = await import(pathToFileURL(join(ROOT, 'www/src/cases.js')));
+const { formatNumber } = await import(pathToFileURL(join(ROOT, 'www/src/matrix.js')));
+// the model checks, as the challenge page (www/src/model-check.js) runs them
+const { forwardCheck } = await import(pathToFileURL(join(ROOT, 'challenges/09-attention-in-a-model/model-check.js')));
+const { weightsCalls, weightsCases } = await import(pathToFileURL(join(ROOT, 'challenges/10-induction-head/model-check.js')));
 /** The random cases' seed of the corpus runs, so that the page's run here draws the same cases. */
 const SEED = 7;
 
-const ALL_CHALLENGES = readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort();
-// challenge 10 is graded on the site only (its weights go into a Transformer): `check` refuses it with exit 2
-const byWeights = (id) => JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'tests.json'), 'utf8')).model?.kind === 'weights';
-const CHALLENGES = ALL_CHALLENGES.filter((id) => !byWeights(id));
+const CHALLENGES = readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort();
 const testsOf = (id) => JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'tests.json'), 'utf8'));
-const caseCount = (tests) => tests.fixed.length + tests.random.count + tests.errors.length;
+/** The cases of the model (tests.json `model`): 09 has one, 10 three per config (two heads and the loss). */
+const modelCaseCount = (tests) => (tests.model?.kind === 'weights' ? 3 * tests.model.configs.length : tests.model ? 1 : 0);
+const caseCount = (tests) => tests.fixed.length + tests.random.count + tests.errors.length + modelCaseCount(tests);
 
 /** The environment of a run: npm quiet (no notices, no spinner), no colour settings of ours. */
 function environment(env = {}) {
@@ -75,11 +81,13 @@ const noStackTrace = (text) => assert.doesNotMatch(text, /^\s+at .+:\d+:\d+\)?$/
 const ESCAPE = /\x1b\[/;
 
 test('the package ships the site\'s own modules, unchanged, and the command as its bin', () => {
-  for (const module of ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'runner.worker.js']) {
+  for (const module of ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'runner.worker.js']) {
     assert.equal(readFileSync(join(INSTALLED, 'course', module), 'utf8'), readFileSync(join(ROOT, 'www/src', module), 'utf8'), module);
   }
-  for (const id of ALL_CHALLENGES) {
-    for (const file of ['README.md', 'starter.js', 'tests.json']) {
+  // the model checks: the modules the page imports, and the trained model
+  const modelFiles = { '09-attention-in-a-model': ['model-check.js', 'forward.js', 'model.json'], '10-induction-head': ['model-check.js', 'grade.js'] };
+  for (const id of CHALLENGES) {
+    for (const file of ['README.md', 'starter.js', 'tests.json', ...(modelFiles[id] ?? [])]) {
       assert.equal(readFileSync(join(INSTALLED, 'course/challenges', id, file), 'utf8'), readFileSync(join(ROOT, 'challenges', id, file), 'utf8'), `${id}/${file}`);
     }
     assert.ok(!existsSync(join(INSTALLED, 'course/challenges', id, 'solution.js')), `${id}: no solution in the package`);
@@ -96,7 +104,9 @@ test('every challenge\'s solution passes: exit 0, whichever way its id is writte
   CHALLENGES.forEach((id, i) => {
     const { status, stdout, stderr } = results[i];
     assert.equal(status, 0, `${id}:\n${stdout}${stderr}`);
-    assert.match(stdout, new RegExp(`✓ All ${caseCount(testsOf(id))} tests pass\\. \\d+ ms; random seed \\d+\\. Challenge solved ✓`));
+    // a seed only where there are random cases (10 has none)
+    const seed = testsOf(id).random.count ? '; random seed \\d+' : '';
+    assert.match(stdout, new RegExp(`✓ All ${caseCount(testsOf(id))} tests pass\\. \\d+ ms${seed}\\. Challenge solved ✓`));
     assert.doesNotMatch(stdout, ESCAPE, 'no colour when piped');
   });
 });
@@ -156,21 +166,50 @@ function call(fn, args) {
 }
 
 /**
- * What the challenge page finds for an answer, computed here without the command: its function
- * run on the cases (cases.js, the same seed) and on the probes, then locate() with the options the
- * page gives it (report.js).
+ * What the challenge page makes of the answer in `file` (a module exporting the challenge's
+ * function), computed here without the command, as runTests() in www/src/challenge.js does it: the
+ * function run on the cases (cases.js, the same seed), then the model check (the challenge
+ * folder's model-check.js, which www/src/model-check.js draws), then on the probes, locate() with
+ * the options the page gives it and the known mistakes (report.js).
+ * Resolves with { judged, modelCases, located, mistakes }.
  */
-async function siteDiagnosis(entry) {
-  const copy = join(corpusCopies, `${entry.number}-${entry.file.replace(/\.js$/, '.mjs')}`);
-  cpSync(entry.path, copy);
-  const fn = (await import(pathToFileURL(copy)))[testsOf(entry.id).function];
-  const judged = buildCases(testsOf(entry.id), lab, SEED).map((c) => {
+async function sitePage(id, file) {
+  const tests = testsOf(id);
+  const fn = (await import(pathToFileURL(file)))[tests.function];
+  const cases = buildCases(tests, lab, SEED).map((c) => {
     const result = call(fn, c.args);
     return { ...c, result, verdict: judge(c, result) };
   });
-  const results = new Map(probeCalls(entry.id).map(({ id, args }) => [id, call(fn, args)]));
-  return locate(entry.id, results, lab, locateOptions(judged));
+  let modelCases = [];
+  if (tests.model?.kind === 'weights') {
+    modelCases = weightsCases(lab, tests, weightsCalls(tests).map(({ id: callId, args }) => ({ id: callId, ...call(fn, args) })), formatNumber);
+  } else if (tests.model?.kind === 'forward') {
+    const model = JSON.parse(readFileSync(join(ROOT, 'challenges', id, tests.model.weights), 'utf8'));
+    const sendProbes = async (probes) => ({ type: 'done', results: probes.map((p) => ({ id: p.id, ...call(fn, p.args) })) });
+    modelCases = [await forwardCheck(lab, tests, model, sendProbes)];
+  }
+  const judged = [...cases, ...modelCases];
+  const results = new Map(probeCalls(id).map(({ id: probeId, args }) => [probeId, call(fn, args)]));
+  // the page asks only when a case fails; asked of a right answer, locate() must find nothing
+  const located = locate(id, results, lab, locateOptions(judged));
+  return { judged, modelCases, located, mistakes: knownMistakes(tests, judged, located).map(({ id: mistake, title, hint }) => ({ id: mistake, title, hint })) };
 }
+
+/** A module copy of an answer's source (the page runs a script; Node imports a module). */
+function answerModule(name, source) {
+  const file = join(corpusCopies, `${name}.mjs`);
+  writeFileSync(file, source);
+  return file;
+}
+
+/** What the corpus's site run locates for an answer. */
+async function siteDiagnosis(entry) {
+  const page = await sitePage(entry.id, answerModule(`${entry.number}-${entry.file.replace(/\.js$/, '')}`, readFileSync(entry.path, 'utf8')));
+  return { ...page, found: page.located };
+}
+
+/** A model case as the --json report lists it (cli/check.mjs's caseReport). */
+const modelEntry = (c) => asReported({ id: c.id, kind: c.kind, name: c.name, pass: c.verdict.pass, reason: c.verdict.reason || null, ...(c.why ? { why: c.why } : {}), model: c.model });
 
 /** The page's heading for a located finding (renderLocated in www/src/challenge.js). */
 const pageHeading = locatedHeading;
@@ -185,8 +224,11 @@ test(`the corpus of mistakes (${CORPUS.length} answers): the site's headline, st
     const where = `${entry.number}/${entry.file}`;
     const { text, json } = runs[i];
     const report = JSON.parse(json.stdout);
-    const found = await siteDiagnosis(entry);
+    const { found, modelCases } = await siteDiagnosis(entry);
     const located = report.diagnosis?.located ?? null;
+    // 09: the model check, as the page judges it: the same verdict, reason, numbers and patterns
+    assert.deepEqual(report.cases.filter((c) => c.kind === 'model'), modelCases.map(modelEntry), `${where}: the model's cases`);
+    for (const c of modelCases.filter((m) => !m.verdict.pass)) assert.ok(text.stdout.includes(`✗ ${c.name}: ${c.verdict.reason}`), `${where}: the model's verdict\n${text.stdout}`);
     assert.equal(text.status, report.status === 'pass' ? 0 : 1, `${where}:\n${text.stdout}${text.stderr}`);
     assert.equal(json.status, text.status, where);
     if (entry.expect === 'none') {
@@ -227,6 +269,111 @@ test('a catalogued mistake gets its hint; --site moves the walkthrough link', as
   assert.ok(stdout.includes(`${variants.VARIANTS['scale-by-C'].title}. ${variants.VARIANTS['scale-by-C'].hint}`), stdout);
   assert.match(stdout, /^ {2}https:\/\/example\.org\/course\/walkthrough\.html\?Q=/m);
   assert.match(stdout, /^ {2}expected weights_0/m, 'expected against actual for the step');
+});
+
+const C09 = '09-attention-in-a-model';
+const C10 = '10-induction-head';
+const starterOf = (id) => readFileSync(join(ROOT, 'challenges', id, 'starter.js'), 'utf8');
+/**
+ * Answers to the two challenges graded in a model: 09's catalogued mistakes (tests/mistakes.mjs,
+ * the variants the page names), 10's wrong answers (WEIGHTS_MISTAKES), the folder's one-layer
+ * counter-example, weights the model refuses, a function that throws on one config, and the starters.
+ */
+const MODEL_ANSWERS = [
+  ...MISTAKES.filter((m) => m.challenge === C09).map((m) => ({ id: C09, name: `09-${m.id}`, source: mistakenSource(m), mistake: m })),
+  { id: C09, name: '09-starter', source: starterOf(C09) },
+  ...WEIGHTS_MISTAKES.map((m) => ({ id: C10, name: `10-${m.id}`, source: mistakenSource(m), mistake: m })),
+  { id: C10, name: '10-one-layer', source: readFileSync(join(ROOT, 'challenges', C10, 'one-layer.js'), 'utf8').replace('export function oneLayerWeights(', 'export function inductionWeights(') },
+  { id: C10, name: '10-wrong-shapes', source: 'export function inductionWeights() { return { W_U: [[1]], layers: [] }; }\n' },
+  { id: C10, name: '10-throws-on-one-config', source: solution(C10).replace('  const C = embedDim;\n', "  if (vocabSize === 12) throw new RangeError('twelve tokens are too many for me');\n  const C = embedDim;\n") },
+  { id: C10, name: '10-starter', source: starterOf(C10) },
+];
+
+test(`09 and 10, ${MODEL_ANSWERS.length} wrong answers: the page's verdicts of the model, the same head named, the same numbers and hints, in the text and in --json`, async () => {
+  assert.ok(MODEL_ANSWERS.every((a) => a.source.includes(`export function ${testsOf(a.id).function}(`)), 'every answer exports the function');
+  assert.ok(MODEL_ANSWERS.filter((a) => a.id === C10).every((a) => a.source !== solution(C10)), 'every edit applies');
+  const runs = await pool(MODEL_ANSWERS, 2, async (answer) => {
+    const file = join(project, `model-answer-${answer.name}.js`);
+    writeFileSync(file, answer.source);
+    return {
+      text: await npx(['check', answer.id.slice(0, 2), file, '--seed', String(SEED)], { bin: true }),
+      json: await npx(['check', answer.id.slice(0, 2), file, '--seed', String(SEED), '--json'], { bin: true }),
+    };
+  });
+  for (const [i, answer] of MODEL_ANSWERS.entries()) {
+    const { text, json } = runs[i];
+    const where = `${answer.name}:\n${text.stdout}${text.stderr}`;
+    const report = JSON.parse(json.stdout);
+    const page = await sitePage(answer.id, answerModule(`model-${answer.name}`, answer.source));
+    assert.equal(text.status, 1, where);
+    assert.equal(json.status, 1, where);
+    assert.equal(report.status, 'fail', where);
+    // the same cases of the model, with every verdict, reason, number, hint and pattern
+    const fromPage = page.modelCases.map(modelEntry);
+    assert.ok(fromPage.length > 0, where);
+    assert.deepEqual(report.cases.filter((c) => c.kind === 'model'), fromPage, where);
+    assert.equal(report.total, page.judged.length, where);
+    assert.equal(report.passed, page.judged.filter((c) => c.verdict.pass).length, where);
+    assert.match(text.stdout, new RegExp(`^✗ ${report.passed} of ${report.total} tests pass\\.`, 'm'), where);
+    // the same diagnosis: the located step (09) and the known mistakes the page names
+    assert.deepEqual(report.diagnosis.mistakes, page.mistakes, where);
+    assert.equal(report.diagnosis.located?.title ?? null, page.located?.title ?? null, where);
+    if (answer.mistake && answer.id === C09) assert.ok(page.mistakes.some((m) => m.id === answer.mistake.id), `${answer.name}: the page names the mistake`);
+    // the text says what the page says, line for line (piped: lines are not wrapped)
+    for (const c of page.modelCases) {
+      if (c.verdict.pass) {
+        const score = c.model.score ?? c.model.scores?.[0];
+        assert.ok(text.stdout.includes(`✓ ${c.name}`), `${where}: ${c.name}`);
+        if (score) assert.ok(text.stdout.includes(`${score.label}: ${score.text}`), `${where}: the score of ${c.name}`);
+        continue;
+      }
+      assert.ok(text.stdout.includes(`✗ ${c.name}: ${c.verdict.reason}`), `${where}: the verdict of ${c.name}`);
+      if (c.model.hint) assert.ok(text.stdout.includes(`      ${c.model.hint.text}`), `${where}: the hint of ${c.name}`);
+      if (c.model.kind === 'head') {
+        assert.match(text.stdout, new RegExp(`^ {4}${c.model.yours.caption} +${c.model.expected.caption}$`, 'm'), `${where}: the head's pattern next to the expected one`);
+      }
+    }
+    // 10's wrong answers: the heads and the loss that fail, and how each failing head is read
+    if (answer.mistake && answer.id === C10) {
+      const { fails, hints } = answer.mistake;
+      for (const n of testsOf(C10).model.configs.keys()) {
+        const ofConfig = report.cases.filter((c) => c.id.startsWith(`weights-${n}-`));
+        assert.deepEqual(ofConfig.filter((c) => !c.pass).map((c) => c.id.slice(`weights-${n}-`.length)), fails, `${answer.name}, config ${n}`);
+        assert.deepEqual(Object.fromEntries(ofConfig.filter((c) => c.model.hint).map((c) => [c.model.check, c.model.hint.reason])), hints, `${answer.name}, config ${n}`);
+      }
+    }
+  }
+  // named, as the page names them
+  const byName = (name) => JSON.parse(runs[MODEL_ANSWERS.findIndex((a) => a.name === name)].json.stdout);
+  assert.match(byName('09-mask-off-by-one').cases.at(-1).reason, /^with your attention the model predicts \d+\.\d % of the repeated tokens; with the reference, 95\.8 %$/);
+  assert.equal(byName('09-starter').cases.at(-1).reason, 'the model could not run on your function: your function threw on layer 1: Error: not written yet');
+  assert.match(byName('10-k-composition-broken').cases[1].reason, /^the induction head is not doing its job: layer 2, head 0 has an induction score of 0\.\d{4}$/);
+  // one layer of weights: setWeights keeps the second layer the model was made with, and nothing copies
+  assert.deepEqual(byName('10-one-layer').cases.map((c) => c.pass), [false, false, false, false, false, false]);
+  assert.equal(byName('10-one-layer').cases[0].reason, 'the previous-token head is not doing its job: layer 1, head 0 has a previous-token score of 0.0000');
+  assert.deepEqual(byName('10-wrong-shapes').cases.map((c) => c.id), ['weights-0', 'weights-1']);
+  assert.match(byName('10-wrong-shapes').cases[0].reason, /^the model refused your weights: RangeError: .*W_U/);
+  assert.deepEqual(byName('10-throws-on-one-config').cases.map((c) => [c.id, c.pass]), [['weights-0-previous-token', true], ['weights-0-induction', true], ['weights-0-loss', true], ['weights-1', false]]);
+  assert.equal(byName('10-throws-on-one-config').cases[3].reason, 'your function threw: RangeError: twelve tokens are too many for me');
+});
+
+test('the model checks keep the learner\'s code in the sandbox: an endless loop is stopped on 10\'s call and on 09\'s model sequences', async () => {
+  writeFileSync(join(project, 'weights-loop.js'), 'export function inductionWeights() { while (true) {} }\n');
+  const weights = await npx(['check', '10', 'weights-loop.js']);
+  assert.equal(weights.status, 1, weights.stderr);
+  assert.match(weights.stdout, /^✗ Stopped: your code ran longer than 2 s \(an infinite loop\?\)$/m);
+  assert.ok(weights.ms < 20_000, `took ${weights.ms} ms`);
+  // right on every case (at most 6 tokens), endless on the model's sequences of 25
+  const code = solution(C09).replace(/export function multiHeadAttention\([^)]*\) \{/, '$&\n  if (Q.length === 25) while (true) {}');
+  assert.match(code, /while \(true\)/);
+  writeFileSync(join(project, 'model-loop.js'), code);
+  const model = await npx(['check', '09', 'model-loop.js', '--json']);
+  assert.equal(model.status, 1, model.stderr);
+  const report = JSON.parse(model.stdout);
+  assert.equal(report.passed, report.total - 1, 'every case but the model passes');
+  assert.equal(report.cases.at(-1).reason, `the model could not run on your function: your function ran longer than 2 s on layer 1's ${testsOf(C09).model.evaluation.batch} sequences`);
+  assert.equal(report.cases.at(-1).model.accuracy, null);
+  assert.ok(model.ms < 30_000, `took ${model.ms} ms`);
 });
 
 test('an infinite loop is stopped after 2 s, in the tests and in the probes', async () => {
@@ -270,7 +417,6 @@ test('usage errors exit 2 with one line on stderr, and no stack trace', async ()
     [['grade'], /unknown command "grade"/],
     [['check'], /which challenge\?/],
     [['check', '11', 'x.js'], /there is no challenge "11"/],
-    [['check', '10', 'x.js'], /challenge 10 is graded by loading your weights into a Transformer and measuring its heads; the command cannot grade it yet/],
     [['check', 'multi-head', 'x.js'], /there is no challenge "multi-head"/],
     [['check', '02', 'missing.js'], /cannot read missing\.js: no such file$/m],
     [['check', '02'], /cannot read 02-multi-head-attention\/multiHeadAttention\.js: no such file \(run `attention-lab start 02` to create it\)/],
@@ -389,19 +535,29 @@ test('colour on a terminal only, and never with NO_COLOR', async (t) => {
   assert.doesNotMatch(onCi.stdout, ESCAPE, 'CI: plain');
 });
 
-test('list: every challenge in order, and whether the answer in ./<id>/ passes', async () => {
+test('list: every challenge in order, and whether the answer in ./<id>/ passes (09 and 10 graded in their model too)', async () => {
   const dir = scratch('list');
-  mkdirSync(join(dir, '02-multi-head-attention'));
-  cpSync(join(ROOT, 'challenges/02-multi-head-attention/solution.js'), join(dir, '02-multi-head-attention/multiHeadAttention.js'));
+  const place = (id, source) => {
+    mkdirSync(join(dir, id));
+    writeFileSync(join(dir, id, `${testsOf(id).function}.js`), source);
+  };
+  place('02-multi-head-attention', solution('02-multi-head-attention'));
+  place(C10, solution(C10));
+  // right on the cases, wrong in the model: a mask one key too wide only on the model's sequences
+  place(C09, solution(C09).replace('(j <= i ? x : -Infinity)', '(j <= i + (Q.length === 25 ? 1 : 0) ? x : -Infinity)'));
   assert.equal((await npx(['start', '03'], { cwd: dir })).status, 0);
   const text = await npx(['list'], { cwd: dir });
   assert.equal(text.status, 0, text.stderr);
   const lines = text.stdout.split('\n').filter((line) => /^\d\d {2}/.test(line));
-  assert.deepEqual(lines.map((line) => line.slice(0, 2)), ALL_CHALLENGES.map((id) => id.slice(0, 2)));
-  assert.match(lines[9], /graded on the site only/);
+  assert.deepEqual(lines.map((line) => line.slice(0, 2)), CHALLENGES.map((id) => id.slice(0, 2)));
   assert.match(lines[1], /✓ passes \(02-multi-head-attention\/multiHeadAttention\.js\)$/);
   assert.match(lines[2], /✗ 0 of \d+ pass \(03-causal-mask\/dotProductAttention\.js\)$/);
   assert.match(lines[0], /not started$/);
+  const total09 = caseCount(testsOf(C09));
+  assert.match(lines[8], new RegExp(`✗ ${total09 - 1} of ${total09} pass \\(09-attention-in-a-model/multiHeadAttention\\.js\\)$`));
+  assert.match(lines[9], /✓ passes \(10-induction-head\/inductionWeights\.js\)$/);
   const json = JSON.parse((await npx(['list', '--json'], { cwd: dir })).stdout);
-  assert.deepEqual(json.challenges.map((c) => [c.id, c.status]), ALL_CHALLENGES.map((id) => [id, { '02-multi-head-attention': 'pass', '03-causal-mask': 'fail' }[id] ?? (byWeights(id) ? 'site only' : null)]));
+  const expected = { '02-multi-head-attention': 'pass', '03-causal-mask': 'fail', [C09]: 'fail', [C10]: 'pass' };
+  assert.deepEqual(json.challenges.map((c) => [c.id, c.status]), CHALLENGES.map((id) => [id, expected[id] ?? null]));
+  assert.deepEqual(json.challenges.find((c) => c.id === C09).passed, total09 - 1);
 });

@@ -11,6 +11,12 @@ import { PKG, ROOT, run, temporaryDirectory } from './support.mjs';
 /** The challenge folders: each ships its lesson, starter and tests (not its solution). */
 const CHALLENGES = readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort();
 
+/** The model checks of 09 and 10, as the page runs them: the module, what it imports, the trained model. */
+const MODEL_CHECKS = {
+  '09-attention-in-a-model': ['forward.js', 'model-check.js', 'model.json'],
+  '10-induction-head': ['grade.js', 'model-check.js'],
+};
+
 const EXPECTED_FILES = [
   'LICENSE', // MIT, as pkg.json and Cargo.toml say
   'README.md',
@@ -28,8 +34,9 @@ const EXPECTED_FILES = [
   'cli/session.mjs',
   // the site's own modules (www/src/), unchanged: the command runs the same cases and diagnosis
   'course/cases.js',
-  ...CHALLENGES.flatMap((id) => ['README.md', 'starter.js', 'tests.json'].map((file) => `course/challenges/${id}/${file}`)),
+  ...CHALLENGES.flatMap((id) => ['README.md', 'starter.js', 'tests.json', ...(MODEL_CHECKS[id] ?? [])].sort().map((file) => `course/challenges/${id}/${file}`)),
   'course/diagnosis.js',
+  'course/matrix.js',
   'course/report.js',
   'course/runner.worker.js',
   'course/variants.js',

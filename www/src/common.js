@@ -5,9 +5,10 @@ import '@fontsource/atkinson-hyperlegible/700.css';
 import '@fontsource/ibm-plex-mono/400.css';
 import './styles.css';
 import { interpolateCividis } from 'd3-scale-chromatic';
+import { formatNumber } from './matrix.js';
 
+export { formatNumber };
 export const STORAGE_PREFIX = 'attention-lab:';
-export const DIGITS = 4;
 // Okabe–Ito: a palette that stays distinguishable with every common colour-vision deficiency.
 export const HEAD_COLOURS = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#CC79A7', '#0072B2', '#D55E00', '#999999'];
 
@@ -37,16 +38,7 @@ export const progress = {
   },
 };
 
-// ---- numbers and matrices ---------------------------------------------------
-
-/** A number as shown: fixed decimals, a real minus sign, NaN and ±∞ spelled out. */
-export function formatNumber(x) {
-  if (typeof x !== 'number') return String(x);
-  if (Number.isNaN(x)) return 'NaN';
-  if (!Number.isFinite(x)) return x > 0 ? '∞' : '−∞';
-  const text = Math.abs(x) >= 1e5 ? x.toExponential(2) : x.toFixed(DIGITS);
-  return text.replace(/^-(?=.*[1-9])/, '−').replace(/^-/, '');
-}
+// ---- numbers and matrices (the helpers and formatNumber: ./matrix.js) -------------------------
 
 /** Black or white text, whichever contrasts more with the background colour `rgb(r, g, b)`/`#rrggbb`. */
 export function textColourFor(background) {

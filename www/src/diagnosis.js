@@ -27,6 +27,7 @@
 // projectedSelfAttention), never from numbers written here.
 //
 // Plain ES module, no DOM: used by the challenge page and by the Node tests.
+import { identity, range, scaleBy, softmaxRow, transpose, zeros } from './matrix.js';
 
 // ---- the course's vocabulary ------------------------------------------------------------
 
@@ -56,13 +57,9 @@ export const STEPS = {
 const STEP_ORDER = Object.keys(STEPS);
 
 // ---- small matrix helpers (probe inputs only; expected values come from the package) -----------
+// range, zeros, identity, transpose, scaleBy, softmaxRow: ./matrix.js; these are the diagnosis's own.
 
-const range = (n) => Array.from({ length: n }, (_, i) => i);
-const zeros = (r, c) => range(r).map(() => range(c).map(() => 0));
-const identity = (n) => range(n).map((i) => range(n).map((j) => (i === j ? 1 : 0)));
 const oneHot = (n, c) => range(n).map((k) => (k === c ? 1 : 0));
-const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
-const scaleMatrix = (M, s) => M.map((row) => row.map((x) => x * s));
 const columns = (M, cols) => M.map((row) => cols.map((c) => row[c]));
 const isMatrix = (M, rows, cols) => Array.isArray(M) && M.length === rows && M.every((row) => Array.isArray(row) && row.length === cols);
 const finiteMatrix = (M) => M.every((row) => row.every((x) => typeof x === 'number' && Number.isFinite(x)));
@@ -519,12 +516,6 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   };
 }
 
-function softmaxRow(row) {
-  const max = Math.max(...row);
-  const e = row.map((x) => Math.exp(x - max));
-  const sum = e.reduce((a, b) => a + b, 0);
-  return e.map((x) => x / sum);
-}
 const capital = (s) => s[0].toUpperCase() + s.slice(1);
 
 // ---- checks: each reads some probes and returns a finding or null ----------------------------
@@ -951,7 +942,7 @@ const MULTI_HEAD = {
   probes: [
     spec({ id: 'one-head', note: 'one head, V = one-hot columns (the output is the weights)', Q: Q3, K: K3, V: Q3, numberOfHeads: 1, headDimensions: 3, readout: 'weights' }),
     spec({ id: 'one-head-5x2', note: 'one head, 5 tokens of 2 columns, V = one-hot columns', Q: Q5x2, K: K5x2, V: V5x2, numberOfHeads: 1, headDimensions: 2, readout: 'weights' }),
-    spec({ id: 'large', note: 'one head, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, numberOfHeads: 1, headDimensions: 3, readout: 'weights' }),
+    spec({ id: 'large', note: 'one head, scores near 1000', Q: scaleBy(Q3, 30), K: scaleBy(K3, 30), V: Q3, numberOfHeads: 1, headDimensions: 3, readout: 'weights' }),
     spec({ id: 'sum', note: 'one head, 5 tokens of 2 columns', Q: Q5x2, K: K5x2, V: V5x2, numberOfHeads: 1, headDimensions: 2 }),
     spec({ id: 'structure', note: 'Q = 0, so every weight is 1/T', Q: zeros(6, 6), K: K6, V: codedV(6, 6), numberOfHeads: 2, headDimensions: 3 }),
     spec({ id: 'structure-3', note: 'Q = 0, three heads of two', Q: zeros(6, 6), K: K6, V: codedV(6, 6), numberOfHeads: 3, headDimensions: 2 }),
@@ -989,7 +980,7 @@ const DOT_PRODUCT = {
   probes: [
     single({ id: 'one-head', note: 'V = one-hot columns (the output is the weights)', Q: Q3, K: K3, V: Q3, readout: 'weights' }),
     single({ id: 'one-head-5x2', note: '5 tokens, d_k = 2, V = one-hot columns', Q: Q5x2, K: K5x2, V: Q5x2, readout: 'weights' }),
-    single({ id: 'large', note: 'scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, readout: 'weights' }),
+    single({ id: 'large', note: 'scores near 1000', Q: scaleBy(Q3, 30), K: scaleBy(K3, 30), V: Q3, readout: 'weights' }),
     single({ id: 'sum', note: 'V wider than Q and K', Q: Q5x2, K: K5x2, V: V5x3 }),
     single({ id: 'zero-v', note: 'V = 0: every output row is an average of zero rows', Q: Q5x2, K: K5x2, V: zeros(5, 3) }),
     single({ id: 'same-width', note: 'V as wide as Q and K', Q: Q3, K: K3, V: codedV(3, 3) }),
@@ -1010,7 +1001,7 @@ const CAUSAL = {
     ...DOT_PRODUCT.probes,
     single({ id: 'causal-false', note: 'V = one-hot columns', Q: Qm, K: Km, V: Qm, causal: false, readout: 'weights' }),
     single({ id: 'mask', note: 'a loud last key, V = one-hot columns', Q: Qm, K: Km, V: Qm, causal: true, readout: 'weights' }),
-    single({ id: 'large-causal', note: 'scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, causal: true, readout: 'weights' }),
+    single({ id: 'large-causal', note: 'scores near 1000', Q: scaleBy(Q3, 30), K: scaleBy(K3, 30), V: Q3, causal: true, readout: 'weights' }),
   ],
   checks: [
     ...DOT_PRODUCT.checks,
@@ -1147,7 +1138,7 @@ const PROJECTED = {
     projection({ id: 'proj-qk', note: 'X = I, W_V = W_O = I: the output is the weights', X: identity(3), W_Q: A3, W_K: B3, W_V: identity(3) }),
     projection({ id: 'proj-v', note: 'W_Q = W_K = 0: every weight is 1/T', X: X3, W_Q: zeros(3, 3), W_K: zeros(3, 3), W_V: A3 }),
     projection({ id: 'zero-v', note: 'W_V = 0: every value row is 0', X: X3, W_Q: A3, W_K: B3, W_V: zeros(3, 3) }),
-    projection({ id: 'proj-heads', note: 'two heads of 2 columns, 4 tokens', T: 4, C: 4, numberOfHeads: 2, headDimensions: 2, X: X4, W_Q: scaleMatrix(A4, 0.5), W_K: scaleMatrix(B4, 0.5), W_V: B4, W_O: P4 }),
+    projection({ id: 'proj-heads', note: 'two heads of 2 columns, 4 tokens', T: 4, C: 4, numberOfHeads: 2, headDimensions: 2, X: X4, W_Q: scaleBy(A4, 0.5), W_K: scaleBy(B4, 0.5), W_V: B4, W_O: P4 }),
     // challenge 02's probes where T ≤ C, through X = [I | 0] (so that X·W_Q = Q exactly)
     ...MULTI_HEAD.probes.filter((p) => p.T <= p.C && p.id !== 'w-o-absent' && p.id !== 'zero-v'),
     // two tokens, one head of 3: T ≠ headDimensions, so 1/√T and 1/√headDimensions differ (X = [I | 0] needs T ≤ C)
@@ -1257,7 +1248,7 @@ const SLIDING = {
     windowed({ id: 'window-2', note: '{ window: 2 }, V = one-hot columns (the output is the weights)', Q: Q6x2, K: K6x2, V: Q6x2, window: 2, readout: 'weights' }),
     windowed({ id: 'window-3', note: '{ window: 3 }, V = one-hot columns', Q: Q6x2, K: K6x2, V: Q6x2, window: 3, readout: 'weights' }),
     windowed({ id: 'window-none', note: 'no window (causal), V = one-hot columns', Q: Q5x2, K: K5x2, V: Q5x2, causal: true, readout: 'weights' }),
-    windowed({ id: 'large', note: '{ window: 2 }, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, window: 2, readout: 'weights' }),
+    windowed({ id: 'large', note: '{ window: 2 }, scores near 1000', Q: scaleBy(Q3, 30), K: scaleBy(K3, 30), V: Q3, window: 2, readout: 'weights' }),
     windowed({ id: 'sum', note: '{ window: 2 }, V of 5 tokens', Q: Q5x2, K: K5x2, V: V5x2, window: 2 }),
     windowed({ id: 'one-head-5x2', note: '{ window: 2 }, V = one-hot columns', Q: Q5x2, K: K5x2, V: Q5x2, window: 2, readout: 'weights' }),
     windowed({ id: 'zero-v', note: '{ window: 2 }, V = 0: every output row is an average of zero rows', Q: Q5x2, K: K5x2, V: zeros(5, 2), window: 2 }),
@@ -1549,7 +1540,7 @@ const MULTI_HEAD_CAUSAL = {
     ...MULTI_HEAD.probes,
     spec({ id: 'mask-one-head', note: 'one head, a loud last key, V = one-hot columns', Q: Qm, K: Km, V: Qm, numberOfHeads: 1, headDimensions: 2, causal: true, readout: 'weights' }),
     spec({ id: 'mask-two-heads', note: 'two heads of three, V = one-hot columns', Q: Q2h, K: K2h, V: Q2h, numberOfHeads: 2, headDimensions: 3, causal: true, readout: 'weights' }),
-    spec({ id: 'large-causal', note: 'one head, scores near 1000', Q: scaleMatrix(Q3, 30), K: scaleMatrix(K3, 30), V: Q3, numberOfHeads: 1, headDimensions: 3, causal: true, readout: 'weights' }),
+    spec({ id: 'large-causal', note: 'one head, scores near 1000', Q: scaleBy(Q3, 30), K: scaleBy(K3, 30), V: Q3, numberOfHeads: 1, headDimensions: 3, causal: true, readout: 'weights' }),
   ],
   checks: [
     ...MULTI_HEAD.checks,

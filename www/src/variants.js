@@ -3,24 +3,7 @@
 // the model is defined (and that model is wrong somewhere) made that mistake.
 // Plain JS, no DOM, so the Node tests can check that every listed mistake is detectable.
 
-const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
-const scaleBy = (M, s) => M.map((row) => row.map((x) => x * s));
-const identity = (n) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
-const sliceColumns = (M, start, end) => M.map((row) => row.slice(start, end));
-const concatColumns = (parts) => parts[0].map((_, r) => parts.flatMap((p) => p[r]));
-
-/** A·B, or null when the inner sizes differ (the mistake then has no defined result). */
-function matMul(A, B) {
-  if (!A || !B || A[0].length !== B.length) return null;
-  return A.map((row) => B[0].map((_, j) => row.reduce((sum, a, k) => sum + a * B[k][j], 0)));
-}
-
-function softmaxRow(row, stable) {
-  const max = stable ? Math.max(...row) : 0;
-  const exps = row.map((x) => Math.exp(x - max));
-  const sum = exps.reduce((a, b) => a + b, 0);
-  return exps.map((e) => e / sum);
-}
+import { concatColumns, identity, matMul, scaleBy, sliceColumns, softmaxRow, transpose } from './matrix.js';
 
 /**
  * Attention with one knob per mistake. `allowed(i, j)` is the mask (null: none).

@@ -6,6 +6,7 @@
 // Four modern modes (`mode=decoding|grouped|rope|window`) step through traceGroupedQueryAttention
 // instead: a KV cache filled token by token, grouped K/V heads, rotary positions, a sliding window.
 import { el, matrixTable, formatNumber, textColourFor, HEAD_COLOURS, showFatal } from './common.js';
+import { identity } from './matrix.js';
 // Every number on this page comes from the package: its JavaScript loads with the page and the .wasm
 // right after (common.js's wasm() imports it on first use, one round trip later, for pages that may
 // never need it).
@@ -76,7 +77,6 @@ const T = () => state.Q.length;
 const C = () => state.Q[0].length;
 const headDimensions = () => C() / state.numberOfHeads;
 const divisors = (n) => Array.from({ length: n }, (_, i) => i + 1).filter((d) => n % d === 0);
-const identity = (n) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
 const headOf = (column) => Math.floor(column / headDimensions());
 const headStyle = (head) => ({ background: `${HEAD_COLOURS[head % HEAD_COLOURS.length]}40`, boxShadow: `inset 0 -4px 0 ${HEAD_COLOURS[head % HEAD_COLOURS.length]}` });
 const modern = () => state.mode !== 'default';
