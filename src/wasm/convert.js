@@ -221,6 +221,15 @@ function readTable(value, name, expected, maxElements, shape, Kind, cell) {
   return data;
 }
 
+/**
+ * A plain array of equal-length arrays of finite numbers, as `fastNumberRows` reads it, or undefined
+ * for anything else: the caller then reads the value carefully, with its own messages (the
+ * Transformer's tokens).
+ */
+export function readNumberRows(value, shape) {
+  return fastNumberRows(value, shape);
+}
+
 /** A `number[][]` as a Float64Array of its values, row by row, with `shape` = [rows, cols]. */
 export const readMatrix = guarded((value, name, maxElements, shape) =>
   fastNumberRows(value, shape) ?? readTable(value, name, 'number[][]', maxElements, shape, Float64Array, finite));

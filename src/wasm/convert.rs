@@ -30,6 +30,8 @@ extern "C" {
     fn take_refusal() -> String;
     #[wasm_bindgen(js_name = describe)]
     fn describe_js(value: &JsValue) -> String;
+    #[wasm_bindgen(js_name = readNumberRows)]
+    fn read_number_rows_js(value: &JsValue, shape: &mut [u32]) -> JsValue;
     #[wasm_bindgen(js_name = readMatrix)]
     fn read_matrix_js(value: &JsValue, name: &str, max_elements: u32, shape: &mut [u32]) -> JsValue;
     #[wasm_bindgen(js_name = readBoolMatrix)]
@@ -252,6 +254,17 @@ pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
     let values: Float64Array = refused(read_matrix_js(value, name, MAX_MATRIX_VALUES, &mut shape))?.unchecked_into();
     let data = copy_in(values.length(), name, (shape[0], shape[1]), |out| copy_exact(&values, out))?;
     Matrix::new(shape[0] as usize, shape[1] as usize, data)
+}
+
+/// A plain `number[][]` of finite numbers in equal rows, as `(values, rows, cols)` row by row, or
+/// `None` for anything else (which the caller then reads carefully, with its own messages).
+pub fn read_number_rows(value: &JsValue, name: &str) -> Result<Option<(Vec<f64>, usize, usize)>> {
+    let mut shape = [0u32; 2];
+    let Some(values) = read_number_rows_js(value, &mut shape).dyn_into::<Float64Array>().ok() else {
+        return Ok(None);
+    };
+    let data = copy_in(values.length(), name, (shape[0], shape[1]), |out| copy_exact(&values, out))?;
+    Ok(Some((data, shape[0] as usize, shape[1] as usize)))
 }
 
 /// Reads a `boolean[][]` mask.

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use super::convert::missing;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, read_matrix, read_seed, read_vector, write_matrix, write_object, write_typed, write_vector, Options, TypedValues};
+use super::convert::{array_length, describe, get, is_array, js_result, read_matrix, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_typed, write_vector, Options, TypedValues};
 use crate::error::{number_text, AttentionError, Result};
 use crate::layer::LayerKernel;
 use crate::matrix::Matrix;
@@ -495,6 +495,10 @@ fn self_is_missing(value: &JsValue) -> bool {
 /// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }`.
 fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
     let expected = "expected number[][] [B, T] or { data: Int32Array, shape: [B, T] }";
+    // the common case in one pass; anything else is read entry by entry below, for its message
+    if let Some((values, b, t)) = read_number_rows(value, "tokens")? {
+        return Tokens::check(&values, b, t, config);
+    }
     if is_array(value, "tokens")? {
         let b = array_length(value, "tokens")?;
         let mut values = Vec::new();
