@@ -60,7 +60,8 @@ function startBrowserWorkers(module, memory, count, go) {
   return Promise.all(Array.from({ length: count }, () => new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./threads.js', import.meta.url), { type: 'module', name: THREAD_NAME });
     worker.onmessage = ({ data }) => (data === 'ready' ? resolve(worker) : reject(new Error(data?.error ?? String(data))));
-    worker.onerror = (event) => reject(new Error(`a thread's worker failed to start: ${event.message ?? 'unknown error'}`));
+    // a script that does not load (a CSP that refuses it, a 404) gives an error event without a message
+    worker.onerror = (event) => reject(new Error(`a thread's worker failed to start: ${event.message || 'its module did not load (refused by a Content-Security-Policy, or not served)'}`));
     worker.postMessage({ module, memory, go });
   })));
 }

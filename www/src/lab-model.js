@@ -32,10 +32,10 @@ const check = (lab) => {
 export async function loadModel(asked) {
   const cores = globalThis.navigator?.hardwareConcurrency || 1;
   const wanted = asked ?? Math.min(cores, DEFAULT_MAX_THREADS);
-  const single = asked === 1 ? 'the address asks for one thread (threads=1), so the single-threaded build'
-    : !globalThis.crossOriginIsolated || typeof SharedArrayBuffer !== 'function' ? 'this page is not cross-origin isolated (no shared memory), so the single-threaded build'
-      : typeof Worker !== 'function' ? 'this browser cannot start a worker from a worker, so the single-threaded build'
-        : wanted === 1 ? 'this device reports one core, so the single-threaded build'
+  const single = asked === 1 ? 'the address asks for one thread (threads=1), so the lab uses the single-threaded build'
+    : !globalThis.crossOriginIsolated || typeof SharedArrayBuffer !== 'function' ? 'this page is not cross-origin isolated (no shared memory), so the lab uses the single-threaded build'
+      : typeof Worker !== 'function' ? 'this browser cannot start a worker from a worker, so the lab uses the single-threaded build'
+        : wanted === 1 ? 'this device reports one core, so the lab uses the single-threaded build'
           : null;
   if (single) {
     const lab = await import('../pkg/attention_lab.js');
