@@ -116,7 +116,7 @@ describe('the lab', () => {
 
   test('on the cross-origin isolated site the lab trains on the threads build, on more than one thread, with the same losses and scores as the single-threaded build (threads=1); no console error, no CSP violation on the page', { timeout: 180000 }, async () => {
     const STEPS = 8;
-    const run = async (query) => {
+    const run = async (query, after = async () => {}) => {
       const { context, page, log, url } = await openPage(site);
       await page.addInitScript(() => {
         window.violations = [];
@@ -132,17 +132,24 @@ describe('the lab', () => {
         losses.push(await page.$eval('#loss-summary', (p) => p.dataset.loss));
       }
       const page_ = await page.evaluate(() => ({ isolated: globalThis.crossOriginIsolated, cores: navigator.hardwareConcurrency, violations: window.violations }));
-      const after = await scores(page);
+      const trained = await scores(page);
+      await after(page);
       await page.locator('.lab-controls').screenshot({ path: join(SCREENSHOTS, `lab-threads-${line.build}-${line.threads}-desktop.png`) });
       assert.deepEqual(log.errors, []);
       assert.deepEqual(page_.violations, []);
       for (const request of log.requests) assert.ok(request.startsWith(`${site.origin}/`), `request outside the origin: ${request}`);
       await context.close();
-      return { line, losses, scores: after, ...page_ };
+      return { line, losses, scores: trained, ...page_ };
     };
     const settings = '?seed=3&batch=24&width=32';
     const single = await run(`${settings}&threads=1`);
-    const pool = await run(`${settings}&threads=2`);
+    // a new setting keeps threads= in the address (the page reloaded from it trains on as many threads)
+    const pool = await run(`${settings}&threads=2`, async (page) => {
+      await page.selectOption('select[name="layers"]', '3');
+      await page.waitForFunction(() => document.querySelectorAll('#head-scores tbody tr').length === 3);
+      const params = new URL(page.url()).searchParams;
+      assert.deepEqual([params.get('layers'), params.get('threads')], ['3', '2'], page.url());
+    });
     assert.equal(pool.isolated, true);
     assert.equal(single.line.build, 'single');
     assert.equal(single.line.threads, 1);
