@@ -5,8 +5,8 @@
 // to 1 and threadsInfo says why. Both give the bytes Node gives on 2 threads (SHA-256).
 // The isolated pages are served under a Content-Security-Policy whose worker-src is 'self' (as the
 // course site's): the pool's workers are the package's own module file, not blob: URLs. And the
-// same page bundled by Vite (fixtures/vite-threads-app) starts its pool too: Vite emits the
-// package's worker module as an asset and bundles the glue into it.
+// same page bundled by Vite and by webpack (fixtures/threads-app) starts its pool too: each emits
+// the package's worker module as a worker and bundles the glue into it, with no configuration.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,23 +14,26 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { FIXTURES, ISOLATION_HEADERS, TOOLS, freshProject, launchChromium, launchFirefox, pageResult, serve } from './support.mjs';
+import { FIXTURES, ISOLATION_HEADERS, TOOLS, freshProject, launchChromium, launchFirefox, pageResult, run, serve } from './support.mjs';
 
 /** A policy as strict about workers as the course site's: scripts and workers from the origin only (the fixture page's two inline scripts aside). */
 const csp = (inline) => `default-src 'self'; script-src 'self'${inline ? " 'unsafe-inline'" : ''} 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'self'; img-src 'self' data:`;
 
-let project, isolated, plain, bundled, inNode;
+let project, isolated, plain, bundled, webpacked, inNode;
 before(async () => {
   project = freshProject('threads-page');
   isolated = await serve(project, { ...ISOLATION_HEADERS, 'Content-Security-Policy': csp(true) });
   plain = await serve(project);
-  const app = freshProject('vite-threads-app', { type: 'module' });
+  const app = freshProject('threads-app', { type: 'module' });
   copyFileSync(join(FIXTURES, 'threads-page', 'paths.js'), join(app, 'src', 'paths.js'));
   const build = spawnSync(join(TOOLS, 'vite'), ['build', '--logLevel', 'warn'], { cwd: app, encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`vite build failed: ${build.stderr}`);
   bundled = await serve(join(app, 'dist'), { ...ISOLATION_HEADERS, 'Content-Security-Policy': csp(false) });
   bundled.assets = readdirSync(join(app, 'dist/assets'));
   bundled.stderr = build.stderr;
+  run(join(TOOLS, 'webpack'), ['--no-color'], { cwd: app });
+  webpacked = await serve(app, { ...ISOLATION_HEADERS, 'Content-Security-Policy': csp(false) });
+  webpacked.url += 'webpack.html';
   // the same paths in Node, with the installed package's threads build on 2 threads
   const code = `import { paths } from ${JSON.stringify(pathToFileURL(join(FIXTURES, 'threads-page', 'paths.js')).href)};
 const { default: lab } = await import(${JSON.stringify(pathToFileURL(join(project, 'node_modules', 'attention-lab', 'node.cjs')).href)});
@@ -42,6 +45,7 @@ after(async () => {
   await isolated?.close();
   await plain?.close();
   await bundled?.close();
+  await webpacked?.close();
 });
 
 test('Vite bundles attention-lab/web\'s threads build without warnings: the pool\'s worker module is an asset, and no Node module or stray file comes along', () => {
@@ -52,7 +56,7 @@ test('Vite bundles attention-lab/web\'s threads build without warnings: the pool
 });
 
 for (const [name, launch] of [['Chromium', launchChromium], ['Firefox', launchFirefox]]) {
-  for (const [kind, server] of [['page', () => isolated], ['Vite-built page', () => bundled]]) test(`${name}: on a cross-origin isolated ${kind} (CSP worker-src 'self'), initThreadPool(2) starts 2 threads with the same bits`, async () => {
+  for (const [kind, server] of [['page', () => isolated], ['Vite-built page', () => bundled], ['webpack-built page', () => webpacked]]) test(`${name}: on a cross-origin isolated ${kind} (CSP worker-src 'self'), initThreadPool(2) starts 2 threads with the same bits`, async () => {
     const browser = await launch();
     try {
       const { result, errors } = await pageResult(browser, server().url);
