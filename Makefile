@@ -47,7 +47,8 @@ build: setup-build tests/node_modules
 	node tests/package/guard-freed.mjs target/pkg-node/attention_lab.js target/pkg-web/attention_lab.js
 	rm -rf www/pkg && mkdir -p www/pkg && cp -r target/pkg-web/attention_lab* target/pkg-web/snippets www/pkg/
 
-# The threads build (Node's entry, and attention-lab/web on cross-origin isolated pages; src/wasm/threads.rs):
+# The threads build (Node's entry, and attention-lab/web on cross-origin isolated pages; src/wasm/threads.rs;
+# the site's lab trains on a copy of its web build, www/pkg-threads):
 # shared memory needs std
 # rebuilt with +atomics (nightly's -Z build-std). Its own target dir, so that its RUSTFLAGS do not
 # rebuild the default build's. No wasm-opt: the profile's flags lack --enable-threads, and Node
@@ -63,6 +64,7 @@ build-threads: setup-build setup-threads tests/node_modules
 	    $(WASM_PACK) build --release --no-opt --target $$target --out-dir target/pkg-$${target%js}-threads --out-name attention_lab --features threads || exit 1; \
 	done
 	node tests/package/guard-freed.mjs target/pkg-node-threads/attention_lab.js target/pkg-web-threads/attention_lab.js
+	rm -rf www/pkg-threads && mkdir -p www/pkg-threads && cp -r target/pkg-web-threads/attention_lab* target/pkg-web-threads/snippets www/pkg-threads/
 
 # The npm package in pkg/: one wasm-pack build per runtime, assembled with pkg.json as the manifest
 # (tests/package/assemble.mjs says what goes where and fails when pkg.json's version is not Cargo.toml's).

@@ -11,7 +11,10 @@ const HOST = '127.0.0.1';
 const PORT = Number(process.env.PORT ?? 8080);
 
 // Pages: scripts, wasm and connections from this origin only. Styles allow inline because
-// CodeMirror and KaTeX set style attributes.
+// CodeMirror and KaTeX set style attributes. Workers too: the lab's thread pool (the package's
+// threads build) starts its workers from the package's own module file, which Vite emits as an
+// asset, so worker-src needs no `blob:` (which would let any script here run a worker built from a
+// string, and would not have fixed the pool's path to the glue under bundling anyway).
 const PAGE_CSP = [
   "default-src 'self'",
   "script-src 'self' 'wasm-unsafe-eval'",

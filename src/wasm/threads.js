@@ -6,10 +6,39 @@
 // Node: worker_threads, unref'd so that they never keep a process alive (the glue instantiates
 // itself on the main thread only). Browsers: module Workers, which need a cross-origin isolated
 // page (COOP/COEP) for the shared memory; the glue is then the web one.
+//
+// A browser worker is this very file, started as a module worker by
+// `new Worker(new URL('./threads.js', import.meta.url), { type: 'module' })`, and it imports the
+// glue by a literal relative path, `import('../../../../attention_lab.js')`. Both are what bundlers
+// see and rewrite: Vite and webpack emit this file as the worker's entry and bundle the glue into
+// it, so the pool starts in a bundled app too. And the worker is a same-origin script, which a
+// Content-Security-Policy `worker-src 'self'` allows (a `blob:` worker, as before, needs `blob:`
+// in worker-src, and a bundler breaks the glue's path in it).
+
+/** The browser workers' name: how this module knows it is one of them (below). */
+const THREAD_NAME = 'attention-lab thread';
+
+// In one of the pool's browser workers: on the main thread's one message, instantiate the glue
+// on the shared memory, say so, and run one of the pool's threads (as WORKER does in Node).
+if (typeof WorkerGlobalScope === 'function' && globalThis instanceof WorkerGlobalScope && globalThis.name === THREAD_NAME) {
+  globalThis.onmessage = async ({ data }) => {
+    let glue;
+    try {
+      glue = await import('../../../../attention_lab.js');
+      glue.initSync({ module: data.module, memory: data.memory });
+    } catch (error) {
+      postMessage({ error: `${error?.name ?? 'Error'}: ${error?.message ?? error}` });
+      return;
+    }
+    postMessage('ready');
+    Atomics.wait(data.go, 0, 0);
+    glue.__attentionLabThreadsWorker();
+  };
+}
 
 async function coreCount() {
   if (globalThis.process?.versions?.node) {
-    const os = await import('node:os');
+    const os = process.getBuiltinModule('node:os');
     return os.availableParallelism ? os.availableParallelism() : os.cpus().length;
   }
   return globalThis.navigator?.hardwareConcurrency || 1;
@@ -27,26 +56,14 @@ Atomics.wait(workerData.go, 0, 0);
 glue.__attentionLabThreadsWorker();
 `;
 
-// The browser worker, as a module script: the glue's URL is filled in.
-const BROWSER_WORKER = (glue) => `
-import { initSync, __attentionLabThreadsWorker } from ${JSON.stringify(glue)};
-self.onmessage = ({ data }) => {
-  initSync({ module: data.module, memory: data.memory });
-  postMessage('ready');
-  Atomics.wait(data.go, 0, 0);
-  __attentionLabThreadsWorker();
-};
-`;
-
 function startBrowserWorkers(module, memory, count, go) {
-  const glue = new URL('../../../../attention_lab.js', import.meta.url).href;
-  const url = URL.createObjectURL(new Blob([BROWSER_WORKER(glue)], { type: 'text/javascript' }));
   return Promise.all(Array.from({ length: count }, () => new Promise((resolve, reject) => {
-    const worker = new Worker(url, { type: 'module', name: 'attention-lab thread' });
-    worker.onmessage = () => resolve(worker);
-    worker.onerror = (event) => reject(new Error(`a thread's worker failed to start: ${event.message ?? 'unknown error'}`));
+    const worker = new Worker(new URL('./threads.js', import.meta.url), { type: 'module', name: THREAD_NAME });
+    worker.onmessage = ({ data }) => (data === 'ready' ? resolve(worker) : reject(new Error(data?.error ?? String(data))));
+    // a script that does not load (a CSP that refuses it, a 404) gives an error event without a message
+    worker.onerror = (event) => reject(new Error(`a thread's worker failed to start: ${event.message || 'its module did not load (refused by a Content-Security-Policy, or not served)'}`));
     worker.postMessage({ module, memory, go });
-  }))).finally(() => URL.revokeObjectURL(url));
+  })));
 }
 
 export async function startWorkers(module, memory, requested, builder) {
@@ -80,11 +97,16 @@ async function start(module, memory, requested, builder) {
     Atomics.notify(go, 0);
     return builder.build(threads);
   }
-  const { Worker: NodeWorker } = await import('node:worker_threads');
-  const { fileURLToPath } = await import('node:url');
-  const { existsSync } = await import('node:fs');
+  // Node's modules through process.getBuiltinModule (Node ≥ 20.16), not import('node:…'), and the
+  // glue's path built with node:path, not new URL(`…${ext}`, import.meta.url): a bundler of the
+  // web glue would otherwise stub those modules with a warning, and emit every file that template matches
+  const { Worker: NodeWorker } = process.getBuiltinModule('node:worker_threads');
+  const { fileURLToPath } = process.getBuiltinModule('node:url');
+  const { existsSync } = process.getBuiltinModule('node:fs');
+  const { dirname, join } = process.getBuiltinModule('node:path');
   // the package ships the Node glue as attention_lab.cjs beside the web one; wasm-pack's folder has only it, as .js
-  const [cjs, js] = ['cjs', 'js'].map((ext) => fileURLToPath(new URL(`../../../../attention_lab.${ext}`, import.meta.url)));
+  const root = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
+  const [cjs, js] = ['cjs', 'js'].map((ext) => join(root, `attention_lab.${ext}`));
   const glue = existsSync(cjs) ? cjs : js;
   await Promise.all(Array.from({ length: threads - 1 }, () => new Promise((resolve, reject) => {
     const worker = new NodeWorker(WORKER, { eval: true, workerData: { glue, module, memory, go } });

@@ -114,6 +114,63 @@ describe('the lab', () => {
     assert.notDeepEqual(other, first);
   });
 
+  test('on the cross-origin isolated site the lab trains on the threads build, on more than one thread, with the same losses and scores as the single-threaded build (threads=1); no console error, no CSP violation on the page', { timeout: 180000 }, async () => {
+    const STEPS = 8;
+    const run = async (query, after = async () => {}) => {
+      const { context, page, log, url } = await openPage(site);
+      await page.addInitScript(() => {
+        window.violations = [];
+        addEventListener('securitypolicyviolation', (e) => window.violations.push(`${e.violatedDirective}: ${e.blockedURI}`));
+      });
+      await page.goto(url(`lab.html${query}`));
+      await page.locator('#head-scores td').first().waitFor();
+      const line = await page.$eval('#threads', (p) => ({ threads: Number(p.dataset.threads), build: p.dataset.build, text: p.textContent, hidden: p.hidden }));
+      const losses = [];
+      for (let i = 1; i <= STEPS; i++) {
+        await page.click('#step');
+        await page.waitForFunction((n) => document.querySelector('#loss-summary').dataset.step === String(n) && document.body.dataset.step === String(n), i);
+        losses.push(await page.$eval('#loss-summary', (p) => p.dataset.loss));
+      }
+      const page_ = await page.evaluate(() => ({ isolated: globalThis.crossOriginIsolated, cores: navigator.hardwareConcurrency, violations: window.violations }));
+      const trained = await scores(page);
+      await after(page);
+      await page.locator('.lab-controls').screenshot({ path: join(SCREENSHOTS, `lab-threads-${line.build}-${line.threads}-desktop.png`) });
+      assert.deepEqual(log.errors, []);
+      assert.deepEqual(page_.violations, []);
+      for (const request of log.requests) assert.ok(request.startsWith(`${site.origin}/`), `request outside the origin: ${request}`);
+      await context.close();
+      return { line, losses, scores: trained, ...page_ };
+    };
+    const settings = '?seed=3&batch=24&width=32';
+    const single = await run(`${settings}&threads=1`);
+    // a new setting keeps threads= in the address (the page reloaded from it trains on as many threads)
+    const pool = await run(`${settings}&threads=2`, async (page) => {
+      await page.selectOption('select[name="layers"]', '3');
+      await page.waitForFunction(() => document.querySelectorAll('#head-scores tbody tr').length === 3);
+      const params = new URL(page.url()).searchParams;
+      assert.deepEqual([params.get('layers'), params.get('threads')], ['3', '2'], page.url());
+    });
+    assert.equal(pool.isolated, true);
+    assert.equal(single.line.build, 'single');
+    assert.equal(single.line.threads, 1);
+    assert.match(single.line.text, /^Training on 1 thread: the address asks for one thread/);
+    assert.equal(pool.line.build, 'threads');
+    assert.equal(pool.line.threads, 2);
+    assert.equal(pool.line.hidden, false);
+    assert.match(pool.line.text, /^Training on 2 threads/);
+    assert.ok(single.losses.every((x) => Number.isFinite(Number(x))) && new Set(single.losses).size === STEPS, single.losses.join());
+    assert.deepEqual(pool.losses, single.losses, 'the losses on 2 threads differ from the single-threaded build\'s');
+    assert.deepEqual(pool.scores, single.scores, 'the head scores on 2 threads differ from the single-threaded build\'s');
+    // no threads= (here a refused one): the device's cores, at most 4, on the threads build where there are two or more
+    const chosen = await run(`${settings}&threads=0`);
+    const expected = Math.min(chosen.cores, 4);
+    console.log(`the lab's own choice: ${chosen.line.text} (navigator.hardwareConcurrency ${chosen.cores})`);
+    assert.equal(chosen.line.threads, expected);
+    assert.equal(chosen.line.build, expected > 1 ? 'threads' : 'single');
+    assert.match(chosen.line.text, /threads=0 is not a whole number from 1 to 64, so the lab chooses/);
+    assert.deepEqual(chosen.losses, single.losses);
+  });
+
   test('settings live in the address; a bad one is refused with a message and the defaults are used', async () => {
     const { context, page, log, url } = await openPage(site);
     await page.goto(url('lab.html'));

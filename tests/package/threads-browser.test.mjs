@@ -3,19 +3,37 @@
 // loads the threads build, initThreadPool(2) starts a worker and resolves to 2, and the paths give
 // the same bits before and after. Not isolated: the single-threaded build, initThreadPool resolves
 // to 1 and threadsInfo says why. Both give the bytes Node gives on 2 threads (SHA-256).
+// The isolated pages are served under a Content-Security-Policy whose worker-src is 'self' (as the
+// course site's): the pool's workers are the package's own module file, not blob: URLs. And the
+// same page bundled by Vite and by webpack (fixtures/threads-app) starts its pool too: each emits
+// the package's worker module as a worker and bundles the glue into it, with no configuration.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { FIXTURES, ISOLATION_HEADERS, freshProject, launchChromium, launchFirefox, pageResult, serve } from './support.mjs';
+import { FIXTURES, ISOLATION_HEADERS, TOOLS, freshProject, launchChromium, launchFirefox, pageResult, run, serve } from './support.mjs';
 
-let project, isolated, plain, inNode;
+/** A policy as strict about workers as the course site's: scripts and workers from the origin only (the fixture page's two inline scripts aside). */
+const csp = (inline) => `default-src 'self'; script-src 'self'${inline ? " 'unsafe-inline'" : ''} 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'self'; img-src 'self' data:`;
+
+let project, isolated, plain, bundled, webpacked, inNode;
 before(async () => {
   project = freshProject('threads-page');
-  isolated = await serve(project, ISOLATION_HEADERS);
+  isolated = await serve(project, { ...ISOLATION_HEADERS, 'Content-Security-Policy': csp(true) });
   plain = await serve(project);
+  const app = freshProject('threads-app', { type: 'module' });
+  copyFileSync(join(FIXTURES, 'threads-page', 'paths.js'), join(app, 'src', 'paths.js'));
+  const build = spawnSync(join(TOOLS, 'vite'), ['build', '--logLevel', 'warn'], { cwd: app, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`vite build failed: ${build.stderr}`);
+  bundled = await serve(join(app, 'dist'), { ...ISOLATION_HEADERS, 'Content-Security-Policy': csp(false) });
+  bundled.assets = readdirSync(join(app, 'dist/assets'));
+  bundled.stderr = build.stderr;
+  run(join(TOOLS, 'webpack'), ['--no-color'], { cwd: app });
+  webpacked = await serve(app, { ...ISOLATION_HEADERS, 'Content-Security-Policy': csp(false) });
+  webpacked.url += 'webpack.html';
   // the same paths in Node, with the installed package's threads build on 2 threads
   const code = `import { paths } from ${JSON.stringify(pathToFileURL(join(FIXTURES, 'threads-page', 'paths.js')).href)};
 const { default: lab } = await import(${JSON.stringify(pathToFileURL(join(project, 'node_modules', 'attention-lab', 'node.cjs')).href)});
@@ -26,13 +44,23 @@ console.log(JSON.stringify({ inUse, hashes: await paths(lab) }));`;
 after(async () => {
   await isolated?.close();
   await plain?.close();
+  await bundled?.close();
+  await webpacked?.close();
+});
+
+test('Vite bundles attention-lab/web\'s threads build without a warning about it: the pool\'s worker module is an asset, and no Node module or stray file comes along', () => {
+  // (not every warning: under load Vite may print its plugin timings)
+  assert.doesNotMatch(bundled.stderr, /externalized|node:|attention.lab|threads\.js/, 'vite build warned about the package');
+  assert.ok(bundled.assets.some((f) => /^threads-.*\.js$/.test(f)), `the workers' module (threads.js) is emitted: ${bundled.assets}`);
+  assert.equal(bundled.assets.filter((f) => f.endsWith('.wasm')).length, 2, `the two .wasm (single-threaded and threads): ${bundled.assets}`);
+  assert.deepEqual(bundled.assets.filter((f) => /browser-external|\.d\.|\.cjs/.test(f)), [], 'Node-module stubs, declarations or the Node glue in the bundle');
 });
 
 for (const [name, launch] of [['Chromium', launchChromium], ['Firefox', launchFirefox]]) {
-  test(`${name}: on a cross-origin isolated page, initThreadPool(2) starts 2 threads with the same bits`, async () => {
+  for (const [kind, server] of [['page', () => isolated], ['Vite-built page', () => bundled], ['webpack-built page', () => webpacked]]) test(`${name}: on a cross-origin isolated ${kind} (CSP worker-src 'self'), initThreadPool(2) starts 2 threads with the same bits`, async () => {
     const browser = await launch();
     try {
-      const { result, errors } = await pageResult(browser, isolated.url);
+      const { result, errors } = await pageResult(browser, server().url);
       assert.deepEqual(errors, []);
       assert.equal(result.error, undefined, result.error);
       assert.equal(result.isolated, true);

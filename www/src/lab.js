@@ -51,6 +51,30 @@ function checkSettings(c) {
 
 const settingsSearch = (c) => `?${new URLSearchParams(Object.entries(c).filter(([k, v]) => v !== DEFAULTS[k]).map(([k, v]) => [k, String(v)]))}`;
 
+/**
+ * The address's `threads=`: how many threads to train on (lab-model.js), kept apart from the
+ * settings because the package gives the same bits on any number. { threads } (undefined: the
+ * lab's choice) or { error }.
+ */
+export function parseThreads(search) {
+  const raw = new URLSearchParams(search).get('threads');
+  if (raw === null) return { threads: undefined };
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isInteger(n) || n < 1 || n > 64) return { threads: undefined, error: `threads=${raw} is not a whole number from 1 to 64, so the lab chooses` };
+  return { threads: n };
+}
+const threadsAsked = parseThreads(location.search);
+
+/** The line under the controls: how many threads train, on which build, and why one when it is one. */
+function showThreads({ threads, build, reason }) {
+  const line = $('threads');
+  line.dataset.threads = String(threads);
+  line.dataset.build = build;
+  line.textContent = (threads > 1 ? `Training on ${threads} threads (the package's threads build; this page is cross-origin isolated).`
+    : `Training on 1 thread: ${reason}.`) + (threadsAsked.error ? ` (${threadsAsked.error}.)` : '');
+  line.hidden = false;
+}
+
 function fillForm(c) {
   const form = $('settings');
   for (const [key, value] of Object.entries(c)) form.elements.namedItem(key).value = String(value);
@@ -81,7 +105,7 @@ let phaseChange = null; // the first step where the repeated-token loss falls be
 function startWorker() {
   worker = new Worker(new URL('./lab.worker.js', import.meta.url), { type: 'module' });
   worker.onmessage = ({ data }) => {
-    if (data.type === 'ready') resetRun();
+    if (data.type === 'ready') { showThreads(data.threads); resetRun(); }
     else if (data.type === 'losses') addLosses(data.rows);
     else if (data.type === 'snapshots') updateScrubber(data.steps);
     else if (data.type === 'view') showView(data);
@@ -92,7 +116,7 @@ function startWorker() {
     }
   };
   worker.onerror = (event) => { $('status').textContent = `The training worker failed: ${event.message}`; };
-  worker.postMessage({ type: 'load' });
+  worker.postMessage({ type: 'load', threads: threadsAsked.threads });
 }
 
 function resetRun() {
@@ -477,7 +501,8 @@ function applySettings(next) {
   $('settings-error').textContent = problem ?? '';
   if (problem) return;
   config = next;
-  history.replaceState(null, '', settingsSearch(config) === '?' ? location.pathname : settingsSearch(config));
+  const search = settingsSearch(config) + (threadsAsked.threads ? `${settingsSearch(config) === '?' ? '' : '&'}threads=${threadsAsked.threads}` : '');
+  history.replaceState(null, '', search === '?' ? location.pathname : search);
   resetRun();
 }
 

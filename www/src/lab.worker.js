@@ -195,11 +195,11 @@ function handle(message) {
   }
 }
 
-let ready; // the model loads on the first message, { type: 'load' }
+let ready; // the model loads on the first message, { type: 'load', threads } (threads: the address's threads=, or undefined)
 onmessage = async ({ data }) => {
   try {
     if (data.type === 'load') {
-      ready = loadModel().then((module) => { lab = module; postMessage({ type: 'ready' }); });
+      ready = loadModel(data.threads).then(({ lab: module, ...threads }) => { lab = module; postMessage({ type: 'ready', threads }); });
       await ready;
       return;
     }
