@@ -72,3 +72,27 @@ export async function axeViolations(page) {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
 }
+
+/**
+ * The elements that reach past the viewport's left or right edge (a learner would have to scroll
+ * sideways to see them, in the page or in a scroll box), as "tag#id.class right-edge"; elements
+ * not drawn are left out (display: none, visually hidden ones: KaTeX's MathML, .visually-hidden,
+ * clipped to nothing, and the skip link, wholly left of the page until focused). Works with Playwright and Puppeteer pages.
+ */
+export function wideElements(page) {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const clipped = (e) => {
+      for (let n = e; n && n !== document.body; n = n.parentElement) {
+        const style = getComputedStyle(n);
+        if (style.clipPath !== 'none' || (style.clip && style.clip !== 'auto')) return true;
+      }
+      return false;
+    };
+    return [...document.body.querySelectorAll('*')].filter((e) => {
+      const r = e.getBoundingClientRect();
+      // (wholly left of the page is a skip link's way of hiding until focused: not drawn either)
+      return r.width > 0 && r.height > 0 && r.right > 0 && (r.right > width + 1 || r.left < -1) && !clipped(e);
+    }).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${typeof e.className === 'string' && e.className ? `.${e.className.split(' ').join('.')}` : ''} ${Math.round(e.getBoundingClientRect().left)}…${Math.round(e.getBoundingClientRect().right)}`);
+  });
+}

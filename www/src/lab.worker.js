@@ -1,6 +1,7 @@
 // The lab's training loop, off the main thread. It owns the model (the package's Transformer),
-// trains on fresh batches of repeatedTokens, and posts what the page draws:
-//  - 'losses': per trained step, the mean loss on the repeated tokens and on the others;
+// trains on fresh batches of the task (repeatedTokens, or windows of real text: lab-text.js), and
+// posts what the page draws:
+//  - 'losses': per trained step, the mean loss on the repeated (or copyable) tokens and on the others;
 //  - 'view':   head scores, attention weights and per-position losses on one example sequence,
 //              and the loss on a fixed evaluation batch with and without the ablated heads,
 //              for the live model or for a snapshot (getState) chosen with the scrubber;
@@ -8,6 +9,11 @@
 // Every batch is seeded from (seed, step), so the same settings give the same losses bit for bit.
 import { loadModel } from './lab-model.js';
 import { nested } from './cases.js';
+import { textTask, copyable } from './lab-text.js';
+import TEXT from './texts/alice-chapter-1.txt?raw';
+
+const text = textTask(TEXT);
+const SCORE_BATCH = 8; // repeated random characters the text task's heads are scored on
 
 const POST_EVERY_MS = 150; // several views a second while training
 const MAX_SNAPSHOTS = 48; // past that, every other one is dropped and the interval doubles
@@ -23,14 +29,16 @@ let snapshots = []; // [{ step, state }]
 let snapshotEvery = 5;
 let headMask = null; // [layer][head] false = ablated
 let shown = 'live'; // 'live' or the step of a snapshot
-let evalSet;
+let evalSet; // { tokens, repeated }: the example sequence first, then fixed others
+let scoreSet; // the tokens headScores is measured on
 let pending = [];
 let focus = null; // { layer, head } (0-based): the head the page shows large, and links to the walkthrough
 
 const batchSeed = (s) => (config.seed * 65537 + s + 1) % 2147483647;
 
 function modelConfig(c) {
-  return { vocabSize: c.vocab, contextLength: 1 + 2 * c.length, embedDim: c.width, numHeads: c.heads, numLayers: c.layers, positions: c.positions, seed: c.seed };
+  const [vocabSize, contextLength] = c.task === 'text' ? [text.vocabulary.length, c.window] : [c.vocab, 1 + 2 * c.length];
+  return { vocabSize, contextLength, embedDim: c.width, numHeads: c.heads, numLayers: c.layers, positions: c.positions, seed: c.seed };
 }
 
 /** Mean loss over positions whose next token is (or is not) a repeat: losses[b][t] predicts token t + 1. */
@@ -54,16 +62,36 @@ function reset(newConfig) {
   snapshotEvery = 5;
   headMask = null;
   shown = 'live';
-  const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: EVAL_BATCH, seed: (config.seed * 65537 + 1_000_000_007) % 2147483647 });
-  evalSet = { tokens: nested(data.tokens), repeated: nested(data.repeated) };
+  const evalSeed = (config.seed * 65537 + 1_000_000_007) % 2147483647;
+  if (config.task === 'text') {
+    // the example window (a passage that repeats itself), then windows drawn with a seed no batch uses
+    const tokens = [text.example(config.window), ...text.windows({ window: config.window, batch: EVAL_BATCH - 1, seed: evalSeed })];
+    evalSet = { tokens, repeated: tokens.map(copyable) };
+    // the scores need sequences where each is well defined: a newline, then distinct random characters, repeated
+    const length = Math.min(text.vocabulary.length - 1, Math.floor((config.window - 1) / 2));
+    scoreSet = nested(lab.repeatedTokens({ vocabSize: text.vocabulary.length, length, batch: SCORE_BATCH, seed: evalSeed }).tokens);
+  } else {
+    const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: EVAL_BATCH, seed: evalSeed });
+    evalSet = { tokens: nested(data.tokens), repeated: nested(data.repeated) };
+    scoreSet = evalSet.tokens;
+  }
   pending = [];
 }
 
+/** One batch of the task: { tokens [B][T], repeated [B][T] } (for text: the copyable characters). */
+function batchAt(s) {
+  if (config.task === 'text') {
+    const tokens = text.windows({ window: config.window, batch: config.batch, seed: batchSeed(s) });
+    return { tokens, repeated: tokens.map(copyable) };
+  }
+  const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: config.batch, seed: batchSeed(s) });
+  return { tokens: nested(data.tokens), repeated: nested(data.repeated) };
+}
+
 function trainOne() {
-  const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: config.batch, seed: batchSeed(step) });
-  const tokens = nested(data.tokens);
+  const { tokens, repeated } = batchAt(step);
   const { loss, losses } = model.trainStep(tokens, { learningRate: config.lr });
-  const split = splitLosses(nested(losses), nested(data.repeated));
+  const split = splitLosses(nested(losses), repeated);
   step++;
   pending.push([step, loss, split.repeated, split.other]);
   if (step % snapshotEvery === 0) {
@@ -78,7 +106,8 @@ function trainOne() {
 /**
  * One head's real inputs for the walkthrough: a short sequence (the beginning token, then the first
  * n ≤ 12 tokens of the example, twice: a period the model trained on, and an induction head at the
- * repeats looks one past their first copy), its residual stream at this layer's input (embedding, + the earlier layers, computed
+ * repeats looks one past their first copy; for the text task, the example window's first 24 characters),
+ * its residual stream at this layer's input (embedding, + the earlier layers, computed
  * with the package's MultiHeadAttention on this model's weights), and the head's Q, K and V
  * (`linear` of the layer's query/key input and value input by the head's columns of W_Q, W_K, W_V).
  * The walkthrough recomputes scores and weights from Q, K, V (f64); `maxDifference` is how far its
@@ -88,9 +117,14 @@ function walkthroughInputs(m, layer, head) {
   const { embedDim: C, numHeads: h, positions } = modelConfig(config);
   if (positions === 'rope') return { unavailable: 'with rope positions the walkthrough\'s plain mode would not rotate Q and K' };
   const d = C / h;
-  const n = Math.min(12, Math.ceil(config.length / 2)); // the example's first n tokens are distinct (period ≥ ⌈length/2⌉)
-  const segment = evalSet.tokens[0].slice(1, 1 + n);
-  const tokens = [0, ...segment, ...segment];
+  let tokens;
+  if (config.task === 'text') {
+    tokens = evalSet.tokens[0].slice(0, Math.min(24, config.window)); // the example's first characters
+  } else {
+    const n = Math.min(12, Math.ceil(config.length / 2)); // the example's first n tokens are distinct (period ≥ ⌈length/2⌉)
+    const segment = evalSet.tokens[0].slice(1, 1 + n);
+    tokens = [0, ...segment, ...segment];
+  }
   const W = m.getWeights();
   const add = (A, B) => A.map((row, i) => row.map((x, j) => x + B[i][j]));
   const P = W.W_pos ? tokens.map((_, i) => W.W_pos[i]) : null;
@@ -121,10 +155,11 @@ function viewOf(m) {
   const out = m.forward(example, headMask ? { needWeights: true, headMask } : { needWeights: true });
   // per layer { data, shape: [1, h, T, T] }: typed arrays, cheap to post (the page slices the rows)
   const weights = out.weights.map((w) => (ArrayBuffer.isView(w.data) ? { data: Float32Array.from(w.data), shape: w.shape } : { data: Float32Array.from(nested(w).flat(3)), shape: [1, w[0].length, w[0][0].length, w[0][0].length] }));
-  const scores = m.headScores(evalSet.tokens);
+  const scores = m.headScores(scoreSet);
   const evaluate = (mask) => splitLosses(nested(m.forward(evalSet.tokens, mask ? { headMask: mask } : {}).losses), evalSet.repeated);
   return {
     tokens: evalSet.tokens[0],
+    vocabulary: config.task === 'text' ? text.vocabulary : null,
     repeatedPositions: evalSet.repeated[0],
     weights,
     perPosition: nested(out.losses)[0],
