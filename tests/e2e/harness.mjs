@@ -19,19 +19,25 @@ export const CHALLENGE_IDS = ['01-dot-product-attention', '02-multi-head-attenti
 /** How many result cases a challenge's model check adds (tests.json `model`): 09 one, 10 three per config. */
 export const modelCaseCount = (tests) => (!tests.model ? 0 : tests.model.kind === 'weights' ? 3 * tests.model.configs.length : 1);
 
-export async function startSite() {
+/** `vite preview` of www/dist on a free port: { origin, close() }. */
+export async function startServer() {
   const { preview } = await import(pathToFileURL(join(ROOT, 'www/node_modules/vite/dist/node/index.js')));
   const server = await preview({ root: join(ROOT, 'www'), logLevel: 'silent', preview: { host: '127.0.0.1', port: 0, strictPort: false } });
   const address = server.httpServer.address();
-  const origin = `http://127.0.0.1:${address.port}`;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   mkdirSync(SCREENSHOTS, { recursive: true });
+  return { origin: `http://127.0.0.1:${address.port}`, close: () => new Promise((resolve) => server.httpServer.close(resolve)) };
+}
+
+/** The server and Chromium: { origin, browser, close() }. */
+export async function startSite() {
+  const server = await startServer();
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   return {
-    origin,
+    origin: server.origin,
     browser,
     async close() {
       await browser.close();
-      await new Promise((resolve) => server.httpServer.close(resolve));
+      await server.close();
     },
   };
 }
