@@ -507,7 +507,8 @@ function drawView(v) {
   if (!v.live && running) $('scrubber-label').textContent += ' (training continues)';
   const best = bestInduction(v);
   $('status').textContent = `${v.running ? 'Training' : v.step ? 'Paused' : 'Ready'} · step ${v.step}`
-    + (best ? ` · best induction score ${best.score.toFixed(2)} (layer ${best.layer + 1}, head ${best.head})` : '');
+    + (config.task === 'text' ? ` · loss ${formatNumber(v.evalLoss.repeated)} on copyable characters, ${formatNumber(v.evalLoss.other)} on the others`
+      : best ? ` · best induction score ${best.score.toFixed(2)} (layer ${best.layer + 1}, head ${best.head})` : '');
   // each part timed (performance.measure 'lab:…'), so a slow frame can be traced to its view
   for (const [name, render] of [['scores', renderScores], ['heatmaps', renderHeatmaps], ['positions', renderPerPosition], ['your-run', (x) => renderYourRun(x, best)]]) {
     const started = performance.now();
