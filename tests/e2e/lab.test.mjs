@@ -235,6 +235,27 @@ describe('the lab', () => {
       assert.ok(repeated < other, `copyable characters cost ${repeated}, the others ${other}`);
       assert.ok(other < Math.log(64), `the other characters still cost ${other}`);
       assert.match(await page.textContent('.lab-heads'), /measured on 8 strings of random characters/);
+      // the model writes: 200 characters after the prompt, the same twice (most likely characters)
+      const write = async () => {
+        await page.$eval('#sample-output', (p) => { delete p.dataset.text; });
+        await page.click('#sample-write');
+        await page.waitForFunction(() => document.querySelector('#sample-output').dataset.text !== undefined);
+        return page.$eval('#sample-output', (p) => p.dataset.text);
+      };
+      const written = await write();
+      console.log(`text task, ${sizeName}: "Alice was beginning to " → ${JSON.stringify(written.slice(0, 80))}…`);
+      assert.equal([...written].length, 200);
+      assert.equal(await write(), written);
+      // drawn at temperature 1: seeded, so the same again, and not the most likely characters
+      await page.selectOption('#sample-temperature', '1');
+      const drawn = await write();
+      assert.equal(await write(), drawn);
+      assert.notEqual(drawn, written);
+      await page.selectOption('#sample-temperature', '0');
+      await page.fill('#sample-prompt', 'Alice €');
+      await page.click('#sample-write');
+      assert.match(await page.textContent('#sample-error'), /"€" is not in the chapter/);
+      await page.fill('#sample-prompt', 'Alice was beginning to ');
       assert.deepEqual(await wideElements(page), []);
       await page.screenshot({ path: join(SCREENSHOTS, `lab-text-${sizeName}.png`), fullPage: true });
       assert.deepEqual(await axeViolations(page), []);

@@ -107,6 +107,7 @@ function startWorker() {
     else if (data.type === 'losses') addLosses(data.rows);
     else if (data.type === 'snapshots') updateScrubber(data.steps);
     else if (data.type === 'view') showView(data);
+    else if (data.type === 'sample') showSample(data);
     else if (data.type === 'error') {
       setRunning(false);
       $('status').textContent = `The model stopped: ${data.message}`;
@@ -535,6 +536,30 @@ function renderYourRun(v, best) {
   $('your-run').textContent = text.join(' ');
 }
 
+// ---- the text model's writing ------------------------------------------------------------------
+
+function showSample({ prompt, text, step: at, temperature }) {
+  const out = $('sample-output');
+  out.replaceChildren(el('span', { class: 'sample-prompt' }, prompt), el('span', { class: 'sample-text' }, text));
+  out.dataset.text = text;
+  out.dataset.step = String(at);
+  out.setAttribute('aria-label', `At step ${at}, ${Number(temperature) ? `temperature ${temperature}` : 'most likely characters'}: ${prompt}${text}`);
+  $('sample-write').disabled = false;
+}
+
+function requestSample(event) {
+  event.preventDefault();
+  const prompt = $('sample-prompt').value;
+  const outside = [...prompt].find((c) => !view?.vocabulary?.includes(c));
+  const problem = [...prompt].length < 2 ? 'The prompt needs at least 2 characters.'
+    : outside !== undefined ? `The character ${JSON.stringify(outside)} is not in the chapter, so the model has no token for it.` : null;
+  $('sample-error').hidden = !problem;
+  $('sample-error').textContent = problem ?? '';
+  if (problem) return;
+  $('sample-write').disabled = true;
+  worker.postMessage({ type: 'sample', prompt, length: 200, temperature: Number($('sample-temperature').value) });
+}
+
 // ---- start ---------------------------------------------------------------------------------------
 
 function applySettings(next) {
@@ -571,6 +596,7 @@ function start() {
     applySettings(next);
   });
   $('log-steps').addEventListener('change', () => { updateAddress(); drawChart(); });
+  $('sample-form').addEventListener('submit', requestSample);
   $('scrubber').addEventListener('input', (e) => scrubTo(Number(e.target.value)));
   $('live').addEventListener('click', () => { $('scrubber').value = $('scrubber').max; scrubTo(Number($('scrubber').max)); });
   let resizeTimer;

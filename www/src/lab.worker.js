@@ -9,7 +9,7 @@
 // Every batch is seeded from (seed, step), so the same settings give the same losses bit for bit.
 import { loadModel } from './lab-model.js';
 import { nested } from './cases.js';
-import { textTask, copyable } from './lab-text.js';
+import { textTask, copyable, splitMix64 } from './lab-text.js';
 import TEXT from './texts/alice-chapter-1.txt?raw';
 
 const text = textTask(TEXT);
@@ -185,6 +185,39 @@ function post() {
   postMessage({ type: 'view', step, viewStep, live: shown === 'live', running, headMask, ...view }, view.weights.map((w) => w.data.buffer));
 }
 
+/**
+ * The text model's continuation of `prompt`: `length` characters, each from the logits at the last
+ * position of the last `window` characters (the model on view: live or the snapshot). Temperature 0
+ * takes the most likely character; above 0 it samples softmax(logits / temperature) with SplitMix64
+ * seeded from the run's seed, so the same settings write the same text.
+ */
+function sample(m, { prompt, length, temperature }) {
+  if (config.task !== 'text') throw new Error('sampling is for the text task');
+  const tokens = text.encode(prompt);
+  if (tokens.length < 2) throw new RangeError('the prompt needs at least 2 characters');
+  const next = splitMix64(config.seed);
+  const out = [];
+  for (let i = 0; i < length; i++) {
+    const context = tokens.slice(-config.window);
+    const { logits } = m.forward([context]);
+    const V = text.vocabulary.length;
+    const row = logits.data.subarray((context.length - 1) * V, context.length * V);
+    let choice = 0;
+    if (temperature === 0) {
+      for (let v = 1; v < V; v++) if (row[v] > row[choice]) choice = v;
+    } else {
+      const top = Math.max(...row);
+      const weights = Array.from(row, (x) => Math.exp((x - top) / temperature));
+      let r = next() * weights.reduce((a, b) => a + b, 0);
+      choice = V - 1;
+      for (let v = 0; v < V; v++) { r -= weights[v]; if (r < 0) { choice = v; break; } }
+    }
+    tokens.push(choice);
+    out.push(choice);
+  }
+  return text.decode(out);
+}
+
 let generation = 0; // one loop at a time: a Pause then Train in quick succession starts a new one
 async function loop(mine) {
   while (running && mine === generation) {
@@ -221,6 +254,16 @@ function handle(message) {
       focus = message.focus;
       if (!running) post();
       break;
+    case 'sample': {
+      let m = model;
+      if (shown !== 'live') {
+        const snap = snapshots.find((x) => x.step === shown) ?? snapshots.at(-1);
+        viewer.setState(snap.state);
+        m = viewer;
+      }
+      postMessage({ type: 'sample', prompt: message.prompt, temperature: message.temperature, step: shown === 'live' ? step : shown, text: sample(m, message) });
+      break;
+    }
     case 'mask':
       headMask = message.headMask;
       if (!running) post();
