@@ -256,9 +256,21 @@ describe('the lab', () => {
       await page.click('#sample-write');
       assert.match(await page.textContent('#sample-error'), /"€" is not in the chapter/);
       await page.fill('#sample-prompt', 'Alice was beginning to ');
+      // the walkthrough link carries the head's Q, K, V on the example's first 24 characters
+      await page.locator('#open-walkthrough').waitFor();
+      const difference = Number(await page.$eval('[data-max-difference]', (e) => e.dataset.maxDifference));
+      assert.ok(difference < 1e-5, `the walkthrough's weights are ${difference} from the model's own`);
+      const href = new URL(await page.getAttribute('#open-walkthrough', 'href'), url('')).href;
+      const params = new URLSearchParams(new URL(href).hash.slice(1));
+      assert.equal(params.get('labTask'), 'text');
+      assert.equal(params.get('tokens'), [...'“Do cats eat bats? Do ca'].map((c) => (c === ' ' ? '␣' : c)).join(' '));
+      assert.equal(JSON.parse(params.get('Q')).length, 24);
       assert.deepEqual(await wideElements(page), []);
       await page.screenshot({ path: join(SCREENSHOTS, `lab-text-${sizeName}.png`), fullPage: true });
       assert.deepEqual(await axeViolations(page), []);
+      await page.goto(href);
+      await page.locator('#from-lab').waitFor();
+      assert.match(await page.textContent('#from-lab'), /on the characters t0 = “, t1 = D, t2 = o, t3 = ␣/);
       assert.deepEqual(log.errors, []);
       for (const request of log.requests) assert.ok(request.startsWith(`${site.origin}/`), `request outside the origin: ${request}`);
       await context.close();
