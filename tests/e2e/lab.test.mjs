@@ -234,6 +234,10 @@ describe('the lab', () => {
       console.log(`text task at step ${await step(page)}: fixed windows' loss ${repeated.toFixed(3)} on copyable characters, ${other.toFixed(3)} on the others; ${await page.textContent('#repeat-summary')}`);
       assert.ok(repeated < other, `copyable characters cost ${repeated}, the others ${other}`);
       assert.ok(other < Math.log(64), `the other characters still cost ${other}`);
+      // the copying test beside the example: random characters, the first time and repeated
+      const copy = await page.$eval('#repeat-summary', (p) => [Number(p.dataset.randomFirst), Number(p.dataset.randomRepeat)]);
+      assert.ok(copy.every(Number.isFinite) && copy[0] > 0, copy.join());
+      assert.match(await page.textContent('#repeat-summary'), /On random characters repeated \(strings not in the chapter\)/);
       assert.match(await page.textContent('.lab-heads'), /measured on 8 strings of random characters/);
       // the model writes: 200 characters after the prompt, the same twice (most likely characters)
       const write = async () => {

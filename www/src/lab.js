@@ -452,21 +452,26 @@ function renderPerPosition(v) {
 
 /**
  * On the text's example window: the mean loss of the characters of "Do cats eat bats?" (after its D)
- * the first time and the second, so a learner sees at once whether the model copies (the second
- * nearly free) or only knows the text's statistics (both alike).
+ * the first time and the second; and the loss on random characters repeated (not the chapter's), the
+ * first time and the repeat. Only the second tells copying from memory: the passage's second time can
+ * be cheaper because the model knows this chapter by heart.
  */
 function repeatSummary(v) {
   const phrase = 'Do cats eat bats?';
   const string = v.tokens.map((t) => v.vocabulary[t]).join('');
   const first = string.indexOf(phrase);
   const second = string.indexOf(phrase, first + 1);
-  if (first < 0 || second < 0 || second + phrase.length > string.length) return '';
+  if (first < 0 || second < 0 || second + phrase.length > string.length || !v.copyTest) return '';
   // losses[t - 1] is the loss of predicting the character at t
   const cost = (start) => mean(v.perPosition.slice(start, start + phrase.length - 1));
   const [a, b] = [cost(first), cost(second)];
-  return el('p', { id: 'repeat-summary', 'data-first': String(a), 'data-second': String(b) },
-    `“${phrase}” costs ${formatNumber(a)} a character the first time and ${formatNumber(b)} the second: `,
-    b < a / 2 ? 'the model copies from the first.' : 'no cheaper the second time, so what the model knows here is the text (which letters follow which, and this chapter), not copying.');
+  const { other: once, repeated: again } = v.copyTest;
+  const copies = again < once / 2;
+  return el('p', { id: 'repeat-summary', 'data-first': String(a), 'data-second': String(b), 'data-random-first': String(once), 'data-random-repeat': String(again) },
+    `“${phrase}” costs ${formatNumber(a)} a character the first time and ${formatNumber(b)} the second. `,
+    `On random characters repeated (strings not in the chapter) the first time costs ${formatNumber(once)} and the repeat ${formatNumber(again)}: `,
+    copies ? 'the model copies.'
+      : `the repeat is no cheaper, so the model does not copy: what it knows is the text (which letters follow which, and much of this chapter by heart${b < a / 2 ? ', which is why the passage is cheaper the second time' : ''}).`);
 }
 
 const mean = (a) => (a.length ? a.reduce((s, x) => s + x, 0) / a.length : NaN);

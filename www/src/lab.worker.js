@@ -31,6 +31,7 @@ let headMask = null; // [layer][head] false = ablated
 let shown = 'live'; // 'live' or the step of a snapshot
 let evalSet; // { tokens, repeated }: the example sequence first, then fixed others
 let scoreSet; // the tokens headScores is measured on
+let scoreRepeated; // in the text task, which of scoreSet's tokens repeat (the copying test)
 let pending = [];
 let focus = null; // { layer, head } (0-based): the head the page shows large, and links to the walkthrough
 
@@ -69,11 +70,14 @@ function reset(newConfig) {
     evalSet = { tokens, repeated: tokens.map(copyable) };
     // the scores need sequences where each is well defined: a newline, then distinct random characters, repeated
     const length = Math.min(text.vocabulary.length - 1, Math.floor((config.window - 1) / 2));
-    scoreSet = nested(lab.repeatedTokens({ vocabSize: text.vocabulary.length, length, batch: SCORE_BATCH, seed: evalSeed }).tokens);
+    const probe = lab.repeatedTokens({ vocabSize: text.vocabulary.length, length, batch: SCORE_BATCH, seed: evalSeed });
+    scoreSet = nested(probe.tokens);
+    scoreRepeated = nested(probe.repeated);
   } else {
     const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: EVAL_BATCH, seed: evalSeed });
     evalSet = { tokens: nested(data.tokens), repeated: nested(data.repeated) };
     scoreSet = evalSet.tokens;
+    scoreRepeated = null;
   }
   pending = [];
 }
@@ -167,6 +171,8 @@ function viewOf(m) {
     walkthrough: focus && focus.layer < config.layers && focus.head < config.heads ? walkthroughInputs(m, focus.layer, focus.head) : null,
     evalLoss: evaluate(null),
     ablatedLoss: headMask ? evaluate(headMask) : null,
+    // the text task's test of copying: the loss on random characters (not the chapter's) the first time and repeated
+    copyTest: scoreRepeated ? splitLosses(nested(m.forward(scoreSet, headMask ? { headMask } : {}).losses), scoreRepeated) : null,
   };
 }
 
