@@ -501,7 +501,8 @@ function showView(v) {
   v.weights = v.weights.map(({ data, shape: [, h, T] }) => Array.from({ length: h }, (_, i) => Array.from({ length: T }, (_, t) => data.subarray((i * T + t) * T, (i * T + t + 1) * T))));
   view = v;
   setRunning(v.running);
-  frame ??= requestAnimationFrame(() => { frame = null; drawView(view); });
+  // (a reset in between sets view to null: nothing to draw then)
+  frame ??= requestAnimationFrame(() => { frame = null; if (view) drawView(view); });
 }
 
 function drawView(v) {
