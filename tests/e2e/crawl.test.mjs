@@ -1,5 +1,5 @@
 // Every page the site serves, found by following links from the home page (the course pages, the
-// lab, every challenge, the whole API reference), passes axe with no serious or critical violation,
+// lab and its text task, every challenge, the whole API reference), passes axe with no serious or critical violation,
 // loads without console errors and requests nothing from another origin.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,7 +38,7 @@ test('a crawl from the home page reaches every page; each passes axe', { timeout
     }
   }
   // the crawl reached each kind of page
-  for (const must of ['/index.html', '/walkthrough.html', '/lab.html', '/challenge.html?id=08-sliding-window', '/api-reference/index.html', '/api-reference/modules.html']) {
+  for (const must of ['/index.html', '/walkthrough.html', '/lab.html', '/lab.html?task=text', '/challenge.html?id=08-sliding-window', '/api-reference/index.html', '/api-reference/modules.html']) {
     assert.ok(visited.includes(must), `the crawl never reached ${must} (visited ${visited.length} pages)`);
   }
   assert.ok(visited.filter((p) => p.startsWith('/api-reference/')).length >= 20, 'the crawl reached few API reference pages');

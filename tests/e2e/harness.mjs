@@ -19,19 +19,25 @@ export const CHALLENGE_IDS = ['01-dot-product-attention', '02-multi-head-attenti
 /** How many result cases a challenge's model check adds (tests.json `model`): 09 one, 10 three per config. */
 export const modelCaseCount = (tests) => (!tests.model ? 0 : tests.model.kind === 'weights' ? 3 * tests.model.configs.length : 1);
 
-export async function startSite() {
+/** `vite preview` of www/dist on a free port: { origin, close() }. */
+export async function startServer() {
   const { preview } = await import(pathToFileURL(join(ROOT, 'www/node_modules/vite/dist/node/index.js')));
   const server = await preview({ root: join(ROOT, 'www'), logLevel: 'silent', preview: { host: '127.0.0.1', port: 0, strictPort: false } });
   const address = server.httpServer.address();
-  const origin = `http://127.0.0.1:${address.port}`;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   mkdirSync(SCREENSHOTS, { recursive: true });
+  return { origin: `http://127.0.0.1:${address.port}`, close: () => new Promise((resolve) => server.httpServer.close(resolve)) };
+}
+
+/** The server and Chromium: { origin, browser, close() }. */
+export async function startSite() {
+  const server = await startServer();
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   return {
-    origin,
+    origin: server.origin,
     browser,
     async close() {
       await browser.close();
-      await new Promise((resolve) => server.httpServer.close(resolve));
+      await server.close();
     },
   };
 }
@@ -79,4 +85,28 @@ export async function axeViolations(page) {
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/**
+ * The elements that reach past the viewport's left or right edge (a learner would have to scroll
+ * sideways to see them, in the page or in a scroll box), as "tag#id.class right-edge"; elements
+ * not drawn are left out (display: none, visually hidden ones: KaTeX's MathML, .visually-hidden,
+ * clipped to nothing, and the skip link, wholly left of the page until focused). Works with Playwright and Puppeteer pages.
+ */
+export function wideElements(page) {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const clipped = (e) => {
+      for (let n = e; n && n !== document.body; n = n.parentElement) {
+        const style = getComputedStyle(n);
+        if (style.clipPath !== 'none' || (style.clip && style.clip !== 'auto')) return true;
+      }
+      return false;
+    };
+    return [...document.body.querySelectorAll('*')].filter((e) => {
+      const r = e.getBoundingClientRect();
+      // (wholly left of the page is a skip link's way of hiding until focused: not drawn either)
+      return r.width > 0 && r.height > 0 && r.right > 0 && (r.right > width + 1 || r.left < -1) && !clipped(e);
+    }).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${typeof e.className === 'string' && e.className ? `.${e.className.split(' ').join('.')}` : ''} ${Math.round(e.getBoundingClientRect().left)}…${Math.round(e.getBoundingClientRect().right)}`);
+  });
 }

@@ -5,9 +5,10 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startSite, openPage, axeViolations, lab, SIZES, SCREENSHOTS } from './harness.mjs';
+import { startSite, openPage, axeViolations, wideElements, lab, SIZES, SCREENSHOTS } from './harness.mjs';
 
 const INDUCTION = 0.4;
+const TEXT_LOSS = 2.5; // nats a character; an untrained model pays about ln 64 = 4.16
 const TRAIN_TIMEOUT_MS = 240000; // behaviour, not speed: docs/performance.md has the time
 
 let site;
@@ -56,6 +57,8 @@ describe('the lab', () => {
       await pause(page);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
+      // nor does anything need a sideways scroll in its own box (the head table, the heatmaps, the per-position bars)
+      assert.deepEqual(await wideElements(page), []);
       await page.screenshot({ path: join(SCREENSHOTS, `lab-trained-${sizeName}.png`), fullPage: true });
       assert.deepEqual(await axeViolations(page), []);
       assert.deepEqual(log.errors, []);
@@ -89,7 +92,7 @@ describe('the lab', () => {
     await context.close();
   });
 
-  test('a URL reproduces the same losses, step by step; another seed does not', { timeout: 120000 }, async () => {
+  test('a URL reproduces the same losses, step by step; another seed does not (both tasks)', { timeout: 240000 }, async () => {
     const lossesOf = async (query, steps) => {
       const { context, page, log, url } = await openPage(site);
       await page.goto(url(`lab.html${query}`));
@@ -112,6 +115,10 @@ describe('the lab', () => {
     assert.deepEqual(second, first);
     const other = await lossesOf('?seed=6&lr=0.003&batch=8&heads=2&width=32', 6);
     assert.notDeepEqual(other, first);
+    // the text task too: the windows are seeded from (seed, step)
+    const text = await lossesOf('?task=text&window=48&seed=5&batch=8', 6);
+    assert.deepEqual(await lossesOf('?task=text&window=48&seed=5&batch=8', 6), text);
+    assert.notDeepEqual(await lossesOf('?task=text&window=48&seed=6&batch=8', 6), text);
   });
 
   test('on the cross-origin isolated site the lab trains on the threads build, on more than one thread, with the same losses and scores as the single-threaded build (threads=1); no console error, no CSP violation on the page', { timeout: 180000 }, async () => {
@@ -254,6 +261,115 @@ describe('the lab', () => {
     console.log(`walkthrough: layer 2 head ${best.head}, ${hits} of ${rows.length} repeated tokens look one past their first copy; weights within ${difference.toExponential(1)} of the model's`);
     assert.ok(hits >= rows.length / 2, `only ${hits} of ${rows.length} repeated tokens look one past their first copy`);
     await page.locator('#step-view').screenshot({ path: join(SCREENSHOTS, 'lab-walkthrough-head-desktop.png') });
+    assert.deepEqual(log.errors, []);
+    await context.close();
+  });
+  for (const [sizeName, size] of Object.entries(SIZES)) {
+    test(`the text task at ${size.width}×${size.height}: characters label the views, the loss falls, copyable characters get cheaper; axe passes`, { timeout: TRAIN_TIMEOUT_MS + 60000 }, async () => {
+      const { context, page, log, url } = await openPage(site, size);
+      await page.goto(url('lab.html'));
+      await page.locator('#head-scores td').first().waitFor();
+      // chosen by the Task control, kept in the address
+      await page.selectOption('select[name="task"]', 'text');
+      await page.waitForFunction(() => document.body.dataset.labTask === 'text' && document.querySelector('#repeat-summary'));
+      assert.match(page.url(), /[?&]task=text(&|$)/);
+      assert.equal(await page.isVisible('input[name="window"]'), true);
+      assert.equal(await page.isVisible('input[name="vocab"]'), false);
+      assert.equal(await page.inputValue('input[name="window"]'), '64');
+      // the example window, labelled with its characters (a space shown as ␣)
+      const label = await page.getAttribute('.focus-canvas canvas', 'aria-label');
+      assert.match(label, /“ D o ␣ c a t s ␣ e a t ␣ b a t s \?/);
+      assert.match(await page.textContent('#per-position'), /copyable/);
+      const started = Date.now();
+      await page.click('#train');
+      await page.waitForFunction((limit) => Number(document.querySelector('#loss-summary').dataset.loss) < limit, TEXT_LOSS, { timeout: TRAIN_TIMEOUT_MS, polling: 200 });
+      console.log(`text task: batch loss < ${TEXT_LOSS} at step ${await step(page)}, ${((Date.now() - started) / 1000).toFixed(1)} s after Train`);
+      await page.waitForTimeout(5000); // a few seconds more, for the screenshots
+      await pause(page);
+      const repeated = Number(await page.$eval('#ablation', (p) => p.dataset.repeated));
+      const other = Number(await page.$eval('#ablation', (p) => p.dataset.other));
+      console.log(`text task at step ${await step(page)}: fixed windows' loss ${repeated.toFixed(3)} on copyable characters, ${other.toFixed(3)} on the others; ${await page.textContent('#repeat-summary')}`);
+      assert.ok(repeated < other, `copyable characters cost ${repeated}, the others ${other}`);
+      assert.ok(other < Math.log(64), `the other characters still cost ${other}`);
+      // the copying test beside the example: random characters, the first time and repeated
+      const copy = await page.$eval('#repeat-summary', (p) => [Number(p.dataset.randomFirst), Number(p.dataset.randomRepeat)]);
+      assert.ok(copy.every(Number.isFinite) && copy[0] > 0, copy.join());
+      assert.match(await page.textContent('#repeat-summary'), /On random characters repeated \(strings not in the chapter\)/);
+      assert.match(await page.textContent('.lab-heads'), /measured on 8 strings of random characters/);
+      // the model writes: 200 characters after the prompt, the same twice (most likely characters)
+      const write = async () => {
+        await page.$eval('#sample-output', (p) => { delete p.dataset.text; });
+        await page.click('#sample-write');
+        await page.waitForFunction(() => document.querySelector('#sample-output').dataset.text !== undefined);
+        return page.$eval('#sample-output', (p) => p.dataset.text);
+      };
+      const written = await write();
+      console.log(`text task, ${sizeName}: "Alice was beginning to " → ${JSON.stringify(written.slice(0, 80))}…`);
+      assert.equal([...written].length, 200);
+      assert.equal(await write(), written);
+      // drawn at temperature 1: seeded, so the same again, and not the most likely characters
+      await page.selectOption('#sample-temperature', '1');
+      const drawn = await write();
+      assert.equal(await write(), drawn);
+      assert.notEqual(drawn, written);
+      await page.selectOption('#sample-temperature', '0');
+      await page.fill('#sample-prompt', 'Alice €');
+      await page.click('#sample-write');
+      assert.match(await page.textContent('#sample-error'), /"€" is not in the chapter/);
+      await page.fill('#sample-prompt', 'Alice was beginning to ');
+      // the walkthrough link carries the head's Q, K, V on the example's first 24 characters
+      await page.locator('#open-walkthrough').waitFor();
+      const difference = Number(await page.$eval('[data-max-difference]', (e) => e.dataset.maxDifference));
+      assert.ok(difference < 1e-5, `the walkthrough's weights are ${difference} from the model's own`);
+      const href = new URL(await page.getAttribute('#open-walkthrough', 'href'), url('')).href;
+      const params = new URLSearchParams(new URL(href).hash.slice(1));
+      assert.equal(params.get('labTask'), 'text');
+      assert.equal(params.get('tokens'), [...'“Do cats eat bats? Do ca'].map((c) => (c === ' ' ? '␣' : c)).join(' '));
+      assert.equal(JSON.parse(params.get('Q')).length, 24);
+      assert.deepEqual(await wideElements(page), []);
+      await page.screenshot({ path: join(SCREENSHOTS, `lab-text-${sizeName}.png`), fullPage: true });
+      assert.deepEqual(await axeViolations(page), []);
+      await page.goto(href);
+      await page.locator('#from-lab').waitFor();
+      assert.match(await page.textContent('#from-lab'), /on the characters t0 = “, t1 = D, t2 = o, t3 = ␣/);
+      assert.deepEqual(log.errors, []);
+      for (const request of log.requests) assert.ok(request.startsWith(`${site.origin}/`), `request outside the origin: ${request}`);
+      await context.close();
+    });
+  }
+
+  test('the log-scaled step axis: the chart\'s x scale becomes logarithmic, the address says so, and a reload keeps it', async () => {
+    const { context, page, log, url } = await openPage(site);
+    await page.goto(url('lab.html?seed=3'));
+    await page.locator('#head-scores td').first().waitFor();
+    const distr = () => page.$eval('#loss-chart', (e) => e.dataset.stepDistr); // uPlot's scales.x.distr: 1 linear, 3 log
+    assert.equal(await distr(), '1');
+    assert.equal(await page.isChecked('#log-steps'), false);
+    for (let i = 1; i <= 3; i++) {
+      await page.click('#step');
+      await page.waitForFunction((n) => document.querySelector('#loss-summary').dataset.step === String(n), i);
+    }
+    await page.check('#log-steps');
+    assert.equal(await distr(), '3');
+    assert.match(page.url(), /[?&]logSteps=1(&|$)/);
+    assert.match(page.url(), /[?&]seed=3(&|$)/, 'the run\'s settings stay in the address');
+    await page.reload();
+    await page.locator('#head-scores td').first().waitFor();
+    assert.equal(await page.isChecked('#log-steps'), true);
+    assert.equal(await distr(), '3');
+    assert.equal(await page.inputValue('input[name="seed"]'), '3');
+    // a setting changed with the log axis on keeps it
+    await page.selectOption('select[name="heads"]', '2');
+    await page.waitForFunction(() => document.querySelectorAll('#head-scores tbody td').length === 4);
+    assert.match(page.url(), /[?&]logSteps=1(&|$)/);
+    assert.equal(await distr(), '3');
+    await page.uncheck('#log-steps');
+    assert.equal(await distr(), '1');
+    assert.doesNotMatch(page.url(), /logSteps/);
+    await page.reload();
+    await page.locator('#head-scores td').first().waitFor();
+    assert.equal(await page.isChecked('#log-steps'), false);
+    assert.equal(await distr(), '1');
     assert.deepEqual(log.errors, []);
     await context.close();
   });

@@ -7,14 +7,19 @@ import 'uplot/dist/uPlot.min.css';
 import 'katex/dist/katex.min.css';
 import lessonHtml from './lab-lesson.md?lesson';
 import { el, formatNumber, heatColour, HEAD_COLOURS } from './common.js';
+import { visibleChar, WINDOW_RANGE } from './lab-text.js';
 
 const $ = (id) => document.getElementById(id);
-export const DEFAULTS = { vocab: 32, length: 24, layers: 2, heads: 4, width: 64, positions: 'shortformer', lr: 0.01, batch: 16, seed: 1 };
-const INTEGER = ['vocab', 'length', 'layers', 'heads', 'width', 'batch', 'seed'];
+export const DEFAULTS = { task: 'induction', vocab: 32, length: 24, window: 64, layers: 2, heads: 4, width: 64, positions: 'shortformer', lr: 0.01, batch: 16, seed: 1 };
+const INTEGER = ['vocab', 'length', 'window', 'layers', 'heads', 'width', 'batch', 'seed'];
+const CHOICES = { task: ['induction', 'text'], positions: ['shortformer', 'learned', 'rope', 'none'] };
 const SCORES = [['previousToken', 'prev', 'previous token'], ['induction', 'ind', 'induction'], ['firstToken', 'first', 'first token'], ['self', 'self', 'self']];
 const SCORE_COLOURS = { previousToken: '#E69F00', induction: '#0072B2', firstToken: '#999999', self: '#CC79A7' };
 const LOSS_COLOURS = { repeated: '#0072B2', other: '#D55E00' };
-const tokenLabel = (t) => (t === 0 ? 'B' : String(t)); // token 0 is the beginning-of-sequence token
+/** A token's label: in the induction task its number (token 0, the beginning token, is B); in the text task its character (space ␣, newline ↵). */
+const tokenLabel = (v, t) => (v.vocabulary ? visibleChar(v.vocabulary[t]) : t === 0 ? 'B' : String(t));
+/** What the split of the loss calls the predictable tokens, by task. */
+const repeatedWord = () => (config.task === 'text' ? 'copyable' : 'repeated');
 
 // ---- settings -------------------------------------------------------------------------------
 
@@ -25,9 +30,9 @@ export function parseSettings(search) {
   for (const key of Object.keys(DEFAULTS)) {
     if (!params.has(key)) continue;
     const raw = params.get(key);
-    if (key === 'positions') {
-      if (!['shortformer', 'learned', 'rope', 'none'].includes(raw)) return { config: { ...DEFAULTS }, error: `positions=${raw}: pick shortformer, learned, rope or none` };
-      config.positions = raw;
+    if (CHOICES[key]) {
+      if (!CHOICES[key].includes(raw)) return { config: { ...DEFAULTS }, error: `${key}=${raw}: pick ${CHOICES[key].slice(0, -1).join(', ')} or ${CHOICES[key].at(-1)}` };
+      config[key] = raw;
       continue;
     }
     const x = Number(raw);
@@ -43,13 +48,32 @@ function checkSettings(c) {
   if (c.heads < 1 || c.width % c.heads) return `the width (${c.width}) must be a multiple of the number of heads (${c.heads})`;
   if (c.vocab < 4 || c.vocab > 256) return 'the vocabulary size must be 4 to 256';
   if (c.length < 2 || c.length > c.vocab - 1) return `the segment length must be 2 to vocabulary size − 1 (${c.vocab - 1}): its tokens are distinct`;
+  if (c.window < WINDOW_RANGE[0] || c.window > WINDOW_RANGE[1]) return `the window must be ${WINDOW_RANGE[0]} to ${WINDOW_RANGE[1]} characters`;
   if (!(c.lr > 0 && c.lr <= 0.1)) return 'the learning rate must be in (0, 0.1]';
   if (c.batch < 1 || c.batch > 128) return 'the batch must be 1 to 128';
   if (c.seed < 0 || c.seed > 2147483646) return 'the seed must be 0 to 2147483646';
   return null;
 }
 
-const settingsSearch = (c) => `?${new URLSearchParams(Object.entries(c).filter(([k, v]) => v !== DEFAULTS[k]).map(([k, v]) => [k, String(v)]))}`;
+/** The address of these settings: the ones that differ from the defaults, and the view's log-scaled step axis. */
+function settingsSearch(c) {
+  const params = new URLSearchParams(Object.entries(c).filter(([k, v]) => v !== DEFAULTS[k]).map(([k, v]) => [k, String(v)]));
+  if ($('log-steps').checked) params.set('logSteps', '1');
+  return `?${params}`;
+}
+
+function updateAddress() {
+  // threads= stays as asked (the same bits on any number of threads, so not a setting of the run)
+  const settings = settingsSearch(config);
+  const search = settings + (threadsAsked.threads ? `${settings === '?' ? '' : '&'}threads=${threadsAsked.threads}` : '');
+  history.replaceState(null, '', search === '?' ? location.pathname : search);
+}
+
+/** Shows the controls and explanations of the task in use ([data-task] elements), hides the other's. */
+function showTask() {
+  for (const node of document.querySelectorAll('[data-task]')) node.hidden = node.dataset.task !== config.task;
+  document.body.dataset.labTask = config.task; // (not data-task: that marks what showTask shows and hides)
+}
 
 /**
  * The address's `threads=`: how many threads to train on (lab-model.js), kept apart from the
@@ -83,7 +107,7 @@ function fillForm(c) {
 function readForm() {
   const form = $('settings');
   const c = {};
-  for (const key of Object.keys(DEFAULTS)) c[key] = key === 'positions' ? form.elements.namedItem(key).value : Number(form.elements.namedItem(key).value);
+  for (const key of Object.keys(DEFAULTS)) c[key] = CHOICES[key] ? form.elements.namedItem(key).value : Number(form.elements.namedItem(key).value);
   return c;
 }
 
@@ -109,6 +133,7 @@ function startWorker() {
     else if (data.type === 'losses') addLosses(data.rows);
     else if (data.type === 'snapshots') updateScrubber(data.steps);
     else if (data.type === 'view') showView(data);
+    else if (data.type === 'sample') showSample(data);
     else if (data.type === 'error') {
       setRunning(false);
       $('status').textContent = `The model stopped: ${data.message}`;
@@ -128,6 +153,7 @@ function resetRun() {
   view = null;
   focus = { layer: Math.min(1, config.layers - 1), head: 0 };
   document.body.dataset.step = '0';
+  showTask();
   drawChart();
   $('status').classList.remove('error');
   $('status').textContent = 'Ready: press Train.';
@@ -153,7 +179,7 @@ function addLosses(rows) {
     losses.other.push(other);
   }
   // the phase change: a smoothed repeated-token loss below a quarter of the other's
-  if (phaseChange === null && losses.steps.length >= 10) {
+  if (config.task === 'induction' && phaseChange === null && losses.steps.length >= 10) {
     const mean = (a) => a.slice(-10).reduce((s, x) => s + x, 0) / 10;
     if (mean(losses.repeated) < mean(losses.other) / 4) phaseChange = losses.steps.at(-1);
   }
@@ -164,7 +190,7 @@ function addLosses(rows) {
   if (n) {
     $('loss-summary').dataset.step = String(losses.steps[n - 1]);
     $('loss-summary').dataset.loss = String(losses.total[n - 1]);
-    $('loss-summary').textContent = `Step ${losses.steps[n - 1]}: repeated ${formatNumber(losses.repeated[n - 1])}, others ${formatNumber(losses.other[n - 1])}`
+    $('loss-summary').textContent = `Step ${losses.steps[n - 1]}: ${repeatedWord()} ${formatNumber(losses.repeated[n - 1])}, others ${formatNumber(losses.other[n - 1])}`
       + (phaseChange !== null ? `; the repeated-token loss fell below a quarter of the others' at step ${phaseChange}.` : '.');
   }
 }
@@ -181,11 +207,12 @@ function drawChart() {
     axes: [{ label: 'step', stroke: '#1b1f24' }, { label: 'loss', stroke: '#1b1f24' }],
     series: [
       { label: 'step' },
-      { label: 'repeated', stroke: LOSS_COLOURS.repeated, width: 2, value: (u, v) => (v == null ? '–' : v.toFixed(3)) },
+      { label: repeatedWord(), stroke: LOSS_COLOURS.repeated, width: 2, value: (u, v) => (v == null ? '–' : v.toFixed(3)) },
       { label: 'others', stroke: LOSS_COLOURS.other, width: 2, dash: [6, 3], value: (u, v) => (v == null ? '–' : v.toFixed(3)) },
     ],
     legend: { live: true },
   }, [losses.steps, losses.repeated, losses.other], box);
+  box.dataset.stepDistr = String(chart.scales.x.distr); // 1 linear, 3 log (uPlot's scale distr), for the tests
 }
 
 // ---- head scores, ablation ---------------------------------------------------------------------
@@ -211,20 +238,22 @@ function renderScores(v) {
   const signature = JSON.stringify([v.scores.length, v.scores[0].length, mask, focus]);
   if (scoreTable?.signature !== signature) {
     const cells = [];
-    const head = el('tr', {}, el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'layer')),
-      Array.from({ length: config.heads }, (_, h) => el('th', { scope: 'col' }, `head ${h}`)));
-    const rows = v.scores.map((layer, l) => el('tr', {}, el('th', { scope: 'row' }, `layer ${l + 1}`),
+    // explicit roles: on a phone the table is laid out as a grid (styles.css), which would drop its table semantics
+    const head = el('tr', { role: 'row' }, el('th', { scope: 'col', role: 'columnheader' }, el('span', { class: 'visually-hidden' }, 'layer')),
+      Array.from({ length: config.heads }, (_, h) => el('th', { scope: 'col', role: 'columnheader' }, `head ${h}`)));
+    const rows = v.scores.map((layer, l) => el('tr', { role: 'row' }, el('th', { scope: 'row', role: 'rowheader' }, `layer ${l + 1}`),
       layer.map((s, h) => {
         const off = mask[l]?.[h] === false;
         const parts = {};
         const td = el('td', {
           class: `head-cell${off ? ' ablated' : ''}${focus.layer === l && focus.head === h ? ' focused' : ''}`,
-          'data-layer': String(l + 1), 'data-head': String(h),
+          'data-layer': String(l + 1), 'data-head': String(h), role: 'cell',
         }, el('button', {
           // the name is the visible text with its context (axe: label-content-name-mismatch); pressed = switched off
           type: 'button', class: 'head-toggle', 'aria-pressed': String(off),
           onclick: () => toggleHead(l, h),
-        }, el('span', { class: 'visually-hidden' }, `Switch off layer ${l + 1}, head ${h}: `),
+        }, el('span', { class: 'visually-hidden' }, `Switch off layer ${l + 1}, `), el('span', { class: 'cell-head' }, `head ${h}`),
+        el('span', { class: 'visually-hidden' }, ': '),
         SCORES.map(([key, short]) => {
           parts[key] = [el('span', { style: { background: SCORE_COLOURS[key] } }), el('span', { class: 'score-value' })];
           return el('span', { class: 'score' }, el('span', { class: 'score-name' }, short),
@@ -234,7 +263,8 @@ function renderScores(v) {
         (cells[l] ??= [])[h] = { td, parts };
         return td;
       })));
-    table.replaceChildren(el('caption', { class: 'visually-hidden' }, 'Head scores by layer and head'), el('thead', {}, head), el('tbody', {}, rows));
+    table.setAttribute('role', 'table');
+    table.replaceChildren(el('caption', { class: 'visually-hidden' }, 'Head scores by layer and head'), el('thead', { role: 'rowgroup' }, head), el('tbody', { role: 'rowgroup' }, rows));
     scoreTable = { signature, cells };
   }
   v.scores.forEach((layer, l) => layer.forEach((s, h) => {
@@ -252,12 +282,14 @@ function renderScores(v) {
   const ablation = $('ablation');
   if (v.ablatedLoss) {
     const off = v.headMask.flatMap((row, l) => row.map((on, h) => (on ? null : `layer ${l + 1} head ${h}`))).filter(Boolean);
-    ablation.textContent = `With ${off.join(', ')} switched off, the loss on a fixed batch goes from ${formatNumber(v.evalLoss.repeated)} to ${formatNumber(v.ablatedLoss.repeated)} on the repeated tokens and from ${formatNumber(v.evalLoss.other)} to ${formatNumber(v.ablatedLoss.other)} on the others.`;
+    ablation.textContent = `With ${off.join(', ')} switched off, the loss on a fixed batch goes from ${formatNumber(v.evalLoss.repeated)} to ${formatNumber(v.ablatedLoss.repeated)} on the ${repeatedWord()} tokens and from ${formatNumber(v.evalLoss.other)} to ${formatNumber(v.ablatedLoss.other)} on the others.`;
     ablation.dataset.repeated = String(v.evalLoss.repeated);
+    ablation.dataset.other = String(v.evalLoss.other);
     ablation.dataset.ablatedRepeated = String(v.ablatedLoss.repeated);
   } else {
-    ablation.textContent = `Loss on a fixed batch: ${formatNumber(v.evalLoss.repeated)} on the repeated tokens, ${formatNumber(v.evalLoss.other)} on the others.`;
+    ablation.textContent = `Loss on a fixed batch: ${formatNumber(v.evalLoss.repeated)} on the ${repeatedWord()} tokens, ${formatNumber(v.evalLoss.other)} on the others.`;
     ablation.dataset.repeated = String(v.evalLoss.repeated);
+    ablation.dataset.other = String(v.evalLoss.other);
     delete ablation.dataset.ablatedRepeated;
   }
 }
@@ -352,8 +384,8 @@ function renderFocus(v) {
     focusView = { signature, canvas, hint, link };
   }
   const { canvas, hint, link } = focusView;
-  canvas.setAttribute('aria-label', `Attention weights of ${headSummary(v, l, h)}, on the sequence ${v.tokens.map(tokenLabel).join(' ')}`);
-  hint.textContent = `${headSummary(v, l, h)}. Tokens label the rows (queries) and columns (keys); B is the beginning token.`;
+  canvas.setAttribute('aria-label', `Attention weights of ${headSummary(v, l, h)}, on the sequence ${v.tokens.map((t) => tokenLabel(v, t)).join(' ')}`);
+  hint.textContent = `${headSummary(v, l, h)}. ${v.vocabulary ? 'Characters label the rows (queries) and columns (keys); ␣ is a space, ↵ a new line.' : 'Tokens label the rows (queries) and columns (keys); B is the beginning token.'}`;
   link.replaceChildren(walkthroughLink(v, l, h));
   const context = canvas.getContext('2d');
   context.fillStyle = '#fff';
@@ -367,8 +399,8 @@ function renderFocus(v) {
   context.textAlign = 'center';
   context.textBaseline = 'middle';
   v.tokens.forEach((t, i) => {
-    context.fillText(tokenLabel(t), margin + i * cell + cell / 2, margin / 2); // keys, along the top
-    context.fillText(tokenLabel(t), margin / 2, margin + i * cell + cell / 2); // queries, down the side
+    context.fillText(tokenLabel(v, t), margin + i * cell + cell / 2, margin / 2); // keys, along the top
+    context.fillText(tokenLabel(v, t), margin / 2, margin + i * cell + cell / 2); // queries, down the side
   });
 }
 
@@ -379,31 +411,41 @@ function walkthroughLink(v, l, h) {
   if (w.unavailable) return el('p', { class: 'hint' }, `Not in the walkthrough: ${w.unavailable}.`);
   const params = new URLSearchParams({
     Q: JSON.stringify(w.Q), K: JSON.stringify(w.K), V: JSON.stringify(w.V), numberOfHeads: '1', causal: '1', step: 'weights',
-    from: 'lab', labLayer: String(l + 1), labHead: String(h), labStep: String(v.viewStep), tokens: w.tokens.map(tokenLabel).join(' '),
+    from: 'lab', labLayer: String(l + 1), labHead: String(h), labStep: String(v.viewStep), labTask: config.task, tokens: w.tokens.map((t) => tokenLabel(v, t)).join(' '),
   });
   // in the fragment: the matrices make the link ~25 KB, more than servers take in a request line
   return el('p', {}, el('a', { href: `./walkthrough.html#${params}`, id: 'open-walkthrough', target: '_blank', rel: 'noopener' },
-    `Open layer ${l + 1}, head ${h} in the walkthrough`), ` (new tab): its own Q, K and V on the tokens ${w.tokens.map(tokenLabel).join(' ')}, step by step.`,
+    `Open layer ${l + 1}, head ${h} in the walkthrough`), ` (new tab): its own Q, K and V on the tokens ${w.tokens.map((t) => tokenLabel(v, t)).join(' ')}, step by step.`,
   el('span', { class: 'hint', 'data-max-difference': String(w.maxDifference) }, ` The walkthrough's weights are within ${w.maxDifference.toExponential(1)} of this float32 model's.`));
 }
 
 // ---- per-position loss -------------------------------------------------------------------------------
 
+/**
+ * The loss of each next token on the example, as bars under their tokens, in rows as wide as the
+ * card (on a phone the sequence wraps like a line of text, so nothing scrolls sideways).
+ */
 function renderPerPosition(v) {
   const values = v.perPosition; // values[t]: the loss of predicting token t + 1
   const bar = 14;
-  const height = 140;
+  const axis = 36;
+  const height = 100;
+  const rowHeight = height + 30;
+  const available = $('per-position').clientWidth || 600;
+  const perRow = Math.max(8, Math.min(values.length, Math.floor((available - axis - 4) / bar)));
+  const rows = Math.ceil(values.length / perRow);
   const top = Math.max(1, ...values.map((x) => (Number.isFinite(x) ? x : 0)));
   const svgNS = 'http://www.w3.org/2000/svg';
   const svg = document.createElementNS(svgNS, 'svg');
-  const width = values.length * bar + 40;
-  svg.setAttribute('viewBox', `0 0 ${width} ${height + 30}`);
+  const width = axis + perRow * bar + 4;
+  svg.setAttribute('viewBox', `0 0 ${width} ${rows * rowHeight}`);
   svg.setAttribute('width', String(width));
-  svg.setAttribute('height', String(height + 30));
+  svg.setAttribute('height', String(rows * rowHeight));
   svg.setAttribute('role', 'img');
+  const word = repeatedWord();
   const repeatedMean = mean(values.filter((_, t) => v.repeatedPositions[t + 1]));
   const otherMean = mean(values.filter((_, t) => !v.repeatedPositions[t + 1]));
-  svg.setAttribute('aria-label', `Loss of each next token on the example sequence: mean ${formatNumber(repeatedMean)} on repeated tokens, ${formatNumber(otherMean)} on the others`);
+  svg.setAttribute('aria-label', `Loss of each next ${v.vocabulary ? 'character' : 'token'} on the example sequence: mean ${formatNumber(repeatedMean)} on ${word} ones, ${formatNumber(otherMean)} on the others`);
   const add = (tag, attrs, text) => {
     const node = document.createElementNS(svgNS, tag);
     for (const [k, x] of Object.entries(attrs)) node.setAttribute(k, String(x));
@@ -411,22 +453,51 @@ function renderPerPosition(v) {
     svg.append(node);
     return node;
   };
-  add('line', { x1: 34, x2: 34, y1: 4, y2: height + 4, stroke: '#6b7480' });
-  add('text', { x: 30, y: 12, 'font-size': 10, 'text-anchor': 'end', fill: '#4a5563' }, top.toFixed(1));
-  add('text', { x: 30, y: height + 4, 'font-size': 10, 'text-anchor': 'end', fill: '#4a5563' }, '0');
+  for (let r = 0; r < rows; r++) {
+    const y0 = r * rowHeight;
+    add('line', { x1: axis - 2, x2: axis - 2, y1: y0 + 4, y2: y0 + height + 4, stroke: '#6b7480' });
+    add('text', { x: axis - 6, y: y0 + 12, 'font-size': 10, 'text-anchor': 'end', fill: '#4a5563' }, top.toFixed(1));
+    add('text', { x: axis - 6, y: y0 + height + 4, 'font-size': 10, 'text-anchor': 'end', fill: '#4a5563' }, '0');
+  }
   values.forEach((x, t) => {
     const repeated = v.repeatedPositions[t + 1];
     const h = Number.isFinite(x) ? (x / top) * height : 0;
-    const rect = add('rect', { x: 36 + t * bar, y: height - h + 4, width: bar - 2, height: h, fill: repeated ? LOSS_COLOURS.repeated : LOSS_COLOURS.other });
+    const y0 = Math.floor(t / perRow) * rowHeight;
+    const x0 = axis + (t % perRow) * bar;
+    const rect = add('rect', { x: x0, y: y0 + height - h + 4, width: bar - 2, height: h, fill: repeated ? LOSS_COLOURS.repeated : LOSS_COLOURS.other });
     const title = document.createElementNS(svgNS, 'title');
-    title.textContent = `position ${t + 1}, token ${tokenLabel(v.tokens[t + 1])}${repeated ? ' (repeated)' : ''}: loss ${formatNumber(x)}`;
+    title.textContent = `position ${t + 1}, ${v.vocabulary ? 'character' : 'token'} ${tokenLabel(v, v.tokens[t + 1])}${repeated ? ` (${word})` : ''}: loss ${formatNumber(x)}`;
     rect.append(title);
-    add('text', { x: 36 + t * bar + (bar - 2) / 2, y: height + 18, 'font-size': 9, 'text-anchor': 'middle', fill: '#1b1f24' }, tokenLabel(v.tokens[t + 1]));
+    add('text', { x: x0 + (bar - 2) / 2, y: y0 + height + 18, 'font-size': v.vocabulary ? 11 : 9, 'text-anchor': 'middle', fill: '#1b1f24' }, tokenLabel(v, v.tokens[t + 1]));
   });
   $('per-position').replaceChildren(
-    el('p', { class: 'hint' }, 'The loss of predicting each token from the ones before it (',
-      el('span', { class: 'key key-repeated' }, 'repeated'), ', ', el('span', { class: 'key key-other' }, 'first time round'), ').'),
-    el('div', { class: 'matrix-wrap', role: 'region', 'aria-label': 'Loss at each position', tabindex: '0' }, svg));
+    el('p', { class: 'hint' }, `The loss of predicting each ${v.vocabulary ? 'character' : 'token'} from the ones before it (`,
+      el('span', { class: 'key key-repeated' }, word), ', ', el('span', { class: 'key key-other' }, v.vocabulary ? 'not copyable' : 'first time round'), ').'),
+    svg, v.vocabulary ? repeatSummary(v) : '');
+}
+
+/**
+ * On the text's example window: the mean loss of the characters of "Do cats eat bats?" (after its D)
+ * the first time and the second; and the loss on random characters repeated (not the chapter's), the
+ * first time and the repeat. Only the second tells copying from memory: the passage's second time can
+ * be cheaper because the model knows this chapter by heart.
+ */
+function repeatSummary(v) {
+  const phrase = 'Do cats eat bats?';
+  const string = v.tokens.map((t) => v.vocabulary[t]).join('');
+  const first = string.indexOf(phrase);
+  const second = string.indexOf(phrase, first + 1);
+  if (first < 0 || second < 0 || second + phrase.length > string.length || !v.copyTest) return '';
+  // losses[t - 1] is the loss of predicting the character at t
+  const cost = (start) => mean(v.perPosition.slice(start, start + phrase.length - 1));
+  const [a, b] = [cost(first), cost(second)];
+  const { other: once, repeated: again } = v.copyTest;
+  const copies = again < once / 2;
+  return el('p', { id: 'repeat-summary', 'data-first': String(a), 'data-second': String(b), 'data-random-first': String(once), 'data-random-repeat': String(again) },
+    `“${phrase}” costs ${formatNumber(a)} a character the first time and ${formatNumber(b)} the second. `,
+    `On random characters repeated (strings not in the chapter) the first time costs ${formatNumber(once)} and the repeat ${formatNumber(again)}: `,
+    copies ? 'the model copies.'
+      : `the repeat is no cheaper, so the model does not copy: what it knows is the text (which letters follow which, and much of this chapter by heart${b < a / 2 ? ', which is why the passage is cheaper the second time' : ''}).`);
 }
 
 const mean = (a) => (a.length ? a.reduce((s, x) => s + x, 0) / a.length : NaN);
@@ -456,7 +527,8 @@ function showView(v) {
   v.weights = v.weights.map(({ data, shape: [, h, T] }) => Array.from({ length: h }, (_, i) => Array.from({ length: T }, (_, t) => data.subarray((i * T + t) * T, (i * T + t + 1) * T))));
   view = v;
   setRunning(v.running);
-  frame ??= requestAnimationFrame(() => { frame = null; drawView(view); });
+  // (a reset in between sets view to null: nothing to draw then)
+  frame ??= requestAnimationFrame(() => { frame = null; if (view) drawView(view); });
 }
 
 function drawView(v) {
@@ -468,7 +540,8 @@ function drawView(v) {
   if (!v.live && running) $('scrubber-label').textContent += ' (training continues)';
   const best = bestInduction(v);
   $('status').textContent = `${v.running ? 'Training' : v.step ? 'Paused' : 'Ready'} · step ${v.step}`
-    + (best ? ` · best induction score ${best.score.toFixed(2)} (layer ${best.layer + 1}, head ${best.head})` : '');
+    + (config.task === 'text' ? ` · loss ${formatNumber(v.evalLoss.repeated)} on copyable characters, ${formatNumber(v.evalLoss.other)} on the others`
+      : best ? ` · best induction score ${best.score.toFixed(2)} (layer ${best.layer + 1}, head ${best.head})` : '');
   // each part timed (performance.measure 'lab:…'), so a slow frame can be traced to its view
   for (const [name, render] of [['scores', renderScores], ['heatmaps', renderHeatmaps], ['positions', renderPerPosition], ['your-run', (x) => renderYourRun(x, best)]]) {
     const started = performance.now();
@@ -488,9 +561,35 @@ function renderYourRun(v, best) {
   v.scores.forEach((layer, l) => layer.forEach((s, h) => { if (!prev || s.previousToken > prev.score) prev = { score: s.previousToken, layer: l, head: h }; }));
   const text = [`In your run at step ${v.viewStep}, the strongest previous-token head is layer ${prev.layer + 1}, head ${prev.head} (score ${prev.score.toFixed(2)}),`,
     `and the strongest induction head is layer ${best.layer + 1}, head ${best.head} (score ${best.score.toFixed(2)}).`,
-    `On a fixed batch the loss is ${formatNumber(v.evalLoss.repeated)} on repeated tokens and ${formatNumber(v.evalLoss.other)} on the others (ln(${config.vocab - 1}) = ${formatNumber(Math.log(config.vocab - 1))}).`];
+    config.task === 'text'
+      ? `On fixed windows of the text the loss is ${formatNumber(v.evalLoss.repeated)} on copyable characters and ${formatNumber(v.evalLoss.other)} on the others (guessing uniformly among the ${v.vocabulary.length} characters: ln ${v.vocabulary.length} = ${formatNumber(Math.log(v.vocabulary.length))}).`
+      : `On a fixed batch the loss is ${formatNumber(v.evalLoss.repeated)} on repeated tokens and ${formatNumber(v.evalLoss.other)} on the others (ln(${config.vocab - 1}) = ${formatNumber(Math.log(config.vocab - 1))}).`];
   if (phaseChange !== null) text.push(`The phase change came at about step ${phaseChange}.`);
   $('your-run').textContent = text.join(' ');
+}
+
+// ---- the text model's writing ------------------------------------------------------------------
+
+function showSample({ prompt, text, step: at, temperature }) {
+  const out = $('sample-output');
+  out.replaceChildren(el('span', { class: 'sample-prompt' }, prompt), el('span', { class: 'sample-text' }, text));
+  out.dataset.text = text;
+  out.dataset.step = String(at);
+  out.setAttribute('aria-label', `At step ${at}, ${Number(temperature) ? `temperature ${temperature}` : 'most likely characters'}: ${prompt}${text}`);
+  $('sample-write').disabled = false;
+}
+
+function requestSample(event) {
+  event.preventDefault();
+  const prompt = $('sample-prompt').value;
+  const outside = [...prompt].find((c) => !view?.vocabulary?.includes(c));
+  const problem = [...prompt].length < 2 ? 'The prompt needs at least 2 characters.'
+    : outside !== undefined ? `The character ${JSON.stringify(outside)} is not in the chapter, so the model has no token for it.` : null;
+  $('sample-error').hidden = !problem;
+  $('sample-error').textContent = problem ?? '';
+  if (problem) return;
+  $('sample-write').disabled = true;
+  worker.postMessage({ type: 'sample', prompt, length: 200, temperature: Number($('sample-temperature').value) });
 }
 
 // ---- start ---------------------------------------------------------------------------------------
@@ -501,8 +600,7 @@ function applySettings(next) {
   $('settings-error').textContent = problem ?? '';
   if (problem) return;
   config = next;
-  const search = settingsSearch(config) + (threadsAsked.threads ? `${settingsSearch(config) === '?' ? '' : '&'}threads=${threadsAsked.threads}` : '');
-  history.replaceState(null, '', search === '?' ? location.pathname : search);
+  updateAddress();
   resetRun();
 }
 
@@ -516,6 +614,8 @@ function start() {
     $('settings-error').textContent = `The address asks for a setting the lab refuses (${parsed.error}), so the default settings are used.`;
   }
   fillForm(config);
+  $('log-steps').checked = new URLSearchParams(location.search).get('logSteps') === '1';
+  showTask();
   $('settings').addEventListener('change', () => applySettings(readForm()));
   $('settings').addEventListener('submit', (e) => e.preventDefault());
   $('train').addEventListener('click', () => { setRunning(true); worker.postMessage({ type: 'train' }); });
@@ -527,11 +627,12 @@ function start() {
     fillForm(next);
     applySettings(next);
   });
-  $('log-steps').addEventListener('change', drawChart);
+  $('log-steps').addEventListener('change', () => { updateAddress(); drawChart(); });
+  $('sample-form').addEventListener('submit', requestSample);
   $('scrubber').addEventListener('input', (e) => scrubTo(Number(e.target.value)));
   $('live').addEventListener('click', () => { $('scrubber').value = $('scrubber').max; scrubTo(Number($('scrubber').max)); });
   let resizeTimer;
-  addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => chart?.setSize({ width: Math.max(260, $('loss-chart').clientWidth), height: 240 }), 100); });
+  addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { chart?.setSize({ width: Math.max(260, $('loss-chart').clientWidth), height: 240 }); if (view) renderPerPosition(view); }, 100); });
   drawChart();
   startWorker();
 }

@@ -1,6 +1,7 @@
 // The lab's training loop, off the main thread. It owns the model (the package's Transformer),
-// trains on fresh batches of repeatedTokens, and posts what the page draws:
-//  - 'losses': per trained step, the mean loss on the repeated tokens and on the others;
+// trains on fresh batches of the task (repeatedTokens, or windows of real text: lab-text.js), and
+// posts what the page draws:
+//  - 'losses': per trained step, the mean loss on the repeated (or copyable) tokens and on the others;
 //  - 'view':   head scores, attention weights and per-position losses on one example sequence,
 //              and the loss on a fixed evaluation batch with and without the ablated heads,
 //              for the live model or for a snapshot (getState) chosen with the scrubber;
@@ -8,6 +9,11 @@
 // Every batch is seeded from (seed, step), so the same settings give the same losses bit for bit.
 import { loadModel } from './lab-model.js';
 import { nested } from './cases.js';
+import { textTask, copyable, splitMix64 } from './lab-text.js';
+import TEXT from './texts/alice-chapter-1.txt?raw';
+
+const text = textTask(TEXT);
+const SCORE_BATCH = 8; // repeated random characters the text task's heads are scored on
 
 const POST_EVERY_MS = 150; // several views a second while training
 const MAX_SNAPSHOTS = 48; // past that, every other one is dropped and the interval doubles
@@ -23,14 +29,17 @@ let snapshots = []; // [{ step, state }]
 let snapshotEvery = 5;
 let headMask = null; // [layer][head] false = ablated
 let shown = 'live'; // 'live' or the step of a snapshot
-let evalSet;
+let evalSet; // { tokens, repeated }: the example sequence first, then fixed others
+let scoreSet; // the tokens headScores is measured on
+let scoreRepeated; // in the text task, which of scoreSet's tokens repeat (the copying test)
 let pending = [];
 let focus = null; // { layer, head } (0-based): the head the page shows large, and links to the walkthrough
 
 const batchSeed = (s) => (config.seed * 65537 + s + 1) % 2147483647;
 
 function modelConfig(c) {
-  return { vocabSize: c.vocab, contextLength: 1 + 2 * c.length, embedDim: c.width, numHeads: c.heads, numLayers: c.layers, positions: c.positions, seed: c.seed };
+  const [vocabSize, contextLength] = c.task === 'text' ? [text.vocabulary.length, c.window] : [c.vocab, 1 + 2 * c.length];
+  return { vocabSize, contextLength, embedDim: c.width, numHeads: c.heads, numLayers: c.layers, positions: c.positions, seed: c.seed };
 }
 
 /** Mean loss over positions whose next token is (or is not) a repeat: losses[b][t] predicts token t + 1. */
@@ -54,16 +63,39 @@ function reset(newConfig) {
   snapshotEvery = 5;
   headMask = null;
   shown = 'live';
-  const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: EVAL_BATCH, seed: (config.seed * 65537 + 1_000_000_007) % 2147483647 });
-  evalSet = { tokens: nested(data.tokens), repeated: nested(data.repeated) };
+  const evalSeed = (config.seed * 65537 + 1_000_000_007) % 2147483647;
+  if (config.task === 'text') {
+    // the example window (a passage that repeats itself), then windows drawn with a seed no batch uses
+    const tokens = [text.example(config.window), ...text.windows({ window: config.window, batch: EVAL_BATCH - 1, seed: evalSeed })];
+    evalSet = { tokens, repeated: tokens.map(copyable) };
+    // the scores need sequences where each is well defined: a newline, then distinct random characters, repeated
+    const length = Math.min(text.vocabulary.length - 1, Math.floor((config.window - 1) / 2));
+    const probe = lab.repeatedTokens({ vocabSize: text.vocabulary.length, length, batch: SCORE_BATCH, seed: evalSeed });
+    scoreSet = nested(probe.tokens);
+    scoreRepeated = nested(probe.repeated);
+  } else {
+    const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: EVAL_BATCH, seed: evalSeed });
+    evalSet = { tokens: nested(data.tokens), repeated: nested(data.repeated) };
+    scoreSet = evalSet.tokens;
+    scoreRepeated = null;
+  }
   pending = [];
 }
 
+/** One batch of the task: { tokens [B][T], repeated [B][T] } (for text: the copyable characters). */
+function batchAt(s) {
+  if (config.task === 'text') {
+    const tokens = text.windows({ window: config.window, batch: config.batch, seed: batchSeed(s) });
+    return { tokens, repeated: tokens.map(copyable) };
+  }
+  const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: config.batch, seed: batchSeed(s) });
+  return { tokens: nested(data.tokens), repeated: nested(data.repeated) };
+}
+
 function trainOne() {
-  const data = lab.repeatedTokens({ vocabSize: config.vocab, length: config.length, batch: config.batch, seed: batchSeed(step) });
-  const tokens = nested(data.tokens);
+  const { tokens, repeated } = batchAt(step);
   const { loss, losses } = model.trainStep(tokens, { learningRate: config.lr });
-  const split = splitLosses(nested(losses), nested(data.repeated));
+  const split = splitLosses(nested(losses), repeated);
   step++;
   pending.push([step, loss, split.repeated, split.other]);
   if (step % snapshotEvery === 0) {
@@ -78,7 +110,8 @@ function trainOne() {
 /**
  * One head's real inputs for the walkthrough: a short sequence (the beginning token, then the first
  * n ≤ 12 tokens of the example, twice: a period the model trained on, and an induction head at the
- * repeats looks one past their first copy), its residual stream at this layer's input (embedding, + the earlier layers, computed
+ * repeats looks one past their first copy; for the text task, the example window's first 24 characters),
+ * its residual stream at this layer's input (embedding, + the earlier layers, computed
  * with the package's MultiHeadAttention on this model's weights), and the head's Q, K and V
  * (`linear` of the layer's query/key input and value input by the head's columns of W_Q, W_K, W_V).
  * The walkthrough recomputes scores and weights from Q, K, V (f64); `maxDifference` is how far its
@@ -88,9 +121,14 @@ function walkthroughInputs(m, layer, head) {
   const { embedDim: C, numHeads: h, positions } = modelConfig(config);
   if (positions === 'rope') return { unavailable: 'with rope positions the walkthrough\'s plain mode would not rotate Q and K' };
   const d = C / h;
-  const n = Math.min(12, Math.ceil(config.length / 2)); // the example's first n tokens are distinct (period ≥ ⌈length/2⌉)
-  const segment = evalSet.tokens[0].slice(1, 1 + n);
-  const tokens = [0, ...segment, ...segment];
+  let tokens;
+  if (config.task === 'text') {
+    tokens = evalSet.tokens[0].slice(0, Math.min(24, config.window)); // the example's first characters
+  } else {
+    const n = Math.min(12, Math.ceil(config.length / 2)); // the example's first n tokens are distinct (period ≥ ⌈length/2⌉)
+    const segment = evalSet.tokens[0].slice(1, 1 + n);
+    tokens = [0, ...segment, ...segment];
+  }
   const W = m.getWeights();
   const add = (A, B) => A.map((row, i) => row.map((x, j) => x + B[i][j]));
   const P = W.W_pos ? tokens.map((_, i) => W.W_pos[i]) : null;
@@ -121,10 +159,11 @@ function viewOf(m) {
   const out = m.forward(example, headMask ? { needWeights: true, headMask } : { needWeights: true });
   // per layer { data, shape: [1, h, T, T] }: typed arrays, cheap to post (the page slices the rows)
   const weights = out.weights.map((w) => (ArrayBuffer.isView(w.data) ? { data: Float32Array.from(w.data), shape: w.shape } : { data: Float32Array.from(nested(w).flat(3)), shape: [1, w[0].length, w[0][0].length, w[0][0].length] }));
-  const scores = m.headScores(evalSet.tokens);
+  const scores = m.headScores(scoreSet);
   const evaluate = (mask) => splitLosses(nested(m.forward(evalSet.tokens, mask ? { headMask: mask } : {}).losses), evalSet.repeated);
   return {
     tokens: evalSet.tokens[0],
+    vocabulary: config.task === 'text' ? text.vocabulary : null,
     repeatedPositions: evalSet.repeated[0],
     weights,
     perPosition: nested(out.losses)[0],
@@ -132,6 +171,8 @@ function viewOf(m) {
     walkthrough: focus && focus.layer < config.layers && focus.head < config.heads ? walkthroughInputs(m, focus.layer, focus.head) : null,
     evalLoss: evaluate(null),
     ablatedLoss: headMask ? evaluate(headMask) : null,
+    // the text task's test of copying: the loss on random characters (not the chapter's) the first time and repeated
+    copyTest: scoreRepeated ? splitLosses(nested(m.forward(scoreSet, headMask ? { headMask } : {}).losses), scoreRepeated) : null,
   };
 }
 
@@ -148,6 +189,39 @@ function post() {
   }
   const view = viewOf(m);
   postMessage({ type: 'view', step, viewStep, live: shown === 'live', running, headMask, ...view }, view.weights.map((w) => w.data.buffer));
+}
+
+/**
+ * The text model's continuation of `prompt`: `length` characters, each from the logits at the last
+ * position of the last `window` characters (the model on view: live or the snapshot). Temperature 0
+ * takes the most likely character; above 0 it samples softmax(logits / temperature) with SplitMix64
+ * seeded from the run's seed, so the same settings write the same text.
+ */
+function sample(m, { prompt, length, temperature }) {
+  if (config.task !== 'text') throw new Error('sampling is for the text task');
+  const tokens = text.encode(prompt);
+  if (tokens.length < 2) throw new RangeError('the prompt needs at least 2 characters');
+  const next = splitMix64(config.seed);
+  const out = [];
+  for (let i = 0; i < length; i++) {
+    const context = tokens.slice(-config.window);
+    const { logits } = m.forward([context]);
+    const V = text.vocabulary.length;
+    const row = logits.data.subarray((context.length - 1) * V, context.length * V);
+    let choice = 0;
+    if (temperature === 0) {
+      for (let v = 1; v < V; v++) if (row[v] > row[choice]) choice = v;
+    } else {
+      const top = Math.max(...row);
+      const weights = Array.from(row, (x) => Math.exp((x - top) / temperature));
+      let r = next() * weights.reduce((a, b) => a + b, 0);
+      choice = V - 1;
+      for (let v = 0; v < V; v++) { r -= weights[v]; if (r < 0) { choice = v; break; } }
+    }
+    tokens.push(choice);
+    out.push(choice);
+  }
+  return text.decode(out);
 }
 
 let generation = 0; // one loop at a time: a Pause then Train in quick succession starts a new one
@@ -186,6 +260,16 @@ function handle(message) {
       focus = message.focus;
       if (!running) post();
       break;
+    case 'sample': {
+      let m = model;
+      if (shown !== 'live') {
+        const snap = snapshots.find((x) => x.step === shown) ?? snapshots.at(-1);
+        viewer.setState(snap.state);
+        m = viewer;
+      }
+      postMessage({ type: 'sample', prompt: message.prompt, temperature: message.temperature, step: shown === 'live' ? step : shown, text: sample(m, message) });
+      break;
+    }
     case 'mask':
       headMask = message.headMask;
       if (!running) post();

@@ -907,8 +907,11 @@ function applyLink() {
     const tokens = (params.get('tokens') ?? '').split(' ');
     $('input-status').before(el('p', { class: 'from-lab', id: 'from-lab' },
       el('strong', {}, `From the lab: layer ${params.get('labLayer')}, head ${params.get('labHead')} at step ${params.get('labStep')}. `),
-      `Q, K and V are that head's own, on the tokens ${tokens.map((t, i) => `t${i} = ${t}`).join(', ')} (B: the beginning token). `,
-      'An induction head at a repeated token looks one past its first copy. ', el('a', { href: './lab.html' }, 'Back to the lab')));
+      ...(params.get('labTask') === 'text'
+        ? [`Q, K and V are that head's own, on the characters ${tokens.map((t, i) => `t${i} = ${t}`).join(', ')} (␣: a space, ↵: a new line). `,
+          'A previous-token head puts its weight just left of the diagonal. ', el('a', { href: './lab.html?task=text' }, 'Back to the lab')]
+        : [`Q, K and V are that head's own, on the tokens ${tokens.map((t, i) => `t${i} = ${t}`).join(', ')} (B: the beginning token). `,
+          'An induction head at a repeated token looks one past its first copy. ', el('a', { href: './lab.html' }, 'Back to the lab')])));
   }
   return link;
 }
