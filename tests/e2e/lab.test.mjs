@@ -178,6 +178,30 @@ describe('the lab', () => {
     assert.deepEqual(chosen.losses, single.losses);
   });
 
+  test('Train, Step and Reset wait for the model: while its .wasm loads they are disabled, a settings change keeps them so, and then Train trains', { timeout: 120000 }, async () => {
+    const { context, page, log, url } = await openPage(site);
+    // hold the worker's .wasm back until the checks below have run (a learner on a slow connection)
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    await context.route(/\.wasm$/, async (route) => { await held; await route.continue(); });
+    await page.goto(url('lab.html'));
+    await page.waitForFunction(() => performance.getEntriesByType('resource').length > 0 || document.readyState === 'complete');
+    const disabled = () => page.evaluate(() => ['train', 'step', 'reset'].map((id) => document.getElementById(id).disabled));
+    assert.deepEqual(await disabled(), [true, true, true]);
+    assert.match(await page.textContent('#status'), /Loading the model/);
+    await page.selectOption('select[name="heads"]', '2'); // a new run before the model is there
+    assert.deepEqual(await disabled(), [true, true, true]);
+    assert.match(await page.textContent('#status'), /Loading the model/);
+    release();
+    await page.waitForFunction(() => !document.getElementById('train').disabled, null, { timeout: 60000 });
+    assert.deepEqual(await disabled(), [false, false, false]);
+    await page.click('#train');
+    await page.waitForFunction(() => Number(document.body.dataset.step) >= 5, null, { timeout: 60000 });
+    assert.equal(await page.locator('#head-scores tbody tr:first-child td').count() > 0, true);
+    assert.deepEqual(log.errors, []);
+    await context.close();
+  });
+
   test('settings live in the address; a bad one is refused with a message and the defaults are used', async () => {
     const { context, page, log, url } = await openPage(site);
     await page.goto(url('lab.html'));

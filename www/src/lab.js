@@ -122,6 +122,7 @@ let snapshotSteps = [0];
 let view = null;
 let headMask = null;
 let focus = { layer: 1, head: 0 }; // 0-based layer index of the focused heatmap
+let loaded = false; // the worker has loaded the model ('ready')
 let phaseChange = null; // the first step where the repeated-token loss falls below a quarter of the other's
 
 // ---- the worker ------------------------------------------------------------------------------
@@ -129,7 +130,7 @@ let phaseChange = null; // the first step where the repeated-token loss falls be
 function startWorker() {
   worker = new Worker(new URL('./lab.worker.js', import.meta.url), { type: 'module' });
   worker.onmessage = ({ data }) => {
-    if (data.type === 'ready') { showThreads(data.threads); resetRun(); }
+    if (data.type === 'ready') { loaded = true; showThreads(data.threads); resetRun(); }
     else if (data.type === 'losses') addLosses(data.rows);
     else if (data.type === 'snapshots') updateScrubber(data.steps);
     else if (data.type === 'view') showView(data);
@@ -156,7 +157,7 @@ function resetRun() {
   showTask();
   drawChart();
   $('status').classList.remove('error');
-  $('status').textContent = 'Ready: press Train.';
+  $('status').textContent = loaded ? 'Ready: press Train.' : 'Loading the model…';
   $('one-layer').textContent = config.layers === 1 ? 'Back to two layers' : 'Try a one-layer model';
   worker.postMessage({ type: 'reset', config });
   worker.postMessage({ type: 'focus', focus });
@@ -164,7 +165,10 @@ function resetRun() {
 
 function setRunning(on) {
   running = on;
-  $('train').disabled = on;
+  // Train, Step and Reset wait for the model: a click before it has loaded would be lost
+  $('train').disabled = on || !loaded;
+  $('step').disabled = !loaded;
+  $('reset').disabled = !loaded;
   $('pause').disabled = !on;
   document.body.dataset.running = on ? 'yes' : 'no';
 }
