@@ -49,6 +49,8 @@ export async function startSite() {
  */
 export async function openPage(site, size = SIZES.desktop) {
   const context = await site.browser.newContext({ viewport: size });
+  // behaviour, not speed: a loaded machine may take longer than playwright's 30 s to show a view
+  context.setDefaultTimeout(90000);
   const log = { errors: [], requests: [] };
   context.on('request', (request) => log.requests.push(request.url()));
   // A request the browser aborted (a reload or a navigation the test made while a font or chunk was

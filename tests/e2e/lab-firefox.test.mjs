@@ -29,6 +29,8 @@ after(async () => {
 async function openFirefoxPage(size = SIZES.desktop) {
   const context = await firefox.createBrowserContext();
   const page = await context.newPage();
+  // behaviour, not speed: on a loaded machine the model's first view can take longer than puppeteer's 30 s
+  page.setDefaultTimeout(120000);
   await page.setViewport(size);
   const log = { errors: [], requests: [] };
   page.on('console', (message) => { if (message.type() === 'error') log.errors.push(`console: ${message.text()}`); });
@@ -38,8 +40,15 @@ async function openFirefoxPage(size = SIZES.desktop) {
   return { context, page, log, url: (path) => `${server.origin}/${path}` };
 }
 
+/** Waits for the model's first view; a page that never gets there says what its status line said. */
 async function ready(page) {
-  await page.waitForSelector('#head-scores td');
+  try {
+    await page.waitForSelector('#head-scores td');
+  } catch (error) {
+    const said = typeof page.evaluate !== 'function' ? '?'
+      : await page.evaluate(() => `${document.querySelector('#status')?.textContent} | ${document.querySelector('#threads')?.textContent}`).catch(() => '?');
+    throw new Error(`the lab showed no head scores (status: ${said}): ${error.message}`);
+  }
 }
 
 const step = (page) => page.evaluate(() => Number(document.body.dataset.step));
@@ -83,7 +92,7 @@ describe('the lab in Firefox', () => {
     const steps = 6;
     async function lossesOf(page, url) {
       await page.goto(url);
-      await page.waitForSelector('#head-scores td');
+      await ready(page);
       const out = [];
       for (let i = 1; i <= steps; i++) {
         await page.click('#step');
