@@ -166,7 +166,7 @@ impl OnTyped<3> for DotProduct<'_> {
             None => Options::read(self.options, "options", ATTENTION_KEYS)?.mask()?,
         };
         let out = attention::dot_product_attention_batch(q.view(), k.view(), v.view(), &mask)?;
-        let mut shape = v.shape.clone();
+        let mut shape = v.shape; // V's shape with Q's rows
         let n = shape.len();
         shape[n - 2] = q.shape[n - 2];
         Ok(q.write(out, &shape))
