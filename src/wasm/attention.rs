@@ -8,8 +8,7 @@ use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
 use super::convert::{
-    is_typed_candidate, js_result, read_count, read_matrix, read_small_call, read_typed_like, read_typed_matrix, read_typed_weight, write_matrix,
-    write_trace, write_typed, Element, OnTyped, Options, SamePrecision, Typed,
+    js_result, read_count, read_group, read_qkv, read_typed_weight, write_trace, Element, Form, OnTyped, Options, SamePrecision, SmallOptions, Typed,
 };
 use crate::attention;
 use crate::error::{AttentionError, Result};
@@ -146,35 +145,31 @@ const MULTI_HEAD_KEYS: &str = "numberOfHeads, headDimensions, W_O, causal, mask"
 /// Scaled dot-product attention `softmax(Q·Kᵀ/√d_k)·V` (see the TypeScript declaration).
 #[wasm_bindgen(js_name = dotProductAttention, skip_typescript)]
 pub fn dot_product_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-    if let Some(call) = read_small_call(&q, &k, &v, &options, &JsValue::UNDEFINED, false) {
-        let mask = if call.causal { Mask::causal() } else { Mask::none() };
-        return js_result(|| Ok(write_matrix(&attention::dot_product_attention(&call.q, &call.k, &call.v, &mask)?)));
-    }
-    js_result(|| match read_qkv(&q, &k, &v, true)? {
-        Qkv::Nested(q, k, v) => {
-            let mask = Options::read(&options, "options", ATTENTION_KEYS)?.mask()?;
-            Ok(write_matrix(&attention::dot_product_attention(&q, &k, &v, &mask)?))
-        }
-        Qkv::Typed(qkv) => {
-            let mask = Options::read(&options, "options", ATTENTION_KEYS)?.mask()?;
-            qkv.call(DotProduct { mask })
-        }
+    js_result(|| {
+        let (qkv, small) = read_qkv(&q, &k, &v, &options, &JsValue::UNDEFINED, false)?;
+        qkv.call(DotProduct { options: &options, small })
     })
 }
 
-/// The typed form of `dotProductAttention`, in either precision: `[T, d_v]` or `[B, T, d_v]` back.
-struct DotProduct {
-    mask: Mask,
+/// `dotProductAttention` in the precision and form of its input: `[T, d_v]` or `[B, T, d_v]` back.
+struct DotProduct<'a> {
+    options: &'a JsValue,
+    /// The options, when the fast path read them with Q, K and V.
+    small: Option<SmallOptions>,
 }
 
-impl OnTyped<3> for DotProduct {
+impl OnTyped<3> for DotProduct<'_> {
     type Out = JsValue;
     fn call<F: Element>(self, [q, k, v]: [Typed<F>; 3]) -> Result<JsValue> {
-        let out = attention::dot_product_attention_batch(q.view(), k.view(), v.view(), &self.mask)?;
-        let mut shape = v.shape.clone();
+        let mask = match self.small {
+            Some(small) => causal_or_none(small.causal),
+            None => Options::read(self.options, "options", ATTENTION_KEYS)?.mask()?,
+        };
+        let out = attention::dot_product_attention_batch(q.view(), k.view(), v.view(), &mask)?;
+        let mut shape = v.shape; // V's shape with Q's rows
         let n = shape.len();
         shape[n - 2] = q.shape[n - 2];
-        Ok(write_typed(&F::wrap(out), &shape))
+        Ok(q.write(out, &shape))
     }
 }
 
@@ -187,33 +182,31 @@ pub fn multi_head_attention(
     options: JsValue,
     head_dimensions: JsValue,
 ) -> std::result::Result<JsValue, JsValue> {
-    if let Some(call) = read_small_call(&q, &k, &v, &options, &head_dimensions, true) {
-        let (number_of_heads, head_dimensions) = call.heads;
-        let mask = if call.causal { Mask::causal() } else { Mask::none() };
-        let options = MultiHeadOptions { split: HeadSplit { number_of_heads, head_dimensions }, w_o: None, mask };
-        return js_result(|| Ok(write_matrix(&multi_head::multi_head_attention(&call.q, &call.k, &call.v, &options)?)));
-    }
-    js_result(|| match read_qkv(&q, &k, &v, true)? {
-        Qkv::Nested(q, k, v) => {
-            let options = read_multi_head_options(&options, &head_dimensions)?;
-            Ok(write_matrix(&multi_head::multi_head_attention(&q, &k, &v, &options)?))
-        }
-        Qkv::Typed(qkv) => qkv.call(MultiHead { options: &options, head_dimensions: &head_dimensions }),
+    js_result(|| {
+        let (qkv, small) = read_qkv(&q, &k, &v, &options, &head_dimensions, true)?;
+        qkv.call(MultiHead { options: &options, head_dimensions: &head_dimensions, small })
     })
 }
 
-/// The typed form of `multiHeadAttention`, in either precision; W_O is read in that precision.
+/// `multiHeadAttention` in the precision and form of its input; W_O is read in that precision.
 struct MultiHead<'a> {
     options: &'a JsValue,
     head_dimensions: &'a JsValue,
+    /// The options, when the fast path read them with Q, K and V.
+    small: Option<SmallOptions>,
 }
 
 impl OnTyped<3> for MultiHead<'_> {
     type Out = JsValue;
     fn call<F: Element>(self, [q, k, v]: [Typed<F>; 3]) -> Result<JsValue> {
-        let (split, w_o, mask) = read_multi_head_parts(self.options, self.head_dimensions, |o| read_w_o::<F>(o))?;
+        let (split, w_o, mask) = match self.small {
+            Some(SmallOptions { heads: (number_of_heads, head_dimensions), causal }) => {
+                (HeadSplit { number_of_heads, head_dimensions }, None, causal_or_none(causal))
+            }
+            None => read_multi_head_parts(self.options, self.head_dimensions, |o| read_w_o::<F>(o, q.form))?,
+        };
         let out = multi_head::multi_head_attention_batch(q.view(), k.view(), v.view(), split, w_o.as_ref(), &mask)?;
-        Ok(write_typed(&F::wrap(out), &q.shape))
+        Ok(q.write(out, &q.shape))
     }
 }
 
@@ -221,61 +214,37 @@ impl OnTyped<3> for MultiHead<'_> {
 #[wasm_bindgen(js_name = traceMultiHeadAttention, skip_typescript)]
 pub fn trace_multi_head_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        let (q, k, v) = match read_qkv(&q, &k, &v, false)? {
-            Qkv::Nested(q, k, v) => (q, k, v),
-            Qkv::Typed(SamePrecision::F64(qkv)) => {
-                let [q, k, v] = qkv.map(|m| {
-                    let view = m.view();
-                    Matrix::new(view.rows, view.cols, m.values)
-                });
-                (q?, k?, v?)
-            }
-            Qkv::Typed(SamePrecision::F32(_)) => {
+        let [q, k, v] = match read_group([&q, &k, &v], ["Q", "K", "V"], "Q, K and V", false, true)? {
+            SamePrecision::F64(qkv) => qkv.map(|m| {
+                let view = m.view();
+                Matrix::new(view.rows, view.cols, m.values)
+            }),
+            SamePrecision::F32(_) => {
                 return Err(AttentionError::type_error(
                     "Q, K and V are Float32Array matrices; traceMultiHeadAttention records exact f64 steps: pass them as number[][] or { data: Float64Array, shape: [T, C] }",
                 ))
             }
         };
+        let (q, k, v) = (q?, k?, v?);
         let options = read_multi_head_options(&options, &JsValue::UNDEFINED)?;
         let trace = trace::trace_multi_head_attention(&q, &k, &v, &options)?;
         write_trace(&trace)
     })
 }
 
-/// Q, K and V as the caller passed them: all `number[][]`, or all typed matrices of one
-/// precision and one rank.
-enum Qkv {
-    Nested(Matrix, Matrix, Matrix),
-    Typed(SamePrecision<3>),
+/// `causal: true` → the causal mask, else none (the only masks the fast path reads).
+fn causal_or_none(causal: bool) -> Mask {
+    if causal { Mask::causal() } else { Mask::none() }
 }
 
-/// Reads Q, K and V. An array (or anything that is not an object) as Q means the `number[][]`
-/// path, read exactly as before; an object means `{ data, shape }` with shape `[T, C]`, or also `[B, T, C]` when `batches`.
-fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, batches: bool) -> Result<Qkv> {
-    if !is_typed_candidate(q) {
-        let q = read_matrix(q, "Q")?;
-        let nested = |value: &JsValue, name: &str| -> Result<Matrix> {
-            if is_typed_candidate(value) {
-                return Err(AttentionError::type_error(format!(
-                    "{name} is an object but Q is number[][]; pass Q, K and V in the same form"
-                )));
-            }
-            read_matrix(value, name)
-        };
-        let k = nested(k, "K")?;
-        let v = nested(v, "V")?;
-        return Ok(Qkv::Nested(q, k, v));
-    }
-    let q = read_typed_matrix(q, "Q", batches)?;
-    let typed = |value: &JsValue, name: &str| read_typed_like(value, name, &q, "Q", "Q, K and V", batches);
-    let k = typed(k, "K")?;
-    let v = typed(v, "V")?;
-    Ok(Qkv::Typed(SamePrecision::new([q, k, v], ["Q", "K", "V"])?))
-}
-
-/// `options.W_O` for the typed path: `number[][]` or a `[C, C]` typed matrix of Q's precision.
-fn read_w_o<F: Element>(options: &Options) -> Result<Option<Matrix<F>>> {
-    Ok(read_typed_weight(options, "W_O", "Q", F::ARRAY)?.map(|w| w.cast()))
+/// `options.W_O` in the inputs' precision: for `number[][]` inputs, `number[][]` only; for typed
+/// inputs, `number[][]` or a `[C, C]` typed matrix of Q's precision.
+fn read_w_o<F: Element>(options: &Options, form: Form) -> Result<Option<Matrix<F>>> {
+    let w_o = match form {
+        Form::Rows => options.matrix("W_O")?,
+        Form::Typed => read_typed_weight(options, "W_O", "Q", F::ARRAY)?,
+    };
+    Ok(w_o.map(|w| w.cast()))
 }
 
 /// `{ numberOfHeads, headDimensions, W_O?, causal?, mask? }`, or the positional

@@ -213,20 +213,18 @@ thread_local! {
     static SMALL_CALL: std::cell::RefCell<Vec<f64>> = std::cell::RefCell::new(vec![0.0; 9 + SMALL_CALL_VALUES]);
 }
 
-/// A whole call read by the one-JS-call fast path: Q, K, V, the head split (0, 0 for
+/// What the one-JS-call fast path read besides Q, K and V: the head split (0, 0 for
 /// `dotProductAttention`) and `causal`.
-pub struct SmallCall {
-    pub q: Matrix,
-    pub k: Matrix,
-    pub v: Matrix,
+#[derive(Clone, Copy, Debug)]
+pub struct SmallOptions {
     pub heads: (usize, usize),
     pub causal: bool,
 }
 
 /// The fast path of `dotProductAttention` / `multiHeadAttention` (`multi_head`) for small, well-formed
-/// `number[][]` calls with no options besides the head split and `causal`; `None` for any other call,
-/// which the careful readers then read from the start.
-pub fn read_small_call(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool) -> Option<SmallCall> {
+/// `number[][]` calls with no options besides the head split and `causal`: Q, K and V as
+/// [`read_group`] gives them (f64, [`Form::Rows`]), and those options; `None` for any other call.
+fn read_small_call(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool) -> Option<(SamePrecision<3>, SmallOptions)> {
     SMALL_CALL.with(|buffer| {
         let mut buffer = buffer.try_borrow_mut().ok()?;
         let written = read_small_call_js(q, k, v, options, head_dimensions, multi_head, &mut buffer);
@@ -234,17 +232,60 @@ pub fn read_small_call(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue,
             return None;
         }
         let header = &buffer[..9];
-        let (heads, causal) = ((header[0] as usize, header[1] as usize), header[2] != 0.0);
+        let small = SmallOptions { heads: (header[0] as usize, header[1] as usize), causal: header[2] != 0.0 };
         let mut at = 9;
         let mut next = |m: usize| {
             let (rows, cols) = (header[3 + 2 * m] as usize, header[4 + 2 * m] as usize);
-            let data = buffer[at..at + rows * cols].to_vec();
+            let values = buffer[at..at + rows * cols].to_vec();
             at += rows * cols;
-            Matrix::new(rows, cols, data).ok()
+            Typed { values, shape: vec![rows, cols], form: Form::Rows }
         };
-        let (q, k, v) = (next(0)?, next(1)?, next(2)?);
-        Some(SmallCall { q, k, v, heads, causal })
+        Some((SamePrecision::F64([next(0), next(1), next(2)]), small))
     })
+}
+
+/// Q, K and V of `dotProductAttention` / `multiHeadAttention` (`multi_head`), read once: by the
+/// one-JS-call fast path when the call is small and plain (then with the options it read), else by
+/// [`read_group`] (the options are then the caller's to read, after the matrices).
+pub fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool) -> Result<(SamePrecision<3>, Option<SmallOptions>)> {
+    if let Some((qkv, small)) = read_small_call(q, k, v, options, head_dimensions, multi_head) {
+        return Ok((qkv, Some(small)));
+    }
+    Ok((read_group([q, k, v], ["Q", "K", "V"], "Q, K and V", true, true)?, None))
+}
+
+/// The one reader of a group of matrices that share a form and a precision (Q, K and V; X): all
+/// `number[][]` (each read by [`read_matrix`], as f64 `[T, C]`) when the first is not an object,
+/// else all `{ data, shape }` of the first's precision and rank (`[T, C]`, or also `[B, T, C]` when
+/// `batches`). `group` names them in messages ("Q, K and V"). With `same_form`, an object after a
+/// `number[][]` first is refused as a mixed call; without it, [`read_matrix`] refuses it.
+pub fn read_group<const N: usize>(values: [&JsValue; N], names: [&str; N], group: &str, batches: bool, same_form: bool) -> Result<SamePrecision<N>> {
+    let whole = |read: Vec<Typed<f64>>| -> Result<[Typed<f64>; N]> {
+        read.try_into().map_err(|_| AttentionError::State("a group was read incompletely".into()))
+    };
+    if !is_typed_candidate(values[0]) {
+        let mut read = Vec::with_capacity(N);
+        for (i, (value, name)) in values.iter().zip(names).enumerate() {
+            if i > 0 && same_form && is_typed_candidate(value) {
+                return Err(AttentionError::type_error(format!(
+                    "{name} is an object but {} is number[][]; pass {group} in the same form",
+                    names[0]
+                )));
+            }
+            let m = read_matrix(value, name)?;
+            let shape = vec![m.rows(), m.cols()];
+            read.push(Typed { values: m.into_data(), shape, form: Form::Rows });
+        }
+        return Ok(SamePrecision::F64(whole(read)?));
+    }
+    let first = read_typed_matrix(values[0], names[0], batches)?;
+    let mut read = Vec::with_capacity(N);
+    for (value, name) in values.iter().zip(names).skip(1) {
+        read.push(read_typed_like(value, name, &first, names[0], group, batches)?);
+    }
+    read.insert(0, first);
+    let read: [TypedMatrix; N] = read.try_into().map_err(|_| AttentionError::State("a group was read incompletely".into()))?;
+    SamePrecision::new(read, names)
 }
 
 /// Reads a `number[][]` into a matrix: not an array of arrays of numbers → TypeError; empty,
@@ -553,11 +594,31 @@ impl Element for f64 {
     }
 }
 
-/// A typed matrix of a known precision.
+/// How a group of matrices arrived: `number[][]` (read as f64 `[T, C]`) or `{ data, shape }`.
+/// A result goes back in the form of its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    Rows,
+    Typed,
+}
+
+/// A matrix of a known precision, and the form it came in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Typed<F> {
     pub values: Vec<F>,
     pub shape: Vec<usize>,
+    pub form: Form,
+}
+
+impl<F: Element> Typed<F> {
+    /// A result of shape `shape` in this matrix's form: `number[][]` for [`Form::Rows`] (always
+    /// f64), `{ data, shape }` of this precision otherwise.
+    pub fn write(&self, values: Vec<F>, shape: &[usize]) -> JsValue {
+        match (self.form, F::wrap(values)) {
+            (Form::Rows, TypedValues::F64(values)) => write_number_rows(&values, shape[shape.len() - 1].max(1) as u32),
+            (_, values) => write_typed(&values, shape),
+        }
+    }
 }
 
 impl<F: Real> Typed<F> {
@@ -591,7 +652,7 @@ impl<const N: usize> SamePrecision<N> {
         }
         // every matrix is in `first`'s precision, so `take` gives every one of them its values
         fn all<F: Element, const N: usize>(group: [TypedMatrix; N]) -> [Typed<F>; N] {
-            group.map(|m| Typed { values: F::take(m.values).unwrap_or_default(), shape: m.shape })
+            group.map(|m| Typed { values: F::take(m.values).unwrap_or_default(), shape: m.shape, form: Form::Typed })
         }
         Ok(match group[0].values {
             TypedValues::F32(_) => Self::F32(all(group)),

@@ -4,9 +4,9 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{is_typed_candidate, js_result, read_count, read_matrix, read_typed_like, read_typed_matrix, read_typed_weight, write_matrix, write_trace, write_typed};
-use super::convert::{read_rope_option, Element, OnTyped, Options, SamePrecision, Typed};
-use crate::engine::{Batch, Rope};
+use super::convert::{js_result, read_count, read_group, read_matrix, read_typed_weight, write_trace};
+use super::convert::{read_rope_option, Element, Form, OnTyped, Options, Typed};
+use crate::engine::Rope;
 use crate::error::Result;
 use crate::grouped_query::{grouped_query_attention_batch, rotary_embedding_batch};
 use crate::mask::Mask;
@@ -133,22 +133,13 @@ pub fn trace_grouped_query_attention(q: JsValue, k: JsValue, v: JsValue, options
 pub fn grouped_query_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
         // the matrices first, then the options (the order multiHeadAttention reads them in)
-        if !is_typed_candidate(&q) {
-            let (q, k, v) = (read_matrix(&q, "Q")?, read_matrix(&k, "K")?, read_matrix(&v, "V")?);
-            let (o, split, kv_heads, mask) = read_grouped_options(&options)?;
-            let w_o = o.matrix("W_O")?;
-            let out = grouped_query_attention_batch(Batch::of(&q), Batch::of(&k), Batch::of(&v), split, kv_heads, w_o.as_ref(), &mask)?;
-            return Ok(write_matrix(&Matrix::new(q.rows(), q.cols(), out)?));
-        }
-        let q = read_typed_matrix(&q, "Q", true)?;
-        let k = read_typed_like(&k, "K", &q, "Q", "Q, K and V", true)?;
-        let v = read_typed_like(&v, "V", &q, "Q", "Q, K and V", true)?;
+        let qkv = read_group([&q, &k, &v], ["Q", "K", "V"], "Q, K and V", true, false)?;
         let (o, split, kv_heads, mask) = read_grouped_options(&options)?;
-        SamePrecision::new([q, k, v], ["Q", "K", "V"])?.call(Grouped { options: &o, split, kv_heads, mask })
+        qkv.call(Grouped { options: &o, split, kv_heads, mask })
     })
 }
 
-/// The typed form of `groupedQueryAttention`, in either precision.
+/// `groupedQueryAttention` in the precision and form of its input.
 struct Grouped<'a> {
     options: &'a Options,
     split: HeadSplit,
@@ -159,9 +150,13 @@ struct Grouped<'a> {
 impl OnTyped<3> for Grouped<'_> {
     type Out = JsValue;
     fn call<F: Element>(self, [q, k, v]: [Typed<F>; 3]) -> Result<JsValue> {
-        let w_o: Option<Matrix<F>> = read_typed_weight(self.options, "W_O", "Q", F::ARRAY)?.map(|w| w.cast());
+        let w_o = match q.form {
+            Form::Rows => self.options.matrix("W_O")?,
+            Form::Typed => read_typed_weight(self.options, "W_O", "Q", F::ARRAY)?,
+        };
+        let w_o: Option<Matrix<F>> = w_o.map(|w| w.cast());
         let out = grouped_query_attention_batch(q.view(), k.view(), v.view(), self.split, self.kv_heads, w_o.as_ref(), &self.mask)?;
-        Ok(write_typed(&F::wrap(out), &q.shape))
+        Ok(q.write(out, &q.shape))
     }
 }
 
@@ -169,23 +164,14 @@ impl OnTyped<3> for Grouped<'_> {
 #[wasm_bindgen(js_name = rotaryEmbedding, skip_typescript)]
 pub fn rotary_embedding(x: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        let read = |options: &JsValue| -> Result<(HeadSplit, Rope, usize)> {
-            let o = required(options, ROTARY_KEYS, "{ numberOfHeads, headDimensions }")?;
-            Ok((read_split(&o)?, Rope { base: o.positive_or("base", Rope::default().base)? }, o.index_or("offset", 0)?))
-        };
-        if !is_typed_candidate(&x) {
-            let x = read_matrix(&x, "X")?;
-            let (split, rope, offset) = read(&options)?;
-            let out = rotary_embedding_batch(Batch::of(&x), split, rope, offset)?;
-            return Ok(write_matrix(&Matrix::new(x.rows(), x.cols(), out)?));
-        }
-        let x = read_typed_matrix(&x, "X", true)?;
-        let (split, rope, offset) = read(&options)?;
-        SamePrecision::new([x], ["X"])?.call(Rotary { split, rope, offset })
+        let x = read_group([&x], ["X"], "X", true, false)?;
+        let o = required(&options, ROTARY_KEYS, "{ numberOfHeads, headDimensions }")?;
+        let (split, rope, offset) = (read_split(&o)?, Rope { base: o.positive_or("base", Rope::default().base)? }, o.index_or("offset", 0)?);
+        x.call(Rotary { split, rope, offset })
     })
 }
 
-/// The typed form of `rotaryEmbedding`, in either precision.
+/// `rotaryEmbedding` in the precision and form of its input.
 struct Rotary {
     split: HeadSplit,
     rope: Rope,
@@ -196,7 +182,7 @@ impl OnTyped<1> for Rotary {
     type Out = JsValue;
     fn call<F: Element>(self, [x]: [Typed<F>; 1]) -> Result<JsValue> {
         let out = rotary_embedding_batch(x.view(), self.split, self.rope, self.offset)?;
-        Ok(write_typed(&F::wrap(out), &x.shape))
+        Ok(x.write(out, &x.shape))
     }
 }
 
