@@ -49,10 +49,10 @@ export const STEPS = {
   'w-o': { label: 'the output projection W_O', walk: 'output' },
   residual: { label: 'the output: nothing is added after the last step', walk: 'output' },
   // challenge 07 (rotary embedding): no attention, four steps of its own
-  pairs: { label: 'the pairs (x[i], x[i + d/2]) of each head', walk: null },
-  frequency: { label: 'the angle of pair i: base^(−2i/d) per position', walk: null },
-  position: { label: 'the position p = offset + r', walk: null },
-  rotation: { label: 'the rotation (a·cos θ − b·sin θ, a·sin θ + b·cos θ)', walk: null },
+  pairs: { label: 'the pairs (x[i], x[i + d/2]) of each head', walk: 'rotate' },
+  frequency: { label: 'the angle of pair i: base^(−2i/d) per position', walk: 'rotate' },
+  position: { label: 'the position p = offset + r', walk: 'rotate' },
+  rotation: { label: 'the rotation (a·cos θ − b·sin θ, a·sin θ + b·cos θ)', walk: 'rotate' },
 };
 const STEP_ORDER = Object.keys(STEPS);
 
@@ -264,6 +264,7 @@ function nameScale(s, d, C, T, dim = 'headDimensions', dv = d) {
   ];
   const candidates = all.filter(([, name]) => (C !== d || !name.includes('C')) && (T !== d || !name.includes('T')));
   const names = [...new Set(candidates.filter(([v]) => Math.abs(v - s) <= 1e-6 * Math.max(1, v)).map(([, name]) => name))];
+  if (names[0] === '1 (no scaling)') return names.join(', or ');
   return names.length ? `${fmt(s)} = ${names.join(', or ')}` : fmt(s);
 }
 
@@ -369,6 +370,27 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
       const alone = a === 1 && !ctx.facts.blends ? ' If your window test is right, look next at the weighted sum: output row p = V[p] alone also looks like this; it must be Σ_j w_pj · V[j].' : '';
       return { ...base, step: 'mask', title, detail: `Query p sees the keys p − window < j ≤ p: itself and the window − 1 keys before it (window 1: the token alone; no window: every key j ≤ p). Yours sees ${a >= T ? 'every earlier key' : `${a} key${a > 1 ? 's' : ''}`}${w === Infinity ? '' : ` where the window is ${w}`}: check the bounds of your window test (< or ≤, p − window or p − window + 1).${alone}`, cells: (x, y) => allowed[x][y] };
     }
+    // a window in the wrong place: which keys each query sees, against p − window < j ≤ p
+    if (w !== Infinity && seen.some((sq, k) => sq.length !== Math.min(k + 1, w) || sq.at(-1) !== k)) {
+      const same = (x, y) => x.length === y.length && x.every((k, n) => k === y[n]);
+      const span = (lo, hi) => range(T).filter((k) => k >= lo && k <= hi);
+      const want = (q) => span(q - w + 1, q);
+      const fitsAll = (f) => seen.every((sq, q) => same(sq, f(q)));
+      const q = Math.max(0, seen.findIndex((sq, k) => !same(sq, want(k))));
+      const sees = (sq) => (sq.length === 0 ? 'no key' : sq.length === 1 ? `only key ${sq[0]}${sq[0] === q ? ' (itself)' : ''}` : `keys ${sq[0]} … ${sq.at(-1)}`);
+      const told = `query ${q} sees ${sees(seen[q])}; with window = ${w} it sees ${sees(want(q))}`;
+      const rule = 'Query p sees the keys p − window < j ≤ p: itself and the window − 1 keys before it, never a later key.';
+      const cells = (x, y) => allowed[x][y];
+      if (fitsAll((k) => span(k - w + 1, k + w - 1))) {
+        return { ...base, step: 'mask', cells, title: `Your window is not causal: ${told}`, detail: `${rule} Yours keeps |p − j| < window, ${w - 1} key${w > 2 ? 's' : ''} on each side, so query ${q} also sees the later key${seen[q].filter((k) => k > q).length > 1 ? 's' : ''} ${seen[q].filter((k) => k > q).join(', ')}. Keep the causal bound j ≤ p as well as p − window < j.` };
+      }
+      if (fitsAll((k) => span(k, k + w - 1))) {
+        return { ...base, step: 'mask', cells, title: `Your window looks forward from the query: ${told}`, detail: `${rule} Yours keeps p ≤ j < p + window: the window is measured from the key (query p inside key j's last window positions) instead of back from the query. Count back from the query: p − window < j ≤ p.` };
+      }
+      if (fitsAll((k) => (k === 0 ? [0] : span(k - w, k - 1))) || fitsAll((k) => span(k - w, k - 1))) {
+        return { ...base, step: 'mask', cells, title: `Your window leaves out the query itself: ${told}`, detail: `${rule} Yours keeps p − window ≤ j < p: the window is shifted one key back, so query p gives weight to key p − window, outside the window, and none to itself. Use p − window < j ≤ p.` };
+      }
+    }
   }
   const rowSums = Ŵ.map((row) => row.reduce((a, b) => a + b, 0));
   const colSums = range(T).map((j) => Ŵ.reduce((a, row) => a + row[j], 0));
@@ -397,11 +419,14 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
         const effective = Math.log(Ŵ[q][k] / Ŵ[q][q]) + S[q][q];
         const unmasked = Ŵ.every((row, a) => row.every((w, b) => Math.abs(w - softmaxRow(S[a])[b]) < 1e-7));
         why = unmasked
-          ? 'Your weights equal the weights without any mask: the mask is not applied. Set every scaled score with key j > query i to −Infinity before the softmax.'
+          ? `Your weights equal the weights without any mask: the mask is not applied. Set every scaled score ${windowed ? 'outside p − window < j ≤ p' : 'with key j > query i'} to −Infinity before the softmax.`
           : Math.abs(effective) < 1e-6
             ? `The masked keys still get weight: they behave like a score of 0 (for query ${q}, key ${k}), and e⁰ = 1. Use −Infinity, so that e^(−∞) = 0.`
-            : `For query ${q}, key ${k} ${k > q ? `> ${q}` : '(outside the window: query p sees only p − window < j ≤ p)'} gets weight ${fmt(Ŵ[q][k])}; with −Infinity before the softmax it gets exactly 0.`;
-      } else why = `Keys after the query get weight (for example query ${leaks[0][0]}, key ${leaks[0][1]}: ${fmt(Ŵ[leaks[0][0]][leaks[0][1]])}). Mask the scaled scores with key j > query i (−Infinity) before the softmax.`;
+            : windowed
+              ? `For query ${q}, key ${k} (${k > q ? 'a later key; a sliding window is causal' : 'before the window'}: query p sees only p − window < j ≤ p${probe.window === undefined ? ', every key j ≤ p when no window is given' : ''}) gets weight ${fmt(Ŵ[q][k])}; with −Infinity before the softmax it gets exactly 0.`
+              : `For query ${q}, key ${k} > ${q} gets weight ${fmt(Ŵ[q][k])}; with −Infinity before the softmax it gets exactly 0.`;
+      } else if (windowed) why = `Keys outside the window get weight (for example query ${leaks[0][0]}, key ${leaks[0][1]}: ${fmt(Ŵ[leaks[0][0]][leaks[0][1]])}). Query p sees only p − window < j ≤ p: set every other scaled score to −Infinity before the softmax.`;
+      else why = `Keys after the query get weight (for example query ${leaks[0][0]}, key ${leaks[0][1]}: ${fmt(Ŵ[leaks[0][0]][leaks[0][1]])}). Mask the scaled scores with key j > query i (−Infinity) before the softmax.`;
       return { ...base, step: 'mask', title: `${capital(who)} give weight to keys the mask must hide`, detail: why, cells: (q, k) => !allowed[q][k] };
     }
     if (!rowsOk) {
@@ -859,9 +884,11 @@ function checkOutputProjection(probeId, absentProbeId) {
 function describeProbe(p, table) {
   const parts = [`T = ${p.T}`];
   if (p.X) parts.push(`X ${shapeOf(p.X)}`);
-  if (table?.dim === 'd_k') parts.push(`d_k = ${p.headDimensions}`, ...(p.V[0].length !== p.headDimensions && !p.readout ? [`d_v = ${p.V[0].length}`] : []));
+  if (table?.dim === 'd') parts.push(`d = ${p.headDimensions}`);
+  else if (table?.dim === 'd_k') parts.push(`d_k = ${p.headDimensions}`, ...(p.V[0].length !== p.headDimensions && !p.readout ? [`d_v = ${p.V[0].length}`] : []));
   else parts.push(`numberOfHeads = ${p.numberOfHeads}`, `headDimensions = ${p.headDimensions}`);
-  if (table?.function !== 'decode') parts.push(p.causal === undefined ? (table?.function === 'dotProductAttention' ? 'no options' : null) : `{ causal: ${p.causal} }`);
+  // decode takes no causal option (it is causal by construction), slidingWindowAttention only { window }
+  if (table?.function !== 'decode' && table?.function !== 'slidingWindowAttention') parts.push(p.causal === undefined ? (table?.function === 'dotProductAttention' ? 'no options' : null) : `{ causal: ${p.causal} }`);
   if (p.note) parts.push(p.note);
   if (table?.function === 'projectedSelfAttention' && !p.X) parts.push('X = [I | 0] and W_Q, W_K, W_V holding Q, K, V, so that X·W_Q = Q');
   return parts.filter(Boolean).join(', ');
@@ -925,7 +952,7 @@ function checkAverage(probeId) {
       let withM;
       try { withM = referenceOutput(ctx, { ...probe, V: M }); } catch { continue; }
       if (alike(withM)) {
-        return { ...base, step: ctx.table.steps.includes('cache') ? 'cache' : 'weighted-sum', title: `Your weighted sum takes the rows of ${name}, not of V`, detail: `${lead} Yours is weights·${name}: the values ${ctx.table.steps.includes('cache') ? 'in the cache are the keys' : `are ${name}'s rows`}. Output row i is Σ_j w_ij · V[j].` };
+        return { ...base, step: ctx.table.steps.includes('cache') ? 'cache' : 'weighted-sum', title: ctx.table.steps.includes('cache') ? `Your cache's values are rows of ${name}: token t's weighted sum uses ${name}, not V` : `Your weighted sum takes the rows of ${name}, not of V`, detail: `${lead} Yours is weights·${name}: the values ${ctx.table.steps.includes('cache') ? 'in the cache are the keys' : `are ${name}'s rows`}. Output row i is Σ_j w_ij · V[j].` };
       }
     }
     if (O.every((row) => close([row], [O[0]], 1e-9))) {
@@ -1200,15 +1227,15 @@ function checkKVHead(probeId) {
     }
     const first = read.findIndex((k, i) => k !== want[i]);
     const formulas = [
-      [(i) => i % kv, `i mod numberOfKVHeads spreads neighbouring query heads over different K/V heads`],
-      [(i) => Math.floor(i / kv), `⌊i / numberOfKVHeads⌋ divides by the number of K/V heads (${kv}); divide by the group size numberOfHeads / numberOfKVHeads = ${group}`],
-      [(i) => kv - 1 - Math.floor(i / group), 'the groups are taken in reverse order'],
+      [(i) => i % kv, `i mod numberOfKVHeads: it spreads neighbouring query heads over different K/V heads, where each group of ${group} neighbours must share one. Use ⌊i / group⌋`],
+      [(i) => Math.floor(i / kv), `⌊i / numberOfKVHeads⌋: it divides by the number of K/V heads (${kv}); divide by the group size numberOfHeads / numberOfKVHeads = ${group}`],
+      [(i) => kv - 1 - Math.floor(i / group), `numberOfKVHeads − 1 − ⌊i / group⌋: the groups are taken in reverse order`],
     ];
     const named = formulas.find(([f, why]) => why && range(h).every((i) => read[i] === f(i)));
     return {
       ...base, step: 'kv-head',
       title: `Query head ${first} reads K/V head ${read[first]}; expected ⌊${first} / ${group}⌋ = ${want[first]}`,
-      detail: `With numberOfHeads = ${h} and numberOfKVHeads = ${kv}, group = numberOfHeads / numberOfKVHeads = ${group}: query heads ${range(h).join(', ')} must read K/V heads ${want.join(', ')} (each group of ${group} neighbouring query heads shares one); yours read ${read.join(', ')}.${named ? ` Your choice is ${named[1]}.` : ''}`,
+      detail: `With numberOfHeads = ${h} and numberOfKVHeads = ${kv}, group = numberOfHeads / numberOfKVHeads = ${group}: query heads ${range(h).join(', ')} must read K/V heads ${want.join(', ')} (each group of ${group} neighbouring query heads shares one); yours read ${read.join(', ')}.${named ? ` Yours is ${named[1]}.` : ''}`,
     };
   };
 }
@@ -1363,7 +1390,7 @@ function checkRope(probeId) {
     if (got.outputs.every((O, k) => close(O, expected[k], 1e-9))) { ctx.facts[`rope:${probeId}`] = true; return null; }
     const map = ropeMap(probe, got.outputs);
     const bad = got.outputs.findIndex((O, k) => !close(O, expected[k], 1e-9));
-    const base0 = { probe, expected: { label: `output for X = 1 in column ${bad}`, matrix: expected[bad] }, actual: { label: 'your output', matrix: got.outputs[bad] } };
+    const base0 = { probe, column: bad, expected: { label: `output for X = 1 in column ${bad}`, matrix: expected[bad] }, actual: { label: 'your output', matrix: got.outputs[bad] } };
     const longer = got.outputs.find((O) => isMatrix(O, T, O?.[0]?.length) && O[0].length > C);
     if (!map && longer) {
       return { ...base0, actual: { label: 'your output', matrix: longer }, step: 'pairs', title: `Your rows come out ${longer[0].length} wide, not C = ${C}: a pair's second column lies past the end of the row`, detail: `Writing out[ib] with ib ≥ ${C} makes the row longer. Each head is rotated on its own: in head k, pair i is columns k·d + i and k·d + i + d/2, with d = headDimensions = ${d} (not half of the whole row).` };
@@ -1439,14 +1466,17 @@ function checkRope(probeId) {
     if (fits((x) => -x.theta)) {
       return { ...base0, step: 'rotation', title: 'Every pair turns the wrong way (by −θ)', detail: `Your rotation is (a·cos θ + b·sin θ, −a·sin θ + b·cos θ); ${said}. Turn by +θ: a' = a·cos θ − b·sin θ, b' = a·sin θ + b·cos θ.` };
     }
+    // on one head C = d: an exponent over C is right there and wrong with two heads (where −2i/C = −i/d)
+    const overC = [(x) => x.p * base ** ((-2 * x.i) / (h * d)), `base^(−2i/C), with C = numberOfHeads · headDimensions = ${h * d}: on one head (C = d) your angles are right, here they are not. The exponent divides by the width of a head, headDimensions = ${d}, not of the whole row`];
     const frequencies = [
-      [(x) => x.p * base ** (-x.i / d), 'base^(−i/d): the exponent is 2i/d'],
+      ...(h > 1 && ctx.facts['rope:rope-1h'] ? [overC] : []),
+      [(x) => x.p * base ** (-x.i / d), 'base^(−i/d): the exponent lacks its factor 2, it must be −2i/d'],
       [(x) => x.p * base ** ((2 * x.i) / d), 'base^(+2i/d): the exponent is negative, so later pairs turn more slowly'],
       [(x) => x.p * base ** ((-2 * (x.i + 1)) / d), 'base^(−2(i + 1)/d): pair 0 turns by one radian per position (i starts at 0)'],
-      [(x) => x.p * base ** ((-2 * x.i) / (h * d)), `base^(−2i/C), with C = ${h * d}: the exponent divides by headDimensions = ${d}`],
+      overC,
       [(x) => x.p * base ** ((-2 * (x.k * d / 2 + x.i)) / d), 'the pair index counted across heads: it restarts at 0 in every head, so every head turns by the same angles'],
       [(x) => x.p * base ** ((-2 * (x.k * d / 2 + x.i)) / (h * d)), 'the pair index and width of the whole row: every head turns by the same angles, with i counted inside the head and d = headDimensions'],
-      [(x) => x.p / base ** (x.i / d), 'base^(−i/d): the exponent is 2i/d'],
+      [(x) => x.p / base ** (x.i / d), 'base^(−i/d): the exponent lacks its factor 2, it must be −2i/d'],
       [(x) => x.p * (2 * x.i / d === 0 ? 1 : 1 / (base * (2 * x.i) / d)), '1 / (base · 2i/d): base is raised to the power −2i/d'],
     ];
     for (const [f, why] of frequencies) {
@@ -1481,7 +1511,7 @@ function checkRope(probeId) {
         if (factor !== null) {
           return { ...base0, step: 'frequency', title: `Every angle is ${fmt(factor)} times p · base^(−2i/d)${Math.abs(factor - Math.PI / 180) < 1e-9 ? ' (π/180: degrees instead of radians)' : ''}`, detail: `Each pair turns by ${fmt(factor)} · p · base^(−2i/d). The factor sits either in the angle of each pair or in the position (the two cannot be told apart from the output): pair i turns by p · base^(−2i/d) radians, with p = offset + r, and Math.cos and Math.sin take radians.` };
         }
-        return { ...base0, step: 'position', title: `Row ${r} turns as if at position ${fmt(used[r])}; expected position offset + r = ${positions[r]}`, detail: `Every pair turns by (position) · base^(−2i/d) with your positions ${used.map(fmt).join(', ')} for rows ${range(T).join(', ')}${step1 ? ` (offset + r + ${fmt(shift)})` : ''}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
+        return { ...base0, step: 'position', title: `Row ${r} turns as if at position ${fmt(used[r])}; expected position offset + r = ${positions[r]}`, detail: `Every pair turns by (position) · base^(−2i/d) with your positions ${used.map(fmt).join(', ')} for rows ${range(T).join(', ')}${step1 ? (offset !== 0 && Math.abs(shift - offset) < 1e-6 ? ` (2·offset + r: the offset is added twice)` : ` (offset + r + ${fmt(shift)})`) : ''}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
       }
     }
     // at position 0 nothing turns, whatever the frequencies: a turn there is the rotation itself
@@ -1709,14 +1739,43 @@ function decorate(f, table) {
     expected: f.expected ?? null,
     actual: f.actual ?? null,
   };
-  // the walkthrough shows traceMultiHeadAttention: Q, K and V of the same shape
-  if (located && p && STEPS[f.step].walk && p.Q && p.V && !p.X && p.V[0].length === p.Q[0].length) {
-    result.walkthrough = {
-      Q: p.Q, K: p.K, V: p.V, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions,
-      causal: p.causal === true, W_O: p.W_O === 'absent' || isIdentity(p.W_O) ? null : p.W_O, step: STEPS[f.step].walk, head: f.head ?? 0,
-    };
-  }
+  if (located && p && STEPS[f.step].walk) result.walkthrough = walkthroughOf(f, table);
   return result;
+}
+
+/** The first row where two matrices differ (a token, in challenge 05), or 0. */
+function firstDifferentRow(expected, actual) {
+  if (!expected || !actual || !Array.isArray(actual)) return 0;
+  const r = expected.findIndex((row, k) => !close([actual[k]], [row], 1e-9));
+  return Math.max(0, r);
+}
+
+/**
+ * The walkthrough's inputs for a finding, in the challenge's own mode and settings: the window
+ * (08), the KV cache token by token (05), numberOfKVHeads (06), RoPE's base and offset with the
+ * probe's X as Q, K and V (07); plain (causal) multi-head attention otherwise. null when the probe
+ * cannot be shown there (a V wider than Q, the projections of challenge 04).
+ */
+function walkthroughOf(f, table) {
+  const p = f.probe;
+  const step = STEPS[f.step].walk;
+  if (table.function === 'rotaryEmbedding') {
+    const call = p.basis ? callsOf(p)[f.column ?? 0] : p;
+    const { base, offset } = p.options;
+    return { mode: 'rope', Q: call.X, K: call.X, V: call.X, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, causal: false, W_O: null, base, offset, step, head: f.column === undefined ? 0 : Math.floor(f.column / p.headDimensions) };
+  }
+  if (!p.Q || !p.V || p.X) return null;
+  const kvHeads = p.numberOfKVHeads ?? p.numberOfHeads;
+  const grouped = table.function === 'groupedQueryAttention';
+  if (p.V[0].length !== (grouped ? kvHeads * p.headDimensions : p.Q[0].length)) return null;
+  const w = {
+    Q: p.Q, K: p.K, V: p.V, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions,
+    causal: p.causal === true || p.window !== undefined, W_O: p.W_O === 'absent' || isIdentity(p.W_O) ? null : p.W_O, step, head: f.head ?? 0,
+  };
+  if (table.function === 'decode') return { ...w, mode: 'decoding', W_O: null, step: 'token', head: 0, token: firstDifferentRow(f.expected?.matrix, f.actual?.matrix) };
+  if (grouped) return { ...w, mode: 'grouped', numberOfKVHeads: kvHeads, W_O: null };
+  if (table.function === 'slidingWindowAttention' && p.window !== undefined) return { ...w, mode: 'window', window: p.window };
+  return w;
 }
 
 const isIdentity = (M) => M.every((row, i) => row.every((x, j) => x === (i === j ? 1 : 0)));
@@ -1731,7 +1790,14 @@ export function walkthroughHref(w, base = './walkthrough.html') {
   params.set('headDimensions', String(w.headDimensions));
   if (w.causal) params.set('causal', '1');
   if (w.W_O) params.set('W_O', JSON.stringify(w.W_O));
+  // a modern mode and its settings (see the walkthrough's applyModeLink)
+  if (w.mode) params.set('mode', w.mode);
+  if (w.numberOfKVHeads !== undefined) params.set('numberOfKVHeads', String(w.numberOfKVHeads));
+  if (w.window !== undefined) params.set('window', String(w.window));
+  if (w.base !== undefined) params.set('base', String(w.base));
+  if (w.offset !== undefined) params.set('offset', String(w.offset));
   params.set('step', w.step);
-  if (w.head) params.set('head', String(w.head));
+  if (w.token !== undefined) params.set('token', String(w.token));
+  else if (w.head) params.set('head', String(w.head));
   return `${base}?${params}`;
 }
