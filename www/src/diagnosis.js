@@ -1205,13 +1205,29 @@ function checkKVHead(probeId) {
     const want = range(h).map((i) => Math.floor(i / group));
     // right with numberOfKVHeads = numberOfHeads (the structure probes), broken here: a K/V head index past the end
     const pastTheEnd = `With numberOfKVHeads = numberOfHeads your heads are right (other probes show it); with numberOfHeads = ${h} and numberOfKVHeads = ${kv}, K and V have only ${kv} heads. Query head i reads K/V head ⌊i / group⌋ with group = ${group}: heads ${range(h).join(', ')} read ${want.join(', ')}. A K/V head index ≥ numberOfKVHeads (the query head's own index, for example) reads past the end of K and V.`;
+    // i / group not rounded down: slice() truncates its bounds, so head i reads columns ⌊i·d/group⌋ … ⌊(i/group + 1)·d⌋ − 1
+    // (right when headDimensions = 1: only a probe with headDimensions > 1 shows it)
+    const sliceOf = (i) => range(probe.K[0].length).filter((c) => c >= Math.trunc((i / group) * d) && c < Math.trunc((i / group + 1) * d));
+    const split = d > 1 ? range(h).find((i) => (i / group) % 1 !== 0) : undefined;
+    const notFloored = (lead) => ({
+      title: `Query head ${split} reads K/V head ${split} / ${group} = ${split / group}, not rounded down; expected ⌊${split} / ${group}⌋ = ${want[split]}`,
+      detail: `${lead}With headDimensions = ${d}, a K/V head index of ${split / group} slices columns ${Math.trunc((split / group) * d)} … ${Math.trunc((split / group + 1) * d) - 1} of K and V, across two K/V heads instead of the ${d} columns of one; a fractional index near the end slices past the last column. (slice() rounds its bounds down, so with headDimensions = 1 the index still lands on a whole head: your answer is right there.) Query head i reads K/V head Math.floor(i / group), group = numberOfHeads / numberOfKVHeads = ${group}: heads ${range(h).join(', ')} read ${want.join(', ')}.`,
+    });
+    const rightWithOneColumn = ctx.facts['kv:kv-head'];
     if (got.error) {
       if (got.missing || isOwnCheck(got.error)) return got.missing ? null : thrown(ctx, probe, got.error);
+      // right with K/V heads one column wide, a crash with two: the index is not a whole number
+      if (split !== undefined && rightWithOneColumn) return { probe, step: 'kv-head', ...notFloored(`Your function throws here (${got.error.name}: ${got.error.message}) and is right with headDimensions = 1. `) };
       return { probe, step: 'kv-head', title: `Your function throws when numberOfKVHeads (${kv}) is less than numberOfHeads (${h})`, detail: `${got.error.name}: ${got.error.message}. ${pastTheEnd}` };
     }
     const [O] = got.outputs;
     const expected = ctx.lab.groupedQueryAttention(probe.Q, probe.K, probe.V, { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d });
-    if (close(O, expected, 1e-8)) return null;
+    if (close(O, expected, 1e-8)) { ctx.facts[`kv:${probeId}`] = true; return null; }
+    const meanOf = (c) => probe.V.reduce((sum, row) => sum + row[c], 0) / probe.V.length;
+    const unfloored = probe.Q.map(() => range(h).flatMap((i) => sliceOf(i).map(meanOf)));
+    if (split !== undefined && isMatrix(O, unfloored.length, unfloored[0].length) && close(O, unfloored, 1e-8)) {
+      return { probe, step: 'kv-head', expected: { label: 'output (every weight 1/T: head i averages V of K/V head ⌊i / group⌋)', matrix: expected }, actual: { label: 'your output', matrix: O }, ...notFloored('') };
+    }
     if (!isMatrix(O, probe.T, h * d)) {
       return { probe, step: 'kv-head', expected: { label: 'output', matrix: expected }, actual: null, title: `With numberOfKVHeads = ${kv} < numberOfHeads = ${h} your result is ${shapeOf(O)}; expected ${probe.T}×${h * d}`, detail: pastTheEnd };
     }
@@ -1249,6 +1265,8 @@ const GROUPED = {
     ...MULTI_HEAD.probes.filter((p) => p.id !== 'w-o' && p.id !== 'w-o-absent'),
     // six query heads, three K/V heads (group 2), four tokens: ⌊i / group⌋, ⌊i / numberOfKVHeads⌋ and i mod numberOfKVHeads all differ
     { ...spec({ id: 'kv-head', note: 'numberOfKVHeads = 3, Q = 0, so every weight is 1/T', Q: zeros(4, 6), K: K4x3, V: codedV(4, 3), numberOfHeads: 6, headDimensions: 1 }), numberOfKVHeads: 3 },
+    // K/V heads two columns wide: a head index i / group that is not rounded down slices across two heads
+    { ...spec({ id: 'kv-head-2', note: 'numberOfKVHeads = 2, Q = 0, so every weight is 1/T', Q: zeros(4, 8), K: K4x4, V: codedV(4, 4), numberOfHeads: 4, headDimensions: 2 }), numberOfKVHeads: 2 },
   ],
   checks: [
     checkAverage('zero-v'),
@@ -1260,6 +1278,7 @@ const GROUPED = {
     checkStructure('structure-3'),
     checkHeads('heads'),
     checkKVHead('kv-head'),
+    checkKVHead('kv-head-2'),
   ],
 };
 
@@ -1322,6 +1341,16 @@ function checkCache(probeId) {
         const overAll = S.map((row, q) => softmaxRow(row).map((w, k) => (k <= q ? w : 0)));
         if (!close(Ŵ, W, 1e-7) && close(Ŵ, overAll, 1e-7)) {
           return { probe, head: i, step: 'cache', expected: { label: `weights_${i} (keys 0 … t)`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ }, title: 'Your scores use every key of K, not the keys in the cache', detail: `Token t's softmax ran over all ${T} keys, the later tokens' too, and the weighted sum then used only the cached values, so each row sums to less than 1. Compute the scores against the cached keys only: they are the keys of tokens 0 … t.` };
+        }
+        // the right keys, but some weighed a whole number of times over: a key in the cache more than once
+        const copies = Ŵ.map((row, q) => row.slice(0, q + 1).map((w, k) => (w / W[q][k]) / (row[q] / W[q][q])));
+        const whole = copies.every((row) => row.every((m) => Number.isFinite(m) && m > 0.5 && Math.abs(m - Math.round(m)) < 1e-6));
+        const q = copies.findIndex((row) => row.some((m) => Math.round(m) > 1));
+        if (whole && q >= 0 && Ŵ.every((row) => Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-7)) {
+          const k = copies[q].findIndex((m) => Math.round(m) > 1);
+          const m = Math.round(copies[q][k]);
+          const twiceEach = copies.every((row, t2) => row.every((x, j) => Math.round(x) === (j < t2 ? 2 : 1)));
+          return { probe, head: i, step: 'cache', expected: { label: `weights_${i} (keys 0 … t, each once)`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ }, title: `When token ${q} attends, key ${k} is in your cache ${m === 2 ? 'twice' : `${m} times`}`, detail: `Token ${q} gives key ${k} ${m === 2 ? 'twice' : `${m} times`} the weight its score earns: a softmax over a cache that holds key ${k} ${m === 2 ? 'twice' : `${m} times`} (and its value as often).${twiceEach ? ' Every earlier key is there twice, the newest once: the token\'s key and value are appended before it attends and again after.' : ''} Append row t of K and V once, before token t attends.` };
         }
         continue;
       }
@@ -1444,6 +1473,20 @@ function checkRope(probeId) {
             const [ca, sa] = [at(r, a)[a], at(r, a)[b]];
             const inPlace = Math.abs(ca - Math.cos(theta)) < 1e-9 && Math.abs(sa - Math.cos(theta) * Math.sin(theta)) < 1e-9;
             const swapped = Math.abs(at(r, b)[b] + Math.cos(theta)) < 1e-9 || Math.abs(at(r, a)[a] + Math.cos(theta)) < 1e-9;
+            // e_a → (a'·, b'·) and e_b → (a'·, b'·): one line turns by +θ, the other by −θ
+            const is = (x, y) => Math.abs(x - y) < 1e-9;
+            const c = Math.cos(theta);
+            const s = Math.sin(theta);
+            const rightA = is(at(r, a)[a], c) && is(at(r, b)[a], -s);
+            const rightB = is(at(r, a)[b], s) && is(at(r, b)[b], c);
+            if (Math.abs(s) > 1e-6 && (rightA !== rightB) && is(at(r, a)[a], c) && is(at(r, b)[b], c)) {
+              const line = rightA ? `b' = b·cos θ − a·sin θ` : `a' = a·cos θ + b·sin θ`;
+              return {
+                ...base0, step: 'rotation',
+                title: `Pair ${i} (columns ${a} and ${b}) is not turned by a rotation: ${rightA ? `column ${b}` : `column ${a}`} has the wrong sign of sin θ`,
+                detail: `At position ${positions[r]} (θ = ${fmt(theta)}), column ${rightA ? a : b} comes out right but yours computes ${line}: one line turns by +θ, the other by −θ, which is no rotation (the lengths change). a' = a·cos θ − b·sin θ, b' = a·sin θ + b·cos θ.`,
+              };
+            }
             return {
               ...base0, step: 'rotation',
               title: `Pair ${i} (columns ${a} and ${b}) is not turned by a rotation at position ${positions[r]}`,
