@@ -1534,7 +1534,9 @@ function checkRope(probeId) {
     ];
     for (const [f, why] of positionsTried) {
       if (offset === 0 && /offset/.test(why) && !/starting at 1/.test(why)) continue; // offset 0 cannot tell these apart
-      if (fits(f)) return { ...base0, step: 'position', title: `Row ${first.r} turns as if at position ${fmt(first.phi / omega(first.i))}; expected position offset + r = ${first.p}`, detail: `Your angles fit ${why}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
+      if (!fits(f)) continue;
+      const onAngle = /added to the angle/.test(why);
+      return { ...base0, step: 'position', title: onAngle ? `Row ${first.r}: pair ${first.i} turns by ${fmt(first.phi)} rad = offset + r · base^(−2i/d); expected (offset + r) · base^(−2i/d) = ${fmt(first.theta)}` : `Row ${first.r} turns as if at position ${fmt(first.phi / omega(first.i))}; expected position offset + r = ${first.p}`, detail: `Your angles fit ${why}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
     }
     // positions read from the slowest pair (its angle stays below π), then every pair checked against them
     const slow = d / 2 - 1;
@@ -1801,7 +1803,9 @@ function firstDifferentRow(expected, actual) {
  */
 function walkthroughOf(f, table) {
   const p = f.probe;
-  const step = STEPS[f.step].walk;
+  // a challenge without W_O (05–08): its output is the concatenation (one head: the weighted sum), not the W_O page
+  const last = table.steps.includes('concat') ? 'concat' : 'context';
+  const step = STEPS[f.step].walk === 'output' && !table.steps.includes('w-o') ? last : STEPS[f.step].walk;
   if (table.function === 'rotaryEmbedding') {
     const call = p.basis ? callsOf(p)[f.column ?? 0] : p;
     const { base, offset } = p.options;
