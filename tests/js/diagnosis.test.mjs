@@ -3,6 +3,9 @@
 // or `// expect: none` for a right answer. Every wrong answer must also fail a fixed or an error
 // case (so the corpus holds real mistakes) and every right one pass them all. The error cases are
 // passed to locate() as the page passes them: when only they fail, the step is 'check'.
+// Below the first line, `// title: …`, `// detail: …`, `// probe: …` (the "Found by" line) and
+// `// link: …` (the walkthrough address, decoded) say what the learner must read there (a part of
+// the text), `// link-lacks: …` what the address must not hold: the wording is data, like the step.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';

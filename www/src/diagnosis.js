@@ -483,6 +483,9 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   const S = stepOf(t, `scores_${i}`).values;
   const s = fitScale(Ŵ, S, allowed);
   const expectedScale = stepOf(t, `scaled_${i}`).scalar;
+  if (s !== null && Math.abs(s) < 1e-9 && ctx.table.steps.includes('cache')) {
+    return { ...base, step: 'scores', title: `${capital(who)} are the same for every cached key: token t's scores do not change from key to key`, detail: `Each token spreads its weight evenly over the keys in its cache, so all of its scores are the same number. Token t's score against cached key j is q_t · k_j, its own query against each key in the cache: a score q_t · k_t (its own key, for every cached key) does this, and so would a scale of 0.` };
+  }
   if (s !== null && Math.abs(s) < 1e-9) {
     return { ...base, step: 'scores', title: `${capital(who)} are the same for every key: your scores do not change along a row`, detail: `Each query spreads its weight evenly over the keys it may see, so every score of row i is the same number. score[i][j] = q_i · k_j must use key j: a score q_i · k_i (key i for the whole row) does this, and so would a scale of 0.` };
   }
@@ -1674,7 +1677,7 @@ export const TABLES = {
   '02-multi-head-attention': { function: 'multiHeadAttention', ...MULTI_HEAD },
   '03-causal-mask': { function: 'dotProductAttention', dim: 'd_k', labels: ONE_HEAD_LABELS, ...CAUSAL },
   '04-learned-projections': { function: 'projectedSelfAttention', argNames: ['X', 'options'], ...PROJECTED },
-  '05-kv-cache': { function: 'decode', labels: { 'weighted-sum': 'the weighted sum of the cached values' }, ...KV_CACHE },
+  '05-kv-cache': { function: 'decode', labels: { scores: 'the scores q_t·k_j against the cached keys', 'weighted-sum': 'the weighted sum of the cached values' }, ...KV_CACHE },
   '06-grouped-query': { function: 'groupedQueryAttention', ...GROUPED },
   '07-rope': { function: 'rotaryEmbedding', ...ROPE },
   '08-sliding-window': { function: 'slidingWindowAttention', dim: 'd', labels: { ...ONE_HEAD_LABELS, scale: 'the scale 1/√d', mask: 'the sliding-window mask' }, ...SLIDING },
