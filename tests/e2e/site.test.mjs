@@ -617,6 +617,41 @@ describe('diagnosis: the first wrong step', () => {
     }
   });
 
+  test('challenges 05–08: the headline is the corpus file\'s, and the link opens the walkthrough in the challenge\'s own mode, settings and inputs', async () => {
+    const cases = [
+      // [challenge, corpus file, the mode radio, the settings the walkthrough must show, the page it opens on]
+      ['05', '05-append-after-attend.js', 'decoding', {}, /^Step 1 of \d+: Token 0: add K and V row 0 to the cache/],
+      ['06', '03-kv-head-modulo.js', 'grouped', { '#number-of-kv-heads': '3', '#number-of-heads': '6' }, /Slice Q, K and V into heads/],
+      ['07', '11-exponent-over-C.js', 'rope', { '#rope-offset': '2', '#rope-base': '100', '#number-of-heads': '2' }, /Head 0: rotate Q_0 and K_0 by position/],
+      ['08', '05-window-not-causal.js', 'window', { '#window': '2' }, /Head 0: softmax weights in a window of 2/],
+    ];
+    for (const [number, file, mode, settings, stepTitle] of cases) {
+      const { context, page, log, url } = await openPage(site);
+      const code = corpus(number, file);
+      await runCode(page, url, idOf(number), code);
+      const title = (await page.textContent('#diagnosis .located-title')).trim();
+      for (const [, expected] of code.matchAll(/^\/\/ title: (.+)$/gm)) assert.ok(title.includes(expected), `${number}/${file}: the headline “${title}” must contain “${expected}”`);
+      const link = new URL(await page.getAttribute('#located-walkthrough', 'href'), url(''));
+      await page.waitForLoadState('networkidle');
+      await page.click('#located-walkthrough');
+      await page.locator('#step-view h3').waitFor();
+      assert.ok(await page.isChecked(`input[name="mode"][value="${mode}"]`), `${number}/${file}: the walkthrough opens in the ${mode} mode`);
+      for (const [selector, value] of Object.entries(settings)) assert.equal(await page.inputValue(selector), value, `${number}/${file}: ${selector}`);
+      if (mode === 'window' || mode === 'decoding') assert.ok(await page.isChecked('#causal'), `${number}/${file}: causal`);
+      assert.match(await page.textContent('#step-counter'), stepTitle);
+      const shown = await page.$$eval('#editor-Q input', (inputs) => inputs.map((i) => Number(i.value)));
+      assert.deepEqual(shown, JSON.parse(link.searchParams.get('Q')).flat(), `${number}/${file}: the probe's Q`);
+      assert.equal(await page.textContent('#input-status'), '', `${number}/${file}: the link's inputs and settings are all used`);
+      if (mode === 'window') {
+        // T = 6, window 2, causal: 1 + 2·5 keys seen, the other 25 cells masked
+        assert.equal(await page.locator('#heatmap-0 td.masked').count(), 25);
+        await page.screenshot({ path: join(SCREENSHOTS, 'diagnosis-08-walkthrough-window.png') });
+      }
+      assert.deepEqual(log.errors.filter((e) => !e.includes('favicon')), []);
+      await context.close();
+    }
+  });
+
   test('a causal link opens the weights with the mask on; a bad link is refused with a message', async () => {
     const { context, page, url } = await openPage(site);
     await runCode(page, url, idOf('03'), corpus('03', '08-mask-after-softmax.js'));

@@ -3,6 +3,9 @@
 // or `// expect: none` for a right answer. Every wrong answer must also fail a fixed or an error
 // case (so the corpus holds real mistakes) and every right one pass them all. The error cases are
 // passed to locate() as the page passes them: when only they fail, the step is 'check'.
+// Below the first line, `// title: …`, `// detail: …`, `// probe: …` (the "Found by" line) and
+// `// link: …` (the walkthrough address, decoded) say what the learner must read there (a part of
+// the text), `// link-lacks: …` what the address must not hold: the wording is data, like the step.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -55,8 +58,16 @@ export function corpusOf(number) {
     const source = readFileSync(join(dir, file), 'utf8');
     const match = source.match(/^\/\/ expect: ([\w-]+)/);
     if (!match) throw new Error(`${number}/${file}: the first line must be "// expect: <step>" or "// expect: none"`);
-    return { file, source, expect: match[1] };
+    // what the learner reads, as data: `// title: …`, `// detail: …`, `// probe: …` (the "Found by"
+    // line), `// link: …` (the walkthrough address, decoded) must contain the text; `// link-lacks: …` must not
+    const reads = [...source.matchAll(/^\/\/ (title|detail|probe|link|link-lacks): (.+)$/gm)].map(([, field, text]) => ({ field, text }));
+    return { file, source, expect: match[1], reads };
   });
+}
+
+/** The located finding as the page shows it: headline, detail, "Found by" line and walkthrough address. */
+function readable(found) {
+  return { title: found.title, detail: found.detail, probe: found.foundBy, link: found.walkthrough ? decodeURIComponent(walkthroughHref(found.walkthrough)) : '(no link)' };
 }
 
 for (const number of readdirSync(CORPUS).sort()) {
@@ -89,6 +100,11 @@ for (const number of readdirSync(CORPUS).sort()) {
       assert.ok(found, 'expected a located step, got none');
       assert.equal(found.step, entry.expect, `located: ${found.step}: ${found.title} — ${found.detail}`);
       assert.ok(found.title && found.detail && found.stepLabel);
+      const shown = readable(found);
+      for (const { field, text } of entry.reads) {
+        if (field === 'link-lacks') assert.ok(!shown.link.includes(text), `the walkthrough link must not contain “${text}”: ${shown.link}`);
+        else assert.ok(shown[field].includes(text), `the ${field} must contain “${text}”; it is: ${shown[field]}`);
+      }
     });
   }
 }

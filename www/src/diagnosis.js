@@ -49,10 +49,10 @@ export const STEPS = {
   'w-o': { label: 'the output projection W_O', walk: 'output' },
   residual: { label: 'the output: nothing is added after the last step', walk: 'output' },
   // challenge 07 (rotary embedding): no attention, four steps of its own
-  pairs: { label: 'the pairs (x[i], x[i + d/2]) of each head', walk: null },
-  frequency: { label: 'the angle of pair i: base^(−2i/d) per position', walk: null },
-  position: { label: 'the position p = offset + r', walk: null },
-  rotation: { label: 'the rotation (a·cos θ − b·sin θ, a·sin θ + b·cos θ)', walk: null },
+  pairs: { label: 'the pairs (x[i], x[i + d/2]) of each head', walk: 'rotate' },
+  frequency: { label: 'the angle of pair i: base^(−2i/d) per position', walk: 'rotate' },
+  position: { label: 'the position p = offset + r', walk: 'rotate' },
+  rotation: { label: 'the rotation (a·cos θ − b·sin θ, a·sin θ + b·cos θ)', walk: 'rotate' },
 };
 const STEP_ORDER = Object.keys(STEPS);
 
@@ -264,6 +264,7 @@ function nameScale(s, d, C, T, dim = 'headDimensions', dv = d) {
   ];
   const candidates = all.filter(([, name]) => (C !== d || !name.includes('C')) && (T !== d || !name.includes('T')));
   const names = [...new Set(candidates.filter(([v]) => Math.abs(v - s) <= 1e-6 * Math.max(1, v)).map(([, name]) => name))];
+  if (names[0] === '1 (no scaling)') return names.join(', or ');
   return names.length ? `${fmt(s)} = ${names.join(', or ')}` : fmt(s);
 }
 
@@ -369,6 +370,27 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
       const alone = a === 1 && !ctx.facts.blends ? ' If your window test is right, look next at the weighted sum: output row p = V[p] alone also looks like this; it must be Σ_j w_pj · V[j].' : '';
       return { ...base, step: 'mask', title, detail: `Query p sees the keys p − window < j ≤ p: itself and the window − 1 keys before it (window 1: the token alone; no window: every key j ≤ p). Yours sees ${a >= T ? 'every earlier key' : `${a} key${a > 1 ? 's' : ''}`}${w === Infinity ? '' : ` where the window is ${w}`}: check the bounds of your window test (< or ≤, p − window or p − window + 1).${alone}`, cells: (x, y) => allowed[x][y] };
     }
+    // a window in the wrong place: which keys each query sees, against p − window < j ≤ p
+    if (w !== Infinity && seen.some((sq, k) => sq.length !== Math.min(k + 1, w) || sq.at(-1) !== k)) {
+      const same = (x, y) => x.length === y.length && x.every((k, n) => k === y[n]);
+      const span = (lo, hi) => range(T).filter((k) => k >= lo && k <= hi);
+      const want = (q) => span(q - w + 1, q);
+      const fitsAll = (f) => seen.every((sq, q) => same(sq, f(q)));
+      const q = Math.max(0, seen.findIndex((sq, k) => !same(sq, want(k))));
+      const sees = (sq) => (sq.length === 0 ? 'no key' : sq.length === 1 ? `only key ${sq[0]}${sq[0] === q ? ' (itself)' : ''}` : `keys ${sq[0]} … ${sq.at(-1)}`);
+      const told = `query ${q} sees ${sees(seen[q])}; with window = ${w} it sees ${sees(want(q))}`;
+      const rule = 'Query p sees the keys p − window < j ≤ p: itself and the window − 1 keys before it, never a later key.';
+      const cells = (x, y) => allowed[x][y];
+      if (fitsAll((k) => span(k - w + 1, k + w - 1))) {
+        return { ...base, step: 'mask', cells, title: `Your window is not causal: ${told}`, detail: `${rule} Yours keeps |p − j| < window, ${w - 1} key${w > 2 ? 's' : ''} on each side, so query ${q} also sees the later key${seen[q].filter((k) => k > q).length > 1 ? 's' : ''} ${seen[q].filter((k) => k > q).join(', ')}. Keep the causal bound j ≤ p as well as p − window < j.` };
+      }
+      if (fitsAll((k) => span(k, k + w - 1))) {
+        return { ...base, step: 'mask', cells, title: `Your window looks forward from the query: ${told}`, detail: `${rule} Yours keeps p ≤ j < p + window: the window is measured from the key (query p inside key j's last window positions) instead of back from the query. Count back from the query: p − window < j ≤ p.` };
+      }
+      if (fitsAll((k) => (k === 0 ? [0] : span(k - w, k - 1))) || fitsAll((k) => span(k - w, k - 1))) {
+        return { ...base, step: 'mask', cells, title: `Your window leaves out the query itself: ${told}`, detail: `${rule} Yours keeps p − window ≤ j < p: the window is shifted one key back, so query p gives weight to key p − window, outside the window, and none to itself. Use p − window < j ≤ p.` };
+      }
+    }
   }
   const rowSums = Ŵ.map((row) => row.reduce((a, b) => a + b, 0));
   const colSums = range(T).map((j) => Ŵ.reduce((a, row) => a + row[j], 0));
@@ -397,11 +419,14 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
         const effective = Math.log(Ŵ[q][k] / Ŵ[q][q]) + S[q][q];
         const unmasked = Ŵ.every((row, a) => row.every((w, b) => Math.abs(w - softmaxRow(S[a])[b]) < 1e-7));
         why = unmasked
-          ? 'Your weights equal the weights without any mask: the mask is not applied. Set every scaled score with key j > query i to −Infinity before the softmax.'
+          ? `Your weights equal the weights without any mask: the mask is not applied. Set every scaled score ${windowed ? 'outside p − window < j ≤ p' : 'with key j > query i'} to −Infinity before the softmax.`
           : Math.abs(effective) < 1e-6
             ? `The masked keys still get weight: they behave like a score of 0 (for query ${q}, key ${k}), and e⁰ = 1. Use −Infinity, so that e^(−∞) = 0.`
-            : `For query ${q}, key ${k} ${k > q ? `> ${q}` : '(outside the window: query p sees only p − window < j ≤ p)'} gets weight ${fmt(Ŵ[q][k])}; with −Infinity before the softmax it gets exactly 0.`;
-      } else why = `Keys after the query get weight (for example query ${leaks[0][0]}, key ${leaks[0][1]}: ${fmt(Ŵ[leaks[0][0]][leaks[0][1]])}). Mask the scaled scores with key j > query i (−Infinity) before the softmax.`;
+            : windowed
+              ? `For query ${q}, key ${k} (${k > q ? 'a later key; a sliding window is causal' : 'before the window'}: query p sees only p − window < j ≤ p${probe.window === undefined ? ', every key j ≤ p when no window is given' : ''}) gets weight ${fmt(Ŵ[q][k])}; with −Infinity before the softmax it gets exactly 0.`
+              : `For query ${q}, key ${k} > ${q} gets weight ${fmt(Ŵ[q][k])}; with −Infinity before the softmax it gets exactly 0.`;
+      } else if (windowed) why = `Keys outside the window get weight (for example query ${leaks[0][0]}, key ${leaks[0][1]}: ${fmt(Ŵ[leaks[0][0]][leaks[0][1]])}). Query p sees only p − window < j ≤ p: set every other scaled score to −Infinity before the softmax.`;
+      else why = `Keys after the query get weight (for example query ${leaks[0][0]}, key ${leaks[0][1]}: ${fmt(Ŵ[leaks[0][0]][leaks[0][1]])}). Mask the scaled scores with key j > query i (−Infinity) before the softmax.`;
       return { ...base, step: 'mask', title: `${capital(who)} give weight to keys the mask must hide`, detail: why, cells: (q, k) => !allowed[q][k] };
     }
     if (!rowsOk) {
@@ -458,6 +483,9 @@ function explainWeights(ctx, probe, t, i, Ŵ, { large = false } = {}) {
   const S = stepOf(t, `scores_${i}`).values;
   const s = fitScale(Ŵ, S, allowed);
   const expectedScale = stepOf(t, `scaled_${i}`).scalar;
+  if (s !== null && Math.abs(s) < 1e-9 && ctx.table.steps.includes('cache')) {
+    return { ...base, step: 'scores', title: `${capital(who)} are the same for every cached key: token t's scores do not change from key to key`, detail: `Each token spreads its weight evenly over the keys in its cache, so all of its scores are the same number. Token t's score against cached key j is q_t · k_j, its own query against each key in the cache: a score q_t · k_t (its own key, for every cached key) does this, and so would a scale of 0.` };
+  }
   if (s !== null && Math.abs(s) < 1e-9) {
     return { ...base, step: 'scores', title: `${capital(who)} are the same for every key: your scores do not change along a row`, detail: `Each query spreads its weight evenly over the keys it may see, so every score of row i is the same number. score[i][j] = q_i · k_j must use key j: a score q_i · k_i (key i for the whole row) does this, and so would a scale of 0.` };
   }
@@ -859,9 +887,11 @@ function checkOutputProjection(probeId, absentProbeId) {
 function describeProbe(p, table) {
   const parts = [`T = ${p.T}`];
   if (p.X) parts.push(`X ${shapeOf(p.X)}`);
-  if (table?.dim === 'd_k') parts.push(`d_k = ${p.headDimensions}`, ...(p.V[0].length !== p.headDimensions && !p.readout ? [`d_v = ${p.V[0].length}`] : []));
+  if (table?.dim === 'd') parts.push(`d = ${p.headDimensions}`);
+  else if (table?.dim === 'd_k') parts.push(`d_k = ${p.headDimensions}`, ...(p.V[0].length !== p.headDimensions && !p.readout ? [`d_v = ${p.V[0].length}`] : []));
   else parts.push(`numberOfHeads = ${p.numberOfHeads}`, `headDimensions = ${p.headDimensions}`);
-  if (table?.function !== 'decode') parts.push(p.causal === undefined ? (table?.function === 'dotProductAttention' ? 'no options' : null) : `{ causal: ${p.causal} }`);
+  // decode takes no causal option (it is causal by construction), slidingWindowAttention only { window }
+  if (table?.function !== 'decode' && table?.function !== 'slidingWindowAttention') parts.push(p.causal === undefined ? (table?.function === 'dotProductAttention' ? 'no options' : null) : `{ causal: ${p.causal} }`);
   if (p.note) parts.push(p.note);
   if (table?.function === 'projectedSelfAttention' && !p.X) parts.push('X = [I | 0] and W_Q, W_K, W_V holding Q, K, V, so that X·W_Q = Q');
   return parts.filter(Boolean).join(', ');
@@ -925,7 +955,7 @@ function checkAverage(probeId) {
       let withM;
       try { withM = referenceOutput(ctx, { ...probe, V: M }); } catch { continue; }
       if (alike(withM)) {
-        return { ...base, step: ctx.table.steps.includes('cache') ? 'cache' : 'weighted-sum', title: `Your weighted sum takes the rows of ${name}, not of V`, detail: `${lead} Yours is weights·${name}: the values ${ctx.table.steps.includes('cache') ? 'in the cache are the keys' : `are ${name}'s rows`}. Output row i is Σ_j w_ij · V[j].` };
+        return { ...base, step: ctx.table.steps.includes('cache') ? 'cache' : 'weighted-sum', title: ctx.table.steps.includes('cache') ? `Your cache's values are rows of ${name}: token t's weighted sum uses ${name}, not V` : `Your weighted sum takes the rows of ${name}, not of V`, detail: `${lead} Yours is weights·${name}: the values ${ctx.table.steps.includes('cache') ? 'in the cache are the keys' : `are ${name}'s rows`}. Output row i is Σ_j w_ij · V[j].` };
       }
     }
     if (O.every((row) => close([row], [O[0]], 1e-9))) {
@@ -1178,13 +1208,29 @@ function checkKVHead(probeId) {
     const want = range(h).map((i) => Math.floor(i / group));
     // right with numberOfKVHeads = numberOfHeads (the structure probes), broken here: a K/V head index past the end
     const pastTheEnd = `With numberOfKVHeads = numberOfHeads your heads are right (other probes show it); with numberOfHeads = ${h} and numberOfKVHeads = ${kv}, K and V have only ${kv} heads. Query head i reads K/V head ⌊i / group⌋ with group = ${group}: heads ${range(h).join(', ')} read ${want.join(', ')}. A K/V head index ≥ numberOfKVHeads (the query head's own index, for example) reads past the end of K and V.`;
+    // i / group not rounded down: slice() truncates its bounds, so head i reads columns ⌊i·d/group⌋ … ⌊(i/group + 1)·d⌋ − 1
+    // (right when headDimensions = 1: only a probe with headDimensions > 1 shows it)
+    const sliceOf = (i) => range(probe.K[0].length).filter((c) => c >= Math.trunc((i / group) * d) && c < Math.trunc((i / group + 1) * d));
+    const split = d > 1 ? range(h).find((i) => (i / group) % 1 !== 0) : undefined;
+    const notFloored = (lead) => ({
+      title: `Query head ${split} reads K/V head ${split} / ${group} = ${split / group}, not rounded down; expected ⌊${split} / ${group}⌋ = ${want[split]}`,
+      detail: `${lead}With headDimensions = ${d}, a K/V head index of ${split / group} slices columns ${Math.trunc((split / group) * d)} … ${Math.trunc((split / group + 1) * d) - 1} of K and V, across two K/V heads instead of the ${d} columns of one; a fractional index near the end slices past the last column. (slice() rounds its bounds down, so with headDimensions = 1 the index still lands on a whole head: your answer is right there.) Query head i reads K/V head Math.floor(i / group), group = numberOfHeads / numberOfKVHeads = ${group}: heads ${range(h).join(', ')} read ${want.join(', ')}.`,
+    });
+    const rightWithOneColumn = ctx.facts['kv:kv-head'];
     if (got.error) {
       if (got.missing || isOwnCheck(got.error)) return got.missing ? null : thrown(ctx, probe, got.error);
+      // right with K/V heads one column wide, a crash with two: the index is not a whole number
+      if (split !== undefined && rightWithOneColumn) return { probe, step: 'kv-head', ...notFloored(`Your function throws here (${got.error.name}: ${got.error.message}) and is right with headDimensions = 1. `) };
       return { probe, step: 'kv-head', title: `Your function throws when numberOfKVHeads (${kv}) is less than numberOfHeads (${h})`, detail: `${got.error.name}: ${got.error.message}. ${pastTheEnd}` };
     }
     const [O] = got.outputs;
     const expected = ctx.lab.groupedQueryAttention(probe.Q, probe.K, probe.V, { numberOfHeads: h, numberOfKVHeads: kv, headDimensions: d });
-    if (close(O, expected, 1e-8)) return null;
+    if (close(O, expected, 1e-8)) { ctx.facts[`kv:${probeId}`] = true; return null; }
+    const meanOf = (c) => probe.V.reduce((sum, row) => sum + row[c], 0) / probe.V.length;
+    const unfloored = probe.Q.map(() => range(h).flatMap((i) => sliceOf(i).map(meanOf)));
+    if (split !== undefined && isMatrix(O, unfloored.length, unfloored[0].length) && close(O, unfloored, 1e-8)) {
+      return { probe, step: 'kv-head', expected: { label: 'output (every weight 1/T: head i averages V of K/V head ⌊i / group⌋)', matrix: expected }, actual: { label: 'your output', matrix: O }, ...notFloored('') };
+    }
     if (!isMatrix(O, probe.T, h * d)) {
       return { probe, step: 'kv-head', expected: { label: 'output', matrix: expected }, actual: null, title: `With numberOfKVHeads = ${kv} < numberOfHeads = ${h} your result is ${shapeOf(O)}; expected ${probe.T}×${h * d}`, detail: pastTheEnd };
     }
@@ -1200,15 +1246,15 @@ function checkKVHead(probeId) {
     }
     const first = read.findIndex((k, i) => k !== want[i]);
     const formulas = [
-      [(i) => i % kv, `i mod numberOfKVHeads spreads neighbouring query heads over different K/V heads`],
-      [(i) => Math.floor(i / kv), `⌊i / numberOfKVHeads⌋ divides by the number of K/V heads (${kv}); divide by the group size numberOfHeads / numberOfKVHeads = ${group}`],
-      [(i) => kv - 1 - Math.floor(i / group), 'the groups are taken in reverse order'],
+      [(i) => i % kv, `i mod numberOfKVHeads: it spreads neighbouring query heads over different K/V heads, where each group of ${group} neighbours must share one. Use ⌊i / group⌋`],
+      [(i) => Math.floor(i / kv), `⌊i / numberOfKVHeads⌋: it divides by the number of K/V heads (${kv}); divide by the group size numberOfHeads / numberOfKVHeads = ${group}`],
+      [(i) => kv - 1 - Math.floor(i / group), `numberOfKVHeads − 1 − ⌊i / group⌋: the groups are taken in reverse order`],
     ];
     const named = formulas.find(([f, why]) => why && range(h).every((i) => read[i] === f(i)));
     return {
       ...base, step: 'kv-head',
       title: `Query head ${first} reads K/V head ${read[first]}; expected ⌊${first} / ${group}⌋ = ${want[first]}`,
-      detail: `With numberOfHeads = ${h} and numberOfKVHeads = ${kv}, group = numberOfHeads / numberOfKVHeads = ${group}: query heads ${range(h).join(', ')} must read K/V heads ${want.join(', ')} (each group of ${group} neighbouring query heads shares one); yours read ${read.join(', ')}.${named ? ` Your choice is ${named[1]}.` : ''}`,
+      detail: `With numberOfHeads = ${h} and numberOfKVHeads = ${kv}, group = numberOfHeads / numberOfKVHeads = ${group}: query heads ${range(h).join(', ')} must read K/V heads ${want.join(', ')} (each group of ${group} neighbouring query heads shares one); yours read ${read.join(', ')}.${named ? ` Yours is ${named[1]}.` : ''}`,
     };
   };
 }
@@ -1222,6 +1268,8 @@ const GROUPED = {
     ...MULTI_HEAD.probes.filter((p) => p.id !== 'w-o' && p.id !== 'w-o-absent'),
     // six query heads, three K/V heads (group 2), four tokens: ⌊i / group⌋, ⌊i / numberOfKVHeads⌋ and i mod numberOfKVHeads all differ
     { ...spec({ id: 'kv-head', note: 'numberOfKVHeads = 3, Q = 0, so every weight is 1/T', Q: zeros(4, 6), K: K4x3, V: codedV(4, 3), numberOfHeads: 6, headDimensions: 1 }), numberOfKVHeads: 3 },
+    // K/V heads two columns wide: a head index i / group that is not rounded down slices across two heads
+    { ...spec({ id: 'kv-head-2', note: 'numberOfKVHeads = 2, Q = 0, so every weight is 1/T', Q: zeros(4, 8), K: K4x4, V: codedV(4, 4), numberOfHeads: 4, headDimensions: 2 }), numberOfKVHeads: 2 },
   ],
   checks: [
     checkAverage('zero-v'),
@@ -1233,6 +1281,7 @@ const GROUPED = {
     checkStructure('structure-3'),
     checkHeads('heads'),
     checkKVHead('kv-head'),
+    checkKVHead('kv-head-2'),
   ],
 };
 
@@ -1295,6 +1344,16 @@ function checkCache(probeId) {
         const overAll = S.map((row, q) => softmaxRow(row).map((w, k) => (k <= q ? w : 0)));
         if (!close(Ŵ, W, 1e-7) && close(Ŵ, overAll, 1e-7)) {
           return { probe, head: i, step: 'cache', expected: { label: `weights_${i} (keys 0 … t)`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ }, title: 'Your scores use every key of K, not the keys in the cache', detail: `Token t's softmax ran over all ${T} keys, the later tokens' too, and the weighted sum then used only the cached values, so each row sums to less than 1. Compute the scores against the cached keys only: they are the keys of tokens 0 … t.` };
+        }
+        // the right keys, but some weighed a whole number of times over: a key in the cache more than once
+        const copies = Ŵ.map((row, q) => row.slice(0, q + 1).map((w, k) => (w / W[q][k]) / (row[q] / W[q][q])));
+        const whole = copies.every((row) => row.every((m) => Number.isFinite(m) && m > 0.5 && Math.abs(m - Math.round(m)) < 1e-6));
+        const q = copies.findIndex((row) => row.some((m) => Math.round(m) > 1));
+        if (whole && q >= 0 && Ŵ.every((row) => Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-7)) {
+          const k = copies[q].findIndex((m) => Math.round(m) > 1);
+          const m = Math.round(copies[q][k]);
+          const twiceEach = copies.every((row, t2) => row.every((x, j) => Math.round(x) === (j < t2 ? 2 : 1)));
+          return { probe, head: i, step: 'cache', expected: { label: `weights_${i} (keys 0 … t, each once)`, matrix: W }, actual: { label: `your weights_${i}`, matrix: Ŵ }, title: `When token ${q} attends, key ${k} is in your cache ${m === 2 ? 'twice' : `${m} times`}`, detail: `Token ${q} gives key ${k} ${m === 2 ? 'twice' : `${m} times`} the weight its score earns: a softmax over a cache that holds key ${k} ${m === 2 ? 'twice' : `${m} times`} (and its value as often).${twiceEach ? ' Every earlier key is there twice, the newest once: the token\'s key and value are appended before it attends and again after.' : ''} Append row t of K and V once, before token t attends.` };
         }
         continue;
       }
@@ -1363,7 +1422,7 @@ function checkRope(probeId) {
     if (got.outputs.every((O, k) => close(O, expected[k], 1e-9))) { ctx.facts[`rope:${probeId}`] = true; return null; }
     const map = ropeMap(probe, got.outputs);
     const bad = got.outputs.findIndex((O, k) => !close(O, expected[k], 1e-9));
-    const base0 = { probe, expected: { label: `output for X = 1 in column ${bad}`, matrix: expected[bad] }, actual: { label: 'your output', matrix: got.outputs[bad] } };
+    const base0 = { probe, column: bad, expected: { label: `output for X = 1 in column ${bad}`, matrix: expected[bad] }, actual: { label: 'your output', matrix: got.outputs[bad] } };
     const longer = got.outputs.find((O) => isMatrix(O, T, O?.[0]?.length) && O[0].length > C);
     if (!map && longer) {
       return { ...base0, actual: { label: 'your output', matrix: longer }, step: 'pairs', title: `Your rows come out ${longer[0].length} wide, not C = ${C}: a pair's second column lies past the end of the row`, detail: `Writing out[ib] with ib ≥ ${C} makes the row longer. Each head is rotated on its own: in head k, pair i is columns k·d + i and k·d + i + d/2, with d = headDimensions = ${d} (not half of the whole row).` };
@@ -1417,6 +1476,20 @@ function checkRope(probeId) {
             const [ca, sa] = [at(r, a)[a], at(r, a)[b]];
             const inPlace = Math.abs(ca - Math.cos(theta)) < 1e-9 && Math.abs(sa - Math.cos(theta) * Math.sin(theta)) < 1e-9;
             const swapped = Math.abs(at(r, b)[b] + Math.cos(theta)) < 1e-9 || Math.abs(at(r, a)[a] + Math.cos(theta)) < 1e-9;
+            // e_a → (a'·, b'·) and e_b → (a'·, b'·): one line turns by +θ, the other by −θ
+            const is = (x, y) => Math.abs(x - y) < 1e-9;
+            const c = Math.cos(theta);
+            const s = Math.sin(theta);
+            const rightA = is(at(r, a)[a], c) && is(at(r, b)[a], -s);
+            const rightB = is(at(r, a)[b], s) && is(at(r, b)[b], c);
+            if (Math.abs(s) > 1e-6 && (rightA !== rightB) && is(at(r, a)[a], c) && is(at(r, b)[b], c)) {
+              const line = rightA ? `b' = b·cos θ − a·sin θ` : `a' = a·cos θ + b·sin θ`;
+              return {
+                ...base0, step: 'rotation',
+                title: `Pair ${i} (columns ${a} and ${b}) is not turned by a rotation: ${rightA ? `column ${b}` : `column ${a}`} has the wrong sign of sin θ`,
+                detail: `At position ${positions[r]} (θ = ${fmt(theta)}), column ${rightA ? a : b} comes out right but yours computes ${line}: one line turns by +θ, the other by −θ, which is no rotation (the lengths change). a' = a·cos θ − b·sin θ, b' = a·sin θ + b·cos θ.`,
+              };
+            }
             return {
               ...base0, step: 'rotation',
               title: `Pair ${i} (columns ${a} and ${b}) is not turned by a rotation at position ${positions[r]}`,
@@ -1439,14 +1512,17 @@ function checkRope(probeId) {
     if (fits((x) => -x.theta)) {
       return { ...base0, step: 'rotation', title: 'Every pair turns the wrong way (by −θ)', detail: `Your rotation is (a·cos θ + b·sin θ, −a·sin θ + b·cos θ); ${said}. Turn by +θ: a' = a·cos θ − b·sin θ, b' = a·sin θ + b·cos θ.` };
     }
+    // on one head C = d: an exponent over C is right there and wrong with two heads (where −2i/C = −i/d)
+    const overC = [(x) => x.p * base ** ((-2 * x.i) / (h * d)), `base^(−2i/C), with C = numberOfHeads · headDimensions = ${h * d}: on one head (C = d) your angles are right, here they are not. The exponent divides by the width of a head, headDimensions = ${d}, not of the whole row`];
     const frequencies = [
-      [(x) => x.p * base ** (-x.i / d), 'base^(−i/d): the exponent is 2i/d'],
+      ...(h > 1 && ctx.facts['rope:rope-1h'] ? [overC] : []),
+      [(x) => x.p * base ** (-x.i / d), 'base^(−i/d): the exponent lacks its factor 2, it must be −2i/d'],
       [(x) => x.p * base ** ((2 * x.i) / d), 'base^(+2i/d): the exponent is negative, so later pairs turn more slowly'],
       [(x) => x.p * base ** ((-2 * (x.i + 1)) / d), 'base^(−2(i + 1)/d): pair 0 turns by one radian per position (i starts at 0)'],
-      [(x) => x.p * base ** ((-2 * x.i) / (h * d)), `base^(−2i/C), with C = ${h * d}: the exponent divides by headDimensions = ${d}`],
+      overC,
       [(x) => x.p * base ** ((-2 * (x.k * d / 2 + x.i)) / d), 'the pair index counted across heads: it restarts at 0 in every head, so every head turns by the same angles'],
       [(x) => x.p * base ** ((-2 * (x.k * d / 2 + x.i)) / (h * d)), 'the pair index and width of the whole row: every head turns by the same angles, with i counted inside the head and d = headDimensions'],
-      [(x) => x.p / base ** (x.i / d), 'base^(−i/d): the exponent is 2i/d'],
+      [(x) => x.p / base ** (x.i / d), 'base^(−i/d): the exponent lacks its factor 2, it must be −2i/d'],
       [(x) => x.p * (2 * x.i / d === 0 ? 1 : 1 / (base * (2 * x.i) / d)), '1 / (base · 2i/d): base is raised to the power −2i/d'],
     ];
     for (const [f, why] of frequencies) {
@@ -1461,7 +1537,9 @@ function checkRope(probeId) {
     ];
     for (const [f, why] of positionsTried) {
       if (offset === 0 && /offset/.test(why) && !/starting at 1/.test(why)) continue; // offset 0 cannot tell these apart
-      if (fits(f)) return { ...base0, step: 'position', title: `Row ${first.r} turns as if at position ${fmt(first.phi / omega(first.i))}; expected position offset + r = ${first.p}`, detail: `Your angles fit ${why}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
+      if (!fits(f)) continue;
+      const onAngle = /added to the angle/.test(why);
+      return { ...base0, step: 'position', title: onAngle ? `Row ${first.r}: pair ${first.i} turns by ${fmt(first.phi)} rad = offset + r · base^(−2i/d); expected (offset + r) · base^(−2i/d) = ${fmt(first.theta)}` : `Row ${first.r} turns as if at position ${fmt(first.phi / omega(first.i))}; expected position offset + r = ${first.p}`, detail: `Your angles fit ${why}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
     }
     // positions read from the slowest pair (its angle stays below π), then every pair checked against them
     const slow = d / 2 - 1;
@@ -1481,7 +1559,7 @@ function checkRope(probeId) {
         if (factor !== null) {
           return { ...base0, step: 'frequency', title: `Every angle is ${fmt(factor)} times p · base^(−2i/d)${Math.abs(factor - Math.PI / 180) < 1e-9 ? ' (π/180: degrees instead of radians)' : ''}`, detail: `Each pair turns by ${fmt(factor)} · p · base^(−2i/d). The factor sits either in the angle of each pair or in the position (the two cannot be told apart from the output): pair i turns by p · base^(−2i/d) radians, with p = offset + r, and Math.cos and Math.sin take radians.` };
         }
-        return { ...base0, step: 'position', title: `Row ${r} turns as if at position ${fmt(used[r])}; expected position offset + r = ${positions[r]}`, detail: `Every pair turns by (position) · base^(−2i/d) with your positions ${used.map(fmt).join(', ')} for rows ${range(T).join(', ')}${step1 ? ` (offset + r + ${fmt(shift)})` : ''}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
+        return { ...base0, step: 'position', title: `Row ${r} turns as if at position ${fmt(used[r])}; expected position offset + r = ${positions[r]}`, detail: `Every pair turns by (position) · base^(−2i/d) with your positions ${used.map(fmt).join(', ')} for rows ${range(T).join(', ')}${step1 ? (offset !== 0 && Math.abs(shift - offset) < 1e-6 ? ` (2·offset + r: the offset is added twice)` : ` (offset + r + ${fmt(shift)})`) : ''}. Row r of X is the token at position p = offset + r (options.offset = ${offset}).` };
       }
     }
     // at position 0 nothing turns, whatever the frequencies: a turn there is the rotation itself
@@ -1599,7 +1677,7 @@ export const TABLES = {
   '02-multi-head-attention': { function: 'multiHeadAttention', ...MULTI_HEAD },
   '03-causal-mask': { function: 'dotProductAttention', dim: 'd_k', labels: ONE_HEAD_LABELS, ...CAUSAL },
   '04-learned-projections': { function: 'projectedSelfAttention', argNames: ['X', 'options'], ...PROJECTED },
-  '05-kv-cache': { function: 'decode', labels: { 'weighted-sum': 'the weighted sum of the cached values' }, ...KV_CACHE },
+  '05-kv-cache': { function: 'decode', labels: { scores: 'the scores q_t·k_j against the cached keys', 'weighted-sum': 'the weighted sum of the cached values' }, ...KV_CACHE },
   '06-grouped-query': { function: 'groupedQueryAttention', ...GROUPED },
   '07-rope': { function: 'rotaryEmbedding', ...ROPE },
   '08-sliding-window': { function: 'slidingWindowAttention', dim: 'd', labels: { ...ONE_HEAD_LABELS, scale: 'the scale 1/√d', mask: 'the sliding-window mask' }, ...SLIDING },
@@ -1709,14 +1787,45 @@ function decorate(f, table) {
     expected: f.expected ?? null,
     actual: f.actual ?? null,
   };
-  // the walkthrough shows traceMultiHeadAttention: Q, K and V of the same shape
-  if (located && p && STEPS[f.step].walk && p.Q && p.V && !p.X && p.V[0].length === p.Q[0].length) {
-    result.walkthrough = {
-      Q: p.Q, K: p.K, V: p.V, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions,
-      causal: p.causal === true, W_O: p.W_O === 'absent' || isIdentity(p.W_O) ? null : p.W_O, step: STEPS[f.step].walk, head: f.head ?? 0,
-    };
-  }
+  if (located && p && STEPS[f.step].walk) result.walkthrough = walkthroughOf(f, table);
   return result;
+}
+
+/** The first row where two matrices differ (a token, in challenge 05), or 0. */
+function firstDifferentRow(expected, actual) {
+  if (!expected || !actual || !Array.isArray(actual)) return 0;
+  const r = expected.findIndex((row, k) => !close([actual[k]], [row], 1e-9));
+  return Math.max(0, r);
+}
+
+/**
+ * The walkthrough's inputs for a finding, in the challenge's own mode and settings: the window
+ * (08), the KV cache token by token (05), numberOfKVHeads (06), RoPE's base and offset with the
+ * probe's X as Q, K and V (07); plain (causal) multi-head attention otherwise. null when the probe
+ * cannot be shown there (a V wider than Q, the projections of challenge 04).
+ */
+function walkthroughOf(f, table) {
+  const p = f.probe;
+  // a challenge without W_O (05–08): its output is the concatenation (one head: the weighted sum), not the W_O page
+  const last = table.steps.includes('concat') ? 'concat' : 'context';
+  const step = STEPS[f.step].walk === 'output' && !table.steps.includes('w-o') ? last : STEPS[f.step].walk;
+  if (table.function === 'rotaryEmbedding') {
+    const call = p.basis ? callsOf(p)[f.column ?? 0] : p;
+    const { base, offset } = p.options;
+    return { mode: 'rope', Q: call.X, K: call.X, V: call.X, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions, causal: false, W_O: null, base, offset, step, head: f.column === undefined ? 0 : Math.floor(f.column / p.headDimensions) };
+  }
+  if (!p.Q || !p.V || p.X) return null;
+  const kvHeads = p.numberOfKVHeads ?? p.numberOfHeads;
+  const grouped = table.function === 'groupedQueryAttention';
+  if (p.V[0].length !== (grouped ? kvHeads * p.headDimensions : p.Q[0].length)) return null;
+  const w = {
+    Q: p.Q, K: p.K, V: p.V, numberOfHeads: p.numberOfHeads, headDimensions: p.headDimensions,
+    causal: p.causal === true || p.window !== undefined, W_O: p.W_O === 'absent' || isIdentity(p.W_O) ? null : p.W_O, step, head: f.head ?? 0,
+  };
+  if (table.function === 'decode') return { ...w, mode: 'decoding', W_O: null, step: 'token', head: 0, token: firstDifferentRow(f.expected?.matrix, f.actual?.matrix) };
+  if (grouped) return { ...w, mode: 'grouped', numberOfKVHeads: kvHeads, W_O: null };
+  if (table.function === 'slidingWindowAttention' && p.window !== undefined) return { ...w, mode: 'window', window: p.window };
+  return w;
 }
 
 const isIdentity = (M) => M.every((row, i) => row.every((x, j) => x === (i === j ? 1 : 0)));
@@ -1731,7 +1840,14 @@ export function walkthroughHref(w, base = './walkthrough.html') {
   params.set('headDimensions', String(w.headDimensions));
   if (w.causal) params.set('causal', '1');
   if (w.W_O) params.set('W_O', JSON.stringify(w.W_O));
+  // a modern mode and its settings (see the walkthrough's applyModeLink)
+  if (w.mode) params.set('mode', w.mode);
+  if (w.numberOfKVHeads !== undefined) params.set('numberOfKVHeads', String(w.numberOfKVHeads));
+  if (w.window !== undefined) params.set('window', String(w.window));
+  if (w.base !== undefined) params.set('base', String(w.base));
+  if (w.offset !== undefined) params.set('offset', String(w.offset));
   params.set('step', w.step);
-  if (w.head) params.set('head', String(w.head));
+  if (w.token !== undefined) params.set('token', String(w.token));
+  else if (w.head) params.set('head', String(w.head));
   return `${base}?${params}`;
 }

@@ -1,4 +1,6 @@
 // expect: cache
+// title: the cache is bypassed
+// link: mode=decoding&step=token&token=0
 // Attends over all of K and V instead of the cache.
 // Reference answer for challenge 05: decoding one token at a time with a KV cache.
 // Q, K and V are T×C with C = numberOfHeads · headDimensions: row t is what token t brings.

@@ -1,4 +1,6 @@
 // expect: cache
+// title: Each token attended only its own key
+// link: mode=decoding&step=token&token=1
 // The cache is replaced by the newest row instead of appended to.
 // Reference answer for challenge 05: decoding one token at a time with a KV cache.
 // Q, K and V are T×C with C = numberOfHeads · headDimensions: row t is what token t brings.

@@ -1,4 +1,6 @@
 // expect: cache
+// title: The new token's key was not in the cache when it attended
+// link: mode=decoding&step=token&token=0
 // Token t attends before its key and value join the cache.
 // Reference answer for challenge 05: decoding one token at a time with a KV cache.
 // Q, K and V are T×C with C = numberOfHeads · headDimensions: row t is what token t brings.

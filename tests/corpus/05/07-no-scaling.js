@@ -1,4 +1,6 @@
 // expect: scale
+// title: multiplied by 1 (no scaling)
+// link: mode=decoding&step=token
 // No scaling.
 // Reference answer for challenge 05: decoding one token at a time with a KV cache.
 // Q, K and V are T×C with C = numberOfHeads · headDimensions: row t is what token t brings.

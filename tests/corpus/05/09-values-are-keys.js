@@ -1,4 +1,6 @@
 // expect: cache
+// title: Your cache's values are rows of K
+// link: mode=decoding
 // The cache stores the key as the value too.
 // Reference answer for challenge 05: decoding one token at a time with a KV cache.
 // Q, K and V are T×C with C = numberOfHeads · headDimensions: row t is what token t brings.

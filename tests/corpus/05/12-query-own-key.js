@@ -1,4 +1,6 @@
 // expect: scores
+// title: are the same for every cached key
+// detail: Token t's score against cached key j is q_t · k_j
 // Every cached key is scored with the new token's own key (q_t · k_t).
 // Reference answer for challenge 05: decoding one token at a time with a KV cache.
 // Q, K and V are T×C with C = numberOfHeads · headDimensions: row t is what token t brings.

@@ -1,4 +1,5 @@
 // expect: scale
+// link: mode=decoding&step=token&token=1
 // Scaled by 1/√(number of cached keys) instead of 1/√headDimensions.
 // Reference answer for challenge 05: decoding one token at a time with a KV cache.
 // Q, K and V are T×C with C = numberOfHeads · headDimensions: row t is what token t brings.

@@ -1,4 +1,5 @@
 // expect: cache
+// link: mode=decoding
 // The cache appends V as the key and K as the value.
 // Reference answer for challenge 05: decoding one token at a time with a KV cache.
 // Q, K and V are T×C with C = numberOfHeads · headDimensions: row t is what token t brings.

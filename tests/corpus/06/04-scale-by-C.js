@@ -1,4 +1,5 @@
 // expect: scale
+// link: mode=grouped&numberOfKVHeads=2&step=scale
 // Scales by 1/√C instead of 1/√headDimensions.
 // Reference answer for challenge 06: grouped-query attention (and multi-query attention).
 // Q is T×C with C = numberOfHeads · headDimensions; K and V are T×C_kv with

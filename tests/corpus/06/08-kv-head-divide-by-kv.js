@@ -1,4 +1,6 @@
 // expect: kv-head
+// detail: Yours is ⌊i / numberOfKVHeads⌋
+// link: mode=grouped&numberOfKVHeads=3
 // K/V head ⌊i / numberOfKVHeads⌋ instead of ⌊i / group⌋.
 // Reference answer for challenge 06: grouped-query attention (and multi-query attention).
 // Q is T×C with C = numberOfHeads · headDimensions; K and V are T×C_kv with

@@ -1,4 +1,5 @@
 // expect: residual
+// link: mode=grouped&numberOfKVHeads=2&step=concat
 // Adds Q to the result.
 // Reference answer for challenge 06: grouped-query attention (and multi-query attention).
 // Q is T×C with C = numberOfHeads · headDimensions; K and V are T×C_kv with

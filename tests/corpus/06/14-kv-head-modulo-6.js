@@ -1,4 +1,6 @@
 // expect: kv-head
+// detail: Yours is i mod numberOfKVHeads
+// link: mode=grouped&numberOfKVHeads=3
 // K/V head i mod numberOfKVHeads (the catalogue's mistake, written with the remainder).
 // Reference answer for challenge 06: grouped-query attention (and multi-query attention).
 // Q is T×C with C = numberOfHeads · headDimensions; K and V are T×C_kv with

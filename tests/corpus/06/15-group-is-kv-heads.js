@@ -1,4 +1,5 @@
 // expect: kv-head
+// detail: Yours is ⌊i / numberOfKVHeads⌋
 // group taken as numberOfKVHeads instead of numberOfHeads / numberOfKVHeads.
 // Reference answer for challenge 06: grouped-query attention (and multi-query attention).
 // Q is T×C with C = numberOfHeads · headDimensions; K and V are T×C_kv with

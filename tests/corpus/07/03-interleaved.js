@@ -1,4 +1,6 @@
 // expect: pairs
+// title: Pair 0 is columns 0 and 1; in rotate-half it is columns 0 and d/2 = 3
+// link: mode=rope&base=100&offset=0&step=rotate
 // Neighbouring columns (2i, 2i + 1) as pairs: the RoFormer layout.
 // Reference answer for challenge 07: rotary position embedding (RoPE), rotate-half layout.
 // Each head's row at position p = offset + r is split into pairs (x[i], x[i + d/2]),

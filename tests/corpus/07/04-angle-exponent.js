@@ -1,4 +1,6 @@
 // expect: frequency
+// detail: lacks its factor 2
+// link: mode=rope&base=100&offset=0
 // Angle base^(−i/d) instead of base^(−2i/d).
 // Reference answer for challenge 07: rotary position embedding (RoPE), rotate-half layout.
 // Each head's row at position p = offset + r is split into pairs (x[i], x[i + d/2]),

@@ -1,4 +1,5 @@
 // expect: position
+// link: numberOfHeads=2&headDimensions=4&mode=rope&base=100&offset=2&step=rotate
 // Positions start at 0 whatever the offset.
 // Reference answer for challenge 07: rotary position embedding (RoPE), rotate-half layout.
 // Each head's row at position p = offset + r is split into pairs (x[i], x[i + d/2]),

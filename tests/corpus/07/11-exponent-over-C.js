@@ -1,4 +1,5 @@
 // expect: frequency
+// detail: base^(−2i/C), with C = numberOfHeads · headDimensions = 8
 // The exponent divides by C = numberOfHeads · headDimensions instead of headDimensions.
 // Reference answer for challenge 07: rotary position embedding (RoPE), rotate-half layout.
 // Each head's row at position p = offset + r is split into pairs (x[i], x[i + d/2]),

@@ -1,4 +1,5 @@
 // expect: position
+// title: = offset + r · base^(−2i/d); expected (offset + r) · base^(−2i/d)
 // The offset added to the angle instead of to the position.
 // Reference answer for challenge 07: rotary position embedding (RoPE), rotate-half layout.
 // Each head's row at position p = offset + r is split into pairs (x[i], x[i + d/2]),

@@ -1,4 +1,5 @@
 // expect: position
+// detail: the offset is added twice
 // The offset counted twice: position 2·offset + r.
 // Reference answer for challenge 07: rotary position embedding (RoPE), rotate-half layout.
 // Each head's row at position p = offset + r is split into pairs (x[i], x[i + d/2]),

@@ -1,4 +1,7 @@
 // expect: mask
+// title: The window is 1 key too wide
+// probe: (T = 6, d = 2, { window: 2 },
+// link: causal=1&mode=window&window=2&step=weights
 // Off by one: the query sees w + 1 keys (p − w ≤ j).
 // Reference answer for challenge 08: causal attention over a sliding window of w keys.
 // The query at position p sees the keys p − w < j ≤ p: itself and the w − 1 before it.

@@ -1,4 +1,6 @@
 // expect: mask
+// title: Your window leaves out the query itself: query 1 sees only key 0; with window = 2 it sees keys 0 … 1
+// link: mode=window&window=2&step=weights
 // The query hides itself: keys p − w ≤ j < p.
 // Reference answer for challenge 08: causal attention over a sliding window of w keys.
 // The query at position p sees the keys p − w < j ≤ p: itself and the w − 1 before it.

@@ -1,4 +1,7 @@
 // expect: mask
+// title: Your window is not causal: query 0 sees keys 0 … 1
+// detail: |p − j| < window
+// link: causal=1&mode=window&window=2&step=weights
 // Not causal: a window of w keys either side.
 // Reference answer for challenge 08: causal attention over a sliding window of w keys.
 // The query at position p sees the keys p − w < j ≤ p: itself and the w − 1 before it.

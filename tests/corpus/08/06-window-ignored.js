@@ -1,4 +1,6 @@
 // expect: mask
+// title: The window is not applied
+// link: mode=window&window=2
 // The window ignored: plain causal attention.
 // Reference answer for challenge 08: causal attention over a sliding window of w keys.
 // The query at position p sees the keys p − w < j ≤ p: itself and the w − 1 before it.

@@ -1,4 +1,6 @@
 // expect: scale
+// title: multiplied by 1 (no scaling); expected 1/√d = 1/√2
+// probe: d = 2
 // No scaling.
 // Reference answer for challenge 08: causal attention over a sliding window of w keys.
 // The query at position p sees the keys p − w < j ≤ p: itself and the w − 1 before it.

@@ -1,4 +1,6 @@
 // expect: mask
+// title: The window is 1 key too short
+// link: mode=window&window=2
 // The window one key too short: p − w + 1 < j.
 // Reference answer for challenge 08: causal attention over a sliding window of w keys.
 // The query at position p sees the keys p − w < j ≤ p: itself and the w − 1 before it.

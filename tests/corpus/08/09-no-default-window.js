@@ -1,4 +1,7 @@
 // expect: mask
+// probe: (T = 5, d = 2, no window (causal),
+// link: causal=1&step=weights
+// link-lacks: mode=
 // No default window: undefined in the comparison masks every key.
 // Reference answer for challenge 08: causal attention over a sliding window of w keys.
 // The query at position p sees the keys p − w < j ≤ p: itself and the w − 1 before it.

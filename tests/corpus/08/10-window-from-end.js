@@ -1,4 +1,6 @@
 // expect: mask
+// title: your window is the last 2 keys of the sequence
+// link: mode=window&window=2
 // The window anchored at the end of the sequence, not at each query.
 // Reference answer for challenge 08: causal attention over a sliding window of w keys.
 // The query at position p sees the keys p − w < j ≤ p: itself and the w − 1 before it.

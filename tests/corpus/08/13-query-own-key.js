@@ -1,4 +1,5 @@
 // expect: scores
+// link: mode=window&window=2&step=scores
 // Score q_p · k_p for the whole row p.
 // Reference answer for challenge 08: causal attention over a sliding window of w keys.
 // The query at position p sees the keys p − w < j ≤ p: itself and the w − 1 before it.

@@ -1,4 +1,5 @@
 // expect: weighted-sum
+// link: mode=window&window=2&step=context
 // Each output row is V[p] alone: the weighted sum reads row p of V for every key.
 // Reference answer for challenge 08: causal attention over a sliding window of w keys.
 // The query at position p sees the keys p − w < j ≤ p: itself and the w − 1 before it.
