@@ -1,7 +1,10 @@
 //! The backward pass of [`MultiHeadAttention`] in either precision, written once over
 //! [`LayerKernel`]: the forward's passes (`forward.rs`) in reverse, each differentiating one
 //! forward line (quoted above it). The loss is taken to be `Σ output ⊙ gradOutput` summed over
-//! the batch, so parameter gradients add up over items (each item's product, then added).
+//! the batch, so parameter gradients add up over items (each item's product, then added). With
+//! threads the items run on the pool, each into weight gradients of its own (each product's whole
+//! sum), added into the total in item order (the biases row by row): the additions, in the order,
+//! of one pass in order, so the same bits on any number of threads.
 //!
 //! f64 sums every product in the spec's order; f32 runs the SIMD kernels of [`crate::kernels`]
 //! (`gemm_packed` on packed panels) on what the f32 training forward kept: `A·Bᵀ` packs B

@@ -21,6 +21,10 @@
 //! evaluation mode keeps nothing (the inputs, Q, K, V, `concat` and the output, O(T·C), and the
 //! engine's one head and block); a forward that keeps (training, or any f64 forward, see
 //! [`LayerKernel::EVALUATION_KEEPS`]) holds every head's `T_q × T_k` weights.
+//!
+//! Threads: the batch items are independent, so without dropout (one generator draws through the
+//! items in order) and without returned weights they run on the pool's threads
+//! ([`crate::parallel::map`]), each with its own workspace; every item's bits are the same either way.
 
 use super::cache::{Held, KvCache, Store};
 use super::init::SplitMix64;
@@ -485,11 +489,6 @@ impl MultiHeadAttention {
     }
 }
 
-/// The engine's hook of a forward that keeps: every head's softmax weights are kept for
-/// `backward` and, in training with `p > 0`, pass 5's dropout is applied to them before the
-/// weighted sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the blocks come
-/// in row order), including the keys a causal block skips (masked: their weight is 0 either way);
-/// an entry is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0, 1/(1−p)}`.
 /// What every item of one `forward_batch` shares.
 struct ItemRun<'a, F: LayerKernel> {
     w: &'a Prepared<'a, F>,
@@ -512,6 +511,11 @@ struct ItemOutput<F> {
     cache: Option<ItemCache<F>>,
 }
 
+/// The engine's hook of a forward that keeps: every head's softmax weights are kept for
+/// `backward` and, in training with `p > 0`, pass 5's dropout is applied to them before the
+/// weighted sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the blocks come
+/// in row order), including the keys a causal block skips (masked: their weight is 0 either way);
+/// an entry is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0, 1/(1−p)}`.
 struct Keep<'a, F> {
     t_q: usize,
     t_k: usize,
