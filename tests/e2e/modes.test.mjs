@@ -196,7 +196,10 @@ describe('RoPE', () => {
     await goToStep(page, 'Head 0: rotate');
     for (const name of ['Q_0', 'Q_0_rot', 'K_0', 'K_0_rot']) assert.deepEqual(await valuesOf(page, `#trace-${name}`), stepOf(trace, name).values, name);
     assert.deepEqual(stepOf(trace, 'Q_0_rot').rotation, { base: 100, position: 5 });
-    assert.deepEqual(await page.$$eval('#trace-Q_0_rot tbody th', (ths) => ths.map((th) => th.textContent)), Q.map((_, t) => `t${t} at ${5 + t}`));
+    // a row keeps its position through the turn: the tables before and after name the same one
+    for (const name of ['Q_0', 'Q_0_rot', 'K_0', 'K_0_rot']) {
+      assert.deepEqual(await page.$$eval(`#trace-${name} tbody th`, (ths) => ths.map((th) => th.textContent)), Q.map((_, t) => `t${t} at ${5 + t}`), name);
+    }
     // the rotation is rotaryEmbedding's
     assert.deepEqual(await valuesOf(page, '#trace-Q_0_rot'), lab.rotaryEmbedding(Q.map((row) => row.slice(0, d)), { numberOfHeads: 1, headDimensions: d, base: 100, offset: 5 }));
     await goToStep(page, 'Head 0: scores');

@@ -538,9 +538,11 @@ function renderOutput() {
 
 function renderRotate(head) {
   const d = headDimensions();
-  const table = (name, role) => {
+  // a row's position is the same before and after the turn: both tables take it from the rotated step
+  const table = (name, role, rotated) => {
     const step = stepByName(name);
-    const position = (r) => step.rotation ? step.rotation.position + r : r;
+    const { rotation } = stepByName(rotated);
+    const position = (r) => (rotation ? rotation.position + r : r);
     return matrixTable(label(name), step.values, {
       id: `trace-${name}`, rowLabel: (r) => `t${r} at ${position(r)}`, cellStyle: role === 'Q' ? headCols(head) : kvCols(head),
     });
@@ -550,8 +552,8 @@ function renderRotate(head) {
   return [
     el('p', {}, `RoPE turns every pair of columns ${pairs} of a row like the hand of a clock. The row at position p turns pair j by the angle p · base^(−2j / headDimensions), with base = ${base} and headDimensions = ${d}: `
       + `pair 0 turns fastest (1 radian per position), later pairs slower. Row t is at position offset + t = ${position} + t (shown after "at"). A turn keeps each pair's length; only the direction changes.`),
-    equation(table(`Q_${head}`, 'Q'), op('rotate →'), table(`Q_${head}_rot`, 'Q')),
-    equation(table(`K_${head}`, 'K'), op('rotate →'), table(`K_${head}_rot`, 'K')),
+    equation(table(`Q_${head}`, 'Q', `Q_${head}_rot`), op('rotate →'), table(`Q_${head}_rot`, 'Q', `Q_${head}_rot`)),
+    equation(table(`K_${head}`, 'K', `K_${head}_rot`), op('rotate →'), table(`K_${head}_rot`, 'K', `K_${head}_rot`)),
     el('p', { class: 'hint' }, 'At position 0 nothing turns, so with offset 0 the first row is unchanged. V is not rotated.'),
   ];
 }
