@@ -9,7 +9,7 @@
 //     modules and native code), kill and abort (other processes, and the command itself),
 //     loadEnvFile (a file read), and process.report is gone (a file written);
 //   - the environment is empty (session.mjs starts the worker with `env: {}`).
-// This is not a security boundary (README.md, "the terminal sandbox"): it keeps honest code honest.
+// This is not a security boundary (docs/terminal.md, "The terminal sandbox"): it keeps honest code honest.
 import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'node:module';
 
