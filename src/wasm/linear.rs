@@ -14,20 +14,7 @@ use crate::linear as core;
 use crate::matrix::Matrix;
 
 #[wasm_bindgen(typescript_custom_section)]
-const TYPESCRIPT: &str = r#"
-/**
- * The projection `X·W + b`: X is T×in (or [B, T, in] as a typed matrix), W is in×out (`[in, out]`,
- * so each column of W is one output feature), b has `out` entries (optional). Returns T×out in the
- * same form as X: number[][] and Float64Array are computed in f64 (each sum in increasing order of
- * the shared index, like `multiHeadAttention`), Float32Array in f32 with the SIMD kernel.
- *
- * @throws {TypeError} when X, W or b has the wrong type, or X and W are not the same kind.
- * @throws {RangeError} when W's rows do not match X's columns, b's length does not match W's columns, or a value is not finite.
- */
-export function linear(X: number[][], W: number[][], b?: number[] | Float64Array): number[][];
-export function linear(X: TypedMatrix<Float32Array>, W: TypedMatrix<Float32Array>, b?: Float32Array | number[]): TypedMatrix<Float32Array>;
-export function linear(X: TypedMatrix<Float64Array>, W: TypedMatrix<Float64Array>, b?: Float64Array | number[]): TypedMatrix<Float64Array>;
-"#;
+const TYPESCRIPT: &str = include_str!("types/linear.d.ts");
 
 /// `X·W + b` (see the TypeScript declaration): the arguments converted, then [`crate::linear::linear`].
 #[wasm_bindgen(js_name = linear, skip_typescript)]

@@ -1,7 +1,9 @@
 //! The JavaScript boundary: the only module that knows about wasm-bindgen.
 //!
 //! [`convert`] turns JS values into core types and core errors into JS errors (in one
-//! place); the other files hold the exports, one file per exported item.
+//! place); the other files hold the exports, one file per exported item. Their TypeScript
+//! declarations are `.d.ts` files in `types/` (one per export file), which each file hands to
+//! wasm-bindgen with `include_str!` in a `typescript_custom_section`: no TypeScript in Rust strings.
 
 pub mod attention;
 pub mod convert;

@@ -81,3 +81,18 @@ test('the head computation lives in src/engine only: no other module calls a sof
     }
   }
 });
+
+test('no TypeScript in Rust strings: each typescript_custom_section includes one src/wasm/types/*.d.ts, and each is included once', () => {
+  const TYPES = join(SRC, 'wasm/types');
+  const included = [];
+  for (const [name, text] of modules()) {
+    for (const [, value] of text.matchAll(/#\[wasm_bindgen\(typescript_custom_section\)\]\s*const \w+: &str = ([^;]+);/g)) {
+      const file = value.match(/^include_str!\("types\/([\w-]+\.d\.ts)"\)$/)?.[1];
+      assert.ok(file && name.startsWith('wasm::'), `${name}: a typescript_custom_section must be include_str!("types/<file>.d.ts") in src/wasm, not ${value.slice(0, 60)}`);
+      included.push(file);
+    }
+    // no declaration text in a string either (an `export function`/`interface` inside a Rust literal)
+    assert.doesNotMatch(text, /r#*"[^"]*\bexport (?:function|interface|type|class) /, `${name} holds TypeScript in a string`);
+  }
+  assert.deepEqual(included.sort(), readdirSync(TYPES).filter((f) => f.endsWith('.d.ts')).sort());
+});

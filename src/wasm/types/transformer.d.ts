@@ -1,0 +1,142 @@
+
+/** What `new Transformer(…)` takes. */
+export interface TransformerConfig {
+  /** V: tokens are integers 0 … vocabSize − 1. At least 2. */
+  vocabSize: number;
+  /** The longest sequence T the model takes (W_pos has this many rows). At least 2. */
+  contextLength: number;
+  /** C, the residual stream's width; a multiple of numHeads. */
+  embedDim: number;
+  /** h, the heads of each attention layer. headDim = embedDim / numHeads. */
+  numHeads: number;
+  /** The attention layers (blocks); 0 is a bigram model. */
+  numLayers: number;
+  /**
+   * How positions enter. `'shortformer'` (the default, fastest to form induction heads): W_pos[t] is added
+   * to every layer's query and key inputs, never to the residual stream or the values. `'learned'`: W_pos[t]
+   * added to the residual stream once, at the bottom (GPT-2). `'rope'`: each layer's rotary embedding of Q
+   * and K (base 10000; headDim must be even). `'none'`: only the causal mask.
+   */
+  positions?: "shortformer" | "learned" | "rope" | "none";
+  /** A GELU (tanh form) MLP of width 4C after each attention layer. Default false. */
+  mlp?: boolean;
+  /** Pre-LN blocks (LN before attention and MLP) and a final LN before W_U (ε = 1e-5). Default false. */
+  layerNorm?: boolean;
+  /** Biases b_Q, b_K, b_V, b_O in the attention layers. Default false. */
+  bias?: boolean;
+  /** Seed of the initial weights (SplitMix64), an integer 0 … 2^53 − 1 or a bigint. Default 0. */
+  seed?: number | bigint;
+  /** `'float32'` (default: the SIMD kernels, every core after initThreadPool) or `'float64'` (exact). */
+  dtype?: "float32" | "float64";
+}
+
+/** Tokens [B, T]: integers 0 … vocabSize − 1, 2 ≤ T ≤ contextLength. */
+export type TransformerTokens = number[][] | { data: Int32Array | Uint32Array | Uint16Array | Uint8Array; shape: [number, number] };
+
+/** A tensor as `getWeights` returns it (number[][] for matrices, number[] for vectors), or any
+ * Float32Array / Float64Array of its entries, row-major, for `setWeights`. */
+export type TransformerTensor = number[][] | number[] | Float32Array | Float64Array;
+
+/** One block's parameters, oriented [in, out] (the layer computes x·W + b). */
+export interface TransformerLayerWeights<T = TransformerTensor> {
+  W_Q: T; W_K: T; W_V: T; W_O: T;
+  b_Q?: T; b_K?: T; b_V?: T; b_O?: T;
+  /** With layerNorm: the gain and bias of the LN before attention. */
+  ln1_w?: T; ln1_b?: T;
+  /** With mlp and layerNorm: the LN before the MLP. */
+  ln2_w?: T; ln2_b?: T;
+  /** With mlp: W_in [C, 4C], b_in [4C], W_out [4C, C], b_out [C]. */
+  W_in?: T; b_in?: T; W_out?: T; b_out?: T;
+}
+
+/** Every parameter: W_E [V, C], W_pos [contextLength, C] (shortformer and learned), W_U [C, V]. */
+export interface TransformerWeights<T = TransformerTensor> {
+  W_E: T;
+  W_pos?: T;
+  W_U: T;
+  ln_final_w?: T;
+  ln_final_b?: T;
+  layers: TransformerLayerWeights<T>[];
+}
+
+/** `setWeights` takes any subset; `layers[l]` may be absent or partial. */
+export type TransformerWeightsUpdate = Partial<Omit<TransformerWeights, "layers">> & { layers?: (Partial<TransformerLayerWeights> | undefined | null)[] };
+
+/** A [..shape] tensor, row-major. */
+export interface TransformerTyped<A extends Float32Array | Float64Array> { data: A; shape: number[] }
+
+/** What `forward` returns. */
+export interface TransformerOutput<A extends Float32Array | Float64Array = Float32Array | Float64Array> {
+  /** [B, T, V], in the model's dtype. */
+  logits: TransformerTyped<A>;
+  /** The mean of `losses`. */
+  loss: number;
+  /** [B, T − 1]: the cross-entropy of predicting token t + 1 from tokens 0 … t (Float64Array). */
+  losses: TransformerTyped<Float64Array>;
+  /** With needWeights: per layer [B, h, T, T] (row t: query t's weights over keys 0 … t). */
+  weights?: TransformerTyped<A>[];
+}
+
+/** The scores of one head; each a mean over positions t ≥ 1 (see docs/api.md). */
+export interface HeadScore {
+  /** Mean weight on t − 1. */
+  previousToken: number;
+  /** Where token t occurred before: mean of the summed weight on s + 1 over every earlier occurrence s. */
+  induction: number;
+  /** Mean weight on position 0. */
+  firstToken: number;
+  /** Mean weight on t itself. */
+  self: number;
+}
+
+/** Weights, AdamW moments and step, as `getState` returns it (every tensor a flat typed array). */
+export interface TransformerState {
+  dtype: "float32" | "float64";
+  step: number;
+  weights: TransformerWeights<Float32Array | Float64Array>;
+  m: TransformerWeights<Float32Array | Float64Array>;
+  v: TransformerWeights<Float32Array | Float64Array>;
+}
+
+/** Options of `trainStep`: AdamW as PyTorch's `torch.optim.AdamW`. */
+export interface TrainStepOptions {
+  /** A finite number ≥ 0. */
+  learningRate: number;
+  /** Default [0.9, 0.999]. */
+  betas?: [number, number];
+  /** Default 1e-8. */
+  eps?: number;
+  /** Decoupled decay of every 2-D parameter (weights, embeddings), not of biases or LN. Default 0.01. */
+  weightDecay?: number;
+}
+
+/** What `repeatedTokens` returns. */
+export interface RepeatedTokens {
+  /** [B, 1 + 2·length]: token 0, then a period of distinct tokens repeated. */
+  tokens: number[][];
+  /** [B, T]: true where token t repeats the token one period back. */
+  repeated: boolean[][];
+  /** The period of each sequence, ⌈length/2⌉ … length. */
+  periods: number[];
+}
+
+export interface Transformer {
+  /** The logits, the losses, and with needWeights every layer's attention weights. headMask[l][i] = false ablates head i of layer l (its output is zeroed before W_O). */
+  forward(tokens: TransformerTokens, options?: { needWeights?: boolean; headMask?: boolean[][] }): TransformerOutput;
+  /** The loss and the gradient of every parameter (the keys of getWeights), at the current weights; nothing is updated. */
+  gradients(tokens: TransformerTokens): { loss: number; grads: TransformerWeights<number[][] | number[]> };
+  /** The loss at the current weights, then one AdamW step of every parameter. A refused call changes nothing. */
+  trainStep(tokens: TransformerTokens, options: TrainStepOptions): { loss: number; losses: TransformerTyped<Float64Array> };
+  /** Per layer, per head: the previous-token, induction, first-token and self scores on these tokens. */
+  headScores(tokens: TransformerTokens): HeadScore[][];
+  /** Copies of every parameter. */
+  getWeights(): TransformerWeights<number[][] | number[]>;
+  /** Replaces any subset of the parameters (the others keep theirs); the optimizer's moments and step are kept. */
+  setWeights(weights: TransformerWeightsUpdate): void;
+  /** Weights, moments and step (typed arrays: transferable with postMessage). */
+  getState(): TransformerState;
+  /** Restores what getState returned (of a model with the same config and dtype). */
+  setState(state: TransformerState): void;
+  /** The config, every option filled in. */
+  readonly config: Required<Omit<TransformerConfig, "seed">> & { seed: number | bigint };
+}
