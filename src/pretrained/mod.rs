@@ -4,4 +4,5 @@
 
 pub mod config;
 pub mod json;
+pub mod norm;
 pub mod safetensors;
