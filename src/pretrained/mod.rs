@@ -4,5 +4,6 @@
 
 pub mod config;
 pub mod json;
+pub mod model;
 pub mod norm;
 pub mod safetensors;
