@@ -101,3 +101,66 @@ fn f32_forward_agrees_with_the_oracle() {
     let worst = run::<f32>(1e-4);
     println!("f32: largest error against the oracle {worst:e}");
 }
+
+/// `config` with `key` set to `value` (or removed with `None`).
+fn with(config: &Json, key: &str, value: Option<Json>) -> Json {
+    let Json::Object(entries) = config else { panic!("a config object") };
+    let mut entries: Vec<(String, Json)> = entries.iter().filter(|(k, _)| k != key).cloned().collect();
+    if let Some(v) = value {
+        entries.push((key.to_string(), v));
+    }
+    Json::Object(entries)
+}
+
+fn refusal(config: &Json, bytes: &[u8]) -> String {
+    Pretrained::<f64>::load(config, bytes).map(|_| ()).unwrap_err().to_string()
+}
+
+#[test]
+fn bad_checkpoints_are_refused_by_name() {
+    let dir = fixtures("errors");
+    let read = |name: &str| {
+        let case = parse(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap()).unwrap();
+        (case.get("config").unwrap().clone(), std::fs::read(dir.join(format!("{name}.safetensors"))).unwrap())
+    };
+    let (gpt2, gpt2_bytes) = read("gpt2-prefixed-untied-bf16-buffers");
+    let (llama, llama_bytes) = read("llama-gqa-untied-f32");
+    // a tensor the config needs is missing (a deeper config), extra (a shallower one), misshapen
+    let deeper = refusal(&with(&gpt2, "n_layer", Some(Json::Number(4.0))), &gpt2_bytes);
+    assert_eq!(deeper, "TypeError: weights has no tensor \"transformer.h.3.ln_1.weight\" (expected shape [12]), which this gpt2 config needs");
+    let shallower = refusal(&with(&llama, "num_hidden_layers", Some(Json::Number(1.0))), &llama_bytes);
+    assert!(shallower.starts_with("TypeError: weights has a tensor \"model.layers.1.input_layernorm.weight\" that this llama config has no place for"), "{shallower}");
+    let narrower = refusal(&with(&llama, "intermediate_size", Some(Json::Number(10.0))), &llama_bytes);
+    assert_eq!(narrower, "RangeError: weights: tensor \"model.layers.0.mlp.gate_proj.weight\" has shape [12, 8]; expected [10, 8]");
+    let fewer_kv = refusal(&with(&llama, "num_key_value_heads", Some(Json::Number(1.0))), &llama_bytes);
+    assert_eq!(fewer_kv, "RangeError: weights: tensor \"model.layers.0.self_attn.k_proj.weight\" has shape [4, 8]; expected [2, 8]");
+    // an untied head missing; a model_type the package does not read; a config field missing
+    let (hub, hub_bytes) = read("gpt2-hub-tied-f32");
+    let untied = refusal(&with(&hub, "tie_word_embeddings", Some(Json::Bool(false))), &hub_bytes);
+    assert_eq!(untied, "TypeError: weights has no tensor \"lm_head.weight\" (expected shape [23, 8]), and config.tie_word_embeddings is false");
+    assert!(refusal(&with(&hub, "model_type", Some(Json::String("mistral".into()))), &hub_bytes).starts_with("RangeError: config.model_type is 'mistral'"));
+    assert!(refusal(&with(&hub, "n_positions", None), &hub_bytes).starts_with("TypeError: config.n_positions is missing"));
+    // the wrong architecture's file for the config
+    assert!(refusal(&llama, &hub_bytes).starts_with("TypeError: weights has no tensor \"model.embed_tokens.weight\" (expected shape [29, 8])"));
+    // a tensor stored as an integer type (same size, so the file stays well-formed)
+    let text = String::from_utf8_lossy(&hub_bytes[8..]).into_owned();
+    let at = 8 + text.find("\"dtype\":\"F32\"").unwrap() + "\"dtype\":\"".len();
+    let mut ints = hub_bytes.clone();
+    ints[at..at + 3].copy_from_slice(b"I32");
+    assert_eq!(refusal(&hub, &ints), "TypeError: weights (a .safetensors file): tensor \"wte.weight\" is stored as I32; expected F32, F16 or BF16");
+    // a non-finite weight (wte is the first tensor: its first value sits right after the header)
+    let n = u64::from_le_bytes(hub_bytes[..8].try_into().unwrap()) as usize;
+    let mut inf = hub_bytes.clone();
+    inf[8 + n..8 + n + 4].copy_from_slice(&f32::INFINITY.to_le_bytes());
+    assert_eq!(refusal(&hub, &inf), "RangeError: weights: tensor \"wte.weight\" entry 0 is Infinity; a checkpoint's weights must be finite");
+    // truncated file
+    assert!(refusal(&hub, &hub_bytes[..hub_bytes.len() - 2]).starts_with("RangeError: weights (a .safetensors file): tensor"));
+    // tokens: ≥ vocabSize, T beyond the positions, a bad length; the model keeps working after each
+    let mut model = Pretrained::<f64>::load(&hub, &hub_bytes).unwrap();
+    let err = |r: attention_lab::Result<_>| r.map(|_: attention_lab::pretrained::model::PretrainedOutput<f64>| ()).unwrap_err().to_string();
+    assert_eq!(err(model.forward(&[1, 23], 1, 2, false, false)), "RangeError: tokens[0][1] is 23; expected a token id below vocabSize = 23");
+    assert_eq!(err(model.forward(&[0; 17], 1, 17, false, false)), "RangeError: tokens has T = 17 per sequence; this model has 16 positions (max_position_embeddings / n_positions)");
+    assert!(err(model.forward(&[0; 5], 2, 3, false, false)).starts_with("RangeError: tokens has 5 entries"));
+    assert_eq!(model.generate_greedy(&[1; 12], 5).unwrap_err().to_string(), "RangeError: prompt (12 tokens) + maxNewTokens (5) = 17 exceeds the 16 positions this model has");
+    assert_eq!(model.forward(&[0; 16], 1, 16, false, false).unwrap().logits.len(), 16 * 23);
+}
