@@ -4,7 +4,9 @@
 //! oracle's answers (Node is required, as for the rest of `make test`).
 //!
 //! f64: logits, every layer's attention weights and every hidden state within 1e-10 of the
-//! oracle's, relative to max(|oracle|, 1); greedy generation gives the oracle's tokens.
+//! oracle's, relative to max(|oracle|, 1); greedy generation (through the KV cache) gives the oracle's
+//! tokens (the oracle recomputes the whole sequence each step); a cached forward, 4 tokens then one
+//! at a time, gives the full forward's logits, bit for bit.
 //! f32: the same within 1e-4 (f32 weights are stored exactly; the rounding is the f32 arithmetic's).
 
 #![cfg(not(target_arch = "wasm32"))]
@@ -54,7 +56,7 @@ fn agree<F: Real>(what: &str, got: &[F], want: &[f64], bound: f64) -> f64 {
     worst
 }
 
-fn run<F: LayerKernel>(bound: f64) -> f64 {
+fn run<F: LayerKernel>(bound: f64) -> (f64, f64) {
     let dir = fixtures(std::any::type_name::<F>());
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -62,13 +64,13 @@ fn run<F: LayerKernel>(bound: f64) -> f64 {
         .collect();
     names.sort();
     assert_eq!(names.len(), 7, "the fixtures script's cases");
-    let mut worst = 0f64;
+    let (mut worst, mut worst_cache) = (0f64, 0f64);
     for name in &names {
         let case = parse(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap()).unwrap();
         let bytes = std::fs::read(dir.join(format!("{name}.safetensors"))).unwrap();
         let mut model = Pretrained::<F>::load(case.get("config").unwrap(), &bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         let rows = list(case.get("tokens"));
-        let tokens: Vec<u32> = rows.iter().flat_map(|r| numbers(r)).map(|x| x as u32).collect();
+        let tokens: Vec<u32> = rows.iter().flat_map(numbers).map(|x| x as u32).collect();
         let (b, t) = (rows.len(), tokens.len() / rows.len());
         let out = model.forward(&tokens, b, t, true, true).unwrap();
         worst = worst.max(agree(&format!("{name} logits"), &out.logits, &numbers(case.get("logits").unwrap()), bound));
@@ -82,24 +84,34 @@ fn run<F: LayerKernel>(bound: f64) -> f64 {
         for (l, (p, w)) in weights.iter().zip(list(case.get("weights"))).enumerate() {
             worst = worst.max(agree(&format!("{name} weights[{l}]"), p, &numbers(w), bound));
         }
+        // the KV cache: the first sequence as 4 tokens, then one at a time, row for row the full forward
+        let v = model.config.vocab_size;
+        let mut caches = model.create_caches();
+        let mut cached = model.forward_cached(&tokens[..4], 1, 4, &mut caches, false, false).unwrap().logits;
+        for i in 4..t {
+            cached.extend(model.forward_cached(&tokens[i..i + 1], 1, 1, &mut caches, false, true).unwrap().logits);
+        }
+        assert_eq!(caches[0].length(), t);
+        worst_cache = worst_cache.max(agree(&format!("{name} cached logits"), &cached, &out.logits[..t * v].iter().map(|x| x.to_f64()).collect::<Vec<_>>(), bound));
+        assert!(cached == out.logits[..t * v], "{name}: the cached decode's logits are not the full forward's bits");
         let prompt: Vec<u32> = numbers(case.get("prompt").unwrap()).iter().map(|&x| x as u32).collect();
         let max_new = numbers(case.get("maxNewTokens").unwrap())[0] as usize;
         let greedy: Vec<u32> = numbers(case.get("greedy").unwrap()).iter().map(|&x| x as u32).collect();
         assert_eq!(model.generate_greedy(&prompt, max_new).unwrap(), greedy, "{name}: greedy tokens");
     }
-    worst
+    (worst, worst_cache)
 }
 
 #[test]
 fn f64_forward_agrees_with_the_oracle() {
-    let worst = run::<f64>(1e-10);
-    println!("f64: largest error against the oracle {worst:e}");
+    let (worst, cache) = run::<f64>(1e-10);
+    println!("f64: largest error against the oracle {worst:e}; the cached decode against the full forward {cache:e}");
 }
 
 #[test]
 fn f32_forward_agrees_with_the_oracle() {
-    let worst = run::<f32>(1e-4);
-    println!("f32: largest error against the oracle {worst:e}");
+    let (worst, cache) = run::<f32>(1e-4);
+    println!("f32: largest error against the oracle {worst:e}; the cached decode against the full forward {cache:e}");
 }
 
 /// `config` with `key` set to `value` (or removed with `None`).

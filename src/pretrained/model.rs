@@ -27,7 +27,7 @@ use super::norm::{gated, rms_norm};
 use super::safetensors::{self, shape_text, SafeTensors, TensorInfo};
 use crate::engine::{Batch, Rope};
 use crate::error::{AttentionError, Result};
-use crate::layer::{BatchOutput, Biases, ForwardOptions, LayerKernel, MultiHeadAttention, Weights};
+use crate::layer::{BatchOutput, Biases, ForwardOptions, KvCache, LayerKernel, MultiHeadAttention, Weights};
 use crate::limits::check_working_set;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
@@ -336,14 +336,18 @@ impl<F: LayerKernel> Pretrained<F> {
         }
     }
 
-    /// A RangeError unless `tokens` is `batch` sequences of `1 ≤ T ≤ max_positions` tokens `< V`.
-    pub fn check_tokens(&self, tokens: &[u32], batch: usize, t: usize) -> Result<()> {
+    /// A RangeError unless `tokens` is `batch` sequences of `t ≥ 1` tokens `< V` that fit in the
+    /// positions after the `start` already seen.
+    pub fn check_tokens(&self, tokens: &[u32], batch: usize, t: usize, start: usize) -> Result<()> {
         let (v, p) = (self.config.vocab_size, self.config.max_positions);
         if batch == 0 || t == 0 || tokens.len() != batch * t {
             return Err(AttentionError::range_error(format!("tokens has {} entries; expected B·T with B, T ≥ 1", tokens.len())));
         }
-        if t > p {
-            return Err(AttentionError::range_error(format!("tokens has T = {t} per sequence; this model has {p} positions (max_position_embeddings / n_positions)")));
+        if start + t > p {
+            let cached = if start > 0 { format!(" after the {start} cached") } else { String::new() };
+            return Err(AttentionError::range_error(format!(
+                "tokens has T = {t} per sequence{cached}; this model has {p} positions (max_position_embeddings / n_positions)"
+            )));
         }
         if let Some(i) = tokens.iter().position(|&x| x as usize >= v) {
             return Err(AttentionError::range_error(format!("tokens[{}][{}] is {}; expected a token id below vocabSize = {v}", i / t, i % t, tokens[i])));
@@ -353,16 +357,41 @@ impl<F: LayerKernel> Pretrained<F> {
 
     /// The forward of `batch` sequences of `t` tokens (see the module docs).
     pub fn forward(&mut self, tokens: &[u32], batch: usize, t: usize, need_weights: bool, need_hidden: bool) -> Result<PretrainedOutput<F>> {
-        self.check_tokens(tokens, batch, t)?;
+        self.pass(tokens, batch, t, None, need_weights, need_hidden)
+    }
+
+    /// One empty KV cache per layer, for [`Self::forward_cached`].
+    pub fn create_caches(&self) -> Vec<KvCache> {
+        self.blocks.iter().map(|b| b.attention.create_cache()).collect()
+    }
+
+    /// The forward of `t` new tokens per sequence after those `caches` hold (positions
+    /// `caches[0].length() …`), appending their keys and values: row for row the full forward's
+    /// answer. Weights are `[B, h, t, cached + t]`. On an error the caches are emptied.
+    pub fn forward_cached(&mut self, tokens: &[u32], batch: usize, t: usize, caches: &mut [KvCache], need_weights: bool, need_hidden: bool) -> Result<PretrainedOutput<F>> {
+        if caches.len() != self.blocks.len() {
+            return Err(AttentionError::State(format!("caches has {} entries; this model has {} layers: use its createCaches()", caches.len(), self.blocks.len())));
+        }
+        let result = self.pass(tokens, batch, t, Some(&mut *caches), need_weights, need_hidden);
+        if result.is_err() {
+            caches.iter_mut().for_each(KvCache::reset);
+        }
+        result
+    }
+
+    fn pass(&mut self, tokens: &[u32], batch: usize, t: usize, mut caches: Option<&mut [KvCache]>, need_weights: bool, need_hidden: bool) -> Result<PretrainedOutput<F>> {
+        let start = caches.as_ref().and_then(|c| c.first()).map_or(0, KvCache::length);
+        self.check_tokens(tokens, batch, t, start)?;
         let (c, v, ff, n) = (self.config.hidden_size, self.config.vocab_size, self.config.intermediate_size, batch * t);
         let layers = self.blocks.len();
-        let weights_size = if need_weights { layers * batch * self.config.num_heads * t * t } else { 0 };
+        let weights_size = if need_weights { layers * batch * self.config.num_heads * t * (start + t) } else { 0 };
         let hidden_size = if need_hidden { (layers + 1) * n * c } else { 0 };
         check_working_set((n * (4 * c + 3 * ff + v) + weights_size + hidden_size) as u128, || format!("this model's forward with B = {batch}, T = {t}"))?;
         let mut x: Vec<F> = tokens.iter().flat_map(|&tok| self.embed[tok as usize * c..(tok as usize + 1) * c].iter().copied()).collect();
         if let Some(pos) = &self.positions {
             for (i, row) in x.chunks_exact_mut(c).enumerate() {
-                ops::add_into(row, &pos[(i % t) * c..(i % t + 1) * c]);
+                let p = start + i % t;
+                ops::add_into(row, &pos[p * c..(p + 1) * c]);
             }
         }
         let mut hidden = need_hidden.then(Vec::new);
@@ -373,9 +402,11 @@ impl<F: LayerKernel> Pretrained<F> {
                 h.push(x.clone());
             }
             let a = self.norm(&self.blocks[l].norm1, &x);
-            let block = &mut self.blocks[l];
-            let BatchOutput { output, weights: w } =
-                block.attention.forward_batch(Batch::new(&a, batch, t, c), Batch::new(&a, batch, t, c), Batch::new(&a, batch, t, c), &options)?;
+            let attention = &mut self.blocks[l].attention;
+            let BatchOutput { output, weights: w } = match caches.as_deref_mut() {
+                Some(caches) => attention.forward_cached_batch(Batch::new(&a, batch, t, c), &mut caches[l], &options)?,
+                None => attention.forward_batch(Batch::new(&a, batch, t, c), Batch::new(&a, batch, t, c), Batch::new(&a, batch, t, c), &options)?,
+            };
             ops::add_into(&mut x, &output);
             if let (Some(all), Some(w)) = (weights.as_mut(), w) {
                 all.push(w);
@@ -402,10 +433,10 @@ impl<F: LayerKernel> Pretrained<F> {
         Ok(PretrainedOutput { logits, weights, hidden })
     }
 
-    /// Greedy decoding: the prompt and `max_new` tokens, each the argmax of the last row's logits
-    /// (the lowest id on ties). Each step runs the whole sequence again (the KV-cache decode is
-    /// the Transformer integration's).
-    pub fn generate_greedy(&mut self, prompt: &[u32], max_new: usize) -> Result<Vec<u32>> {
+    /// Decoding through the KV cache: the prompt runs once, then each new token is one cached
+    /// forward of a single token; `choose(logits of the last position)` picks it and
+    /// `on_token(id, index)` hears of it. Returns the prompt and the new tokens.
+    pub fn generate(&mut self, prompt: &[u32], max_new: usize, mut choose: impl FnMut(&[F]) -> u32, mut on_token: impl FnMut(u32, usize)) -> Result<Vec<u32>> {
         let total = prompt.len() + max_new;
         if total > self.config.max_positions {
             return Err(AttentionError::range_error(format!(
@@ -414,15 +445,30 @@ impl<F: LayerKernel> Pretrained<F> {
                 self.config.max_positions
             )));
         }
-        let mut ids = prompt.to_vec();
         let v = self.config.vocab_size;
-        for _ in 0..max_new {
-            let t = ids.len();
-            let out = self.forward(&ids, 1, t, false, false)?;
-            let last = &out.logits[(t - 1) * v..];
-            let best = (1..v).fold(0, |b, j| if last[j] > last[b] { j } else { b });
-            ids.push(best as u32);
+        let mut caches = self.create_caches();
+        let mut ids = prompt.to_vec();
+        let mut next: &[u32] = prompt;
+        let mut owned;
+        for index in 0..max_new {
+            let out = self.forward_cached(next, 1, next.len(), &mut caches, false, false)?;
+            let id = choose(&out.logits[out.logits.len() - v..]);
+            ids.push(id);
+            on_token(id, index);
+            owned = [id];
+            next = &owned;
         }
         Ok(ids)
     }
+
+    /// Greedy decoding through the KV cache: each new token is the argmax of the last position's
+    /// logits (the lowest id on ties, as torch.argmax).
+    pub fn generate_greedy(&mut self, prompt: &[u32], max_new: usize) -> Result<Vec<u32>> {
+        self.generate(prompt, max_new, argmax, |_, _| {})
+    }
+}
+
+/// The index of the largest entry (the first on ties).
+pub fn argmax<F: Real>(row: &[F]) -> u32 {
+    (1..row.len()).fold(0, |b, j| if row[j] > row[b] { j } else { b }) as u32
 }
