@@ -6,4 +6,5 @@ pub mod config;
 pub mod json;
 pub mod model;
 pub mod norm;
+pub mod sample;
 pub mod safetensors;
