@@ -176,3 +176,53 @@ fn bad_checkpoints_are_refused_by_name() {
     assert_eq!(model.generate_greedy(&[1; 12], 5).unwrap_err().to_string(), "RangeError: prompt (12 tokens) + maxNewTokens (5) = 17 exceeds the 16 positions this model has");
     assert_eq!(model.forward(&[0; 16], 1, 16, false, false).unwrap().logits.len(), 16 * 23);
 }
+
+/// `VmRSS` of this process in MB (Linux), for the load figures.
+fn resident_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb: f64 = status.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()).unwrap_or(f64::NAN);
+    kb / 1024.0
+}
+
+/// Figures on a GPT-2-small-shaped checkpoint (not a pass/fail test: speed and size targets belong to
+/// `make bench`). Write it with `node tests/pretrained/checkpoint.mjs gpt2-small <dir>`, then
+/// `PRETRAINED_GPT2_SMALL=<dir> cargo test --release --test pretrained -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn gpt2_small_figures() {
+    use std::time::Instant;
+    let Ok(dir) = std::env::var("PRETRAINED_GPT2_SMALL") else { panic!("set PRETRAINED_GPT2_SMALL to the checkpoint's folder") };
+    let dir = PathBuf::from(dir);
+    let config = parse(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
+    let before = resident_mb();
+    let started = Instant::now();
+    let copy = bytes.to_vec();
+    let copy_s = started.elapsed().as_secs_f64();
+    assert_eq!(copy.len(), bytes.len());
+    drop(copy);
+    let started = Instant::now();
+    let mut model = Pretrained::<f32>::load(&config, &bytes).unwrap();
+    let load_s = started.elapsed().as_secs_f64();
+    let loaded = resident_mb() - before;
+    let tokens: Vec<u32> = (0..128).map(|i| (i * 389 % 50257) as u32).collect();
+    let started = Instant::now();
+    let out = model.forward(&tokens, 1, 128, false, false).unwrap();
+    let forward_s = started.elapsed().as_secs_f64();
+    let mut caches = model.create_caches();
+    model.forward_cached(&tokens[..127], 1, 127, &mut caches, false, false).unwrap();
+    let started = Instant::now();
+    let step = model.forward_cached(&tokens[127..], 1, 1, &mut caches, false, false).unwrap();
+    let decode_s = started.elapsed().as_secs_f64();
+    assert!(step.logits[..] == out.logits[127 * 50257..]);
+    println!(
+        "file {:.1} MB; copy {:.3} s; load (parse, convert, ready) {:.3} s = {:.1}× the copy; resident after load +{loaded:.0} MB = {:.2}× the f32 weights; forward T = 128 {:.3} s; one token with 127 cached {:.4} s",
+        bytes.len() as f64 / 1e6,
+        copy_s,
+        load_s,
+        load_s / copy_s,
+        loaded / (bytes.len() as f64 / 1048576.0),
+        forward_s,
+        decode_s
+    );
+}

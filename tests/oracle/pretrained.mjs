@@ -115,7 +115,7 @@ const geluNew = (u) => 0.5 * u * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (u + 0.
 const silu = (u) => u / (1 + Math.exp(-u));
 
 /** Causal attention of one sequence: q (T × h·d), k, v (T × h_kv·d) → ctx (T × h·d) and P per head. */
-function attention(q, k, v, h, hKv, d) {
+export function attention(q, k, v, h, hKv, d) {
   const g = h / hKv, T = q.length;
   const ctx = q.map(() => new Array(h * d).fill(0));
   const P = [];
@@ -138,7 +138,7 @@ function attention(q, k, v, h, hKv, d) {
 }
 
 /** Rotate-half RoPE of each of `heads` heads of d columns, row t at position t. */
-function rope(X, heads, d, base) {
+export function rope(X, heads, d, base) {
   const half = d / 2;
   return X.map((row, p) => {
     const out = row.slice();
