@@ -28,9 +28,10 @@
 //              b = RMS(x; post_attention_layernorm, ε); x = x + (SiLU(b·Wgᵀ) ⊙ (b·Wuᵀ))·Wdᵀ (+ biases with mlp_bias)
 //              SiLU(u) = u / (1 + e^(−u))
 //   y = RMS(x; model.norm, ε);  logits = y·lm_headᵀ, or y·embed_tokensᵀ when tied (no lm_head.weight)
-// Outputs (as transformers' output_hidden_states / output_attentions, checked against
-// utils/generic.py's check_model_inputs, which drops the last layer's output and appends the normed
-// last_hidden_state): hidden = [x after the embeddings, x after block 0, …, x after block L−2,
+// Outputs (as transformers' output_hidden_states / output_attentions, checked against GPT2Model.forward
+// in modeling_gpt2.py — it appends hidden_states before each block, then ln_f's output after the loop —
+// and, for the newer models, utils/generic.py's check_model_inputs, which drops the last layer's output
+// and appends the normed last_hidden_state): hidden = [x after the embeddings, x after block 0, …, x after block L−2,
 // y = the final norm of x after block L−1] (L + 1 entries, [B, T, C]); weights = per layer P, [B, h, T, T].
 // Greedy generation: each step runs the whole sequence again (no cache) and appends the argmax of
 // the last row's logits (the lowest index on ties, as torch.argmax).
