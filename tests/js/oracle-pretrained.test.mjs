@@ -75,7 +75,7 @@ const GPT2_CASES = [
   { embd: 8, heads: 1, layers: 0, seed: 34 },
 ];
 
-test('GPT-2: the oracle is the package Transformer with GPT-2 weights (float64)', () => {
+test('GPT-2: the oracle is the package Transformer with GPT-2 weights (float64)', (t) => {
   let worst = 0;
   for (const options of GPT2_CASES) {
     const { config, weights } = gpt2Checkpoint(options);
@@ -96,10 +96,11 @@ test('GPT-2: the oracle is the package Transformer with GPT-2 weights (float64)'
       model.free();
     }
   }
+  t.diagnostic(`worst scaled error ${worst}`);
   assert.ok(worst <= TOL, `scaled error ${worst} > ${TOL}`);
 });
 
-test("Llama's attention: the oracle's RoPE and grouped heads are the package layer's (float64)", () => {
+test("Llama's attention: the oracle's RoPE and grouped heads are the package layer's (float64)", (t) => {
   let worst = 0;
   for (const options of [{ hidden: 8, heads: 4, kvHeads: 2, seed: 41 }, { hidden: 16, heads: 4, kvHeads: 1, ropeTheta: 500000, seed: 42 }, { hidden: 12, heads: 6, kvHeads: 6, ropeTheta: 100, attentionBias: true, seed: 43 }]) {
     const { config, weights } = llamaCheckpoint({ layers: 1, ...options });
@@ -107,14 +108,14 @@ test("Llama's attention: the oracle's RoPE and grouped heads are the package lay
     const p = 'model.layers.0.self_attn.';
     const T = 7;
     const x = Array.from({ length: T }, (_, t) => Array.from({ length: m.C }, (_, j) => Math.sin(1 + 3 * t + 0.7 * j)));
-    const t = (W) => W[0].map((_, j) => W.map((row) => row[j]));
+    const tr = (W) => W[0].map((_, j) => W.map((row) => row[j]));
     const bias = (n) => (m.has(p + `${n}_proj.bias`) ? m.get(p + `${n}_proj.bias`) : undefined);
     const linear = (n) => x.map((row) => m.get(p + `${n}_proj.weight`).map((w, i) => row.reduce((s, v, k) => s + v * w[k], 0) + (bias(n)?.[i] ?? 0)));
     const q = O.rope(linear('q'), m.h, m.d, m.base), k = O.rope(linear('k'), m.hKv, m.d, m.base);
     const { ctx, P } = O.attention(q, k, linear('v'), m.h, m.hKv, m.d);
     const layer = new lab.MultiHeadAttention({ embedDim: m.C, numHeads: m.h, numKVHeads: m.hKv, rope: { base: m.base }, bias: config.attention_bias });
     try {
-      const W = { W_Q: t(m.get(p + 'q_proj.weight')), W_K: t(m.get(p + 'k_proj.weight')), W_V: t(m.get(p + 'v_proj.weight')), W_O: Array.from({ length: m.C }, (_, i) => Array.from({ length: m.C }, (_, j) => (i === j ? 1 : 0))) };
+      const W = { W_Q: tr(m.get(p + 'q_proj.weight')), W_K: tr(m.get(p + 'k_proj.weight')), W_V: tr(m.get(p + 'v_proj.weight')), W_O: Array.from({ length: m.C }, (_, i) => Array.from({ length: m.C }, (_, j) => (i === j ? 1 : 0))) };
       if (config.attention_bias) Object.assign(W, { b_Q: bias('q'), b_K: bias('k'), b_V: bias('v'), b_O: new Array(m.C).fill(0) });
       layer.setWeights(W);
       const out = layer.forward(x, x, x, { causal: true, needWeights: true });
@@ -124,5 +125,6 @@ test("Llama's attention: the oracle's RoPE and grouped heads are the package lay
       layer.free();
     }
   }
+  t.diagnostic(`worst scaled error ${worst}`);
   assert.ok(worst <= TOL, `scaled error ${worst} > ${TOL}`);
 });
