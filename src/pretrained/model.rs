@@ -26,7 +26,7 @@ use super::json::Json;
 use super::norm::{gated, rms_norm};
 use super::safetensors::{self, shape_text, SafeTensors, TensorInfo};
 use crate::engine::{Batch, Rope};
-use crate::error::{AttentionError, Result};
+use crate::error::{integer_text, AttentionError, Result};
 use crate::layer::{BatchOutput, Biases, ForwardOptions, KvCache, LayerKernel, MultiHeadAttention, Weights};
 use crate::limits::check_working_set;
 use crate::mask::Mask;
@@ -137,6 +137,35 @@ fn expected(c: &PretrainedConfig) -> Vec<(String, Vec<usize>)> {
     list
 }
 
+/// What a wasm32 module can address in all: 4 GiB.
+pub const WASM_MEMORY_BYTES: u128 = 1 << 32;
+
+/// A RangeError, before anything is allocated, when the loaded model would not fit in wasm32's
+/// memory beside the file's bytes: its parameters in `F`, the attention layers' own f64 copy of
+/// their weights (and, in f32, their packed panels), and the file itself.
+pub fn check_memory<F: Real>(config: &PretrainedConfig, file_bytes: usize) -> Result<()> {
+    let shapes = expected(config);
+    let count = |keep: &dyn Fn(&str) -> bool| -> u128 { shapes.iter().filter(|(n, _)| keep(n)).map(|(_, s)| s.iter().map(|&d| d as u128).product::<u128>()).sum() };
+    let head = if config.tie_word_embeddings { 0 } else { config.vocab_size as u128 * config.hidden_size as u128 };
+    let parameters = count(&|_| true) + head;
+    let attention = count(&|n| n.contains("attn.c_attn.weight") || n.contains("attn.c_proj.weight") || n.contains("self_attn."));
+    let width = std::mem::size_of::<F>() as u128;
+    let needed = parameters * width + attention * (8 + if width == 4 { 4 } else { 0 }) + file_bytes as u128;
+    if needed > WASM_MEMORY_BYTES {
+        let mb = |b: u128| integer_text(b.div_ceil(1 << 20));
+        return Err(AttentionError::range_error(format!(
+            "this checkpoint needs about {} MB of memory ({} parameters as {}, the attention layers' copies and the file's {} MB), more than the {} MB a wasm32 module can address; load a smaller model{}",
+            mb(needed),
+            integer_text(parameters),
+            if width == 4 { "f32" } else { "f64" },
+            mb(file_bytes as u128),
+            mb(WASM_MEMORY_BYTES),
+            if width == 8 { " or use dtype 'float32'" } else { "" }
+        )));
+    }
+    Ok(())
+}
+
 /// The file's tensors by the names the loader asks for (GPT-2's `transformer.` prefix removed).
 struct Source<'a> {
     file: SafeTensors<'a>,
@@ -181,6 +210,7 @@ impl<F: LayerKernel> Pretrained<F> {
     /// Loads `weights` (the bytes of a model.safetensors) as `config` (a parsed config.json) says.
     pub fn load(config: &Json, weights: &[u8]) -> Result<Self> {
         let config = PretrainedConfig::from_json(config)?;
+        check_memory::<F>(&config, weights.len())?;
         let file = safetensors::parse(weights)?;
         let source = Self::check_tensors(&config, file)?;
         let (c, ff) = (config.hidden_size, config.intermediate_size);
