@@ -6,8 +6,8 @@
 //! max_position_embeddings = 2048, rms_norm_eps = 1e-6, rope_theta = 10000 or
 //! rope_parameters.rope_theta, rope_scaling = None, attention_bias = mlp_bias = False,
 //! hidden_act = "silu", tie_word_embeddings = False). What changes the computation and is not
-//! supported (a RoPE type other than the default, another activation, GPT-2's per-layer scaling or
-//! cross-attention) is refused by name rather than ignored.
+//! supported (a RoPE type other than the default, interleaved RoPE pairs, another activation, GPT-2's
+//! per-layer scaling or cross-attention) is refused by name rather than ignored.
 
 use super::json::Json;
 use crate::error::{number_text, AttentionError, Result};
@@ -165,6 +165,9 @@ impl PretrainedConfig {
     fn llama(f: &Fields) -> Result<Self> {
         let (c, h) = (f.count("hidden_size", None)?, f.count("num_attention_heads", None)?);
         f.only("hidden_act", &["silu"])?;
+        if f.flag("rope_interleaved", false)? {
+            return Err(AttentionError::range_error("config.rope_interleaved is true; only the rotate-half RoPE layout (Llama's) is supported".to_string()));
+        }
         // the RoPE type: rope_scaling (older configs) or rope_parameters (transformers v5)
         for key in ["rope_scaling", "rope_parameters"] {
             match f.present(key) {
@@ -290,6 +293,9 @@ mod tests {
             let got = config(&text).unwrap_err().to_string();
             assert!(got.starts_with(want), "{got}\n  expected to start with\n{want}");
         }
+        let interleaved = config(&LLAMA.replace(r#""hidden_act":"silu""#, r#""hidden_act":"silu","rope_interleaved":true"#)).unwrap_err().to_string();
+        assert_eq!(interleaved, "RangeError: config.rope_interleaved is true; only the rotate-half RoPE layout (Llama's) is supported");
+        assert!(config(&LLAMA.replace(r#""hidden_act":"silu""#, r#""hidden_act":"silu","rope_interleaved":false"#)).is_ok());
         let odd = config(&LLAMA.replace(r#""max_position_embeddings""#, r#""head_dim":32,"max_position_embeddings""#)).unwrap_err().to_string();
         assert!(odd.contains("head_dim = 32: the package's attention needs head_dim · heads = hidden size"), "{odd}");
     }
