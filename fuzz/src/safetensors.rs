@@ -11,8 +11,15 @@
 //! bytes lie in the data and are `numel · size(dtype)` long, no two tensors overlap, the tensors
 //! cover the data, and `read`/`read_transposed` return `numel` values for float dtypes and a
 //! `Type` error naming the tensor for the others.
+//!
+//! 3. the input as JSON text: the JSON reader and `PretrainedConfig::from_json` return a value or
+//!    an error, never panic; and `Pretrained::load` of a small GPT-2 / Llama config (its fields
+//!    drawn from the input) with every file above returns a model or a `Range`/`Type` error.
 
 use arbitrary::{Result, Unstructured};
+use attention_lab::pretrained::config::PretrainedConfig;
+use attention_lab::pretrained::json;
+use attention_lab::pretrained::model::Pretrained;
 use attention_lab::pretrained::safetensors::{parse, Dtype, SafeTensors};
 use attention_lab::AttentionError;
 
@@ -21,8 +28,39 @@ const NAMES: [&str; 15] = ["BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "I16", "U16
 /// The check (see the module docs).
 pub fn check(data: &[u8]) {
     invariants(data);
+    if let Ok(value) = json::parse(&String::from_utf8_lossy(data)) {
+        if let Err(e) = PretrainedConfig::from_json(&value) {
+            assert!(matches!(e, AttentionError::Range(_) | AttentionError::Type(_)), "a State error from the config: {e}");
+        }
+    }
     let mut u = Unstructured::new(data);
-    let _ = recipe(&mut u);
+    let config = small_config(&mut u).unwrap_or_else(|_| json::parse(r#"{"model_type":"gpt2","vocab_size":4,"n_embd":2,"n_layer":1,"n_head":1,"n_positions":2}"#).unwrap());
+    load(&config, data);
+    let _ = recipe(&mut u, &config);
+}
+
+/// A small config of either architecture, its sizes drawn from the input.
+fn small_config(u: &mut Unstructured) -> Result<json::Json> {
+    let (v, c, l, h) = (u.int_in_range(1..=6)?, 2 * u.int_in_range(1..=3)?, u.int_in_range(0..=2)?, u.int_in_range(1..=2)?);
+    let text = if u.arbitrary()? {
+        format!(r#"{{"model_type":"gpt2","vocab_size":{v},"n_embd":{c},"n_layer":{l},"n_head":{h},"n_positions":{}}}"#, u.int_in_range(1..=4)?)
+    } else {
+        format!(
+            r#"{{"model_type":"llama","vocab_size":{v},"hidden_size":{c},"intermediate_size":{},"num_hidden_layers":{l},"num_attention_heads":{h},"num_key_value_heads":{},"tie_word_embeddings":{},"attention_bias":{}}}"#,
+            u.int_in_range(1..=4)?,
+            u.int_in_range(1..=2)?,
+            u.arbitrary::<bool>()?,
+            u.arbitrary::<bool>()?
+        )
+    };
+    Ok(json::parse(&text).expect("a config written here"))
+}
+
+/// `Pretrained::load` never panics and refuses only with `Range` / `Type` errors.
+fn load(config: &json::Json, bytes: &[u8]) {
+    if let Err(e) = Pretrained::<f32>::load(config, bytes) {
+        assert!(matches!(e, AttentionError::Range(_) | AttentionError::Type(_)), "a State error from load: {e}");
+    }
 }
 
 fn expect_refusal(e: &AttentionError) {
@@ -68,18 +106,24 @@ fn invariants(bytes: &[u8]) -> Option<SafeTensors<'_>> {
     }
 }
 
-fn recipe(u: &mut Unstructured) -> Result<()> {
+fn recipe(u: &mut Unstructured, config: &json::Json) -> Result<()> {
     let count = u.int_in_range(0..=4)?;
-    let mut specs = Vec::new();
+    let mut specs: Vec<(String, &str, Vec<usize>, Vec<u8>)> = Vec::new();
+    let names = ["wte.weight", "wpe.weight", "h.0.ln_1.weight", "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"];
     for i in 0..count {
         let dtype = *u.choose(&NAMES)?;
         let rank = u.int_in_range(0..=3)?;
         let shape: Vec<usize> = (0..rank).map(|_| u.int_in_range(0..=3)).collect::<Result<_>>()?;
         let size = Dtype::parse(dtype).unwrap().size() * shape.iter().product::<usize>();
         let bytes: Vec<u8> = (0..size).map(|_| u.arbitrary()).collect::<Result<_>>()?;
-        specs.push((format!("t{i}.weight"), dtype, shape, bytes));
+        let name = if u.arbitrary()? { u.choose(&names)?.to_string() } else { format!("t{i}.weight") };
+        if specs.iter().any(|(n, ..)| *n == name) {
+            continue;
+        }
+        specs.push((name, dtype, shape, bytes));
     }
     // the data in a shuffled order of tensors
+    let count = specs.len();
     let mut order: Vec<usize> = (0..count).collect();
     for i in (1..order.len()).rev() {
         let j = u.int_in_range(0..=i)?;
@@ -118,6 +162,7 @@ fn recipe(u: &mut Unstructured) -> Result<()> {
             assert_eq!(st.bytes(t), &bytes[..]);
         }
     }
+    load(config, &file);
     // mutations
     for _ in 0..u.int_in_range(1..=4)? {
         if file.is_empty() {
@@ -134,6 +179,7 @@ fn recipe(u: &mut Unstructured) -> Result<()> {
             _ => file[at] = *u.choose(b"{}[]\",:0123456789- ")?,
         }
         invariants(&file);
+        load(config, &file);
     }
     Ok(())
 }
