@@ -180,10 +180,12 @@ fuzz-core:
 	@if rustup toolchain list | grep -q '^nightly'; then \
 	  command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked; \
 	  echo "cargo +nightly fuzz run core for $(FUZZ_SECONDS) s"; \
-	  cargo +nightly fuzz run core -- -max_total_time=$(FUZZ_SECONDS); \
+	  cargo +nightly fuzz run core -- -max_total_time=$(FUZZ_SECONDS) && \
+	  cargo +nightly fuzz run safetensors -- -max_total_time=$(FUZZ_SECONDS); \
 	else \
 	  echo "no nightly toolchain: running the core check from the stable driver for $(FUZZ_SECONDS) s"; \
-	  cd fuzz && cargo run --release --no-default-features --bin stable_driver -- --seconds $(FUZZ_SECONDS); \
+	  cd fuzz && cargo run --release --no-default-features --bin stable_driver -- --seconds $(FUZZ_SECONDS) && \
+	  cargo run --release --no-default-features --bin stable_driver -- --seconds $(FUZZ_SECONDS) --target safetensors; \
 	fi
 
 clean:

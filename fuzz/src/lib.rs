@@ -14,6 +14,8 @@
 //!    and from finite inputs return only finite outputs, weights and gradients; a failed call
 //!    leaves the layer working.
 
+pub mod safetensors;
+
 use arbitrary::{Result, Unstructured};
 use attention_lab::layer::{ForwardOptions, LayerConfig, MultiHeadAttention};
 use attention_lab::{

@@ -51,9 +51,14 @@ pub struct NormKept<F> {
     pub inv_std: Vec<F>,
 }
 
-/// Per row of `x (rows × n)`: `y = (x − μ)/√(σ² + ε) ⊙ w + b`, σ² the biased variance.
+/// Per row of `x (rows × n)`: `y = (x − μ)/√(σ² + ε) ⊙ w + b`, σ² the biased variance, ε = [`LAYER_NORM_EPS`].
 pub fn layer_norm<F: Real>(x: &[F], n: usize, w: &[F], b: &[F]) -> (Vec<F>, NormKept<F>) {
-    let (eps, width) = (F::from_f64(LAYER_NORM_EPS), F::from_usize(n));
+    layer_norm_eps(x, n, w, b, LAYER_NORM_EPS)
+}
+
+/// [`layer_norm`] with the given ε (a checkpoint's `layer_norm_epsilon`).
+pub fn layer_norm_eps<F: Real>(x: &[F], n: usize, w: &[F], b: &[F], eps: f64) -> (Vec<F>, NormKept<F>) {
+    let (eps, width) = (F::from_f64(eps), F::from_usize(n));
     let mut y = vec![F::ZERO; x.len()];
     let mut kept = NormKept { x_hat: vec![F::ZERO; x.len()], inv_std: Vec::with_capacity(x.len() / n) };
     for ((row, out), hat) in x.chunks_exact(n).zip(y.chunks_exact_mut(n)).zip(kept.x_hat.chunks_exact_mut(n)) {
