@@ -4,6 +4,7 @@
 //! place); the other files hold the exports, one file per exported item.
 
 pub mod attention;
+pub mod circuits;
 pub mod convert;
 pub mod grouped;
 pub mod layer;

@@ -140,8 +140,8 @@ export interface RepeatedTokens {
 }
 
 export interface Transformer {
-  /** The logits, the losses, and with needWeights every layer's attention weights. headMask[l][i] = false ablates head i of layer l (its output is zeroed before W_O). */
-  forward(tokens: TransformerTokens, options?: { needWeights?: boolean; headMask?: boolean[][] }): TransformerOutput;
+  /** The logits, the losses, and with needWeights every layer's attention weights. headMask[l][i] = false ablates head i of layer l (its output is zeroed before W_O); each pathMask entry removes one head's output from one input of one later head only (path ablation). */
+  forward(tokens: TransformerTokens, options?: { needWeights?: boolean; headMask?: boolean[][]; pathMask?: PathCut[] }): TransformerOutput;
   /** The loss and the gradient of every parameter (the keys of getWeights), at the current weights; nothing is updated. */
   gradients(tokens: TransformerTokens): { loss: number; grads: TransformerWeights<number[][] | number[]> };
   /** The loss at the current weights, then one AdamW step of every parameter. A refused call changes nothing. */
@@ -162,7 +162,7 @@ export interface Transformer {
 "#;
 
 const CONFIG_KEYS: &str = "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype";
-const FORWARD_KEYS: &str = "needWeights, headMask";
+const FORWARD_KEYS: &str = "needWeights, headMask, pathMask";
 const TRAIN_KEYS: &str = "learningRate, betas, eps, weightDecay";
 const TASK_KEYS: &str = "vocabSize, length, batch, seed";
 const STATE_KEYS: &str = "dtype, step, weights, m, v";
@@ -170,19 +170,19 @@ const LAYERS: &str = "layers";
 
 /// The model in its dtype. [`Model::with`] is the one place the dtype is matched.
 #[derive(Clone)]
-enum Model {
+pub(super) enum Model {
     F32(model::Transformer<f32>),
     F64(model::Transformer<f64>),
 }
 
 /// A body written once over the dtype.
-trait OnModel {
+pub(super) trait OnModel {
     type Out;
     fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
 }
 
 impl Model {
-    fn with<M: OnModel>(&mut self, body: M) -> Result<M::Out> {
+    pub(super) fn with<M: OnModel>(&mut self, body: M) -> Result<M::Out> {
         match self {
             Model::F32(m) => body.call(m),
             Model::F64(m) => body.call(m),
@@ -198,7 +198,7 @@ impl Model {
 }
 
 /// How a dtype's values go to JS.
-trait Typed: Real {
+pub(super) trait Typed: Real {
     fn typed(values: Vec<Self>) -> TypedValues;
 }
 
@@ -219,7 +219,7 @@ impl Typed for f64 {
 /// unembed, next-token cross-entropy. The model is written out as formulas in docs/api.md.
 #[wasm_bindgen(js_name = Transformer)]
 pub struct JsTransformer {
-    inner: Model,
+    pub(super) inner: Model,
 }
 
 #[wasm_bindgen(js_class = Transformer)]
@@ -320,8 +320,9 @@ impl JsTransformer {
                 let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
                 let need_weights = o.flag("needWeights")?;
                 let head_mask = read_head_mask(&o.raw("headMask")?, model.config())?;
+                let cuts = super::circuits::read_path_mask(&o.raw("pathMask")?, model.config())?;
                 let (b, t, v, h) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads);
-                let out = model.forward(&tokens, need_weights, head_mask.as_deref())?;
+                let out = model.forward_with_cuts(&tokens, need_weights, head_mask.as_deref(), &cuts)?;
                 let mut entries = vec![
                     ("logits", write_typed(&F::typed(out.logits), &[b, t, v])),
                     ("loss", JsValue::from(out.loss)),
