@@ -118,6 +118,8 @@ fn nested(values: &[f64], l: usize, h: usize) -> JsValue {
 
 #[wasm_bindgen(js_class = Transformer)]
 impl JsTransformer {
+    /// Q-, K- and V-composition of every head with every head of a later layer, `[l1][i][l2][j]` (NaN
+    /// where l1 ≥ l2), and the random baseline (see [`crate::model::circuits`]).
     #[wasm_bindgen(js_name = compositionScores, skip_typescript)]
     pub fn composition_scores(&mut self) -> std::result::Result<JsValue, JsValue> {
         struct Scores;
@@ -132,6 +134,8 @@ impl JsTransformer {
         js_result(|| self.inner.with(Scores))
     }
 
+    /// One head's OV, QK and positional QK circuits and its copying score. TypeError for a missing or
+    /// non-integer `layer` / `head`, RangeError for one the model lacks.
     #[wasm_bindgen(skip_typescript)]
     pub fn circuits(&mut self, options: JsValue) -> std::result::Result<JsValue, JsValue> {
         struct Circuits(usize, usize);

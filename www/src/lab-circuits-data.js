@@ -16,17 +16,20 @@ export function strongestK(scores) {
 }
 
 /**
- * The path-ablation matrix on a fixed batch: `cuts[i][j][k]` is the mean loss on the tokens `repeated`
- * marks (the next token is predictable by copying) with head (0, i)'s output removed from input
- * INPUTS[k] of head (1, j) only; `uncut` the same loss with nothing cut. `lossOf(output)` reads the
- * repeated-token loss of a forward's output. Only layers 1 → 2 (0 → 1 in the package's count).
+ * The path-ablation matrix on a fixed batch: `cuts[i][j][k]` is the mean loss on the repeated tokens
+ * (those whose value copying predicts) with head (0, i)'s output removed from input INPUTS[k] of head
+ * (1, j) only, and `cuts[i][h][k]` with it removed from that input of every layer-2 head at once (a
+ * model with several induction heads copies with any one of them, so one path alone may matter
+ * little); `uncut` the same loss with nothing cut. `lossOf(output)` reads the repeated-token loss of a
+ * forward's output. Only layers 1 → 2 (0 → 1 in the package's count).
  */
 export function pathAblation(m, tokens, lossOf, headMask) {
   const { numHeads: h, numLayers } = m.config;
   if (numLayers < 2) return null;
   const run = (pathMask) => lossOf(m.forward(tokens, headMask ? { headMask, pathMask } : { pathMask }));
   const uncut = run([]);
-  const cuts = Array.from({ length: h }, (_, i) => Array.from({ length: h }, (__, j) => INPUTS.map((input) => run([{ from: [0, i], to: [1, j], input }]))));
+  const into = (i, j, input) => (j < h ? [{ from: [0, i], to: [1, j], input }] : Array.from({ length: h }, (_, later) => ({ from: [0, i], to: [1, later], input })));
+  const cuts = Array.from({ length: h }, (_, i) => Array.from({ length: h + 1 }, (__, j) => INPUTS.map((input) => run(into(i, j, input)))));
   return { uncut, cuts };
 }
 

@@ -175,28 +175,29 @@ function headCircuits(c, labelOf, word) {
 
 function pathTable(p, h, word) {
   if (!p) return el('p', { class: 'hint' }, 'Path ablation needs two layers.');
-  const all = p.paths.cuts.flat(2);
-  const worst = Math.max(...all);
-  const span = Math.max(1e-9, worst - p.paths.uncut);
-  const head = [
-    el('tr', {}, el('th', { scope: 'col', rowspan: '2' }, el('span', { class: 'visually-hidden' }, 'layer 1 head')),
-      Array.from({ length: h }, (_, j) => el('th', { scope: 'colgroup', colspan: '3' }, `into L2 h${j}`))),
-    el('tr', {}, Array.from({ length: h }, () => INPUTS.map((input) => el('th', { scope: 'col' }, input[0].toUpperCase())))),
-  ];
-  const body = p.paths.cuts.map((row, i) => el('tr', {}, el('th', { scope: 'row' }, `L1 h${i}`), row.flatMap((inputs, j) => inputs.map((loss, k) => {
-    const background = heatColour((loss - p.paths.uncut) / span);
-    return el('td', {
-      class: `path-cell${loss === worst ? ' strongest' : ''}`, 'data-from': String(i), 'data-to': String(j), 'data-input': INPUTS[k], 'data-loss': String(loss),
-      style: { background, color: textColourFor(background) },
-      title: `cut layer 1 head ${i} → layer 2 head ${j}'s ${INPUTS[k]}: loss ${formatNumber(loss)} on the ${word} tokens (uncut ${formatNumber(p.paths.uncut)})`,
-    }, loss.toFixed(2));
-  }))));
+  const { uncut, cuts } = p.paths; // cuts[i][j][k]: from layer-1 head i into layer-2 head j (j = h: every one), input k
+  const worst = Math.max(...cuts.flat(2));
+  const span = Math.max(1e-9, worst - uncut);
+  // one row per (later head, input), one column per layer-1 head: narrow enough for a phone
+  const head = el('tr', {}, el('th', { scope: 'col' }, 'cut into'), cuts.map((_, i) => el('th', { scope: 'col' }, `from L1 h${i}`)));
+  const body = Array.from({ length: h + 1 }, (_, j) => INPUTS.map((input, k) => el('tr', { class: j === h && k === 0 ? 'every' : null },
+    el('th', { scope: 'row' }, `${j < h ? `L2 h${j}` : 'every L2 head'}: ${input}`),
+    cuts.map((row, i) => {
+      const loss = row[j][k];
+      const background = heatColour((loss - uncut) / span);
+      const target = j < h ? `layer 2 head ${j}'s ${input}` : `every layer-2 head's ${input}`;
+      return el('td', {
+        class: `path-cell${loss === worst ? ' strongest' : ''}`, 'data-from': String(i), 'data-to': j < h ? String(j) : 'every', 'data-input': input, 'data-loss': String(loss),
+        style: { background, color: textColourFor(background) },
+        title: `cut layer 1 head ${i} → ${target}: loss ${formatNumber(loss)} on the ${word} tokens (uncut ${formatNumber(uncut)})`,
+      }, loss.toFixed(2));
+    })))).flat();
   return el('div', {},
-    el('p', { class: 'hint', id: 'path-summary', 'data-uncut': String(p.paths.uncut), 'data-step': String(p.step) },
-      `Loss on the ${word} tokens of a fixed batch with one path cut, at step ${p.step}; uncut: ${formatNumber(p.paths.uncut)}. `,
-      `Each cell removes one layer-1 head's output from one input (Q, K or V) of one layer-2 head, and nothing else.`),
+    el('p', { class: 'hint', id: 'path-summary', 'data-uncut': String(uncut), 'data-step': String(p.step) },
+      `Loss on the ${word} tokens of a fixed batch with one path cut, at step ${p.step}; uncut: ${formatNumber(uncut)}. `,
+      'Each cell removes one layer-1 head\'s output from one input (query, key or value) of one layer-2 head (the last rows: of every layer-2 head at once), and nothing else.'),
     el('div', { class: 'matrix-wrap', role: 'region', 'aria-label': 'Path ablation', tabindex: '0' },
-      el('table', { class: 'composition paths', id: 'path-ablation' }, el('caption', {}, `Loss with each layer 1 → layer 2 path cut (Q: query, K: key, V: value)`),
+      el('table', { class: 'composition paths', id: 'path-ablation' }, el('caption', {}, 'Loss with each layer 1 → layer 2 path cut'),
         el('thead', {}, head), el('tbody', {}, body))));
 }
 

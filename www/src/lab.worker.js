@@ -37,7 +37,7 @@ let scoreSet; // the tokens headScores is measured on
 let scoreRepeated; // in the text task, which of scoreSet's tokens repeat (the copying test)
 let pending = [];
 let focus = null; // { layer, head } (0-based): the head the page shows large, and links to the walkthrough
-const PATHS_EVERY_MS = 2000; // while training, the path-ablation matrix (2·h² forwards) at most this often
+const PATHS_EVERY_MS = 4000; // while training, the path-ablation matrix (3·h·(h + 1) forwards) at most this often
 let paths = null; // { step, at, paths }: the last path-ablation matrix
 
 const batchSeed = (s) => (config.seed * 65537 + s + 1) % 2147483647;
