@@ -19,8 +19,10 @@
 //! differentiates. [`adamw`] is PyTorch's `torch.optim.AdamW`.
 
 pub mod adamw;
+pub mod circuits;
 pub mod data;
 pub mod ops;
+pub mod paths;
 pub mod scores;
 
 use crate::engine::{Batch, Rope};
@@ -33,6 +35,7 @@ use crate::matrix::Matrix;
 use crate::real::Real;
 use adamw::{AdamW, Moments};
 use ops::NormKept;
+use paths::{LayerInputs, PathCut};
 pub use scores::HeadScores;
 
 /// How the model knows where a token is.
@@ -430,7 +433,8 @@ impl<F: LayerKernel> Transformer<F> {
 
     /// The forward pass (steps 1–6), keeping what the backward needs. `head_mask[l][i] = false`
     /// zeroes head i's output before W_O (by zeroing W_O's rows for that head in a copy of the layer).
-    fn run(&mut self, tokens: &Tokens, training: bool, need_weights: bool, head_mask: Option<&[Vec<bool>]>) -> Result<Pass<F>> {
+    /// `cuts` are [`paths`]' cut paths (empty: the plain model).
+    fn run(&mut self, tokens: &Tokens, training: bool, need_weights: bool, head_mask: Option<&[Vec<bool>]>, cuts: &[PathCut]) -> Result<Pass<F>> {
         let (b, t, c, v) = (tokens.batch, tokens.t, self.config.embed_dim, self.config.vocab_size);
         let n = b * t;
         let per_layer_weights = if need_weights { b * self.config.num_heads * t * t } else { 0 };
@@ -448,6 +452,7 @@ impl<F: LayerKernel> Transformer<F> {
         let options = ForwardOptions { mask: Mask::causal(), need_weights, average_weights: false, training, batched: true };
         let mut blocks = Vec::with_capacity(self.config.num_layers);
         let mut weights = need_weights.then(Vec::new);
+        let mut written = Vec::new(); // what the cut paths' source heads wrote
         for l in 0..self.config.num_layers {
             // 2. a = LN1(x) or x
             let (a, ln1) = self.norm(Some(l), "ln1", &x);
@@ -458,10 +463,15 @@ impl<F: LayerKernel> Transformer<F> {
             };
             // 4. x = x + attention_l(q, k, v)
             let masked = head_mask.map(|m| &m[l]).filter(|m| m.iter().any(|&on| !on));
-            let layer = &mut self.attention[l];
-            let BatchOutput { output: out, weights: w } = match masked {
-                Some(mask) => ablated(layer, mask)?.forward_batch(batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
-                None => layer.forward_batch(batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
+            let BatchOutput { output: out, weights: w } = if cuts.iter().any(|cut| cut.from.0 == l || cut.to.0 == l) {
+                let inputs = LayerInputs { x: &x, a: &a, qk: &qk, positions: positions.as_deref(), batch: b, t, mask: masked.map(|m| m.as_slice()) };
+                self.attend_with_cuts(l, &inputs, &options, cuts, &mut written)?
+            } else {
+                let layer = &mut self.attention[l];
+                match masked {
+                    Some(mask) => ablated(layer, mask)?.forward_batch(batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
+                    None => layer.forward_batch(batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
+                }
             };
             ops::add_into(&mut x, &out);
             if let (Some(all), Some(w)) = (weights.as_mut(), w) {
@@ -508,10 +518,18 @@ impl<F: LayerKernel> Transformer<F> {
 
     /// Step 7 and the outputs of a forward pass (evaluation: no training state is touched).
     pub fn forward(&mut self, tokens: &Tokens, need_weights: bool, head_mask: Option<&[Vec<bool>]>) -> Result<ModelOutput<F>> {
+        self.forward_with_cuts(tokens, need_weights, head_mask, &[])
+    }
+
+    /// [`Self::forward`] with cut paths (see [`paths`]).
+    pub fn forward_with_cuts(&mut self, tokens: &Tokens, need_weights: bool, head_mask: Option<&[Vec<bool>]>, cuts: &[PathCut]) -> Result<ModelOutput<F>> {
         if let Some(mask) = head_mask {
             self.check_head_mask(mask)?;
         }
-        let pass = self.run(tokens, false, need_weights, head_mask)?;
+        for (k, cut) in cuts.iter().enumerate() {
+            self.config.check_path_cut(cut, &format!("options.pathMask[{k}]"))?;
+        }
+        let pass = self.run(tokens, false, need_weights, head_mask, cuts)?;
         let (losses, _) = ops::cross_entropy(&pass.logits, self.config.vocab_size, &tokens.targets(), None);
         let (loss, losses) = mean_loss(&losses, tokens);
         Ok(ModelOutput { logits: pass.logits, loss, losses, weights: pass.weights })
@@ -527,7 +545,7 @@ impl<F: LayerKernel> Transformer<F> {
     pub fn gradients(&mut self, tokens: &Tokens) -> Result<(f64, Vec<f64>, Vec<Vec<F>>)> {
         let (b, t, c, v) = (tokens.batch, tokens.t, self.config.embed_dim, self.config.vocab_size);
         let n = b * t;
-        let pass = self.run(tokens, true, false, None)?;
+        let pass = self.run(tokens, true, false, None, &[])?;
         // 7. loss = mean(−log softmax(logits)[next]): d logits = (softmax − onehot) / (B·(T − 1))
         let count = b * (t - 1);
         let (losses, d_logits) = ops::cross_entropy(&pass.logits, v, &tokens.targets(), Some(1.0 / count as f64));

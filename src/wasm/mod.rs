@@ -6,6 +6,7 @@
 //! wasm-bindgen with `include_str!` in a `typescript_custom_section`: no TypeScript in Rust strings.
 
 pub mod attention;
+pub mod circuits;
 pub mod convert;
 pub mod grouped;
 pub mod layer;

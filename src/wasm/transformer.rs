@@ -20,7 +20,7 @@ use crate::real::Real;
 const TYPESCRIPT: &str = include_str!("types/transformer.d.ts");
 
 const CONFIG_KEYS: &str = "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype";
-const FORWARD_KEYS: &str = "needWeights, headMask";
+const FORWARD_KEYS: &str = "needWeights, headMask, pathMask";
 const TRAIN_KEYS: &str = "learningRate, betas, eps, weightDecay";
 const TASK_KEYS: &str = "vocabSize, length, batch, seed";
 const STATE_KEYS: &str = "dtype, step, weights, m, v";
@@ -28,19 +28,19 @@ const LAYERS: &str = "layers";
 
 /// The model in its dtype. [`Model::with`] is the one place the dtype is matched.
 #[derive(Clone)]
-enum Model {
+pub(super) enum Model {
     F32(model::Transformer<f32>),
     F64(model::Transformer<f64>),
 }
 
 /// A body written once over the dtype.
-trait OnModel {
+pub(super) trait OnModel {
     type Out;
     fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
 }
 
 impl Model {
-    fn with<M: OnModel>(&mut self, body: M) -> Result<M::Out> {
+    pub(super) fn with<M: OnModel>(&mut self, body: M) -> Result<M::Out> {
         match self {
             Model::F32(m) => body.call(m),
             Model::F64(m) => body.call(m),
@@ -56,7 +56,7 @@ impl Model {
 }
 
 /// How a dtype's values go to JS.
-trait Typed: Real {
+pub(super) trait Typed: Real {
     fn typed(values: Vec<Self>) -> TypedValues;
 }
 
@@ -77,7 +77,7 @@ impl Typed for f64 {
 /// unembed, next-token cross-entropy. The model is written out as formulas in docs/api.md.
 #[wasm_bindgen(js_name = Transformer)]
 pub struct JsTransformer {
-    inner: Model,
+    pub(super) inner: Model,
 }
 
 #[wasm_bindgen(js_class = Transformer)]
@@ -178,8 +178,9 @@ impl JsTransformer {
                 let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
                 let need_weights = o.flag("needWeights")?;
                 let head_mask = read_head_mask(&o.raw("headMask")?, model.config())?;
+                let cuts = super::circuits::read_path_mask(&o.raw("pathMask")?, model.config())?;
                 let (b, t, v, h) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads);
-                let out = model.forward(&tokens, need_weights, head_mask.as_deref())?;
+                let out = model.forward_with_cuts(&tokens, need_weights, head_mask.as_deref(), &cuts)?;
                 let mut entries = vec![
                     ("logits", write_typed(&F::typed(out.logits), &[b, t, v])),
                     ("loss", JsValue::from(out.loss)),

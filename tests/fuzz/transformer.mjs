@@ -12,6 +12,7 @@ import * as G from './generate.mjs';
 import * as R from '../oracle/reference.mjs';
 import * as LR from '../oracle/layer.mjs';
 import * as O from '../oracle/transformer.mjs';
+import * as CO from '../oracle/circuits.mjs';
 import { Invalid } from '../oracle/reference.mjs';
 
 const typeError = (why) => new Invalid('TypeError', why);
@@ -25,6 +26,8 @@ const LAYER_KEYS = ['W_Q', 'W_K', 'W_V', 'W_O', 'b_Q', 'b_K', 'b_V', 'b_O', 'ln1
 /** Kinds of the config's keys for cases.mjs's mutateObject. */
 export const MODEL_CONFIG_KINDS = { vocabSize: 'count', contextLength: 'count', embedDim: 'count', numHeads: 'count', numLayers: 'count', positions: 'positions', mlp: 'flag', layerNorm: 'flag', bias: 'flag', seed: 'seed', dtype: 'dtype' };
 const FORWARD_KINDS = { needWeights: 'flag', headMask: 'mask' };
+const PATH_KINDS = { needWeights: 'flag', headMask: 'mask', pathMask: 'vector' };
+const CIRCUITS_KINDS = { layer: 'count', head: 'count' };
 const TRAIN_KINDS = { learningRate: 'rate', betas: 'vector', eps: 'rate', weightDecay: 'rate' };
 const TASK_KINDS = { vocabSize: 'count', length: 'count', batch: 'count', seed: 'seed' };
 const STATE_KINDS = { dtype: 'dtype', step: 'count', weights: 'matrix', m: 'matrix', v: 'matrix' };
@@ -151,9 +154,9 @@ export function readTokens(x, c) {
   return Array.from({ length: B }, (_, b) => values.slice(b * T, (b + 1) * T));
 }
 
-/** forward's options: { needWeights, headMask } (the counts checked against the config). */
+/** forward's options: { needWeights, headMask, pathMask } (the counts checked against the config). */
 function readForwardOptions(options, c) {
-  const o = LR.readObject(options, 'options', ['needWeights', 'headMask'], false) ?? {};
+  const o = LR.readObject(options, 'options', ['needWeights', 'headMask', 'pathMask'], false) ?? {};
   if (o.needWeights !== undefined && typeof o.needWeights !== 'boolean') throw typeError('options.needWeights is not a boolean');
   const raw = o.headMask;
   let headMask;
@@ -175,7 +178,53 @@ function readForwardOptions(options, c) {
       headMask.push(flags);
     }
   }
-  return { needWeights: o.needWeights ?? false, headMask };
+  return { needWeights: o.needWeights ?? false, headMask, pathMask: readPathMask(o.pathMask, c) };
+}
+
+/** An integer ≥ 0 (circuits' layer and head, a path's [layer, head]). */
+function readIndex(v, place) {
+  if (typeof v !== 'number') throw typeError(`${place} is not a number`);
+  if (!(v >= 0 && Number.isInteger(v) && v <= 2 ** 32 - 1)) throw rangeError(`${place} is not an integer ≥ 0`);
+  return v;
+}
+
+/** `[layer, head]` of a path. */
+function readHead(v, place) {
+  if (!Array.isArray(v)) throw typeError(`${place} is not an array`);
+  if (v.length !== 2) throw rangeError(`${place} has ${v.length} entries`);
+  return [readIndex(v[0], `${place}[0]`), readIndex(v[1], `${place}[1]`)];
+}
+
+/** forward's `options.pathMask` (docs/api.md): entries read in order, each { input, from, to } in that order, then checked against the config. */
+function readPathMask(raw, c) {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) throw typeError('options.pathMask is not an array');
+  return Array.from({ length: raw.length }, (_, k) => {
+    const place = `options.pathMask[${k}]`;
+    const o = LR.readObject(raw[k], place, ['from', 'to', 'input'], true);
+    if (!['query', 'key', 'value'].includes(o.input)) throw typeError(`${place}.input is not 'query', 'key' or 'value'`);
+    const cut = { input: o.input, from: readHead(o.from, `${place}.from`), to: readHead(o.to, `${place}.to`) };
+    for (const [l, i] of [cut.from, cut.to]) if (l >= c.numLayers || i >= c.numHeads) throw rangeError(`${place} names a head the model lacks`);
+    if (cut.from[0] >= cut.to[0]) throw rangeError(`${place}.from is not in an earlier layer than to`);
+    return cut;
+  });
+}
+
+/** circuits' options { layer, head }, checked against the config. */
+function readCircuitsOptions(options, c) {
+  const o = LR.readObject(options, 'options', ['layer', 'head'], true);
+  const layer = readIndex(o.layer, 'options.layer');
+  const head = readIndex(o.head, 'options.head');
+  if (layer >= c.numLayers || head >= c.numHeads) throw rangeError('options names a head the model lacks');
+  return { layer, head };
+}
+
+const baselines = new Map();
+/** The oracle's baseline for (C, d_head), computed once. */
+function baselineOf(C, d) {
+  const key = `${C},${d}`;
+  if (!baselines.has(key)) baselines.set(key, CO.baseline(C, d));
+  return baselines.get(key);
 }
 
 /** trainStep's options, or throws Invalid. */
@@ -727,6 +776,90 @@ export const MODEL_EXPORTS = [
     },
     compare(actual, { expected }) {
       return JSON.stringify(actual) === JSON.stringify(expected) ? null : 'repeatedTokens differs from the documented algorithm';
+    },
+  },
+];
+
+/**
+ * Issue 32's exports (compositionScores, circuits, forward's pathMask), in a table of their own so that
+ * MODEL_EXPORTS' seeded case streams stay as they were (tests/js/fuzz.test.mjs runs both).
+ */
+export const CIRCUITS_EXPORTS = [
+  {
+    name: 'Transformer compositionScores + circuits + forward pathMask',
+    requires: (pkg) => typeof pkg.Transformer === 'function' && typeof pkg.Transformer.prototype.circuits === 'function',
+    matrixArgs: [1],
+    objects: { 0: MODEL_CONFIG_KINDS, 2: CIRCUITS_KINDS, 3: PATH_KINDS },
+    valid(r) {
+      const config = modelConfig(r);
+      const c = readConfig(config);
+      const pick = () => [r.int(0, Math.max(0, c.numLayers - 1)), r.int(0, c.numHeads - 1)];
+      const head = pick();
+      const circuits = r.bool(0.9) ? { layer: head[0], head: head[1] } : r.pick([undefined, null, { layer: c.numLayers, head: 0 }, { layer: 0, head: c.numHeads }, { layer: 0 }, { layer: -1, head: 0 }, { layer: 0.5, head: 0 }, { layer: '0', head: 0 }]);
+      const pathMask = [];
+      for (let k = r.int(0, 3); k > 0 && c.numLayers > 1; k -= 1) {
+        const l2 = r.int(1, c.numLayers - 1);
+        pathMask.push({ from: [r.int(0, l2 - 1), r.int(0, c.numHeads - 1)], to: [l2, r.int(0, c.numHeads - 1)], input: r.pick(['query', 'key', 'value']) });
+      }
+      if (r.bool(0.25)) {
+        const broken = r.pick([
+          () => ({ from: pick(), to: pick(), input: 'key' }),
+          () => ({ from: [0, 0], to: [1, 0], input: r.pick(['keys', 'Query', 1, undefined]) }),
+          () => ({ from: r.pick([[0], [0, 0, 0], '0,0', [0, -1], [0, 1.5], [0, NaN], [0, '0']]), to: [1, 0], input: 'value' }),
+          () => ({ from: [0, 0], to: [c.numLayers, 0], input: 'query' }),
+          () => r.pick([null, undefined, 1, [0, 0], 'key']),
+          () => ({ from: [0, 0], to: [1, 0], input: 'key', extra: true }),
+        ]);
+        pathMask.splice(r.int(0, pathMask.length), 0, broken());
+      }
+      const options = { pathMask };
+      if (r.bool(0.5)) options.needWeights = r.bool();
+      if (r.bool(0.3)) options.headMask = Array.from({ length: c.numLayers }, () => Array.from({ length: c.numHeads }, () => r.bool(0.7)));
+      return [config, tokensFor(r, c), circuits, options];
+    },
+    call: (pkg, a) => withModel(pkg, a[0], (model) => {
+      const scores = model.compositionScores();
+      const circuits = model.circuits(a[2]);
+      return { scores, circuits, forward: model.forward(a[1], a[3]), weights: model.getWeights() };
+    }),
+    reference(a) {
+      const c = readConfig(a[0]);
+      if (a[2] === undefined || a[2] === null) throw typeError('options is missing');
+      const head = readCircuitsOptions(a[2], c);
+      const tokens = readTokens(a[1], c);
+      return { c, head, tokens, o: readForwardOptions(a[3], c) };
+    },
+    compare(actual, { c, head, tokens, o }) {
+      const P = actual.weights;
+      // compositionScores: the oracle's, NaN exactly where l1 ≥ l2 (computed in f64 in both dtypes)
+      const ref = CO.compositionScores(P, c.numHeads);
+      for (const key of ['q', 'k', 'v']) {
+        const got = actual.scores[key].flat(3);
+        const want = ref[key].flat(3);
+        if (got.length !== want.length) return `compositionScores.${key} has ${got.length} entries; expected ${want.length}`;
+        for (let i = 0; i < got.length; i += 1) {
+          if (Number.isNaN(got[i]) !== Number.isNaN(want[i]) || Math.abs(got[i] - want[i]) > 1e-10) return `compositionScores.${key} entry ${i}: ${got[i]} vs ${want[i]}`;
+        }
+      }
+      if (!(Math.abs(actual.scores.baseline - baselineOf(c.embedDim, c.embedDim / c.numHeads)) <= 1e-12)) return `baseline ${actual.scores.baseline} is not the documented draw`;
+      const circuits = CO.circuits(P, c, head);
+      const matrixTol = c.dtype === 'float64' ? 1e-10 : 2 ** -23;
+      for (const key of ['ov', 'qk', 'qkPositional']) {
+        if (circuits[key] === null) {
+          if (actual.circuits[key] !== null) return `circuits.${key} is not null with positions ${c.positions}`;
+          continue;
+        }
+        const bad = close(actual.circuits[key].data, circuits[key].flat(), matrixTol, `circuits.${key}`);
+        if (bad) return bad;
+      }
+      if (!(Math.abs(actual.circuits.copyingScore - circuits.copyingScore) <= 1e-9) && !(Number.isNaN(actual.circuits.copyingScore) && Number.isNaN(circuits.copyingScore))) {
+        return `copyingScore ${actual.circuits.copyingScore} vs ${circuits.copyingScore}`;
+      }
+      const f = O.forward(c, P, tokens, { headMask: o.headMask, pathMask: o.pathMask });
+      const tol = tolOf(c);
+      return close(actual.forward.logits.data, f.logits.flat(2), tol, 'pathMask logits')
+        ?? close(actual.forward.losses.data, f.losses.flat(), c.dtype === 'float64' ? tol : 1e-5, 'pathMask losses')
+        ?? (o.needWeights ? f.weights.map((w, l) => close(actual.forward.weights[l].data, w.flat(3), tol, `pathMask weights[${l}]`)).find(Boolean) ?? null : null);
     },
   },
 ];

@@ -739,6 +739,51 @@ function transformerCase(bits) {
   };
 }
 
+/**
+ * Issue 32: a small seeded Transformer (every positions, 1–3 layers) after one AdamW step:
+ * compositionScores, every head's circuits, forward with seeded cut paths (and a head mask), and
+ * refused calls (their class and message).
+ */
+function circuitsCase(bits) {
+  return (lab, r) => {
+    const positions = r.pick(['shortformer', 'learned', 'rope', 'none']);
+    const numHeads = r.int(1, 3);
+    const d = positions === 'rope' ? 2 * r.int(1, 2) : r.int(1, 3);
+    const config = {
+      vocabSize: r.int(2, 10), contextLength: r.int(2, 8), embedDim: numHeads * d, numHeads, numLayers: r.int(1, 3),
+      positions, mlp: r.bool(), layerNorm: r.bool(), bias: r.bool(), seed: r.int(0, 1e6), dtype: bits === 32 ? 'float32' : 'float64',
+    };
+    const B = r.int(1, 3);
+    const T = r.int(2, config.contextLength);
+    const tokens = Array.from({ length: B }, () => Array.from({ length: T }, () => r.int(0, config.vocabSize - 1)));
+    const head = () => [r.int(0, config.numLayers - 1), r.int(0, numHeads - 1)];
+    const pathMask = [];
+    for (let k = r.int(0, 4); k > 0 && config.numLayers > 1; k -= 1) {
+      const l2 = r.int(1, config.numLayers - 1);
+      pathMask.push({ from: [r.int(0, l2 - 1), r.int(0, numHeads - 1)], to: [l2, r.int(0, numHeads - 1)], input: r.pick(['query', 'key', 'value']) });
+    }
+    const headMask = Array.from({ length: config.numLayers }, () => Array.from({ length: numHeads }, () => r.bool(0.8)));
+    const out = bits === 32 ? f32Values : (x) => x;
+    // NaN (l1 ≥ l2) is kept as the string 'NaN': the encoding records numbers' bits, and a NaN's are the engine's
+    const scores = (s) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Array.isArray(v) ? v.flat(3).map((x) => (Number.isNaN(x) ? 'NaN' : x)) : v]));
+    const steps = [
+      ['compositionScores', (m) => out(scores(m.compositionScores()))],
+      ['circuits', (m) => Array.from({ length: config.numLayers * numHeads }, (_, i) => out(m.circuits({ layer: Math.floor(i / numHeads), head: i % numHeads })))],
+      ['forward pathMask', (m) => out(m.forward(tokens, { pathMask, needWeights: true }))],
+      ['forward pathMask headMask', (m) => out(m.forward(tokens, { pathMask, headMask }).losses)],
+      ['refused circuits', (m) => m.circuits({ layer: r.pick([config.numLayers, -1, 0.5]), head: 0 })],
+      ['refused pathMask', (m) => m.forward(tokens, { pathMask: [{ from: head(), to: [0, 0], input: r.pick(['key', 'keys']) }] })],
+    ];
+    const model = new lab.Transformer(config);
+    try {
+      model.trainStep(tokens, { learningRate: 0.05 });
+      return { record: steps.map(([label, f]) => [label, attempt(() => f(model))]) };
+    } finally {
+      model.free();
+    }
+  };
+}
+
 /** repeatedTokens over seeded arguments, some refused. */
 function repeatedTokensCase(lab, r) {
   const vocabSize = r.int(1, 40);
@@ -777,6 +822,9 @@ export const GROUPS = {
   'Transformer float64': { seed: 901, cases: 120, run: transformerCase(64) },
   'Transformer float32': { seed: 902, cases: 80, f32: true, run: transformerCase(32) },
   repeatedTokens: { seed: 903, cases: 200, run: repeatedTokensCase },
+  // issue 32
+  'Transformer circuits float64': { seed: 1001, cases: 80, run: circuitsCase(64) },
+  'Transformer circuits float32': { seed: 1002, cases: 60, f32: true, run: circuitsCase(32) },
 };
 
 // ---- computing and comparing ------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import lab, { externrefSlots } from './support/lab.mjs';
 import { runCase, knownGood, makeCase } from '../fuzz/cases.mjs';
 import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_EXPORTS, TYPED_LAYER_EXPORTS, PROJECTED_TYPED_EXPORTS, MODERN_EXPORTS, MODEL_EXPORTS } from '../fuzz/exports.mjs';
+import { CIRCUITS_EXPORTS } from '../fuzz/transformer.mjs';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251121);
 const CASES = Number(process.env.FUZZ_CASES ?? 10000);
@@ -265,4 +266,34 @@ test('the fuzzer catches a wrong Transformer: a 1e-9 gradient error, f32 logits 
   assert.ok(caught(brokenModel('forward', (f, a) => { try { return f(...a); } catch { throw new Error('plain'); } }), 'new Transformer'), 'a plain Error went unnoticed');
   assert.ok(caught(brokenModel('headScores', (f, a) => f(...a).map((layer) => layer.map((s) => ({ ...s, induction: s.induction * (1 + 1e-6) })))), 'new Transformer'), 'a wrong induction score went unnoticed');
   assert.ok(caught({ ...lab, repeatedTokens: (o) => { const r = lab.repeatedTokens(o); r.tokens[0][1] += 1; return r; } }, 'repeatedTokens'), 'a wrong repeatedTokens went unnoticed');
+});
+
+test('issue 32\'s compositionScores, circuits and pathMask: 600 fuzz cases, correct or refused naming the argument', { timeout: 120000 }, () => {
+  const good = knownGood(lab);
+  const seen = {};
+  const failures = [];
+  for (let i = 0; i < 600; i += 1) {
+    const result = runCase(lab, SEED, i, good, CIRCUITS_EXPORTS);
+    if (result.failure) failures.push(result.failure);
+    else (seen[result.export] ??= {})[result.outcome] = (seen[result.export][result.outcome] ?? 0) + 1;
+  }
+  assert.deepEqual(failures.slice(0, 10), [], `${failures.length} failing cases`);
+  for (const spec of CIRCUITS_EXPORTS) {
+    for (const outcome of ['value', 'TypeError', 'RangeError']) assert.ok((seen[spec.name]?.[outcome] ?? 0) >= 30, `${spec.name}: only ${seen[spec.name]?.[outcome]} cases ended in ${outcome}`);
+  }
+});
+
+test('the fuzzer catches wrong circuits: a 1e-9 composition error, a wrong baseline, a wrong copying score, an ignored pathMask', () => {
+  const good = knownGood(lab);
+  const caught = (fake) => {
+    for (let i = 0; i < 300; i += 1) {
+      if (runCase(lab, 99, i, good, CIRCUITS_EXPORTS).failure === undefined && runCase(fake, 99, i, good, CIRCUITS_EXPORTS).failure !== undefined) return true;
+    }
+    return false;
+  };
+  const nudge = (x) => JSON.parse(JSON.stringify(x), (k, v) => (typeof v === 'number' && v !== 0 ? v * (1 + 1e-9) : v));
+  assert.ok(caught(brokenModel('compositionScores', (f) => { const r = f(); return { ...r, k: nudge(r.k).map((a) => a.map((b) => b.map((c) => c.map((x) => (x === null ? NaN : x))))) }; })), 'a 1e-9 K-composition error went unnoticed');
+  assert.ok(caught(brokenModel('compositionScores', (f) => ({ ...f(), baseline: 0.125 }))), 'a wrong baseline went unnoticed');
+  assert.ok(caught(brokenModel('circuits', (f, a) => { const r = f(...a); return { ...r, copyingScore: r.copyingScore * (1 + 1e-6) }; })), 'a wrong copying score went unnoticed');
+  assert.ok(caught(brokenModel('forward', (f, a) => f(a[0], a[1] && { ...a[1], pathMask: undefined }))), 'an ignored pathMask went unnoticed');
 });

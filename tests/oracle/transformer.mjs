@@ -10,6 +10,8 @@
 //   4.   x = x + attention_l(q, k, v)     causal; RoPE of Q and K (rotate-half, base 10000) with positions = rope
 //          Q = q·W_Q + b_Q, K = k·W_K + b_K, V = v·W_V + b_V; head i: P_i = softmax(Q_i·K_iᵀ/√d, j ≤ t),
 //          ctx_i = P_i·V_i (0 where headMask[l][i] = false), out = [ctx_0 | …]·W_O + b_O
+//          pathMask { from: [l1, i], to: [l, j], input }: head j's Q_j (or K_j, V_j) is computed as above
+//          from x − ctx_i^(l1)·W_O^(l1)[rows of head i] (summed over the cuts into that input) instead of x
 //   5.   with mlp: x = x + GELU(LN2(x) or x)·W_in + b_in)·W_out + b_out       (GELU: the tanh form)
 //   6. logits = (LN_f(x) or x)·W_U
 //   7. loss = mean over b and t = 0 … T−2 of −log softmax(logits[b, t])[token[b, t + 1]]
@@ -121,7 +123,7 @@ export function tokenRows(tokens) {
  * The forward pass of one sequence `tok` with parameters `P` (getWeights()' tree: matrices as
  * number[][], vectors as number[]). Returns the logits, the T − 1 losses and what the backward needs.
  */
-function forwardSequence(config, P, tok, headMask) {
+function forwardSequence(config, P, tok, headMask, pathMask = []) {
   const { embedDim: C, numHeads: h, positions, mlp, layerNorm: ln } = config;
   const d = C / h;
   const T = tok.length;
@@ -129,6 +131,7 @@ function forwardSequence(config, P, tok, headMask) {
   // 1
   let x = tok.map((v, t) => P.W_E[v].map((e, j) => (positions === 'learned' ? e + P.W_pos[t][j] : e)));
   const blocks = [];
+  const written = new Map(); // pathMask: `${l},${i}` → what head (l, i) added to the stream, ctx_i·W_O[rows of i]
   P.layers.forEach((L, l) => {
     const xIn = x;
     // 2
@@ -145,13 +148,25 @@ function forwardSequence(config, P, tok, headMask) {
       K = rotate(K, pos, { numberOfHeads: h, headDimensions: d, base: ROPE_BASE });
     }
     const heads = [];
+    // pathMask: head i's input `which` is the stream less what the cut paths' sources wrote
+    const inputOf = (i, which, M) => {
+      const cut = pathMask.filter((c) => c.to[0] === l && c.to[1] === i && c.input === which);
+      if (!cut.length) return M;
+      const xCut = xIn.map((row, t) => row.map((e, j) => e - sum(cut.map((c) => written.get(`${c.from[0]},${c.from[1]}`)[t][j]))));
+      const aCut = ln ? layerNorm(xCut, L.ln1_w, L.ln1_b).y : xCut;
+      if (which === 'value') return matmul(aCut, L.W_V, L.b_V);
+      const qkCut = positions === 'shortformer' ? aCut.map((row, t) => row.map((e, j) => e + P.W_pos[t][j])) : aCut;
+      const proj = matmul(qkCut, which === 'query' ? L.W_Q : L.W_K, which === 'query' ? L.b_Q : L.b_K);
+      return positions === 'rope' ? rotate(proj, pos, { numberOfHeads: h, headDimensions: d, base: ROPE_BASE }) : proj;
+    };
     for (let i = 0; i < h; i += 1) {
-      const [Qi, Ki, Vi] = [Q, K, Vv].map((M) => cols(M, i * d, (i + 1) * d));
+      const [Qi, Ki, Vi] = [inputOf(i, 'query', Q), inputOf(i, 'key', K), inputOf(i, 'value', Vv)].map((M) => cols(M, i * d, (i + 1) * d));
       const S = matmulT(Qi, Ki).map((row) => row.map((s) => s / Math.sqrt(d)));
       const Pw = causalSoftmax(S);
       const on = headMask ? headMask[l][i] !== false : true;
       const ctx = on ? matmul(Pw, Vi) : zeros(T, d);
       heads.push({ Qi, Ki, Vi, P: Pw, on, ctx });
+      if (pathMask.some((c) => c.from[0] === l && c.from[1] === i)) written.set(`${l},${i}`, matmul(ctx, L.W_O.slice(i * d, (i + 1) * d)));
     }
     const concat = hcat(heads.map((hd) => hd.ctx));
     const attn = matmul(concat, L.W_O, L.b_O);
@@ -278,10 +293,10 @@ function backwardSequence(config, P, tok, F, scale, G) {
  * `model.forward(tokens, { headMask })` of a model with `config` and parameters `P` (getWeights()):
  * { logits [B][T][V], losses [B][T−1], loss, weights [layer][b][head][T][T] }.
  */
-export function forward(config, P, tokens, { headMask } = {}) {
+export function forward(config, P, tokens, { headMask, pathMask } = {}) {
   const cfg = fullConfig(config);
   const rows = tokenRows(tokens);
-  const passes = rows.map((tok) => forwardSequence(cfg, P, tok, headMask));
+  const passes = rows.map((tok) => forwardSequence(cfg, P, tok, headMask, pathMask));
   const losses = passes.map((p) => p.losses);
   return {
     logits: passes.map((p) => p.logits),

@@ -4,7 +4,8 @@
 // and a window, in one pass and decoded through a KV cache; and a Float32Array training step (forward
 // with dropout and the f32 backward: output, weights, input gradients, grads()); issue 21's
 // repeatedTokens and three seeded Transformer runs of 3 trainSteps (f32 default, f32 with every
-// option, f64): every step's losses and the final weights and AdamW moments.
+// option, f64): every step's losses and the final weights and AdamW moments; and issue 32's
+// compositionScores, circuits and path-cut losses of those three models.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -51,7 +52,7 @@ test('Firefox computes the fingerprint', { timeout: 120_000 }, async () => { res
 
 test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
   assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
-  const model = ['repeatedTokens', ...['transformer32', 'transformer32Full', 'transformer64'].flatMap((k) => [`${k}Losses`, `${k}State`])];
+  const model = ['repeatedTokens', ...['transformer32', 'transformer32Full', 'transformer64'].flatMap((k) => [`${k}Losses`, `${k}State`, `${k}Circuits`])];
   for (const key of ['inputs', 'output', 'causal', 'grouped', 'groupedTrace', 'rotary', 'layer', 'decoded', 'training', 'trainingGradients', 'trainingGrads', ...model]) {
     const reference = results.Node[key];
     t.diagnostic(`${key}: ${reference.count} Float64 values, SHA-256 ${reference.sha256}`);

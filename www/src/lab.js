@@ -8,6 +8,7 @@ import 'katex/dist/katex.min.css';
 import lessonHtml from './lab-lesson.md?lesson';
 import { el, formatNumber, heatColour, HEAD_COLOURS } from './common.js';
 import { visibleChar, WINDOW_RANGE } from './lab-text.js';
+import { renderCircuits, addCircuitTrace, resetCircuitTrace, drawTraceChart, resizeCircuits } from './lab-circuits.js';
 
 const $ = (id) => document.getElementById(id);
 export const DEFAULTS = { task: 'induction', vocab: 32, length: 24, window: 64, layers: 2, heads: 4, width: 64, positions: 'shortformer', lr: 0.01, batch: 16, seed: 1 };
@@ -133,6 +134,7 @@ function startWorker() {
     if (data.type === 'ready') { loaded = true; showThreads(data.threads); resetRun(); }
     else if (data.type === 'losses') addLosses(data.rows);
     else if (data.type === 'snapshots') updateScrubber(data.steps);
+    else if (data.type === 'circuitTrace') addCircuitTrace(data.rows);
     else if (data.type === 'view') showView(data);
     else if (data.type === 'sample') showSample(data);
     else if (data.type === 'error') {
@@ -156,6 +158,7 @@ function resetRun() {
   document.body.dataset.step = '0';
   showTask();
   drawChart();
+  resetCircuitTrace($('log-steps').checked);
   $('status').classList.remove('error');
   $('status').textContent = loaded ? 'Ready: press Train.' : 'Loading the model…';
   $('one-layer').textContent = config.layers === 1 ? 'Back to two layers' : 'Try a one-layer model';
@@ -547,7 +550,8 @@ function drawView(v) {
     + (config.task === 'text' ? ` · loss ${formatNumber(v.evalLoss.repeated)} on copyable characters, ${formatNumber(v.evalLoss.other)} on the others`
       : best ? ` · best induction score ${best.score.toFixed(2)} (layer ${best.layer + 1}, head ${best.head})` : '');
   // each part timed (performance.measure 'lab:…'), so a slow frame can be traced to its view
-  for (const [name, render] of [['scores', renderScores], ['heatmaps', renderHeatmaps], ['positions', renderPerPosition], ['your-run', (x) => renderYourRun(x, best)]]) {
+  for (const [name, render] of [['scores', renderScores], ['heatmaps', renderHeatmaps], ['positions', renderPerPosition], ['your-run', (x) => renderYourRun(x, best)],
+    ['circuits', (x) => renderCircuits(x, { labelOf: (t) => tokenLabel(x, t), word: x.vocabulary ? 'character' : 'token', repeatedWord: repeatedWord() })]]) {
     const started = performance.now();
     render(v);
     performance.measure(`lab:${name}`, { start: started, end: performance.now() });
@@ -631,12 +635,12 @@ function start() {
     fillForm(next);
     applySettings(next);
   });
-  $('log-steps').addEventListener('change', () => { updateAddress(); drawChart(); });
+  $('log-steps').addEventListener('change', () => { updateAddress(); drawChart(); drawTraceChart($('log-steps').checked); });
   $('sample-form').addEventListener('submit', requestSample);
   $('scrubber').addEventListener('input', (e) => scrubTo(Number(e.target.value)));
   $('live').addEventListener('click', () => { $('scrubber').value = $('scrubber').max; scrubTo(Number($('scrubber').max)); });
   let resizeTimer;
-  addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { chart?.setSize({ width: Math.max(260, $('loss-chart').clientWidth), height: 240 }); if (view) renderPerPosition(view); }, 100); });
+  addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { chart?.setSize({ width: Math.max(260, $('loss-chart').clientWidth), height: 240 }); resizeCircuits(); if (view) renderPerPosition(view); }, 100); });
   drawChart();
   startWorker();
 }

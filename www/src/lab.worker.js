@@ -5,12 +5,15 @@
 //  - 'view':   head scores, attention weights and per-position losses on one example sequence,
 //              and the loss on a fixed evaluation batch with and without the ablated heads,
 //              for the live model or for a snapshot (getState) chosen with the scrubber;
-//  - 'snapshots': the steps of the snapshots kept so far.
+//  - 'snapshots': the steps of the snapshots kept so far;
+//  - 'circuitTrace': per post, [step, the live model's strongest K-composition, the random baseline]
+//    (the view itself carries the Circuit panel's data: lab-circuits-data.js).
 // Every batch is seeded from (seed, step), so the same settings give the same losses bit for bit.
 import { loadModel } from './lab-model.js';
 import { nested } from './cases.js';
 import { textTask, copyable, splitMix64 } from './lab-text.js';
 import TEXT from './texts/alice-chapter-1.txt?raw';
+import { circuitView, pathAblation, strongestK } from './lab-circuits-data.js';
 
 const text = textTask(TEXT);
 const SCORE_BATCH = 8; // repeated random characters the text task's heads are scored on
@@ -34,6 +37,8 @@ let scoreSet; // the tokens headScores is measured on
 let scoreRepeated; // in the text task, which of scoreSet's tokens repeat (the copying test)
 let pending = [];
 let focus = null; // { layer, head } (0-based): the head the page shows large, and links to the walkthrough
+const PATHS_EVERY_MS = 4000; // while training, the path-ablation matrix (3·h·(h + 1) forwards) at most this often
+let paths = null; // { step, at, paths }: the last path-ablation matrix
 
 const batchSeed = (s) => (config.seed * 65537 + s + 1) % 2147483647;
 
@@ -63,6 +68,7 @@ function reset(newConfig) {
   snapshotEvery = 5;
   headMask = null;
   shown = 'live';
+  paths = null;
   const evalSeed = (config.seed * 65537 + 1_000_000_007) % 2147483647;
   if (config.task === 'text') {
     // the example window (a passage that repeats itself), then windows drawn with a seed no batch uses
@@ -173,7 +179,18 @@ function viewOf(m) {
     ablatedLoss: headMask ? evaluate(headMask) : null,
     // the text task's test of copying: the loss on random characters (not the chapter's) the first time and repeated
     copyTest: scoreRepeated ? splitLosses(nested(m.forward(scoreSet, headMask ? { headMask } : {}).losses), scoreRepeated) : null,
+    circuits: circuitView(m, focus),
   };
+}
+
+/** The path-ablation matrix of the model on view at `viewStep`: always when paused, every PATHS_EVERY_MS while training. */
+function pathsOf(m, viewStep) {
+  const now = performance.now();
+  if (paths && (paths.step === viewStep || (running && now - paths.at < PATHS_EVERY_MS))) return paths;
+  const lossOf = (out) => splitLosses(nested(out.losses), evalSet.repeated).repeated;
+  const result = pathAblation(m, evalSet.tokens, lossOf, headMask);
+  paths = result && { step: viewStep, at: now, paths: result };
+  return paths;
 }
 
 function post() {
@@ -188,6 +205,10 @@ function post() {
     viewStep = snap.step;
   }
   const view = viewOf(m);
+  view.paths = pathsOf(m, viewStep);
+  const live = m === model ? view.circuits : { ...model.compositionScores(), strongestK: null };
+  const strongest = live.strongestK ?? strongestK(live);
+  if (strongest) postMessage({ type: 'circuitTrace', rows: [[step, strongest.score, live.baseline]] });
   postMessage({ type: 'view', step, viewStep, live: shown === 'live', running, headMask, ...view }, view.weights.map((w) => w.data.buffer));
 }
 
@@ -272,6 +293,7 @@ function handle(message) {
     }
     case 'mask':
       headMask = message.headMask;
+      paths = null;
       if (!running) post();
       break;
     default:

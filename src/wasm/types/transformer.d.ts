@@ -121,8 +121,8 @@ export interface RepeatedTokens {
 }
 
 export interface Transformer {
-  /** The logits, the losses, and with needWeights every layer's attention weights. headMask[l][i] = false ablates head i of layer l (its output is zeroed before W_O). */
-  forward(tokens: TransformerTokens, options?: { needWeights?: boolean; headMask?: boolean[][] }): TransformerOutput;
+  /** The logits, the losses, and with needWeights every layer's attention weights. headMask[l][i] = false ablates head i of layer l (its output is zeroed before W_O); each pathMask entry removes one head's output from one input of one later head only (path ablation). */
+  forward(tokens: TransformerTokens, options?: { needWeights?: boolean; headMask?: boolean[][]; pathMask?: PathCut[] }): TransformerOutput;
   /** The loss and the gradient of every parameter (the keys of getWeights), at the current weights; nothing is updated. */
   gradients(tokens: TransformerTokens): { loss: number; grads: TransformerWeights<number[][] | number[]> };
   /** The loss at the current weights, then one AdamW step of every parameter. A refused call changes nothing. */
