@@ -84,8 +84,9 @@ pub struct PretrainedOutput<F> {
     pub hidden: Option<Vec<Vec<F>>>,
 }
 
-/// The tensors a config implies, `(name without prefix, shape)`, in file order.
-fn expected(c: &PretrainedConfig) -> Vec<(String, Vec<usize>)> {
+/// The tensors a config implies, `(name, shape)`, in file order: GPT-2's without the `transformer.`
+/// prefix, and without `lm_head.weight` (optional when tied, `[V, C]` otherwise).
+pub fn expected(c: &PretrainedConfig) -> Vec<(String, Vec<usize>)> {
     let (v, hid, ff, l) = (c.vocab_size, c.hidden_size, c.intermediate_size, c.num_layers);
     let mut list = Vec::new();
     let mut add = |name: String, shape: Vec<usize>| list.push((name, shape));
