@@ -20,6 +20,7 @@ use std::process::Command;
 
 fn fixtures(precision: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pretrained-fixtures-{precision}"));
+    let _ = std::fs::remove_dir_all(&dir); // cases renamed or removed since the last run
     let status = Command::new("node")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pretrained/fixtures.mjs"))
         .arg(&dir)
@@ -154,6 +155,12 @@ fn bad_checkpoints_are_refused_by_name() {
     assert!(refusal(&with(&hub, "n_positions", None), &hub_bytes).starts_with("TypeError: config.n_positions is missing"));
     // the wrong architecture's file for the config
     assert!(refusal(&llama, &hub_bytes).starts_with("TypeError: weights has no tensor \"model.embed_tokens.weight\" (expected shape [29, 8])"));
+    // in a prefixed GPT-2 file, a key under another prefix does not stand in for the one needed
+    let text = String::from_utf8_lossy(&gpt2_bytes[8..]).into_owned();
+    let at = 8 + text.find("\"transformer.ln_f.bias\"").unwrap() + 1;
+    let mut mixed = gpt2_bytes.clone();
+    mixed[at..at + 12].copy_from_slice(b"xxxxxxxxxxx.");
+    assert_eq!(refusal(&gpt2, &mixed), "TypeError: weights has no tensor \"transformer.ln_f.bias\" (expected shape [12]), which this gpt2 config needs");
     // a tensor stored as an integer type (same size, so the file stays well-formed)
     let text = String::from_utf8_lossy(&hub_bytes[8..]).into_owned();
     let at = 8 + text.find("\"dtype\":\"F32\"").unwrap() + "\"dtype\":\"".len();

@@ -14,7 +14,10 @@
 //!
 //! 3. the input as JSON text: the JSON reader and `PretrainedConfig::from_json` return a value or
 //!    an error, never panic; and `Pretrained::load` of a small GPT-2 / Llama config (its fields
-//!    drawn from the input) with every file above returns a model or a `Range`/`Type` error.
+//!    drawn from the input) with every file above returns a model or a `Range`/`Type` error;
+//! 4. a whole checkpoint for that config (every tensor it implies, F32 / F16 / BF16, values from the
+//!    input): it loads (unless untied without its head), and its forward of any tokens is finite or a
+//!    `Range` error (about a third of the stable driver's inputs load, a fifth forward).
 
 use arbitrary::{Result, Unstructured};
 use attention_lab::pretrained::config::PretrainedConfig;
@@ -36,7 +39,55 @@ pub fn check(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let config = small_config(&mut u).unwrap_or_else(|_| json::parse(r#"{"model_type":"gpt2","vocab_size":4,"n_embd":2,"n_layer":1,"n_head":1,"n_positions":2}"#).unwrap());
     load(&config, data);
+    let _ = checkpoint(&mut u, &config);
     let _ = recipe(&mut u, &config);
+}
+
+/// A whole checkpoint for `config` (every tensor it implies, F32 / F16 / BF16, values drawn from the
+/// input, `lm_head.weight` or not): it must load unless a value is not finite or the head is
+/// missing while untied (then a Range / Type error), and then forward any tokens it accepts.
+fn checkpoint(u: &mut Unstructured, config: &json::Json) -> Result<()> {
+    let Ok(parsed) = PretrainedConfig::from_json(config) else { return Ok(()) };
+    let mut tensors = attention_lab::pretrained::model::expected(&parsed);
+    if u.arbitrary()? {
+        tensors.push(("lm_head.weight".into(), vec![parsed.vocab_size, parsed.hidden_size]));
+    }
+    let mut header = String::from("{");
+    let mut data = Vec::new();
+    for (i, (name, shape)) in tensors.iter().enumerate() {
+        let dtype = *u.choose(&["F32", "F16", "BF16"])?;
+        let n: usize = shape.iter().product();
+        let begin = data.len();
+        for _ in 0..n {
+            let x = f32::from(u.int_in_range(-64i8..=64)?) / 32.0;
+            match dtype {
+                "F32" => data.extend_from_slice(&x.to_le_bytes()),
+                "F16" => data.extend_from_slice(&[0, 0x3c]), // 1.0
+                _ => data.extend_from_slice(&((x.to_bits() >> 16) as u16).to_le_bytes()), // exact: x has few bits
+            }
+        }
+        let shape: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
+        header.push_str(&format!("{}\"{name}\":{{\"dtype\":\"{dtype}\",\"shape\":[{}],\"data_offsets\":[{begin},{}]}}", if i > 0 { "," } else { "" }, shape.join(","), data.len()));
+    }
+    header.push('}');
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(&data);
+    let mut model = match Pretrained::<f32>::load(config, &file) {
+        Ok(model) => model,
+        Err(e) => {
+            assert!(!parsed.tie_word_embeddings && tensors.len() == attention_lab::pretrained::model::expected(&parsed).len(), "a whole checkpoint was refused: {e}");
+            return Ok(());
+        }
+    };
+    let t = u.int_in_range(1..=3)?;
+    let tokens: Vec<u32> = (0..t).map(|_| u.int_in_range(0..=parsed.vocab_size as u32)).collect::<Result<_>>()?;
+    match model.forward(&tokens, 1, t, u.arbitrary()?, u.arbitrary()?) {
+        Ok(out) => assert!(out.logits.iter().all(|x| x.is_finite()) && out.logits.len() == t * parsed.vocab_size),
+        Err(e) => assert!(matches!(e, AttentionError::Range(_)), "forward: {e}"),
+    }
+    load(config, &file[..file.len() - 1]);
+    Ok(())
 }
 
 /// A small config of either architecture, its sizes drawn from the input.

@@ -84,8 +84,9 @@ pub struct PretrainedOutput<F> {
     pub hidden: Option<Vec<Vec<F>>>,
 }
 
-/// The tensors a config implies, `(name without prefix, shape)`, in file order.
-fn expected(c: &PretrainedConfig) -> Vec<(String, Vec<usize>)> {
+/// The tensors a config implies, `(name, shape)`, in file order: GPT-2's without the `transformer.`
+/// prefix, and without `lm_head.weight` (optional when tied, `[V, C]` otherwise).
+pub fn expected(c: &PretrainedConfig) -> Vec<(String, Vec<usize>)> {
     let (v, hid, ff, l) = (c.vocab_size, c.hidden_size, c.intermediate_size, c.num_layers);
     let mut list = Vec::new();
     let mut add = |name: String, shape: Vec<usize>| list.push((name, shape));
@@ -291,7 +292,8 @@ impl<F: LayerKernel> Pretrained<F> {
     }
 
     /// Every tensor the config implies is in the file with its shape, and nothing else is (GPT-2's
-    /// `attn.bias` / `attn.masked_bias` buffers aside); `lm_head.weight` is optional when tied.
+    /// `attn.bias` / `attn.masked_bias` and Llama's `rotary_emb.inv_freq` buffers aside; in a GPT-2 file
+    /// with the `transformer.` prefix, every other key has it); `lm_head.weight` is optional when tied.
     fn check_tensors<'a>(config: &PretrainedConfig, file: SafeTensors<'a>) -> Result<Source<'a>> {
         let gpt2 = config.architecture == Architecture::Gpt2;
         let prefix = if gpt2 && file.get("transformer.wte.weight").is_some() { "transformer." } else { "" };
@@ -325,17 +327,26 @@ impl<F: LayerKernel> Pretrained<F> {
             }
             _ => {}
         }
-        wanted.push(("lm_head.weight".into(), head));
+        // buffers older files hold and transformers skips on load (`_keys_to_ignore_on_load_*`):
+        // GPT-2's causal mask and masked_bias, Llama's rotary_emb.inv_freq (recomputed from rope_theta)
+        let buffer = |name: &str| match config.architecture {
+            Architecture::Gpt2 => name.starts_with("h.") && (name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias")),
+            Architecture::Llama => name.starts_with("model.layers.") && name.ends_with(".self_attn.rotary_emb.inv_freq"),
+        };
         for t in &file.tensors {
-            let name = t.name.strip_prefix(prefix).filter(|_| t.name != "lm_head.weight").unwrap_or(&t.name);
-            let buffer = gpt2 && (name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias")) && name.starts_with("h.");
-            if !buffer && !wanted.iter().any(|(n, _)| n == name) {
+            let known = if t.name == "lm_head.weight" {
+                true
+            } else {
+                t.name.strip_prefix(prefix).is_some_and(|name| buffer(name) || wanted.iter().any(|(n, _)| n == name))
+            };
+            if !known {
                 return Err(AttentionError::type_error(format!(
                     "weights has a tensor \"{}\" that this {kind} config has no place for (numLayers = {}; is the config the checkpoint's own?)",
                     t.name, config.num_layers
                 )));
             }
         }
+        wanted.push(("lm_head.weight".into(), head));
         for (name, _) in &wanted {
             if let Some(t) = file.get(&if name == "lm_head.weight" { name.clone() } else { format!("{prefix}{name}") }) {
                 SafeTensors::check_float(t)?;

@@ -22,7 +22,8 @@
 //   attn.masked_bias (the scalar −1e4) are in older files. GPT2LMHeadModel wraps it as
 //   `transformer.` (what save_pretrained writes); the hub's own `gpt2` file has no prefix. lm_head is
 //   tied to wte by default (tie_word_embeddings = true), so a tied file has no lm_head.weight.
-// - Llama, from transformers' models/llama/modeling_llama.py and configuration_llama.py:
+// - Llama, from transformers' models/llama/modeling_llama.py and configuration_llama.py (older files
+//   also hold the buffers model.layers.{i}.self_attn.rotary_emb.inv_freq, which transformers ignores on load):
 //   model.embed_tokens [V, C]; model.layers.{i}.input_layernorm / post_attention_layernorm (RMSNorm,
 //   weight [C]); self_attn.q_proj [h·d, C], k_proj / v_proj [h_kv·d, C], o_proj [C, h·d] (nn.Linear:
 //   weight [out, in], y = x·Wᵀ + b; biases only with attention_bias); mlp.gate_proj / up_proj
@@ -200,10 +201,11 @@ export function gpt2Checkpoint(o = {}) {
  * A random Llama (LlamaForCausalLM) checkpoint: `{ config, weights }`. Options: vocab, hidden (C),
  * intermediate, layers, heads (h), kvHeads (h_kv, dividing h), headDim (written to the config when
  * given; C / h otherwise), ropeTheta, ropeStyle ('rope_theta' or 'rope_parameters'), attentionBias,
- * mlpBias, tied, eps (rms_norm_eps), positions (max_position_embeddings), dtype, seed.
+ * mlpBias, tied, eps (rms_norm_eps), positions (max_position_embeddings), invFreq (write the
+ * rotary_emb.inv_freq buffers older files hold, F32 [d/2]), dtype, seed.
  */
 export function llamaCheckpoint(o = {}) {
-  const { vocab = 29, hidden = 8, intermediate = 12, layers = 2, heads = 4, kvHeads = 2, headDim, ropeTheta = 10000, ropeStyle = 'rope_theta', attentionBias = false, mlpBias = false, tied = false, eps = 1e-6, positions = 32, dtype = 'F32', seed = 2 } = o;
+  const { vocab = 29, hidden = 8, intermediate = 12, layers = 2, heads = 4, kvHeads = 2, headDim, ropeTheta = 10000, ropeStyle = 'rope_theta', attentionBias = false, mlpBias = false, tied = false, eps = 1e-6, positions = 32, invFreq = false, dtype = 'F32', seed = 2 } = o;
   const c = hidden, d = headDim ?? c / heads;
   const rnd = source(seed);
   const w = (fanIn, n) => rnd.uniform(n, 1.5 / Math.sqrt(fanIn));
@@ -223,6 +225,7 @@ export function llamaCheckpoint(o = {}) {
       add(m + 'self_attn.v_proj.bias', [kvHeads * d], rnd.uniform(kvHeads * d, 0.25));
       add(m + 'self_attn.o_proj.bias', [c], rnd.uniform(c, 0.25));
     }
+    if (invFreq) tensors.push({ name: m + 'self_attn.rotary_emb.inv_freq', dtype: 'F32', shape: [d / 2], values: Array.from({ length: d / 2 }, (_, i) => ropeTheta ** (-(2 * i) / d)) });
     add(m + 'post_attention_layernorm.weight', [c], rnd.uniform(c, 0.25, 1));
     add(m + 'mlp.gate_proj.weight', [intermediate, c], w(c, intermediate * c));
     add(m + 'mlp.up_proj.weight', [intermediate, c], w(c, intermediate * c));

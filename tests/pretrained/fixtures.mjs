@@ -3,7 +3,8 @@
 // ({ config, tokens [B][T], logits, hidden, weights (flat, as the oracle returns them), prompt,
 // maxNewTokens, greedy }). The cases cover both GPT-2 key layouts, tied and untied heads, the old
 // attention buffers (F32 and BOOL), F32 / F16 / BF16 files, depths 1–3, widths 8–16, multi-head,
-// grouped-query and multi-query Llama, rope_theta and rope_parameters, head_dim given, biases.
+// grouped-query and multi-query Llama, rope_theta and rope_parameters, head_dim given, biases, the
+// rotary_emb.inv_freq buffers.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gpt2Checkpoint, llamaCheckpoint } from './checkpoint.mjs';
@@ -16,7 +17,7 @@ export const CASES = {
   'llama-gqa-untied-f32': () => llamaCheckpoint({ hidden: 8, heads: 4, kvHeads: 2, layers: 2, seed: 21 }),
   'llama-mqa-tied-bf16-rope-parameters': () => llamaCheckpoint({ hidden: 16, heads: 4, kvHeads: 1, headDim: 4, layers: 3, intermediate: 24, ropeTheta: 500000, ropeStyle: 'rope_parameters', tied: true, dtype: 'BF16', seed: 22 }),
   'llama-biases-f16': () => llamaCheckpoint({ hidden: 12, heads: 6, kvHeads: 3, layers: 2, attentionBias: true, mlpBias: true, eps: 1e-5, dtype: 'F16', seed: 23 }),
-  'llama-mha-one-layer': () => llamaCheckpoint({ hidden: 8, heads: 2, kvHeads: 2, layers: 1, intermediate: 20, ropeTheta: 100, vocab: 17, seed: 24 }),
+  'llama-mha-one-layer-inv-freq': () => llamaCheckpoint({ hidden: 8, heads: 2, kvHeads: 2, layers: 1, intermediate: 20, ropeTheta: 100, vocab: 17, invFreq: true, seed: 24 }),
 };
 
 const TOKENS = (V) => [[1, 4, 2, 8, 5, 7].map((x) => x % V), [3, 3, 0, V - 1, 6, 2].map((x) => x % V)];
