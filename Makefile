@@ -39,20 +39,29 @@ apt-install:
 
 WASM_PACK := wasm-pack --log-level warn
 
-# The Node and web builds (the site serves a copy of the web build from www/pkg).
+# The Node and web builds (the site serves a copy of the web build from www/pkg), and the site's
+# attention-only web build (no `model` feature: no Transformer, a smaller .wasm; www/pkg-attention, for the
+# walkthrough and the challenges without a model; its own target dir, so the two feature sets do not
+# rebuild each other).
 build: setup-build tests/node_modules
-	rm -rf target/pkg-node/snippets target/pkg-web/snippets # wasm-pack leaves a removed snippet behind
+	rm -rf target/pkg-node/snippets target/pkg-web/snippets target/pkg-web-attention/snippets # wasm-pack leaves a removed snippet behind
 	$(WASM_PACK) build --release --target nodejs --out-dir target/pkg-node --out-name attention_lab
 	$(WASM_PACK) build --release --target web --out-dir target/pkg-web --out-name attention_lab
+	CARGO_TARGET_DIR=target/attention $(WASM_PACK) build --release --target web --out-dir target/pkg-web-attention --out-name attention_lab --no-default-features
 	node tests/package/guard-freed.mjs target/pkg-node/attention_lab.js target/pkg-web/attention_lab.js
+	node tests/package/guard-freed.mjs --without Transformer target/pkg-web-attention/attention_lab.js
 	rm -rf www/pkg && mkdir -p www/pkg && cp -r target/pkg-web/attention_lab* target/pkg-web/snippets www/pkg/
+	rm -rf www/pkg-attention && mkdir -p www/pkg-attention && cp -r target/pkg-web-attention/attention_lab* target/pkg-web-attention/snippets www/pkg-attention/
 
 # The threads build (Node's entry, and attention-lab/web on cross-origin isolated pages; src/wasm/threads.rs;
 # the site's lab trains on a copy of its web build, www/pkg-threads):
 # shared memory needs std
 # rebuilt with +atomics (nightly's -Z build-std). Its own target dir, so that its RUSTFLAGS do not
-# rebuild the default build's. No wasm-opt: the profile's flags lack --enable-threads, and Node
-# loads the module once (the size budget is the default build's).
+# rebuild the default build's. wasm-pack's wasm-opt step is off (--no-opt: the profile's flags lack
+# --enable-threads, and binaryen refuses shared memory without it); the same wasm-opt then runs here with
+# the profile's flags (read from Cargo.toml) plus --enable-threads. Without it the .wasm was 2.3× the
+# default build's (docs/performance.md, "Size").
+THREADS_WASM_OPT := $(shell sed -n 's/^wasm-opt = \[\(.*"-O3".*\)\]$$/\1/p' Cargo.toml | tr -d '",') --enable-threads
 THREADS_RUSTFLAGS := -C target-feature=+atomics,+bulk-memory,+simd128 -C llvm-args=-inline-threshold=0 \
   -C link-arg=--shared-memory -C link-arg=--max-memory=4294967296 -C link-arg=--import-memory \
   -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base
@@ -62,6 +71,7 @@ build-threads: setup-build setup-threads tests/node_modules
 	for target in nodejs web; do \
 	  CARGO_UNSTABLE_BUILD_STD=panic_abort,std RUSTUP_TOOLCHAIN=nightly RUSTFLAGS="$(THREADS_RUSTFLAGS)" CARGO_TARGET_DIR=target/threads \
 	    $(WASM_PACK) build --release --no-opt --target $$target --out-dir target/pkg-$${target%js}-threads --out-name attention_lab --features threads || exit 1; \
+	  wasm-opt $(THREADS_WASM_OPT) target/pkg-$${target%js}-threads/attention_lab_bg.wasm -o target/pkg-$${target%js}-threads/attention_lab_bg.wasm || exit 1; \
 	done
 	node tests/package/guard-freed.mjs target/pkg-node-threads/attention_lab.js target/pkg-web-threads/attention_lab.js
 	rm -rf www/pkg-threads && mkdir -p www/pkg-threads && cp -r target/pkg-web-threads/attention_lab* target/pkg-web-threads/snippets www/pkg-threads/
@@ -190,4 +200,4 @@ fuzz-core:
 
 clean:
 	cargo clean
-	rm -rf pkg www/pkg www/dist www/node_modules tests/node_modules tests/typedoc/node_modules
+	rm -rf pkg www/pkg www/pkg-attention www/dist www/node_modules tests/node_modules tests/typedoc/node_modules

@@ -14,6 +14,7 @@ pub mod linear;
 pub mod memory;
 pub mod projected;
 pub mod threads;
+#[cfg(feature = "model")]
 pub mod transformer;
 
 use wasm_bindgen::prelude::*;

@@ -4,8 +4,9 @@
 // happened and what to do, instead of wasm-bindgen's "null pointer passed to rust". wasm-bindgen's
 // glue checks the pointer before any of the crate's code runs, so the guard has to be JavaScript.
 // Run by the Makefile after each wasm-pack build; running it twice on a file changes nothing.
+// `--without Transformer` is for the site's attention-only build (no `model` feature), which has no such class.
 //
-//   node tests/package/guard-freed.mjs target/pkg-node/attention_lab.js …
+//   node tests/package/guard-freed.mjs [--without Class] target/pkg-node/attention_lab.js …
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const MARK = '// attention-lab: a call on a freed object';
@@ -15,6 +16,11 @@ const CLASSES = {
   KvCache: 'create a new one with layer.createCache()',
   Transformer: 'create a new one with new Transformer(…), or keep model.getState() and setState() it into a new model',
 };
+
+const args = process.argv.slice(2);
+const without = args[0] === '--without' ? args.splice(0, 2)[1] : null;
+if (without !== null && !(without in CLASSES)) throw new Error(`guard-freed: --without ${without}: no such class`);
+if (without !== null) delete CLASSES[without];
 
 const guard = `
 ${MARK} is an Error that says so (tests/package/guard-freed.mjs)
@@ -36,7 +42,7 @@ for (const [Class, name, remedy] of [${Object.entries(CLASSES).map(([name, remed
 }
 `;
 
-for (const file of process.argv.slice(2)) {
+for (const file of args) {
   const text = readFileSync(file, 'utf8');
   if (text.includes(MARK)) continue;
   for (const name of Object.keys(CLASSES)) {

@@ -46,6 +46,29 @@ function expectedErrors() {
   return expected;
 }
 
+/** `{ line → text }` from `expect-message <text>` markers in bad-input.mts: the text tsc's error on that line must contain. */
+function expectedMessages() {
+  const expected = {};
+  readFileSync(join(project, 'bad-input.mts'), 'utf8').split('\n').forEach((text, index) => {
+    const message = text.match(/expect-message (.+)$/)?.[1].trim();
+    if (message) expected[index + 1] = message;
+  });
+  return expected;
+}
+
+/** `{ line → the whole text of its errors }` (the first line and the indented lines under it). */
+function errorTexts(output) {
+  const texts = {};
+  let line = null;
+  for (const text of output.split('\n')) {
+    const start = text.match(/^.+?\((\d+),\d+\): error TS\d+:/);
+    if (start) line = start[1];
+    else if (!/^\s/.test(text)) line = null;
+    if (line !== null) texts[line] = (texts[line] ?? '') + text + '\n';
+  }
+  return texts;
+}
+
 /** `{ line → sorted distinct codes }` from tsc's `file(line,col): error TSxxxx: …` lines. */
 function reportedErrors(output, file) {
   const reported = {};
@@ -71,5 +94,14 @@ for (const [compilerName, compiler] of Object.entries(COMPILERS)) {
     const { status, output } = tsc(compiler, 'bad');
     assert.notEqual(status, 0, `tsc must fail:\n${output}`);
     assert.deepEqual(reportedErrors(output, 'bad-input.mts'), expected, output);
+  });
+
+  test(`${compilerName}: a misspelled option on layer.forward, or mixed precisions, are named in the error (not a matrix form)`, () => {
+    const expected = expectedMessages();
+    assert.ok(Object.keys(expected).length >= 3, 'the fixture marks the messages it expects');
+    const texts = errorTexts(tsc(compiler, 'bad').output);
+    for (const [line, message] of Object.entries(expected)) {
+      assert.ok(texts[line]?.includes(message), `bad-input.mts line ${line}: the error must say ${message}; tsc said:\n${texts[line]}`);
+    }
   });
 }

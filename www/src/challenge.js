@@ -3,18 +3,19 @@
 // of tests.json and compares with the expected values / the wasm reference. When a case fails,
 // the same worker runs the diagnosis's probe inputs (another 2 s at most) and the page shows the
 // first step where the code departs from the reference (diagnosis.js), then any known mistakes.
-import { EditorView, basicSetup } from 'codemirror';
+import { EditorView, editorSetup, javascript } from './editor.js';
 import { keymap } from '@codemirror/view';
 import { Prec } from '@codemirror/state';
-import { javascript } from '@codemirror/lang-javascript';
 // The lesson arrives as HTML, KaTeX rendered at build time (build/lessons.js).
 import 'katex/dist/katex.min.css';
 import { wasm, progress, el, matrixTable, showFatal } from './common.js';
 import { CHALLENGES, loadChallenge } from './challenges.js';
 import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } from './cases.js';
-import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
-import { GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } from './report.js';
-import { forwardCase, weightsCalls, weightsCases } from './model-check.js';
+// What only a run needs loads with the first run (or when the learner first focuses the editor):
+// the diagnosis, the report's words, the model checks and the .wasm (see `loadForRun`).
+let locate, probeCalls, walkthroughHref;
+let GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote;
+let forwardCase, weightsCalls, weightsCases;
 
 const SAVE_DELAY_MS = 300;
 
@@ -52,7 +53,7 @@ function createEditor() {
     doc: progress.code(challenge.id) ?? challenge.starter,
     parent: $('editor'),
     extensions: [
-      basicSetup,
+      editorSetup,
       javascript(),
       Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => { runTests(); return true; } }])),
       EditorView.contentAttributes.of({ 'aria-label': `Your code for challenge ${challenge.number}`, tabindex: '0' }),
@@ -91,6 +92,19 @@ function learnerWorker() {
   };
 }
 
+let loaded;
+/** The modules a run needs and the package (the attention-only .wasm, or the whole one for 09 and 10), once. */
+function loadForRun() {
+  loaded ??= Promise.all([import('./diagnosis.js'), import('./report.js'), import('./model-check.js'), wasm({ model: Boolean(challenge.tests.model) })])
+    .then(([diagnosis, report, modelCheck, lab]) => {
+      ({ locate, probeCalls, walkthroughHref } = diagnosis);
+      ({ GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } = report);
+      ({ forwardCase, weightsCalls, weightsCases } = modelCheck);
+      return lab;
+    });
+  return loaded;
+}
+
 async function runTests() {
   if (running) return running;
   const button = $('run-tests');
@@ -103,7 +117,7 @@ async function runTests() {
   $('diagnosis').replaceChildren();
   $('diagnosis').removeAttribute('data-ms');
   running = (async () => {
-    const lab = await wasm();
+    const lab = await loadForRun().catch((error) => { showFatal(`The WebAssembly reference could not be loaded: ${error.message}`); throw error; });
     const seed = (Math.random() * 2 ** 32) >>> 0;
     const cases = buildCases(challenge.tests, lab, seed);
     const started = performance.now();
@@ -293,5 +307,5 @@ if (!challenge) {
     editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: challenge.starter } });
     progress.clearCode(challenge.id);
   });
-  wasm().catch((error) => showFatal(`The WebAssembly reference could not be loaded: ${error.message}`));
+  $('editor').addEventListener('focusin', () => loadForRun().catch((error) => showFatal(`The WebAssembly reference could not be loaded: ${error.message}`)), { once: true });
 }

@@ -12,11 +12,16 @@ export const STORAGE_PREFIX = 'attention-lab:';
 // Okabe–Ito: a palette that stays distinguishable with every common colour-vision deficiency.
 export const HEAD_COLOURS = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#CC79A7', '#0072B2', '#D55E00', '#999999'];
 
-let ready;
-/** The wasm package, instantiated once (its JavaScript and .wasm load on the first call). */
-export function wasm() {
-  ready ??= import('../pkg/attention_lab.js').then(async (lab) => { await lab.default(); return lab; });
-  return ready;
+const ready = {};
+/**
+ * The wasm package, instantiated once (its JavaScript and .wasm load on the first call): the
+ * attention-only build (www/pkg-attention: no Transformer, a third smaller), or with `{ model: true }`
+ * the whole one (www/pkg), for the challenges graded in a model.
+ */
+export function wasm({ model = false } = {}) {
+  const load = model ? () => import('../pkg/attention_lab.js') : () => import('../pkg-attention/attention_lab.js');
+  ready[model] ??= load().then(async (lab) => { await lab.default(); return lab; });
+  return ready[model];
 }
 
 // ---- progress ---------------------------------------------------------------

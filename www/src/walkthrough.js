@@ -10,7 +10,7 @@ import { identity } from './matrix.js';
 // Every number on this page comes from the package: its JavaScript loads with the page and the .wasm
 // right after (common.js's wasm() imports it on first use, one round trip later, for pages that may
 // never need it).
-import initPackage, * as lab_ from '../pkg/attention_lab.js';
+import initPackage, * as lab_ from '../pkg-attention/attention_lab.js'; // the build without the model (Makefile `build`)
 import { interpolatePuOr } from 'd3-scale-chromatic';
 import { seededRandom } from './cases.js';
 

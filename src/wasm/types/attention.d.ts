@@ -10,6 +10,17 @@ export interface TypedMatrix<A extends Float32Array | Float64Array = Float32Arra
   shape: [number, number] | [number, number, number];
 }
 
+/**
+ * A typed matrix as an argument: a {@link TypedMatrix} whose `shape` may be any array of numbers, so that
+ * `const x = { data: new Float32Array(8), shape: [2, 4] }` (whose `shape` TypeScript infers as `number[]`)
+ * can be passed. The shape is checked when the call runs: a RangeError unless it is `[T, C]` (or
+ * `[B, T, C]` where the function allows a batch) and `data` holds exactly that many values.
+ */
+export interface TypedMatrixInput<A extends Float32Array | Float64Array = Float32Array | Float64Array> {
+  data: A;
+  shape: readonly number[];
+}
+
 /** Options of `dotProductAttention`. */
 export interface AttentionOptions {
   /** Forbid every key after the query: query i sees keys 0..i only. Default false. */
@@ -33,7 +44,7 @@ export interface MultiHeadAttentionOptions extends AttentionOptions {
 
 /** Options of the typed forms of `multiHeadAttention`: W_O may also be a typed matrix of Q's precision. */
 export interface TypedMultiHeadAttentionOptions<A extends Float32Array | Float64Array> extends Omit<MultiHeadAttentionOptions, "W_O"> {
-  W_O?: number[][] | TypedMatrix<A>;
+  W_O?: number[][] | TypedMatrixInput<A>;
 }
 
 /** A primitive operation of the attention spec. "Add" (a 1×C bias added to every row) appears only in `MultiHeadAttention.trace`. */
@@ -80,9 +91,9 @@ export interface AttentionTrace {
  */
 export function dotProductAttention(Q: number[][], K: number[][], V: number[][], options?: AttentionOptions): number[][];
 /** The typed form: Q, K, V as `{ data: Float32Array, shape }` ([T, d] or [B, T, d]); the result is the same kind. */
-export function dotProductAttention(Q: TypedMatrix<Float32Array>, K: TypedMatrix<Float32Array>, V: TypedMatrix<Float32Array>, options?: AttentionOptions): TypedMatrix<Float32Array>;
+export function dotProductAttention(Q: TypedMatrixInput<Float32Array>, K: TypedMatrixInput<Float32Array>, V: TypedMatrixInput<Float32Array>, options?: AttentionOptions): TypedMatrix<Float32Array>;
 /** The typed form in f64: bit for bit what number[][] input gives. */
-export function dotProductAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, options?: AttentionOptions): TypedMatrix<Float64Array>;
+export function dotProductAttention(Q: TypedMatrixInput<Float64Array>, K: TypedMatrixInput<Float64Array>, V: TypedMatrixInput<Float64Array>, options?: AttentionOptions): TypedMatrix<Float64Array>;
 
 /**
  * Multi-head self-attention as the course defines it: slice Q, K and V by columns into
@@ -103,11 +114,11 @@ export function multiHeadAttention(Q: number[][], K: number[][], V: number[][], 
  * one head and one block of 64 query rows at a time, so memory stays O(T·C + 64·T) however long T is.
  * `W_O` may be a `[C, C]` TypedMatrix of the same precision or number[][].
  */
-export function multiHeadAttention(Q: TypedMatrix<Float32Array>, K: TypedMatrix<Float32Array>, V: TypedMatrix<Float32Array>, options: TypedMultiHeadAttentionOptions<Float32Array>): TypedMatrix<Float32Array>;
-export function multiHeadAttention(Q: TypedMatrix<Float32Array>, K: TypedMatrix<Float32Array>, V: TypedMatrix<Float32Array>, numberOfHeads: number, headDimensions: number): TypedMatrix<Float32Array>;
+export function multiHeadAttention(Q: TypedMatrixInput<Float32Array>, K: TypedMatrixInput<Float32Array>, V: TypedMatrixInput<Float32Array>, options: TypedMultiHeadAttentionOptions<Float32Array>): TypedMatrix<Float32Array>;
+export function multiHeadAttention(Q: TypedMatrixInput<Float32Array>, K: TypedMatrixInput<Float32Array>, V: TypedMatrixInput<Float32Array>, numberOfHeads: number, headDimensions: number): TypedMatrix<Float32Array>;
 /** The typed form in f64: bit for bit what number[][] input gives. */
-export function multiHeadAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, options: TypedMultiHeadAttentionOptions<Float64Array>): TypedMatrix<Float64Array>;
-export function multiHeadAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, numberOfHeads: number, headDimensions: number): TypedMatrix<Float64Array>;
+export function multiHeadAttention(Q: TypedMatrixInput<Float64Array>, K: TypedMatrixInput<Float64Array>, V: TypedMatrixInput<Float64Array>, options: TypedMultiHeadAttentionOptions<Float64Array>): TypedMatrix<Float64Array>;
+export function multiHeadAttention(Q: TypedMatrixInput<Float64Array>, K: TypedMatrixInput<Float64Array>, V: TypedMatrixInput<Float64Array>, numberOfHeads: number, headDimensions: number): TypedMatrix<Float64Array>;
 
 /**
  * `multiHeadAttention` with every intermediate recorded as a named step (Slice, Transpose,
@@ -116,4 +127,4 @@ export function multiHeadAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<
  */
 export function traceMultiHeadAttention(Q: number[][], K: number[][], V: number[][], options: MultiHeadAttentionOptions): AttentionTrace;
 /** The trace of f64 typed input (`[T, C]`), identical to the number[][] trace. Float32Array is refused: the trace records exact f64 steps. */
-export function traceMultiHeadAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, options: MultiHeadAttentionOptions): AttentionTrace;
+export function traceMultiHeadAttention(Q: TypedMatrixInput<Float64Array>, K: TypedMatrixInput<Float64Array>, V: TypedMatrixInput<Float64Array>, options: MultiHeadAttentionOptions): AttentionTrace;

@@ -23,7 +23,7 @@ export interface GroupedQueryAttentionOptions {
 
 /** The typed forms of `groupedQueryAttention`: W_O may also be a typed matrix of Q's precision. */
 export interface TypedGroupedQueryAttentionOptions<A extends Float32Array | Float64Array> extends Omit<GroupedQueryAttentionOptions, "W_O"> {
-  W_O?: number[][] | TypedMatrix<A>;
+  W_O?: number[][] | TypedMatrixInput<A>;
 }
 
 /** Options of `rotaryEmbedding`. */
@@ -52,9 +52,9 @@ export interface RotaryEmbeddingOptions {
  */
 export function groupedQueryAttention(Q: number[][], K: number[][], V: number[][], options: GroupedQueryAttentionOptions): number[][];
 /** The typed form in f32, with the SIMD kernels; [T, C] or [B, T, C]. */
-export function groupedQueryAttention(Q: TypedMatrix<Float32Array>, K: TypedMatrix<Float32Array>, V: TypedMatrix<Float32Array>, options: TypedGroupedQueryAttentionOptions<Float32Array>): TypedMatrix<Float32Array>;
+export function groupedQueryAttention(Q: TypedMatrixInput<Float32Array>, K: TypedMatrixInput<Float32Array>, V: TypedMatrixInput<Float32Array>, options: TypedGroupedQueryAttentionOptions<Float32Array>): TypedMatrix<Float32Array>;
 /** The typed form in f64: bit for bit what number[][] gives. */
-export function groupedQueryAttention(Q: TypedMatrix<Float64Array>, K: TypedMatrix<Float64Array>, V: TypedMatrix<Float64Array>, options: TypedGroupedQueryAttentionOptions<Float64Array>): TypedMatrix<Float64Array>;
+export function groupedQueryAttention(Q: TypedMatrixInput<Float64Array>, K: TypedMatrixInput<Float64Array>, V: TypedMatrixInput<Float64Array>, options: TypedGroupedQueryAttentionOptions<Float64Array>): TypedMatrix<Float64Array>;
 
 /** Options of `traceGroupedQueryAttention`: those of `groupedQueryAttention`, and RoPE. */
 export interface TraceGroupedQueryAttentionOptions extends GroupedQueryAttentionOptions {
@@ -83,5 +83,5 @@ export function traceGroupedQueryAttention(Q: number[][], K: number[][], V: numb
  */
 export function rotaryEmbedding(X: number[][], options: RotaryEmbeddingOptions): number[][];
 /** The typed forms, in X's precision; [T, C] or [B, T, C] (every item starts at `offset`). */
-export function rotaryEmbedding(X: TypedMatrix<Float32Array>, options: RotaryEmbeddingOptions): TypedMatrix<Float32Array>;
-export function rotaryEmbedding(X: TypedMatrix<Float64Array>, options: RotaryEmbeddingOptions): TypedMatrix<Float64Array>;
+export function rotaryEmbedding(X: TypedMatrixInput<Float32Array>, options: RotaryEmbeddingOptions): TypedMatrix<Float32Array>;
+export function rotaryEmbedding(X: TypedMatrixInput<Float64Array>, options: RotaryEmbeddingOptions): TypedMatrix<Float64Array>;

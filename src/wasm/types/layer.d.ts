@@ -165,9 +165,15 @@ export interface MultiHeadAttention {
    * dropout the same entries dropped as the f64 path for the same seed) and the layer keeps what
    * `backward` needs in f32: Q, K (after RoPE), V, the weights, the dropout mask, concat and the inputs.
    */
-  forward(query: TypedMatrix<Float32Array>, key?: TypedMatrix<Float32Array> | null, value?: TypedMatrix<Float32Array> | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionTypedResult<Float32Array>;
+  forward(query: TypedMatrixInput<Float32Array>, key?: TypedMatrixInput<Float32Array> | null, value?: TypedMatrixInput<Float32Array> | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionTypedResult<Float32Array>;
   /** The typed form in f64: bit for bit what number[][] input gives, and `backward` works after it. */
-  forward(query: TypedMatrix<Float64Array>, key?: TypedMatrix<Float64Array> | null, value?: TypedMatrix<Float64Array> | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionTypedResult<Float64Array>;
+  forward(query: TypedMatrixInput<Float64Array>, key?: TypedMatrixInput<Float64Array> | null, value?: TypedMatrixInput<Float64Array> | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionTypedResult<Float64Array>;
+  /**
+   * Any one of the forms above, the same form for query, key and value (query's form decides; key and value
+   * must match it); the result is that form's. (Declared last so that a call that fits no form is reported
+   * against it: a misspelled option is named as such, and a key in another precision as that.)
+   */
+  forward<M extends number[][] | number[][][] | TypedMatrixInput<Float32Array> | TypedMatrixInput<Float64Array>>(query: M, key?: [M][M extends unknown ? 0 : never] | null, value?: [M][M extends unknown ? 0 : never] | null, options?: MultiHeadAttentionForwardOptions): MultiHeadAttentionResult | MultiHeadAttentionBatchResult | MultiHeadAttentionTypedResult<Float32Array> | MultiHeadAttentionTypedResult<Float64Array>;
   /** A new, empty KV cache for this layer's `forward(x, undefined, undefined, { cache, causal: true })`. */
   createCache(): KvCache;
   /**
@@ -184,7 +190,7 @@ export interface MultiHeadAttention {
   /** After a batched forward: gradOutput is [B, T_q, C]; the loss sums over the items, so the parameter gradients do too. */
   backward(gradOutput: number[][][]): MultiHeadAttentionInputGrads<number[][][]>;
   /** gradOutput as `{ data: Float64Array, shape }` (after any f64 forward); the gradients come back as Float64Array typed matrices. */
-  backward(gradOutput: TypedMatrix<Float64Array>): MultiHeadAttentionInputGrads<TypedMatrix<Float64Array>>;
+  backward(gradOutput: TypedMatrixInput<Float64Array>): MultiHeadAttentionInputGrads<TypedMatrix<Float64Array>>;
   /**
    * gradOutput as `{ data: Float32Array, shape }`, the gradients returned as Float32Array typed matrices.
    * After a Float32Array training forward the backward runs in f32 on the SIMD kernels, and `grads()` are
@@ -193,7 +199,7 @@ export interface MultiHeadAttention {
    * values and K the roundings on its chain (for the query gradient 2C + headDim + 2T_k + 9; the table is
    * in docs/api.md). After an f64 forward it is widened, differentiated in f64 and rounded once.
    */
-  backward(gradOutput: TypedMatrix<Float32Array>): MultiHeadAttentionInputGrads<TypedMatrix<Float32Array>>;
+  backward(gradOutput: TypedMatrixInput<Float32Array>): MultiHeadAttentionInputGrads<TypedMatrix<Float32Array>>;
   /**
    * An evaluation-mode forward of one [T, C] input with every step recorded, projections and
    * biases included: MatMul "query·W_Q" and Add "Q" (b_Q), likewise K and V, then the heads as in

@@ -9,5 +9,5 @@
  * @throws {RangeError} when W's rows do not match X's columns, b's length does not match W's columns, or a value is not finite.
  */
 export function linear(X: number[][], W: number[][], b?: number[] | Float64Array): number[][];
-export function linear(X: TypedMatrix<Float32Array>, W: TypedMatrix<Float32Array>, b?: Float32Array | number[]): TypedMatrix<Float32Array>;
-export function linear(X: TypedMatrix<Float64Array>, W: TypedMatrix<Float64Array>, b?: Float64Array | number[]): TypedMatrix<Float64Array>;
+export function linear(X: TypedMatrixInput<Float32Array>, W: TypedMatrixInput<Float32Array>, b?: Float32Array | number[]): TypedMatrix<Float32Array>;
+export function linear(X: TypedMatrixInput<Float64Array>, W: TypedMatrixInput<Float64Array>, b?: Float64Array | number[]): TypedMatrix<Float64Array>;

@@ -35,14 +35,14 @@ export function projectedSelfAttention(X: number[][], options: ProjectedSelfAtte
  * SIMD forward (the weights rounded to f32); the result is the same kind and shape. Each W may be
  * number[][] or a `[C, C]` typed matrix of X's precision.
  */
-export function projectedSelfAttention(X: TypedMatrix<Float32Array>, options: TypedProjectedSelfAttentionOptions<Float32Array>): TypedMatrix<Float32Array>;
+export function projectedSelfAttention(X: TypedMatrixInput<Float32Array>, options: TypedProjectedSelfAttentionOptions<Float32Array>): TypedMatrix<Float32Array>;
 /** The typed form in f64: bit for bit what number[][] input gives, one batch item at a time. */
-export function projectedSelfAttention(X: TypedMatrix<Float64Array>, options: TypedProjectedSelfAttentionOptions<Float64Array>): TypedMatrix<Float64Array>;
+export function projectedSelfAttention(X: TypedMatrixInput<Float64Array>, options: TypedProjectedSelfAttentionOptions<Float64Array>): TypedMatrix<Float64Array>;
 
 /** Options of the typed forms of `projectedSelfAttention`: each W may also be a typed matrix of X's precision. */
 export interface TypedProjectedSelfAttentionOptions<A extends Float32Array | Float64Array> extends Omit<ProjectedSelfAttentionOptions, "W_Q" | "W_K" | "W_V" | "W_O"> {
-  W_Q: number[][] | TypedMatrix<A>;
-  W_K: number[][] | TypedMatrix<A>;
-  W_V: number[][] | TypedMatrix<A>;
-  W_O: number[][] | TypedMatrix<A>;
+  W_Q: number[][] | TypedMatrixInput<A>;
+  W_K: number[][] | TypedMatrixInput<A>;
+  W_V: number[][] | TypedMatrixInput<A>;
+  W_O: number[][] | TypedMatrixInput<A>;
 }
