@@ -50,7 +50,7 @@ function checkTrained(panel, browser) {
   assert.ok(panel.copying > 0.9, `${browser}: the focused induction head's copying score ${panel.copying}`);
   const cut = (input) => panel.paths.find((p) => p.from === prev.head && p.to === 'every' && p.input === input).loss;
   assert.equal(panel.pathStep, panel.viewStep, `${browser}: the path ablation is of the model on view`);
-  assert.ok(cut('key') > 3 * panel.uncut, `${browser}: cutting layer 1 head ${prev.head} (the previous-token head) from every layer-2 key: ${cut('key')} against ${panel.uncut} uncut`);
+  assert.ok(cut('key') > 2 * panel.uncut, `${browser}: cutting layer 1 head ${prev.head} (the previous-token head) from every layer-2 key: ${cut('key')} against ${panel.uncut} uncut`);
   assert.ok(cut('key') > 2 * Math.max(cut('query'), cut('value')), `${browser}: the key cut ${cut('key')} against query ${cut('query')} and value ${cut('value')}`);
   assert.ok(panel.chartStrongest > 1.5 * panel.baseline, `${browser}: the chart's last strongest K-composition ${panel.chartStrongest}`);
 }

