@@ -67,8 +67,8 @@ pub fn capacity_and_use() -> Option<(u64, u64)> {
         extern "C" {
             static __heap_base: u8;
         }
-        // SAFETY: the linker's symbol for where the heap starts; only its address is taken.
-        let base = unsafe { core::ptr::addr_of!(__heap_base) } as usize as u64;
+        // the linker's symbol for where the heap starts; only its address is taken
+        let base = core::ptr::addr_of!(__heap_base) as usize as u64;
         Some((WASM32_BYTES - base, bytes_in_use() as u64))
     }
     #[cfg(not(target_arch = "wasm32"))]

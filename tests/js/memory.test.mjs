@@ -27,6 +27,7 @@ test('layers made without free() until memory runs out: a RangeError saying how 
     assert.ok(refused !== undefined, `1000 layers of C = ${C} (8.4 GB) fit in wasm memory?`);
     assert.ok(refused instanceof RangeError, `${refused?.constructor?.name}: ${refused?.message}`);
     assert.match(refused.message, /^out of wasm memory: a layer with embedDim = 512 \(four 512×512 weights, and a copy of them while they are replaced\) needs up to 16\.8 MB at once, but (\d\.\d\d) GB of the module's 4\.29 GB are in use and only [\d.]+ MB is left\. Call free\(\) on the layers, caches and models you no longer use/);
+    console.log(`after ${layers.length} layers: ${refused.message}`);
     const inUse = Number(refused.message.match(/but (\d\.\d\d) GB/)[1]);
     // what is in use is what the layers hold: 4·C² + 4·C f64 each (8.4 MB), within 2%
     const held = layers.length * (4 * C * C + 4 * C) * 8;
@@ -44,11 +45,11 @@ test('layers made without free() until memory runs out: a RangeError saying how 
   } finally {
     for (const layer of layers) layer.free();
   }
-  // free() released it: as many layers fit again, in the memory the module already has
+  // free() released it: layers fit again, in the memory the module already has (before, not one more did)
   const before = wasmMemoryBytes();
   const again = [];
   try {
-    for (let i = 0; i < layers.length; i += 1) again.push(new lab.MultiHeadAttention({ embedDim: C, numHeads: 8, seed: i }));
+    for (let i = 0; i < 50; i += 1) again.push(new lab.MultiHeadAttention({ embedDim: C, numHeads: 8, seed: i }));
     assert.deepEqual(again[7].forward(X).output, expected);
   } finally {
     for (const layer of again) layer.free();
