@@ -43,13 +43,13 @@ pub const HEAP_SLACK_BYTES: u64 = 16 << 20;
 
 /// A `RangeError` unless `bytes` (plus [`HEAP_SLACK_BYTES`]) fit in `capacity` with `in_use` taken.
 pub fn check_fits(bytes: u64, capacity: u64, in_use: u64, what: impl FnOnce() -> String) -> Result<()> {
-    let left = capacity.saturating_sub(in_use);
-    if bytes.saturating_add(HEAP_SLACK_BYTES) <= left {
+    let left = capacity.saturating_sub(in_use).saturating_sub(HEAP_SLACK_BYTES);
+    if bytes <= left {
         return Ok(());
     }
     use crate::heap::bytes_text;
     Err(AttentionError::range_error(format!(
-        "out of wasm memory: {} needs up to {} at once, but {} of the module's {} are in use and only {} is left. \
+        "out of wasm memory: {} needs up to {} at once, but {} of the module's {} are in use and only {} more can be allocated. \
          Call free() on the layers, caches and models you no longer use (or create them with `using`): \
          the garbage collector does not see wasm memory, and what free() releases is reused",
         what(),
@@ -125,7 +125,7 @@ mod tests {
         let err = check_fits((8 << 20) + 1, capacity, in_use, || "a layer with embedDim = 512".into()).unwrap_err();
         assert!(matches!(err, AttentionError::Range(_)));
         let m = err.message();
-        assert!(m.starts_with("out of wasm memory: a layer with embedDim = 512 needs up to 8.4 MB at once, but 4.27 GB of the module's 4.29 GB are in use and only 25.2 MB is left."), "{m}");
+        assert!(m.starts_with("out of wasm memory: a layer with embedDim = 512 needs up to 8.4 MB at once, but 4.27 GB of the module's 4.29 GB are in use and only 8.4 MB more can be allocated."), "{m}");
         assert!(m.contains("Call free() on the layers, caches and models you no longer use"), "{m}");
         assert!(check_fits(1, capacity, capacity + 5, String::new).is_err());
     }

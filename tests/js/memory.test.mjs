@@ -26,7 +26,7 @@ test('layers made without free() until memory runs out: a RangeError saying how 
     }
     assert.ok(refused !== undefined, `1000 layers of C = ${C} (8.4 GB) fit in wasm memory?`);
     assert.ok(refused instanceof RangeError, `${refused?.constructor?.name}: ${refused?.message}`);
-    assert.match(refused.message, /^out of wasm memory: a layer with embedDim = 512 \(four 512×512 weights, and a copy of them while they are replaced\) needs up to 16\.8 MB at once, but (\d\.\d\d) GB of the module's 4\.29 GB are in use and only [\d.]+ MB is left\. Call free\(\) on the layers, caches and models you no longer use/);
+    assert.match(refused.message, /^out of wasm memory: a layer with embedDim = 512 \(four 512×512 weights, and a copy of them while they are replaced\) needs up to 16\.8 MB at once, but (\d\.\d\d) GB of the module's 4\.29 GB are in use and only [\d.]+ (MB|kB|bytes) more can be allocated\. Call free\(\) on the layers, caches and models you no longer use/);
     console.log(`after ${layers.length} layers: ${refused.message}`);
     const inUse = Number(refused.message.match(/but (\d\.\d\d) GB/)[1]);
     // what is in use is what the layers hold: 4·C² + 4·C f64 each (8.4 MB), within 2%
