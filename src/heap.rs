@@ -1,7 +1,7 @@
 //! The heap the module allocates from, counted: [`Counting`] wraps the wasm build's global
 //! allocator and keeps the bytes allocated and not yet freed, so that a call whose working set
-//! cannot fit in what wasm32's 4 GiB has left is refused with a `RangeError`
-//! ([`crate::limits::check_working_set`]) instead of aborting the module on a failed allocation
+//! cannot fit in what wasm32's 4 GiB has left is refused with a `RangeError` (the limits module's
+//! working-set check asks [`capacity_and_use`]) instead of aborting the module on a failed allocation
 //! (`RuntimeError: unreachable`, after which every call fails).
 //!
 //! Wasm memory only grows: what `free()` releases goes back to the allocator and is reused by
@@ -77,13 +77,20 @@ pub fn capacity_and_use() -> Option<(u64, u64)> {
     }
 }
 
-/// `bytes` as a message says it: "16.8 MB", "4.29 GB", "512 bytes".
+/// `bytes` as a message says it: "16.8 MB", "4.29 GB", "512 bytes" (integer arithmetic only: the
+/// release build has no float formatting, see `error::number_text`).
 pub fn bytes_text(bytes: u64) -> String {
+    let rounded = |unit: u64, decimals: u32| {
+        let step = unit / 10u64.pow(decimals);
+        let n = (bytes + step / 2) / step;
+        let scale = 10u64.pow(decimals);
+        format!("{}.{:0width$}", n / scale, n % scale, width = decimals as usize)
+    };
     match bytes {
         0..1_000 => format!("{bytes} bytes"),
-        1_000..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.1} MB", bytes as f64 / 1e6),
-        _ => format!("{:.2} GB", bytes as f64 / 1e9),
+        1_000..1_000_000 => format!("{} kB", rounded(1_000, 1)),
+        1_000_000..1_000_000_000 => format!("{} MB", rounded(1_000_000, 1)),
+        _ => format!("{} GB", rounded(1_000_000_000, 2)),
     }
 }
 
@@ -96,6 +103,8 @@ mod tests {
         assert_eq!(bytes_text(512), "512 bytes");
         assert_eq!(bytes_text(16_777_216), "16.8 MB");
         assert_eq!(bytes_text(WASM32_BYTES), "4.29 GB");
+        assert_eq!(bytes_text(15_449_999), "15.4 MB");
+        assert_eq!(bytes_text(1_950), "2.0 kB");
     }
 
     #[test]

@@ -122,7 +122,7 @@ impl<F: Real> Moments<F> {
                 } else {
                     format!(
                         "options.learningRate = {} is too large: the AdamW step overflows {} entry {i} beyond the largest {}; lower the learning rate (the model was not changed)",
-                        number_text(o.learning_rate),
+                        super::bounds::magnitude_text(o.learning_rate),
                         p.path(),
                         F::LARGEST
                     )

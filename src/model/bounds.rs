@@ -96,3 +96,30 @@ fn column_sum<F: Real>(p: &Param<F>) -> f64 {
     }
     sums.into_iter().fold(0.0, f64::max)
 }
+
+/// `x` as "6.40e61" (three digits), with integer formatting only: the release build has no float
+/// formatting (`error::number_text`), whose exact text is unreadable for numbers like these.
+pub(super) fn magnitude_text(x: f64) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return crate::error::number_text(x);
+    }
+    let sign = if x < 0.0 { "-" } else { "" };
+    let a = x.abs();
+    let mut exponent = a.log10().floor() as i32;
+    let mut digits = (a / 10f64.powi(exponent) * 100.0).round() as u32;
+    if digits >= 1000 {
+        digits /= 10;
+        exponent += 1;
+    }
+    format!("{sign}{}.{:02}e{exponent}", digits / 100, digits % 100)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn magnitudes_read_in_three_digits() {
+        for (x, want) in [(1e30, "1.00e30"), (-6.4e61, "-6.40e61"), (0.7056, "7.06e-1"), (9.999e5, "1.00e6"), (1e308, "1.00e308"), (0.0, "0")] {
+            assert_eq!(super::magnitude_text(x), want);
+        }
+    }
+}

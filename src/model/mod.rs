@@ -19,7 +19,7 @@
 //! differentiates. [`adamw`] is PyTorch's `torch.optim.AdamW`.
 
 pub mod adamw;
-mod bounds;
+pub(crate) mod bounds;
 pub mod data;
 pub mod ops;
 pub mod scores;
@@ -636,12 +636,13 @@ impl<F: LayerKernel> Transformer<F> {
             .max_by(|&(a, i), &(b, j)| params[a].data[i].to_f64().abs().total_cmp(&params[b].data[j].to_f64().abs()))
             .expect("a model has parameters");
         Err(AttentionError::range_error(format!(
-            "options.learningRate = {} is too large: this AdamW step would move {} entry {i} from {:.3e} to {:.1e}, and with weights that large the next forward pass can overflow {} ({what} could reach {bound:.1e}); lower the learning rate (the model was not changed)",
-            number_text(adamw.learning_rate),
+            "options.learningRate = {} is too large: this AdamW step would move {} entry {i} from {} to {}, and with weights that large the next forward pass can overflow {} ({what} could reach {}); lower the learning rate (the model was not changed)",
+            bounds::magnitude_text(adamw.learning_rate),
             params[p].path(),
-            self.params[p].data[i].to_f64(),
-            params[p].data[i].to_f64(),
-            F::LARGEST
+            bounds::magnitude_text(self.params[p].data[i].to_f64()),
+            bounds::magnitude_text(params[p].data[i].to_f64()),
+            F::LARGEST,
+            bounds::magnitude_text(bound)
         )))
     }
 
