@@ -8,6 +8,7 @@ pub mod attention;
 pub mod engine;
 pub mod error;
 pub mod grouped_query;
+pub mod heap;
 pub mod kernels;
 pub mod layer;
 pub mod limits;

@@ -19,16 +19,44 @@ pub fn count_values(parts: &[(usize, usize)]) -> u128 {
     parts.iter().map(|&(rows, cols)| rows as u128 * cols as u128).sum()
 }
 
-/// A `RangeError` when a call would hold more than [`MAX_WORKING_VALUES`] scalars.
+/// A `RangeError` when a call would hold more than [`MAX_WORKING_VALUES`] scalars, or, on wasm32,
+/// more bytes (8 a value) than the heap has left ([`crate::heap`]): then the message says how much
+/// is asked, how much is in use, and that `free()` releases it.
 /// `what` describes the call and where the values go, e.g. "dotProductAttention with T = 9000".
 pub fn check_working_set(needed: u128, what: impl FnOnce() -> String) -> Result<()> {
-    if needed <= MAX_WORKING_VALUES as u128 {
+    if needed > MAX_WORKING_VALUES as u128 {
+        return Err(AttentionError::range_error(format!(
+            "{} needs {} values in memory at once, more than the {MAX_WORKING_VALUES} (1 GiB of f64) one call may hold",
+            what(),
+            integer_text(needed)
+        )));
+    }
+    match crate::heap::capacity_and_use() {
+        Some((capacity, in_use)) => check_fits(needed as u64 * 8, capacity, in_use, what),
+        None => Ok(()),
+    }
+}
+
+/// Heap room kept free beyond a call's count, for what the count leaves out (the allocator's own
+/// bookkeeping, gaps between blocks, small temporaries).
+pub const HEAP_SLACK_BYTES: u64 = 16 << 20;
+
+/// A `RangeError` unless `bytes` (plus [`HEAP_SLACK_BYTES`]) fit in `capacity` with `in_use` taken.
+pub fn check_fits(bytes: u64, capacity: u64, in_use: u64, what: impl FnOnce() -> String) -> Result<()> {
+    let left = capacity.saturating_sub(in_use).saturating_sub(HEAP_SLACK_BYTES);
+    if bytes <= left {
         return Ok(());
     }
+    use crate::heap::bytes_text;
     Err(AttentionError::range_error(format!(
-        "{} needs {} values in memory at once, more than the {MAX_WORKING_VALUES} (1 GiB of f64) one call may hold",
+        "out of wasm memory: {} needs up to {} at once, but {} of the module's {} are in use and only {} more can be allocated. \
+         Call free() on the layers, caches and models you no longer use (or create them with `using`): \
+         the garbage collector does not see wasm memory, and what free() releases is reused",
         what(),
-        integer_text(needed)
+        bytes_text(bytes),
+        bytes_text(in_use),
+        bytes_text(capacity),
+        bytes_text(left)
     )))
 }
 
@@ -86,6 +114,20 @@ mod tests {
         let err = check_working_set(MAX_WORKING_VALUES as u128 + 1, || "this call".into()).unwrap_err();
         assert!(matches!(err, AttentionError::Range(_)));
         assert!(err.message().starts_with("this call needs 134217729 values"), "{err}");
+    }
+
+    #[test]
+    fn a_call_that_does_not_fit_in_what_is_left_says_how_much_and_to_free() {
+        let capacity = 1u64 << 32;
+        assert!(check_fits(1 << 20, capacity, 0, String::new).is_ok());
+        let in_use = capacity - HEAP_SLACK_BYTES - (8 << 20);
+        assert!(check_fits(8 << 20, capacity, in_use, String::new).is_ok());
+        let err = check_fits((8 << 20) + 1, capacity, in_use, || "a layer with embedDim = 512".into()).unwrap_err();
+        assert!(matches!(err, AttentionError::Range(_)));
+        let m = err.message();
+        assert!(m.starts_with("out of wasm memory: a layer with embedDim = 512 needs up to 8.4 MB at once, but 4.27 GB of the module's 4.29 GB are in use and only 8.4 MB more can be allocated."), "{m}");
+        assert!(m.contains("Call free() on the layers, caches and models you no longer use"), "{m}");
+        assert!(check_fits(1, capacity, capacity + 5, String::new).is_err());
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub trait Real:
     const ZERO: Self;
     const ONE: Self;
     const NEG_INFINITY: Self;
+    /// The largest finite value.
+    const MAX: Self;
     /// The largest finite value, as messages say it: "f64 (about 1.8e308)".
     const LARGEST: &'static str;
     fn exp(self) -> Self;
@@ -39,6 +41,7 @@ macro_rules! impl_real {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
             const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
+            const MAX: Self = <$t>::MAX;
             const LARGEST: &'static str = $largest;
             #[inline]
             fn exp(self) -> Self {

@@ -120,7 +120,12 @@ impl<F: Real> Moments<F> {
                         crate::limits::non_finite_name(p.data[i].to_f64())
                     )
                 } else {
-                    format!("the AdamW step overflows {} entry {i} beyond the largest {}; lower the learning rate", p.path(), F::LARGEST)
+                    format!(
+                        "options.learningRate = {} is too large: the AdamW step overflows {} entry {i} beyond the largest {}; lower the learning rate (the model was not changed)",
+                        super::bounds::magnitude_text(o.learning_rate),
+                        p.path(),
+                        F::LARGEST
+                    )
                 }));
             }
         }

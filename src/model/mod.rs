@@ -20,6 +20,7 @@
 
 pub mod adamw;
 pub mod circuits;
+pub(crate) mod bounds;
 pub mod data;
 pub mod ops;
 pub mod paths;
@@ -632,11 +633,35 @@ impl<F: LayerKernel> Transformer<F> {
         let (loss, losses, grads) = self.gradients(tokens)?;
         let mut params = self.params.clone();
         let moments = self.optimizer.step(&mut params, &grads, adamw)?;
+        self.refuse_runaway_step(&params, adamw)?;
         let attention = self.layers_for(&params)?;
         self.params = params;
         self.attention = attention;
         self.optimizer = moments;
         Ok((loss, losses))
+    }
+
+    /// A RangeError naming `options.learningRate` when the stepped `params` are so large that the
+    /// next forward pass could overflow ([`bounds`]) while the current ones cannot: refused before
+    /// anything changes, not left for the next call to trip over.
+    fn refuse_runaway_step(&self, params: &[Param<F>], adamw: &AdamW) -> Result<()> {
+        let Some((what, bound)) = bounds::forward_overflow(&self.config, params) else { return Ok(()) };
+        if bounds::forward_overflow(&self.config, &self.params).is_some() {
+            return Ok(()); // the weights were that large before the step: not the learning rate's doing
+        }
+        let (p, i) = (0..params.len())
+            .flat_map(|p| (0..params[p].data.len()).map(move |i| (p, i)))
+            .max_by(|&(a, i), &(b, j)| params[a].data[i].to_f64().abs().total_cmp(&params[b].data[j].to_f64().abs()))
+            .expect("a model has parameters");
+        Err(AttentionError::range_error(format!(
+            "options.learningRate = {} is too large: this AdamW step would move {} entry {i} from {} to {}, and with weights that large the next forward pass can overflow {} ({what} could reach {}); lower the learning rate (the model was not changed)",
+            bounds::magnitude_text(adamw.learning_rate),
+            params[p].path(),
+            bounds::magnitude_text(self.params[p].data[i].to_f64()),
+            bounds::magnitude_text(params[p].data[i].to_f64()),
+            F::LARGEST,
+            bounds::magnitude_text(bound)
+        )))
     }
 
     /// The head scores of every layer (outer) and head (inner) on `tokens`.

@@ -213,3 +213,68 @@ fn induction_forms() {
         }
     }
 }
+
+/// `trainStep(tokens, { learningRate: 1e30 })` on an f32 model: weights of about 1e30 are finite, but
+/// the next forward's Q = x·W_Q would reach 1e60. Refused before anything changes, naming the option.
+fn refused_learning_rate<F: LayerKernel>(config: &ModelConfig, learning_rate: f64) -> Option<String> {
+    let mut model = Transformer::<F>::new(config.clone()).unwrap();
+    let toks = tokens(config, 2, 5, 4);
+    model.train_step(&toks, &AdamW::new(1e-2)).unwrap();
+    let (params, moments) = (model.params().to_vec(), model.moments().clone());
+    match model.train_step(&toks, &AdamW::new(learning_rate)) {
+        Ok(_) => {
+            model.forward(&toks, false, None).expect("an accepted step leaves a model that runs");
+            None
+        }
+        Err(AttentionError::Range(message)) => {
+            assert_eq!(model.params(), &params[..], "{message}");
+            assert_eq!(model.moments(), &moments);
+            model.train_step(&toks, &AdamW::new(1e-2)).expect("the model still trains");
+            Some(message)
+        }
+        Err(other) => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_learning_rate_whose_step_the_next_forward_could_not_run_is_refused_naming_it() {
+    for (positions, mlp, layer_norm, bias) in [(Positions::Shortformer, false, false, false), (Positions::Rope, true, true, true), (Positions::Learned, true, false, false)] {
+        let config = small(positions, mlp, layer_norm, bias);
+        let message = refused_learning_rate::<f32>(&config, 1e30).expect("1e30 is refused in f32");
+        assert!(message.starts_with("options.learningRate = ") && message.contains("is too large: this AdamW step would move "), "{message}");
+        assert!(message.contains("the next forward pass can overflow f32") && message.ends_with("(the model was not changed)"), "{message}");
+        // a step that overflows a weight itself names the option too
+        let message = refused_learning_rate::<f32>(&config, 1e39).expect("1e39 is refused in f32");
+        assert!(message.starts_with("options.learningRate = ") && message.contains("the AdamW step overflows"), "{message}");
+        // f64 runs weights of 1e10, which f32 cannot (its scores would reach about 1e80), not of 1e200
+        assert_eq!(refused_learning_rate::<f64>(&config, 1e10), None);
+        assert!(refused_learning_rate::<f32>(&config, 1e10).is_some());
+        assert!(refused_learning_rate::<f64>(&config, 1e200).expect("1e200 is refused in f64").contains("overflow f64"));
+        // learning rates a model trains with are taken
+        for rate in [1e-3, 1e-2, 1.0] {
+            assert_eq!(refused_learning_rate::<f32>(&config, rate), None);
+        }
+    }
+}
+
+#[test]
+fn the_forward_bound_holds_on_the_model_it_bounds() {
+    // weights scaled until the bound trips: the largest scale it passes runs without overflow
+    let config = small(Positions::Shortformer, true, true, true);
+    let toks = tokens(&config, 2, 6, 9);
+    let base = Transformer::<f32>::new(config.clone()).unwrap();
+    let mut passed = 0;
+    for exponent in 0..40 {
+        let scale = 10f64.powi(exponent);
+        let mut model = base.clone();
+        let updates = base.params().iter().map(|p| (p.layer, p.name.to_string(), p.data.iter().map(|&x| (x.to_f64() * scale) as f32 + if p.shape.len() == 1 { scale as f32 } else { 0.0 }).collect())).collect();
+        if model.set_params(updates, None).is_err() {
+            break;
+        }
+        if super::bounds::forward_overflow(&config, model.params()).is_none() {
+            model.forward(&toks, false, None).unwrap_or_else(|e| panic!("scale 1e{exponent} passes the bound but the forward fails: {e}"));
+            passed = exponent;
+        }
+    }
+    assert!((2..20).contains(&passed), "the bound passes up to 1e{passed}");
+}

@@ -28,7 +28,13 @@ pub fn start() {
 
 /// The allocator: Talc instead of Rust's default dlmalloc, 6.7 KB smaller in the release .wasm (3.2 KB
 /// gzipped), as fast on the benchmark's large cases and about 0.35 µs slower on the challenge's 2×2
-/// call (docs/performance.md, "Size").
+/// call (docs/performance.md, "Size"). Counted ([`crate::heap`]), so that a call that cannot fit
+/// is refused with a RangeError rather than aborting the module.
 #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
 #[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+static ALLOCATOR: crate::heap::Counting<talc::wasm::WasmDynamicTalc> = crate::heap::Counting(talc::wasm::new_wasm_dynamic_allocator());
+
+/// The threads build keeps std's allocator (it locks), counted the same way.
+#[cfg(all(target_family = "wasm", target_feature = "atomics"))]
+#[global_allocator]
+static ALLOCATOR: crate::heap::Counting<std::alloc::System> = crate::heap::Counting(std::alloc::System);

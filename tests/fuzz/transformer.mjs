@@ -674,7 +674,9 @@ export const MODEL_EXPORTS = [
       // (eps = 0: a parameter whose m and v are 0 steps by 0/0, which the package refuses as well)
       const big = o.learningRate > 1e30 || o.weightDecay * o.learningRate > 1e30;
       // eps = 0 divides by zero where v is 0: the package refuses that step and says so
-      const mayRefuse = o.eps === 0 ? /the AdamW step (overflows|makes .* with eps = 0, m \/ \(√v \+ eps\) divides by zero)/ : big ? /the AdamW step overflows/ : undefined;
+      // (a step whose weights the next forward could overflow names options.learningRate)
+      const tooLarge = /^options\.learningRate = \S+ is too large: (the AdamW step overflows|this AdamW step would move)/;
+      const mayRefuse = o.eps === 0 ? new RegExp(`the AdamW step makes .* with eps = 0, m / \\(√v \\+ eps\\) divides by zero|${tooLarge.source}`) : big ? tooLarge : undefined;
       return { c, o, tokens, mayRefuse };
     },
     compare(actual, { c, o }) {

@@ -7,7 +7,8 @@
 //                        cross-origin isolated page), their one .wasm and snippets
 //   target/pkg-node/     --target nodejs, the default build: not shipped, but its declarations must
 //                        be the threads build's (one API), and tests/js/ test it
-//   target/pkg-bundler/  --target bundler  → bundler.js + attention_lab_bg.js + bundler.d.ts  (Vite, webpack, browser condition)
+//   target/pkg-bundler/  --target bundler  → bundler.js + attention_lab_bg.js + bundler.d.ts, and bundler.jsx (the
+//                        browser condition's entry for Vite, webpack: see BUNDLER_ENTRY)
 //   target/pkg-web/      --target web      → web.js    + web.d.ts     (`attention-lab/web`: `await init()`, no bundler)
 //
 // wasm-bindgen 0.2.130 emits the same `attention_lab_bg.wasm` for all three targets (each glue file
@@ -173,6 +174,21 @@ export default async function init(module_or_path) {
 `;
 }
 
+/**
+ * bundler.jsx: the bundlers' entry, plain JavaScript (no JSX) that re-exports bundler.js. Why the name: `vite`'s
+ * dev server pre-bundles every dependency whose entry ends in .js, .mjs, .cjs, .ts, .mts or .cts (its
+ * `isOptimizable`), and a pre-bundled bundler.js breaks: the chunk holds its own copy of attention_lab_bg.js,
+ * while the .wasm's imports load the package's file, so the instance calls into a module whose `wasm` was never
+ * set (`Cannot read properties of undefined (reading '__wbindgen_externrefs')`). Vite serves a .jsx entry
+ * unbundled, as it does with `optimizeDeps.exclude`, and every bundler reads it as JavaScript (webpack, Vite's
+ * build, esbuild, Rollup and Parcel take .jsx as a module; nothing in it is JSX). tests/package/dev-server.test.mjs.
+ */
+const BUNDLER_ENTRY = `/* @ts-self-types="./bundler.d.ts" */
+// attention-lab for bundlers: bundler.js, re-exported from a .jsx file so that Vite's dev server does not pre-bundle
+// it (pre-bundling splits the wasm-bindgen glue in two); there is no JSX here.
+export * from './bundler.js';
+`;
+
 /** The site's modules the command imports (www/src/), copied unchanged into course/. */
 const COURSE_MODULES = ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'runner.worker.js'];
 /** What each challenge folder contributes to course/challenges/: the lesson, the starter and the tests. */
@@ -250,6 +266,9 @@ module.exports.initSync();
 `);
 // The web entry: init() picks the build (see WEB_ENTRY).
 writeFileSync(join(OUT, 'web.js'), webEntry(readFileSync(join(ROOT, BUILDS.web.dir, `${NAME}.js`), 'utf8')));
+// The bundlers' entry (the `browser` and `default` conditions): bundler.js re-exported from a file Vite's
+// dependency optimizer leaves alone (see BUNDLER_ENTRY).
+writeFileSync(join(OUT, 'bundler.jsx'), BUNDLER_ENTRY);
 // the command, the site's modules, the challenges and the runner's parser
 cpSync(join(ROOT, 'cli'), join(OUT, 'cli'), { recursive: true, filter: (path) => !/\.test\.mjs$/.test(path) });
 mkdirSync(join(OUT, 'course/challenges'), { recursive: true });

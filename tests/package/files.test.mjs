@@ -24,6 +24,7 @@ const EXPECTED_FILES = [
   'attention_lab_bg.wasm', // one module, shared by the three builds
   'bundler.d.ts',
   'bundler.js',
+  'bundler.jsx', // the bundlers' entry: bundler.js re-exported where Vite's dev server does not pre-bundle it
   // the command `attention-lab` (pkg.json bin) and the sandbox for the learner's code
   'cli/attention-lab.mjs',
   'cli/check.mjs',

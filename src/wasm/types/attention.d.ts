@@ -3,7 +3,8 @@
  * A matrix as one flat typed array: `data` holds the values row by row, `shape` is `[T, C]`, or
  * `[B, T, C]` for a batch of B sequences (where a function allows it). Every function returns the
  * same kind it was given. Float32Array data is computed in f32 with the SIMD kernels (fastest; results
- * agree with the f64 path to about 1e-6 relative), Float64Array data in f64 exactly as number[][] is.
+ * agree with the f64 path to within 1e-5 of the output's largest entry on inputs in [−1, 1]), Float64Array
+ * data in f64 exactly as number[][] is.
  */
 export interface TypedMatrix<A extends Float32Array | Float64Array = Float32Array | Float64Array> {
   data: A;

@@ -160,7 +160,8 @@ export interface MultiHeadAttention {
    * The typed form in f32: `{ data: Float32Array, shape: [T, C] | [B, T, C] }`, computed with the SIMD
    * kernels (weights packed once per set of weights), one head and one block of 64 query rows at a
    * time: without needWeights, memory is O(T·C + 64·T), never all heads' T_q×T_k weights. Results agree
-   * with the f64 path to about 1e-6 relative; `backward` after it throws an Error. With `training: true`
+   * with the f64 path to within 1e-5 of the output's largest entry on inputs in [−1, 1]; `backward` after
+   * it throws an Error. With `training: true`
    * the same f32 kernels run (the same output and weights as evaluation mode without dropout; with
    * dropout the same entries dropped as the f64 path for the same seed) and the layer keeps what
    * `backward` needs in f32: Q, K (after RoPE), V, the weights, the dropout mask, concat and the inputs.
