@@ -17,6 +17,7 @@ pub mod matrix;
 pub mod model;
 pub mod multi_head;
 pub mod parallel;
+pub mod precision;
 pub mod real;
 pub mod softmax;
 #[doc(hidden)]

@@ -16,6 +16,7 @@ use crate::layer::LayerKernel;
 use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::{Matrix, MAX_ELEMENTS};
+use crate::precision::{ByPrecision, Dtype, Family, Precision, Values};
 use crate::real::Real;
 use crate::trace::{Step, Trace};
 
@@ -240,7 +241,7 @@ fn read_small_call(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, hea
             at += rows * cols;
             Typed { values, shape: vec![rows, cols], form: Form::Rows }
         };
-        Some((SamePrecision::F64([next(0), next(1), next(2)]), small))
+        Some((f64::wrap([next(0), next(1), next(2)]), small))
     })
 }
 
@@ -276,7 +277,7 @@ pub fn read_group<const N: usize>(values: [&JsValue; N], names: [&str; N], group
             let shape = vec![m.rows(), m.cols()];
             read.push(Typed { values: m.into_data(), shape, form: Form::Rows });
         }
-        return Ok(SamePrecision::F64(whole(read)?));
+        return Ok(f64::wrap(whole(read)?));
     }
     let first = read_typed_matrix(values[0], names[0], batches)?;
     let mut read = Vec::with_capacity(N);
@@ -548,51 +549,27 @@ pub fn read_probability(value: &JsValue, place: &str) -> Result<f64> {
 // ---- typed matrices: { data: Float32Array | Float64Array, shape: [T, C] | [B, T, C] } -------
 
 /// The values of a typed matrix, in the precision they arrived in.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TypedValues {
-    F32(Vec<f32>),
-    F64(Vec<f64>),
+pub type TypedValues = ByPrecision<Values>;
+
+/// A precision JS typed arrays come in: `f32` (Float32Array) or `f64` (Float64Array). What is not JS
+/// (wrapping, names) is [`Precision`]'s, written once in the core.
+pub trait Element: LayerKernel + Precision {
+    /// A fresh typed array of these values.
+    fn array(values: &[Self]) -> JsValue;
 }
 
-impl TypedValues {
-    /// The number of values.
-    pub fn len(&self) -> usize {
-        match self {
-            TypedValues::F32(v) => v.len(),
-            TypedValues::F64(v) => v.len(),
+macro_rules! element {
+    ($t:ty, $array:ty) => {
+        impl Element for $t {
+            fn array(values: &[$t]) -> JsValue {
+                <$array>::from(values).into()
+            }
         }
-    }
+    };
 }
 
-/// A precision JS typed arrays come in: `f32` (Float32Array) or `f64` (Float64Array).
-pub trait Element: LayerKernel {
-    /// The typed array's name, as messages use it.
-    const ARRAY: &'static str;
-    /// The values if they are of this precision.
-    fn take(values: TypedValues) -> Option<Vec<Self>>;
-    /// Values of this precision.
-    fn wrap(values: Vec<Self>) -> TypedValues;
-}
-
-impl Element for f32 {
-    const ARRAY: &'static str = "Float32Array";
-    fn take(values: TypedValues) -> Option<Vec<f32>> {
-        if let TypedValues::F32(v) = values { Some(v) } else { None }
-    }
-    fn wrap(values: Vec<f32>) -> TypedValues {
-        TypedValues::F32(values)
-    }
-}
-
-impl Element for f64 {
-    const ARRAY: &'static str = "Float64Array";
-    fn take(values: TypedValues) -> Option<Vec<f64>> {
-        if let TypedValues::F64(v) = values { Some(v) } else { None }
-    }
-    fn wrap(values: Vec<f64>) -> TypedValues {
-        TypedValues::F64(values)
-    }
-}
+element!(f32, Float32Array);
+element!(f64, Float64Array);
 
 /// How a group of matrices arrived: `number[][]` (read as f64 `[T, C]`) or `{ data, shape }`.
 /// A result goes back in the form of its inputs.
@@ -614,9 +591,10 @@ impl<F: Element> Typed<F> {
     /// A result of shape `shape` in this matrix's form: `number[][]` for [`Form::Rows`] (always
     /// f64), `{ data, shape }` of this precision otherwise.
     pub fn write(&self, values: Vec<F>, shape: &[usize]) -> JsValue {
-        match (self.form, F::wrap(values)) {
-            (Form::Rows, TypedValues::F64(values)) => write_number_rows(&values, shape[shape.len() - 1].max(1) as u32),
-            (_, values) => write_typed(&values, shape),
+        let values: TypedValues = F::wrap(values);
+        match (self.form, f64::get(&values)) {
+            (Form::Rows, Some(rows)) => write_number_rows(rows, shape[shape.len() - 1].max(1) as u32),
+            _ => write_typed(&values, shape),
         }
     }
 }
@@ -631,9 +609,13 @@ impl<F: Real> Typed<F> {
 
 /// Typed matrices read together (Q, K and V; query, key and value; X and W), all of one
 /// precision: the precision is dispatched here, once, so a mismatch cannot be represented.
-pub enum SamePrecision<const N: usize> {
-    F32([Typed<f32>; N]),
-    F64([Typed<f64>; N]),
+pub type SamePrecision<const N: usize> = ByPrecision<Group<N>>;
+
+/// N [`Typed`] matrices as a [`Family`].
+pub struct Group<const N: usize>;
+
+impl<const N: usize> Family for Group<N> {
+    type Of<F: Real> = [Typed<F>; N];
 }
 
 /// What runs on a [`SamePrecision`] group: one generic body for both precisions.
@@ -642,7 +624,7 @@ pub trait OnTyped<const N: usize> {
     fn call<F: Element>(self, args: [Typed<F>; N]) -> Result<Self::Out>;
 }
 
-impl<const N: usize> SamePrecision<N> {
+impl<const N: usize> ByPrecision<Group<N>> {
     /// The group, in the precision of its first matrix. The readers (`read_typed_like`) refuse a
     /// mismatch with a TypeError naming the argument; this refuses it the same way.
     pub fn new(group: [TypedMatrix; N], names: [&str; N]) -> Result<Self> {
@@ -651,21 +633,16 @@ impl<const N: usize> SamePrecision<N> {
             return Err(precision_mismatch(names[i], group[i].array_name(), names[0], first, "them"));
         }
         // every matrix is in `first`'s precision, so `take` gives every one of them its values
-        fn all<F: Element, const N: usize>(group: [TypedMatrix; N]) -> [Typed<F>; N] {
-            group.map(|m| Typed { values: F::take(m.values).unwrap_or_default(), shape: m.shape, form: Form::Typed })
+        fn all<F: Element, const N: usize>(group: [TypedMatrix; N]) -> SamePrecision<N> {
+            F::wrap(group.map(|m| Typed { values: F::take(m.values).unwrap_or_default(), shape: m.shape, form: Form::Typed }))
         }
-        Ok(match group[0].values {
-            TypedValues::F32(_) => Self::F32(all(group)),
-            TypedValues::F64(_) => Self::F64(all(group)),
-        })
+        let in_first: fn([TypedMatrix; N]) -> SamePrecision<N> = crate::by_precision!(F in &group[0].values, _ => all::<F, N>);
+        Ok(in_first(group))
     }
 
     /// Runs `body` in the group's precision.
     pub fn call<M: OnTyped<N>>(self, body: M) -> Result<M::Out> {
-        match self {
-            Self::F32(args) => body.call(args),
-            Self::F64(args) => body.call(args),
-        }
+        crate::by_precision!(self, args => body.call(args))
     }
 }
 
@@ -680,10 +657,7 @@ pub struct TypedMatrix {
 impl TypedMatrix {
     /// `"Float32Array"` or `"Float64Array"`, as messages name the precision.
     pub fn array_name(&self) -> &'static str {
-        match self.values {
-            TypedValues::F32(_) => "Float32Array",
-            TypedValues::F64(_) => "Float64Array",
-        }
+        crate::by_precision!(F in &self.values, _ => F::ARRAY)
     }
 
     /// B for `[B, T, C]`, `None` for `[T, C]`.
@@ -712,9 +686,9 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<T
     let rank = (out[0] as usize).clamp(2, 3);
     let shape: Vec<usize> = out[2..2 + rank].iter().map(|&n| n as usize).collect();
     let values = if out[1] == 32 {
-        TypedValues::F32(typed_to_vec(&data.unchecked_into::<Float32Array>()))
+        f32::wrap(typed_to_vec(&data.unchecked_into::<Float32Array>()))
     } else {
-        TypedValues::F64(typed_to_vec(&data.unchecked_into::<Float64Array>()))
+        f64::wrap(typed_to_vec(&data.unchecked_into::<Float64Array>()))
     };
     Ok(TypedMatrix { values, shape })
 }
@@ -784,10 +758,7 @@ pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &
         )));
     }
     let (rows, cols) = typed.rows_cols();
-    let values = match typed.values {
-        TypedValues::F32(values) => values.into_iter().map(f64::from).collect(),
-        TypedValues::F64(values) => values,
-    };
+    let values = crate::by_precision!(typed.values, values => values.into_iter().map(|x| x.to_f64()).collect());
     Ok(Some(Matrix::new(rows, cols, values)?))
 }
 
@@ -798,13 +769,51 @@ pub fn float_array_length(data: &JsValue, place: &str) -> Result<usize> {
     Ok(refused(read_float_array_length(data, place))?.as_f64().unwrap_or(0.0) as usize)
 }
 
+/// One tensor of `shape`: number[][] (2-D), number[] (1-D), or a flat Float32Array / Float64Array.
+pub fn read_tensor<F: Real>(raw: &JsValue, place: &str, shape: &[usize]) -> Result<Vec<F>> {
+    let wide: Vec<f64> = if let Some(a) = raw.dyn_ref::<Float32Array>() {
+        a.to_vec().into_iter().map(f64::from).collect()
+    } else if let Some(a) = raw.dyn_ref::<Float64Array>() {
+        a.to_vec()
+    } else if let [rows, cols] = shape[..] {
+        let m = read_matrix(raw, place)?;
+        if m.shape() != (rows, cols) {
+            return Err(AttentionError::range_error(format!("{place} is {} but must be {rows}×{cols}", m.shape_text())));
+        }
+        m.into_data()
+    } else {
+        read_vector(raw, place)?
+    };
+    let want: usize = shape.iter().product();
+    if wide.len() != want {
+        return Err(AttentionError::range_error(format!("{place} has {} entries; expected {want}", wide.len())));
+    }
+    if let Some(i) = wide.iter().position(|x| !x.is_finite()) {
+        return Err(AttentionError::range_error(format!("{place} entry {i} is {}; expected a finite number", number_text(wide[i]))));
+    }
+    Ok(wide.into_iter().map(F::from_f64).collect())
+}
+
+/// Whether `value` is a Float32Array or a Float64Array (what [`read_tensor`] reads flat).
+pub fn is_float_array(value: &JsValue) -> bool {
+    value.is_instance_of::<Float32Array>() || value.is_instance_of::<Float64Array>()
+}
+
+/// A `dtype` argument called `place`: absent → `None`; `'float32'` or `'float64'`; anything else a TypeError.
+pub fn read_dtype(raw: &JsValue, place: &str) -> Result<Option<Dtype>> {
+    if raw.is_undefined() {
+        return Ok(None);
+    }
+    match raw.as_string().and_then(|name| Dtype::parse(&name)) {
+        Some(dtype) => Ok(Some(dtype)),
+        None => Err(AttentionError::type_error(format!("{place} is {}; expected 'float32' or 'float64'", describe(raw)))),
+    }
+}
+
 /// A fresh `{ data: Float32Array, shape }` (or Float64Array) for JS.
 pub fn write_typed(values: &TypedValues, shape: &[usize]) -> JsValue {
     let object = Object::new();
-    let data: JsValue = match values {
-        TypedValues::F32(v) => Float32Array::from(v.as_slice()).into(),
-        TypedValues::F64(v) => Float64Array::from(v.as_slice()).into(),
-    };
+    let data = crate::by_precision!(values, v => Element::array(v));
     let shape: Array = shape.iter().map(|&n| JsValue::from(n as u32)).collect();
     // setting own data properties on a fresh plain object cannot throw
     let _ = Reflect::set(&object, &JsValue::from_str("data"), &data);

@@ -462,7 +462,7 @@ impl JsMultiHeadAttention {
     /// Throws an Error before any backward.
     #[wasm_bindgen(unchecked_return_type = "MultiHeadAttentionLayerWeights")]
     pub fn grads(&self) -> std::result::Result<JsValue, JsValue> {
-        js_result(|| write_weights(self.inner.grads()?))
+        js_result(|| write_weights(&*self.inner.grads()?))
     }
 }
 

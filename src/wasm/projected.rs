@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::layer::{projected_self_attention as projected, projected_self_attention_f32 as projected_f32, ProjectedOptions};
 use crate::engine::Batch;
 use crate::matrix::Matrix;
+use crate::precision::Precision;
 use crate::multi_head::HeadSplit;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -97,18 +98,19 @@ fn projected_typed(x: &JsValue, options: &JsValue) -> Result<JsValue> {
     let precision = x.array_name();
     let (b, (t, c)) = (x.batch().unwrap_or(1), x.rows_cols());
     // the weights as f64 (for Float32Array input, rounded to f32 first: what the f32 forward packs)
-    let round = matches!(x.values, TypedValues::F32(_));
+    let round = f32::get(&x.values).is_some();
     let weight = |key| required_typed_weight(&o, key, precision).map(|w| if round { w.cast::<f32>().cast() } else { w });
     let options = ProjectedOptions { split, w_q: weight("W_Q")?, w_k: weight("W_K")?, w_v: weight("W_V")?, w_o: weight("W_O")?, mask: o.mask()? };
-    let values = match &x.values {
-        TypedValues::F64(data) => {
+    let values: TypedValues = match (f64::get(&x.values), f32::get(&x.values)) {
+        (Some(data), _) => {
             let mut out = Vec::with_capacity(data.len());
             for item in data.chunks_exact(t * c) {
                 out.extend_from_slice(projected(&Matrix::new(t, c, item.to_vec())?, options.clone())?.data()); // (T, C)
             }
-            TypedValues::F64(out)
+            f64::wrap(out)
         }
-        TypedValues::F32(data) => TypedValues::F32(projected_f32(Batch::new(data, b, t, c), x.batch().is_some(), options)?),
+        (_, Some(data)) => f32::wrap(projected_f32(Batch::new(data, b, t, c), x.batch().is_some(), options)?),
+        _ => unreachable!("a typed matrix is in one of the two precisions"),
     };
     Ok(write_typed(&values, &x.shape))
 }
