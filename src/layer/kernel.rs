@@ -1,6 +1,7 @@
 //! What the layer computes differently per precision, and nothing else: how the weights are held
-//! for the projections, the backward's products (`A·Bᵀ`, `Aᵀ·B`, `A·B`, `x·Wᵀ`), the finiteness
-//! scan, how an overflow is worded and how much memory a pass counts. The forward
+//! for the projections, the backward's products (`A·Bᵀ`, `Aᵀ·B`, `A·B`, `x·Wᵀ`) and the finiteness
+//! scan (how an overflow is worded and how much memory a pass counts are [`LayerLimits`]'s; what a
+//! pass keeps, in its precision, is [`crate::precision`]'s). The forward
 //! (`forward.rs`) and the backward (`backward.rs`) are written once over [`LayerKernel`], as the
 //! engine is over [`Kernel`].
 //!
@@ -11,12 +12,12 @@
 //!   [`crate::kernels`] (`gemm_packed`), with their own order of summation.
 
 use super::kept::BatchGrads;
-use super::limits::{check_backward, check_backward_f32, check_forward, check_forward_f32, refuse_projection};
+use super::limits::LayerLimits;
 use super::{MultiHeadAttention, Weights};
 use crate::engine::{Batch, Kernel};
 use crate::error::Result;
-use crate::kernels::{gemm_packed, gemm_transposed_b, linear_prepacked_f32, packed_transpose, PackedPanels};
-use crate::limits::{refuse_overflow, refuse_overflow_f32};
+use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_prepacked_f32, packed_transpose, PackedPanels};
+use crate::limits::refuse_overflow_f32;
 use crate::matrix::{matmul_into, Matrix, Strided};
 use crate::precision::Precision;
 
@@ -40,7 +41,7 @@ impl<F: LayerKernel> Prepared<'_, F> {
 /// The per-precision half of the layer: implemented for `f64` and `f32` only (its methods take the
 /// layer's own types, which are private to the crate, so no other crate can implement it).
 #[allow(private_interfaces)]
-pub trait LayerKernel: Kernel + Precision {
+pub trait LayerKernel: Kernel + LayerLimits {
     /// One weight matrix ready for `x·W` (f64: the matrix itself; f32: rounded and packed).
     type Weight: Send + Sync;
     /// Buffers the backward's products reuse.
@@ -73,17 +74,6 @@ pub trait LayerKernel: Kernel + Precision {
     }
     /// Whether every value is finite.
     fn all_finite(values: &[Self]) -> bool;
-
-    /// Pass 1's overflow check: `name = input·weight + bias`, `(rows, cols)`.
-    fn refuse_projection(values: &[Self], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()>;
-    /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
-    fn refuse_gradient(values: &[Self], cols: usize, name: &str) -> Result<()>;
-
-    /// The working-set check of a forward that keeps (`keep`) or does not keep what backward needs,
-    /// with `(needWeights, averageWeights, training)`.
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, options: (bool, bool, bool), keep: bool) -> Result<()>;
-    /// The working-set check of a backward over what the forward kept.
-    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()>;
 
     /// `backward` when the last forward kept the other precision (see [`MultiHeadAttention::backward_batch`]).
     fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<Self>, batched: bool) -> Result<BatchGrads<Self>>;
@@ -162,22 +152,6 @@ impl LayerKernel for f64 {
         values.iter().all(|x| x.is_finite())
     }
 
-    fn refuse_projection(values: &[f64], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
-        refuse_projection(values, cols, name, input, weight, bias)
-    }
-
-    fn refuse_gradient(values: &[f64], cols: usize, name: &str) -> Result<()> {
-        refuse_overflow(values, cols, name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
-    }
-
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, _, training): (bool, bool, bool), _keep: bool) -> Result<()> {
-        let dropout = training && layer.dropout > 0.0;
-        check_forward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, need_weights, dropout)
-    }
-
-    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
-        check_backward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, dropout)
-    }
 
     /// After an f32 training forward: what it kept, widened exactly, differentiated in f64 (the
     /// f64 derivative of the f32 forward).
@@ -301,42 +275,10 @@ impl LayerKernel for f32 {
         s.transposed = at;
     }
 
-    /// On the bits, eight lanes at a time (no exponent field of all ones: ±Infinity or NaN): a max
-    /// over integer lanes vectorises where a `position` scan does not (the scan over the `4·C²`
-    /// parameter gradients took about 1.2 ms of a 27 ms backward at C = 768).
     fn all_finite(values: &[f32]) -> bool {
-        const EXPONENT: u32 = 0x7f80_0000;
-        let mut lanes = [0u32; 8];
-        let chunks = values.chunks_exact(8);
-        let tail = chunks.remainder();
-        for chunk in chunks {
-            for (lane, &x) in lanes.iter_mut().zip(chunk) {
-                *lane = (*lane).max(x.to_bits() & EXPONENT);
-            }
-        }
-        lanes.iter().copied().chain(tail.iter().map(|x| x.to_bits() & EXPONENT)).all(|e| e != EXPONENT)
+        all_finite_f32(values)
     }
 
-    fn refuse_projection(values: &[f32], cols: usize, name: &str, input: &str, weight: &str, _bias: Option<&str>) -> Result<()> {
-        // f32's messages write the formula with its bias whether or not the layer has one
-        let bias = weight.replacen('W', "b", 1);
-        refuse_overflow_f32(values, cols, name, &format!("{input}·{weight} + {bias}"))
-    }
-
-    fn refuse_gradient(values: &[f32], cols: usize, name: &str) -> Result<()> {
-        if Self::all_finite(values) {
-            return Ok(());
-        }
-        refuse_overflow_f32(values, cols, name, "this gradient, a sum of products of finite gradients and weights,")
-    }
-
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, _): (bool, bool, bool), keep: bool) -> Result<()> {
-        check_forward_f32(layer, b, t_q, t_k, need_weights, average_weights, keep)
-    }
-
-    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
-        check_backward_f32(layer, b, t_q, t_k, dropout)
-    }
 
     /// After an f64 forward: `gradOutput` widened exactly, the f64 backward, the input gradients
     /// rounded once to f32.

@@ -11,7 +11,9 @@
 //!
 //! [`MultiHeadAttention::backward`] differentiates the last forward pass and stores the
 //! parameter gradients; see `forward.rs` and `backward.rs`, each written once for f64 and f32
-//! over [`LayerKernel`] (`kernel.rs`: the products and messages that differ). The seeded
+//! over [`LayerKernel`] (`kernel.rs`: the products that differ; `limits.rs`'s [`LayerLimits`]: the
+//! budgets and overflow messages that differ; the rest per precision, what is kept and held, is
+//! [`crate::precision`]'s, written once). The seeded
 //! initialisation and the dropout stream are specified bit for bit in [`init`].
 
 mod backward;
@@ -31,6 +33,7 @@ pub use kept::{BatchGrads, Positions, WeightsIn, WeightsRef};
 pub use cache::KvCache;
 pub use forward::{BatchOutput, ForwardOptions, ForwardOutput};
 pub use kernel::LayerKernel;
+pub use limits::LayerLimits;
 pub use projected::{projected_self_attention, projected_self_attention_f32, ProjectedOptions};
 
 use crate::engine::Rope;
