@@ -34,7 +34,7 @@ pub use cache::KvCache;
 pub use forward::{BatchOutput, ForwardOptions, ForwardOutput};
 pub use kernel::LayerKernel;
 pub use limits::LayerLimits;
-pub use projected::{projected_self_attention, projected_self_attention_f32, ProjectedOptions};
+pub use projected::{projected_self_attention, projected_self_attention_batch, ProjectedOptions};
 
 use crate::engine::Rope;
 use crate::grouped_query::check_kv_heads;
