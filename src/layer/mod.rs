@@ -153,12 +153,10 @@ impl<G: Precision> Weights<G> {
             return Ok(Cow::Borrowed(same));
         }
         let converted: Weights<F> = self.cast();
-        for ((name, data), (_, stored)) in converted.tensors().into_iter().zip(self.tensors()) {
+        for (name, data) in converted.tensors() {
             if let Some(i) = data.iter().position(|x| !x.is_finite()) {
                 return Err(AttentionError::range_error(format!(
-                    "{what}.{name} entry {i} is {} in {}, beyond the largest {}: read it in {}",
-                    number_text(stored[i].to_f64()),
-                    G::DTYPE,
+                    "{what}.{name} entry {i} is beyond the largest {}: read it with dtype '{}'",
                     F::LARGEST,
                     G::DTYPE
                 )));

@@ -7,9 +7,8 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{
-    js_result, read_count, read_group, read_qkv, read_typed_weight, write_trace, Element, Form, OnTyped, Options, SmallOptions, Typed,
-};
+use super::convert::{js_result, read_count, write_trace, Options};
+use super::typed::{read_group, read_qkv, read_typed_weight, Element, Form, OnTyped, SmallOptions, Typed};
 use crate::attention;
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;

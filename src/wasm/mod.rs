@@ -1,9 +1,14 @@
 //! The JavaScript boundary: the only module that knows about wasm-bindgen.
 //!
-//! [`convert`] turns JS values into core types and core errors into JS errors (in one
-//! place); the other files hold the exports, one file per exported item.
+//! [`convert`] walks and checks JS values (with `convert.js`) and turns core errors into JS errors
+//! (in one place); [`typed`] reads the matrix arguments as groups of one precision and writes
+//! results back in their form; [`memory`] and [`threads`] are the module's own exports; the other
+//! files hold the exports, one file per group: `attention.rs` (dotProductAttention,
+//! multiHeadAttention, traceMultiHeadAttention), `grouped.rs`, `linear.rs`, `projected.rs`,
+//! `layer.rs` (MultiHeadAttention), `cache.rs` (KvCache) and `transformer.rs` (Transformer, repeatedTokens).
 
 pub mod attention;
+pub mod cache;
 pub mod convert;
 pub mod grouped;
 pub mod layer;
@@ -12,6 +17,7 @@ pub mod memory;
 pub mod projected;
 pub mod threads;
 pub mod transformer;
+pub mod typed;
 
 use wasm_bindgen::prelude::*;
 

@@ -4,7 +4,8 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{js_result, read_count, read_group, read_typed_weight, Element, Form, OnTyped, Options, Typed};
+use super::convert::{js_result, read_count, Options};
+use super::typed::{read_group, read_typed_weight, Element, Form, OnTyped, Typed};
 use crate::error::Result;
 use crate::layer::{projected_self_attention_batch, ProjectedOptions};
 use crate::matrix::Matrix;

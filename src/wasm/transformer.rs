@@ -7,7 +7,8 @@ use wasm_bindgen::prelude::*;
 use super::convert::missing;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_typed, write_vector, Element, Options, read_dtype, read_tensor};
+use super::convert::{array_length, describe, get, is_array, js_result, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
+use super::typed::{write_typed, Element, read_dtype, read_tensor};
 use crate::error::{number_text, AttentionError, Result};
 use crate::precision::{ByPrecision, Family, Precision, Values};
 use crate::matrix::Matrix;
