@@ -366,6 +366,22 @@ fn exp_f32x4(x: core::arch::wasm32::v128) -> core::arch::wasm32::v128 {
     v128_bitselect(f32x4_splat(0.0), value, f32x4_lt(x, f32x4_splat(EXP_UNDERFLOW)))
 }
 
+/// Whether every value is finite, on the bits, eight lanes at a time (no exponent field of all ones: ±Infinity or NaN): a max
+/// over integer lanes vectorises where a `position` scan does not (the scan over the `4·C²`
+/// parameter gradients took about 1.2 ms of a 27 ms backward at C = 768).
+pub fn all_finite_f32(values: &[f32]) -> bool {
+    const EXPONENT: u32 = 0x7f80_0000;
+    let mut lanes = [0u32; 8];
+    let chunks = values.chunks_exact(8);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (lane, &x) in lanes.iter_mut().zip(chunk) {
+            *lane = (*lane).max(x.to_bits() & EXPONENT);
+        }
+    }
+    lanes.iter().copied().chain(tail.iter().map(|x| x.to_bits() & EXPONENT)).all(|e| e != EXPONENT)
+}
+
 /// In place: `row = softmax(scale · row)` (scale > 0). Entries equal to −∞ are masked and get
 /// weight exactly 0; a row with nothing but −∞ becomes all zeros (never NaN).
 pub fn softmax_row_f32(row: &mut [f32], scale: f32) {

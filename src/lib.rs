@@ -18,6 +18,7 @@ pub mod matrix;
 pub mod model;
 pub mod multi_head;
 pub mod parallel;
+pub mod precision;
 pub mod pretrained;
 pub mod real;
 pub mod softmax;

@@ -50,7 +50,7 @@
 //! their f32 error model.
 
 use super::forward::{item_name, unflatten};
-use super::kept::{BatchGrads, ForwardCache, ItemCache, Kept};
+use super::kept::{BatchGrads, ForwardCache, ItemCache};
 use super::kernel::{LayerKernel, Prepared};
 use super::limits::at_item;
 use super::{LastForward, MultiHeadAttention, Weights};
@@ -90,10 +90,7 @@ impl MultiHeadAttention {
 
     /// `(batched, B, T_q, T_k)` of what the last forward kept, in either precision.
     fn kept_shape(&self) -> Option<(bool, usize, usize, usize)> {
-        match self.kept.as_ref()? {
-            Kept::F64(c) => Some((c.batched, c.items.len(), c.t_q, c.t_k)),
-            Kept::F32(c) => Some((c.batched, c.items.len(), c.t_q, c.t_k)),
-        }
+        Some(crate::by_precision!(self.kept.as_ref()?, c => (c.batched, c.items.len(), c.t_q, c.t_k)))
     }
 
     /// Differentiates the last forward pass for `grad_output` (`[B, T_q, C]`, `batched` as in
@@ -104,16 +101,16 @@ impl MultiHeadAttention {
     /// differentiates what it kept, widened exactly (the f64 derivative of the f32 forward); after
     /// an f64 forward an f32 `grad_output` is widened exactly, and the input gradients rounded once.
     pub fn backward_batch<F: LayerKernel>(&mut self, grad_output: Batch<F>, batched: bool) -> Result<BatchGrads<F>> {
-        if self.kept.as_ref().and_then(F::kept).is_none() {
+        if self.kept.as_ref().and_then(F::get).is_none() {
             return F::backward_across(self, grad_output, batched);
         }
         // the weights' transposes, prepared once per set of weights
         F::prepare(self, true);
         let kept = self.kept.take().expect("checked above");
-        let result = self.differentiate(F::kept(&kept).expect("checked above"), grad_output, batched);
+        let result = self.differentiate(F::get(&kept).expect("checked above"), grad_output, batched);
         self.kept = Some(kept);
         let (grads, inputs) = result?;
-        self.grads = Some(F::store_grads(grads));
+        self.grads = Some(F::wrap(grads));
         Ok(inputs)
     }
 
@@ -362,6 +359,7 @@ mod tests {
     use crate::layer::kept::HeadCache;
     use crate::engine::Rope;
     use crate::mask::{BoolMatrix, Mask};
+    use crate::precision::Precision;
     use crate::testing::{assert_within_bounds, seeded_matrix};
 
     const U32: f64 = 1.0 / (1u64 << 24) as f64;
@@ -538,13 +536,13 @@ mod tests {
             .unwrap();
         let g = values(b, t_q, c, 4);
         let got = layer.backward_batch(Batch::new(&g, b, t_q, c), batched).unwrap();
-        let got_params = layer.grads().unwrap().clone();
+        let got_params = layer.grads().unwrap().into_owned();
         let d_out: Vec<Matrix> = (0..b).map(|i| Matrix::new(t_q, c, g[i * t_q * c..(i + 1) * t_q * c].iter().map(|&x| f64::from(x)).collect()).unwrap()).collect();
-        let Some(Kept::F32(kept)) = &layer.kept else { panic!("an f32 training forward keeps") };
+        let Some(kept) = layer.kept.as_ref().and_then(f32::get) else { panic!("an f32 training forward keeps") };
         let cache = kept.widen();
         let (m_inputs, m_params) = magnitudes(&layer, &cache, &d_out);
         let want = layer.backward(&d_out, batched).unwrap();
-        let want_params = layer.grads().unwrap().clone();
+        let want_params = layer.grads().unwrap().into_owned();
         // K per gradient (module docs)
         let k_q = c + d + 2 * t_k + 9;
         let k_k = c + d + t_k + t_q + g_heads + 8;

@@ -5,6 +5,8 @@
 //! and Float64Array, f32 for Float32Array). See [`super::MultiHeadAttention::forward_cached_batch`].
 
 use super::MultiHeadAttention;
+use crate::precision::{ByPrecision, Family};
+use crate::real::Real;
 
 /// Keys and values of the positions seen so far, for one layer.
 #[derive(Clone, Debug, PartialEq)]
@@ -13,8 +15,8 @@ pub struct KvCache {
     pub(super) layer: u64,
     /// B, once the first forward set it (0 before).
     pub(super) items: usize,
-    /// The keys and values, in the precision of the forward that filled them.
-    pub(super) store: Store,
+    /// The keys and values, in the precision of the forward that filled them (`None` before it).
+    pub(super) store: Option<Store>,
     /// The position of the first held row (positions before it were dropped by a window).
     pub(super) start: usize,
     /// The positions seen: the next token is at `length`.
@@ -22,11 +24,13 @@ pub struct KvCache {
 }
 
 /// What a cache holds, in one precision.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Store {
-    Empty,
-    F64(Held<f64>),
-    F32(Held<f32>),
+pub(crate) type Store = ByPrecision<HeldIn>;
+
+/// [`Held`] as a [`Family`].
+pub(crate) struct HeldIn;
+
+impl Family for HeldIn {
+    type Of<F: Real> = Held<F>;
 }
 
 /// Per batch item, `(held, C_kv)` row-major: the keys (rotated) and values of positions `start …`.
@@ -62,7 +66,7 @@ impl<F> Held<F> {
 impl KvCache {
     /// An empty cache for `layer`.
     pub(super) fn new(layer: u64) -> Self {
-        Self { layer, items: 0, store: Store::Empty, start: 0, length: 0 }
+        Self { layer, items: 0, store: None, start: 0, length: 0 }
     }
 
     /// The positions seen so far.
@@ -72,11 +76,7 @@ impl KvCache {
 
     /// The positions held in memory (fewer than `length` once a window dropped some).
     pub fn held(&self) -> usize {
-        match &self.store {
-            Store::Empty => 0,
-            Store::F64(h) => h.rows(),
-            Store::F32(h) => h.rows(),
-        }
+        self.store.as_ref().map_or(0, |store| crate::by_precision!(store, held => held.rows()))
     }
 
     /// Forgets everything, batch size and precision included.

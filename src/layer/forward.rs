@@ -20,13 +20,13 @@
 //! two agree bit for bit; f32 runs the engine's SIMD kernels. Memory: an f32 forward in
 //! evaluation mode keeps nothing (the inputs, Q, K, V, `concat` and the output, O(T·C), and the
 //! engine's one head and block); a forward that keeps (training, or any f64 forward, see
-//! [`LayerKernel::EVALUATION_KEEPS`]) holds every head's `T_q × T_k` weights.
+//! [`Precision::EVALUATION_KEEPS`](crate::precision::Precision::EVALUATION_KEEPS)) holds every head's `T_q × T_k` weights.
 //!
 //! Threads: the batch items are independent, so without dropout (one generator draws through the
 //! items in order) and without returned weights they run on the pool's threads
 //! ([`crate::parallel::map`]), each with its own workspace; every item's bits are the same either way.
 
-use super::cache::{Held, KvCache, Store};
+use super::cache::{Held, KvCache};
 use super::init::SplitMix64;
 use super::kept::{ForwardCache, HeadCache, ItemCache, Positions};
 use super::kernel::{LayerKernel, Prepared};
@@ -123,7 +123,7 @@ impl MultiHeadAttention {
 
     /// The forward pass in either precision (see the module docs): `query` is `[B, T_q, C]`, `key`
     /// and `value` `[B, T_k, C]`. Keeps what `backward` needs in training, and in evaluation mode
-    /// when the precision does ([`LayerKernel::EVALUATION_KEEPS`]); otherwise it forgets the last
+    /// when the precision does ([`Precision::EVALUATION_KEEPS`](crate::precision::Precision::EVALUATION_KEEPS)); otherwise it forgets the last
     /// forward pass, so a following `backward` is a `State` error. On an error nothing changes.
     pub fn forward_batch<F: LayerKernel>(&mut self, query: Batch<F>, key: Batch<F>, value: Batch<F>, options: &ForwardOptions) -> Result<BatchOutput<F>> {
         let (c, h) = (self.embed_dim, self.number_of_heads);
@@ -175,7 +175,7 @@ impl MultiHeadAttention {
         }
         self.dropout_rng = rng;
         if keep {
-            self.kept = Some(F::keep(ForwardCache { batched: options.batched, t_q, t_k, items, positions, keep_scale: dropout.map(|(_, s)| s) }));
+            self.kept = Some(F::wrap(ForwardCache { batched: options.batched, t_q, t_k, items, positions, keep_scale: dropout.map(|(_, s)| s) }));
             self.last_forward = LastForward::Kept;
         } else {
             self.kept = None;
@@ -414,9 +414,9 @@ impl MultiHeadAttention {
         let held = cache.held();
         check_cached_budget(self, b, t_new, held + t_new, options.need_weights)?;
         if cache.items == 0 {
-            cache.store = F::hold(Held::new(b, kv_c));
+            cache.store = Some(F::wrap(Held::new(b, kv_c)));
         }
-        let store = F::held(&mut cache.store).ok_or_else(|| {
+        let store = cache.store.as_mut().and_then(F::get_mut).ok_or_else(|| {
             AttentionError::type_error(format!(
                 "options.cache holds keys and values of {} input but this input is {}: a cache decodes in one precision (reset() it, or use another createCache())",
                 F::OTHER_INPUT,
@@ -466,7 +466,7 @@ impl MultiHeadAttention {
                 // every item cut back to what it held
                 store.keep_rows(0, held);
                 if cache.items == 0 {
-                    cache.store = Store::Empty;
+                    cache.store = None;
                 }
                 return Err(at_item(e, options.batched, item));
             }
@@ -603,7 +603,8 @@ mod tests {
     //! The f32 forward against the f64 one, and its errors.
     use super::*;
     use crate::error::AttentionError;
-    use crate::layer::{ForwardOutput, Kept, LayerConfig, Weights};
+    use crate::layer::{ForwardOutput, LayerConfig, Weights};
+    use crate::precision::Precision;
     use crate::mask::{BoolMatrix, Mask};
     use crate::matrix::Matrix;
     use crate::testing::seeded_matrix;
@@ -782,7 +783,7 @@ mod tests {
                 let want = layer.forward_batch(q, k, v, &eval).unwrap();
                 let got = layer.forward_batch(q, k, v, &train).unwrap();
                 assert_eq!(got, want);
-                assert!(matches!(layer.kept, Some(Kept::F32(_))) && !layer.last_forward_f32());
+                assert!(layer.kept.as_ref().is_some_and(|kept| kept.dtype() == "float32") && !layer.last_forward_f32());
             }
         }
     }
@@ -799,7 +800,7 @@ mod tests {
         for _ in 0..2 {
             let want = f64_layer.forward(&x, &x, &x, &options).unwrap();
             let got = f32_layer.forward_batch(input, input, input, &options).unwrap();
-            let (Some(Kept::F64(f64_cache)), Some(Kept::F32(f32_cache))) = (&f64_layer.kept, &f32_layer.kept) else { panic!("both kept") };
+            let (Some(f64_cache), Some(f32_cache)) = (f64_layer.kept.as_ref().and_then(f64::get), f32_layer.kept.as_ref().and_then(f32::get)) else { panic!("both kept") };
             let mut dropped = 0;
             for (want, got) in f64_cache.items.iter().zip(&f32_cache.items) {
                 for (want, got) in want.heads.iter().zip(&got.heads) {
@@ -826,13 +827,13 @@ mod tests {
         let options = ForwardOptions { training: true, batched: true, ..ForwardOptions::default() };
         layer.forward_batch(input, input, input, &options).unwrap();
         let got = layer.backward_batch(BatchF32::new(&fg, b, t, c), true).unwrap();
-        let f32_grads = layer.grads().unwrap().clone();
+        let f32_grads = layer.grads().unwrap().into_owned();
         // f64 gradOutput: the f64 derivative of the same kept values, which the f32 one rounds
         let want = layer.backward(&g, true).unwrap();
         for (got, want) in [(&got.query, &want.query), (&got.key, &want.key), (&got.value, &want.value)] {
             assert_near(got, want.iter().flat_map(|m| m.data().to_vec()), 1e-5);
         }
-        let f64_grads = layer.grads().unwrap().clone();
+        let f64_grads = layer.grads().unwrap().into_owned();
         for ((name, got), (_, want)) in f32_grads.tensors().into_iter().zip(f64_grads.tensors()) {
             // grads() widens the f32 gradients exactly
             assert!(got.iter().all(|&x| f64::from(x as f32) == x), "{name} is not an f32 widened");

@@ -2,6 +2,7 @@
 //! passes return besides the output: the state between `forward.rs` and `backward.rs`.
 
 use super::Weights;
+use crate::precision::{ByPrecision, Family};
 use crate::real::Real;
 
 /// The input gradients of [`super::MultiHeadAttention::backward_batch`], flat: `[B, T_q, C]`,
@@ -14,19 +15,31 @@ pub struct BatchGrads<F> {
 }
 
 /// What a forward pass kept for `backward`, in the precision it ran in.
-#[derive(Clone, Debug)]
-pub(crate) enum Kept {
-    F64(ForwardCache<f64>),
-    F32(ForwardCache<f32>),
+pub(crate) type Kept = ByPrecision<KeptIn>;
+
+/// [`ForwardCache`] as a [`Family`].
+pub(crate) struct KeptIn;
+
+impl Family for KeptIn {
+    type Of<F: Real> = ForwardCache<F>;
 }
 
-/// The parameter gradients of a `backward`, in the precision it ran in; f32 ones are widened
-/// (exactly) when `grads()` first reads them, so a training step that never reads them does not
-/// pay for `4·C²` f64 values.
-#[derive(Clone, Debug)]
-pub(crate) enum Grads {
-    F64(Weights<f64>),
-    F32(Weights<f32>, std::sync::OnceLock<Weights<f64>>),
+/// The parameter gradients of a `backward`, in the precision it ran in (read in another precision,
+/// they are converted then: see [`super::MultiHeadAttention::grads_in`]).
+pub(crate) type Grads = ByPrecision<WeightsIn>;
+
+/// [`Weights`] as a [`Family`].
+pub struct WeightsIn;
+
+impl Family for WeightsIn {
+    type Of<F: Real> = Weights<F>;
+}
+
+/// `&Weights` as a [`Family`] (to take a borrowed value in its own precision).
+pub struct WeightsRef<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'a> Family for WeightsRef<'a> {
+    type Of<F: Real> = &'a Weights<F>;
 }
 
 /// One head's intermediates that the backward pass needs.

@@ -1,6 +1,7 @@
 //! What the layer computes differently per precision, and nothing else: how the weights are held
-//! for the projections, the backward's products (`A·Bᵀ`, `Aᵀ·B`, `A·B`, `x·Wᵀ`), the finiteness
-//! scan, how an overflow is worded and how much memory a pass counts. The forward
+//! for the projections, the backward's products (`A·Bᵀ`, `Aᵀ·B`, `A·B`, `x·Wᵀ`) and the finiteness
+//! scan (how an overflow is worded and how much memory a pass counts are [`LayerLimits`]'s; what a
+//! pass keeps, in its precision, is [`crate::precision`]'s). The forward
 //! (`forward.rs`) and the backward (`backward.rs`) are written once over [`LayerKernel`], as the
 //! engine is over [`Kernel`].
 //!
@@ -10,15 +11,15 @@
 //! - `f32` rounds the weights once and packs them into panels for the SIMD kernels of
 //!   [`crate::kernels`] (`gemm_packed`), with their own order of summation.
 
-use super::cache::{Held, Store};
-use super::kept::{BatchGrads, ForwardCache, Grads, Kept};
-use super::limits::{check_backward, check_backward_f32, check_forward, check_forward_f32, refuse_projection};
+use super::kept::BatchGrads;
+use super::limits::LayerLimits;
 use super::{MultiHeadAttention, Weights};
 use crate::engine::{Batch, Kernel};
 use crate::error::Result;
-use crate::kernels::{gemm_packed, gemm_transposed_b, linear_prepacked_f32, packed_transpose, PackedPanels};
-use crate::limits::{refuse_overflow, refuse_overflow_f32};
+use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_prepacked_f32, packed_transpose, PackedPanels};
+use crate::limits::refuse_overflow_f32;
 use crate::matrix::{matmul_into, Matrix, Strided};
+use crate::precision::Precision;
 
 /// The layer's four weights and biases as one precision's products read them; `transposed` (for the
 /// backward's `d_x = d_Q·Wᵀ`) where the precision keeps them apart.
@@ -40,21 +41,11 @@ impl<F: LayerKernel> Prepared<'_, F> {
 /// The per-precision half of the layer: implemented for `f64` and `f32` only (its methods take the
 /// layer's own types, which are private to the crate, so no other crate can implement it).
 #[allow(private_interfaces)]
-pub trait LayerKernel: Kernel {
+pub trait LayerKernel: Kernel + LayerLimits {
     /// One weight matrix ready for `x·W` (f64: the matrix itself; f32: rounded and packed).
     type Weight: Send + Sync;
     /// Buffers the backward's products reuse.
     type Scratch: Default;
-    /// Whether a forward in evaluation mode keeps what `backward` needs. f64 does (its contract:
-    /// `backward` after any forward); f32's evaluation keeps nothing (its memory is O(T·C)).
-    const EVALUATION_KEEPS: bool;
-    /// How overflow messages name the precision after "overflows to Infinity" (`" in f32"`), and
-    /// what they advise besides scaling down.
-    const IN_PRECISION: &'static str;
-    const ADVICE: &'static str;
-    /// The JS input of this precision, and of the other one, as messages name them.
-    const INPUT: &'static str;
-    const OTHER_INPUT: &'static str;
 
     /// Builds what [`Self::prepared`] returns when missing (f32: the packing, once per set of
     /// weights; with `transposed`, the transposes too).
@@ -84,26 +75,6 @@ pub trait LayerKernel: Kernel {
     /// Whether every value is finite.
     fn all_finite(values: &[Self]) -> bool;
 
-    /// Pass 1's overflow check: `name = input·weight + bias`, `(rows, cols)`.
-    fn refuse_projection(values: &[Self], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()>;
-    /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
-    fn refuse_gradient(values: &[Self], cols: usize, name: &str) -> Result<()>;
-
-    /// The working-set check of a forward that keeps (`keep`) or does not keep what backward needs,
-    /// with `(needWeights, averageWeights, training)`.
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, options: (bool, bool, bool), keep: bool) -> Result<()>;
-    /// The working-set check of a backward over what the forward kept.
-    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()>;
-
-    /// The keys and values a KV cache holds in this precision, if it does.
-    fn held(store: &mut Store) -> Option<&mut Held<Self>>;
-    fn hold(held: Held<Self>) -> Store;
-
-    /// What a forward of this precision kept, if the last one was.
-    fn kept(kept: &Kept) -> Option<&ForwardCache<Self>>;
-    fn keep(cache: ForwardCache<Self>) -> Kept;
-    /// The parameter gradients of this precision, stored.
-    fn store_grads(grads: Weights<Self>) -> Grads;
     /// `backward` when the last forward kept the other precision (see [`MultiHeadAttention::backward_batch`]).
     fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<Self>, batched: bool) -> Result<BatchGrads<Self>>;
 }
@@ -127,11 +98,6 @@ fn at_b_f64(m: usize, k: usize, n: usize, a: &[f64], lda: usize, b: &[f64], ldb:
 impl LayerKernel for f64 {
     type Weight = Matrix;
     type Scratch = Vec<f64>;
-    const EVALUATION_KEEPS: bool = true;
-    const IN_PRECISION: &'static str = "";
-    const ADVICE: &'static str = "";
-    const INPUT: &'static str = "number[][] or Float64Array";
-    const OTHER_INPUT: &'static str = "Float32Array";
 
     fn prepare(_: &mut MultiHeadAttention, _: bool) {}
 
@@ -186,58 +152,16 @@ impl LayerKernel for f64 {
         values.iter().all(|x| x.is_finite())
     }
 
-    fn refuse_projection(values: &[f64], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
-        refuse_projection(values, cols, name, input, weight, bias)
-    }
-
-    fn refuse_gradient(values: &[f64], cols: usize, name: &str) -> Result<()> {
-        refuse_overflow(values, cols, name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
-    }
-
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, _, training): (bool, bool, bool), _keep: bool) -> Result<()> {
-        let dropout = training && layer.dropout > 0.0;
-        check_forward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, need_weights, dropout)
-    }
-
-    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
-        check_backward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, dropout)
-    }
-
-    fn held(store: &mut Store) -> Option<&mut Held<f64>> {
-        match store {
-            Store::F64(held) => Some(held),
-            _ => None,
-        }
-    }
-
-    fn hold(held: Held<f64>) -> Store {
-        Store::F64(held)
-    }
-
-    fn kept(kept: &Kept) -> Option<&ForwardCache<f64>> {
-        match kept {
-            Kept::F64(cache) => Some(cache),
-            Kept::F32(_) => None,
-        }
-    }
-
-    fn keep(cache: ForwardCache<f64>) -> Kept {
-        Kept::F64(cache)
-    }
-
-    fn store_grads(grads: Weights<f64>) -> Grads {
-        Grads::F64(grads)
-    }
 
     /// After an f32 training forward: what it kept, widened exactly, differentiated in f64 (the
     /// f64 derivative of the f32 forward).
     fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<f64>, batched: bool) -> Result<BatchGrads<f64>> {
-        let widened = match &layer.kept {
-            Some(Kept::F32(cache)) => cache.widen(),
-            _ => return Err(layer.nothing_kept()),
+        let widened = match layer.kept.as_ref().and_then(f32::get) {
+            Some(cache) => cache.widen(),
+            None => return Err(layer.nothing_kept()),
         };
         let (grads, inputs) = layer.differentiate(&widened, grad_output, batched)?;
-        layer.grads = Some(Grads::F64(grads));
+        layer.grads = Some(f64::wrap(grads));
         Ok(inputs)
     }
 }
@@ -289,11 +213,6 @@ pub struct ScratchF32 {
 impl LayerKernel for f32 {
     type Weight = PackedPanels;
     type Scratch = ScratchF32;
-    const EVALUATION_KEEPS: bool = false;
-    const IN_PRECISION: &'static str = " in f32";
-    const ADVICE: &'static str = ", or train with Float64Array";
-    const INPUT: &'static str = "Float32Array";
-    const OTHER_INPUT: &'static str = "number[][] or Float64Array";
 
     fn prepare(layer: &mut MultiHeadAttention, transposed: bool) {
         let packed = layer.packed_f32.get_or_insert_with(|| PackedWeights::new(&layer.weights));
@@ -356,68 +275,10 @@ impl LayerKernel for f32 {
         s.transposed = at;
     }
 
-    /// On the bits, eight lanes at a time (no exponent field of all ones: ±Infinity or NaN): a max
-    /// over integer lanes vectorises where a `position` scan does not (the scan over the `4·C²`
-    /// parameter gradients took about 1.2 ms of a 27 ms backward at C = 768).
     fn all_finite(values: &[f32]) -> bool {
-        const EXPONENT: u32 = 0x7f80_0000;
-        let mut lanes = [0u32; 8];
-        let chunks = values.chunks_exact(8);
-        let tail = chunks.remainder();
-        for chunk in chunks {
-            for (lane, &x) in lanes.iter_mut().zip(chunk) {
-                *lane = (*lane).max(x.to_bits() & EXPONENT);
-            }
-        }
-        lanes.iter().copied().chain(tail.iter().map(|x| x.to_bits() & EXPONENT)).all(|e| e != EXPONENT)
+        all_finite_f32(values)
     }
 
-    fn refuse_projection(values: &[f32], cols: usize, name: &str, input: &str, weight: &str, _bias: Option<&str>) -> Result<()> {
-        // f32's messages write the formula with its bias whether or not the layer has one
-        let bias = weight.replacen('W', "b", 1);
-        refuse_overflow_f32(values, cols, name, &format!("{input}·{weight} + {bias}"))
-    }
-
-    fn refuse_gradient(values: &[f32], cols: usize, name: &str) -> Result<()> {
-        if Self::all_finite(values) {
-            return Ok(());
-        }
-        refuse_overflow_f32(values, cols, name, "this gradient, a sum of products of finite gradients and weights,")
-    }
-
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, _): (bool, bool, bool), keep: bool) -> Result<()> {
-        check_forward_f32(layer, b, t_q, t_k, need_weights, average_weights, keep)
-    }
-
-    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
-        check_backward_f32(layer, b, t_q, t_k, dropout)
-    }
-
-    fn held(store: &mut Store) -> Option<&mut Held<f32>> {
-        match store {
-            Store::F32(held) => Some(held),
-            _ => None,
-        }
-    }
-
-    fn hold(held: Held<f32>) -> Store {
-        Store::F32(held)
-    }
-
-    fn kept(kept: &Kept) -> Option<&ForwardCache<f32>> {
-        match kept {
-            Kept::F32(cache) => Some(cache),
-            Kept::F64(_) => None,
-        }
-    }
-
-    fn keep(cache: ForwardCache<f32>) -> Kept {
-        Kept::F32(cache)
-    }
-
-    fn store_grads(grads: Weights<f32>) -> Grads {
-        Grads::F32(grads, std::sync::OnceLock::new())
-    }
 
     /// After an f64 forward: `gradOutput` widened exactly, the f64 backward, the input gradients
     /// rounded once to f32.

@@ -9,7 +9,10 @@
 
 use crate::engine::{check_budget, HeadShape};
 use crate::error::{AttentionError, Result};
-use crate::limits::{check_working_set, refuse_overflow};
+use crate::kernels::all_finite_f32;
+use crate::limits::{check_working_set, refuse_overflow, refuse_overflow_f32};
+use crate::precision::Precision;
+use super::MultiHeadAttention;
 
 /// The four `C × C` weights (and the copy `setWeights` makes) must fit.
 pub(super) fn check_parameters(c: usize) -> Result<()> {
@@ -129,12 +132,63 @@ pub(super) fn check_backward_f32(layer: &super::MultiHeadAttention, batch: usize
     check_working_set(needed, || format!("MultiHeadAttention.backward (f32) with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {}", layer.embed_dim()))
 }
 
-/// Pass 1's overflow check in f64: `projected = input·weight + bias`, `cols` columns.
-pub(super) fn refuse_projection(projected: &[f64], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
-    refuse_overflow(projected, cols, name, |i, j| match bias {
-        Some(b) => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
-        None => format!("{input} row {i} · {weight} column {j} is too large"),
-    })
+/// What the layer refuses differently per precision, and how it says so: the working-set budgets and
+/// the overflow checks (the products are [`super::LayerKernel`]'s).
+pub trait LayerLimits: Precision {
+    /// Pass 1's overflow check: `name = input·weight + bias`, `(rows, cols)`.
+    fn refuse_projection(values: &[Self], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()>;
+    /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
+    fn refuse_gradient(values: &[Self], cols: usize, name: &str) -> Result<()>;
+    /// The working-set check of a forward that keeps (`keep`) or does not keep what backward needs,
+    /// with `(needWeights, averageWeights, training)`.
+    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, options: (bool, bool, bool), keep: bool) -> Result<()>;
+    /// The working-set check of a backward over what the forward kept.
+    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()>;
+}
+
+impl LayerLimits for f64 {
+    fn refuse_projection(projected: &[f64], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
+        refuse_overflow(projected, cols, name, |i, j| match bias {
+            Some(b) => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
+            None => format!("{input} row {i} · {weight} column {j} is too large"),
+        })
+    }
+
+    fn refuse_gradient(values: &[f64], cols: usize, name: &str) -> Result<()> {
+        refuse_overflow(values, cols, name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
+    }
+
+    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, _, training): (bool, bool, bool), _keep: bool) -> Result<()> {
+        let dropout = training && layer.dropout > 0.0;
+        check_forward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, need_weights, dropout)
+    }
+
+    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
+        check_backward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, dropout)
+    }
+}
+
+impl LayerLimits for f32 {
+    fn refuse_projection(values: &[f32], cols: usize, name: &str, input: &str, weight: &str, _bias: Option<&str>) -> Result<()> {
+        // f32's messages write the formula with its bias whether or not the layer has one
+        let bias = weight.replacen('W', "b", 1);
+        refuse_overflow_f32(values, cols, name, &format!("{input}·{weight} + {bias}"))
+    }
+
+    fn refuse_gradient(values: &[f32], cols: usize, name: &str) -> Result<()> {
+        if all_finite_f32(values) {
+            return Ok(());
+        }
+        refuse_overflow_f32(values, cols, name, "this gradient, a sum of products of finite gradients and weights,")
+    }
+
+    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, _): (bool, bool, bool), keep: bool) -> Result<()> {
+        check_forward_f32(layer, b, t_q, t_k, need_weights, average_weights, keep)
+    }
+
+    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
+        check_backward_f32(layer, b, t_q, t_k, dropout)
+    }
 }
 
 

@@ -11,7 +11,9 @@
 //!
 //! [`MultiHeadAttention::backward`] differentiates the last forward pass and stores the
 //! parameter gradients; see `forward.rs` and `backward.rs`, each written once for f64 and f32
-//! over [`LayerKernel`] (`kernel.rs`: the products and messages that differ). The seeded
+//! over [`LayerKernel`] (`kernel.rs`: the products that differ; `limits.rs`'s [`LayerLimits`]: the
+//! budgets and overflow messages that differ; the rest per precision, what is kept and held, is
+//! [`crate::precision`]'s, written once). The seeded
 //! initialisation and the dropout stream are specified bit for bit in [`init`].
 
 mod backward;
@@ -27,18 +29,21 @@ pub mod init;
 mod tests;
 
 pub use backward::InputGrads;
-pub use kept::{BatchGrads, Positions};
+pub use kept::{BatchGrads, Positions, WeightsIn, WeightsRef};
 pub use cache::KvCache;
 pub use forward::{BatchOutput, ForwardOptions, ForwardOutput};
 pub use kernel::LayerKernel;
-pub use projected::{projected_self_attention, projected_self_attention_f32, ProjectedOptions};
+pub use limits::LayerLimits;
+pub use projected::{projected_self_attention, projected_self_attention_batch, ProjectedOptions};
 
 use crate::engine::Rope;
 use crate::grouped_query::check_kv_heads;
 use crate::error::{number_text, AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};
+use crate::precision::Precision;
 use crate::real::Real;
 use kept::{Grads, Kept};
+use std::borrow::Cow;
 use init::{xavier_uniform, SplitMix64, DROPOUT_STREAM};
 
 /// How to build a layer with seeded weights.
@@ -136,6 +141,28 @@ impl<F: Real> Weights<F> {
             out.extend([("b_Q", &mut b.b_q[..]), ("b_K", &mut b.b_k[..]), ("b_V", &mut b.b_v[..]), ("b_O", &mut b.b_o[..])]);
         }
         out
+    }
+}
+
+impl<G: Precision> Weights<G> {
+    /// These values in precision `F`: borrowed when `F` is their own, else converted (f32 → f64 is
+    /// exact; f64 → f32 rounds, and an entry beyond the largest f32 is a RangeError naming
+    /// `{what}.W_Q` … and the entry).
+    pub fn to_precision<F: Precision>(&self, what: &str) -> Result<Cow<'_, Weights<F>>> {
+        if let Some(same) = F::take(G::wrap::<WeightsRef<'_>>(self)) {
+            return Ok(Cow::Borrowed(same));
+        }
+        let converted: Weights<F> = self.cast();
+        for (name, data) in converted.tensors() {
+            if let Some(i) = data.iter().position(|x| !x.is_finite()) {
+                return Err(AttentionError::range_error(format!(
+                    "{what}.{name} entry {i} is beyond the largest {}: read it with dtype '{}'",
+                    F::LARGEST,
+                    G::DTYPE
+                )));
+            }
+        }
+        Ok(Cow::Owned(converted))
     }
 }
 
@@ -429,14 +456,22 @@ impl MultiHeadAttention {
         self.last_forward == LastForward::Evaluation
     }
 
-    /// The parameter gradients of the last `backward`, or a `State` error before any.
-    /// After a Float32Array training step they are the f32 gradients, widened exactly.
-    pub fn grads(&self) -> Result<&Weights> {
-        match &self.grads {
-            Some(Grads::F64(grads)) => Ok(grads),
-            Some(Grads::F32(grads, widened)) => Ok(widened.get_or_init(|| grads.cast())),
-            None => Err(AttentionError::State("grads() has nothing to return yet: call forward and then backward first".into())),
-        }
+    /// The parameter gradients of the last `backward` in f64, or a `State` error before any.
+    /// After an f32 backward they are the f32 gradients, widened exactly.
+    pub fn grads(&self) -> Result<Cow<'_, Weights>> {
+        self.grads_in()
+    }
+
+    /// The parameter gradients of the last `backward` in precision `F`: the stored ones when the
+    /// backward ran in `F` (no copy), else converted ([`Weights::to_precision`]).
+    pub fn grads_in<F: Precision>(&self) -> Result<Cow<'_, Weights<F>>> {
+        let grads = self.grads.as_ref().ok_or_else(|| AttentionError::State("grads() has nothing to return yet: call forward and then backward first".into()))?;
+        crate::by_precision!(grads, g => g.to_precision("grads()"))
+    }
+
+    /// The weights in precision `F`: the layer's own (f64, no copy), or rounded ([`Weights::to_precision`]).
+    pub fn weights_in<F: Precision>(&self) -> Result<Cow<'_, Weights<F>>> {
+        self.weights.to_precision("getWeights()")
     }
 }
 

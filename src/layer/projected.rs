@@ -9,7 +9,7 @@
 //! then runs [`MultiHeadAttention::forward`] with the given weights and `bias: false`, so the
 //! arithmetic is the layer's own, not a second copy of it.
 
-use super::{ForwardOptions, MultiHeadAttention, Weights};
+use super::{ForwardOptions, LayerKernel, MultiHeadAttention, Weights};
 use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
@@ -29,24 +29,20 @@ pub struct ProjectedOptions {
     pub mask: Mask,
 }
 
-/// `multiHeadAttention(X·W_Q, X·W_K, X·W_V, { …, W_O })`, computed by the layer. X is `(T, C)`;
-/// returns `(T, C)`.
-pub fn projected_self_attention(x: &Matrix, options: ProjectedOptions) -> Result<Matrix> {
-    let (mut layer, options) = projecting_layer(x.shape(), options)?;
-    // 3. Its forward pass, with X as query, key and value
-    let one = std::slice::from_ref(x);
-    let mut output = layer.forward(one, one, one, &options)?.output; // [(T, C)]
-    output.pop().ok_or_else(|| AttentionError::State("the layer returned no output for one input".into()))
-}
-
-/// [`projected_self_attention`] on f32 input: X is `[B, T, C]` row-major (B = `x.items`; `batched`
-/// when the caller passed a `[B, T, C]` shape), computed in f32 by the layer's f32 forward with the
-/// weights rounded to f32. Returns `[B, T, C]`.
-pub fn projected_self_attention_f32(x: Batch<f32>, batched: bool, options: ProjectedOptions) -> Result<Vec<f32>> {
+/// `multiHeadAttention(X·W_Q, X·W_K, X·W_V, { …, W_O })`, computed by the layer's forward in X's
+/// precision (f32: the weights rounded to f32 as the f32 forward packs them): X is `[B, T, C]`
+/// row-major (B = `x.items`; `batched` when the caller passed a `[B, T, C]` shape). Returns `[B, T, C]`.
+pub fn projected_self_attention_batch<F: LayerKernel>(x: Batch<F>, batched: bool, options: ProjectedOptions) -> Result<Vec<F>> {
     let (mut layer, options) = projecting_layer((x.rows, x.cols), options)?;
-    // 3. Its f32 forward pass, with X as query, key and value
+    // 3. Its forward pass, with X as query, key and value
     let options = ForwardOptions { batched, ..options };
     Ok(layer.forward_batch(x, x, x, &options)?.output)
+}
+
+/// [`projected_self_attention_batch`] of one `(T, C)` matrix (for Rust users).
+pub fn projected_self_attention(x: &Matrix, options: ProjectedOptions) -> Result<Matrix> {
+    let out = projected_self_attention_batch(Batch::new(x.data(), 1, x.rows(), x.cols()), false, options)?;
+    Matrix::new(x.rows(), x.cols(), out)
 }
 
 /// Passes 1 and 2 of both forms: the shapes checked in the course's words, then the layer with
@@ -134,13 +130,13 @@ mod tests {
         }
         let items: Vec<Matrix> = (0..b).map(|i| round(&seeded_matrix(t, h * d, 30 + i as u64))).collect();
         let flat: Vec<f32> = items.iter().flat_map(|m| m.data().iter().map(|&v| v as f32)).collect();
-        let got = projected_self_attention_f32(Batch::new(&flat, b, t, h * d), true, o.clone()).unwrap();
+        let got = projected_self_attention_batch(Batch::new(&flat, b, t, h * d), true, o.clone()).unwrap();
         let want: Vec<f64> = items.iter().flat_map(|x| projected_self_attention(x, o.clone()).unwrap().into_data()).collect();
         assert_eq!(got.len(), want.len());
         let worst = got.iter().zip(&want).map(|(&g, &w)| (f64::from(g) - w).abs()).fold(0.0, f64::max);
         assert!(worst < 1e-5, "max |f32 − f64| = {worst}");
         // the same checks as the f64 form
-        let error = projected_self_attention_f32(Batch::new(&flat, b, t, h * d), true, options(2, 1, 0)).unwrap_err();
+        let error = projected_self_attention_batch(Batch::new(&flat, b, t, h * d), true, options(2, 1, 0)).unwrap_err();
         assert!(error.message().starts_with("X is 70×12 but numberOfHeads · headDimensions = 2 · 1 = 2"), "{error}");
     }
 

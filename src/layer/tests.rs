@@ -80,7 +80,7 @@ fn gradient_check(base: &MultiHeadAttention, q: &[Matrix], k: &[Matrix], v: &[Ma
     let mut analytic_layer = base.clone();
     analytic_layer.forward(q, k, v, opts).unwrap();
     let inputs = analytic_layer.backward(&g, opts.batched).unwrap();
-    let grads = analytic_layer.grads().unwrap().clone();
+    let grads = analytic_layer.grads().unwrap().into_owned();
     let mut worst = WorstError::default();
 
     // inputs

@@ -8,7 +8,7 @@
 //! with biases that MatMul is `concat·W_O` and the final Add of `b_O` is `output`.
 
 use super::forward::ForwardOptions;
-use super::limits::{check_forward, refuse_projection};
+use super::limits::{check_forward, LayerLimits};
 use super::MultiHeadAttention;
 use crate::error::Result;
 use crate::mask::Mask;
@@ -36,9 +36,9 @@ impl MultiHeadAttention {
         let k = project_recorded(&mut recorder, ("key", key), ("W_K", &w.w_k), b.map(|b| ("b_K", &b.b_k[..])), "K")?; // (T_k, C)
         let v = project_recorded(&mut recorder, ("value", value), ("W_V", &w.w_v), b.map(|b| ("b_V", &b.b_v[..])), "V")?; // (T_k, C)
         let bias = |name| b.is_some().then_some(name);
-        refuse_projection(q.data(), q.cols(), "Q", "query", "W_Q", bias("b_Q"))?;
-        refuse_projection(k.data(), k.cols(), "K", "key", "W_K", bias("b_K"))?;
-        refuse_projection(v.data(), v.cols(), "V", "value", "W_V", bias("b_V"))?;
+        f64::refuse_projection(q.data(), q.cols(), "Q", "query", "W_Q", bias("b_Q"))?;
+        f64::refuse_projection(k.data(), k.cols(), "K", "key", "W_K", bias("b_K"))?;
+        f64::refuse_projection(v.data(), v.cols(), "V", "value", "W_V", bias("b_V"))?;
         // 0. RoPE: the heads see Q and K rotated; the recorder slices the unrotated ones and
         // records each head's Rotate
         let positions = Positions::aligned(t_q, t_k);
@@ -60,7 +60,7 @@ impl MultiHeadAttention {
                 last.name = "concat·W_O".into();
             }
             output.add_row(&b.b_o)?;
-            refuse_projection(output.data(), output.cols(), "output", "concat", "W_O", Some("b_O"))?;
+            f64::refuse_projection(output.data(), output.cols(), "output", "concat", "W_O", Some("b_O"))?;
             steps.push(Step::new(Op::Add, "output".into(), &["concat·W_O", "b_O"], None, &output));
         }
         Ok(Trace { output: output.to_rows(), steps })

@@ -272,7 +272,7 @@ struct Pass<F> {
 
 /// The transformer (see the module docs).
 #[derive(Clone, Debug)]
-pub struct Transformer<F: LayerKernel> {
+pub struct Transformer<F> {
     config: ModelConfig,
     params: Vec<Param<F>>,
     /// One attention layer per block; its weights mirror the `layers[l].W_*` parameters.
@@ -576,10 +576,10 @@ impl<F: LayerKernel> Transformer<F> {
             }
             // 4. x = x + attention_l(q, k, v): the layer's backward gives d q, d k, d v and its weights' gradients
             let BatchGrads { query: dq, key: dk, value: dv } = self.attention[l].backward_batch(batch(&dx, b, t, c), true)?;
-            let layer_grads = self.attention[l].grads()?;
+            let layer_grads = self.attention[l].grads_in::<F>()?;
             for (name, g) in layer_grads.tensors() {
                 let i = at(self, Some(l), name);
-                grads[i].iter_mut().zip(g).for_each(|(a, &x)| *a += F::from_f64(x));
+                ops::add_into(&mut grads[i], g);
             }
             // 3. q = k = a (+ W_pos[t]), v = a: d a = d q + d k + d v; d W_pos[t] += d q + d k (shortformer)
             let mut da = dv;

@@ -8,13 +8,13 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{
-    js_result, read_count, read_group, read_qkv, read_typed_weight, write_trace, Element, Form, OnTyped, Options, SamePrecision, SmallOptions, Typed,
-};
+use super::convert::{js_result, read_count, write_trace, Options};
+use super::typed::{read_group, read_qkv, read_typed_weight, Element, Form, OnTyped, SmallOptions, Typed};
 use crate::attention;
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
+use crate::precision::Precision;
 use crate::multi_head::{self, HeadSplit, MultiHeadOptions};
 use crate::trace;
 
@@ -96,17 +96,15 @@ impl OnTyped<3> for MultiHead<'_> {
 #[wasm_bindgen(js_name = traceMultiHeadAttention, skip_typescript)]
 pub fn trace_multi_head_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        let [q, k, v] = match read_group([&q, &k, &v], ["Q", "K", "V"], "Q, K and V", false, true)? {
-            SamePrecision::F64(qkv) => qkv.map(|m| {
-                let view = m.view();
-                Matrix::new(view.rows, view.cols, m.values)
-            }),
-            SamePrecision::F32(_) => {
-                return Err(AttentionError::type_error(
-                    "Q, K and V are Float32Array matrices; traceMultiHeadAttention records exact f64 steps: pass them as number[][] or { data: Float64Array, shape: [T, C] }",
-                ))
-            }
+        let Some(qkv) = f64::take(read_group([&q, &k, &v], ["Q", "K", "V"], "Q, K and V", false, true)?) else {
+            return Err(AttentionError::type_error(
+                "Q, K and V are Float32Array matrices; traceMultiHeadAttention records exact f64 steps: pass them as number[][] or { data: Float64Array, shape: [T, C] }",
+            ));
         };
+        let [q, k, v] = qkv.map(|m| {
+            let view = m.view();
+            Matrix::new(view.rows, view.cols, m.values)
+        });
         let (q, k, v) = (q?, k?, v?);
         let options = read_multi_head_options(&options, &JsValue::UNDEFINED)?;
         let trace = trace::trace_multi_head_attention(&q, &k, &v, &options)?;

@@ -5,10 +5,13 @@
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-use super::convert::{array_length, describe, get, is_array, js_result, missing, number_text, write_object, write_typed, Options};
-use super::transformer::{JsTransformer, OnModel, Typed};
+use super::convert::{array_length, describe, get, is_array, js_result, missing, write_object, Options};
+use super::typed::write_typed;
+use crate::error::number_text;
+use super::transformer::{JsTransformer, OnModel};
+use super::typed::Element;
+use crate::precision::Values;
 use crate::error::{AttentionError, Result};
-use crate::layer::LayerKernel;
 use crate::model::paths::{PathCut, PathInput};
 use crate::model::{self, ModelConfig};
 
@@ -87,7 +90,7 @@ impl JsTransformer {
         struct Scores;
         impl OnModel for Scores {
             type Out = JsValue;
-            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let (l, h) = (model.config().num_layers, model.config().num_heads);
                 let s = model.composition_scores();
                 write_object(&[("q", nested(&s.q, l, h)), ("k", nested(&s.k, l, h)), ("v", nested(&s.v, l, h)), ("baseline", JsValue::from(s.baseline))])
@@ -103,10 +106,10 @@ impl JsTransformer {
         struct Circuits(usize, usize);
         impl OnModel for Circuits {
             type Out = JsValue;
-            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let c = model.circuits(self.0, self.1)?;
                 let (v, ctx) = (model.config().vocab_size, model.config().context_length);
-                let typed = |values: Vec<f64>, n: usize| write_typed(&F::typed(values.into_iter().map(F::from_f64).collect()), &[n, n]);
+                let typed = |values: Vec<f64>, n: usize| write_typed(&F::wrap::<Values>(values.into_iter().map(F::from_f64).collect()), &[n, n]);
                 write_object(&[
                     ("ov", typed(c.ov, v)),
                     ("qk", typed(c.qk, v)),

@@ -7,16 +7,13 @@
 //! into the `TypeError` or `RangeError`. One call per argument crosses the boundary instead of one
 //! per entry, and the wasm module carries none of the reading and message code.
 
-use js_sys::{Array, Float32Array, Float64Array, Object, Reflect, Uint8Array};
+use js_sys::{Array, Float32Array, Float64Array, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::engine::Batch;
-use crate::layer::LayerKernel;
 use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::{Matrix, MAX_ELEMENTS};
-use crate::real::Real;
 use crate::trace::{Step, Trace};
 
 #[wasm_bindgen(module = "/src/wasm/convert.js")]
@@ -67,13 +64,13 @@ extern "C" {
     #[wasm_bindgen(js_name = isTypedCandidate)]
     pub fn is_typed_candidate(value: &JsValue) -> bool;
     #[wasm_bindgen(js_name = readFloatArrayLength)]
-    fn read_float_array_length(data: &JsValue, place: &str) -> JsValue;
+    pub(super) fn read_float_array_length(data: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = readTypedMatrix)]
-    fn read_typed_matrix_js(value: &JsValue, name: &str, batches: bool, max_elements: u32, out: &mut [u32]) -> JsValue;
+    pub(super) fn read_typed_matrix_js(value: &JsValue, name: &str, batches: bool, max_elements: u32, out: &mut [u32]) -> JsValue;
     #[wasm_bindgen(js_name = readSmallCall)]
-    fn read_small_call_js(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool, out: &mut [f64]) -> f64;
+    pub(super) fn read_small_call_js(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool, out: &mut [f64]) -> f64;
     #[wasm_bindgen(js_name = writeNumberRows)]
-    fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
+    pub(super) fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
     #[wasm_bindgen(js_name = writeTraceStep)]
     fn write_trace_step(
         op: &str,
@@ -93,7 +90,7 @@ extern "C" {
 }
 
 /// What a reader in convert.js returned, or the TypeError / RangeError it refused the argument with.
-fn refused(value: JsValue) -> Result<JsValue> {
+pub(super) fn refused(value: JsValue) -> Result<JsValue> {
     if !is_failed(&value) {
         return Ok(value);
     }
@@ -103,7 +100,7 @@ fn refused(value: JsValue) -> Result<JsValue> {
 }
 
 /// The reader's limit on one matrix (2^27 values: it fits u32).
-const MAX_MATRIX_VALUES: u32 = MAX_ELEMENTS as u32;
+pub(super) const MAX_MATRIX_VALUES: u32 = MAX_ELEMENTS as u32;
 
 /// `Array.isArray(value)`; a revoked Proxy becomes a `TypeError` naming `place`.
 pub fn is_array(value: &JsValue, place: &str) -> Result<bool> {
@@ -202,90 +199,6 @@ pub fn typed_to_vec<A: CopyIn>(values: &A) -> Vec<A::Item> {
         out.set_len(length);
     }
     out
-}
-
-/// Values [`read_small_call`] can take in one JS call (Q, K and V together): 32 KiB of f64, enough
-/// for the challenge and the T=16, C=64 case.
-const SMALL_CALL_VALUES: usize = 4096;
-
-thread_local! {
-    /// The wasm-memory buffer `readSmallCall` writes into, reused across calls.
-    static SMALL_CALL: std::cell::RefCell<Vec<f64>> = std::cell::RefCell::new(vec![0.0; 9 + SMALL_CALL_VALUES]);
-}
-
-/// What the one-JS-call fast path read besides Q, K and V: the head split (0, 0 for
-/// `dotProductAttention`) and `causal`.
-#[derive(Clone, Copy, Debug)]
-pub struct SmallOptions {
-    pub heads: (usize, usize),
-    pub causal: bool,
-}
-
-/// The fast path of `dotProductAttention` / `multiHeadAttention` (`multi_head`) for small, well-formed
-/// `number[][]` calls with no options besides the head split and `causal`: Q, K and V as
-/// [`read_group`] gives them (f64, [`Form::Rows`]), and those options; `None` for any other call.
-fn read_small_call(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool) -> Option<(SamePrecision<3>, SmallOptions)> {
-    SMALL_CALL.with(|buffer| {
-        let mut buffer = buffer.try_borrow_mut().ok()?;
-        let written = read_small_call_js(q, k, v, options, head_dimensions, multi_head, &mut buffer);
-        if written < 0.0 {
-            return None;
-        }
-        let header = &buffer[..9];
-        let small = SmallOptions { heads: (header[0] as usize, header[1] as usize), causal: header[2] != 0.0 };
-        let mut at = 9;
-        let mut next = |m: usize| {
-            let (rows, cols) = (header[3 + 2 * m] as usize, header[4 + 2 * m] as usize);
-            let values = buffer[at..at + rows * cols].to_vec();
-            at += rows * cols;
-            Typed { values, shape: vec![rows, cols], form: Form::Rows }
-        };
-        Some((SamePrecision::F64([next(0), next(1), next(2)]), small))
-    })
-}
-
-/// Q, K and V of `dotProductAttention` / `multiHeadAttention` (`multi_head`), read once: by the
-/// one-JS-call fast path when the call is small and plain (then with the options it read), else by
-/// [`read_group`] (the options are then the caller's to read, after the matrices).
-pub fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool) -> Result<(SamePrecision<3>, Option<SmallOptions>)> {
-    if let Some((qkv, small)) = read_small_call(q, k, v, options, head_dimensions, multi_head) {
-        return Ok((qkv, Some(small)));
-    }
-    Ok((read_group([q, k, v], ["Q", "K", "V"], "Q, K and V", true, true)?, None))
-}
-
-/// The one reader of a group of matrices that share a form and a precision (Q, K and V; X): all
-/// `number[][]` (each read by [`read_matrix`], as f64 `[T, C]`) when the first is not an object,
-/// else all `{ data, shape }` of the first's precision and rank (`[T, C]`, or also `[B, T, C]` when
-/// `batches`). `group` names them in messages ("Q, K and V"). With `same_form`, an object after a
-/// `number[][]` first is refused as a mixed call; without it, [`read_matrix`] refuses it.
-pub fn read_group<const N: usize>(values: [&JsValue; N], names: [&str; N], group: &str, batches: bool, same_form: bool) -> Result<SamePrecision<N>> {
-    let whole = |read: Vec<Typed<f64>>| -> Result<[Typed<f64>; N]> {
-        read.try_into().map_err(|_| AttentionError::State("a group was read incompletely".into()))
-    };
-    if !is_typed_candidate(values[0]) {
-        let mut read = Vec::with_capacity(N);
-        for (i, (value, name)) in values.iter().zip(names).enumerate() {
-            if i > 0 && same_form && is_typed_candidate(value) {
-                return Err(AttentionError::type_error(format!(
-                    "{name} is an object but {} is number[][]; pass {group} in the same form",
-                    names[0]
-                )));
-            }
-            let m = read_matrix(value, name)?;
-            let shape = vec![m.rows(), m.cols()];
-            read.push(Typed { values: m.into_data(), shape, form: Form::Rows });
-        }
-        return Ok(SamePrecision::F64(whole(read)?));
-    }
-    let first = read_typed_matrix(values[0], names[0], batches)?;
-    let mut read = Vec::with_capacity(N);
-    for (value, name) in values.iter().zip(names).skip(1) {
-        read.push(read_typed_like(value, name, &first, names[0], group, batches)?);
-    }
-    read.insert(0, first);
-    let read: [TypedMatrix; N] = read.try_into().map_err(|_| AttentionError::State("a group was read incompletely".into()))?;
-    SamePrecision::new(read, names)
 }
 
 /// Reads a `number[][]` into a matrix: not an array of arrays of numbers → TypeError; empty,
@@ -547,267 +460,7 @@ pub fn read_probability(value: &JsValue, place: &str) -> Result<f64> {
 
 // ---- typed matrices: { data: Float32Array | Float64Array, shape: [T, C] | [B, T, C] } -------
 
-/// The values of a typed matrix, in the precision they arrived in.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TypedValues {
-    F32(Vec<f32>),
-    F64(Vec<f64>),
-}
-
-impl TypedValues {
-    /// The number of values.
-    pub fn len(&self) -> usize {
-        match self {
-            TypedValues::F32(v) => v.len(),
-            TypedValues::F64(v) => v.len(),
-        }
-    }
-}
-
-/// A precision JS typed arrays come in: `f32` (Float32Array) or `f64` (Float64Array).
-pub trait Element: LayerKernel {
-    /// The typed array's name, as messages use it.
-    const ARRAY: &'static str;
-    /// The values if they are of this precision.
-    fn take(values: TypedValues) -> Option<Vec<Self>>;
-    /// Values of this precision.
-    fn wrap(values: Vec<Self>) -> TypedValues;
-}
-
-impl Element for f32 {
-    const ARRAY: &'static str = "Float32Array";
-    fn take(values: TypedValues) -> Option<Vec<f32>> {
-        if let TypedValues::F32(v) = values { Some(v) } else { None }
-    }
-    fn wrap(values: Vec<f32>) -> TypedValues {
-        TypedValues::F32(values)
-    }
-}
-
-impl Element for f64 {
-    const ARRAY: &'static str = "Float64Array";
-    fn take(values: TypedValues) -> Option<Vec<f64>> {
-        if let TypedValues::F64(v) = values { Some(v) } else { None }
-    }
-    fn wrap(values: Vec<f64>) -> TypedValues {
-        TypedValues::F64(values)
-    }
-}
-
-/// How a group of matrices arrived: `number[][]` (read as f64 `[T, C]`) or `{ data, shape }`.
-/// A result goes back in the form of its inputs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    Rows,
-    Typed,
-}
-
-/// A matrix of a known precision, and the form it came in.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Typed<F> {
-    pub values: Vec<F>,
-    pub shape: Vec<usize>,
-    pub form: Form,
-}
-
-impl<F: Element> Typed<F> {
-    /// A result of shape `shape` in this matrix's form: `number[][]` for [`Form::Rows`] (always
-    /// f64), `{ data, shape }` of this precision otherwise.
-    pub fn write(&self, values: Vec<F>, shape: &[usize]) -> JsValue {
-        match (self.form, F::wrap(values)) {
-            (Form::Rows, TypedValues::F64(values)) => write_number_rows(&values, shape[shape.len() - 1].max(1) as u32),
-            (_, values) => write_typed(&values, shape),
-        }
-    }
-}
-
-impl<F: Real> Typed<F> {
-    /// The batch view: `[T, C]` is one item, `[B, T, C]` B items (the reader checked the length).
-    pub fn view(&self) -> Batch<'_, F> {
-        let n = self.shape.len();
-        Batch::new(&self.values, if n == 3 { self.shape[0] } else { 1 }, self.shape[n - 2], self.shape[n - 1])
-    }
-}
-
-/// Typed matrices read together (Q, K and V; query, key and value; X and W), all of one
-/// precision: the precision is dispatched here, once, so a mismatch cannot be represented.
-pub enum SamePrecision<const N: usize> {
-    F32([Typed<f32>; N]),
-    F64([Typed<f64>; N]),
-}
-
-/// What runs on a [`SamePrecision`] group: one generic body for both precisions.
-pub trait OnTyped<const N: usize> {
-    type Out;
-    fn call<F: Element>(self, args: [Typed<F>; N]) -> Result<Self::Out>;
-}
-
-impl<const N: usize> SamePrecision<N> {
-    /// The group, in the precision of its first matrix. The readers (`read_typed_like`) refuse a
-    /// mismatch with a TypeError naming the argument; this refuses it the same way.
-    pub fn new(group: [TypedMatrix; N], names: [&str; N]) -> Result<Self> {
-        let first = group[0].array_name();
-        if let Some(i) = group.iter().position(|m| m.array_name() != first) {
-            return Err(precision_mismatch(names[i], group[i].array_name(), names[0], first, "them"));
-        }
-        // every matrix is in `first`'s precision, so `take` gives every one of them its values
-        fn all<F: Element, const N: usize>(group: [TypedMatrix; N]) -> [Typed<F>; N] {
-            group.map(|m| Typed { values: F::take(m.values).unwrap_or_default(), shape: m.shape, form: Form::Typed })
-        }
-        Ok(match group[0].values {
-            TypedValues::F32(_) => Self::F32(all(group)),
-            TypedValues::F64(_) => Self::F64(all(group)),
-        })
-    }
-
-    /// Runs `body` in the group's precision.
-    pub fn call<M: OnTyped<N>>(self, body: M) -> Result<M::Out> {
-        match self {
-            Self::F32(args) => body.call(args),
-            Self::F64(args) => body.call(args),
-        }
-    }
-}
-
-/// A `{ data, shape }` argument, checked: `shape` is `[T, C]` or `[B, T, C]` of positive
-/// integers, `data.length` is their product and every value is finite.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TypedMatrix {
-    pub values: TypedValues,
-    pub shape: Vec<usize>,
-}
-
-impl TypedMatrix {
-    /// `"Float32Array"` or `"Float64Array"`, as messages name the precision.
-    pub fn array_name(&self) -> &'static str {
-        match self.values {
-            TypedValues::F32(_) => "Float32Array",
-            TypedValues::F64(_) => "Float64Array",
-        }
-    }
-
-    /// B for `[B, T, C]`, `None` for `[T, C]`.
-    pub fn batch(&self) -> Option<usize> {
-        (self.shape.len() == 3).then(|| self.shape[0])
-    }
-
-    /// `(T, C)`: the last two entries of the shape.
-    pub fn rows_cols(&self) -> (usize, usize) {
-        let n = self.shape.len();
-        (self.shape[n - 2], self.shape[n - 1])
-    }
-
-    /// `[2, 3]`, as messages print a shape.
-    pub fn shape_text(&self) -> String {
-        format!("[{}]", self.shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))
-    }
-}
-
-/// Reads `{ data: Float32Array | Float64Array, shape }` whose shape is `[T, C]`, or also
-/// `[B, T, C]` when `batches`: data of the wrong kind or a shape that is not an array → TypeError;
-/// a shape of another rank, a length that does not match, NaN or ±Infinity → RangeError.
-pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<TypedMatrix> {
-    let mut out = [0u32; 5]; // [rank, 32 | 64, ...shape]
-    let data = refused(read_typed_matrix_js(value, name, batches, MAX_MATRIX_VALUES, &mut out))?;
-    let rank = (out[0] as usize).clamp(2, 3);
-    let shape: Vec<usize> = out[2..2 + rank].iter().map(|&n| n as usize).collect();
-    let values = if out[1] == 32 {
-        TypedValues::F32(typed_to_vec(&data.unchecked_into::<Float32Array>()))
-    } else {
-        TypedValues::F64(typed_to_vec(&data.unchecked_into::<Float64Array>()))
-    };
-    Ok(TypedMatrix { values, shape })
-}
-
-/// The TypeError of a typed matrix `name` whose array is `got` where `first_name`'s is `first`: the
-/// one precision-mismatch message of the boundary (`group` names who must agree, "them" when alone).
-pub fn precision_mismatch(name: &str, got: &str, first_name: &str, first: &str, group: &str) -> AttentionError {
-    AttentionError::type_error(format!("{name}.data is a {got} but {first_name}.data is a {first}; pass {group} in the same precision"))
-}
-
 /// The TypeError of a required argument that is missing: `"{name} is missing; expected {expected}"`.
 pub fn missing(name: &str, expected: &str) -> AttentionError {
     AttentionError::type_error(format!("{name} is missing; expected {expected}"))
-}
-
-/// A typed matrix passed beside `first` (called `first_name`), e.g. K beside Q: it must have
-/// `first`'s form, precision, rank and batch size; `group` names the arguments in the messages
-/// ("Q, K and V").
-pub fn read_typed_like(value: &JsValue, name: &str, first: &TypedMatrix, first_name: &str, group: &str, batches: bool) -> Result<TypedMatrix> {
-    if !is_typed_candidate(value) {
-        return Err(AttentionError::type_error(format!(
-            "{name} is {} but {first_name} is {{ data: {}, shape: {} }}; pass {group} in the same form",
-            describe(value),
-            first.array_name(),
-            first.shape_text()
-        )));
-    }
-    let m = read_typed_matrix(value, name, batches)?;
-    if m.array_name() != first.array_name() {
-        return Err(precision_mismatch(name, m.array_name(), first_name, first.array_name(), group));
-    }
-    if m.shape.len() != first.shape.len() || m.batch() != first.batch() {
-        return Err(AttentionError::range_error(format!(
-            "{name}.shape is {} but {first_name}.shape is {}; {group} need the same rank and batch size B",
-            m.shape_text(),
-            first.shape_text()
-        )));
-    }
-    Ok(m)
-}
-
-/// `options[key]` beside a typed input called `input`: absent, `number[][]`, or a `[C, C]` typed
-/// matrix of the input's `precision` ("Float32Array" or "Float64Array"), as f64 values (exact for
-/// both). For a Float32Array input, a number[][] entry beyond f32's range is a RangeError rather
-/// than an Infinity later.
-pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &str) -> Result<Option<Matrix>> {
-    let raw = options.raw(key)?;
-    if raw.is_undefined() || !is_typed_candidate(&raw) {
-        let Some(weight) = options.matrix(key)? else { return Ok(None) };
-        if precision == "Float32Array" {
-            if let Some(i) = weight.data().iter().position(|&x| !(x as f32).is_finite()) {
-                return Err(AttentionError::range_error(format!(
-                    "options.{key}[{}][{}] is {}, beyond the range of {precision} (about 3.4e38); scale {key} down or pass Float64Array input",
-                    i / weight.cols(),
-                    i % weight.cols(),
-                    number_text(weight.data()[i])
-                )));
-            }
-        }
-        return Ok(Some(weight));
-    }
-    let typed = read_typed_matrix(&raw, &format!("options.{key}"), false)?;
-    if typed.array_name() != precision {
-        return Err(AttentionError::type_error(format!(
-            "options.{key}.data is a {} but {input}.data is a {precision}; pass {key} in {input}'s precision (or as number[][])",
-            typed.array_name()
-        )));
-    }
-    let (rows, cols) = typed.rows_cols();
-    let values = match typed.values {
-        TypedValues::F32(values) => values.into_iter().map(f64::from).collect(),
-        TypedValues::F64(values) => values,
-    };
-    Ok(Some(Matrix::new(rows, cols, values)?))
-}
-
-/// `data.length` of a value `float_kind` called a Float32Array or Float64Array, checked to be what
-/// the view really holds: a Proxy (which `instanceof` lets through) is a TypeError, and a subclass
-/// whose `length` reports another count is a RangeError.
-pub fn float_array_length(data: &JsValue, place: &str) -> Result<usize> {
-    Ok(refused(read_float_array_length(data, place))?.as_f64().unwrap_or(0.0) as usize)
-}
-
-/// A fresh `{ data: Float32Array, shape }` (or Float64Array) for JS.
-pub fn write_typed(values: &TypedValues, shape: &[usize]) -> JsValue {
-    let object = Object::new();
-    let data: JsValue = match values {
-        TypedValues::F32(v) => Float32Array::from(v.as_slice()).into(),
-        TypedValues::F64(v) => Float64Array::from(v.as_slice()).into(),
-    };
-    let shape: Array = shape.iter().map(|&n| JsValue::from(n as u32)).collect();
-    // setting own data properties on a fresh plain object cannot throw
-    let _ = Reflect::set(&object, &JsValue::from_str("data"), &data);
-    let _ = Reflect::set(&object, &JsValue::from_str("shape"), &shape);
-    object.into()
 }

@@ -4,8 +4,10 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{js_result, read_count, read_group, read_matrix, read_typed_weight, write_trace};
-use super::convert::{read_rope_option, Element, Form, OnTyped, Options, Typed};
+use super::convert::{js_result, read_count, read_matrix, write_trace};
+use super::typed::{read_group, read_typed_weight};
+use super::convert::{read_rope_option, Options};
+use super::typed::{Element, Form, OnTyped, Typed};
 use crate::engine::Rope;
 use crate::error::Result;
 use crate::grouped_query::{grouped_query_attention_batch, rotary_embedding_batch};

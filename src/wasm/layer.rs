@@ -7,14 +7,14 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{
-    is_typed_candidate, js_result, read_batch, read_cache_id, read_count, read_rope_option, tag_cache, read_probability, read_seed, read_typed_like, read_typed_matrix, write_batch, write_matrix, write_object,
-    write_trace, write_typed, write_vector, Element, OnTyped, Options, SamePrecision, Typed, TypedMatrix, TypedValues,
-};
+use super::convert::{is_typed_candidate, js_result, read_batch, read_cache_id, read_count, read_rope_option, tag_cache, read_probability, read_seed, write_batch, write_matrix, write_object, write_trace, write_vector, Options};
+use super::typed::{read_typed_like, read_typed_matrix, write_typed, Element, OnTyped, SamePrecision, Typed, TypedMatrix, TypedValues, is_float_array, read_dtype, read_tensor};
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, MultiHeadAttention, Weights};
 use crate::engine::Rope;
 use crate::matrix::Matrix;
+use super::cache::{store_cache, with_cache, JsKvCache};
+use crate::precision::Dtype;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/layer.d.ts");
@@ -26,6 +26,7 @@ const FUSED_KEYS: &str = "W_QKV, b_QKV, W_O, b_O, numHeads, dropout, seed";
 const PYTORCH_KEYS: &str = "in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, out_proj.weight, out_proj.bias, numHeads, dropout, seed";
 const FORWARD_KEYS: &str = "mask, causal, window, needWeights, averageWeights, training, cache";
 const TRACE_KEYS: &str = "mask, causal";
+const DTYPE_KEYS: &str = "dtype";
 
 /// Multi-head attention with learned Q/K/V/output projections, biases, masks,
 /// cross-attention, batches, dropout and a backward pass.
@@ -135,14 +136,18 @@ impl JsMultiHeadAttention {
         self.inner.num_parameters() as f64
     }
 
-    /// Copies of the weights (and biases, when the layer has them).
-    #[wasm_bindgen(js_name = getWeights, unchecked_return_type = "MultiHeadAttentionLayerWeights")]
-    pub fn get_weights(&self) -> std::result::Result<JsValue, JsValue> {
-        js_result(|| write_weights(self.inner.weights()))
+    /// Copies of the weights, nested or with `{ dtype }` flat typed (see the TypeScript declaration).
+    #[wasm_bindgen(js_name = getWeights, skip_typescript)]
+    pub fn get_weights(&self, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+        js_result(|| match read_dtype_option(&options)? {
+            None => write_weights(self.inner.weights()),
+            Some(dtype) => crate::by_precision!(F in dtype, () => write_flat_weights(&*self.inner.weights_in::<F>()?)),
+        })
     }
 
-    /// Replaces any subset of the weights (shapes as in getWeights). Discards the last forward
-    /// pass, so `backward` needs a new `forward` afterwards.
+    /// Replaces any subset of the weights (shapes as in getWeights; each tensor nested, or flat as a
+    /// Float32Array or Float64Array of its entries, row-major). Discards the last forward pass, so
+    /// `backward` needs a new `forward` afterwards.
     #[wasm_bindgen(js_name = setWeights)]
     pub fn set_weights(
         &mut self,
@@ -152,7 +157,11 @@ impl JsMultiHeadAttention {
             let o = required_object(&weights, "weights", WEIGHT_KEYS, "{ W_Q?, W_K?, W_V?, W_O?, b_Q?, b_K?, b_V?, b_O? }")?;
             let mut updated = self.inner.weights().clone();
             for (key, target) in [("W_Q", &mut updated.w_q), ("W_K", &mut updated.w_k), ("W_V", &mut updated.w_v), ("W_O", &mut updated.w_o)] {
-                if let Some(m) = o.matrix(key)? {
+                let raw = o.raw(key)?;
+                if is_float_array(&raw) {
+                    let (rows, cols) = target.shape();
+                    *target = Matrix::new(rows, cols, read_tensor(&raw, &format!("weights.{key}"), &[rows, cols])?)?;
+                } else if let Some(m) = o.matrix(key)? {
                     *target = m;
                 }
             }
@@ -160,7 +169,10 @@ impl JsMultiHeadAttention {
             match &mut updated.biases {
                 Some(Biases { b_q, b_k, b_v, b_o }) => {
                     for (key, target) in bias_keys.into_iter().zip([b_q, b_k, b_v, b_o]) {
-                        if let Some(v) = o.vector(key)? {
+                        let raw = o.raw(key)?;
+                        if is_float_array(&raw) {
+                            *target = read_tensor(&raw, &format!("weights.{key}"), &[target.len()])?;
+                        } else if let Some(v) = o.vector(key)? {
                             *target = v;
                         }
                     }
@@ -252,11 +264,14 @@ impl JsMultiHeadAttention {
         })
     }
 
-    /// The parameter gradients of the last `backward`, with the keys of `getWeights()`.
-    /// Throws an Error before any backward.
-    #[wasm_bindgen(unchecked_return_type = "MultiHeadAttentionLayerWeights")]
-    pub fn grads(&self) -> std::result::Result<JsValue, JsValue> {
-        js_result(|| write_weights(self.inner.grads()?))
+    /// The parameter gradients of the last `backward`, nested or with `{ dtype }` flat typed (see the
+    /// TypeScript declaration). Throws an Error before any backward.
+    #[wasm_bindgen(skip_typescript)]
+    pub fn grads(&self, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+        js_result(|| match read_dtype_option(&options)? {
+            None => write_weights(&*self.inner.grads()?),
+            Some(dtype) => crate::by_precision!(F in dtype, () => write_flat_weights(&*self.inner.grads_in::<F>()?)),
+        })
     }
 }
 
@@ -361,77 +376,6 @@ fn read_cache(o: &Options, key: &JsValue, value: &JsValue) -> Result<Option<u32>
     Ok(Some(id))
 }
 
-thread_local! {
-    /// The caches `createCache()` made, by slot: `(generation, cache)`, `None` once freed. A freed
-    /// slot is reused with the next generation, so a stale handle never reaches a newer cache.
-    static CACHES: std::cell::RefCell<Vec<(u32, Option<layer::KvCache>)>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A cache's id: its slot in the low 16 bits, the slot's generation above.
-const SLOT_BITS: u32 = 16;
-
-/// Stores `cache` in a free slot (or a new one); returns its id.
-fn store_cache(cache: layer::KvCache) -> Result<u32> {
-    CACHES.with(|caches| {
-        let mut caches = caches.borrow_mut();
-        let slot = match caches.iter().position(|(_, c)| c.is_none()) {
-            Some(slot) => slot,
-            None if caches.len() < 1 << SLOT_BITS => {
-                caches.push((0, None));
-                caches.len() - 1
-            }
-            None => return Err(AttentionError::range_error("65536 KV caches are alive at once; free() the ones you no longer use")),
-        };
-        let (generation, entry) = &mut caches[slot];
-        *generation = (*generation + 1) & 0xFFFF;
-        *entry = Some(cache);
-        Ok(slot as u32 | *generation << SLOT_BITS)
-    })
-}
-
-/// Runs `f` on cache `id` (an Error when it was freed).
-fn with_cache<T>(id: u32, f: impl FnOnce(&mut layer::KvCache) -> Result<T>) -> Result<T> {
-    CACHES.with(|caches| match caches.borrow_mut().get_mut((id & 0xFFFF) as usize) {
-        Some((generation, Some(cache))) if *generation == id >> SLOT_BITS => f(cache),
-        _ => Err(AttentionError::State("options.cache was freed: create a new one with layer.createCache()".into())),
-    })
-}
-
-/// A KV cache for decoding (see the layer's `forward` option `cache`).
-#[wasm_bindgen(js_name = KvCache)]
-pub struct JsKvCache {
-    id: u32,
-}
-
-#[wasm_bindgen(js_class = KvCache)]
-impl JsKvCache {
-    /// The positions seen so far: the next token is at this position.
-    #[wasm_bindgen(getter)]
-    pub fn length(&self) -> f64 {
-        with_cache(self.id, |cache| Ok(cache.length() as f64)).unwrap_or(0.0)
-    }
-
-    /// Forgets every position (and the batch size): the next forward starts at position 0.
-    pub fn reset(&self) {
-        let _ = with_cache(self.id, |cache| {
-            cache.reset();
-            Ok(())
-        });
-    }
-}
-
-impl Drop for JsKvCache {
-    fn drop(&mut self) {
-        CACHES.with(|caches| {
-            if let Some((generation, cache)) = caches.borrow_mut().get_mut((self.id & 0xFFFF) as usize) {
-                if *generation == self.id >> SLOT_BITS {
-                    *cache = None;
-                }
-            }
-        });
-    }
-}
-
 /// The typed `backward`, in either precision.
 struct LayerBackward<'a> {
     layer: &'a mut MultiHeadAttention,
@@ -487,6 +431,17 @@ fn write_weights(weights: &Weights) -> Result<JsValue> {
     if let Some(b) = &weights.biases {
         entries.extend([("b_Q", write_vector(&b.b_q)), ("b_K", write_vector(&b.b_k)), ("b_V", write_vector(&b.b_v)), ("b_O", write_vector(&b.b_o))]);
     }
+    write_object(&entries)
+}
+
+/// `{ dtype }` of `getWeights` and `grads`: `None` for the nested form.
+fn read_dtype_option(options: &JsValue) -> Result<Option<Dtype>> {
+    read_dtype(&Options::read(options, "options", DTYPE_KEYS)?.raw("dtype")?, "options.dtype")
+}
+
+/// `{ W_Q, …, b_O? }` in the flat typed form: a Float32Array or Float64Array per tensor.
+fn write_flat_weights<F: Element>(weights: &Weights<F>) -> Result<JsValue> {
+    let entries: Vec<(&str, JsValue)> = weights.tensors().into_iter().map(|(name, data)| (name, F::array(data))).collect();
     write_object(&entries)
 }
 

@@ -4,10 +4,8 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{
-    describe, is_typed_candidate, js_result, precision_mismatch, read_matrix, read_typed_matrix, read_vector, write_matrix, write_typed, Element, OnTyped, SamePrecision,
-    Typed, TypedValues,
-};
+use super::convert::{describe, is_typed_candidate, js_result, read_matrix, read_vector, write_matrix};
+use super::typed::{precision_mismatch, read_typed_matrix, write_typed, Element, OnTyped, SamePrecision, Typed, TypedValues};
 use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
 use crate::linear as core;
@@ -63,7 +61,7 @@ fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
     }
     let kind = super::convert::float_kind(b); // never throws, unlike `instanceof` on a revoked Proxy
     if kind == 32 || kind == 64 {
-        super::convert::float_array_length(b, "b")?;
+        super::typed::float_array_length(b, "b")?;
     }
     let values: Vec<f64> = if kind == 32 {
         super::convert::typed_to_vec(b.unchecked_ref::<js_sys::Float32Array>()).into_iter().map(f64::from).collect()

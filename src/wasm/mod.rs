@@ -1,11 +1,18 @@
 //! The JavaScript boundary: the only module that knows about wasm-bindgen.
 //!
-//! [`convert`] turns JS values into core types and core errors into JS errors (in one
-//! place); the other files hold the exports, one file per exported item. Their TypeScript
+//! [`convert`] walks and checks JS values (with `convert.js`) and turns core errors into JS errors
+//! (in one place); [`typed`] reads the matrix arguments as groups of one precision and writes
+//! results back in their form; [`memory`] and [`threads`] are the module's own exports; the other
+//! files hold the exports, one file per group: `attention.rs` (dotProductAttention,
+//! multiHeadAttention, traceMultiHeadAttention), `grouped.rs`, `linear.rs`, `projected.rs`,
+//! `layer.rs` (MultiHeadAttention), `cache.rs` (KvCache), `transformer.rs` (Transformer, repeatedTokens)
+//! and `circuits.rs` (the Transformer's compositionScores, circuits and pathMask). Their TypeScript
 //! declarations are `.d.ts` files in `types/` (one per export file), which each file hands to
 //! wasm-bindgen with `include_str!` in a `typescript_custom_section`: no TypeScript in Rust strings.
 
 pub mod attention;
+pub mod cache;
+#[cfg(feature = "model")]
 pub mod circuits;
 pub mod convert;
 pub mod grouped;
@@ -16,6 +23,7 @@ pub mod projected;
 pub mod threads;
 #[cfg(feature = "model")]
 pub mod transformer;
+pub mod typed;
 
 use wasm_bindgen::prelude::*;
 

@@ -4,12 +4,10 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{
-    is_typed_candidate, js_result, read_count, read_matrix, read_typed_matrix, read_typed_weight, write_matrix, write_typed, Options, TypedValues,
-};
+use super::convert::{js_result, read_count, Options};
+use super::typed::{read_group, read_typed_weight, Element, Form, OnTyped, Typed};
 use crate::error::Result;
-use crate::layer::{projected_self_attention as projected, projected_self_attention_f32 as projected_f32, ProjectedOptions};
-use crate::engine::Batch;
+use crate::layer::{projected_self_attention_batch, ProjectedOptions};
 use crate::matrix::Matrix;
 use crate::multi_head::HeadSplit;
 
@@ -21,48 +19,29 @@ const PROJECTED_KEYS: &str = "numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O,
 /// Self-attention of X with the projections W_Q, W_K, W_V and W_O (see the TypeScript declaration).
 #[wasm_bindgen(js_name = projectedSelfAttention, skip_typescript)]
 pub fn projected_self_attention(x: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-    js_result(|| {
-        if is_typed_candidate(&x) {
-            return projected_typed(&x, &options);
-        }
-        let x = read_matrix(&x, "X")?;
-        let o = read_options(&options)?;
-        let split = read_split(&o)?;
-        let options = ProjectedOptions {
-            split,
-            w_q: required_weight(&o, "W_Q")?,
-            w_k: required_weight(&o, "W_K")?,
-            w_v: required_weight(&o, "W_V")?,
-            w_o: required_weight(&o, "W_O")?,
-            mask: o.mask()?,
-        };
-        Ok(write_matrix(&projected(&x, options)?))
-    })
+    js_result(|| read_group([&x], ["X"], "X", true, false)?.call(Projected { options: &options }))
 }
 
-/// The typed forms: Float64Array one batch item at a time through the f64 function (the same bits
-/// as number[][]), Float32Array through the layer's f32 forward.
-fn projected_typed(x: &JsValue, options: &JsValue) -> Result<JsValue> {
-    let x = read_typed_matrix(x, "X", true)?;
-    let o = read_options(options)?;
-    let split = read_split(&o)?;
-    let precision = x.array_name();
-    let (b, (t, c)) = (x.batch().unwrap_or(1), x.rows_cols());
-    // the weights as f64 (for Float32Array input, rounded to f32 first: what the f32 forward packs)
-    let round = matches!(x.values, TypedValues::F32(_));
-    let weight = |key| required_typed_weight(&o, key, precision).map(|w| if round { w.cast::<f32>().cast() } else { w });
-    let options = ProjectedOptions { split, w_q: weight("W_Q")?, w_k: weight("W_K")?, w_v: weight("W_V")?, w_o: weight("W_O")?, mask: o.mask()? };
-    let values = match &x.values {
-        TypedValues::F64(data) => {
-            let mut out = Vec::with_capacity(data.len());
-            for item in data.chunks_exact(t * c) {
-                out.extend_from_slice(projected(&Matrix::new(t, c, item.to_vec())?, options.clone())?.data()); // (T, C)
-            }
-            TypedValues::F64(out)
-        }
-        TypedValues::F32(data) => TypedValues::F32(projected_f32(Batch::new(data, b, t, c), x.batch().is_some(), options)?),
-    };
-    Ok(write_typed(&values, &x.shape))
+/// One body for every form of X: `number[][]` (f64, weights as number[][]), `{ data: Float64Array }`
+/// and `{ data: Float32Array }` (weights as number[][] or typed matrices of X's precision, rounded to
+/// it: what the f32 forward packs), through the layer's forward in X's precision.
+struct Projected<'a> {
+    options: &'a JsValue,
+}
+
+impl OnTyped<1> for Projected<'_> {
+    type Out = JsValue;
+    fn call<F: Element>(self, [x]: [Typed<F>; 1]) -> Result<JsValue> {
+        let o = read_options(self.options)?;
+        let split = read_split(&o)?;
+        let weight = |key| match x.form {
+            Form::Rows => required_weight(&o, key),
+            Form::Typed => required_typed_weight(&o, key, F::ARRAY).map(|w| w.cast::<F>().cast()),
+        };
+        let options = ProjectedOptions { split, w_q: weight("W_Q")?, w_k: weight("W_K")?, w_v: weight("W_V")?, w_o: weight("W_O")?, mask: o.mask()? };
+        let out = projected_self_attention_batch(x.view(), x.shape.len() == 3, options)?;
+        Ok(x.write(out, &x.shape))
+    }
 }
 
 /// The options object, which must be present.

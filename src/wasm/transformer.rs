@@ -1,15 +1,16 @@
 //! Exports: class `Transformer` and `repeatedTokens` (see [`crate::model`]). The boundary only
 //! converts: tokens, options and weights in, typed arrays and plain objects out. The dtype is
-//! dispatched once, by [`Model::with`].
+//! dispatched by [`by_precision!`](crate::by_precision), the one match of the crate's precisions.
 
-use js_sys::{Array, Float32Array, Float64Array, Object, Reflect};
+use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, read_matrix, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_typed, write_vector, Options, TypedValues};
+use super::convert::{array_length, describe, get, is_array, js_result, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
+use super::typed::{write_typed, Element, read_dtype, read_tensor};
 use crate::error::{number_text, AttentionError, Result};
-use crate::layer::LayerKernel;
+use crate::precision::{ByPrecision, Family, Precision, Values};
 use crate::matrix::Matrix;
 use crate::model::adamw::{AdamW, Moments};
 use crate::model::data::repeated_tokens;
@@ -26,49 +27,25 @@ const TASK_KEYS: &str = "vocabSize, length, batch, seed";
 const STATE_KEYS: &str = "dtype, step, weights, m, v";
 const LAYERS: &str = "layers";
 
-/// The model in its dtype. [`Model::with`] is the one place the dtype is matched.
-#[derive(Clone)]
-pub(super) enum Model {
-    F32(model::Transformer<f32>),
-    F64(model::Transformer<f64>),
+/// The model in its dtype, dispatched by [`by_precision!`](crate::by_precision) (in [`Model::with`] and the getters).
+pub(super) type Model = ByPrecision<ModelIn>;
+
+/// [`model::Transformer`] as a [`Family`].
+pub(super) struct ModelIn;
+
+impl Family for ModelIn {
+    type Of<F: Real> = model::Transformer<F>;
 }
 
 /// A body written once over the dtype.
 pub(super) trait OnModel {
     type Out;
-    fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
+    fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
 }
 
 impl Model {
     pub(super) fn with<M: OnModel>(&mut self, body: M) -> Result<M::Out> {
-        match self {
-            Model::F32(m) => body.call(m),
-            Model::F64(m) => body.call(m),
-        }
-    }
-
-    fn dtype(&self) -> &'static str {
-        match self {
-            Model::F32(_) => "float32",
-            Model::F64(_) => "float64",
-        }
-    }
-}
-
-/// How a dtype's values go to JS.
-pub(super) trait Typed: Real {
-    fn typed(values: Vec<Self>) -> TypedValues;
-}
-
-impl Typed for f32 {
-    fn typed(values: Vec<f32>) -> TypedValues {
-        TypedValues::F32(values)
-    }
-}
-
-impl Typed for f64 {
-    fn typed(values: Vec<f64>) -> TypedValues {
-        TypedValues::F64(values)
+        crate::by_precision!(self, m => body.call(m))
     }
 }
 
@@ -115,11 +92,8 @@ impl JsTransformer {
                 bias: o.flag("bias")?,
                 seed: read_seed(&o.raw("seed")?, "config.seed")?,
             };
-            let inner = match o.raw("dtype")? {
-                d if d.is_undefined() || d.as_string().as_deref() == Some("float32") => Model::F32(model::Transformer::new(config)?),
-                d if d.as_string().as_deref() == Some("float64") => Model::F64(model::Transformer::new(config)?),
-                d => return Err(AttentionError::type_error(format!("config.dtype is {}; expected 'float32' or 'float64'", describe(&d)))),
-            };
+            let dtype = read_dtype(&o.raw("dtype")?, "config.dtype")?.unwrap_or(f32::wrap(()));
+            let inner = crate::by_precision!(F in dtype, () => F::wrap(model::Transformer::<F>::new(config)?));
             Ok(Self { inner })
         })
     }
@@ -128,10 +102,7 @@ impl JsTransformer {
     #[wasm_bindgen(getter, skip_typescript)]
     pub fn config(&self) -> std::result::Result<JsValue, JsValue> {
         let dtype = self.inner.dtype();
-        let c = match &self.inner {
-            Model::F32(m) => m.config(),
-            Model::F64(m) => m.config(),
-        };
+        let c = crate::by_precision!(&self.inner, m => m.config());
         let seed = if c.seed < (1u64 << 53) { JsValue::from(c.seed as f64) } else { JsValue::from(c.seed) };
         js_result(|| {
             write_object(&[
@@ -153,19 +124,13 @@ impl JsTransformer {
     /// The number of parameters (every entry of every tensor of getWeights).
     #[wasm_bindgen(getter = numParameters)]
     pub fn num_parameters(&self) -> f64 {
-        match &self.inner {
-            Model::F32(m) => m.num_parameters() as f64,
-            Model::F64(m) => m.num_parameters() as f64,
-        }
+        crate::by_precision!(&self.inner, m => m.num_parameters() as f64)
     }
 
     /// The AdamW steps taken (trainStep calls that were not refused, or what setState restored).
     #[wasm_bindgen(getter)]
     pub fn step(&self) -> f64 {
-        match &self.inner {
-            Model::F32(m) => m.moments().step as f64,
-            Model::F64(m) => m.moments().step as f64,
-        }
+        crate::by_precision!(&self.inner, m => m.moments().step as f64)
     }
 
     #[wasm_bindgen(skip_typescript)]
@@ -173,7 +138,7 @@ impl JsTransformer {
         struct Forward(JsValue, JsValue);
         impl OnModel for Forward {
             type Out = JsValue;
-            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
                 let need_weights = o.flag("needWeights")?;
@@ -182,12 +147,12 @@ impl JsTransformer {
                 let (b, t, v, h) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads);
                 let out = model.forward_with_cuts(&tokens, need_weights, head_mask.as_deref(), &cuts)?;
                 let mut entries = vec![
-                    ("logits", write_typed(&F::typed(out.logits), &[b, t, v])),
+                    ("logits", write_typed(&F::wrap::<Values>(out.logits), &[b, t, v])),
                     ("loss", JsValue::from(out.loss)),
-                    ("losses", write_typed(&TypedValues::F64(out.losses), &[b, t - 1])),
+                    ("losses", write_typed(&f64::wrap::<Values>(out.losses), &[b, t - 1])),
                 ];
                 if let Some(weights) = out.weights {
-                    let all: Array = weights.into_iter().map(|w| write_typed(&F::typed(w), &[b, h, t, t])).collect();
+                    let all: Array = weights.into_iter().map(|w| write_typed(&F::wrap::<Values>(w), &[b, h, t, t])).collect();
                     entries.push(("weights", all.into()));
                 }
                 write_object(&entries)
@@ -201,7 +166,7 @@ impl JsTransformer {
         struct Gradients(JsValue);
         impl OnModel for Gradients {
             type Out = JsValue;
-            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let (loss, _, grads) = model.gradients(&tokens)?;
                 let tree = write_tree(model.params(), |i| &grads[i], false)?;
@@ -216,10 +181,10 @@ impl JsTransformer {
         struct TrainStep(JsValue, AdamW);
         impl OnModel for TrainStep {
             type Out = JsValue;
-            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let (loss, losses) = model.train_step(&tokens, &self.1)?;
-                write_object(&[("loss", JsValue::from(loss)), ("losses", write_typed(&TypedValues::F64(losses), &[tokens.batch, tokens.t - 1]))])
+                write_object(&[("loss", JsValue::from(loss)), ("losses", write_typed(&f64::wrap::<Values>(losses), &[tokens.batch, tokens.t - 1]))])
             }
         }
         js_result(|| {
@@ -233,7 +198,7 @@ impl JsTransformer {
         struct Scores(JsValue);
         impl OnModel for Scores {
             type Out = JsValue;
-            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let layers = model.head_scores(&tokens)?;
                 let mut out = Vec::with_capacity(layers.len());
@@ -260,7 +225,7 @@ impl JsTransformer {
         struct Get;
         impl OnModel for Get {
             type Out = JsValue;
-            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 write_tree(model.params(), |i| &model.params()[i].data, false)
             }
         }
@@ -272,7 +237,7 @@ impl JsTransformer {
         struct Set(JsValue);
         impl OnModel for Set {
             type Out = ();
-            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<()> {
                 let updates = read_tree(&self.0, "weights", model.params(), false)?;
                 model.set_params(updates, None)
             }
@@ -290,7 +255,7 @@ impl JsTransformer {
         struct GetState(&'static str);
         impl OnModel for GetState {
             type Out = JsValue;
-            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let params = model.params();
                 let moments = model.moments();
                 write_object(&[
@@ -311,7 +276,7 @@ impl JsTransformer {
         struct SetState(Options);
         impl OnModel for SetState {
             type Out = ();
-            fn call<F: LayerKernel + Typed>(self, model: &mut model::Transformer<F>) -> Result<()> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<()> {
                 let o = self.0;
                 let step = o.raw("step")?;
                 let step = match step.as_f64() {
@@ -482,16 +447,13 @@ fn read_adamw(options: &JsValue) -> Result<AdamW> {
 
 /// The parameters as `{ W_E, …, layers: [{ W_Q, … }] }`, each tensor from `values(i)`: number[][] /
 /// number[] (`typed = false`) or a flat typed array of the dtype.
-fn write_tree<'a, F: Typed + 'a>(params: &[Param<F>], values: impl Fn(usize) -> &'a [F], typed: bool) -> Result<JsValue> {
+fn write_tree<'a, F: Element + 'a>(params: &[Param<F>], values: impl Fn(usize) -> &'a [F], typed: bool) -> Result<JsValue> {
     let top = Object::new();
     let layers: Vec<Object> = (0..params.iter().filter_map(|p| p.layer).max().map_or(0, |l| l + 1)).map(|_| Object::new()).collect();
     for (i, p) in params.iter().enumerate() {
         let data = values(i);
         let value = if typed {
-            match F::typed(data.to_vec()) {
-                TypedValues::F32(v) => Float32Array::from(v.as_slice()).into(),
-                TypedValues::F64(v) => Float64Array::from(v.as_slice()).into(),
-            }
+            F::array(data)
         } else {
             let wide: Vec<f64> = data.iter().map(|x| x.to_f64()).collect();
             match p.shape[..] {
@@ -557,31 +519,6 @@ fn read_tree<F: Real>(value: &JsValue, name: &str, params: &[Param<F>], full: bo
         updates.push((p.layer, p.name.to_string(), read_tensor(&raw, &place, &p.shape)?));
     }
     Ok(updates)
-}
-
-/// One tensor of `shape`: number[][] (2-D), number[] (1-D), or a flat Float32Array / Float64Array.
-fn read_tensor<F: Real>(raw: &JsValue, place: &str, shape: &[usize]) -> Result<Vec<F>> {
-    let wide: Vec<f64> = if let Some(a) = raw.dyn_ref::<Float32Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = raw.dyn_ref::<Float64Array>() {
-        a.to_vec()
-    } else if let [rows, cols] = shape[..] {
-        let m = read_matrix(raw, place)?;
-        if m.shape() != (rows, cols) {
-            return Err(AttentionError::range_error(format!("{place} is {} but must be {rows}×{cols}", m.shape_text())));
-        }
-        m.into_data()
-    } else {
-        read_vector(raw, place)?
-    };
-    let want: usize = shape.iter().product();
-    if wide.len() != want {
-        return Err(AttentionError::range_error(format!("{place} has {} entries; expected {want}", wide.len())));
-    }
-    if let Some(i) = wide.iter().position(|x| !x.is_finite()) {
-        return Err(AttentionError::range_error(format!("{place} entry {i} is {}; expected a finite number", number_text(wide[i]))));
-    }
-    Ok(wide.into_iter().map(F::from_f64).collect())
 }
 
 /// Batches of the induction task: each sequence is token 0, then a period of distinct tokens

@@ -330,31 +330,67 @@ export const LAYER_EXPORTS = [
     },
   },
   {
+    // setWeights with each tensor nested or (issue 33) flat typed, and getWeights/grads in both forms: the
+    // flat results must be the nested ones' values (float64 exactly, float32 each rounded once: Math.fround)
     name: 'MultiHeadAttention setWeights + forward + backward + grads',
     matrixArgs: [2, 3, 4, 6],
-    objects: { 0: CONFIG_KEYS, 1: { W_Q: 'matrix', W_K: 'matrix', W_V: 'matrix', W_O: 'matrix', b_Q: 'vector', b_K: 'vector', b_V: 'vector', b_O: 'vector' }, 5: FORWARD_OPTIONS },
+    objects: { 0: CONFIG_KEYS, 1: { W_Q: 'matrix', W_K: 'matrix', W_V: 'matrix', W_O: 'matrix', b_Q: 'vector', b_K: 'vector', b_V: 'vector', b_O: 'vector' }, 5: FORWARD_OPTIONS, 7: { dtype: 'dtype' } },
     valid(r) {
       const shape = layerShape(r);
       const odd = r.pick([0, 0.02, 0.2]);
       const config = layerConfig(r, shape);
+      // each tensor nested, or flat (Float32Array or Float64Array; rarely one entry short)
+      const flat = (values) => r.weighted([
+        [4, () => values],
+        [2, () => Float64Array.from(values.flat())],
+        [2, () => Float32Array.from(values.flat())],
+        [1, () => Float64Array.from(values.flat().slice(0, -1))],
+      ])();
       const update = {};
-      for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) if (r.bool(0.8)) update[name] = G.matrix(r, shape.C, shape.C, odd / 4);
-      if (config.bias !== false) for (const name of ['b_Q', 'b_K', 'b_V', 'b_O']) if (r.bool(0.7)) update[name] = vector(r, shape.C, odd / 4);
+      for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) if (r.bool(0.8)) update[name] = flat(G.matrix(r, shape.C, shape.C, odd / 4));
+      if (config.bias !== false) for (const name of ['b_Q', 'b_K', 'b_V', 'b_O']) if (r.bool(0.7)) update[name] = flat(vector(r, shape.C, odd / 4));
       const { query, key, value, options, gradOutput } = layerInputs(r, shape.C, odd);
-      return [config, update, query, key, value, options, gradOutput];
+      return [config, update, query, key, value, options, gradOutput, r.pick([undefined, { dtype: 'float32' }, { dtype: 'float64' }])];
     },
     call: (lab, a) => withLayer(() => new lab.MultiHeadAttention(a[0]), (layer) => {
       layer.setWeights(a[1]);
       const forward = layer.forward(a[2], a[3], a[4], a[5]);
       const backward = layer.backward(a[6]);
-      return { forward, backward, grads: layer.grads(), weights: layer.getWeights() };
+      return { forward, backward, grads: layer.grads(), weights: layer.getWeights(), flatWeights: layer.getWeights(a[7]), flatGrads: layer.grads(a[7]) };
     }),
     reference(a) {
       const L = LR.setWeights(LR.construct(a[0]), a[1]);
       const F = LR.forward(L, a[2], a[3], a[4], a[5]);
-      return withBackward(L, F, a[6]);
+      const verdict = withBackward(L, F, a[6]);
+      let dtype;
+      try {
+        dtype = LR.readDtypeOptions(a[7]);
+      } catch (e) {
+        // the forward may be refused first (near overflow), else getWeights(options) must refuse
+        if (verdict.nearOverflow) return { ...verdict, refusedLater: e instanceof Invalid ? e.kind : 'TypeError' };
+        throw e;
+      }
+      // a weight or gradient beyond the largest f32 may be refused in float32
+      return { ...verdict, dtype, mayRefuse: dtype === 'float32' ? /beyond the largest f32/ : undefined };
     },
-    compare: (actual, { L, F, Bk }) => compareParameters(actual.weights, L) ?? compareForward(actual.forward, F) ?? compareBackward(actual.backward, actual.grads, Bk),
+    compare(actual, { L, F, Bk, dtype }) {
+      const wrong = compareParameters(actual.weights, L) ?? compareForward(actual.forward, F) ?? compareBackward(actual.backward, actual.grads, Bk);
+      if (wrong) return wrong;
+      for (const [what, flat, nested] of [['getWeights', actual.flatWeights, actual.weights], ['grads', actual.flatGrads, actual.grads]]) {
+        if (dtype === undefined) {
+          // no dtype: the nested form again
+          if (JSON.stringify(flat) !== JSON.stringify(nested)) return `${what}({}) is not the nested form`;
+          continue;
+        }
+        const Typed = dtype === 'float32' ? Float32Array : Float64Array;
+        if (flat === null || typeof flat !== 'object' || Object.keys(flat).sort().join() !== Object.keys(nested).sort().join()) return `${what}({ dtype }) has the keys ${Object.keys(flat ?? {})}, the nested form ${Object.keys(nested)}`;
+        for (const [name, value] of Object.entries(nested)) {
+          const want = Typed.from([value].flat(2));
+          if (!(flat[name] instanceof Typed) || flat[name].length !== want.length || flat[name].some((x, i) => !Object.is(x, want[i]))) return `${what}({ dtype: '${dtype}' }).${name} is not the nested values, flat, in ${Typed.name}`;
+        }
+      }
+      return null;
+    },
   },
   {
     name: 'MultiHeadAttention.fromFusedQKV + forward + backward',

@@ -199,15 +199,42 @@ export function construct(config) {
   return layer(C, h, dropout, seed, initialWeights(C, seed), b);
 }
 
-/** `layer.setWeights(update)`: a new record (the old one is unchanged). */
+/**
+ * A flat Float32Array / Float64Array tensor of `rows`×`cols` entries (`cols` 0: a vector of `rows`), as
+ * `setWeights` reads one: the wrong length or a non-finite entry is a RangeError; values widened exactly.
+ */
+export function readFlat(raw, place, rows, cols) {
+  const n = cols === 0 ? rows : rows * cols;
+  if (raw.length !== n) throw rangeError(`${place} has ${raw.length} entries; expected ${n}`);
+  const flat = Array.from(raw);
+  if (!flat.every(Number.isFinite)) throw rangeError(`${place} has a non-finite entry`);
+  return cols === 0 ? flat : Array.from({ length: rows }, (_, i) => flat.slice(i * cols, (i + 1) * cols));
+}
+
+export const isFlat = (x) => x instanceof Float32Array || x instanceof Float64Array;
+
+/** The options of `getWeights(options)` and `grads(options)`: undefined for the nested form, else 'float32' or 'float64'. */
+export function readDtypeOptions(options) {
+  const dtype = readObject(options, 'options', ['dtype'], false)?.dtype;
+  if (dtype !== undefined && dtype !== 'float32' && dtype !== 'float64') throw typeError('options.dtype is not float32 or float64');
+  return dtype;
+}
+
+/** `layer.setWeights(update)`: a new record (the old one is unchanged). Each tensor nested, or flat typed. */
 export function setWeights(L, update) {
   const o = readObject(update, 'weights', ['W_Q', 'W_K', 'W_V', 'W_O', 'b_Q', 'b_K', 'b_V', 'b_O'], true);
   const W = { ...L.W };
-  for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) if (o[name] !== undefined) W[name] = readMatrix(o[name], `weights.${name}`);
+  for (const name of ['W_Q', 'W_K', 'W_V', 'W_O']) {
+    if (isFlat(o[name])) W[name] = readFlat(o[name], `weights.${name}`, L.C, L.C);
+    else if (o[name] !== undefined) W[name] = readMatrix(o[name], `weights.${name}`);
+  }
   let b = L.b;
   if (b) {
     b = { ...b };
-    for (const name of ['b_Q', 'b_K', 'b_V', 'b_O']) if (o[name] !== undefined) b[name] = readVector(o[name], `weights.${name}`);
+    for (const name of ['b_Q', 'b_K', 'b_V', 'b_O']) {
+      if (isFlat(o[name])) b[name] = readFlat(o[name], `weights.${name}`, L.C, 0);
+      else if (o[name] !== undefined) b[name] = readVector(o[name], `weights.${name}`);
+    }
   } else {
     for (const name of ['b_Q', 'b_K', 'b_V', 'b_O']) if (o[name] !== undefined) throw typeError(`weights.${name}: the layer has no biases`);
   }

@@ -356,11 +356,18 @@ export function construct(config) {
 export function setWeights(L, update) {
   const o = LR.readObject(update, 'weights', [...WEIGHT_NAMES, ...BIAS_NAMES], true);
   const W = { ...L.W };
-  for (const name of WEIGHT_NAMES) if (o[name] !== undefined) W[name] = readMatrix(o[name], `weights.${name}`);
+  // each tensor nested, or flat typed (issue 33) of the current tensor's size
+  for (const name of WEIGHT_NAMES) {
+    if (LR.isFlat(o[name])) W[name] = LR.readFlat(o[name], `weights.${name}`, L.W[name].length, L.W[name][0].length);
+    else if (o[name] !== undefined) W[name] = readMatrix(o[name], `weights.${name}`);
+  }
   let b = L.b;
   if (b) {
     b = { ...b };
-    for (const name of BIAS_NAMES) if (o[name] !== undefined) b[name] = LR.readVector(o[name], `weights.${name}`);
+    for (const name of BIAS_NAMES) {
+      if (LR.isFlat(o[name])) b[name] = LR.readFlat(o[name], `weights.${name}`, L.b[name].length, 0);
+      else if (o[name] !== undefined) b[name] = LR.readVector(o[name], `weights.${name}`);
+    }
   } else {
     for (const name of BIAS_NAMES) if (o[name] !== undefined) throw typeError(`weights.${name}: the layer has no biases`);
   }

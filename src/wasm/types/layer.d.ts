@@ -45,8 +45,19 @@ export interface MultiHeadAttentionLayerWeights {
   b_O?: number[];
 }
 
-/** `setWeights` takes any subset of the keys; the others keep their values. */
-export type MultiHeadAttentionLayerWeightsUpdate = Partial<MultiHeadAttentionLayerWeights>;
+/**
+ * The layer's parameters in the flat typed form, as `getWeights({ dtype })` and `grads({ dtype })` return them:
+ * each tensor a Float32Array or Float64Array of its entries, row-major (W_Q's row i, column j at
+ * `i·C + j`; W_K and W_V have C·numKVHeads·headDim entries).
+ */
+export type MultiHeadAttentionLayerFlatWeights<A extends Float32Array | Float64Array> = { [K in keyof MultiHeadAttentionLayerWeights]: A };
+
+/**
+ * `setWeights` takes any subset of the keys; the others keep their values. Each tensor is nested
+ * (number[][] / number[]) or flat (a Float32Array or Float64Array of its entries, row-major, as
+ * `getWeights({ dtype })` returns it; Float32Array values are widened exactly).
+ */
+export type MultiHeadAttentionLayerWeightsUpdate = { [K in keyof MultiHeadAttentionLayerWeights]?: MultiHeadAttentionLayerWeights[K] | Float32Array | Float64Array };
 
 /** A small GPT's fused layout for `MultiHeadAttention.fromFusedQKV`. */
 export interface FusedQKVWeights {
@@ -210,4 +221,28 @@ export interface MultiHeadAttention {
    * bit, and `output` equals `forward(…).output`. Does not affect `backward`.
    */
   trace(query: number[][], key?: number[][] | null, value?: number[][] | null, options?: Pick<MultiHeadAttentionForwardOptions, "mask" | "causal">): AttentionTrace;
+  /** Copies of the weights (and biases, when the layer has them), nested: number[][] and number[]. */
+  getWeights(): MultiHeadAttentionLayerWeights;
+  /**
+   * The flat typed form (no nested arrays to build or walk: the form for training by hand): each tensor a
+   * Float32Array of its entries, row-major, each weight rounded once to f32 (what the f32 forward uses).
+   * @throws {RangeError} when a weight is beyond the largest f32 (about 3.4e38), naming it.
+   */
+  getWeights(options: { dtype: "float32" }): MultiHeadAttentionLayerFlatWeights<Float32Array>;
+  /** The flat typed form in f64: each tensor a Float64Array of its entries, row-major, exact. */
+  getWeights(options: { dtype: "float64" }): MultiHeadAttentionLayerFlatWeights<Float64Array>;
+  /**
+   * The parameter gradients of the last `backward`, with the keys of `getWeights()`, nested.
+   * @throws {Error} before any backward.
+   */
+  grads(): MultiHeadAttentionLayerWeights;
+  /**
+   * The gradients in the flat typed form, Float32Array: after an f32 backward (a Float32Array training
+   * forward and gradOutput) the f32 gradients themselves, no conversion; after an f64 one rounded once.
+   * @throws {Error} before any backward.
+   * @throws {RangeError} when an f64 gradient is beyond the largest f32, naming it.
+   */
+  grads(options: { dtype: "float32" }): MultiHeadAttentionLayerFlatWeights<Float32Array>;
+  /** The gradients in the flat typed form, Float64Array (f32 gradients widened exactly). @throws {Error} before any backward. */
+  grads(options: { dtype: "float64" }): MultiHeadAttentionLayerFlatWeights<Float64Array>;
 }

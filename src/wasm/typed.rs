@@ -1,0 +1,371 @@
+//! The typed half of the boundary: arguments read as groups of one precision (`Typed<F>`, whether
+//! they came as `number[][]` or `{ data, shape }`), so each export runs one generic body
+//! ([`OnTyped`]) into the core's `Batch<F>` entry points, and results written back in the form they
+//! came in. The JS values themselves are walked and checked by [`super::convert`].
+
+use js_sys::{Float32Array, Float64Array, Object, Reflect, Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::convert::{
+    describe, is_typed_candidate, number_text, read_float_array_length, read_matrix, read_small_call_js, read_typed_matrix_js, read_vector, refused, typed_to_vec, write_number_rows, Options,
+    MAX_MATRIX_VALUES,
+};
+use crate::engine::Batch;
+use crate::error::{AttentionError, Result};
+use crate::layer::LayerKernel;
+use crate::matrix::Matrix;
+use crate::precision::{ByPrecision, Dtype, Family, Precision, Values};
+use crate::real::Real;
+
+/// Values [`read_small_call`] can take in one JS call (Q, K and V together): 32 KiB of f64, enough
+/// for the challenge and the T=16, C=64 case.
+const SMALL_CALL_VALUES: usize = 4096;
+
+thread_local! {
+    /// The wasm-memory buffer `readSmallCall` writes into, reused across calls.
+    static SMALL_CALL: std::cell::RefCell<Vec<f64>> = std::cell::RefCell::new(vec![0.0; 9 + SMALL_CALL_VALUES]);
+}
+
+/// What the one-JS-call fast path read besides Q, K and V: the head split (0, 0 for
+/// `dotProductAttention`) and `causal`.
+#[derive(Clone, Copy, Debug)]
+pub struct SmallOptions {
+    pub heads: (usize, usize),
+    pub causal: bool,
+}
+
+/// The fast path of `dotProductAttention` / `multiHeadAttention` (`multi_head`) for small, well-formed
+/// `number[][]` calls with no options besides the head split and `causal`: Q, K and V as
+/// [`read_group`] gives them (f64, [`Form::Rows`]), and those options; `None` for any other call.
+fn read_small_call(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool) -> Option<(SamePrecision<3>, SmallOptions)> {
+    SMALL_CALL.with(|buffer| {
+        let mut buffer = buffer.try_borrow_mut().ok()?;
+        let written = read_small_call_js(q, k, v, options, head_dimensions, multi_head, &mut buffer);
+        if written < 0.0 {
+            return None;
+        }
+        let header = &buffer[..9];
+        let small = SmallOptions { heads: (header[0] as usize, header[1] as usize), causal: header[2] != 0.0 };
+        let mut at = 9;
+        let mut next = |m: usize| {
+            let (rows, cols) = (header[3 + 2 * m] as usize, header[4 + 2 * m] as usize);
+            let values = buffer[at..at + rows * cols].to_vec();
+            at += rows * cols;
+            Typed { values, shape: vec![rows, cols], form: Form::Rows }
+        };
+        Some((f64::wrap([next(0), next(1), next(2)]), small))
+    })
+}
+
+/// Q, K and V of `dotProductAttention` / `multiHeadAttention` (`multi_head`), read once: by the
+/// one-JS-call fast path when the call is small and plain (then with the options it read), else by
+/// [`read_group`] (the options are then the caller's to read, after the matrices).
+pub fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool) -> Result<(SamePrecision<3>, Option<SmallOptions>)> {
+    if let Some((qkv, small)) = read_small_call(q, k, v, options, head_dimensions, multi_head) {
+        return Ok((qkv, Some(small)));
+    }
+    Ok((read_group([q, k, v], ["Q", "K", "V"], "Q, K and V", true, true)?, None))
+}
+
+/// The one reader of a group of matrices that share a form and a precision (Q, K and V; X): all
+/// `number[][]` (each read by [`read_matrix`], as f64 `[T, C]`) when the first is not an object,
+/// else all `{ data, shape }` of the first's precision and rank (`[T, C]`, or also `[B, T, C]` when
+/// `batches`). `group` names them in messages ("Q, K and V"). With `same_form`, an object after a
+/// `number[][]` first is refused as a mixed call; without it, [`read_matrix`] refuses it.
+pub fn read_group<const N: usize>(values: [&JsValue; N], names: [&str; N], group: &str, batches: bool, same_form: bool) -> Result<SamePrecision<N>> {
+    let whole = |read: Vec<Typed<f64>>| -> Result<[Typed<f64>; N]> {
+        read.try_into().map_err(|_| AttentionError::State("a group was read incompletely".into()))
+    };
+    if !is_typed_candidate(values[0]) {
+        let mut read = Vec::with_capacity(N);
+        for (i, (value, name)) in values.iter().zip(names).enumerate() {
+            if i > 0 && same_form && is_typed_candidate(value) {
+                return Err(AttentionError::type_error(format!(
+                    "{name} is an object but {} is number[][]; pass {group} in the same form",
+                    names[0]
+                )));
+            }
+            let m = read_matrix(value, name)?;
+            let shape = vec![m.rows(), m.cols()];
+            read.push(Typed { values: m.into_data(), shape, form: Form::Rows });
+        }
+        return Ok(f64::wrap(whole(read)?));
+    }
+    let first = read_typed_matrix(values[0], names[0], batches)?;
+    let mut read = Vec::with_capacity(N);
+    for (value, name) in values.iter().zip(names).skip(1) {
+        read.push(read_typed_like(value, name, &first, names[0], group, batches)?);
+    }
+    read.insert(0, first);
+    let read: [TypedMatrix; N] = read.try_into().map_err(|_| AttentionError::State("a group was read incompletely".into()))?;
+    SamePrecision::new(read, names)
+}
+
+/// The values of a typed matrix, in the precision they arrived in.
+pub type TypedValues = ByPrecision<Values>;
+
+/// A precision JS typed arrays come in: `f32` (Float32Array) or `f64` (Float64Array). What is not JS
+/// (wrapping, names) is [`Precision`]'s, written once in the core.
+pub trait Element: LayerKernel + Precision {
+    /// A fresh typed array of these values.
+    fn array(values: &[Self]) -> JsValue;
+}
+
+macro_rules! element {
+    ($t:ty, $array:ty) => {
+        impl Element for $t {
+            fn array(values: &[$t]) -> JsValue {
+                <$array>::from(values).into()
+            }
+        }
+    };
+}
+
+element!(f32, Float32Array);
+element!(f64, Float64Array);
+
+/// How a group of matrices arrived: `number[][]` (read as f64 `[T, C]`) or `{ data, shape }`.
+/// A result goes back in the form of its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    Rows,
+    Typed,
+}
+
+/// A matrix of a known precision, and the form it came in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Typed<F> {
+    pub values: Vec<F>,
+    pub shape: Vec<usize>,
+    pub form: Form,
+}
+
+impl<F: Element> Typed<F> {
+    /// A result of shape `shape` in this matrix's form: `number[][]` for [`Form::Rows`] (always
+    /// f64), `{ data, shape }` of this precision otherwise.
+    pub fn write(&self, values: Vec<F>, shape: &[usize]) -> JsValue {
+        let values: TypedValues = F::wrap(values);
+        match (self.form, f64::get(&values)) {
+            (Form::Rows, Some(rows)) => write_number_rows(rows, shape[shape.len() - 1].max(1) as u32),
+            _ => write_typed(&values, shape),
+        }
+    }
+}
+
+impl<F: Real> Typed<F> {
+    /// The batch view: `[T, C]` is one item, `[B, T, C]` B items (the reader checked the length).
+    pub fn view(&self) -> Batch<'_, F> {
+        let n = self.shape.len();
+        Batch::new(&self.values, if n == 3 { self.shape[0] } else { 1 }, self.shape[n - 2], self.shape[n - 1])
+    }
+}
+
+/// Typed matrices read together (Q, K and V; query, key and value; X and W), all of one
+/// precision: the precision is dispatched here, once, so a mismatch cannot be represented.
+pub type SamePrecision<const N: usize> = ByPrecision<Group<N>>;
+
+/// N [`Typed`] matrices as a [`Family`].
+pub struct Group<const N: usize>;
+
+impl<const N: usize> Family for Group<N> {
+    type Of<F: Real> = [Typed<F>; N];
+}
+
+/// What runs on a [`SamePrecision`] group: one generic body for both precisions.
+pub trait OnTyped<const N: usize> {
+    type Out;
+    fn call<F: Element>(self, args: [Typed<F>; N]) -> Result<Self::Out>;
+}
+
+impl<const N: usize> ByPrecision<Group<N>> {
+    /// The group, in the precision of its first matrix. The readers (`read_typed_like`) refuse a
+    /// mismatch with a TypeError naming the argument; this refuses it the same way.
+    pub fn new(group: [TypedMatrix; N], names: [&str; N]) -> Result<Self> {
+        let first = group[0].array_name();
+        if let Some(i) = group.iter().position(|m| m.array_name() != first) {
+            return Err(precision_mismatch(names[i], group[i].array_name(), names[0], first, "them"));
+        }
+        // every matrix is in `first`'s precision, so `take` gives every one of them its values
+        fn all<F: Element, const N: usize>(group: [TypedMatrix; N]) -> SamePrecision<N> {
+            F::wrap(group.map(|m| Typed { values: F::take(m.values).unwrap_or_default(), shape: m.shape, form: Form::Typed }))
+        }
+        let in_first: fn([TypedMatrix; N]) -> SamePrecision<N> = crate::by_precision!(F in &group[0].values, _ => all::<F, N>);
+        Ok(in_first(group))
+    }
+
+    /// Runs `body` in the group's precision.
+    pub fn call<M: OnTyped<N>>(self, body: M) -> Result<M::Out> {
+        crate::by_precision!(self, args => body.call(args))
+    }
+}
+
+/// A `{ data, shape }` argument, checked: `shape` is `[T, C]` or `[B, T, C]` of positive
+/// integers, `data.length` is their product and every value is finite.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypedMatrix {
+    pub values: TypedValues,
+    pub shape: Vec<usize>,
+}
+
+impl TypedMatrix {
+    /// `"Float32Array"` or `"Float64Array"`, as messages name the precision.
+    pub fn array_name(&self) -> &'static str {
+        crate::by_precision!(F in &self.values, _ => F::ARRAY)
+    }
+
+    /// B for `[B, T, C]`, `None` for `[T, C]`.
+    pub fn batch(&self) -> Option<usize> {
+        (self.shape.len() == 3).then(|| self.shape[0])
+    }
+
+    /// `(T, C)`: the last two entries of the shape.
+    pub fn rows_cols(&self) -> (usize, usize) {
+        let n = self.shape.len();
+        (self.shape[n - 2], self.shape[n - 1])
+    }
+
+    /// `[2, 3]`, as messages print a shape.
+    pub fn shape_text(&self) -> String {
+        format!("[{}]", self.shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))
+    }
+}
+
+/// Reads `{ data: Float32Array | Float64Array, shape }` whose shape is `[T, C]`, or also
+/// `[B, T, C]` when `batches`: data of the wrong kind or a shape that is not an array → TypeError;
+/// a shape of another rank, a length that does not match, NaN or ±Infinity → RangeError.
+pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<TypedMatrix> {
+    let mut out = [0u32; 5]; // [rank, 32 | 64, ...shape]
+    let data = refused(read_typed_matrix_js(value, name, batches, MAX_MATRIX_VALUES, &mut out))?;
+    let rank = (out[0] as usize).clamp(2, 3);
+    let shape: Vec<usize> = out[2..2 + rank].iter().map(|&n| n as usize).collect();
+    let values = if out[1] == 32 {
+        f32::wrap(typed_to_vec(&data.unchecked_into::<Float32Array>()))
+    } else {
+        f64::wrap(typed_to_vec(&data.unchecked_into::<Float64Array>()))
+    };
+    Ok(TypedMatrix { values, shape })
+}
+
+/// The TypeError of a typed matrix `name` whose array is `got` where `first_name`'s is `first`: the
+/// one precision-mismatch message of the boundary (`group` names who must agree, "them" when alone).
+pub fn precision_mismatch(name: &str, got: &str, first_name: &str, first: &str, group: &str) -> AttentionError {
+    AttentionError::type_error(format!("{name}.data is a {got} but {first_name}.data is a {first}; pass {group} in the same precision"))
+}
+
+/// A typed matrix passed beside `first` (called `first_name`), e.g. K beside Q: it must have
+/// `first`'s form, precision, rank and batch size; `group` names the arguments in the messages
+/// ("Q, K and V").
+pub fn read_typed_like(value: &JsValue, name: &str, first: &TypedMatrix, first_name: &str, group: &str, batches: bool) -> Result<TypedMatrix> {
+    if !is_typed_candidate(value) {
+        return Err(AttentionError::type_error(format!(
+            "{name} is {} but {first_name} is {{ data: {}, shape: {} }}; pass {group} in the same form",
+            describe(value),
+            first.array_name(),
+            first.shape_text()
+        )));
+    }
+    let m = read_typed_matrix(value, name, batches)?;
+    if m.array_name() != first.array_name() {
+        return Err(precision_mismatch(name, m.array_name(), first_name, first.array_name(), group));
+    }
+    if m.shape.len() != first.shape.len() || m.batch() != first.batch() {
+        return Err(AttentionError::range_error(format!(
+            "{name}.shape is {} but {first_name}.shape is {}; {group} need the same rank and batch size B",
+            m.shape_text(),
+            first.shape_text()
+        )));
+    }
+    Ok(m)
+}
+
+/// `options[key]` beside a typed input called `input`: absent, `number[][]`, or a `[C, C]` typed
+/// matrix of the input's `precision` ("Float32Array" or "Float64Array"), as f64 values (exact for
+/// both). For a Float32Array input, a number[][] entry beyond f32's range is a RangeError rather
+/// than an Infinity later.
+pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &str) -> Result<Option<Matrix>> {
+    let raw = options.raw(key)?;
+    if raw.is_undefined() || !is_typed_candidate(&raw) {
+        let Some(weight) = options.matrix(key)? else { return Ok(None) };
+        if precision == "Float32Array" {
+            if let Some(i) = weight.data().iter().position(|&x| !(x as f32).is_finite()) {
+                return Err(AttentionError::range_error(format!(
+                    "options.{key}[{}][{}] is {}, beyond the range of {precision} (about 3.4e38); scale {key} down or pass Float64Array input",
+                    i / weight.cols(),
+                    i % weight.cols(),
+                    number_text(weight.data()[i])
+                )));
+            }
+        }
+        return Ok(Some(weight));
+    }
+    let typed = read_typed_matrix(&raw, &format!("options.{key}"), false)?;
+    if typed.array_name() != precision {
+        return Err(AttentionError::type_error(format!(
+            "options.{key}.data is a {} but {input}.data is a {precision}; pass {key} in {input}'s precision (or as number[][])",
+            typed.array_name()
+        )));
+    }
+    let (rows, cols) = typed.rows_cols();
+    let values = crate::by_precision!(typed.values, values => values.into_iter().map(|x| x.to_f64()).collect());
+    Ok(Some(Matrix::new(rows, cols, values)?))
+}
+
+/// `data.length` of a value `float_kind` called a Float32Array or Float64Array, checked to be what
+/// the view really holds: a Proxy (which `instanceof` lets through) is a TypeError, and a subclass
+/// whose `length` reports another count is a RangeError.
+pub fn float_array_length(data: &JsValue, place: &str) -> Result<usize> {
+    Ok(refused(read_float_array_length(data, place))?.as_f64().unwrap_or(0.0) as usize)
+}
+
+/// One tensor of `shape`: number[][] (2-D), number[] (1-D), or a flat Float32Array / Float64Array.
+pub fn read_tensor<F: Real>(raw: &JsValue, place: &str, shape: &[usize]) -> Result<Vec<F>> {
+    let wide: Vec<f64> = if let Some(a) = raw.dyn_ref::<Float32Array>() {
+        a.to_vec().into_iter().map(f64::from).collect()
+    } else if let Some(a) = raw.dyn_ref::<Float64Array>() {
+        a.to_vec()
+    } else if let [rows, cols] = shape[..] {
+        let m = read_matrix(raw, place)?;
+        if m.shape() != (rows, cols) {
+            return Err(AttentionError::range_error(format!("{place} is {} but must be {rows}×{cols}", m.shape_text())));
+        }
+        m.into_data()
+    } else {
+        read_vector(raw, place)?
+    };
+    let want: usize = shape.iter().product();
+    if wide.len() != want {
+        return Err(AttentionError::range_error(format!("{place} has {} entries; expected {want}", wide.len())));
+    }
+    if let Some(i) = wide.iter().position(|x| !x.is_finite()) {
+        return Err(AttentionError::range_error(format!("{place} entry {i} is {}; expected a finite number", number_text(wide[i]))));
+    }
+    Ok(wide.into_iter().map(F::from_f64).collect())
+}
+
+/// Whether `value` is a Float32Array or a Float64Array (what [`read_tensor`] reads flat).
+pub fn is_float_array(value: &JsValue) -> bool {
+    value.is_instance_of::<Float32Array>() || value.is_instance_of::<Float64Array>()
+}
+
+/// A `dtype` argument called `place`: absent → `None`; `'float32'` or `'float64'`; anything else a TypeError.
+pub fn read_dtype(raw: &JsValue, place: &str) -> Result<Option<Dtype>> {
+    if raw.is_undefined() {
+        return Ok(None);
+    }
+    match raw.as_string().and_then(|name| Dtype::parse(&name)) {
+        Some(dtype) => Ok(Some(dtype)),
+        None => Err(AttentionError::type_error(format!("{place} is {}; expected 'float32' or 'float64'", describe(raw)))),
+    }
+}
+
+/// A fresh `{ data: Float32Array, shape }` (or Float64Array) for JS.
+pub fn write_typed(values: &TypedValues, shape: &[usize]) -> JsValue {
+    let object = Object::new();
+    let data = crate::by_precision!(values, v => Element::array(v));
+    let shape: Array = shape.iter().map(|&n| JsValue::from(n as u32)).collect();
+    // setting own data properties on a fresh plain object cannot throw
+    let _ = Reflect::set(&object, &JsValue::from_str("data"), &data);
+    let _ = Reflect::set(&object, &JsValue::from_str("shape"), &shape);
+    object.into()
+}
