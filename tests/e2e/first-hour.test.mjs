@@ -214,9 +214,11 @@ describe('walkthrough', () => {
 
   test('on a desktop screen, the step\'s result stays in view while a cell of V is edited', async () => {
     const { context, page, url } = await openPage(site, SIZES.desktop);
-    await page.goto(url('walkthrough.html'));
+    // four tokens, two heads of two (a link, so the layout is judged, whatever the default example)
+    const M = JSON.stringify([[2, 0, 2, 0], [2, 0, 2, 0], [0, 2, 2, 0], [-2, 0, 2, 0]]);
+    await page.goto(url(`walkthrough.html?Q=${M}&K=${M}&V=${M}&numberOfHeads=2&step=context&head=0`));
     await page.locator('#output-matrix').waitFor();
-    for (let i = 0; i < 4; i++) await page.click('#next-step'); // head 0's weighted sum with V_0
+    assert.match(await page.textContent('#step-counter'), /Head 0: weighted sum with V_0/);
     const cell = '#editor-V input[data-row="3"][data-col="0"]';
     await page.locator(cell).scrollIntoViewIfNeeded();
     await page.fill(cell, '9');
