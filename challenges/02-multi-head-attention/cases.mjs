@@ -88,7 +88,8 @@ export default {
       { matrix: ['T', 'C'] },
       { matrix: ['T', 'C'] },
       { matrix: ['T', 'C'] },
-      { object: { numberOfHeads: { size: 'numberOfHeads' }, headDimensions: { size: 'headDimensions' } } },
+      // W_O varies too: applied on the wrong side (concat·W_Oᵀ) or ignored, it must fail random cases
+      { object: { numberOfHeads: { size: 'numberOfHeads' }, headDimensions: { size: 'headDimensions' }, W_O: { matrix: ['C', 'C'] } } },
     ],
   },
 };

@@ -21,8 +21,8 @@ export function table() {
   return [
     `| weights | V, L, C | previous token ≥ ${grading.previousToken} | induction ≥ ${grading.induction} | loss < ${grading.loss} | verdict |`,
     '| :--- | :--- | ---: | ---: | ---: | :--- |',
-    ...reference.map((r) => row('solution.js', r)),
-    ...counterExample.map((r) => row('one-layer.js', r)),
+    ...reference.map((r) => row('the reference answer', r)),
+    ...counterExample.map((r) => row('the best one layer', r)),
   ].join('\n');
 }
 

@@ -71,6 +71,8 @@ describe('the lab in Firefox', () => {
       await ready(page);
       assert.equal(await step(page), 0);
       const started = Date.now();
+      await page.click('#pause-at-phase-change'); // train past the phase change (first-hour.test.mjs checks the pause there)
+      assert.equal(await page.$eval('#pause-at-phase-change', (box) => box.checked), false);
       await page.click('#train');
       await page.waitForFunction((threshold) => [...document.querySelectorAll('#head-scores td[data-layer="2"]')].some((td) => Number(td.dataset.induction) > threshold),
         { timeout: TRAIN_TIMEOUT_MS, polling: 200 }, INDUCTION);

@@ -23,6 +23,8 @@ const bestInduction = async (page, layer) => Math.max(...(await scores(page)).fi
 
 async function trainToInduction(page) {
   const started = Date.now();
+  // these tests train past the phase change (first-hour.test.mjs checks the pause there)
+  await page.uncheck('#pause-at-phase-change');
   await page.click('#train');
   await page.waitForFunction((threshold) => [...document.querySelectorAll('#head-scores td[data-layer="2"]')].some((td) => Number(td.dataset.induction) > threshold),
     INDUCTION, { timeout: TRAIN_TIMEOUT_MS, polling: 200 });

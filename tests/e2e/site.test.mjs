@@ -21,6 +21,9 @@ before(async () => { site = await startSite(); });
 after(async () => { await site?.close(); });
 
 const ROOT_DIR = new URL('../../', import.meta.url).pathname;
+// challenge 02's values (the walkthrough's default example is larger since issue 33): the tests below that
+// check numbers against the package open them by link
+const CHALLENGE_LINK = 'walkthrough.html?Q=[[1,2],[3,4]]&K=[[1,2],[3,4]]&V=[[5,6],[7,8]]&numberOfHeads=2';
 const valuesOf = (page, selector) => page.$$eval(`${selector} tbody tr`, (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.value))));
 
 describe('every page', () => {
@@ -109,7 +112,7 @@ describe('accessibility', () => {
     await page.keyboard.press('Enter');
     assert.match(await page.textContent('#step-counter'), /^Step 4 of 11: Head 0: softmax weights/);
     const cells = await page.$$eval('#heatmap-0 td.heat', (tds) => tds.map((td) => td.textContent));
-    assert.ok(cells.length === 4 && cells.every((t) => /^\d\.\d{4}$/.test(t)), `heatmap cells read as numbers: ${cells}`);
+    assert.ok(cells.length === 16 && cells.every((t) => /^\d\.\d{4}$/.test(t)), `heatmap cells read as numbers: ${cells}`); // the default example's 4 tokens
     const headers = await page.$$eval('#heatmap-0 th[scope]', (ths) => ths.map((th) => th.textContent));
     assert.ok(headers.includes('query 0') && headers.includes('key 1'), headers.join());
     await context.close();
@@ -124,9 +127,9 @@ describe('walkthrough', () => {
       await page.locator('#output-matrix').waitFor();
       await page.click('#add-row');
       await page.check('#causal');
-      for (let i = 0; i < 3; i++) await page.click('#next-step');
+      for (let i = 0; i < 4; i++) await page.click('#next-step'); // slice, scores, scale, mask, weights
       await page.locator('#heatmap-0').waitFor();
-      assert.equal(await page.locator('#heatmap-0 td.masked').count(), 3);
+      assert.equal(await page.locator('#heatmap-0 td.masked').count(), 10); // 5 tokens: 4 + 3 + 2 + 1 later keys
       await page.locator('#step-view').screenshot({ path: join(SCREENSHOTS, `walkthrough-heatmap-${sizeName}.png`) });
       assert.deepEqual(log.errors, []);
       await context.close();
@@ -153,7 +156,7 @@ describe('walkthrough', () => {
 
   test('learned projections: X·W_Q, X·W_K, X·W_V come first and every number is the layer\'s (seed, biases, edits)', async () => {
     const { context, page, log, url } = await openPage(site);
-    await page.goto(url('walkthrough.html'));
+    await page.goto(url(CHALLENGE_LINK));
     await page.locator('#output-matrix').waitFor();
     const counter = () => page.textContent('#step-counter');
     await page.check('#projections');
@@ -224,7 +227,7 @@ describe('walkthrough', () => {
 
   test('editing a cell recomputes the output to the package value at once', async () => {
     const { context, page, url } = await openPage(site);
-    await page.goto(url('walkthrough.html'));
+    await page.goto(url(CHALLENGE_LINK));
     await page.locator('#output-matrix').waitFor();
     const Q = [[1, 2], [3, 4]];
     const V = [[5, 6], [7, 8]];
@@ -236,9 +239,10 @@ describe('walkthrough', () => {
     assert.deepEqual(shown, lab.multiHeadAttention(Q2, Q, V, 2, 1).flat().map((x) => x.toFixed(4)));
     await page.check('#causal');
     assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention(Q2, Q, V, { numberOfHeads: 2, headDimensions: 1, causal: true }));
-    await page.click('#add-row');
+    await page.click('#add-row'); // the new row's values are random (first-hour.test.mjs): read them
     await page.fill('#editor-V input[data-row="2"][data-col="0"]', '10');
-    const [Q3, K3, V3] = [[...Q2, [0, 0]], [...Q, [0, 0]], [...V, [10, 0]]];
+    const newRow = (name) => page.$$eval(`#editor-${name} tbody tr:nth-child(3) input`, (inputs) => inputs.map((i) => Number(i.value)));
+    const [Q3, K3, V3] = [[...Q2, await newRow('Q')], [...Q, await newRow('K')], [...V, [10, (await newRow('V'))[1]]]];
     assert.deepEqual(await valuesOf(page, '#output-matrix'), lab.multiHeadAttention(Q3, K3, V3, { numberOfHeads: 2, headDimensions: 1, causal: true }));
     await page.fill('#editor-K input[data-row="0"][data-col="0"]', 'abc');
     assert.match(await page.textContent('#input-status'), /not a number/);
@@ -248,7 +252,7 @@ describe('walkthrough', () => {
 
   test('the head pickers offer only valid splits and change the trace', async () => {
     const { context, page, url } = await openPage(site);
-    await page.goto(url('walkthrough.html'));
+    await page.goto(url(CHALLENGE_LINK));
     await page.locator('#output-matrix').waitFor();
     await page.click('#add-column'); // C = 3
     assert.deepEqual(await page.$$eval('#number-of-heads option', (o) => o.map((x) => x.value)), ['1', '3']);
@@ -269,7 +273,7 @@ describe('walkthrough', () => {
 
   test('step controls: next, previous, keyboard arrows, and every number from the trace', async () => {
     const { context, page, url } = await openPage(site);
-    await page.goto(url('walkthrough.html'));
+    await page.goto(url(CHALLENGE_LINK));
     await page.locator('#output-matrix').waitFor();
     const counter = () => page.textContent('#step-counter');
     assert.match(await counter(), /^Step 1 of 11: Slice/);
@@ -500,28 +504,7 @@ describe('challenges', () => {
     });
   }
 
-  test('"Show the reference answer" needs an attempt and two confirmations', async () => {
-    const { context, page, url } = await openPage(site);
-    await page.goto(url(`challenge.html?id=${CHALLENGE_IDS[2]}`));
-    await page.locator('.cm-content').waitFor();
-    assert.ok(await page.isDisabled('#show-answer'));
-    await page.click('#run-tests');
-    await page.waitForFunction(() => /pass/.test(document.querySelector('#run-status').textContent));
-    assert.ok(!(await page.isDisabled('#show-answer')));
-    await page.click('#show-answer');
-    assert.equal(await page.locator('.answer').count(), 0);
-    await page.click('text=Yes, show it');
-    assert.equal(await page.locator('.answer').count(), 0);
-    await page.click('text=Yes, I am sure');
-    assert.match(await page.textContent('.answer pre'), /causal && j > i \? -Infinity/);
-    await page.reload();
-    await page.locator('.cm-content').waitFor();
-    assert.ok(!(await page.isDisabled('#show-answer')), 'the attempt is remembered');
-    await page.click('#show-answer');
-    await page.click('text=No, keep trying');
-    assert.equal(await page.locator('.confirm, .answer').count(), 0);
-    await context.close();
-  });
+  // "Show the reference answer": when it is offered and its two confirmations are in first-hour.test.mjs (issue 33)
 
   test('the lesson renders its math with KaTeX', async () => {
     const { context, page, url } = await openPage(site);

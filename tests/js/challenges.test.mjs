@@ -119,6 +119,40 @@ test('a tests.json reference is honoured: its options change the answer, and ref
   }
 });
 
+/** Every argument a call passes, as paths: '0', '1', … and, inside an options object, '3.W_O'. */
+const argumentPaths = (args) => args.flatMap((a, i) => (a && typeof a === 'object' && !Array.isArray(a) ? Object.keys(a).map((k) => `${i}.${k}`) : [String(i)]));
+const valueAt = (args, path) => path.split('.').reduce((v, k) => v?.[k], args);
+
+test('every challenge\'s random cases vary every argument its fixed cases pass (W_O, causal, window, base, offset…)', () => {
+  for (const folder of FOLDERS) {
+    const tests = testsOf(folder);
+    if (isWeights(tests)) continue; // graded on a model: no random cases
+    const paths = [...new Set(tests.fixed.flatMap((c) => argumentPaths(c.args)))];
+    const next = seededRandom(7);
+    const drawn = Array.from({ length: tests.random.count }, () => randomArgs(tests.random, next));
+    for (const path of paths) {
+      const values = new Set(drawn.map((args) => JSON.stringify(valueAt(args, path))));
+      assert.ok(!values.has(undefined), `${folder}: the random cases never pass argument ${path}`);
+      assert.ok(values.size > 1, `${folder}: argument ${path} is the same in all ${tests.random.count} random cases`);
+    }
+  }
+});
+
+test('02: W_O applied on the wrong side (or ignored) fails the random cases of every run', () => {
+  const tests = testsOf('02-multi-head-attention');
+  const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
+  const wrongSide = (Q, K, V, options) => lab.multiHeadAttention(Q, K, V, { ...options, ...(options.W_O ? { W_O: transpose(options.W_O) } : {}) });
+  const ignored = (Q, K, V, { numberOfHeads, headDimensions }) => lab.multiHeadAttention(Q, K, V, { numberOfHeads, headDimensions });
+  for (const [name, fn] of [['W_O on the wrong side', wrongSide], ['W_O ignored', ignored]]) {
+    for (const seed of [1, 2, 3, 20241121, 4294967295]) {
+      const next = seededRandom(seed);
+      const failed = Array.from({ length: tests.random.count }, () => randomArgs(tests.random, next))
+        .filter((args) => !compareMatrices(fn(...structuredClone(args)), callReference(lab, tests, args), tests.tolerance).pass).length;
+      assert.ok(failed >= tests.random.count / 2, `${name}, seed ${seed}: only ${failed} of ${tests.random.count} random cases fail`);
+    }
+  }
+});
+
 test('the right answers are diagnosed as no mistake', async () => {
   for (const folder of FOLDERS) {
     const tests = testsOf(folder);

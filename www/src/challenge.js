@@ -18,6 +18,8 @@ let GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, lo
 let forwardCase, weightsCalls, weightsCases;
 
 const SAVE_DELAY_MS = 300;
+/** The reference answer is offered after this many runs of the tests; before, only on a deliberate request. */
+const RUNS_BEFORE_ANSWER = 3;
 
 const $ = (id) => document.getElementById(id);
 const challenge = await loadChallenge(new URLSearchParams(location.search).get('id') ?? CHALLENGES[0].id);
@@ -28,8 +30,8 @@ let running = null;
 
 function renderLesson() {
   $('lesson').innerHTML = challenge.lesson;
-  // A display equation (or a code block, challenge 09) wider than the column scrolls; keyboard users must be able to scroll it too.
-  const focusableWhenScrolling = () => $('lesson').querySelectorAll('.katex-display, pre').forEach((d) => {
+  // A display equation (or a code block, challenge 09, or a table) wider than the column scrolls; keyboard users must be able to scroll it too.
+  const focusableWhenScrolling = () => $('lesson').querySelectorAll('.katex-display, pre, table').forEach((d) => {
     if (d.scrollWidth > d.clientWidth) d.setAttribute('tabindex', '0');
     else d.removeAttribute('tabindex');
   });
@@ -37,7 +39,8 @@ function renderLesson() {
   document.fonts.ready.then(focusableWhenScrolling);
   addEventListener('resize', focusableWhenScrolling);
   document.title = `${challenge.number} · ${challenge.title} · attention-lab`;
-  const i = CHALLENGES.indexOf(challenge);
+  // loadChallenge returns a copy of the index entry: find it by id, not by identity
+  const i = CHALLENGES.findIndex((c) => c.id === challenge.id);
   $('challenge-nav').replaceChildren(
     ...(i > 0 ? [el('a', { href: `./challenge.html?id=${CHALLENGES[i - 1].id}` }, `← ${CHALLENGES[i - 1].number}`)] : []),
     el('a', { href: location.href, 'aria-current': 'page' }, `Challenge ${challenge.number}`),
@@ -55,6 +58,8 @@ function createEditor() {
     extensions: [
       editorSetup,
       javascript(),
+      // long starter comments wrap instead of running off the edge (desktop and phone)
+      EditorView.lineWrapping,
       Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => { runTests(); return true; } }])),
       EditorView.contentAttributes.of({ 'aria-label': `Your code for challenge ${challenge.number}`, tabindex: '0' }),
       EditorView.updateListener.of((update) => {
@@ -111,7 +116,8 @@ async function runTests() {
   button.disabled = true;
   progress.saveCode(challenge.id, code());
   progress.markAttempted(challenge.id);
-  $('show-answer').disabled = false;
+  progress.countRun(challenge.id);
+  offerAnswer();
   $('run-status').textContent = 'Running the tests…';
   $('results').replaceChildren();
   $('diagnosis').replaceChildren();
@@ -276,6 +282,23 @@ function renderCase(c) {
 
 // ---- reference answer ---------------------------------------------------------------
 
+/**
+ * The reference answer is offered (its button shown) once the tests have run RUNS_BEFORE_ANSWER
+ * times; before that a line says when, with a quieter "show it now" for a learner who decides to look
+ * anyway. Either way two confirmations come before the answer.
+ */
+function offerAnswer() {
+  const runs = progress.runs(challenge.id);
+  const offered = runs >= RUNS_BEFORE_ANSWER || progress.solved(challenge.id);
+  $('show-answer').hidden = !offered;
+  $('show-answer').disabled = !offered;
+  const left = RUNS_BEFORE_ANSWER - runs;
+  $('answer-offer').hidden = offered;
+  $('answer-offer-text').textContent = runs === 0
+    ? `The reference answer is offered after ${RUNS_BEFORE_ANSWER} runs of the tests. `
+    : `The reference answer is offered after ${left} more run${left === 1 ? '' : 's'} of the tests (the results and hints usually get you there first). `;
+}
+
 function askForAnswer() {
   const area = $('answer-area');
   const ask = (question, yes, then) => {
@@ -300,9 +323,10 @@ if (!challenge) {
   renderLesson();
   createEditor();
   $('solved-badge').hidden = !progress.solved(challenge.id);
-  $('show-answer').disabled = !progress.attempted(challenge.id);
+  offerAnswer();
   $('run-tests').addEventListener('click', runTests);
   $('show-answer').addEventListener('click', askForAnswer);
+  $('answer-early').addEventListener('click', askForAnswer);
   $('reset-code').addEventListener('click', () => {
     editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: challenge.starter } });
     progress.clearCode(challenge.id);

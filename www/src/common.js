@@ -32,13 +32,16 @@ export const progress = {
   attempted: (id) => localStorage.getItem(key('attempted', id)) === 'yes',
   markSolved: (id) => localStorage.setItem(key('solved', id), 'yes'),
   markAttempted: (id) => localStorage.setItem(key('attempted', id), 'yes'),
+  /** How many times the tests of challenge `id` have been run (the reference answer is offered after a few). */
+  runs: (id) => Number(localStorage.getItem(key('runs', id)) ?? 0) || 0,
+  countRun: (id) => localStorage.setItem(key('runs', id), String(progress.runs(id) + 1)),
   code: (id) => localStorage.getItem(key('code', id)),
   saveCode: (id, code) => localStorage.setItem(key('code', id), code),
   clearCode: (id) => localStorage.removeItem(key('code', id)),
-  /** Forgets solved and attempted marks (saved code stays). */
+  /** Forgets solved and attempted marks and run counts (saved code stays). */
   reset() {
     for (const k of Object.keys(localStorage)) {
-      if (k.startsWith(`${STORAGE_PREFIX}solved:`) || k.startsWith(`${STORAGE_PREFIX}attempted:`)) localStorage.removeItem(k);
+      if (['solved', 'attempted', 'runs'].some((kind) => k.startsWith(`${STORAGE_PREFIX}${kind}:`))) localStorage.removeItem(k);
     }
   },
 };

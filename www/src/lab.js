@@ -6,6 +6,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import 'katex/dist/katex.min.css';
 import lessonHtml from './lab-lesson.md?lesson';
+import textLessonHtml from './lab-text-lesson.md?lesson';
 import { el, formatNumber, heatColour, HEAD_COLOURS } from './common.js';
 import { visibleChar, WINDOW_RANGE } from './lab-text.js';
 import { renderCircuits, addCircuitTrace, resetCircuitTrace, drawTraceChart, resizeCircuits } from './lab-circuits.js';
@@ -125,6 +126,7 @@ let headMask = null;
 let focus = { layer: 1, head: 0 }; // 0-based layer index of the focused heatmap
 let loaded = false; // the worker has loaded the model ('ready')
 let phaseChange = null; // the first step where the repeated-token loss falls below a quarter of the other's
+let phasePause = null; // 'asked' when the lab paused itself at the phase change, 'shown' once it has said so
 
 // ---- the worker ------------------------------------------------------------------------------
 
@@ -153,6 +155,9 @@ function resetRun() {
   snapshotSteps = [0];
   headMask = null;
   phaseChange = null;
+  phasePause = null;
+  $('phase-change').hidden = true;
+  $('scrubber').closest('.scrub').classList.remove('pointed');
   view = null;
   focus = { layer: Math.min(1, config.layers - 1), head: 0 };
   document.body.dataset.step = '0';
@@ -188,7 +193,11 @@ function addLosses(rows) {
   // the phase change: a smoothed repeated-token loss below a quarter of the other's
   if (config.task === 'induction' && phaseChange === null && losses.steps.length >= 10) {
     const mean = (a) => a.slice(-10).reduce((s, x) => s + x, 0) / 10;
-    if (mean(losses.repeated) < mean(losses.other) / 4) phaseChange = losses.steps.at(-1);
+    if (mean(losses.repeated) < mean(losses.other) / 4) {
+      phaseChange = losses.steps.at(-1);
+      // stop here so the learner can look (the worker finishes its current ~150 ms of steps)
+      if (running && $('pause-at-phase-change').checked) { phasePause = 'asked'; worker.postMessage({ type: 'pause' }); }
+    }
   }
   const started = performance.now();
   chart?.setData([losses.steps, losses.repeated, losses.other]);
@@ -366,17 +375,49 @@ function renderHeatmaps(v) {
   renderFocus(v);
 }
 
-let focusView = null; // { signature, canvas, hint, link }: rebuilt when the focused head or T changes
+let focusView = null; // { signature, canvas, hint, link, sequence }: rebuilt when the focused head, T or the map's size changes
+
+/** The smallest label the large map draws, in CSS pixels (smaller cells label every k-th position). */
+const LABEL_PX = 10;
+
+/**
+ * The large map's geometry for T positions in `available` CSS pixels: the cell size (fit to the
+ * card, 4–14 px), which positions get a label (every one when a label fits in a cell, else every k-th)
+ * and the label font. The key labels are drawn turned a quarter, so two keys' labels never overlap
+ * however long they are; the margins fit the longest label.
+ */
+function focusLayout(T, available, longest) {
+  const marginFor = (font) => Math.ceil(font * 0.62 * longest) + 8; // a monospace glyph is about 0.6 em wide
+  const cell = Math.max(4, Math.min(14, Math.floor((available - marginFor(12)) / T)));
+  const font = Math.min(12, Math.max(LABEL_PX, cell - 2));
+  return { cell, font, margin: marginFor(font) };
+}
+
+/**
+ * How far two neighbouring labels can reach towards each other across the key axis when turned a
+ * quarter: the largest ascent of any label plus the largest descent of any (ink, CSS px; a comma sits
+ * low, a quote high, so they are taken apart).
+ */
+function labelThickness(labels, font) {
+  const context = document.createElement('canvas').getContext('2d');
+  context.font = `${font}px "IBM Plex Mono", monospace`;
+  context.textBaseline = 'middle';
+  const ink = labels.map((text) => context.measureText(text));
+  return Math.max(...ink.map((m) => m.actualBoundingBoxAscent)) + Math.max(...ink.map((m) => m.actualBoundingBoxDescent));
+}
 
 function renderFocus(v) {
   const { layer: l, head: h } = focus;
   const w = v.weights[l]?.[h];
   if (!w) { $('focus').replaceChildren(); focusView = null; return; }
   const T = w.length;
-  const cell = 12;
-  const margin = 22;
+  const labels = v.tokens.map((t) => tokenLabel(v, t));
+  const available = $('focus').clientWidth || 600;
+  const { cell, font, margin } = focusLayout(T, available, Math.max(...labels.map((s) => s.length)));
+  // every position labelled when a turned label leaves 2 px to the next, else every k-th
+  const every = Math.ceil((labelThickness(labels, font) + 2) / cell);
   const size = margin + T * cell;
-  const signature = JSON.stringify([l, h, T]);
+  const signature = JSON.stringify([l, h, T, size]);
   if (focusView?.signature !== signature) {
     const canvas = el('canvas', { role: 'img' });
     const ratio = window.devicePixelRatio || 1;
@@ -386,13 +427,21 @@ function renderFocus(v) {
     canvas.getContext('2d').scale(ratio, ratio);
     const hint = el('p', { class: 'hint' });
     const link = el('div');
+    const sequence = el('p', { class: 'sequence' });
     $('focus').replaceChildren(el('h3', {}, `Layer ${l + 1}, head ${h}`), hint, link,
-      el('div', { class: 'focus-canvas', role: 'region', 'aria-label': `Layer ${l + 1}, head ${h} heatmap`, tabindex: '0' }, canvas));
-    focusView = { signature, canvas, hint, link };
+      el('div', { class: 'focus-canvas', role: 'region', 'aria-label': `Layer ${l + 1}, head ${h} heatmap`, tabindex: '0' }, canvas), sequence);
+    focusView = { signature, canvas, hint, link, sequence };
   }
-  const { canvas, hint, link } = focusView;
-  canvas.setAttribute('aria-label', `Attention weights of ${headSummary(v, l, h)}, on the sequence ${v.tokens.map((t) => tokenLabel(v, t)).join(' ')}`);
-  hint.textContent = `${headSummary(v, l, h)}. ${v.vocabulary ? 'Characters label the rows (queries) and columns (keys); ␣ is a space, ↵ a new line.' : 'Tokens label the rows (queries) and columns (keys); B is the beginning token.'}`;
+  const { canvas, hint, link, sequence } = focusView;
+  canvas.setAttribute('aria-label', `Attention weights of ${headSummary(v, l, h)}, on the sequence ${labels.join(' ')}`);
+  const what = v.vocabulary ? 'Characters' : 'Tokens';
+  hint.textContent = `${headSummary(v, l, h)}. ${what} label the rows (queries) and columns (keys)${every > 1 ? `, every ${['', '', 'other', 'third', 'fourth', 'fifth'][every] ?? `${every}th`} position on this screen (the whole sequence, by position, is under the map)` : ''}; `
+    + `${v.vocabulary ? '␣ is a space, ↵ a new line.' : 'B is the beginning token.'}`;
+  // when the map labels only every k-th position: the whole sequence under it, each token under its
+  // position, readable on any screen
+  sequence.hidden = every === 1;
+  sequence.replaceChildren(...(every === 1 ? [] : [el('span', { class: 'visually-hidden' }, 'The sequence, by position: '),
+    ...labels.map((text, i) => el('span', { class: `seq-token${i % every === 0 ? ' labelled' : ''}` }, el('span', { class: 'seq-position' }, String(i)), el('span', { class: 'seq-text' }, text)))]));
   link.replaceChildren(walkthroughLink(v, l, h));
   const context = canvas.getContext('2d');
   context.fillStyle = '#fff';
@@ -402,13 +451,27 @@ function renderFocus(v) {
   context.imageSmoothingEnabled = false;
   context.drawImage(small, margin, margin, T * cell, T * cell);
   context.fillStyle = '#1b1f24';
-  context.font = '9px "IBM Plex Mono", monospace';
-  context.textAlign = 'center';
+  context.font = `${font}px "IBM Plex Mono", monospace`;
   context.textBaseline = 'middle';
-  v.tokens.forEach((t, i) => {
-    context.fillText(tokenLabel(v, t), margin + i * cell + cell / 2, margin / 2); // keys, along the top
-    context.fillText(tokenLabel(v, t), margin / 2, margin + i * cell + cell / 2); // queries, down the side
+  const drawn = [];
+  labels.forEach((text, i) => {
+    if (i % every !== 0) return;
+    const centre = margin + i * cell + cell / 2;
+    // queries down the side, right-aligned against the map
+    context.textAlign = 'right';
+    context.fillText(text, margin - 4, centre);
+    // keys along the top, turned a quarter (read bottom to top), ending just above the map
+    context.save();
+    context.translate(centre, margin - 4);
+    context.rotate(-Math.PI / 2);
+    context.textAlign = 'left';
+    context.fillText(text, 0, 0);
+    context.restore();
+    // what a turned label covers across the key axis: its glyphs' height (for the tests, in CSS pixels)
+    const m = context.measureText(text);
+    drawn.push([i, centre - m.actualBoundingBoxAscent, centre + m.actualBoundingBoxDescent]); // turned: the ascent points left
   });
+  canvas.dataset.labels = JSON.stringify({ font, cell, every, size, keys: drawn });
 }
 
 /** A link into the walkthrough with this head's own Q, K and V on a short sequence (lab.worker.js). */
@@ -556,6 +619,33 @@ function drawView(v) {
     render(v);
     performance.measure(`lab:${name}`, { start: started, end: performance.now() });
   }
+  if (phasePause === 'asked' && !v.running && v.live) showPhaseChange(v, best);
+}
+
+/**
+ * The lab paused itself at the phase change: say what just happened beside the chart, point to the
+ * scrubber, and bring the chart and the head scores into view.
+ */
+function showPhaseChange(v, best) {
+  phasePause = 'shown';
+  const n = losses.steps.length;
+  const box = $('phase-change');
+  box.dataset.step = String(v.step);
+  box.replaceChildren(
+    el('p', {}, el('strong', {}, `Paused at step ${v.step}: the phase change. `),
+      `Around step ${phaseChange} the loss on the repeated tokens fell below a quarter of the others' (now ${formatNumber(losses.repeated[n - 1])} against ${formatNumber(losses.other[n - 1])}): `
+      + `an induction head has formed. Layer ${best.layer + 1}, head ${best.head} now scores ${best.score.toFixed(2)} for induction: at a token seen before, it looks at the token that came after the earlier copy, and the model copies it.`),
+    el('p', {}, 'To watch it form, drag the ', el('a', { href: '#scrubber', id: 'phase-to-scrubber' }, 'Snapshot slider'),
+      ' (above the head scores) back a few snapshots, then forward again. Press Train to go on.'));
+  box.hidden = false;
+  $('scrubber').closest('.scrub').classList.add('pointed');
+  $('phase-to-scrubber').addEventListener('click', (event) => { event.preventDefault(); $('scrubber').focus(); });
+  // in view together: this sentence (beside the chart on a wide screen), the chart and the best head's scores
+  const cell = document.querySelector(`#head-scores td[data-layer="${best.layer + 1}"][data-head="${best.head}"]`) ?? $('head-scores');
+  const rects = [box, $('loss-chart'), cell].map((e) => e.getBoundingClientRect());
+  const top = Math.min(...rects.map((r) => r.top));
+  const bottom = Math.max(...rects.map((r) => r.bottom));
+  window.scrollBy({ top: (bottom - top <= innerHeight - 16 ? top - 8 : box.getBoundingClientRect().top - 8), behavior: 'instant' });
 }
 
 function bestInduction(v) {
@@ -613,8 +703,10 @@ function applySettings(next) {
 }
 
 function start() {
-  $('lesson').innerHTML = lessonHtml;
-  $('lesson').append(el('h3', {}, 'Your run'), el('p', { id: 'your-run' }, 'Press Train: the numbers of your own run appear here.'));
+  // the explanation beside the chart, the one of the task in use (showTask)
+  const lesson = (html, task) => Object.assign(el('div', { 'data-task': task }), { innerHTML: html });
+  $('lesson').replaceChildren(lesson(lessonHtml, 'induction'), lesson(textLessonHtml, 'text'),
+    el('h3', {}, 'Your run'), el('p', { id: 'your-run' }, 'Press Train: the numbers of your own run appear here.'));
   const parsed = parseSettings(location.search);
   config = parsed.config;
   if (parsed.error) {
@@ -626,7 +718,11 @@ function start() {
   showTask();
   $('settings').addEventListener('change', () => applySettings(readForm()));
   $('settings').addEventListener('submit', (e) => e.preventDefault());
-  $('train').addEventListener('click', () => { setRunning(true); worker.postMessage({ type: 'train' }); });
+  $('train').addEventListener('click', () => {
+    $('scrubber').closest('.scrub').classList.remove('pointed');
+    setRunning(true);
+    worker.postMessage({ type: 'train' });
+  });
   $('pause').addEventListener('click', () => { worker.postMessage({ type: 'pause' }); });
   $('step').addEventListener('click', () => worker.postMessage({ type: 'step' }));
   $('reset').addEventListener('click', () => resetRun());
@@ -640,7 +736,7 @@ function start() {
   $('scrubber').addEventListener('input', (e) => scrubTo(Number(e.target.value)));
   $('live').addEventListener('click', () => { $('scrubber').value = $('scrubber').max; scrubTo(Number($('scrubber').max)); });
   let resizeTimer;
-  addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { chart?.setSize({ width: Math.max(260, $('loss-chart').clientWidth), height: 240 }); resizeCircuits(); if (view) renderPerPosition(view); }, 100); });
+  addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { chart?.setSize({ width: Math.max(260, $('loss-chart').clientWidth), height: 240 }); resizeCircuits(); if (view) { renderPerPosition(view); renderFocus(view); } }, 100); });
   drawChart();
   startWorker();
 }

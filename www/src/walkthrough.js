@@ -14,8 +14,13 @@ import initPackage, * as lab_ from '../pkg-attention/attention_lab.js'; // the b
 import { interpolatePuOr } from 'd3-scale-chromatic';
 import { seededRandom } from './cases.js';
 
-const CHALLENGE_Q = [[1, 2], [3, 4]];
-const CHALLENGE_V = [[5, 6], [7, 8]];
+// The default example: four tokens, two heads of width 2 that do different things. Head 0's query at
+// t matches the key of t − 1 (a previous-token head; t0 matches itself); every query of head 1 matches
+// key t0 (a first-token head). So the two heatmaps differ at a glance, and V's rows are easy to follow.
+const DEFAULT_Q = [[2, 0, 2, 0], [2, 0, 2, 0], [0, 2, 2, 0], [-2, 0, 2, 0]];
+const DEFAULT_K = [[2, 0, 2, 0], [0, 2, 0, 1], [-2, 0, 0, -1], [0, -2, 0, 0.5]];
+const DEFAULT_V = [[1, 0, 1, 0], [0, 1, 0, 2], [2, 0, 0, 1], [0, 2, 3, 0]];
+const DEFAULT_NOTE = 'In this example head 0\'s query at each token matches the key of the token before it (t0 matches itself), and every query of head 1 matches key t0: step to each head\'s softmax weights to see the two patterns.';
 const MAX_T = 8;
 const MAX_C = 8;
 // a link may be larger than the +row/+column buttons go: one head of the lab's width-64, 4-head model
@@ -33,7 +38,7 @@ const MODES = {
 // Each mode's starting inputs (loaded when the mode is picked, unless the learner has edited the
 // inputs): enough tokens to decode, K/V heads to share, positions to rotate, a band to see.
 const EXAMPLES = {
-  default: { Q: CHALLENGE_Q, K: CHALLENGE_Q, V: CHALLENGE_V, numberOfHeads: 2 },
+  default: { Q: DEFAULT_Q, K: DEFAULT_K, V: DEFAULT_V, numberOfHeads: 2 },
   decoding: { Q: [[1, 0], [0, 1], [1, 1], [-1, 0.5]], K: [[1, 0], [0, 1], [1, -1], [0.5, 0.5]], V: [[1, 0], [0, 1], [2, 0], [0, 2]], numberOfHeads: 1 },
   grouped: {
     Q: [[1, 0, 0.5, -1], [0, 1, 1, 0], [1, 1, -0.5, 0.5]], K: [[1, 0, 0.5, 1], [0, 1, 1, 0], [1, -1, 0, 1]], V: [[1, 2, 3, 4], [5, 6, 7, 8], [0, 1, 0, 1]],
@@ -48,10 +53,10 @@ const EXAMPLES = {
 const DISTANCE_POSITIONS = 8; // the score-against-distance table: positions offset … offset + 7
 
 const state = {
-  Q: structuredClone(CHALLENGE_Q),
-  K: structuredClone(CHALLENGE_Q),
-  V: structuredClone(CHALLENGE_V),
-  X: structuredClone(CHALLENGE_Q),
+  Q: structuredClone(DEFAULT_Q),
+  K: structuredClone(DEFAULT_K),
+  V: structuredClone(DEFAULT_V),
+  X: structuredClone(DEFAULT_Q),
   numberOfHeads: 2,
   causal: false,
   projections: false,
@@ -167,12 +172,16 @@ function fitSettings() {
   state.window = Math.max(1, Math.min(state.window, T()));
 }
 
+/** A random entry, as the Random button draws them: uniform in [−3, 3], one decimal. */
+const randomEntry = () => Math.round((Math.random() * 2 - 1) * RANDOM_RANGE * 10) / 10;
+
 function resize(change) {
   for (const name of MATRICES) {
     const M = state[name];
-    if (change === 'add-row') M.push(M[0].map(() => 0));
+    // a new row or column gets random values: zeros would make a new head all zeros and its weights all 1/T
+    if (change === 'add-row') M.push(M[0].map(randomEntry));
     if (change === 'remove-row') M.pop();
-    if (change === 'add-column') M.forEach((row) => row.push(0));
+    if (change === 'add-column') M.forEach((row) => row.push(randomEntry()));
     if (change === 'remove-column') M.forEach((row) => row.pop());
   }
   fitSettings();
@@ -183,8 +192,7 @@ function resize(change) {
 }
 
 function randomize() {
-  const value = () => Math.round((Math.random() * 2 - 1) * RANDOM_RANGE * 10) / 10;
-  for (const name of MATRICES) state[name] = state[name].map((row) => row.map(value));
+  for (const name of MATRICES) state[name] = state[name].map((row) => row.map(randomEntry));
   state.example = null;
   renderEditors();
   recompute();
@@ -294,6 +302,9 @@ function recompute() {
     return;
   }
   if ($('input-status').textContent.startsWith('RoPE rotates pairs')) $('input-status').textContent = '';
+  const exampleNote = state.example === 'default' && !state.projections ? DEFAULT_NOTE : '';
+  $('example-note').textContent = exampleNote;
+  $('example-note').hidden = !exampleNote;
   const steps = stepList();
   state.step = Math.min(state.step, steps.length - 1);
   renderSteps();
@@ -324,6 +335,7 @@ function stepList() {
   for (let head = 0; head < h; head++) {
     pages.push([`Head ${head}: scores Q_${head}·K_${head}ᵀ`, () => renderScores(head), 'scores', head]);
     pages.push([`Head ${head}: scale by 1/√headDimensions`, () => renderScaled(head), 'scale', head]);
+    if (maskedStep(head)) pages.push([`Head ${head}: mask the later keys`, () => renderMask(head), 'mask', head]);
     pages.push([`Head ${head}: softmax weights`, () => renderWeights(head), 'weights', head]);
     pages.push([`Head ${head}: weighted sum with V_${head}`, () => renderContext(head), 'context', head]);
   }
@@ -353,6 +365,7 @@ function modernStepList() {
     if (state.mode === 'rope') pages.push([`Head ${head}: rotate Q_${head} and K_${head} by position`, () => renderRotate(head), 'rotate', head]);
     pages.push([`Head ${head}: scores ${q}·${k}${kv}`, () => renderScores(head), 'scores', head]);
     pages.push([`Head ${head}: scale by 1/√headDimensions`, () => renderScaled(head), 'scale', head]);
+    if (maskedStep(head)) pages.push([`Head ${head}: mask the ${state.mode === 'window' ? 'keys outside the window' : 'later keys'}`, () => renderMask(head), 'mask', head]);
     pages.push([`Head ${head}: softmax weights${state.mode === 'window' ? ` in a window of ${state.window}` : ''}`, () => renderWeights(head), 'weights', head]);
     pages.push([`Head ${head}: weighted sum with V_${head}${kv}`, () => renderContext(head), 'context', head]);
   }
@@ -471,6 +484,37 @@ function renderScaled(head) {
     el('p', {}, `Multiply by 1/√headDimensions = 1/√${headDimensions()} = ${formatNumber(step.scalar)}, so that the scores stay about the same size whatever the head width.`),
     equation(matrixTable(`scores_${head}`, stepByName(`scores_${head}`).values, { rowLabel: (r) => `q${r}`, colLabel: (c) => `k${c}` }), op(`× ${formatNumber(step.scalar)} =`),
       matrixTable(`scaled_${head}`, step.values, { rowLabel: (r) => `q${r}`, colLabel: (c) => `k${c}` })),
+  ];
+}
+
+/**
+ * The softmax step of head `head` when it masks anything (its `allowed`: the causal rule, the window),
+ * else null. The trace records the mask on that step (StableSoftmax of scaled_h with `allowed`), so the
+ * mask page shows scaled_h with −∞ where `allowed` is false: what the softmax exponentiates.
+ */
+function maskedStep(head) {
+  const step = stepByName(`weights_${head}`);
+  return step?.allowed && step.allowed.some((row) => row.some((ok) => !ok)) ? step : null;
+}
+
+function renderMask(head) {
+  const { allowed } = maskedStep(head);
+  const scaled = stepByName(`scaled_${head}`);
+  const masked = scaled.values.map((row, r) => row.map((x, c) => (allowed[r][c] ? x : -Infinity)));
+  const outside = (r, c) => !allowed[r][c];
+  const rule = state.mode === 'window'
+    ? `query i keeps key j only when ${causal() ? `i − ${state.window} < j ≤ i` : `|i − j| < ${state.window}`} (a window of ${state.window})`
+    : 'query i keeps key j only when j ≤ i (causal: no token sees a later one)';
+  return [
+    el('p', {}, `Before the softmax, the mask replaces every score the query may not see with −∞: ${rule}. `
+      + 'e^−∞ = 0, so those keys get weight exactly 0 and the remaining weights of each row still add up to 1. '
+      + `The trace keeps this mask with the softmax step (weights_${head}'s allowed keys).`),
+    equation(matrixTable(`scaled_${head}`, scaled.values, { rowLabel: (r) => `q${r}`, colLabel: (c) => `k${c}` }), op('mask →'),
+      matrixTable(`scaled_${head}, masked`, masked, {
+        id: `masked-${head}`, rowLabel: (r) => `q${r}`, colLabel: (c) => `k${c}`,
+        cellClass: (r, c) => (outside(r, c) ? `masked${modern() ? ' outside' : ''}` : ''),
+        cellTitle: (r, c) => (outside(r, c) ? `query ${r} may not see key ${c}: −∞` : undefined),
+      })),
   ];
 }
 
@@ -668,12 +712,12 @@ function renderMode() {
   $('rope-controls').hidden = state.mode !== 'rope';
   $('window-controls').hidden = state.mode !== 'window';
   $('projections-group').hidden = modern();
-  $('projections-note').hidden = modern();
+  $('projections-note').hidden = modern() || !state.projections;
   $('causal').disabled = state.mode === 'decoding';
   $('causal').checked = causal();
   $('causal').title = state.mode === 'decoding' ? 'Decoding is causal: a token sees only the tokens before it.' : '';
   $('output-heading').textContent = state.mode === 'decoding' ? 'Output (one causal pass)' : 'Output';
-  $('reset-inputs').textContent = modern() ? 'Example values' : 'Challenge values';
+  $('reset-inputs').textContent = 'Example values';
   $('mode-controls').hidden = !modern() || state.mode === 'decoding';
 }
 
@@ -798,6 +842,7 @@ function wire() {
   $('projections').addEventListener('change', (e) => {
     state.projections = e.target.checked;
     $('projection-controls').hidden = !state.projections;
+    $('projections-note').hidden = !state.projections;
     state.step = 0;
     renderEditors();
     recompute();
@@ -839,6 +884,7 @@ function syncFromControls() {
   if ($('seed').value.trim() !== '' && Number.isSafeInteger(seed) && seed >= 0) state.seed = seed;
   else $('seed').value = String(state.seed);
   $('projection-controls').hidden = !state.projections;
+  $('projections-note').hidden = !state.projections;
   const offset = wholeNumber($('rope-offset').value, 0, 2 ** 20 - 1 - MAX_T);
   if (offset !== null) state.ropeOffset = offset; else $('rope-offset').value = String(state.ropeOffset);
   const base = Number($('rope-base').value);
