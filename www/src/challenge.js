@@ -13,6 +13,7 @@ import { wasm, progress, el, matrixTable, showFatal } from './common.js';
 import { CHALLENGES, loadChallenge } from './challenges.js';
 import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } from './cases.js';
 import { locate, probeCalls, walkthroughHref } from './diagnosis.js';
+import { firstLine, traceCalls } from './diagnosis/first-line.js';
 import { GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } from './report.js';
 import { forwardCase, weightsCalls, weightsCases } from './model-check.js';
 
@@ -131,11 +132,13 @@ async function runTests() {
         const probeReply = await session.send({ probes });
         if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
         else if (probeReply.type === 'done') {
+          const probeResults = new Map(probeReply.results.map((r) => [r.id, r]));
           try {
-            located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab, locateOptions(judged));
+            located = locate(challenge.id, probeResults, lab, locateOptions(judged));
           } catch (error) {
             console.warn('the diagnosis could not read the probe results', error); // the test results still stand
           }
+          located = await withFirstLine(session, lab, located, probeResults, judged);
         }
       }
       showDiagnosis(judged, located, probeNote);
@@ -145,6 +148,31 @@ async function runTests() {
     }
   })().finally(() => { running = null; button.disabled = false; });
   return running;
+}
+
+/**
+ * The traced run (the learner's code instrumented, in the same worker, under a fresh 2 s limit):
+ * the finding checked against it and given its line (diagnosis/first-line.js). A timeout or an
+ * unreadable run leaves the finding as it was.
+ */
+async function withFirstLine(session, lab, located, probeResults, judged) {
+  const trace = traceCalls(challenge.diagnosis);
+  if (!trace.length) return located;
+  const reply = await session.send({ trace });
+  if (reply.type !== 'done') return located;
+  try {
+    return firstLine({ data: challenge.diagnosis, traced: reply.traced, lab, located, errors: locateOptions(judged).errors, probeResults, source: code(), functionName: challenge.tests.function });
+  } catch (error) {
+    console.warn('the diagnosis could not align the traced run', error);
+    return located;
+  }
+}
+
+/** Highlights line `line` (1-based) of the editor, scrolls it into view and puts the cursor there. */
+function showLine(line) {
+  if (!line || line > editor.state.doc.lines) return;
+  const at = editor.state.doc.line(line);
+  editor.dispatch({ selection: { anchor: at.from, head: at.to }, effects: EditorView.scrollIntoView(at.from, { y: 'center' }) });
 }
 
 // ---- results ----------------------------------------------------------------------
@@ -224,9 +252,11 @@ function renderLocated(found) {
       cellTitle: (r, c) => (differs(r, c) ? 'differs from the expected value' : undefined),
     }));
   }
-  return el('section', { class: 'diagnosis located', role: 'alert', 'data-step': found.step ?? 'none', 'aria-labelledby': 'located-heading' },
+  if (found.line) queueMicrotask(() => showLine(found.line));
+  return el('section', { class: 'diagnosis located', role: 'alert', 'data-step': found.step ?? 'none', ...(found.line ? { 'data-line': String(found.line) } : {}), 'aria-labelledby': 'located-heading' },
     el('h3', { id: 'located-heading' }, heading),
     el('p', { class: 'located-title' }, el('strong', {}, found.title)),
+    found.line ? el('p', {}, el('button', { type: 'button', class: 'line-link', onclick: () => { showLine(found.line); editor.focus(); } }, `Show line ${found.line} in the editor`), ' ', el('code', { class: 'line-text' }, found.lineText)) : null,
     el('p', {}, found.detail),
     el('p', { class: 'hint' }, foundByLine(found)),
     sides.length ? el('div', { class: 'matrix-row side-by-side' }, sides) : null,
