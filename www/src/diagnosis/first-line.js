@@ -14,7 +14,7 @@
 //     the function; a crash, the line it threw from.
 import { STEPS } from '../diagnosis.js';
 import { referenceSteps } from './reference.js';
-import { alignProbe, confirmed, firstWrongStep, siteOf, stepStatuses } from './align.js';
+import { alignProbe, confirmed, firstForeignSite, firstWrongStep, siteOf, stepStatuses } from './align.js';
 
 const ORDER = Object.keys(STEPS);
 
@@ -24,7 +24,7 @@ export function traceCalls(data) {
 }
 
 /** The traced run aligned with the reference: { statuses, wrong, siteFor(step) }, or null when there is nothing to align. */
-export function alignAnswer(data, traced, lab) {
+export function alignAnswer(data, traced, lab, functionName) {
   if (!data || !traced?.results?.length) return null;
   const calls = traceCalls(data);
   const runs = calls.map((call) => traced.results.find((r) => r.id === call.id)).filter((r) => r && !r.error);
@@ -40,7 +40,12 @@ export function alignAnswer(data, traced, lab) {
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const wrong = firstWrongStep(statuses);
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: site(wrong.step) } : null, siteFor: site, references };
+  // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
+  // reference, else the line that returns the function's result
+  const foreign = firstForeignSite(recordings[0], references[0], 0);
+  const returned = traced.sites.find((s) => s.name === `the value returned by ${functionName}`);
+  const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: site(wrong.step) } : null, siteFor: site, anywhere, references };
 }
 
 /**
@@ -103,12 +108,13 @@ function tracedFinding(aligned, table, labels = {}) {
 export function firstLine({ data, traced, lab, located, errors = [], probeResults = new Map(), source = '', functionName, labels }) {
   let aligned = null;
   try {
-    aligned = alignAnswer(data, traced, lab);
+    aligned = alignAnswer(data, traced, lab, functionName);
   } catch {
     aligned = null; // an unreadable traced run says nothing: the probe diagnosis stands
   }
   if (located?.step === 'check') return withLine(located, checkLine(errors, traced, functionName), source);
-  const crash = [...probeResults.values()].find((r) => r?.error?.line);
+  // a throw with a line: on a probe, or on the traced input (which may take another path)
+  const crash = [...probeResults.values(), ...(traced?.results ?? [])].find((r) => r?.error?.line);
   if (located && !aligned) return withLine(located, crash?.error ?? null, source);
   if (!aligned) return located;
   if (located && (located.step || !aligned.wrong)) {
@@ -119,7 +125,7 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     const wrong = aligned.wrong && aligned.statuses.find((s) => s.step === aligned.wrong.step);
     const later = wrong && ORDER.indexOf(located.step) > ORDER.indexOf(wrong.step) && wrong.coverage < 1 / 3;
     const contradicted = wrong && (later || confirmed(located.step, aligned.statuses));
-    if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? null, source);
+    if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;
   return withLine(tracedFinding(aligned, data, labels), aligned.wrong.site, source);
