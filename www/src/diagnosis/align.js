@@ -180,39 +180,48 @@ export function firstWrongStep(statuses) {
   return statuses.find((s) => s.status === 'missing' && !confirmed(s.step, statuses)) ?? null;
 }
 
-/** The index of the step before `step`'s first missing entry that was right, on the same probe and head. */
-function rightBefore(alignment, missingIndex) {
-  const entry = alignment[missingIndex];
-  for (let k = missingIndex - 1; k >= 0; k--) {
-    const e = alignment[k];
-    if (e.status === 'ok' && e.moment !== null && (e.head === entry.head || e.head === null || entry.head === null)) return e;
-  }
-  return null;
-}
-
 /**
  * The site that built the first number foreign to the reference after moment `after`: the line
  * where the learner's values leave the reference. null when no site built one.
  */
 export function firstForeignSite(recording, reference, after) {
-  const known = sortedFinite([...reference.inputs.flatMap(flat), ...reference.steps.flatMap((s) => flat(s.matrix)), ...(reference.parts ?? [])]);
+  const foreign = foreignTest(reference);
   let best = null;
   recording.sites.forEach((site, id) => {
     for (let k = 0; k < site.values.length; k++) {
-      const x = site.values[k];
       const moment = site.moments[k];
       if (moment <= after || (best && moment >= best.moment)) continue;
-      if (Number.isFinite(x) && !isInteger(x) && !holds(known, x)) { best = { site: id, moment }; break; }
+      if (foreign(site.values[k])) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
     }
   });
   return best;
+}
+
+/** x → whether x is foreign to the reference: finite, not an integer, in no step, input or part. */
+export function foreignTest(reference) {
+  const known = sortedFinite([...reference.inputs.flatMap(flat), ...reference.steps.flatMap((s) => flat(s.matrix)), ...(reference.parts ?? [])]);
+  return (x) => Number.isFinite(x) && !isInteger(x) && !holds(known, x);
+}
+
+/**
+ * When the first foreign number was built inside a helper the code calls from more than one place
+ * (matMul, transpose: a tool used for several steps), the step is what the call passes it: the call
+ * site's id; else null (a helper called from one place is the step itself). `sites`: the
+ * instrumented sites (each with `fn`, its function).
+ */
+export function callSiteAtFault(found, sites, recording) {
+  const fn = sites[found.site]?.fn;
+  if (!fn || found.caller < 0) return null;
+  const callers = new Set();
+  sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0) callers.add(sites[c].line * 1e4 + sites[c].column); });
+  return callers.size > 1 ? found.caller : null;
 }
 
 /**
  * The site to name for `step`: where it was built when some site matched it, else the first
  * foreign number after the last right step before it. { site, probe } or null.
  */
-export function siteOf(step, alignments, recordings, references) {
+export function siteOf(step, alignments, recordings, references, sites = []) {
   for (const [probe, alignment] of alignments.entries()) {
     const ok = alignment.filter((e) => e.step === step && e.status === 'ok' && e.site !== null);
     if (ok.length && !alignment.some((e) => e.step === step && e.status === 'missing')) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe };
@@ -223,10 +232,11 @@ export function siteOf(step, alignments, recordings, references) {
     if (index < 0) continue;
     const entry = alignment[index];
     if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: entry.site, probe }; // a wrong layout: the array itself
-    const before = rightBefore(alignment, index);
-    // from the moment the last right step began (a row-by-row answer builds each row's steps in turn)
-    const found = firstForeignSite(recordings[probe], references[probe], before?.start ?? before?.moment ?? 0);
-    if (found) return { site: found.site, probe };
+    // from the moment the earliest right step before it began (a row-by-row answer builds each
+    // row's steps in turn; a helper may build a later step's input first)
+    const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
+    const found = firstForeignSite(recordings[probe], references[probe], starts.length ? Math.min(...starts) : 0);
+    if (found) return { site: callSiteAtFault(found, sites, recordings[probe]) ?? found.site, probe };
   }
   return null;
 }

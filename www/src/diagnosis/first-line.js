@@ -34,7 +34,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   const alignments = runs.map((r, k) => alignProbe(recordings[k], references[k], traced.sites));
   const statuses = stepStatuses(alignments, ORDER);
   const site = (step) => {
-    const found = siteOf(step, alignments, recordings, references);
+    const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
     const from = constantBehind(found.site, traced.sites, recordings[found.probe], references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };

@@ -43,6 +43,17 @@ function nameOf(code, node, parent, functionName) {
   return text.length > 40 ? `${text.slice(0, 37)}…` : text;
 }
 
+/** The names of the module's own functions and methods (declarations, functions bound to a name, class and object methods). */
+function ownFunctions(ast) {
+  const own = new Set();
+  walk(ast, (node, parent) => {
+    if (node.type === 'FunctionDeclaration' && node.id) own.add(node.id.name);
+    if (FUNCTIONS.has(node.type) && parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') own.add(parent.id.name);
+    if ((node.type === 'MethodDefinition' || node.type === 'Property') && FUNCTIONS.has(node.value?.type) && node.key.type === 'Identifier') own.add(node.key.name);
+  });
+  return own;
+}
+
 /** The identifiers a node reads (at most 16). */
 function namesIn(node) {
   const names = new Set();
@@ -55,11 +66,17 @@ function namesIn(node) {
 /** The nodes to wrap: [{ node, parent }], each range once (the first reason to record it names it). */
 function targets(ast) {
   const chosen = new Map();
-  const add = (node, parent, fn) => { if (node && !chosen.has(`${node.start}:${node.end}`)) chosen.set(`${node.start}:${node.end}`, { node, parent, fn }); };
+  const add = (node, parent, fn, call = false) => {
+    const key = `${node.start}:${node.end}`;
+    if (!chosen.has(key)) chosen.set(key, { node, parent, fn, call });
+    else if (call) chosen.get(key).call = true; // `const s = f(x)`: named by the variable, a frame all the same
+  };
   const names = [];
+  const own = ownFunctions(ast);
   walk(ast, (node, parent, key, spine) => {
     if (spine) return;
-    const fn = names.findLast((f) => f.start <= node.start && node.end <= f.end)?.name;
+    // the innermost named function (a callback belongs to the function it is written in)
+    const fn = names.findLast((f) => f.name && f.start <= node.start && node.end <= f.end)?.name;
     if (/Function/.test(node.type)) names.push({ start: node.start, end: node.end, name: node.id?.name ?? (parent?.type === 'VariableDeclarator' ? parent.id.name : parent?.type === 'MethodDefinition' || parent?.type === 'Property' ? parent.key.name : null) });
     if (node.type === 'VariableDeclarator' && node.init && !FUNCTIONS.has(node.init.type)) add(node.init, node, fn);
     else if (node.type === 'AssignmentExpression' && !FUNCTIONS.has(node.right.type)) add(node, parent, fn);
@@ -67,7 +84,12 @@ function targets(ast) {
     else if (node.type === 'ArrowFunctionExpression' && node.expression) add(node.body, node, fn);
     else if (node.type === 'BinaryExpression' && ARITHMETIC.has(node.operator)) {
       if (!(parent?.type === 'MemberExpression' && key === 'property')) add(node, parent, fn);
-    } else if (node.type === 'CallExpression' && node.callee.type !== 'Super' && parent?.type !== 'ExpressionStatement') add(node, parent, fn);
+    } else if (node.type === 'CallExpression' && node.callee.type !== 'Super') {
+      // a call of the learner's own function or method: a frame (see createRecorder); others only when their result is used
+      const callee = node.callee.type === 'Identifier' ? node.callee.name : node.callee.type === 'MemberExpression' && !node.callee.computed ? node.callee.property.name : null;
+      const mine = own.has(callee);
+      if (mine || parent?.type !== 'ExpressionStatement') add(node, parent, fn, mine);
+    }
   });
   return [...chosen.values()];
 }
@@ -81,9 +103,11 @@ export function instrument(source) {
   const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
   const sites = [];
   const inserts = [];
-  for (const { node, parent, fn } of targets(ast)) {
+  for (const { node, parent, fn, call } of targets(ast)) {
     const id = sites.length;
     sites.push({
+      fn: fn ?? null,
+      call,
       line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn),
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
@@ -91,8 +115,9 @@ export function instrument(source) {
       inner: node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator),
       uses: namesIn(node),
     });
-    // openers: outer (longer) first; closers: inner (later start) first
-    inserts.push({ at: node.start, text: `${RECORD}(${id},(`, order: [1, -(node.end - node.start)] });
+    // openers: outer (longer) first; closers: inner (later start) first. A call of the learner's own
+    // function opens a frame first: `__rec__(id,(__rec__.enter(id),f(x)))`
+    inserts.push({ at: node.start, text: call ? `${RECORD}(${id},(${RECORD}.enter(${id}),` : `${RECORD}(${id},(`, order: [1, -(node.end - node.start)] });
     inserts.push({ at: node.end, text: '))', order: [0, -node.start] });
   }
   inserts.sort((a, b) => a.at - b.at || a.order[0] - b.order[0] || a.order[1] - b.order[1]);
@@ -139,10 +164,13 @@ function snapshot(v) {
  * A fresh recorder for `siteCount` sites: `record(id, value)` returns value unchanged (and never
  * throws); `take()` gives what was kept: per site { values, moments, snapshots } (plain arrays) and the counts.
  */
-export function createRecorder(siteCount) {
+export function createRecorder(siteCount, sites = []) {
   const values = Array.from({ length: siteCount }, () => []);
   const moments = Array.from({ length: siteCount }, () => []);
+  // the call of the learner's own function each number was built under (the innermost frame), or -1
+  const callers = Array.from({ length: siteCount }, () => []);
   const snapshots = Array.from({ length: siteCount }, () => []);
+  const frames = [];
   let moment = 0;
   let kept = 0;
   let dropped = 0;
@@ -150,10 +178,12 @@ export function createRecorder(siteCount) {
     if (kept >= LIMITS.MAX_TOTAL || values[id].length >= LIMITS.MAX_PER_SITE) { dropped++; return; }
     values[id].push(x);
     moments[id].push(moment);
+    callers[id].push(frames.length ? frames[frames.length - 1] : -1);
     kept++;
   };
   function record(id, value) {
     try {
+      if (sites[id]?.call) while (frames.length && frames.pop() !== id) { /* a frame left by a throw */ }
       moment++;
       if (typeof value === 'number') keep(id, value);
       else if (isArrayLike(value) && kept < LIMITS.MAX_TOTAL) {
@@ -166,7 +196,9 @@ export function createRecorder(siteCount) {
     } catch { /* a value that cannot be read is not recorded */ }
     return value;
   }
-  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], snapshots: snapshots[id] })), kept, dropped });
+  /** Opens the frame of a call of the learner's own function (closed when its result is recorded). */
+  record.enter = (id) => { if (frames.length < 10_000) frames.push(id); };
+  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id] })), kept, dropped });
   return { record, take };
 }
 
@@ -196,14 +228,16 @@ export function runTraced(source, functionName, calls, { load, toScript, lineOf 
   try {
     const instrumented = instrument(source);
     sites = instrumented.sites;
-    const exported = load(toScript(instrumented.code, [RECORD]))((id, value) => current.record(id, value));
+    const record = (id, value) => current.record(id, value);
+    record.enter = (id) => current.record.enter(id);
+    const exported = load(toScript(instrumented.code, [RECORD]))(record);
     fn = exported[functionName] ?? exported.default;
   } catch {
     return null;
   }
   if (typeof fn !== 'function') return null;
   const results = calls.map(({ id, args }) => {
-    current = createRecorder(sites.length);
+    current = createRecorder(sites.length, sites);
     let error;
     try {
       fn(...structuredClone(args));
