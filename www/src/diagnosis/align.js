@@ -80,7 +80,7 @@ function matchLayout(entry, recording, knownMatrices) {
       const shaped = (snap.rows === M.length && snap.cols === M[0].length) || (snap.rows === T.length && snap.cols === T[0].length);
       // a wrong layout: the step's own numbers (entry.source), moved; nothing known
       const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
-      if (shaped && moved && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment };
+      if (shaped && moved && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
     }
   }
   // an array of its shape that is nothing known outweighs rows seen one by one (they may be moved later)
@@ -109,7 +109,7 @@ export function alignProbe(recording, reference, sites = []) {
   return reference.steps.map((entry, k) => {
     if (entry.layout) {
       const found = matchLayout({ ...entry, source: entry.source && sortedFinite(entry.source) }, recording, knownMatrices);
-      if (found?.missing) return { ...entry, status: 'missing', coverage: 0, site: found.site, moment: found.moment };
+      if (found?.missing) return { ...entry, status: 'missing', coverage: 0, site: found.site, moment: found.moment, caller: found.caller };
       return found ? { ...entry, status: 'ok', ...found } : { ...entry, status: 'unknown' };
     }
     const wanted = fresh[k];
@@ -231,7 +231,8 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (index < 0) index = alignment.findIndex((e) => e.step === step);
     if (index < 0) continue;
     const entry = alignment[index];
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: entry.site, probe }; // a wrong layout: the array itself
+    // a wrong layout: the array itself (or the call that made it, in a helper used from several places)
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? entry.site, probe };
     // from the moment the earliest right step before it began (a row-by-row answer builds each
     // row's steps in turn; a helper may build a later step's input first)
     const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);

@@ -87,12 +87,13 @@ function tracedFinding(aligned, table, labels = {}) {
   const label = labels[step] ?? STEPS[step].label;
   const head = entry?.head ?? null;
   const what = head === null ? label : `${label} (head ${head})`;
+  const moved = entry?.layout ? ' An array here holds the right numbers in the wrong places.' : '';
   return {
     step,
     stepLabel: label,
     head,
-    title: `the first wrong step is ${what}: none of the values your code builds there matches the reference`,
-    detail: `On the traced input, your code builds the steps before it as the reference does, and no value it builds equals ${what}; everything after is built on the values in its place.`,
+    title: `your code departs from the reference at ${what}`,
+    detail: `On the traced input your code builds the steps before ${what} as the reference does, but no value it builds equals this one, and everything after is built on what it computed here instead.${moved}`,
     probe: null,
     foundBy: 'running your code on a traced input and comparing every value it builds with the reference’s steps',
     expected: entry ? { label: step, matrix: entry.matrix } : null,

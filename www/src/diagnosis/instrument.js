@@ -190,7 +190,7 @@ export function createRecorder(siteCount, sites = []) {
         const snap = snapshot(value);
         if (snap) {
           for (const x of snap.data) keep(id, x);
-          if (snapshots[id].length < LIMITS.MAX_SNAPSHOTS_PER_SITE) snapshots[id].push({ ...snap, moment });
+          if (snapshots[id].length < LIMITS.MAX_SNAPSHOTS_PER_SITE) snapshots[id].push({ ...snap, moment, caller: frames.length ? frames[frames.length - 1] : -1 });
         }
       }
     } catch { /* a value that cannot be read is not recorded */ }
