@@ -175,7 +175,7 @@ export default async function init(module_or_path) {
 
 /** The site's modules the command imports (www/src/), copied unchanged into course/. */
 const COURSE_MODULES = ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'script.js', 'runner.worker.js',
-  'diagnosis/instrument.js', 'diagnosis/reference.js', 'diagnosis/align.js', 'diagnosis/first-line.js'];
+  'diagnosis/steps.js', 'diagnosis/instrument.js', 'diagnosis/reference.js', 'diagnosis/align.js', 'diagnosis/first-line.js'];
 /** What each challenge folder contributes to course/challenges/: the lesson, the starter and the tests. */
 const CHALLENGE_FILES = ['README.md', 'starter.js', 'tests.json'];
 /**

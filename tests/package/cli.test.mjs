@@ -87,7 +87,7 @@ const noStackTrace = (text) => assert.doesNotMatch(text, /^\s+at .+:\d+:\d+\)?$/
 const ESCAPE = /\x1b\[/;
 
 test('the package ships the site\'s own modules, unchanged, and the command as its bin', () => {
-  for (const module of ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'script.js', 'runner.worker.js', 'diagnosis/instrument.js', 'diagnosis/reference.js', 'diagnosis/align.js', 'diagnosis/first-line.js']) {
+  for (const module of ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'script.js', 'runner.worker.js', 'diagnosis/steps.js', 'diagnosis/instrument.js', 'diagnosis/reference.js', 'diagnosis/align.js', 'diagnosis/first-line.js']) {
     assert.equal(readFileSync(join(INSTALLED, 'course', module), 'utf8'), readFileSync(join(ROOT, 'www/src', module), 'utf8'), module);
   }
   // the model checks: the modules the page imports, and the trained model

@@ -12,7 +12,7 @@
 //     line is added: where the traced run built that step, or where its values left the reference;
 //   - a check (an error case) takes the line of the throw, or, when nothing threw, the first line of
 //     the function; a crash, the line it threw from.
-import { STEPS } from '../diagnosis.js';
+import { STEPS } from './steps.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, confirmed, firstForeignSite, firstWrongStep, siteOf, stepStatuses } from './align.js';
 
