@@ -52,3 +52,20 @@ for (const number of readdirSync(join(ROOT, 'tests/corpus')).sort()) {
     });
   }
 }
+
+test('an answer that throws is told as a throw, at the line it threw from; one that returns nothing, as such', () => {
+  const folder = FOLDERS['02'];
+  const right = base('02');
+  // a throw inside the computation, on every input
+  const throwing = right.replace('const z = e.reduce((a, b) => a + b, 0);', 'const z = e.reduce((a, b) => a + b, 0); if (z > 0) throw new Error(`not written yet`);');
+  const thrown = diagnose(folder, throwing, lab).found;
+  assert.ok(thrown, 'a finding');
+  assert.match(thrown.title, /throws/);
+  assert.equal(thrown.line, right.split('\n').findIndex((l) => l.includes('const z = e.reduce')) + 1);
+  assert.match(thrown.title, new RegExp(`^Line ${thrown.line}: `));
+  // nothing returned
+  const silent = right.replace('return W_O ? concat.times(new Matrix(W_O)).rows : concat.rows;', 'W_O ? concat.times(new Matrix(W_O)).rows : concat.rows;');
+  const none = diagnose(folder, silent, lab).found;
+  assert.ok(none, 'a finding');
+  assert.match(`${none.title} ${none.detail}`, /undefined|nothing|returns/i);
+});
