@@ -119,7 +119,7 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
   if (located && !aligned) return withLine(located, crash?.error ?? null, source);
   if (!aligned) return located;
   if (located && (located.step || !aligned.wrong)) {
-    if (!located.step) return withLine(located, crash?.error ?? aligned.anywhere, source);
+    if (!located.step) return withLine(located, crash?.error ?? null, source); // a shape, nothing returned: no line to name
     // the probes' step is right in the traced run (the steps built on it are right), or comes after
     // the step the traced run finds wrong and that step is clearly wrong (most of its numbers differ,
     // or an array holds its numbers moved): contradicted
