@@ -43,7 +43,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result
   const foreign = firstForeignSite(recordings[0], references[0], 0);
-  const returned = traced.sites.find((s) => s.name === `the value returned by ${functionName}`);
+  const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
   const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
   return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: site(wrong.step) } : null, siteFor: site, anywhere, references };
 }
