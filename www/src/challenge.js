@@ -168,11 +168,11 @@ async function withFirstLine(session, lab, located, probeResults, judged) {
   }
 }
 
-/** Highlights line `line` (1-based) of the editor, scrolls it into view and puts the cursor there. */
+/** Puts the cursor at the start of line `line` (1-based; the editor highlights the cursor's line) and scrolls it into view. */
 function showLine(line) {
   if (!line || line > editor.state.doc.lines) return;
   const at = editor.state.doc.line(line);
-  editor.dispatch({ selection: { anchor: at.from, head: at.to }, effects: EditorView.scrollIntoView(at.from, { y: 'center' }) });
+  editor.dispatch({ selection: { anchor: at.from }, effects: EditorView.scrollIntoView(at.from, { y: 'center', x: 'start' }) });
 }
 
 // ---- results ----------------------------------------------------------------------
@@ -256,7 +256,8 @@ function renderLocated(found) {
   return el('section', { class: 'diagnosis located', role: 'alert', 'data-step': found.step ?? 'none', ...(found.line ? { 'data-line': String(found.line) } : {}), 'aria-labelledby': 'located-heading' },
     el('h3', { id: 'located-heading' }, heading),
     el('p', { class: 'located-title' }, el('strong', {}, found.title)),
-    found.line ? el('p', {}, el('button', { type: 'button', class: 'line-link', onclick: () => { showLine(found.line); editor.focus(); } }, `Show line ${found.line} in the editor`), ' ', el('code', { class: 'line-text' }, found.lineText)) : null,
+    found.line ? el('pre', { class: 'line-text', tabindex: '0', 'aria-label': `line ${found.line} of your code` }, el('code', {}, `${found.line} │ ${found.lineText}`)) : null,
+    found.line ? el('p', {}, el('button', { type: 'button', class: 'line-link', onclick: () => { showLine(found.line); editor.focus(); } }, `Show line ${found.line} in the editor`)) : null,
     el('p', {}, found.detail),
     el('p', { class: 'hint' }, foundByLine(found)),
     sides.length ? el('div', { class: 'matrix-row side-by-side' }, sides) : null,
