@@ -213,8 +213,9 @@ export function callSiteAtFault(found, sites, recording) {
   const fn = sites[found.site]?.fn;
   if (!fn || found.caller < 0) return null;
   const callers = new Set();
-  sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0) callers.add(sites[c].line * 1e4 + sites[c].column); });
-  return callers.size > 1 ? found.caller : null;
+  // the call sites outside the helper (a call inside it, whose arguments it evaluates, is not one)
+  sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0 && sites[c].fn !== fn) callers.add(c); });
+  return callers.size > 1 && sites[found.caller]?.fn !== fn ? found.caller : null;
 }
 
 /**
