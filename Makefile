@@ -10,7 +10,7 @@ export PATH := $(CURDIR)/tests/node_modules/.bin:$(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-threads build-threads setup-test apt-install build site package docs test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-matmul clean fuzz fuzz-js fuzz-leak fuzz-core
+.PHONY: start test setup-build setup-threads build-threads setup-test apt-install build site package docs test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-first-line bench-matmul clean fuzz fuzz-js fuzz-leak fuzz-core
 
 ## ---- installs -------------------------------------------------------------
 
@@ -157,6 +157,11 @@ test-bench-smoke: tests/node_modules
 # then onnxruntime-web at 1 and 2 threads (attention-lab's 2-thread rows use the packed package: `package`)
 bench: package tests/node_modules
 	node tests/bench/bench.mjs
+	node tests/bench/first-line.mjs
+
+# the first-wrong-line diagnosis alone: instrumenting + probing one answer per challenge (median, worst)
+bench-first-line: build
+	node tests/bench/first-line.mjs
 
 # the matmul decision: gemm vs matrixmultiply vs the hand-written kernel, speed and .wasm size
 MATMUL_DIR := tests/bench/matmul-compare

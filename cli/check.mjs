@@ -6,7 +6,7 @@
 // Transformer runs here, outside it), and on a failure the same diagnosis: the probes and locate()
 // of diagnosis.js, then the known mistakes, as report.js says.
 import {
-  buildCases, judge, locate, probeCalls, walkthroughHref, loadLab, modelCheckOf, formatNumber, RUNNER,
+  buildCases, judge, locate, probeCalls, firstLine, traceCalls, walkthroughHref, loadLab, modelCheckOf, formatNumber, RUNNER,
   TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE, foundByLine, knownMistakes, locatedHeading, locateOptions, nonFiniteNote,
 } from './course.mjs';
 import { learnerWorker } from './session.mjs';
@@ -77,11 +77,13 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
       const probeReply = await session.send({ probes });
       if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
       else if (probeReply.type === 'done') {
+        const probeResults = new Map(probeReply.results.map((r) => [r.id, r]));
         try {
-          located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab, locateOptions(judged));
+          located = locate(challenge.id, probeResults, lab, locateOptions(judged));
         } catch {
           located = null; // as on the page: the test results still stand
         }
+        located = await withFirstLine(session, challenge, lab, located, probeResults, judged, code);
       }
     }
     report.diagnosis = diagnosisReport(challenge, judged, located, probeNote, site);
@@ -89,6 +91,20 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
     return report;
   } finally {
     await session.close();
+  }
+}
+
+/** As the page's withFirstLine: the traced run checks the finding and gives it its line; a timeout leaves it as it was. */
+async function withFirstLine(session, challenge, lab, located, probeResults, judged, source) {
+  const data = challenge.diagnosis;
+  const trace = traceCalls(data);
+  if (!trace.length) return located;
+  const reply = await session.send({ trace });
+  if (reply.type !== 'done') return located;
+  try {
+    return firstLine({ data, traced: reply.traced, lab, located, errors: locateOptions(judged).errors, probeResults, source, functionName: challenge.functionName });
+  } catch {
+    return located;
   }
 }
 
@@ -117,11 +133,15 @@ function diagnosisReport(challenge, judged, located, probeNote, site) {
   const mistakes = knownMistakes(challenge.tests, judged, located).map(({ id, title, hint }) => ({ id, title, hint }));
   const nonFinite = !located && !mistakes.length ? nonFiniteNote(fixed) : null;
   return {
+    // the line of the learner's file the finding names (1-based), or null
+    line: located?.line ?? null,
     located: located && {
       step: located.step ?? null,
       stepLabel: located.stepLabel ?? null,
       heading: locatedHeading(located),
       title: located.title,
+      line: located.line ?? null,
+      lineText: located.lineText ?? null,
       detail: located.detail,
       probe: located.probe ?? null,
       foundBy: foundByLine(located),

@@ -1,6 +1,6 @@
 // Where the command finds the course: the challenges (lesson, starter, tests.json, and for 09 and 10
 // the model check: model-check.js, the modules it imports and model.json) and the site's own modules
-// (cases.js, diagnosis.js, variants.js, report.js, matrix.js, runner.worker.js). In the npm package they are
+// (cases.js, diagnosis.js and diagnosis/, variants.js, report.js, matrix.js, script.js, runner.worker.js). In the npm package they are
 // under course/ (tests/package/assemble.mjs copies them there unchanged); in the repository the
 // command runs from cli/ against www/src/ and challenges/ (and the Node build in target/pkg-node).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -16,6 +16,7 @@ export const RUNNER = new URL('runner.worker.js', SHARED);
 
 const cases = await import(new URL('cases.js', SHARED));
 const diagnosis = await import(new URL('diagnosis.js', SHARED));
+const firstLineModule = await import(new URL('diagnosis/first-line.js', SHARED));
 const report = await import(new URL('report.js', SHARED));
 const matrix = await import(new URL('matrix.js', SHARED));
 
@@ -23,6 +24,8 @@ const matrix = await import(new URL('matrix.js', SHARED));
 export const { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } = cases;
 /** The site's first-wrong-step diagnosis (www/src/diagnosis.js). */
 export const { locate, probeCalls, walkthroughHref } = diagnosis;
+/** The first wrong line: the traced run aligned with the reference (www/src/diagnosis/first-line.js). */
+export const { firstLine, traceCalls } = firstLineModule;
 /** How the pages write a number (www/src/matrix.js). */
 export const { formatNumber } = matrix;
 /** The words of the page's results (www/src/report.js). */
@@ -60,6 +63,8 @@ export const CHALLENGES = readdirSync(CHALLENGES_DIR, { withFileTypes: true })
       tests,
       get readme() { return file('README.md'); },
       get starter() { return file('starter.js'); },
+      /** The traced probe inputs of the first-wrong-line diagnosis (diagnosis.json), or null (challenge 10). */
+      get diagnosis() { return existsSync(new URL(`${id}/diagnosis.json`, CHALLENGES_DIR)) ? JSON.parse(file('diagnosis.json')) : null; },
       /** The trained model of a 'forward' model check (tests.json model.weights), as data. */
       get model() { return JSON.parse(file(tests.model.weights)); },
     };

@@ -180,7 +180,9 @@ export function formatCheck(report, { paint, width = 80 }) {
   const d = report.diagnosis;
   if (d?.located) {
     const f = d.located;
-    out.push('', bad(strong(f.heading)), ...wrap(f.title, width, '  ').map(strong), ...wrap(f.detail, width, '  '),
+    out.push('', bad(strong(f.heading)), ...wrap(f.title, width, '  ').map(strong));
+    if (f.line) out.push(`  ${paint('cyan', `${report.file}:${f.line}`)}`, `  ${dim('│')} ${f.lineText ?? ''}`);
+    out.push(...wrap(f.detail, width, '  '),
       ...wrap(f.foundBy, width, '  ').map(dim));
     if (f.expected && f.actual && isMatrix(f.expected.matrix) && isMatrix(f.actual.matrix)) out.push(...matrices(f.expected, f.actual, width, paint, plain));
     if (f.walkthrough) out.push('  Open this step in the walkthrough, with these inputs:', `  ${paint('cyan', f.walkthrough)}`);

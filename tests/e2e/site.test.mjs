@@ -7,6 +7,7 @@ import { startSite, openPage, runCode, axeViolations, lab, testsOf, SIZES, SCREE
 import { MISTAKES, mistakenSource, solution } from '../mistakes.mjs';
 import { readFileSync } from 'node:fs';
 import { locate, probeCalls } from '../../www/src/diagnosis.js';
+import { diagnose } from '../js/support/diagnose.mjs';
 
 const PAGES = [
   ['home', 'index.html', '#challenge-list li'],
@@ -561,8 +562,18 @@ describe('diagnosis: the first wrong step', () => {
       const call = (args) => { try { return { output: fn(...structuredClone(args)) }; } catch (error) { return { error: { name: error.name, message: error.message } }; } };
       const calls = probeCalls(id).map(({ id: callId, args }) => [callId, call(args)]);
       const errors = testsOf(id).errors.map((c) => ({ ...c, result: call(c.args) }));
-      const expected = locate(id, new Map(calls), lab, { errors });
+      const probed = locate(id, new Map(calls), lab, { errors });
+      assert.equal(probed.step, step);
+      // then the traced run gives the finding its line (www/src/diagnosis/first-line.js), as in Node
+      const { found: expected } = diagnose(id, code, lab);
+      assert.equal(expected.step, step);
       assert.equal(await page.textContent('#diagnosis .located .located-title'), expected.title);
+      assert.match(expected.title, /^Line \d+: /);
+      assert.equal(await page.getAttribute('#diagnosis .located', 'data-line'), String(expected.line));
+      // the editor shows that line: the cursor on it (CodeMirror's active line), in view
+      const active = page.locator('.cm-activeLine');
+      assert.equal((await active.textContent()).trim(), code.split('\n')[expected.line - 1].trim());
+      assert.ok(await active.isVisible(), 'the line is scrolled into view');
       assert.ok((await page.locator('#located-actual td.differs').count()) > 0 || !expected.actual, 'the differing cells of the step are marked');
       assert.deepEqual(log.errors.filter((e) => !e.includes('favicon')), []);
       console.log(`${number}/${file}: located at ${step} ${elapsed} ms after the click`);

@@ -22,9 +22,9 @@
 // The command `attention-lab` (pkg.json `bin`, see cli/) ships with the course it runs:
 //
 //   cli/*.mjs            → cli/           the command and the worker sandbox for the learner's code
-//   www/src/{cases,diagnosis,variants,report,matrix,runner.worker}.js → course/   the site's own modules, unchanged:
-//                        the same cases, diagnosis and runner as the challenge page
-//   challenges/NN-*/{README.md,starter.js,tests.json} → course/challenges/NN-*/   (no solutions)
+//   www/src/{cases,diagnosis,variants,report,matrix,script,runner.worker}.js and www/src/diagnosis/*.js
+//                        → course/   the site's own modules, unchanged: the same cases, diagnosis and runner as the challenge page
+//   challenges/NN-*/{README.md,starter.js,tests.json,diagnosis.json} → course/challenges/NN-*/   (no solutions)
 //   challenges/NN-*/model-check.js, the modules it imports and tests.json's model.weights file
 //                        → course/challenges/NN-*/   the model checks of 09 and 10, as the page runs them
 //   www/node_modules/acorn → node_modules/acorn   the runner's parser, a bundled dependency (pkg.json
@@ -37,7 +37,7 @@
 // Lives in tests/package/ beside the tests of what it produces; it is build tooling, not a test.
 
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -190,7 +190,8 @@ export * from './bundler.js';
 `;
 
 /** The site's modules the command imports (www/src/), copied unchanged into course/. */
-const COURSE_MODULES = ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'runner.worker.js'];
+const COURSE_MODULES = ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'script.js', 'runner.worker.js',
+  'diagnosis/steps.js', 'diagnosis/instrument.js', 'diagnosis/reference.js', 'diagnosis/align.js', 'diagnosis/first-line.js'];
 /** What each challenge folder contributes to course/challenges/: the lesson, the starter and the tests. */
 const CHALLENGE_FILES = ['README.md', 'starter.js', 'tests.json'];
 /**
@@ -221,7 +222,8 @@ const ACORN = join(ROOT, 'www/node_modules/acorn');
 for (const module of COURSE_MODULES) {
   const text = readFileSync(join(ROOT, 'www/src', module), 'utf8');
   const imports = [...text.matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);
-  const unexpected = imports.filter((specifier) => specifier !== 'acorn' && !COURSE_MODULES.includes(specifier.replace(/^\.\//, '')));
+  // an import relative to the module's own folder (diagnosis/x.js imports ../matrix.js)
+  const unexpected = imports.filter((specifier) => specifier !== 'acorn' && !COURSE_MODULES.includes(posix.normalize(posix.join(posix.dirname(module), specifier))));
   if (unexpected.length) fail(`www/src/${module} imports ${unexpected.join(', ')}, which the package does not ship; update COURSE_MODULES in tests/package/assemble.mjs`);
 }
 if (!existsSync(join(ACORN, 'package.json'))) fail('www/node_modules/acorn is missing; run `cd www && npm ci`');
@@ -272,10 +274,12 @@ writeFileSync(join(OUT, 'bundler.jsx'), BUNDLER_ENTRY);
 // the command, the site's modules, the challenges and the runner's parser
 cpSync(join(ROOT, 'cli'), join(OUT, 'cli'), { recursive: true, filter: (path) => !/\.test\.mjs$/.test(path) });
 mkdirSync(join(OUT, 'course/challenges'), { recursive: true });
+mkdirSync(join(OUT, 'course/diagnosis'), { recursive: true });
 for (const module of COURSE_MODULES) copyFileSync(join(ROOT, 'www/src', module), join(OUT, 'course', module));
 for (const id of readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort()) {
   mkdirSync(join(OUT, 'course/challenges', id));
-  for (const file of [...CHALLENGE_FILES, ...modelCheckFiles(id)]) copyFileSync(join(ROOT, 'challenges', id, file), join(OUT, 'course/challenges', id, file));
+  const traced = existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? ['diagnosis.json'] : []; // the first-wrong-line probes (not 10)
+  for (const file of [...CHALLENGE_FILES, ...traced, ...modelCheckFiles(id)]) copyFileSync(join(ROOT, 'challenges', id, file), join(OUT, 'course/challenges', id, file));
 }
 cpSync(ACORN, join(OUT, 'node_modules/acorn'), { recursive: true });
 copyFileSync(join(ROOT, 'README.md'), join(OUT, 'README.md'));

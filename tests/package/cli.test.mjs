@@ -20,6 +20,10 @@ const project = freshProject('cli');
 const INSTALLED = join(project, 'node_modules/attention-lab');
 const lab = createRequire(join(project, 'package.json'))('attention-lab');
 const { locate, probeCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis.js')));
+const { firstLine, traceCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis/first-line.js')));
+// the learner's code loaded and traced as the runner does it (so errors carry the file's lines)
+const { loadFunction, traced } = await import(pathToFileURL(join(ROOT, 'tests/js/support/diagnose.mjs')));
+const { lineOf } = await import(pathToFileURL(join(ROOT, 'www/src/script.js')));
 const { foundByLine, knownMistakes, locatedHeading, locateOptions } = await import(pathToFileURL(join(ROOT, 'www/src/report.js')));
 const { buildCases, judge } = await import(pathToFileURL(join(ROOT, 'www/src/cases.js')));
 const { formatNumber } = await import(pathToFileURL(join(ROOT, 'www/src/matrix.js')));
@@ -30,6 +34,8 @@ const { weightsCalls, weightsCases } = await import(pathToFileURL(join(ROOT, 'ch
 const SEED = 7;
 
 const CHALLENGES = readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort();
+/** The challenge without traced probes (its answer is weights, graded in a model). */
+const C10_ID = '10-induction-head';
 const testsOf = (id) => JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'tests.json'), 'utf8'));
 /** The cases of the model (tests.json `model`): 09 has one, 10 three per config (two heads and the loss). */
 const modelCaseCount = (tests) => (tests.model?.kind === 'weights' ? 3 * tests.model.configs.length : tests.model ? 1 : 0);
@@ -81,13 +87,13 @@ const noStackTrace = (text) => assert.doesNotMatch(text, /^\s+at .+:\d+:\d+\)?$/
 const ESCAPE = /\x1b\[/;
 
 test('the package ships the site\'s own modules, unchanged, and the command as its bin', () => {
-  for (const module of ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'runner.worker.js']) {
+  for (const module of ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'script.js', 'runner.worker.js', 'diagnosis/steps.js', 'diagnosis/instrument.js', 'diagnosis/reference.js', 'diagnosis/align.js', 'diagnosis/first-line.js']) {
     assert.equal(readFileSync(join(INSTALLED, 'course', module), 'utf8'), readFileSync(join(ROOT, 'www/src', module), 'utf8'), module);
   }
   // the model checks: the modules the page imports, and the trained model
   const modelFiles = { '09-attention-in-a-model': ['model-check.js', 'forward.js', 'model.json'], '10-induction-head': ['model-check.js', 'grade.js'] };
   for (const id of CHALLENGES) {
-    for (const file of ['README.md', 'starter.js', 'tests.json', ...(modelFiles[id] ?? [])]) {
+    for (const file of ['README.md', 'starter.js', 'tests.json', ...(id === C10_ID ? [] : ['diagnosis.json']), ...(modelFiles[id] ?? [])]) {
       assert.equal(readFileSync(join(INSTALLED, 'course/challenges', id, file), 'utf8'), readFileSync(join(ROOT, 'challenges', id, file), 'utf8'), `${id}/${file}`);
     }
     assert.ok(!existsSync(join(INSTALLED, 'course/challenges', id, 'solution.js')), `${id}: no solution in the package`);
@@ -161,7 +167,7 @@ function call(fn, args) {
   try {
     return { output: fn(...structuredClone(args)) };
   } catch (error) {
-    return { error: { name: error?.name ?? 'thrown value', message: String(error?.message ?? error) } };
+    return { error: { name: error?.name ?? 'thrown value', message: String(error?.message ?? error), ...lineOf(error) } };
   }
 }
 
@@ -175,7 +181,8 @@ function call(fn, args) {
  */
 async function sitePage(id, file) {
   const tests = testsOf(id);
-  const fn = (await import(pathToFileURL(file)))[tests.function];
+  const source = readFileSync(file, 'utf8');
+  const fn = loadFunction(source, tests.function);
   const cases = buildCases(tests, lab, SEED).map((c) => {
     const result = call(fn, c.args);
     return { ...c, result, verdict: judge(c, result) };
@@ -191,7 +198,10 @@ async function sitePage(id, file) {
   const judged = [...cases, ...modelCases];
   const results = new Map(probeCalls(id).map(({ id: probeId, args }) => [probeId, call(fn, args)]));
   // the page asks only when a case fails; asked of a right answer, locate() must find nothing
-  const located = locate(id, results, lab, locateOptions(judged));
+  const probed = locate(id, results, lab, locateOptions(judged));
+  // then the traced run gives it its line (www/src/diagnosis/first-line.js), as the page does
+  const data = existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'diagnosis.json'), 'utf8')) : null;
+  const located = data ? firstLine({ data, traced: traced(source, tests.function, traceCalls(data)), lab, located: probed, errors: locateOptions(judged).errors, probeResults: results, source, functionName: tests.function }) : probed;
   return { judged, modelCases, located, mistakes: knownMistakes(tests, judged, located).map(({ id: mistake, title, hint }) => ({ id: mistake, title, hint })) };
 }
 
@@ -245,6 +255,11 @@ test(`the corpus of mistakes (${CORPUS.length} answers): the site's headline, st
     assert.equal(located.step, entry.expect, `${where}: the corpus expects ${entry.expect}`);
     assert.equal(located.heading, pageHeading(found), where);
     assert.equal(located.title, found.title, where);
+    // the line: in --json, and in the text as file:line with that line of the file under it
+    assert.ok(Number.isInteger(found.line), `${where}: a line`);
+    assert.equal(report.diagnosis.line, found.line, `${where}: diagnosis.line`);
+    assert.ok(text.stdout.includes(`${entry.path}:${found.line}`), `${where}: file:line\n${text.stdout}`);
+    assert.ok(text.stdout.includes(`│ ${found.lineText}`), `${where}: the source line\n${text.stdout}`);
     assert.equal(located.detail, found.detail, where);
     assert.equal(located.foundBy, foundByLine(found), where);
     assert.deepEqual(located.expected, asReported(found.expected), `${where}: expected for the step`);

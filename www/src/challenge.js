@@ -12,8 +12,9 @@ import { wasm, progress, el, matrixTable, showFatal } from './common.js';
 import { CHALLENGES, loadChallenge } from './challenges.js';
 import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } from './cases.js';
 // What only a run needs loads with the first run (or when the learner first focuses the editor):
-// the diagnosis, the report's words, the model checks and the .wasm (see `loadForRun`).
+// the diagnosis, the first-wrong-line engine, the report's words, the model checks and the .wasm (see `loadForRun`).
 let locate, probeCalls, walkthroughHref;
+let firstLine, traceCalls;
 let GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote;
 let forwardCase, weightsCalls, weightsCases;
 
@@ -100,9 +101,10 @@ function learnerWorker() {
 let loaded;
 /** The modules a run needs and the package (the attention-only .wasm, or the whole one for 09 and 10), once. */
 function loadForRun() {
-  loaded ??= Promise.all([import('./diagnosis.js'), import('./report.js'), import('./model-check.js'), wasm({ model: Boolean(challenge.tests.model) })])
-    .then(([diagnosis, report, modelCheck, lab]) => {
+  loaded ??= Promise.all([import('./diagnosis.js'), import('./diagnosis/first-line.js'), import('./report.js'), import('./model-check.js'), wasm({ model: Boolean(challenge.tests.model) })])
+    .then(([diagnosis, first, report, modelCheck, lab]) => {
       ({ locate, probeCalls, walkthroughHref } = diagnosis);
+      ({ firstLine, traceCalls } = first);
       ({ GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } = report);
       ({ forwardCase, weightsCalls, weightsCases } = modelCheck);
       return lab;
@@ -151,11 +153,13 @@ async function runTests() {
         const probeReply = await session.send({ probes });
         if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
         else if (probeReply.type === 'done') {
+          const probeResults = new Map(probeReply.results.map((r) => [r.id, r]));
           try {
-            located = locate(challenge.id, new Map(probeReply.results.map((r) => [r.id, r])), lab, locateOptions(judged));
+            located = locate(challenge.id, probeResults, lab, locateOptions(judged));
           } catch (error) {
             console.warn('the diagnosis could not read the probe results', error); // the test results still stand
           }
+          located = await withFirstLine(session, lab, located, probeResults, judged);
         }
       }
       showDiagnosis(judged, located, probeNote);
@@ -165,6 +169,31 @@ async function runTests() {
     }
   })().finally(() => { running = null; button.disabled = false; });
   return running;
+}
+
+/**
+ * The traced run (the learner's code instrumented, in the same worker, under a fresh 2 s limit):
+ * the finding checked against it and given its line (diagnosis/first-line.js). A timeout or an
+ * unreadable run leaves the finding as it was.
+ */
+async function withFirstLine(session, lab, located, probeResults, judged) {
+  const trace = traceCalls(challenge.diagnosis);
+  if (!trace.length) return located;
+  const reply = await session.send({ trace });
+  if (reply.type !== 'done') return located;
+  try {
+    return firstLine({ data: challenge.diagnosis, traced: reply.traced, lab, located, errors: locateOptions(judged).errors, probeResults, source: code(), functionName: challenge.tests.function });
+  } catch (error) {
+    console.warn('the diagnosis could not align the traced run', error);
+    return located;
+  }
+}
+
+/** Puts the cursor at the start of line `line` (1-based; the editor highlights the cursor's line) and scrolls it into view. */
+function showLine(line) {
+  if (!line || line > editor.state.doc.lines) return;
+  const at = editor.state.doc.line(line);
+  editor.dispatch({ selection: { anchor: at.from }, effects: EditorView.scrollIntoView(at.from, { y: 'center', x: 'start' }) });
 }
 
 // ---- results ----------------------------------------------------------------------
@@ -244,9 +273,12 @@ function renderLocated(found) {
       cellTitle: (r, c) => (differs(r, c) ? 'differs from the expected value' : undefined),
     }));
   }
-  return el('section', { class: 'diagnosis located', role: 'alert', 'data-step': found.step ?? 'none', 'aria-labelledby': 'located-heading' },
+  if (found.line) queueMicrotask(() => showLine(found.line));
+  return el('section', { class: 'diagnosis located', role: 'alert', 'data-step': found.step ?? 'none', ...(found.line ? { 'data-line': String(found.line) } : {}), 'aria-labelledby': 'located-heading' },
     el('h3', { id: 'located-heading' }, heading),
     el('p', { class: 'located-title' }, el('strong', {}, found.title)),
+    found.line ? el('pre', { class: 'line-text', tabindex: '0', 'aria-label': `line ${found.line} of your code` }, el('code', {}, `${found.line} │ ${found.lineText}`)) : null,
+    found.line ? el('p', {}, el('button', { type: 'button', class: 'line-link', onclick: () => { showLine(found.line); editor.focus(); } }, `Show line ${found.line} in the editor`)) : null,
     el('p', {}, found.detail),
     el('p', { class: 'hint' }, foundByLine(found)),
     sides.length ? el('div', { class: 'matrix-row side-by-side' }, sides) : null,

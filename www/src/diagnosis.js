@@ -28,32 +28,12 @@
 //
 // Plain ES module, no DOM: used by the challenge page and by the Node tests.
 import { identity, range, scaleBy, softmaxRow, transpose, zeros } from './matrix.js';
+import { STEPS } from './diagnosis/steps.js';
 
-// ---- the course's vocabulary ------------------------------------------------------------
+export { STEPS };
 
-/** Steps in the order a correct answer performs them; `walk` is the walkthrough's step key. */
-export const STEPS = {
-  check: { label: 'checking the arguments', walk: null },
-  'project-Q': { label: 'the projection X·W_Q', walk: 'project-Q' },
-  'project-K': { label: 'the projection X·W_K', walk: 'project-K' },
-  'project-V': { label: 'the projection X·W_V', walk: 'project-V' },
-  cache: { label: 'the cache: append token t\'s key and value, then attend', walk: 'weights' },
-  slice: { label: 'slicing into heads', walk: 'slice' },
-  'kv-head': { label: 'choosing the key/value head ⌊i / group⌋', walk: 'slice' },
-  scores: { label: 'the scores Q_h·K_hᵀ', walk: 'scores' },
-  scale: { label: 'the scale 1/√headDimensions', walk: 'scale' },
-  mask: { label: 'the causal mask', walk: 'weights' },
-  softmax: { label: 'the softmax', walk: 'weights' },
-  'weighted-sum': { label: 'the weighted sum with V_h', walk: 'context' },
-  concat: { label: 'concatenating the heads', walk: 'concat' },
-  'w-o': { label: 'the output projection W_O', walk: 'output' },
-  residual: { label: 'the output: nothing is added after the last step', walk: 'output' },
-  // challenge 07 (rotary embedding): no attention, four steps of its own
-  pairs: { label: 'the pairs (x[i], x[i + d/2]) of each head', walk: 'rotate' },
-  frequency: { label: 'the angle of pair i: base^(−2i/d) per position', walk: 'rotate' },
-  position: { label: 'the position p = offset + r', walk: 'rotate' },
-  rotation: { label: 'the rotation (a·cos θ − b·sin θ, a·sin θ + b·cos θ)', walk: 'rotate' },
-};
+// ---- the course's vocabulary: ./diagnosis/steps.js (STEPS, in order) ------------------------
+
 const STEP_ORDER = Object.keys(STEPS);
 
 // ---- small matrix helpers (probe inputs only; expected values come from the package) -----------

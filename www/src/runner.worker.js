@@ -4,26 +4,17 @@
 // out { type: 'syntax' | 'load-error' | 'missing' | 'done', … }; with `deep: true` in the first
 // message, outputs may be nested objects (challenge 10's weights). After a 'done', the page may send
 // { probes: [{ id, args }] }: more calls of the same function (the diagnosis's probe inputs, see
-// diagnosis.js), answered { type: 'done', results } under a fresh 2 s limit.
-import { parse } from 'acorn';
-
-const SOURCE_NAME = 'your-code.js';
-// Network and messaging globals: removed from the worker before the learner's code runs, and
-// shadowed as undefined parameters inside it (the CSP blocks the network anyway).
-const REMOVED = ['fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'importScripts', 'indexedDB', 'caches', 'BroadcastChannel', 'Worker', 'SharedWorker', 'WebTransport'];
-const HIDDEN = [...REMOVED, 'postMessage', 'close', 'onmessage', 'self', 'globalThis'];
+// diagnosis.js), answered { type: 'done', results } under a fresh 2 s limit; or { trace: [{ id, args }] }:
+// the same code instrumented (diagnosis/instrument.js) and run on those calls, answered
+// { type: 'done', traced: { sites, bodyLines, results } } (the numbers it built, by line).
+import { REMOVED, lineOf, toScript } from './script.js';
+import { runTraced } from './diagnosis/instrument.js';
 
 const post = self.postMessage.bind(self);
 for (const name of REMOVED) {
   try {
     Object.defineProperty(self, name, { value: undefined, configurable: false, writable: false });
   } catch { /* still shadowed below */ }
-}
-
-/** The line of the learner's code an error comes from, read from its stack. */
-function lineOf(error) {
-  const match = String(error?.stack ?? '').match(new RegExp(`${SOURCE_NAME.replace('.', '\\.')}:(\\d+):(\\d+)`));
-  return match ? { line: Number(match[1]), column: Number(match[2]) } : {};
 }
 
 // Outputs and messages are capped here, in the worker, so a huge result (say 10 MB) never
@@ -59,51 +50,6 @@ function plain(value, depth = 0) {
   return { unexpected: Array.isArray(value) ? 'a nested array' : typeof value === 'object' ? 'an object' : `a ${typeof value} (${String(value).slice(0, 40)}${typeof value === 'string' && value.length > 40 ? `… ${value.length.toLocaleString('en')} characters` : ''})` };
 }
 
-/**
- * Turns the module text into a script: `export` keywords become spaces (so lines and columns
- * stay where the learner wrote them) and the exported names are returned.
- */
-function toScript(code) {
-  const ast = parse(code, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
-  const chars = code.split(''); // UTF-16 units, like acorn's positions
-  const blank = (start, end) => { for (let i = start; i < end; i++) if (chars[i] !== '\n') chars[i] = ' '; };
-  const exported = [];
-  for (const node of ast.body) {
-    if (node.type === 'ImportDeclaration' || node.type === 'ExportAllDeclaration' || (node.type === 'ExportNamedDeclaration' && node.source)) {
-      const error = new SyntaxError('imports are not available here: keep everything in this one file');
-      error.loc = node.loc.start;
-      throw error;
-    }
-    if (node.type === 'ExportNamedDeclaration') {
-      if (node.declaration) {
-        blank(node.start, node.declaration.start);
-        const d = node.declaration;
-        if (d.id) exported.push(d.id.name);
-        for (const v of d.declarations ?? []) if (v.id.type === 'Identifier') exported.push(v.id.name);
-      } else {
-        blank(node.start, node.end);
-        for (const s of node.specifiers) exported.push(`${s.exported.name}:${s.local.name}`);
-      }
-    }
-    if (node.type === 'ExportDefaultDeclaration') {
-      const d = node.declaration;
-      blank(node.start, d.start);
-      if (d.id) exported.push(`default:${d.id.name}`);
-      else {
-        // "export default " (15 characters) becomes "var __default__=" over the same span, give or take
-        const lead = 'var __default__=';
-        chars.splice(node.start, d.start - node.start, ...lead.split(''), ' ');
-        exported.push('default:__default__');
-      }
-    }
-  }
-  const text = chars.join('');
-  const names = exported.map((n) => (n.includes(':') ? n.split(':') : [n, n]));
-  const returns = names.map(([outer, inner]) => `${JSON.stringify(outer)}: typeof ${inner} === 'undefined' ? undefined : ${inner}`);
-  // One line of wrapper before the code would shift every line number: keep it on line 1.
-  return `(function (${HIDDEN.join(', ')}) {"use strict";${text}\n;return { ${returns.join(', ')} };\n})\n//# sourceURL=${SOURCE_NAME}`;
-}
-
 // Challenge 10 returns the weights of a model ({ W_U, layers: [{ W_Q, … }] }): with `deep`, plain
 // data of any nesting goes back, capped at MAX_NUMBERS numbers in all.
 const MAX_NUMBERS = 200_000;
@@ -124,6 +70,8 @@ function plainDeep(value, budget = { left: MAX_NUMBERS }, depth = 0) {
 }
 
 let learnerFunction = null;
+let learnerCode = null;
+let learnerName = null;
 let deepOutputs = false;
 
 function runCases(fn, cases) {
@@ -136,7 +84,13 @@ function runCases(fn, cases) {
   });
 }
 
-self.onmessage = ({ data: { code, functionName, cases, probes, deep = false } }) => {
+self.onmessage = ({ data: { code, functionName, cases, probes, trace, deep = false } }) => {
+  if (trace) {
+    // the diagnosis's traced probes: the same code, instrumented (diagnosis/instrument.js)
+    const load = (script) => (0, eval)(script);
+    post(learnerFunction ? { type: 'done', traced: runTraced(learnerCode, learnerName, trace, { load, toScript, lineOf }) } : { type: 'missing', message: 'no function loaded' });
+    return;
+  }
   if (probes) {
     post(learnerFunction ? { type: 'done', results: runCases(learnerFunction, probes) } : { type: 'missing', message: 'no function loaded' });
     return;
@@ -162,6 +116,8 @@ self.onmessage = ({ data: { code, functionName, cases, probes, deep = false } })
     return;
   }
   learnerFunction = fn;
+  learnerCode = code;
+  learnerName = functionName;
   deepOutputs = deep;
   post({ type: 'done', results: runCases(fn, cases) });
 };

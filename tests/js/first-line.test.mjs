@@ -1,0 +1,163 @@
+// The first wrong line (issue 28) on the corpus of tests/corpus-lines/: right answers in styles the
+// older corpus lacks are never called wrong, and every slip of them gets a headline naming the step
+// at fault and the line of the slip (data-line on the page, diagnosis.line in the terminal).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { base, slips } from '../corpus-lines/slips.mjs';
+import { challengeData, diagnose, loadFunction } from './support/diagnose.mjs';
+import { RECORD, createRecorder, instrument } from '../../www/src/diagnosis/instrument.js';
+import { toScript } from '../../www/src/script.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention_lab.js'));
+const FOLDERS = Object.fromEntries(readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).map((f) => [f.slice(0, 2), f]));
+
+for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) {
+  test(`corpus-lines ${number}.js: a right answer in another style passes and gets no diagnosis`, () => {
+    const { failing, found } = diagnose(FOLDERS[number], base(number), lab);
+    assert.deepEqual(failing, []);
+    assert.equal(found, null);
+  });
+}
+
+// Every slip: a headline with a step and a line of the file. The step at fault and the line of the
+// slip, exactly: where the diagnosis misses them the test is marked TODO with what it said (the
+// count is the measure of issue 28; nothing here is loosened to pass).
+for (const slip of slips()) {
+  test(`corpus-lines ${slip.number} slip ${slip.index}: ${slip.step} at line ${slip.line}`, (t) => {
+    const { failing, found } = diagnose(FOLDERS[slip.number], slip.source, lab);
+    assert.ok(failing.length, 'the slip fails a case');
+    assert.ok(found, 'a finding');
+    assert.ok(found.step, `a step: ${found.title}`);
+    assert.ok(Number.isInteger(found.line) && found.line >= 1 && found.line <= slip.source.split('\n').length, `a line: ${found.title}`);
+    assert.match(found.title, new RegExp(`^Line ${found.line}: `));
+    if (found.step !== slip.step || found.line !== slip.line) t.todo(`said ${found.step} at line ${found.line}: ${found.title}`);
+  });
+}
+
+// the older corpus (tests/corpus/NN/*.js, `// expect: <step>`): every answer keeps the step its
+// headline names, now with a line in the learner's file
+for (const number of readdirSync(join(ROOT, 'tests/corpus')).sort()) {
+  for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js')).sort()) {
+    const source = readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8');
+    const expect = source.match(/^\/\/ expect: ([\w-]+)/)[1];
+    test(`corpus ${number}/${file}: ${expect === 'none' ? 'right' : `${expect}, with its line`}`, () => {
+      const { found } = diagnose(FOLDERS[number], source, lab);
+      if (expect === 'none') return assert.equal(found, null);
+      assert.ok(found, 'a finding');
+      assert.equal(found.step, expect, found.title);
+      assert.ok(Number.isInteger(found.line) && found.line >= 1 && found.line <= source.split('\n').length, `a line: ${found.title}`);
+      assert.match(found.title, new RegExp(`^Line ${found.line}: `));
+    });
+  }
+}
+
+test('an answer that throws is told as a throw, at the line it threw from; one that returns nothing, as such', () => {
+  const folder = FOLDERS['02'];
+  const right = base('02');
+  // a throw inside the computation, on every input
+  const throwing = right.replace('const z = e.reduce((a, b) => a + b, 0);', 'const z = e.reduce((a, b) => a + b, 0); if (z > 0) throw new Error(`not written yet`);');
+  const thrown = diagnose(folder, throwing, lab).found;
+  assert.ok(thrown, 'a finding');
+  assert.match(thrown.title, /throws/);
+  assert.equal(thrown.line, right.split('\n').findIndex((l) => l.includes('const z = e.reduce')) + 1);
+  assert.match(thrown.title, new RegExp(`^Line ${thrown.line}: `));
+  // nothing returned
+  const silent = right.replace('return W_O ? concat.times(new Matrix(W_O)).rows : concat.rows;', 'W_O ? concat.times(new Matrix(W_O)).rows : concat.rows;');
+  const none = diagnose(folder, silent, lab).found;
+  assert.ok(none, 'a finding');
+  assert.match(`${none.title} ${none.detail}`, /undefined|nothing|returns/i);
+});
+
+/** The learner's function, instrumented, with a fresh recorder per call (as runTraced). */
+function instrumentedFunction(source, functionName) {
+  const { code, sites } = instrument(source);
+  let recorder = createRecorder(sites.length, sites);
+  const record = (id, value) => recorder.record(id, value);
+  record.enter = (id) => recorder.record.enter(id);
+  const fn = (0, eval)(toScript(code, [RECORD]))(record)[functionName];
+  return (...args) => { recorder = createRecorder(sites.length, sites); return fn(...args); };
+}
+
+// styles neither corpus has: a generator, a closure that keeps state, optional chaining, a class with
+// a static method and getters, destructuring with defaults, labelled loops, comma expressions
+const ODD_STYLES = [
+  `function* rows(M) { for (const row of M) yield row; }
+export function dotProductAttention(Q, K, V) {
+  if (K.length !== Q.length || K[0].length !== Q[0].length) throw new RangeError(\`K is \${K.length}×\${K[0].length} but Q is \${Q.length}×\${Q[0].length}\`);
+  if (V.length !== Q.length) throw new RangeError(\`V is \${V.length}×\${V[0].length} but Q is \${Q.length}×\${Q[0].length}\`);
+  const out = [];
+  let i = 0, s;
+  outer: for (const q of rows(Q)) {
+    const w = K.map((k) => (s = 0, k.forEach((x, c) => { s += x * q[c]; }), s / Math.sqrt(q.length)));
+    const m = Math.max(...w);
+    const e = w.map((x) => Math.exp(x - m));
+    const z = e.reduce((a, b) => a + b, 0);
+    out[i++] = V[0].map((_, c) => e.reduce((acc, x, j) => acc + (x / z) * V[j]?.[c], 0));
+    if (i > Q.length) break outer;
+  }
+  return out;
+}`,
+  `const counter = (() => { let calls = 0; return () => ++calls; })();
+class Ops {
+  static dot(a, b) { return a.reduce((s, x, k) => s + x * b[k], 0); }
+  get name() { return 'ops'; }
+}
+export const dotProductAttention = (Q, K, V, { scaleBy = 1 / Math.sqrt(Q[0].length) } = {}) => {
+  counter();
+  if (K.length !== Q.length || K[0].length !== Q[0].length) throw new RangeError(\`K is \${K.length}×\${K[0].length} but Q is \${Q.length}×\${Q[0].length}\`);
+  if (V.length !== Q.length) throw new RangeError(\`V is \${V.length}×\${V[0].length} but Q is \${Q.length}×\${Q[0].length}\`);
+  return Q.map((q) => {
+    const [first, ...rest] = K.map((k) => Ops.dot(q, k) * scaleBy);
+    const all = [first, ...rest];
+    const top = Math.max(...all);
+    const e = Float64Array.from(all, (x) => Math.exp(x - top));
+    const z = e.reduce((a, b) => a + b, 0);
+    return V[0].map((_, c) => all.reduce((acc, _x, j) => acc + (Math.exp(all[j] - top) / z) * V[j][c], 0));
+  });
+};`,
+];
+
+test('instrumenting never changes what the code computes: every answer of both corpora and odd styles, bit for bit, throws alike', () => {
+  const sources = [];
+  for (const number of readdirSync(join(ROOT, 'tests/corpus')).sort()) {
+    for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js'))) sources.push([number, readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8')]);
+  }
+  for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) sources.push([number, base(number)]);
+  for (const slip of slips()) sources.push([slip.number, slip.source]);
+  for (const source of ODD_STYLES) sources.push(['01', source]);
+  let calls = 0;
+  for (const [number, source] of sources) {
+    const { tests } = challengeData(FOLDERS[number]);
+    const plain = loadFunction(source, tests.function);
+    const traced = instrumentedFunction(source, tests.function);
+    for (const c of [...tests.fixed, ...tests.errors]) {
+      const outcome = (fn) => { try { return { output: fn(...structuredClone(c.args)) }; } catch (error) { return { error: `${error.name}: ${error.message}` }; } };
+      assert.deepEqual(outcome(traced), outcome(plain), `${number}: ${source.split('\n')[0]} on “${c.name}”`);
+      calls++;
+    }
+  }
+  assert.ok(calls > 2000, `${calls} calls compared`);
+});
+
+test('the odd styles are right answers: no diagnosis', () => {
+  for (const source of ODD_STYLES) assert.equal(diagnose(FOLDERS['01'], source, lab).found, null);
+});
+
+test('what is recorded is bounded: a loop that builds millions of numbers keeps at most LIMITS of them', async () => {
+  const { LIMITS } = await import('../../www/src/diagnosis/instrument.js');
+  const source = 'export function f(n) { let s = 0; for (let i = 0; i < n; i++) s += i * 0.5; const big = new Array(5000).fill(0).map((_, k) => k / 3); return s + big.length; }';
+  const { code, sites } = instrument(source);
+  const recorder = createRecorder(sites.length, sites);
+  const record = (id, value) => recorder.record(id, value);
+  record.enter = (id) => recorder.record.enter(id);
+  const f = (0, eval)(toScript(code, [RECORD]))(record).f;
+  assert.equal(f(2_000_000), loadFunction(source, 'f')(2_000_000));
+  const { sites: kept, kept: total, dropped } = recorder.take();
+  assert.ok(total <= LIMITS.MAX_TOTAL, `${total} kept`);
+  assert.ok(kept.every((s) => s.values.length <= LIMITS.MAX_PER_SITE && s.snapshots.length <= LIMITS.MAX_SNAPSHOTS_PER_SITE));
+  assert.ok(dropped > 1_000_000, `${dropped} counted, not kept`);
+});

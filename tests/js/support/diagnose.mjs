@@ -1,0 +1,59 @@
+// The challenge page's diagnosis, run in Node on a learner's source as the page runs it: the code
+// loaded through the runner's toScript (so errors carry the learner's lines), the test cases, the
+// probes and locate() (www/src/diagnosis.js), the traced run (www/src/diagnosis/instrument.js's
+// runTraced, as the worker calls it) and firstLine (www/src/diagnosis/first-line.js).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { compareMatrices } from '../../../www/src/cases.js';
+import { locate, probeCalls } from '../../../www/src/diagnosis.js';
+import { firstLine, traceCalls } from '../../../www/src/diagnosis/first-line.js';
+import { runTraced } from '../../../www/src/diagnosis/instrument.js';
+import { lineOf, toScript } from '../../../www/src/script.js';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+const load = (script) => (0, eval)(script);
+
+/** tests.json and diagnosis.json of a challenge folder. */
+export function challengeData(folder) {
+  const read = (name) => JSON.parse(readFileSync(join(ROOT, 'challenges', folder, name), 'utf8'));
+  return { tests: read('tests.json'), data: read('diagnosis.json') };
+}
+
+/** The learner's function, loaded as the runner loads it. */
+export function loadFunction(source, functionName) {
+  const exported = load(toScript(source))();
+  return exported[functionName] ?? exported.default;
+}
+
+/** What the worker answers for calls: Map id → { output } | { error: { name, message, line? } }. */
+export function run(fn, calls) {
+  return new Map(calls.map(({ id, args }) => {
+    try {
+      return [id, { output: fn(...structuredClone(args)) }];
+    } catch (error) {
+      return [id, { error: { name: error?.name ?? 'thrown value', message: String(error?.message ?? error), ...lineOf(error) } }];
+    }
+  }));
+}
+
+/** The traced run, as the worker makes it. */
+export const traced = (source, functionName, calls) => runTraced(source, functionName, calls, { load, toScript, lineOf });
+
+/**
+ * The whole diagnosis of `source` for challenge `folder`: { failing (names of failing fixed and
+ * error cases), found (the finding the page shows, or null) }.
+ */
+export function diagnose(folder, source, lab) {
+  const { tests, data } = challengeData(folder);
+  const fn = loadFunction(source, tests.function);
+  const fixed = run(fn, tests.fixed.map((c, i) => ({ id: `fixed-${i}`, args: c.args })));
+  const failing = tests.fixed.filter((c, i) => { const r = fixed.get(`fixed-${i}`); return r.error || !compareMatrices(r.output, c.expected, tests.tolerance).pass; }).map((c) => c.name);
+  const errorRuns = run(fn, tests.errors.map((c, i) => ({ id: `error-${i}`, args: c.args })));
+  const errors = tests.errors.map((c, i) => ({ name: c.name, args: c.args, throws: c.throws, result: errorRuns.get(`error-${i}`) }));
+  for (const c of errors) if (!(c.result.error && c.result.error.name === c.throws.name && c.result.error.message.startsWith(c.throws.messageStartsWith))) failing.push(c.name);
+  if (!failing.length) return { failing, found: null };
+  const probeResults = run(fn, probeCalls(folder));
+  const located = locate(folder, probeResults, lab, { errors, failing });
+  const t = traced(source, tests.function, traceCalls(data));
+  return { failing, found: firstLine({ data, traced: t, lab, located, errors, probeResults, source, functionName: tests.function }) };
+}

@@ -1,0 +1,244 @@
+// Aligning what the learner's code recorded (instrument.js) with the reference's steps
+// (reference.js), on each traced probe input.
+//
+// A step's VALUES are matched by value: a recording site matches a head's step when every
+// informative number of that step (a number not already in the inputs or in an earlier step, not
+// an integer) is among the numbers the site built, in any order. So a transposed matrix, one row
+// or one head at a time, a row filled entry by entry, a sum built in a loop (its last partial sum is
+// the entry), all match. A LAYOUT step (slicing, the mask, concatenation: the inputs' numbers moved)
+// is matched by position: some array the code built equals it, or its transpose, or each of its
+// rows. A step whose numbers are all uninformative on a probe says nothing there.
+//
+// First wrong step: the first step that no site matches and on which no matched step is built
+// (a step skipped by the recording, like scores scaled in the same expression, is not wrong when
+// later work built on it matches: BUILDS_ON). First wrong line: the site that built the first number foreign to the
+// reference (in no step, no input, not one a right answer builds on the way: reference.js's parts)
+// after the last right step was complete; when the step is
+// right on these inputs (a mistake only other inputs show), the site that built it.
+
+const TOLERANCE = 1e-9;
+const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
+const isInteger = (x) => Math.abs(x - Math.round(x)) <= 1e-12;
+
+/** Sorted copy of the finite numbers of `values`. */
+const sortedFinite = (values) => Float64Array.from(values.filter(Number.isFinite)).sort();
+
+/** Whether the sorted array holds a number near x. */
+function holds(sorted, x) {
+  let lo = 0;
+  let hi = sorted.length;
+  const floor = x - TOLERANCE * Math.max(1, Math.abs(x));
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < floor) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sorted.length && near(sorted[lo], x);
+}
+
+const flat = (M) => M.flat();
+const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
+const sameMatrix = (data, rows, cols, M) => rows === M.length && cols === M[0].length && data.every((x, k) => near(x, M[Math.floor(k / cols)][k % cols]) || (x === M[Math.floor(k / cols)][k % cols]));
+
+/** Per step entry: the informative numbers (by value) — not integers, not in the inputs or an earlier step. */
+function informative(steps, inputs) {
+  const known = sortedFinite(inputs.flatMap(flat));
+  let seen = Array.from(known);
+  return steps.map((entry) => {
+    const cells = entry.allowed ? entry.matrix.flatMap((row, r) => row.filter((_, c) => entry.allowed[r][c])) : flat(entry.matrix);
+    const mine = entry.layout ? [] : [...new Set(cells.filter((x) => Number.isFinite(x) && !isInteger(x)))];
+    const sortedSeen = Float64Array.from(seen).sort();
+    const fresh = mine.filter((x) => !holds(sortedSeen, x));
+    seen = seen.concat(flat(entry.matrix).filter(Number.isFinite));
+    return fresh.slice(0, 256);
+  });
+}
+
+/** When the site built the numbers of `wanted`: { start (the first), done (the last first occurrence) }, or null. */
+function completion(site, wanted) {
+  let done = 0;
+  let start = Infinity;
+  for (const x of wanted) {
+    const k = site.values.findIndex((v) => near(v, x));
+    if (k < 0) return null;
+    done = Math.max(done, site.moments[k]);
+    start = Math.min(start, site.moments[k]);
+  }
+  return { start, done };
+}
+
+/** A layout entry against the sites' arrays: { moment, site } of a match; 'missing' when an array of its shape matches nothing known; null. */
+function matchLayout(entry, recording, knownMatrices) {
+  const M = entry.matrix;
+  const T = transpose(M);
+  let sameShape = false;
+  const rowsSeen = new Map();
+  for (const [id, site] of recording.sites.entries()) {
+    for (const snap of site.snapshots) {
+      if (sameMatrix(snap.data, snap.rows, snap.cols, M) || sameMatrix(snap.data, snap.rows, snap.cols, T)) return { site: id, moment: snap.moment };
+      if (snap.rows === 1) M.forEach((row, r) => { if (!rowsSeen.has(r) && sameMatrix(snap.data, 1, snap.cols, [row])) rowsSeen.set(r, { site: id, moment: snap.moment }); });
+      const shaped = (snap.rows === M.length && snap.cols === M[0].length) || (snap.rows === T.length && snap.cols === T[0].length);
+      // a wrong layout: the step's own numbers (entry.source), moved; nothing known
+      const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
+      if (shaped && moved && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+    }
+  }
+  // an array of its shape that is nothing known outweighs rows seen one by one (they may be moved later)
+  if (sameShape) return { missing: true, ...sameShape };
+  if (rowsSeen.size === M.length) return [...rowsSeen.values()].reduce((a, b) => (b.moment > a.moment ? b : a));
+  return null;
+}
+
+/** A square, non-symmetric step that some array holds transposed and none holds as it is. */
+function onlyTransposed(M, recording) {
+  if (M.length !== M[0].length) return false;
+  const T = transpose(M);
+  if (sameMatrix(flat(T), T.length, T[0].length, M)) return false;
+  const snaps = recording.sites.flatMap((site) => site.snapshots);
+  return !snaps.some((s) => sameMatrix(s.data, s.rows, s.cols, M)) && snaps.some((s) => sameMatrix(s.data, s.rows, s.cols, T));
+}
+
+/**
+ * Aligns one traced probe: for every step entry, { status: 'ok' | 'missing' | 'unknown', site, moment }.
+ * `recording`: { sites: [{ values, moments, snapshots }] }; `reference`: { steps, inputs }.
+ */
+export function alignProbe(recording, reference, sites = []) {
+  const fresh = informative(reference.steps, reference.inputs);
+  const sorted = recording.sites.map((s) => sortedFinite(s.values));
+  const knownMatrices = [...reference.inputs, ...reference.steps.map((s) => s.matrix)].flatMap((M) => [M, transpose(M)]);
+  return reference.steps.map((entry, k) => {
+    if (entry.layout) {
+      const found = matchLayout({ ...entry, source: entry.source && sortedFinite(entry.source) }, recording, knownMatrices);
+      if (found?.missing) return { ...entry, status: 'missing', coverage: 0, site: found.site, moment: found.moment, caller: found.caller };
+      return found ? { ...entry, status: 'ok', ...found } : { ...entry, status: 'unknown' };
+    }
+    const wanted = fresh[k];
+    if (!wanted.length) return { ...entry, status: 'unknown' };
+    let best = null;
+    let coverage = 0;
+    sorted.forEach((values, id) => {
+      const found = wanted.filter((x) => holds(values, x)).length;
+      coverage = Math.max(coverage, found / wanted.length);
+      if (found < wanted.length) return;
+      const moment = completion(recording.sites[id], wanted);
+      const inner = Boolean(sites[id]?.inner);
+      // a value kept (assigned, returned, passed) before a part of a larger expression, then the earliest
+      if (moment !== null && (!best || (best.inner && !inner) || (best.inner === inner && moment.done < best.moment))) best = { site: id, moment: moment.done, start: moment.start, inner };
+    });
+    // coverage: the largest share of the step's numbers one site built (a mask that drops keys leaves some)
+    return best ? { ...entry, status: 'ok', ...best, transposed: onlyTransposed(entry.matrix, recording) } : { ...entry, status: 'missing', coverage };
+  });
+}
+
+/** The steps' statuses over every traced probe, by step name, in order: [{ step, status, entries }]. */
+export function stepStatuses(alignments, order) {
+  const names = order.filter((name) => alignments.some((entries) => entries.some((e) => e.step === name)));
+  return names.map((step) => {
+    const entries = alignments.flatMap((entries, probe) => entries.filter((e) => e.step === step).map((e) => ({ ...e, probe })));
+    const status = entries.some((e) => e.status === 'missing') ? 'missing' : entries.some((e) => e.status === 'ok') ? 'ok' : 'unknown';
+    const coverage = Math.min(...entries.filter((e) => e.status === 'missing').map((e) => e.coverage ?? 0), 1);
+    return { step, status, coverage, entries };
+  });
+}
+
+/**
+ * Which steps build on which, in the course's terms (not a challenge's): a step that no recorded
+ * value matches is not wrong when a step built on it is right (it was computed inside an
+ * expression, or in place). Steps absent from a challenge are skipped.
+ */
+const BUILDS_ON = {
+  'project-Q': ['scores'], 'project-K': ['scores'], 'project-V': ['weighted-sum'],
+  slice: ['scores', 'weighted-sum'], 'kv-head': ['scores', 'weighted-sum'],
+  frequency: ['position'], position: ['rotation'], pairs: ['rotation'], rotation: ['scores'],
+  scores: ['scale'], scale: ['mask', 'softmax'], mask: ['softmax'], softmax: ['weighted-sum'],
+  'weighted-sum': ['concat', 'w-o'], concat: ['w-o'],
+  // which keys the cache holds shows in the weights, its values in the weighted sum
+  cache: ['softmax', 'weighted-sum'],
+};
+
+/** Every step built on `step`, directly or not. */
+function builtOn(step, seen = new Set()) {
+  for (const next of BUILDS_ON[step] ?? []) if (!seen.has(next)) { seen.add(next); builtOn(next, seen); }
+  return seen;
+}
+
+/**
+ * Whether the steps built on `step` say it was right, recorded or not: each of them (that the
+ * traced run can judge) is right, or is itself confirmed, and one at least. A step matched only as
+ * the transpose of a square matrix confirms nothing (a set of numbers cannot tell Sᵀ from S), nor
+ * one matched only inside a larger expression (its value may be changed before it is kept).
+ */
+export function confirmed(step, statuses, seen = new Set()) {
+  seen.add(step);
+  const judged = (BUILDS_ON[step] ?? []).map((next) => statuses.find((s) => s.step === next)).filter((s) => s && s.status !== 'unknown' && !seen.has(s.step));
+  const right = (s) => (s.status === 'ok' && !s.entries.every((e) => e.status !== 'ok' || e.transposed || e.inner)) || confirmed(s.step, statuses, seen);
+  return judged.length > 0 && judged.every(right);
+}
+
+/** The first wrong step: the first missing step on which no right step is built; null when there is none. */
+export function firstWrongStep(statuses) {
+  return statuses.find((s) => s.status === 'missing' && !confirmed(s.step, statuses)) ?? null;
+}
+
+/**
+ * The site that built the first number foreign to the reference after moment `after`: the line
+ * where the learner's values leave the reference. null when no site built one.
+ */
+export function firstForeignSite(recording, reference, after) {
+  const foreign = foreignTest(reference);
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    for (let k = 0; k < site.values.length; k++) {
+      const moment = site.moments[k];
+      if (moment <= after || (best && moment >= best.moment)) continue;
+      if (foreign(site.values[k])) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
+    }
+  });
+  return best;
+}
+
+/** x → whether x is foreign to the reference: finite, not an integer, in no step, input or part. */
+export function foreignTest(reference) {
+  const known = sortedFinite([...reference.inputs.flatMap(flat), ...reference.steps.flatMap((s) => flat(s.matrix)), ...(reference.parts ?? [])]);
+  return (x) => Number.isFinite(x) && !isInteger(x) && !holds(known, x);
+}
+
+/**
+ * When the first foreign number was built inside a helper the code calls from more than one place
+ * (matMul, transpose: a tool used for several steps), the step is what the call passes it: the call
+ * site's id; else null (a helper called from one place is the step itself). `sites`: the
+ * instrumented sites (each with `fn`, its function).
+ */
+export function callSiteAtFault(found, sites, recording) {
+  const fn = sites[found.site]?.fn;
+  if (!fn || found.caller < 0) return null;
+  const callers = new Set();
+  // the call sites outside the helper (a call inside it, whose arguments it evaluates, is not one)
+  sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0 && sites[c].fn !== fn) callers.add(c); });
+  return callers.size > 1 && sites[found.caller]?.fn !== fn ? found.caller : null;
+}
+
+/**
+ * The site to name for `step`: where it was built when some site matched it, else the first
+ * foreign number after the last right step before it. { site, probe } or null.
+ */
+export function siteOf(step, alignments, recordings, references, sites = []) {
+  for (const [probe, alignment] of alignments.entries()) {
+    const ok = alignment.filter((e) => e.step === step && e.status === 'ok' && e.site !== null);
+    if (ok.length && !alignment.some((e) => e.step === step && e.status === 'missing')) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe };
+  }
+  for (const [probe, alignment] of alignments.entries()) {
+    let index = alignment.findIndex((e) => e.step === step && e.status === 'missing');
+    if (index < 0) index = alignment.findIndex((e) => e.step === step);
+    if (index < 0) continue;
+    const entry = alignment[index];
+    // a wrong layout: the array itself (or the call that made it, in a helper used from several places)
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? entry.site, probe };
+    // from the moment the earliest right step before it began (a row-by-row answer builds each
+    // row's steps in turn; a helper may build a later step's input first)
+    const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
+    const found = firstForeignSite(recordings[probe], references[probe], starts.length ? Math.min(...starts) : 0);
+    if (found) return { site: callSiteAtFault(found, sites, recordings[probe]) ?? found.site, probe };
+  }
+  return null;
+}

@@ -1,0 +1,133 @@
+// The first wrong line (issue 28): the learner's code, instrumented (instrument.js) and run on the
+// traced probe inputs of its challenge (challenges/NN-…/diagnosis.json: `reference`, the form of the
+// package's trace; `probes`, the calls), is aligned step by step with the reference (align.js).
+// Combined with the probe diagnosis (../diagnosis.js: it reads the outputs on inputs that show one
+// step at a time, and words the catalogue's mistakes), it gives the headline's step and its line.
+//
+// How the two are combined, with no branch on a challenge:
+//   - the traced run confirms a step when some recorded value matches it; a probe finding at a step
+//     the traced run confirmed, or at a step after the traced run's first wrong step, is
+//     contradicted, and the traced run's first wrong step is told instead;
+//   - any other probe finding keeps its words (the catalogue's, the readings of the probes), and the
+//     line is added: where the traced run built that step, or where its values left the reference;
+//   - a check (an error case) takes the line of the throw, or, when nothing threw, the first line of
+//     the function; a crash, the line it threw from.
+import { STEPS } from './steps.js';
+import { referenceSteps } from './reference.js';
+import { alignProbe, confirmed, firstForeignSite, firstWrongStep, siteOf, stepStatuses } from './align.js';
+
+const ORDER = Object.keys(STEPS);
+
+/** The traced calls of a challenge's diagnosis data: [{ id, args }], run instrumented by the worker. */
+export function traceCalls(data) {
+  return (data?.probes ?? []).map((probe, k) => ({ id: `trace:${k}`, args: probe.args }));
+}
+
+/** The traced run aligned with the reference: { statuses, wrong, siteFor(step) }, or null when there is nothing to align. */
+export function alignAnswer(data, traced, lab, functionName) {
+  if (!data || !traced?.results?.length) return null;
+  const calls = traceCalls(data);
+  const runs = calls.map((call) => traced.results.find((r) => r.id === call.id)).filter((r) => r && !r.error);
+  if (!runs.length) return null;
+  const references = runs.map((r) => referenceSteps(data.reference, calls.find((c) => c.id === r.id).args, lab));
+  const recordings = runs.map((r) => r.recording);
+  const alignments = runs.map((r, k) => alignProbe(recordings[k], references[k], traced.sites));
+  const statuses = stepStatuses(alignments, ORDER);
+  const site = (step) => {
+    const found = siteOf(step, alignments, recordings, references, traced.sites);
+    if (!found) return null;
+    const from = constantBehind(found.site, traced.sites, recordings[found.probe], references[found.probe]);
+    return { ...traced.sites[from ?? found.site], probe: found.probe };
+  };
+  const wrong = firstWrongStep(statuses);
+  // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
+  // reference, else the line that returns the function's result
+  const foreign = firstForeignSite(recordings[0], references[0], 0);
+  const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
+  const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: site(wrong.step) } : null, siteFor: site, anywhere, references };
+}
+
+/**
+ * The declaration of a constant that site `id` reads and whose one value is foreign to the
+ * reference (`const scale = 1 / d` read by `scores[n] *= scale`): the line the wrong value comes
+ * from. Its id, or null.
+ */
+function constantBehind(id, sites, recording, reference) {
+  const known = new Set([...reference.inputs.flat(2), ...reference.steps.flatMap((s) => s.matrix.flat()), ...reference.parts].filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  for (const name of sites[id].uses ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && s.declares === name);
+    const values = k >= 0 ? recording.sites[k].values : [];
+    const one = values.length > 0 && values.every((x) => x === values[0]) ? values[0] : null;
+    if (one !== null && Number.isFinite(one) && !Number.isInteger(one) && !known.has(one.toPrecision(12))) return k;
+  }
+  return null;
+}
+
+/** `Line n: ` before a title, and the line's fields on the finding. */
+function withLine(found, where, source) {
+  if (!where?.line) return found;
+  const text = source.split('\n')[where.line - 1] ?? '';
+  return { ...found, line: where.line, column: where.column ?? null, lineText: text.trim(), name: where.name ?? null, title: `Line ${where.line}: ${found.title}` };
+}
+
+/** The line of a check finding: the throw of the failing error case, else where the function's body starts. */
+function checkLine(errors, traced, functionName) {
+  for (const c of errors) {
+    const e = c.result?.error;
+    if (e?.line && !(e.name === c.throws.name && e.message.startsWith(c.throws.messageStartsWith))) return { line: e.line, column: e.column };
+  }
+  const line = traced?.bodyLines?.[functionName];
+  return line ? { line } : null;
+}
+
+/** A finding of the traced run alone (the probe diagnosis was contradicted or found nothing). */
+function tracedFinding(aligned, table, labels = {}) {
+  const { step, entry } = aligned.wrong;
+  const label = labels[step] ?? STEPS[step].label;
+  const head = entry?.head ?? null;
+  const what = head === null ? label : `${label} (head ${head})`;
+  const moved = entry?.layout ? ' An array here holds the right numbers in the wrong places.' : '';
+  return {
+    step,
+    stepLabel: label,
+    head,
+    title: `your code departs from the reference at ${what}`,
+    detail: `On the traced input your code builds the steps before ${what} as the reference does, but no value it builds equals this one, and everything after is built on what it computed here instead.${moved}`,
+    probe: null,
+    foundBy: 'running your code on a traced input and comparing every value it builds with the reference’s steps',
+    expected: entry ? { label: step, matrix: entry.matrix } : null,
+    actual: null,
+  };
+}
+
+/**
+ * The finding to show: the probe diagnosis's `located` (or null), checked against the traced run
+ * and given its line. `errors`: the error cases as run; `probeResults`: the probe calls' results
+ * (a crash's line); `source`: the learner's file. Returns a finding or null.
+ */
+export function firstLine({ data, traced, lab, located, errors = [], probeResults = new Map(), source = '', functionName, labels }) {
+  let aligned = null;
+  try {
+    aligned = alignAnswer(data, traced, lab, functionName);
+  } catch {
+    aligned = null; // an unreadable traced run says nothing: the probe diagnosis stands
+  }
+  if (located?.step === 'check') return withLine(located, checkLine(errors, traced, functionName), source);
+  // a throw with a line: on a probe, or on the traced input (which may take another path)
+  const crash = [...probeResults.values(), ...(traced?.results ?? [])].find((r) => r?.error?.line);
+  if (located && !aligned) return withLine(located, crash?.error ?? null, source);
+  if (!aligned) return located;
+  if (located && (located.step || !aligned.wrong)) {
+    if (!located.step) return withLine(located, crash?.error ?? null, source); // a shape, nothing returned: no line to name
+    // the probes' step is right in the traced run (the steps built on it are right), or comes after
+    // the step the traced run finds wrong and that step is clearly wrong (most of its numbers differ,
+    // or an array holds its numbers moved): contradicted
+    const wrong = aligned.wrong && aligned.statuses.find((s) => s.step === aligned.wrong.step);
+    const later = wrong && ORDER.indexOf(located.step) > ORDER.indexOf(wrong.step) && wrong.coverage < 1 / 3;
+    const contradicted = wrong && (later || confirmed(located.step, aligned.statuses));
+    if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
+  }
+  if (!aligned.wrong) return located;
+  return withLine(tracedFinding(aligned, data, labels), aligned.wrong.site, source);
+}

@@ -1,0 +1,250 @@
+// Instrumenting the learner's module so that, run on a probe input, it records every numeric value
+// it builds, with the line, column and name of the code that built it (issue 28).
+//
+// acorn parses the module (it is already the runner's parser: one dependency for both), and the
+// rewrite is done by SOURCE SPLICING over acorn's node ranges: `__rec__(id, (` is inserted before a
+// node and `))` after it, nothing else is touched. So the instrumented text keeps every line where the
+// learner wrote it (nothing inserted holds a newline: an error's line stays the learner's line), and
+// a code generator (astring, escodegen) is not needed: it would re-print the whole module.
+//
+// What is recorded (each is an expression whose value is passed through unchanged):
+//   - the initial value of a declared variable (`const scores = …`, `let s = 0`);
+//   - every assignment, whole (`s += a * b`, `out[i][j] = x`, `this.w = …`): its value is the new value;
+//   - every `return` value, and the body of every arrow function with an expression body (map/reduce callbacks);
+//   - every arithmetic expression (`a * b + c` and `a * b`), except array indices;
+//   - every call's result (the learner's own helpers, `map`, `reduce`, `Math.exp`), except calls
+//     whose result is dropped (a statement of its own) and the links of an optional chain.
+// Functions and classes assigned to a name are not wrapped (that would lose their inferred `name`).
+import { parse } from 'acorn';
+
+/** The name of the recording function inside the instrumented code. */
+export const RECORD = '__rec__';
+
+const ARITHMETIC = new Set(['+', '-', '*', '/', '%', '**']);
+const FUNCTIONS = new Set(['FunctionExpression', 'ArrowFunctionExpression', 'ClassExpression']);
+
+/** Visits every node of an acorn tree: visit(node, parent, key, spine) — `spine`: node is a link of an optional chain. */
+function walk(node, visit, parent = null, key = null, spine = false) {
+  visit(node, parent, key, spine);
+  for (const [k, child] of Object.entries(node)) {
+    if (k === 'loc' || !child || typeof child !== 'object') continue;
+    const childSpine = node.type === 'ChainExpression' || (spine && ((node.type === 'MemberExpression' && k === 'object') || (node.type === 'CallExpression' && k === 'callee')));
+    if (Array.isArray(child)) for (const c of child) { if (c && typeof c.type === 'string') walk(c, visit, node, k, false); }
+    else if (typeof child.type === 'string') walk(child, visit, node, k, childSpine);
+  }
+}
+
+/** The name under which a node's values are shown: a variable, an assignment's target, `return` of a function. */
+function nameOf(code, node, parent, functionName) {
+  if (parent?.type === 'VariableDeclarator') return code.slice(parent.id.start, parent.id.end);
+  if (node.type === 'AssignmentExpression') return code.slice(node.left.start, node.left.end);
+  if (parent?.type === 'ReturnStatement') return `the value returned by ${functionName ?? 'a function'}`;
+  const text = code.slice(node.start, node.end).replace(/\s+/g, ' ');
+  return text.length > 40 ? `${text.slice(0, 37)}…` : text;
+}
+
+/** The names of the module's own functions and methods (declarations, functions bound to a name, class and object methods). */
+function ownFunctions(ast) {
+  const own = new Set();
+  walk(ast, (node, parent) => {
+    if (node.type === 'FunctionDeclaration' && node.id) own.add(node.id.name);
+    if (FUNCTIONS.has(node.type) && parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') own.add(parent.id.name);
+    if ((node.type === 'MethodDefinition' || node.type === 'Property') && FUNCTIONS.has(node.value?.type) && node.key.type === 'Identifier') own.add(node.key.name);
+  });
+  return own;
+}
+
+/** The identifiers a node reads (at most 16). */
+function namesIn(node) {
+  const names = new Set();
+  walk(node, (n, parent, key) => {
+    if (n.type === 'Identifier' && names.size < 16 && !(parent?.type === 'MemberExpression' && key === 'property' && !parent.computed)) names.add(n.name);
+  });
+  return [...names];
+}
+
+/** The nodes to wrap: [{ node, parent }], each range once (the first reason to record it names it). */
+function targets(ast) {
+  const chosen = new Map();
+  const add = (node, parent, fn, call = false) => {
+    const key = `${node.start}:${node.end}`;
+    if (!chosen.has(key)) chosen.set(key, { node, parent, fn, call });
+    else if (call) chosen.get(key).call = true; // `const s = f(x)`: named by the variable, a frame all the same
+  };
+  const names = [];
+  const own = ownFunctions(ast);
+  walk(ast, (node, parent, key, spine) => {
+    if (spine) return;
+    // the innermost named function (a callback belongs to the function it is written in)
+    const fn = names.findLast((f) => f.name && f.start <= node.start && node.end <= f.end)?.name;
+    if (/Function/.test(node.type)) names.push({ start: node.start, end: node.end, name: node.id?.name ?? (parent?.type === 'VariableDeclarator' ? parent.id.name : parent?.type === 'MethodDefinition' || parent?.type === 'Property' ? parent.key.name : null) });
+    if (node.type === 'VariableDeclarator' && node.init && !FUNCTIONS.has(node.init.type)) add(node.init, node, fn);
+    else if (node.type === 'AssignmentExpression' && !FUNCTIONS.has(node.right.type)) add(node, parent, fn);
+    else if (node.type === 'ReturnStatement' && node.argument) add(node.argument, node, fn);
+    else if (node.type === 'ArrowFunctionExpression' && node.expression) add(node.body, node, fn);
+    else if (node.type === 'BinaryExpression' && ARITHMETIC.has(node.operator)) {
+      if (!(parent?.type === 'MemberExpression' && key === 'property')) add(node, parent, fn);
+    } else if (node.type === 'CallExpression' && node.callee.type !== 'Super') {
+      // a call of the learner's own function or method: a frame (see createRecorder); others only when their result is used
+      const callee = node.callee.type === 'Identifier' ? node.callee.name : node.callee.type === 'MemberExpression' && !node.callee.computed ? node.callee.property.name : null;
+      const mine = own.has(callee);
+      if (mine || parent?.type !== 'ExpressionStatement') add(node, parent, fn, mine);
+    }
+  });
+  return [...chosen.values()];
+}
+
+/**
+ * The instrumented module: { code, sites }. `code` is `source` with every recorded expression
+ * wrapped in `__rec__(id, (…))`, on the same lines; sites[id] = { line, column (1-based), name }.
+ * Throws acorn's SyntaxError on a module that does not parse.
+ */
+export function instrument(source) {
+  const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+  const sites = [];
+  const inserts = [];
+  for (const { node, parent, fn, call } of targets(ast)) {
+    const id = sites.length;
+    sites.push({
+      fn: fn ?? null,
+      call,
+      line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn),
+      // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
+      declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
+      // a part of a larger arithmetic expression: its value is not what the code keeps
+      inner: node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator),
+      uses: namesIn(node),
+    });
+    // openers: outer (longer) first; closers: inner (later start) first. A call of the learner's own
+    // function opens a frame first: `__rec__(id,(__rec__.enter(id),f(x)))`
+    inserts.push({ at: node.start, text: call ? `${RECORD}(${id},(${RECORD}.enter(${id}),` : `${RECORD}(${id},(`, order: [1, -(node.end - node.start)] });
+    inserts.push({ at: node.end, text: '))', order: [0, -node.start] });
+  }
+  inserts.sort((a, b) => a.at - b.at || a.order[0] - b.order[0] || a.order[1] - b.order[1]);
+  let code = '';
+  let at = 0;
+  for (const insert of inserts) {
+    code += source.slice(at, insert.at) + insert.text;
+    at = insert.at;
+  }
+  return { code: code + source.slice(at), sites };
+}
+
+// ---- the recorder -----------------------------------------------------------------------------
+
+/**
+ * Bounds: a learner's loop can build millions of values. Each site keeps its first
+ * MAX_PER_SITE numbers (in the order they were built, with the moment each was built), and a run
+ * keeps MAX_TOTAL numbers in all; past either bound the values are counted, not kept. An array is
+ * read to depth 2 (a matrix), at most MAX_PER_SNAPSHOT numbers of it; it is copied when recorded,
+ * so a row filled later is seen again when it is returned or assigned whole.
+ */
+export const LIMITS = { MAX_PER_SITE: 4096, MAX_TOTAL: 200_000, MAX_PER_SNAPSHOT: 1024, MAX_SNAPSHOTS_PER_SITE: 16 };
+
+const isArrayLike = (v) => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
+
+/** A copy of a matrix-like value: { rows, cols, data } for an array of equal-length rows, 1×n for a flat one; null otherwise. */
+function snapshot(v) {
+  if (!isArrayLike(v) || v.length === 0 || v.length > LIMITS.MAX_PER_SNAPSHOT) return null;
+  if (typeof v[0] === 'number') {
+    for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'number') return null;
+    return { rows: 1, cols: v.length, data: Array.from(v) };
+  }
+  const cols = isArrayLike(v[0]) ? v[0].length : -1;
+  if (cols <= 0 || v.length * cols > LIMITS.MAX_PER_SNAPSHOT) return null;
+  const data = [];
+  for (const row of v) {
+    if (!isArrayLike(row) || row.length !== cols) return null;
+    for (let j = 0; j < cols; j++) { if (typeof row[j] !== 'number') return null; data.push(row[j]); }
+  }
+  return { rows: v.length, cols, data };
+}
+
+/**
+ * A fresh recorder for `siteCount` sites: `record(id, value)` returns value unchanged (and never
+ * throws); `take()` gives what was kept: per site { values, moments, snapshots } (plain arrays) and the counts.
+ */
+export function createRecorder(siteCount, sites = []) {
+  const values = Array.from({ length: siteCount }, () => []);
+  const moments = Array.from({ length: siteCount }, () => []);
+  // the call of the learner's own function each number was built under (the innermost frame), or -1
+  const callers = Array.from({ length: siteCount }, () => []);
+  const snapshots = Array.from({ length: siteCount }, () => []);
+  const frames = [];
+  let moment = 0;
+  let kept = 0;
+  let dropped = 0;
+  const keep = (id, x) => {
+    if (kept >= LIMITS.MAX_TOTAL || values[id].length >= LIMITS.MAX_PER_SITE) { dropped++; return; }
+    values[id].push(x);
+    moments[id].push(moment);
+    callers[id].push(frames.length ? frames[frames.length - 1] : -1);
+    kept++;
+  };
+  function record(id, value) {
+    try {
+      if (sites[id]?.call) while (frames.length && frames.pop() !== id) { /* a frame left by a throw */ }
+      moment++;
+      if (typeof value === 'number') keep(id, value);
+      else if (isArrayLike(value) && kept < LIMITS.MAX_TOTAL) {
+        const snap = snapshot(value);
+        if (snap) {
+          for (const x of snap.data) keep(id, x);
+          if (snapshots[id].length < LIMITS.MAX_SNAPSHOTS_PER_SITE) snapshots[id].push({ ...snap, moment, caller: frames.length ? frames[frames.length - 1] : -1 });
+        }
+      }
+    } catch { /* a value that cannot be read is not recorded */ }
+    return value;
+  }
+  /** Opens the frame of a call of the learner's own function (closed when its result is recorded). */
+  record.enter = (id) => { if (frames.length < 10_000) frames.push(id); };
+  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id] })), kept, dropped });
+  return { record, take };
+}
+
+/** The first line of the body of each function declared at the top of the module: { name: line }. */
+function bodyLines(source) {
+  const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+  const lines = {};
+  for (let node of ast.body) {
+    if (node.type === 'ExportNamedDeclaration' || node.type === 'ExportDefaultDeclaration') node = node.declaration ?? node;
+    if (node?.type === 'FunctionDeclaration' && node.id) lines[node.id.name] = (node.body.body[0] ?? node.body).loc.start.line;
+    for (const d of node?.declarations ?? []) if (d.id.type === 'Identifier' && d.init?.body?.type === 'BlockStatement') lines[d.id.name] = (d.init.body.body[0] ?? d.init.body).loc.start.line;
+  }
+  return lines;
+}
+
+/**
+ * Runs `functionName` of the learner's `source`, instrumented, on each call: the traced run the
+ * diagnosis aligns with the reference. `load(script)` evaluates a script from toScript (the
+ * runner's eval) and returns its exports; `toScript` and `lineOf` are script.js's. Returns
+ * { sites, bodyLines, results: [{ id, recording, error? }] }; null when the instrumented code
+ * does not load (it then says nothing: the plain run's results stand).
+ */
+export function runTraced(source, functionName, calls, { load, toScript, lineOf }) {
+  let fn;
+  let sites;
+  let current = createRecorder(0);
+  try {
+    const instrumented = instrument(source);
+    sites = instrumented.sites;
+    const record = (id, value) => current.record(id, value);
+    record.enter = (id) => current.record.enter(id);
+    const exported = load(toScript(instrumented.code, [RECORD]))(record);
+    fn = exported[functionName] ?? exported.default;
+  } catch {
+    return null;
+  }
+  if (typeof fn !== 'function') return null;
+  const results = calls.map(({ id, args }) => {
+    current = createRecorder(sites.length, sites);
+    let error;
+    try {
+      fn(...structuredClone(args));
+    } catch (e) {
+      error = { name: String(e?.name ?? 'thrown value'), message: String(e?.message ?? e).slice(0, 300), ...lineOf(e) };
+    }
+    return { id, recording: current.take(), ...(error ? { error } : {}) };
+  });
+  return { sites, bodyLines: bodyLines(source), results };
+}

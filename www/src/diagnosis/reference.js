@@ -1,0 +1,176 @@
+// The reference's steps on a traced probe input, from the package's traces (never from numbers
+// written here): [{ step, head, matrix, layout }] in the order a correct answer builds them, the
+// input matrices, and the numbers a right answer builds on the way (`parts`, see below). `layout` steps (slicing, concatenation) hold the inputs' own numbers in other
+// places: they are matched by position, the others by value.
+//
+// A challenge's diagnosis.json names its reference form (`reference`), read here; the forms are the
+// package's functions, not challenges: a new challenge with one of these forms adds only data.
+
+const identity = (n) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
+
+/** The masked scores of a head: the scaled scores with −∞ where the softmax step did not allow the key. */
+const masked = (scaled, allowed) => scaled.values.map((row, i) => row.map((x, j) => (allowed[i][j] ? x : -Infinity)));
+
+/** The steps of one trace, in order, with the course's step names. */
+function stepsOfTrace(trace, { heads = true, rope = false } = {}) {
+  const steps = [];
+  const byName = new Map(trace.steps.map((s) => [s.name, s]));
+  const h = trace.steps.filter((s) => /^scores_\d+$/.test(s.name)).length;
+  for (let i = 0; i < h; i++) {
+    if (heads) {
+      const k = byName.get(`K_${i}`);
+      const kv = k.kvHead !== undefined && k.kvHead !== null ? 'kv-head' : 'slice';
+      for (const [step, name] of [['slice', 'Q'], [kv, 'K'], [kv, 'V']]) {
+        const input = trace.inputs[name];
+        steps.push({ step, head: i, matrix: byName.get(`${name}_${i}`).values, layout: true, source: input ? input.flat() : null });
+      }
+    }
+    if (rope) {
+      steps.push({ step: 'rotation', head: i, matrix: byName.get(`Q_${i}_rot`).values });
+      steps.push({ step: 'rotation', head: i, matrix: byName.get(`K_${i}_rot`).values });
+    }
+    const scaled = byName.get(`scaled_${i}`);
+    const weights = byName.get(`weights_${i}`);
+    // with a mask, only the allowed scores need exist (an answer may score only the keys it may see)
+    const allowed = weights.allowed ?? null;
+    steps.push({ step: 'scores', head: i, matrix: byName.get(`scores_${i}`).values, allowed });
+    steps.push({ step: 'scale', head: i, matrix: scaled.values, allowed });
+    if (allowed) steps.push({ step: 'mask', head: i, matrix: masked(scaled, allowed), layout: true, source: scaled.values.flat() });
+    steps.push({ step: 'softmax', head: i, matrix: weights.values, allowed });
+    steps.push({ step: 'weighted-sum', head: i, matrix: byName.get(`context_${i}`).values });
+  }
+  if (heads) {
+    const concat = trace.steps.find((s) => s.op === 'Concat');
+    if (concat) steps.push({ step: 'concat', head: null, matrix: concat.values, layout: true, source: concat.values.flat() });
+    const output = byName.get('output');
+    if (output) steps.push({ step: 'w-o', head: null, matrix: output.values });
+  }
+  return steps;
+}
+
+const width = (M) => M[0].length;
+/** A trace with the matrices it was called with (the sources of the slices). */
+const withInputs = (trace, inputs) => ({ ...trace, inputs });
+
+// ---- the numbers a right answer builds on the way (not steps) ---------------------------------
+// A right answer builds numbers no step holds: the products and running sums of a dot product, the
+// exps of a softmax and their running sum. They are listed here so that align.js does not take them
+// for the first number that leaves the reference (they are never matched against a step).
+
+/** The products a[k]·b[k] and their running sums, for every row of A against every column of B. */
+function productSums(A, B, into) {
+  for (const row of A) {
+    for (let j = 0; j < B[0].length; j++) {
+      let sum = 0;
+      row.forEach((a, k) => { const p = a * B[k][j]; sum += p; into.push(p, sum); });
+    }
+  }
+}
+
+/** The exps of a softmax (with and without the row's maximum subtracted) and their running sums. */
+function softmaxParts(S, into) {
+  for (const row of S) {
+    const finite = row.filter(Number.isFinite);
+    const max = Math.max(...finite);
+    for (const shift of [max, 0]) {
+      let sum = 0;
+      for (const x of finite) { const e = Math.exp(x - shift); sum += e; into.push(e, sum, x - shift); }
+    }
+  }
+}
+
+/** The on-the-way numbers of one head: Q_h·K_hᵀ, the softmax of its scaled scores, weights·V_h. */
+function headParts(byName, i, into) {
+  const q = byName.get(`Q_${i}_rot`) ?? byName.get(`Q_${i}`);
+  const k = byName.get(`K_${i}_rot`) ?? byName.get(`K_${i}`);
+  if (q && k) productSums(q.values, transpose(k.values), into);
+  const weights = byName.get(`weights_${i}`);
+  const scalar = byName.get(`scaled_${i}`).scalar;
+  into.push(scalar, 1 / scalar); // the scale and √d_head: a right `const scale = …` is on the way
+  const scaled = byName.get(`scaled_${i}`).values;
+  softmaxParts(weights.allowed ? scaled.map((row, r) => row.map((x, c) => (weights.allowed[r][c] ? x : -Infinity))) : scaled, into);
+  const v = byName.get(`V_${i}`);
+  if (v) productSums(weights.values, v.values, into);
+}
+
+const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
+
+/** Every on-the-way number of a trace (and the output projection's, when there is one). */
+function partsOfTrace(trace, W_O = null, into = []) {
+  const byName = new Map(trace.steps.map((s) => [s.name, s]));
+  const h = trace.steps.filter((s) => /^scores_\d+$/.test(s.name)).length;
+  for (let i = 0; i < h; i++) headParts(byName, i, into);
+  const concat = byName.get('concat');
+  if (concat && W_O) productSums(concat.values, W_O, into);
+  return into;
+}
+
+/** Each reference form: (args, lab) → { steps, inputs, parts }. The args are the learner function's. */
+const FORMS = {
+  // dotProductAttention(Q, K, V, { causal }): one head; V as wide as Q in the traced probes
+  'dot-product': ([Q, K, V, options], lab) => {
+    const trace = withInputs(lab.traceMultiHeadAttention(Q, K, V, { numberOfHeads: 1, headDimensions: width(Q), W_O: identity(width(Q)), causal: options?.causal === true }), { Q, K, V });
+    return { steps: stepsOfTrace(trace, { heads: false }), inputs: [Q, K, V], parts: partsOfTrace(trace) };
+  },
+  // multiHeadAttention(Q, K, V, { numberOfHeads, headDimensions, W_O, causal })
+  'multi-head': ([Q, K, V, options], lab) => {
+    const W_O = options.W_O ?? identity(width(Q));
+    const trace = withInputs(lab.traceMultiHeadAttention(Q, K, V, { ...options, W_O }), { Q, K, V });
+    return { steps: stepsOfTrace(trace), inputs: [Q, K, V, options.W_O].filter(Boolean), parts: partsOfTrace(trace, options.W_O) };
+  },
+  // decode(Q, K, V, { numberOfHeads, headDimensions }): causal multi-head attention, no W_O
+  decode: ([Q, K, V, options], lab) => {
+    const trace = withInputs(lab.traceMultiHeadAttention(Q, K, V, { ...options, W_O: identity(width(Q)), causal: true }), { Q, K, V });
+    return { steps: stepsOfTrace(trace).filter((s) => s.step !== 'mask' && s.step !== 'w-o'), inputs: [Q, K, V], parts: partsOfTrace(trace) };
+  },
+  // projectedSelfAttention(X, { W_Q, W_K, W_V, W_O, numberOfHeads, headDimensions })
+  projected: ([X, { W_Q, W_K, W_V, W_O, numberOfHeads, headDimensions }], lab) => {
+    const [Q, K, V] = [W_Q, W_K, W_V].map((W) => lab.linear(X, W));
+    const trace = withInputs(lab.traceMultiHeadAttention(Q, K, V, { numberOfHeads, headDimensions, W_O }), { Q, K, V });
+    const parts = [];
+    for (const W of [W_Q, W_K, W_V]) productSums(X, W, parts);
+    return {
+      steps: [
+        { step: 'project-Q', head: null, matrix: Q }, { step: 'project-K', head: null, matrix: K }, { step: 'project-V', head: null, matrix: V },
+        ...stepsOfTrace(trace),
+      ],
+      inputs: [X, W_Q, W_K, W_V, W_O],
+      parts: partsOfTrace(trace, W_O, parts),
+    };
+  },
+  // groupedQueryAttention(Q, K, V, { numberOfHeads, numberOfKVHeads, headDimensions }): no W_O
+  grouped: ([Q, K, V, options], lab) => {
+    const trace = withInputs(lab.traceGroupedQueryAttention(Q, K, V, options), { Q, K, V });
+    return { steps: stepsOfTrace(trace).filter((s) => s.step !== 'w-o'), inputs: [Q, K, V], parts: partsOfTrace(trace) };
+  },
+  // slidingWindowAttention(Q, K, V, { window }): one causal head over a window of keys
+  window: ([Q, K, V, options], lab) => {
+    const trace = withInputs(lab.traceGroupedQueryAttention(Q, K, V, { numberOfHeads: 1, numberOfKVHeads: 1, headDimensions: width(Q), causal: true, window: options.window }), { Q, K, V });
+    return { steps: stepsOfTrace(trace, { heads: false }), inputs: [Q, K, V], parts: partsOfTrace(trace) };
+  },
+  // rotaryEmbedding(X, options): the rotated rows (the package's); the frequencies base^(−2i/d) and the
+  // angles p·base^(−2i/d) of every row's position p = offset + r are the formula's (the package keeps no trace of them)
+  rope: ([X, options], lab) => {
+    const { headDimensions: d, base = 10000, offset = 0 } = options;
+    const frequencies = Array.from({ length: d / 2 }, (_, i) => base ** ((-2 * i) / d));
+    const angles = X.map((_, r) => frequencies.map((f) => (offset + r) * f));
+    const parts = angles.flat().flatMap((a) => [Math.cos(a), Math.sin(a)]);
+    for (const row of X) for (const x of row) for (const a of angles.flat()) parts.push(x * Math.cos(a), x * Math.sin(a));
+    return {
+      steps: [
+        { step: 'frequency', head: null, matrix: [frequencies] },
+        { step: 'position', head: null, matrix: angles },
+        { step: 'rotation', head: null, matrix: lab.rotaryEmbedding(X, options) },
+      ],
+      inputs: [X],
+      parts,
+    };
+  },
+};
+
+/** The reference steps of one traced probe: { steps, inputs }; throws on an unknown form. */
+export function referenceSteps(form, args, lab) {
+  const make = FORMS[form];
+  if (!make) throw new Error(`diagnosis.json: unknown reference form ${form} (known: ${Object.keys(FORMS).join(', ')})`);
+  return make(structuredClone(args), lab);
+}
