@@ -10,6 +10,7 @@ pub mod grouped;
 pub mod layer;
 pub mod linear;
 pub mod memory;
+pub mod paths;
 pub mod projected;
 pub mod threads;
 pub mod transformer;
