@@ -1,78 +1,22 @@
-//! Exports: `Transformer.compositionScores`, `Transformer.circuits` and the reader of `forward`'s
-//! `pathMask` (see [`crate::model::circuits`] and [`crate::model::paths`]). A second `impl` block
-//! of the class in [`super::transformer`]; the boundary only converts.
+//! Exports: `Transformer.compositionScores` and `Transformer.circuits` (see [`crate::model::circuits`]),
+//! a second `impl` block of the class in [`super::transformer`] (whose `forward` reads `pathMask` with
+//! [`super::paths`]); the boundary only converts.
 
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-use super::convert::{array_length, describe, get, is_array, js_result, missing, write_object, Options};
-use super::typed::write_typed;
-use crate::error::number_text;
+use super::convert::{js_result, missing, write_object, Options};
+use super::paths::read_index;
 use super::transformer::{JsTransformer, OnModel};
-use super::typed::Element;
+use super::typed::{write_typed, Element};
+use crate::error::Result;
+use crate::model;
 use crate::precision::Values;
-use crate::error::{AttentionError, Result};
-use crate::model::paths::{PathCut, PathInput};
-use crate::model::{self, ModelConfig};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/circuits.d.ts");
 
 const CIRCUITS_KEYS: &str = "layer, head";
-const CUT_KEYS: &str = "from, to, input";
-
-/// A required integer ≥ 0.
-fn read_index(raw: &JsValue, place: &str) -> Result<usize> {
-    match raw.as_f64() {
-        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 4294967295.0 => Ok(x as usize),
-        Some(x) => Err(AttentionError::range_error(format!("{place} is {}; expected an integer ≥ 0", number_text(x)))),
-        None => Err(AttentionError::type_error(format!("{place} is {}; expected an integer ≥ 0", describe(raw)))),
-    }
-}
-
-/// `[layer, head]`.
-fn read_head(raw: &JsValue, place: &str) -> Result<(usize, usize)> {
-    let expected = "expected [layer, head], two integers ≥ 0";
-    if !is_array(raw, place)? {
-        return Err(AttentionError::type_error(format!("{place} is {}; {expected}", describe(raw))));
-    }
-    let len = array_length(raw, place)?;
-    if len != 2 {
-        return Err(AttentionError::range_error(format!("{place} has {len} entries; {expected}")));
-    }
-    let at = |i: u32| read_index(&get(raw, &JsValue::from(i), &format!("{place}[{i}]"))?, &format!("{place}[{i}]"));
-    Ok((at(0)?, at(1)?))
-}
-
-/// `forward`'s `options.pathMask`: an array of `{ from: [l1, i], to: [l2, j], input }`, each checked
-/// against the model (absent: no cut).
-pub fn read_path_mask(raw: &JsValue, config: &ModelConfig) -> Result<Vec<PathCut>> {
-    if raw.is_undefined() {
-        return Ok(Vec::new());
-    }
-    let name = "options.pathMask";
-    if !is_array(raw, name)? {
-        return Err(AttentionError::type_error(format!("{name} is {}; expected an array of {{ from: [layer, head], to: [layer, head], input: 'query' | 'key' | 'value' }}", describe(raw))));
-    }
-    (0..array_length(raw, name)?)
-        .map(|k| {
-            let place = format!("{name}[{k}]");
-            let item = get(raw, &JsValue::from(k as u32), &place)?;
-            if item.is_undefined() || item.is_null() {
-                return Err(missing(&place, "{ from: [layer, head], to: [layer, head], input }"));
-            }
-            let o = Options::read(&item, &place, CUT_KEYS)?;
-            let input = o.raw("input")?;
-            let input = input.as_string().and_then(|s| PathInput::parse(&s)).ok_or_else(|| {
-                let what = input.as_string().map_or_else(|| describe(&input), |s| format!("{s:?}"));
-                AttentionError::type_error(format!("{place}.input is {what}; expected 'query', 'key' or 'value'"))
-            })?;
-            let cut = PathCut { from: read_head(&o.raw("from")?, &format!("{place}.from"))?, to: read_head(&o.raw("to")?, &format!("{place}.to"))?, input };
-            config.check_path_cut(&cut, &place)?;
-            Ok(cut)
-        })
-        .collect()
-}
 
 /// `[l1][i][l2][j]` nested arrays from a flat `L·h·L·h` vector.
 fn nested(values: &[f64], l: usize, h: usize) -> JsValue {

@@ -19,6 +19,8 @@ pub mod grouped;
 pub mod layer;
 pub mod linear;
 pub mod memory;
+#[cfg(feature = "model")]
+pub mod paths;
 pub mod projected;
 pub mod threads;
 #[cfg(feature = "model")]

@@ -143,7 +143,7 @@ impl JsTransformer {
                 let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
                 let need_weights = o.flag("needWeights")?;
                 let head_mask = read_head_mask(&o.raw("headMask")?, model.config())?;
-                let cuts = super::circuits::read_path_mask(&o.raw("pathMask")?, model.config())?;
+                let cuts = super::paths::read_path_mask(&o.raw("pathMask")?, model.config())?;
                 let (b, t, v, h) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads);
                 let out = model.forward_with_cuts(&tokens, need_weights, head_mask.as_deref(), &cuts)?;
                 let mut entries = vec![

@@ -177,7 +177,10 @@ function pathTable(p, h, word) {
   if (!p) return el('p', { class: 'hint' }, 'Path ablation needs two layers.');
   const { uncut, cuts } = p.paths; // cuts[i][j][k]: from layer-1 head i into layer-2 head j (j = h: every one), input k
   const worst = Math.max(...cuts.flat(2));
-  const span = Math.max(1e-9, worst - uncut);
+  // the colour: the rise over the uncut loss, on a scale of at least the uncut loss itself (so that an
+  // untrained model's tiny differences stay dark); the outline: the worst cut, when it adds half or more
+  const span = Math.max(worst - uncut, uncut, 1e-9);
+  const marked = worst >= 1.5 * uncut ? worst : null;
   // one row per (later head, input), one column per layer-1 head: narrow enough for a phone
   const head = el('tr', {}, el('th', { scope: 'col' }, 'cut into'), cuts.map((_, i) => el('th', { scope: 'col' }, `from L1 h${i}`)));
   const body = Array.from({ length: h + 1 }, (_, j) => INPUTS.map((input, k) => el('tr', { class: j === h && k === 0 ? 'every' : null },
@@ -187,7 +190,7 @@ function pathTable(p, h, word) {
       const background = heatColour((loss - uncut) / span);
       const target = j < h ? `layer 2 head ${j}'s ${input}` : `every layer-2 head's ${input}`;
       return el('td', {
-        class: `path-cell${loss === worst ? ' strongest' : ''}`, 'data-from': String(i), 'data-to': j < h ? String(j) : 'every', 'data-input': input, 'data-loss': String(loss),
+        class: `path-cell${loss === marked ? ' strongest' : ''}`, 'data-from': String(i), 'data-to': j < h ? String(j) : 'every', 'data-input': input, 'data-loss': String(loss),
         style: { background, color: textColourFor(background) },
         title: `cut layer 1 head ${i} → ${target}: loss ${formatNumber(loss)} on the ${word} tokens (uncut ${formatNumber(uncut)})`,
       }, loss.toFixed(2));
@@ -195,7 +198,7 @@ function pathTable(p, h, word) {
   return el('div', {},
     el('p', { class: 'hint', id: 'path-summary', 'data-uncut': String(uncut), 'data-step': String(p.step) },
       `Loss on the ${word} tokens of a fixed batch with one path cut, at step ${p.step}; uncut: ${formatNumber(uncut)}. `,
-      'Each cell removes one layer-1 head\'s output from one input (query, key or value) of one layer-2 head (the last rows: of every layer-2 head at once), and nothing else.'),
+      'Each cell removes one layer-1 head\'s output from one input (query, key or value) of one layer-2 head (the last rows: of every layer-2 head at once), and nothing else. Lighter: a larger rise over the uncut loss; outlined: the worst cut, where it raises the loss by half or more.'),
     el('div', { class: 'matrix-wrap', role: 'region', 'aria-label': 'Path ablation', tabindex: '0' },
       el('table', { class: 'composition paths', id: 'path-ablation' }, el('caption', {}, 'Loss with each layer 1 → layer 2 path cut'),
         el('thead', {}, head), el('tbody', {}, body))));
