@@ -101,11 +101,11 @@ fn finite_differences_through_the_exports() {
     }
     assert!(worst <= 1e-6, "query: max relative error {worst}");
     // W_O[1][2] through setWeights
-    let param = layer.grads().unwrap();
+    let param = layer.grads(JsValue::UNDEFINED).unwrap();
     let analytic = rows_of(&prop(&param, "W_O"))[1][2];
     let at = |delta: f64| {
         let mut l = make();
-        let mut w_o = rows_of(&prop(&l.get_weights().unwrap(), "W_O"));
+        let mut w_o = rows_of(&prop(&l.get_weights(JsValue::UNDEFINED).unwrap(), "W_O"));
         w_o[1][2] += delta;
         l.set_weights(js_object(&[("W_O", js_matrix(&w_o))])).unwrap();
         loss(&mut l, &q)
@@ -136,7 +136,7 @@ fn call_order_and_shape_errors_then_the_layer_still_works() {
     let (name, message) = thrown(layer.backward(js_matrix(&x)));
     assert_eq!(name, "Error");
     assert!(message.starts_with("backward needs the forward pass it differentiates"), "{message}");
-    let (name, _) = thrown(layer.grads());
+    let (name, _) = thrown(layer.grads(JsValue::UNDEFINED));
     assert_eq!(name, "Error");
     let first = forward(&mut layer, &x, &x, &x, JsValue::UNDEFINED);
     let (name, message) = thrown(layer.backward(js_matrix(&matrix(2, 4, 1))));
