@@ -136,7 +136,8 @@ tests/node_modules: tests/package.json
 	cd tests && npm install --no-audit --no-fund --loglevel=error
 	@touch $@
 
-test-js: tests/node_modules
+# www/node_modules: the diagnosis tests import the site's modules, which import acorn
+test-js: tests/node_modules www/node_modules
 	node --test tests/js/
 
 test-e2e: site tests/node_modules
@@ -160,7 +161,7 @@ bench: package tests/node_modules
 	node tests/bench/first-line.mjs
 
 # the first-wrong-line diagnosis alone: instrumenting + probing one answer per challenge (median, worst)
-bench-first-line: build
+bench-first-line: build www/node_modules
 	node tests/bench/first-line.mjs
 
 # the matmul decision: gemm vs matrixmultiply vs the hand-written kernel, speed and .wasm size
