@@ -35,11 +35,18 @@ const EXPECTED_FILES = [
   'cli/session.mjs',
   // the site's own modules (www/src/), unchanged: the command runs the same cases and diagnosis
   'course/cases.js',
-  ...CHALLENGES.flatMap((id) => ['README.md', 'starter.js', 'tests.json', ...(MODEL_CHECKS[id] ?? [])].sort().map((file) => `course/challenges/${id}/${file}`)),
+  ...CHALLENGES.flatMap((id) => ['README.md', 'starter.js', 'tests.json', ...(existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? ['diagnosis.json'] : []), ...(MODEL_CHECKS[id] ?? [])].sort().map((file) => `course/challenges/${id}/${file}`)),
   'course/diagnosis.js',
+  // the first wrong line: the learner's code instrumented (acorn) and aligned with the reference's steps
+  'course/diagnosis/align.js',
+  'course/diagnosis/first-line.js',
+  'course/diagnosis/instrument.js',
+  'course/diagnosis/reference.js',
+  'course/diagnosis/steps.js',
   'course/matrix.js',
   'course/report.js',
   'course/runner.worker.js',
+  'course/script.js',
   'course/variants.js',
   'node.cjs', // Node's entry: requires threads/attention_lab.cjs
   'node.d.cts',

@@ -84,11 +84,25 @@ function runCases(fn, cases) {
   });
 }
 
+/** Runs `body` with the console's printing methods silenced, and restores them. */
+function quietly(body) {
+  const names = ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir', 'dirxml', 'table', 'group', 'groupCollapsed', 'groupEnd', 'count', 'time', 'timeEnd', 'timeLog', 'assert'];
+  const saved = names.map((name) => [name, console[name]]);
+  for (const name of names) console[name] = () => {};
+  try {
+    return body();
+  } finally {
+    for (const [name, method] of saved) console[name] = method;
+  }
+}
+
 self.onmessage = ({ data: { code, functionName, cases, probes, trace, deep = false } }) => {
   if (trace) {
     // the diagnosis's traced probes: the same code, instrumented (diagnosis/instrument.js)
+    // It runs the learner's code a second time (the module too), only to read its numbers: what it prints
+    // was already shown by the real run, so the console is quiet meanwhile (else every line printed twice).
     const load = (script) => (0, eval)(script);
-    post(learnerFunction ? { type: 'done', traced: runTraced(learnerCode, learnerName, trace, { load, toScript, lineOf }) } : { type: 'missing', message: 'no function loaded' });
+    post(learnerFunction ? { type: 'done', traced: quietly(() => runTraced(learnerCode, learnerName, trace, { load, toScript, lineOf })) } : { type: 'missing', message: 'no function loaded' });
     return;
   }
   if (probes) {
