@@ -67,6 +67,8 @@ describe('the lab\'s Circuit panel', () => {
     const { context, page, log, url } = await openPage(site, SIZES.desktop);
     await page.goto(url('lab.html'));
     await page.locator('#head-scores td').first().waitFor();
+    // this test trains past the phase change (first-hour.test.mjs checks the pause there)
+    await page.uncheck('#pause-at-phase-change');
     await page.click('#train');
     await page.waitForFunction((t) => [...document.querySelectorAll('#head-scores td[data-layer="2"]')].some((td) => Number(td.dataset.induction) > t), INDUCTION, { timeout: TRAIN_TIMEOUT_MS, polling: 200 });
     // train on a little past the first induction score, as the lab's user would
@@ -105,6 +107,7 @@ describe('the lab\'s Circuit panel', () => {
     page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
     await page.goto(`${site.origin}/lab.html`);
     await page.waitForSelector('#head-scores td');
+    await page.$eval('#pause-at-phase-change', (box) => { if (box.checked) box.click(); });
     await page.click('#train');
     await page.waitForFunction((t) => [...document.querySelectorAll('#head-scores td[data-layer="2"]')].some((td) => Number(td.dataset.induction) > t), { timeout: TRAIN_TIMEOUT_MS, polling: 200 }, INDUCTION);
     const reached = await page.evaluate(() => Number(document.body.dataset.step));
