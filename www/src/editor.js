@@ -27,6 +27,10 @@ export const editorSetup = [
   rectangularSelection(),
   crosshairCursor(),
   highlightActiveLine(),
+  // the active line (the cursor's, and the line the diagnosis names) is marked by a bar at its left, not by a
+  // tinted background: on the tint, the default highlight style's lighter token colours fell below WCAG AA
+  // contrast (axe, on the line a failing run moves the cursor to)
+  EditorView.theme({ '.cm-activeLine': { backgroundColor: 'transparent', boxShadow: 'inset 3px 0 0 #1d4ed8' } }),
   keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap]),
 ];
 
