@@ -1,7 +1,7 @@
 // The first wrong line (issue 28): the learner's code, instrumented (instrument.js) and run on the
 // traced probe inputs of its challenge (challenges/NN-…/diagnosis.json: `reference`, the form of the
 // package's trace; `probes`, the calls), is aligned step by step with the reference (align.js).
-// Combined with the probe diagnosis (../diagnosis.js: it reads the outputs on inputs that show one
+// Combined with the probe diagnosis (locate.js: it reads the outputs on inputs that show one
 // step at a time, and words the catalogue's mistakes), it gives the headline's step and its line.
 //
 // How the two are combined, with no branch on a challenge:
