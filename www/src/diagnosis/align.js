@@ -67,6 +67,13 @@ function completion(site, wanted) {
   return { start, done };
 }
 
+/** The moment a site first built one of the numbers of `wanted`. */
+function firstMatch(site, wanted) {
+  let start = Infinity;
+  site.values.forEach((v, k) => { if (site.moments[k] < start && wanted.some((x) => near(v, x))) start = site.moments[k]; });
+  return start;
+}
+
 /** A layout entry against the sites' arrays: { moment, site } of a match; 'missing' when an array of its shape matches nothing known; null. */
 function matchLayout(entry, recording, knownMatrices) {
   const M = entry.matrix;
@@ -116,9 +123,14 @@ export function alignProbe(recording, reference, sites = []) {
     if (!wanted.length) return { ...entry, status: 'unknown' };
     let best = null;
     let coverage = 0;
+    let partial = null;
     sorted.forEach((values, id) => {
       const found = wanted.filter((x) => holds(values, x)).length;
       coverage = Math.max(coverage, found / wanted.length);
+      if (found > 0 && found < wanted.length) {
+        const start = firstMatch(recording.sites[id], wanted);
+        if (!partial || start < partial.start) partial = { site: id, start };
+      }
       if (found < wanted.length) return;
       const moment = completion(recording.sites[id], wanted);
       const inner = Boolean(sites[id]?.inner);
@@ -126,7 +138,7 @@ export function alignProbe(recording, reference, sites = []) {
       if (moment !== null && (!best || (best.inner && !inner) || (best.inner === inner && moment.done < best.moment))) best = { site: id, moment: moment.done, start: moment.start, inner };
     });
     // coverage: the largest share of the step's numbers one site built (a mask that drops keys leaves some)
-    return best ? { ...entry, status: 'ok', ...best, transposed: onlyTransposed(entry.matrix, recording) } : { ...entry, status: 'missing', coverage };
+    return best ? { ...entry, status: 'ok', ...best, transposed: onlyTransposed(entry.matrix, recording) } : { ...entry, status: 'missing', coverage, partial };
   });
 }
 
@@ -218,6 +230,9 @@ export function callSiteAtFault(found, sites, recording) {
   return callers.size > 1 && sites[found.caller]?.fn !== fn ? found.caller : null;
 }
 
+/** The array an assignment site writes into (`out` of `out[i + half] = …`), or null. */
+const arrayOf = (site) => site?.writes ?? null;
+
 /**
  * The site to name for `step`: where it was built when some site matched it, else the first
  * foreign number after the last right step before it. { site, probe } or null.
@@ -238,6 +253,12 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // row's steps in turn; a helper may build a later step's input first)
     const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
     const found = firstForeignSite(recordings[probe], references[probe], starts.length ? Math.min(...starts) : 0);
+    // some of the step's numbers built before any foreign number (a loop that stops short, a key
+    // scored against itself): the site that first built them is where the step went wrong
+    // (unless the foreign number is written into the same array: the step's other part, written wrong)
+    const partial = entry.status === 'missing' ? entry.partial : null;
+    const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[found.site]);
+    if (partial && (!found || (partial.start < found.moment && !sameArray))) return { site: partial.site, probe };
     if (found) return { site: callSiteAtFault(found, sites, recordings[probe]) ?? found.site, probe };
   }
   return null;

@@ -94,6 +94,14 @@ function targets(ast) {
   return [...chosen.values()];
 }
 
+/** The array an assignment writes an element of: the identifier under its left side's member chain, or null. */
+function arrayWritten(assignment) {
+  let target = assignment?.left;
+  if (target?.type !== 'MemberExpression') return null;
+  while (target.type === 'MemberExpression') target = target.object;
+  return target.type === 'Identifier' ? target.name : null;
+}
+
 /**
  * The instrumented module: { code, sites }. `code` is `source` with every recorded expression
  * wrapped in `__rec__(id, (…))`, on the same lines; sites[id] = { line, column (1-based), name }.
@@ -114,6 +122,8 @@ export function instrument(source) {
       // a part of a larger arithmetic expression: its value is not what the code keeps
       inner: node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator),
       uses: namesIn(node),
+      // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
+      writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null),
     });
     // openers: outer (longer) first; closers: inner (later start) first. A call of the learner's own
     // function opens a frame first: `__rec__(id,(__rec__.enter(id),f(x)))`
