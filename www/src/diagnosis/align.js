@@ -111,6 +111,9 @@ function onlyTransposed(M, recording) {
  */
 export function alignProbe(recording, reference, sites = []) {
   const fresh = informative(reference.steps, reference.inputs);
+  const foreign = foreignTest(reference);
+  // a part kept: the larger expression it is in builds no number foreign to the reference
+  const kept = (id) => sites[id]?.outer !== null && sites[id]?.outer !== undefined && !recording.sites[sites[id].outer].values.some(foreign);
   const sorted = recording.sites.map((s) => sortedFinite(s.values));
   const knownMatrices = [...reference.inputs, ...reference.steps.map((s) => s.matrix)].flatMap((M) => [M, transpose(M)]);
   return reference.steps.map((entry, k) => {
@@ -138,7 +141,7 @@ export function alignProbe(recording, reference, sites = []) {
       if (moment !== null && (!best || (best.inner && !inner) || (best.inner === inner && moment.done < best.moment))) best = { site: id, moment: moment.done, start: moment.start, inner };
     });
     // coverage: the largest share of the step's numbers one site built (a mask that drops keys leaves some)
-    return best ? { ...entry, status: 'ok', ...best, transposed: onlyTransposed(entry.matrix, recording) } : { ...entry, status: 'missing', coverage, partial };
+    return best ? { ...entry, status: 'ok', ...best, kept: best.inner && kept(best.site), transposed: onlyTransposed(entry.matrix, recording) } : { ...entry, status: 'missing', coverage, partial };
   });
 }
 
@@ -178,12 +181,13 @@ function builtOn(step, seen = new Set()) {
  * Whether the steps built on `step` say it was right, recorded or not: each of them (that the
  * traced run can judge) is right, or is itself confirmed, and one at least. A step matched only as
  * the transpose of a square matrix confirms nothing (a set of numbers cannot tell Sᵀ from S), nor
- * one matched only inside a larger expression (its value may be changed before it is kept).
+ * one matched only inside a larger expression (its value may be changed before it is kept) unless
+ * that expression builds no foreign number (`(w / sum) * v`: the weights, kept).
  */
 export function confirmed(step, statuses, seen = new Set()) {
   seen.add(step);
   const judged = (BUILDS_ON[step] ?? []).map((next) => statuses.find((s) => s.step === next)).filter((s) => s && s.status !== 'unknown' && !seen.has(s.step));
-  const right = (s) => (s.status === 'ok' && !s.entries.every((e) => e.status !== 'ok' || e.transposed || e.inner)) || confirmed(s.step, statuses, seen);
+  const right = (s) => (s.status === 'ok' && !s.entries.every((e) => e.status !== 'ok' || e.transposed || (e.inner && !e.kept))) || confirmed(s.step, statuses, seen);
   return judged.length > 0 && judged.every(right);
 }
 

@@ -111,8 +111,11 @@ export function instrument(source) {
   const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
   const sites = [];
   const inserts = [];
+  const idOf = new Map(); // a recorded node → its site
   for (const { node, parent, fn, call } of targets(ast)) {
     const id = sites.length;
+    idOf.set(node, id);
+    const inner = node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator);
     sites.push({
       fn: fn ?? null,
       call,
@@ -120,7 +123,9 @@ export function instrument(source) {
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
       // a part of a larger arithmetic expression: its value is not what the code keeps
-      inner: node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator),
+      inner,
+      // the larger expression's site, for a part (what the code does with the part's value)
+      outer: inner ? idOf.get(parent) ?? null : null,
       uses: namesIn(node),
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
       writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null),
