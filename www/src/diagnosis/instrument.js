@@ -129,6 +129,9 @@ export function instrument(source) {
       uses: namesIn(node),
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
       writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null),
+      // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into
+      operator: node.type === 'AssignmentExpression' ? node.operator : null,
+      target: node.type === 'AssignmentExpression' ? (node.left.type === 'Identifier' ? node.left.name : arrayWritten(node)) : null,
     });
     // openers: outer (longer) first; closers: inner (later start) first. A call of the learner's own
     // function opens a frame first: `__rec__(id,(__rec__.enter(id),f(x)))`
