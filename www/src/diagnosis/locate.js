@@ -67,7 +67,7 @@ const tables = new WeakMap();
  * names an unknown probe: a mistake in the data shows at once.
  */
 export function tableOf(data) {
-  if (!data?.locate) return null;
+  if (!formOf(data) || !data.locate) return null;
   if (tables.has(data)) return tables.get(data);
   const spec = data.locate;
   const ids = new Set(spec.probes.map((p) => p.id));

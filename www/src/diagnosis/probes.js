@@ -36,6 +36,7 @@ export function callsOf(probe) {
 
 /** The form of a challenge's diagnosis data (its `reference`), or null. */
 export function formOf(data) {
+  if (typeof data === 'string') throw new TypeError(`the diagnosis takes a challenge's diagnosis.json data, not its id (${data})`);
   const form = FORMS[data?.reference];
   if (data?.locate && !form) throw new Error(`diagnosis.json: unknown reference form ${data.reference} (known: ${Object.keys(FORMS).join(', ')})`);
   return form ?? null;
@@ -43,7 +44,7 @@ export function formOf(data) {
 
 /** The probe calls of a challenge's diagnosis data: [{ id, args }], to run like test cases (same worker, same time limit). */
 export function probeCalls(data) {
-  if (!data?.locate) return [];
+  if (!formOf(data) || !data.locate) return [];
   const form = formOf(data);
   return data.locate.probes.flatMap((probe) => callsOf(probe).map((call, k) => ({ id: `probe:${probe.id}:${k}`, args: form.args(call) })));
 }
