@@ -117,9 +117,9 @@ impl JsTransformer {
         impl OnLoaded for Forward<'_> {
             type Out = JsValue;
             fn call<F: Element>(self, model: &mut Pretrained<F>) -> Result<JsValue> {
+                let tokens = read_tokens(self.0, &token_config(&model.config))?;
                 let o = Options::read(self.1, "options", FORWARD_KEYS)?;
                 let (need_weights, need_hidden) = (o.flag("needWeights")?, o.flag("needHidden")?);
-                let tokens = read_tokens(self.0, &token_config(&model.config))?;
                 let (b, t, v, c, h) = (tokens.batch, tokens.t, model.config.vocab_size, model.config.hidden_size, model.config.num_heads);
                 let out = model.forward(&tokens.data, b, t, need_weights, need_hidden)?;
                 let (loss, losses) = model.loss(&tokens, &out.logits);
