@@ -6,7 +6,6 @@
 // Tokenizer: @huggingface/tokenizers (Hugging Face's own JavaScript tokenizers, the ones transformers.js
 // uses; zero dependencies, about 11.5 KB gzipped) reads tokenizer.json as the hub ships it, byte-level BPE
 // included, so GPT-2's and SmolLM2's tokenizers need no code of ours.
-import 'katex/dist/katex.min.css';
 import { Tokenizer } from '@huggingface/tokenizers';
 import lessonHtml from './model-lesson.md?lesson';
 import { el, heatColour } from './common.js';
