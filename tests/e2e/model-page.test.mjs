@@ -105,6 +105,22 @@ async function exercise(page, { layers, heads }) {
   return { tokens: chips.map(([, id]) => id), generated };
 }
 
+/**
+ * The enlarged head's walkthrough link: the head's own Q, K, V on the text's first tokens, whose weights
+ * (recomputed by the package in f64) are the model's own to float32 precision; the walkthrough opens on it.
+ */
+async function walkthroughLink(page, name) {
+  await page.waitForSelector('#open-walkthrough');
+  const difference = Number(await page.evaluate(() => document.querySelector('[data-max-difference]').dataset.maxDifference));
+  assert.ok(difference < 1e-4, `the walkthrough's weights are ${difference} from the model's own`);
+  const href = await page.evaluate(() => document.querySelector('#open-walkthrough').href);
+  await page.goto(href);
+  await page.waitForSelector('#from-model');
+  assert.match(await page.evaluate(() => document.querySelector('#from-model').textContent), /layer \d+, head 1\. Q, K and V are that head's own, on the first 12 tokens/);
+  await page.waitForSelector('#step-view table');
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}
+
 async function checkPage(page, log, name) {
   await page.evaluate(() => document.fonts.ready);
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
@@ -136,6 +152,9 @@ describe('the real-model page in Chromium', () => {
     assert.deepEqual(await axeViolations(page), []);
     await checkPage(page, log, 'model-gpt2-desktop');
     assert.equal(modelGets('test/tiny-gpt2').length, 1);
+    await page.click('input[name="click"][value="enlarge"]');
+    await page.click('#grid [data-layer="2"][data-head="1"]');
+    await walkthroughLink(page, 'model-gpt2-walkthrough-desktop');
     // the second visit: from Cache Storage, no request to the hub at all
     const before = hub.requests.length;
     await page.goto(pageUrl('test/tiny-gpt2'));
@@ -173,6 +192,8 @@ describe('the real-model page in Chromium', () => {
     await downloadModel(page, 'test/tiny-llama');
     await views(page, 2, 4);
     assert.match(await statusOf(page), /llama, 2 layers × 4 heads \(2 key\/value heads\)/);
+    await page.click('#grid [data-layer="1"][data-head="1"]');
+    await walkthroughLink(page, 'model-llama-walkthrough-desktop'); // RoPE and grouped heads rebuilt by the page
     // the console errors a failed fetch leaves are the browser's own report of the 500 and the cut body
     assert.deepEqual(log.errors.filter((e) => !/hub\/test\/tiny-llama\/resolve\/main\/model\.safetensors|status of 500/.test(e)), []);
     await context.close();

@@ -14,6 +14,7 @@ import { DEFAULT_HUB, FILES, PRESETS, hubBase, checkRepo, fileSizes, cachedModel
 
 const $ = (id) => document.getElementById(id);
 const EXAMPLE = 'When Mary and John went to the store, John gave a drink to Mary. When Mary and John went to the park, John gave a ball to';
+const WALKTHROUGH_TOKENS = 12; // the walkthrough shows at most 25 rows; a dozen tokens keep its pages readable
 const DETECTOR_NAMES = { previousToken: 'previous-token', induction: 'induction', duplicateToken: 'duplicate-token', firstToken: 'first-token' };
 
 const params = new URLSearchParams(location.search);
@@ -322,8 +323,31 @@ function renderFocus() {
   });
   const s = analysis.detectors[l][h];
   const scores = DETECTORS.map((k) => `${DETECTOR_NAMES[k]} ${Number.isFinite(s[k]) ? s[k].toFixed(2) : '—'}`).join(', ');
-  $('focus').replaceChildren(el('h3', {}, `Layer ${l}, head ${h}`), el('p', { class: 'hint' }, `On your text: ${scores}.`),
+  const link = el('p', { class: 'hint', id: 'walkthrough-link' }, 'Preparing this head for the walkthrough…');
+  $('focus').replaceChildren(el('h3', {}, `Layer ${l}, head ${h}`), el('p', { class: 'hint' }, `On your text: ${scores}.`), link,
     el('div', { class: 'focus-canvas', role: 'region', 'aria-label': `Layer ${l}, head ${h}, large`, tabindex: '0' }, canvas), readout);
+  walkthroughLink(l, h, link);
+}
+
+/** The walkthrough on this head's own Q, K and V for the first tokens of the text (model.worker.js). */
+async function walkthroughLink(l, h, box) {
+  const count = Math.min(tokens.length, WALKTHROUGH_TOKENS);
+  try {
+    const w = await call('walkthrough', { layer: l, head: h, count });
+    if (focus.layer !== l || focus.head !== h || !box.isConnected) return;
+    const labels = w.tokens.map(tokenText);
+    const params = new URLSearchParams({
+      Q: JSON.stringify(w.Q), K: JSON.stringify(w.K), V: JSON.stringify(w.V), numberOfHeads: '1', causal: '1', step: 'weights',
+      from: 'model', modelName: model.name, modelLayer: String(l), modelHead: String(h), tokens: JSON.stringify(labels),
+    });
+    // in the fragment: the matrices make the link tens of KB, more than servers take in a request line
+    box.className = '';
+    box.replaceChildren(el('a', { href: `./walkthrough.html#${params}`, id: 'open-walkthrough', target: '_blank', rel: 'noopener' }, `Open layer ${l}, head ${h} in the walkthrough`),
+      ` (new tab): its own Q, K and V (${w.Q[0].length} wide) on the first ${count} tokens, step by step. `,
+      el('span', { class: 'hint', 'data-max-difference': String(w.maxDifference) }, `The walkthrough's weights are within ${w.maxDifference.toExponential(1)} of this float32 model's.`));
+  } catch (error) {
+    box.textContent = `Not in the walkthrough: ${error.message}`;
+  }
 }
 
 // ---- detectors --------------------------------------------------------------------------------------
