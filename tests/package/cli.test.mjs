@@ -30,15 +30,15 @@ const { formatNumber } = await import(pathToFileURL(join(ROOT, 'www/src/matrix.j
 // the model checks, as the challenge page (www/src/model-check.js) runs them
 const { forwardCheck } = await import(pathToFileURL(join(ROOT, 'challenges/09-attention-in-a-model/model-check.js')));
 const { weightsCalls, weightsCases } = await import(pathToFileURL(join(ROOT, 'challenges/10-induction-head/model-check.js')));
+const { circuitsCalls, circuitsCases } = await import(pathToFileURL(join(ROOT, 'challenges/11-find-the-circuit/model-check.js')));
 /** The random cases' seed of the corpus runs, so that the page's run here draws the same cases. */
 const SEED = 7;
 
 const CHALLENGES = readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort();
 /** The challenge without traced probes (its answer is weights, graded in a model). */
-const C10_ID = '10-induction-head';
 const testsOf = (id) => JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'tests.json'), 'utf8'));
 /** The cases of the model (tests.json `model`): 09 has one, 10 three per config (two heads and the loss). */
-const modelCaseCount = (tests) => (tests.model?.kind === 'weights' ? 3 * tests.model.configs.length : tests.model ? 1 : 0);
+const modelCaseCount = (tests) => (tests.model?.kind === 'weights' ? 3 * tests.model.configs.length : tests.model?.kind === 'circuits' ? tests.model.kinds.length + 1 : tests.model ? 1 : 0);
 const caseCount = (tests) => tests.fixed.length + tests.random.count + tests.errors.length + modelCaseCount(tests);
 
 /** The environment of a run: npm quiet (no notices, no spinner), no colour settings of ours. */
@@ -91,9 +91,9 @@ test('the package ships the site\'s own modules, unchanged, and the command as i
     assert.equal(readFileSync(join(INSTALLED, 'course', module), 'utf8'), readFileSync(join(ROOT, 'www/src', module), 'utf8'), module);
   }
   // the model checks: the modules the page imports, and the trained model
-  const modelFiles = { '09-attention-in-a-model': ['model-check.js', 'forward.js', 'model.json'], '10-induction-head': ['model-check.js', 'grade.js'] };
+  const modelFiles = { '09-attention-in-a-model': ['model-check.js', 'forward.js', 'model.json'], '10-induction-head': ['model-check.js', 'grade.js'], '11-find-the-circuit': ['model-check.js', 'model.json'] };
   for (const id of CHALLENGES) {
-    for (const file of ['README.md', 'starter.js', 'tests.json', ...(id === C10_ID ? [] : ['diagnosis.json']), ...(modelFiles[id] ?? [])]) {
+    for (const file of ['README.md', 'starter.js', 'tests.json', ...(existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? ['diagnosis.json'] : []), ...(modelFiles[id] ?? [])]) {
       assert.equal(readFileSync(join(INSTALLED, 'course/challenges', id, file), 'utf8'), readFileSync(join(ROOT, 'challenges', id, file), 'utf8'), `${id}/${file}`);
     }
     assert.ok(!existsSync(join(INSTALLED, 'course/challenges', id, 'solution.js')), `${id}: no solution in the package`);
@@ -194,6 +194,9 @@ async function sitePage(id, file) {
     const model = JSON.parse(readFileSync(join(ROOT, 'challenges', id, tests.model.weights), 'utf8'));
     const sendProbes = async (probes) => ({ type: 'done', results: probes.map((p) => ({ id: p.id, ...call(fn, p.args) })) });
     modelCases = [await forwardCheck(lab, tests, model, sendProbes)];
+  } else if (tests.model?.kind === 'circuits') {
+    const model = JSON.parse(readFileSync(join(ROOT, 'challenges', id, tests.model.weights), 'utf8'));
+    modelCases = circuitsCases(lab, tests, model, circuitsCalls(tests, model).map(({ id: callId, args }) => ({ id: callId, ...call(fn, args) })), formatNumber);
   }
   const judged = [...cases, ...modelCases];
   const results = new Map(probeCalls(id).map(({ id: probeId, args }) => [probeId, call(fn, args)]));
