@@ -48,20 +48,22 @@ export function behaviour(model) {
  * model.json; `results`: the worker's [{ id, output } | { id, error }] for circuitsCalls; `formatNumber`:
  * how a number is written (the site's, www/src/matrix.js). Each case: { id, kind: 'model', name, why,
  * verdict: { pass, reason }, model }, where `model` holds what the page draws: { kind: 'scores',
- * scoreKind, yours (matrix or null), expected, baseline, hint } or { kind: 'heads', yours: { row,
+ * scoreKind, yours (matrix or null), expected, baseline, top (the colour scale's top, shared by the kinds), hint } or { kind: 'heads', yours: { row,
  * column } | null, behaviour, rowSums }.
  */
 export function circuitsCases(lab, tests, model, results, formatNumber) {
   const byId = new Map(results.map((r) => [r.id, r]));
   const expected = packageScores(lab, model);
   const h = model.config.numHeads;
+  // one colour scale for the three kinds: the largest of the package's scores
+  const top = Math.max(...['q', 'k', 'v'].flatMap((kind) => expected[kind].flat()));
   const answers = {};
   const cases = tests.model.kinds.map((kind) => {
     const { name, reads } = KINDS[kind];
     const result = byId.get(`circuits-${kind}`);
     const output = result && !result.error ? result.output : null;
     const pass = output !== null && matches(output, expected[kind], tests.tolerance);
-    if (pass) answers[kind] = output;
+    if (isSquare(output, h) && output.flat().every(Number.isFinite)) answers[kind] = output;
     let reason = '';
     let hint = null;
     if (!result || result.error) reason = `your function threw: ${result?.error ? `${result.error.name}: ${result.error.message}` : 'no result'}`;
@@ -78,10 +80,10 @@ export function circuitsCases(lab, tests, model, results, formatNumber) {
       name: `the lab's trained model: ${name} of every layer-1 head with every layer-2 head`,
       why: `How much each layer-2 head's ${reads} read what each layer-1 head writes, on the weights of the lab's default run after its phase change; compared with the package's compositionScores within ${tests.tolerance}.`,
       verdict: { pass, reason },
-      model: { kind: 'scores', scoreKind: kind, label: name, yours: isSquare(output, h) ? output : null, expected: expected[kind], baseline: expected.baseline, hint },
+      model: { kind: 'scores', scoreKind: kind, label: name, yours: isSquare(output, h) ? output : null, expected: expected[kind], baseline: expected.baseline, top, hint },
     };
   });
-  // what the K-composition says: the strongest row is the head whose output the layer-2 keys read
+  // what the learner's K-composition says (right or not): the strongest row is the head whose output the layer-2 keys read
   const heads = behaviour(model);
   const k = answers.k ?? null;
   const rowSums = k && k.map(sum);
@@ -97,7 +99,7 @@ export function circuitsCases(lab, tests, model, results, formatNumber) {
     verdict: {
       pass,
       reason: k === null
-        ? 'your K-composition scores are not right yet, so they cannot name a head'
+        ? 'your function gave no K-composition scores to read (a numberOfHeads × numberOfHeads matrix of numbers)'
         : pass ? '' : `your K-composition's strongest row is layer-1 head ${row}, but the previous-token head is head ${heads.previousToken}`,
     },
     model: {
@@ -105,7 +107,7 @@ export function circuitsCases(lab, tests, model, results, formatNumber) {
       yours: k && { row, column, rowSums },
       behaviour: heads,
       note: k
-        ? `Your K-composition's strongest row: layer-1 head ${row} (row sum ${f(rowSums[row])}; the others ${rowSums.filter((_, i) => i !== row).map(f).join(', ')}). Its strongest cell: layer-2 head ${column} (${f(k[row][column])}; the baseline is ${f(expected.baseline)}). By behaviour, the previous-token head is layer-1 head ${heads.previousToken} (previous-token score ${f(heads.first[heads.previousToken].previousToken)}) and the strongest induction head is layer-2 head ${heads.induction} (induction score ${f(heads.second[heads.induction].induction)}); layer 2's induction scores are ${heads.second.map((s) => f(s.induction)).join(', ')}.`
+        ? `${answers.k && !matches(answers.k, expected.k, tests.tolerance) ? 'Read from your K-composition scores, which are not the package\'s. ' : ''}Your K-composition's strongest row: layer-1 head ${row} (row sum ${f(rowSums[row])}; the others ${rowSums.filter((_, i) => i !== row).map(f).join(', ')}). Its strongest cell: layer-2 head ${column} (${f(k[row][column])}; the baseline is ${f(expected.baseline)}). By behaviour, the previous-token head is layer-1 head ${heads.previousToken} (previous-token score ${f(heads.first[heads.previousToken].previousToken)}) and the strongest induction head is layer-2 head ${heads.induction} (induction score ${f(heads.second[heads.induction].induction)}); layer 2's induction scores are ${heads.second.map((s) => f(s.induction)).join(', ')}.`
         : null,
     },
   });

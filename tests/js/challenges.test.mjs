@@ -394,8 +394,11 @@ test('11: K computed as Q (the transpose of W_QK forgotten) fails the random cas
   // the K-composition read off Q's numbers names another layer-1 head: the naming case is not free
   const qScores = packageScores(lab, model11).q;
   const qRow = qScores.map((row) => row.reduce((a, b) => a + b, 0));
-  assert.notEqual(qRow.indexOf(Math.max(...qRow)), cases.at(-1).model.behaviour.previousToken);
+  const named = qRow.indexOf(Math.max(...qRow));
+  assert.notEqual(named, cases.at(-1).model.behaviour.previousToken);
   assert.equal(cases.at(-1).verdict.pass, false);
+  assert.equal(cases.at(-1).verdict.reason, `your K-composition's strongest row is layer-1 head ${named}, but the previous-token head is head ${cases.at(-1).model.behaviour.previousToken}`);
+  assert.match(cases.at(-1).model.note, /^Read from your K-composition scores, which are not the package's\./);
   const fn = (await load(source, 'k-as-q-11-random')).compositionScores;
   const next = seededRandom(11);
   const kCases = Array.from({ length: 40 }, () => randomArgs(tests11.random, next)).filter(([, o]) => o.kind === 'k');

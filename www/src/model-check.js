@@ -108,8 +108,8 @@ export async function circuitsCases(lab, tests, challengeId, sendProbes) {
 }
 
 /** An h × h table of scores (rows: layer-1 heads, columns: layer-2 heads), each cell coloured by its excess over the baseline. */
-function scoresTable(caption, M, baseline, { id, mark } = {}) {
-  const top = Math.max(baseline * 1.5, ...M.flat()) - baseline;
+function scoresTable(caption, M, baseline, { id, mark, top: highest } = {}) {
+  const top = Math.max(baseline * 1.5, highest ?? 0, ...M.flat()) - baseline;
   const head = el('tr', {}, el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'layer-1 head')), M[0].map((_, j) => el('th', { scope: 'col' }, `L2 h${j}`)));
   const body = M.map((row, i) => el('tr', {}, el('th', { scope: 'row' }, `L1 h${i}`), row.map((x, j) => {
     const excess = x - baseline;
@@ -125,26 +125,26 @@ function scoresTable(caption, M, baseline, { id, mark } = {}) {
 
 function renderCircuits(model) {
   if (model.kind === 'scores') {
-    const { label, yours, expected, baseline, hint, scoreKind } = model;
-    const note = `Each cell: the score, and below it the excess over the random baseline ${formatNumber(baseline)} (what two random matrices of these shapes score); darker = further above it.`;
+    const { label, yours, expected, baseline, hint, scoreKind, top } = model;
+    const note = `Each cell: the score, and below it its excess over the random baseline ${formatNumber(baseline)} (what two random matrices of these shapes score). Dark blue: at or below the baseline; the lighter, up to yellow, the further above it (one scale for Q, K and V).`;
     return [
       hint ? el('p', { class: 'hint' }, hint) : null,
       el('div', { class: 'composition-tables' },
-        yours ? scoresTable(`${label}: yours`, yours, baseline, { id: `circuits-yours-${scoreKind}` }) : el('p', { class: 'reason' }, 'Your scores could not be read as a matrix.'),
-        scoresTable(`${label}: the package's`, expected, baseline, { id: `circuits-expected-${scoreKind}` })),
+        yours ? scoresTable(`${label}: yours`, yours, baseline, { id: `circuits-yours-${scoreKind}`, top }) : el('p', { class: 'reason' }, 'Your scores could not be read as a matrix.'),
+        scoresTable(`${label}: the package's`, expected, baseline, { id: `circuits-expected-${scoreKind}`, top })),
       el('p', { class: 'hint' }, note),
     ];
   }
   const { behaviour, yours, note } = model;
   const rows = [
-    ...behaviour.first.map((s, i) => ['layer 1', i, s, yours?.row === i ? 'the strongest row of your K-composition' : '']),
-    ...behaviour.second.map((s, i) => ['layer 2', i, s, yours?.column === i ? 'the strongest cell of that row' : '']),
+    ...behaviour.first.map((s, i) => [`L1 h${i}`, s, yours?.row === i ? 'its strongest row' : '']),
+    ...behaviour.second.map((s, i) => [`L2 h${i}`, s, yours?.column === i ? 'the strongest cell of that row' : '']),
   ];
   const table = el('div', { class: 'matrix-wrap', role: 'region', 'aria-label': 'what each head does', tabindex: '0' },
     el('table', { class: 'composition', id: 'circuits-behaviour' },
       el('caption', {}, 'What each head does on the lab\'s evaluation batch (headScores), and what your scores point at'),
-      el('thead', {}, el('tr', {}, ['layer', 'head', 'previous-token score', 'induction score', 'your K-composition'].map((t) => el('th', { scope: 'col' }, t)))),
-      el('tbody', {}, rows.map(([layer, i, s, mark]) => el('tr', { class: mark ? 'named' : null }, el('th', { scope: 'row' }, layer), el('td', {}, String(i)),
+      el('thead', {}, el('tr', {}, ['head', 'previous-token score', 'induction score', 'your K-composition'].map((t) => el('th', { scope: 'col' }, t)))),
+      el('tbody', {}, rows.map(([head, s, mark]) => el('tr', { class: mark ? 'named' : null }, el('th', { scope: 'row' }, head),
         el('td', {}, formatNumber(s.previousToken)), el('td', {}, formatNumber(s.induction)), el('td', {}, mark))))));
   return [note ? el('p', { class: 'hint' }, note) : null, table];
 }
