@@ -128,7 +128,7 @@ function modelLines(c, width, dim, paint, plain) {
   if (m.kind === 'scores') {
     // 11: a failing kind shows its hint, then the scores side by side
     if (c.pass) return { lines: [], patterns: false };
-    if (m.hint) out.push(...wrap(m.hint, width, '      '));
+    if (m.hint) out.push(...wrap(m.hint.text, width, '      '));
     if (m.yours) out.push(...matrices({ label: 'scores (rows: layer-1 heads, columns: layer-2 heads)', matrix: m.expected }, { label: 'your scores', matrix: m.yours }, width, paint, plain));
     return { lines: out, patterns: false };
   }

@@ -48,7 +48,8 @@ export function behaviour(model) {
  * model.json; `results`: the worker's [{ id, output } | { id, error }] for circuitsCalls; `formatNumber`:
  * how a number is written (the site's, www/src/matrix.js). Each case: { id, kind: 'model', name, why,
  * verdict: { pass, reason }, model }, where `model` holds what the page draws: { kind: 'scores',
- * scoreKind, yours (matrix or null), expected, baseline, top (the colour scale's top, shared by the kinds), hint } or { kind: 'heads', yours: { row,
+ * scoreKind, yours (matrix or null), expected, baseline, top (the colour scale's top, shared by the kinds),
+ * hint: { reason: 'other-kind', kind, text } when the scores are another kind's, else null } or { kind: 'heads', yours: { row,
  * column } | null, behaviour, rowSums }.
  */
 export function circuitsCases(lab, tests, model, results, formatNumber) {
@@ -72,7 +73,7 @@ export function circuitsCases(lab, tests, model, results, formatNumber) {
       const wrong = output.flat().filter((x, n) => !close(x, expected[kind][Math.floor(n / h)][n % h], tests.tolerance)).length;
       reason = `${wrong} of ${h * h} scores differ from the package's`;
       const other = Object.keys(KINDS).find((k) => k !== kind && matches(output, expected[k], 1e-6));
-      if (other) hint = `Your ${name} scores are the package's ${KINDS[other].name} scores: ${kind === 'k' || other === 'k' ? 'Q- and K-composition differ only by the transpose of W_QK (the keys read through W_QKᵀ).' : 'check which matrix of head j you multiply W_OV of head i by.'}`;
+      if (other) hint = { reason: 'other-kind', kind: other, text: `Your ${name} scores are the package's ${KINDS[other].name} scores: ${kind === 'k' || other === 'k' ? 'Q- and K-composition differ only by the transpose of W_QK (the keys read through W_QKᵀ).' : 'check which matrix of head j you multiply W_OV of head i by.'}` };
     }
     return {
       id: `circuits-${kind}`,

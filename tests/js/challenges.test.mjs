@@ -390,7 +390,7 @@ test('11: K computed as Q (the transpose of W_QK forgotten) fails the random cas
   const cases = await check11(source, 'k-as-q-11');
   const k = cases.find((c) => c.id === 'circuits-k');
   assert.equal(k.verdict.pass, false);
-  assert.match(k.model.hint, /package's Q-composition scores: Q- and K-composition differ only by the transpose of W_QK/);
+  assert.match(k.model.hint.text, /package's Q-composition scores: Q- and K-composition differ only by the transpose of W_QK/);
   // the K-composition read off Q's numbers names another layer-1 head: the naming case is not free
   const qScores = packageScores(lab, model11).q;
   const qRow = qScores.map((row) => row.reduce((a, b) => a + b, 0));

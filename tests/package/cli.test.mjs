@@ -291,6 +291,7 @@ test('a catalogued mistake gets its hint; --site moves the walkthrough link', as
 
 const C09 = '09-attention-in-a-model';
 const C10 = '10-induction-head';
+const C11 = '11-find-the-circuit';
 const starterOf = (id) => readFileSync(join(ROOT, 'challenges', id, 'starter.js'), 'utf8');
 /**
  * Answers to the two challenges graded in a model: 09's catalogued mistakes (tests/mistakes.mjs,
@@ -305,11 +306,14 @@ const MODEL_ANSWERS = [
   { id: C10, name: '10-wrong-shapes', source: 'export function inductionWeights() { return { W_U: [[1]], layers: [] }; }\n' },
   { id: C10, name: '10-throws-on-one-config', source: solution(C10).replace('  const C = embedDim;\n', "  if (vocabSize === 12) throw new RangeError('twelve tokens are too many for me');\n  const C = embedDim;\n") },
   { id: C10, name: '10-starter', source: starterOf(C10) },
+  { id: C11, name: '11-k-as-q', source: solution(C11).replace('k: (h) => transpose(qk(second, h))', 'k: (h) => qk(second, h)') },
+  { id: C11, name: '11-no-norms', source: solution(C11).replace('norm(matMul(a, b)) / (norm(a) * norm(b))', 'norm(matMul(a, b))') },
+  { id: C11, name: '11-starter', source: starterOf(C11) },
 ];
 
-test(`09 and 10, ${MODEL_ANSWERS.length} wrong answers: the page's verdicts of the model, the same head named, the same numbers and hints, in the text and in --json`, async () => {
+test(`09, 10 and 11, ${MODEL_ANSWERS.length} wrong answers: the page's verdicts of the model, the same head named, the same numbers and hints, in the text and in --json`, async () => {
   assert.ok(MODEL_ANSWERS.every((a) => a.source.includes(`export function ${testsOf(a.id).function}(`)), 'every answer exports the function');
-  assert.ok(MODEL_ANSWERS.filter((a) => a.id === C10).every((a) => a.source !== solution(C10)), 'every edit applies');
+  assert.ok(MODEL_ANSWERS.filter((a) => a.id !== C09).every((a) => a.source !== solution(a.id)), 'every edit applies');
   const runs = await pool(MODEL_ANSWERS, 2, async (answer) => {
     const file = join(project, `model-answer-${answer.name}.js`);
     writeFileSync(file, answer.source);
@@ -373,6 +377,13 @@ test(`09 and 10, ${MODEL_ANSWERS.length} wrong answers: the page's verdicts of t
   assert.match(byName('10-wrong-shapes').cases[0].reason, /^the model refused your weights: RangeError: .*W_U/);
   assert.deepEqual(byName('10-throws-on-one-config').cases.map((c) => [c.id, c.pass]), [['weights-0-previous-token', true], ['weights-0-induction', true], ['weights-0-loss', true], ['weights-1', false]]);
   assert.equal(byName('10-throws-on-one-config').cases[3].reason, 'your function threw: RangeError: twelve tokens are too many for me');
+  // 11: K computed as Q is named as such, and its strongest row names another head; the starter reaches no model case
+  const kAsQ = byName('11-k-as-q').cases.filter((c) => c.kind === 'model');
+  assert.deepEqual(kAsQ.map((c) => [c.id, c.pass]), [['circuits-q', true], ['circuits-k', false], ['circuits-v', true], ['circuits-heads', false]]);
+  assert.equal(kAsQ[1].model.hint.kind, 'q');
+  assert.match(kAsQ[3].reason, /^your K-composition's strongest row is layer-1 head [1-3], but the previous-token head is head 0$/);
+  assert.deepEqual(byName('11-no-norms').cases.filter((c) => c.kind === 'model').map((c) => c.pass), [false, false, false, true]);
+  assert.ok(byName('11-starter').cases.filter((c) => c.kind === 'model').every((c) => !c.pass && /^your function (threw: Error: not written yet|gave no K-composition)/.test(c.reason)));
 });
 
 test('the model checks keep the learner\'s code in the sandbox: an endless loop is stopped on 10\'s call and on 09\'s model sequences', async () => {

@@ -128,7 +128,7 @@ function renderCircuits(model) {
     const { label, yours, expected, baseline, hint, scoreKind, top } = model;
     const note = `Each cell: the score, and below it its excess over the random baseline ${formatNumber(baseline)} (what two random matrices of these shapes score). Dark blue: at or below the baseline; the lighter, up to yellow, the further above it (one scale for Q, K and V).`;
     return [
-      hint ? el('p', { class: 'hint' }, hint) : null,
+      hint ? el('p', { class: 'hint', 'data-hint': hint.reason }, hint.text) : null,
       el('div', { class: 'composition-tables' },
         yours ? scoresTable(`${label}: yours`, yours, baseline, { id: `circuits-yours-${scoreKind}`, top }) : el('p', { class: 'reason' }, 'Your scores could not be read as a matrix.'),
         scoresTable(`${label}: the package's`, expected, baseline, { id: `circuits-expected-${scoreKind}`, top })),
