@@ -359,7 +359,7 @@ function renderDetectors() {
       el('thead', {}, el('tr', {}, DETECTORS.map((k) => el('th', { scope: 'col' }, DETECTOR_NAMES[k])))),
       el('tbody', {}, Array.from({ length: 5 }, (_, r) => el('tr', {}, DETECTORS.map((k) => {
         const x = rankHeads(scores, k)[r];
-        return el('td', {}, x ? el('button', { type: 'button', class: 'link', onclick: () => { focus = { layer: x.layer, head: x.head }; renderGrid(); renderFocus(); $('focus').scrollIntoView({ block: 'nearest' }); } }, `${headName(x.layer, x.head)} ${x.score.toFixed(2)}`) : '—');
+        return el('td', {}, x ? el('button', { type: 'button', class: 'link', onclick: () => { focus = { layer: x.layer, head: x.head }; renderGrid(); renderFocus(); $('focus').scrollIntoView({ block: 'nearest' }); } }, el('span', { class: 'rank-name' }, headName(x.layer, x.head)), ' ', el('span', { class: 'rank-score' }, x.score.toFixed(2))) : '—');
       })))))));
   $('detectors').replaceChildren(
     table('On your text (the 5 highest of each)', analysis.detectors, 'detectors-text'),
@@ -378,7 +378,15 @@ async function renderAblation() {
     $('ablation-tokens').replaceChildren();
     return;
   }
-  const result = await call('ablate', { tokens, headMask: mask });
+  let result;
+  try {
+    result = await call('ablate', { tokens, headMask: mask });
+  } catch (error) {
+    $('ablation').textContent = `Switching heads off failed: ${error.message}`;
+    $('ablation').className = 'error';
+    return;
+  }
+  $('ablation').className = 'hint';
   const change = result.loss - analysis.loss;
   $('ablation').textContent = `Switched off: ${off.join(', ')}. Mean loss ${analysis.loss.toFixed(3)} → ${result.loss.toFixed(3)} nats (${change >= 0 ? '+' : ''}${change.toFixed(3)}). Per token (predicting it from what comes before), the change in loss:`;
   $('ablation-tokens').replaceChildren(...tokens.slice(1).map((id, i) => {
@@ -405,7 +413,7 @@ async function renderNext() {
     el('div', { class: 'table-wrap', role: 'region', 'aria-label': 'The logit lens', tabindex: '0' }, el('table', { class: 'ranks', id: 'lens' },
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'after'), Array.from({ length: 5 }, (_, i) => el('th', { scope: 'col' }, `#${i + 1}`)))),
       el('tbody', {}, lens.map((row, l) => el('tr', {}, el('th', { scope: 'row' }, l === 0 ? 'embedding' : l === lens.length - 1 ? `layer ${l - 1} (output)` : `layer ${l - 1}`),
-        row.map((p) => el('td', { class: p.id === actual ? 'actual' : null }, `${tokenText(p.id)} ${(100 * p.p).toFixed(0)}%`))))))));
+        row.map((p) => el('td', { class: p.id === actual ? 'actual' : null }, el('span', { class: 'rank-name' }, tokenText(p.id)), ' ', el('span', { class: 'rank-score' }, `${(100 * p.p).toFixed(0)}%`)))))))));
 }
 
 // ---- generation -------------------------------------------------------------------------------------
