@@ -40,10 +40,13 @@ const modelGets = (repo) => hub.requests.filter((r) => r === `GET ${repo}/model.
 const kept = (page) => page.evaluate(async () => { const cache = await caches.open('attention-lab-models'); return (await cache.keys()).map((r) => r.url); });
 const statusOf = (page) => page.evaluate(() => document.querySelector('#status').textContent);
 
+/** page.waitForFunction with one argument, in Playwright (Chromium) or Puppeteer (Firefox), which take it differently. */
+const waitUntil = (page, fn, arg) => (typeof page.setInputFiles === 'function' ? page.waitForFunction(fn, arg) : page.waitForFunction(fn, {}, arg));
+
 /** Waits until the views show `layers × heads` heads; a page that never gets there says its status. */
 async function views(page, layers, heads) {
   try {
-    await page.waitForFunction((n) => document.querySelector('#status').classList.contains('error')
+    await waitUntil(page, (n) => document.querySelector('#status').classList.contains('error')
       || (document.querySelectorAll('#grid [data-layer][data-head]').length === n && document.querySelectorAll('#predictions li').length === 10 && document.querySelectorAll('#detectors-probe button').length > 0), layers * heads);
   } catch (error) {
     throw new Error(`the views did not render (status: ${await statusOf(page).catch(() => '?')}): ${error.message}`);
@@ -73,7 +76,7 @@ async function exercise(page, { layers, heads }) {
   assert.ok(chips.some(([text]) => text.startsWith('·')), 'spaces are visible');
   // enlarge a head
   await page.click(`#grid [data-layer="${layers - 1}"][data-head="1"]`);
-  await page.waitForFunction((l) => document.querySelector('#focus h3')?.textContent === `Layer ${l}, head 1`, layers - 1);
+  await waitUntil(page, (l) => document.querySelector('#focus h3')?.textContent === `Layer ${l}, head 1`, layers - 1);
   // detectors: four columns, five ranks, on the text and on the probe
   assert.equal(await page.$$eval('#detectors-text thead th', (th) => th.length), 4);
   assert.equal(await page.$$eval('#detectors-probe tbody tr', (tr) => tr.length), 5);
@@ -195,7 +198,7 @@ describe('the real-model page in Chromium', () => {
     await page.click('#grid [data-layer="1"][data-head="1"]');
     await walkthroughLink(page, 'model-llama-walkthrough-desktop'); // RoPE and grouped heads rebuilt by the page
     // the console errors a failed fetch leaves are the browser's own report of the 500 and the cut body
-    assert.deepEqual(log.errors.filter((e) => !/hub\/test\/tiny-llama\/resolve\/main\/model\.safetensors|status of 500/.test(e)), []);
+    assert.deepEqual(log.errors.filter((e) => !/hub\/test\/tiny-llama\/resolve\/main\/model\.safetensors|status of 500|ERR_CONTENT_LENGTH_MISMATCH/.test(e)), []);
     await context.close();
   });
 

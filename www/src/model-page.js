@@ -48,7 +48,7 @@ function startWorker() {
   w.onmessage = ({ data }) => {
     const job = waiting.get(data.id);
     if (!job) return;
-    if (data.type === 'token') { job.onToken?.(data); return; }
+    if (data.type === 'token' || data.type === 'stage') { job.onToken?.(data); return; }
     waiting.delete(data.id);
     if (data.type === 'done') job.resolve(data.result); else job.reject(new Error(data.message));
   };
@@ -143,7 +143,8 @@ async function open(name, files, how) {
     const tokenizerJson = JSON.parse(decoder.decode(files['tokenizer.json']));
     tokenizer = new Tokenizer(tokenizerJson, {});
     const started = performance.now();
-    const info = await call('load', { config, weights: files['model.safetensors'], threadsWanted: Number(params.get('threads')) || undefined });
+    const info = await call('load', { config, weights: files['model.safetensors'], threadsWanted: Number(params.get('threads')) || undefined },
+      ({ text }) => status(`Loading ${name} (${how}): ${text}…`));
     model = { name, info };
     mask = Array.from({ length: info.layers }, () => Array(info.heads).fill(true));
     focus = { layer: 0, head: 0 };
