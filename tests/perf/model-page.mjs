@@ -6,7 +6,8 @@
 // then generate 32 tokens greedily and read the first token's latency and the tokens per second the page
 // reports.
 //   node tests/perf/model-page.mjs [--threads 1,2]     (needs a built www/dist with the threads build)
-import { loadavg, cpus } from 'node:os';
+import { loadavg, cpus, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -26,10 +27,11 @@ console.log(`checkpoint: ${(checkpoint.weights.length / 1e6).toFixed(1)} MB writ
 const { preview } = await import(pathToFileURL(join(ROOT, 'www/node_modules/vite/dist/node/index.js')));
 const server = await preview({ root: join(ROOT, 'www'), logLevel: 'silent', plugins: [hubPlugin(files)], preview: { host: '127.0.0.1', port: 0, strictPort: false } });
 const origin = `http://127.0.0.1:${server.httpServer.address().port}`;
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+// a persistent profile: an incognito-like context's storage quota is too small to keep 500 MB
+const profile = mkdtempSync(join(tmpdir(), 'attention-lab-model-perf-'));
+const context = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'], viewport: { width: 1280, height: 800 } });
 context.setDefaultTimeout(600000);
-const page = await context.newPage();
+const page = context.pages()[0] ?? await context.newPage();
 const url = (threads) => `${origin}/model.html?hub=${encodeURIComponent(`${origin}/hub`)}&model=test/gpt2-small${threads ? `&threads=${threads}` : ''}`;
 const views = () => page.waitForFunction(() => document.querySelectorAll('#grid [data-layer][data-head]').length === 144 && document.querySelectorAll('#predictions li').length === 10
   || document.querySelector('#status').classList.contains('error'));
@@ -39,6 +41,7 @@ await page.goto(url(1));
 await page.click('#download');
 await views();
 await check();
+if (!/kept in this browser\)/.test(await page.textContent('#status'))) throw new Error(`the model was not kept: ${await page.textContent('#status')}`);
 console.log(`downloaded and shown once (not timed): ${await page.textContent('#status')}`);
 console.log(`CPU: ${cpus()[0].model}, ${cpus().length} cores; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 for (const threads of THREADS) {
@@ -55,5 +58,6 @@ for (const threads of THREADS) {
   const speed = await page.textContent('#speed');
   console.log(`threads=${threads}: first view ${firstView.toFixed(1)} s after navigation (files in Cache Storage); ${used.trim()} ${/loaded in [\d.]+ s/.exec(status)?.[0] ?? ''}; ${speed.trim()}`);
 }
-await browser.close();
+await context.close();
+rmSync(profile, { recursive: true, force: true });
 await new Promise((resolve) => server.httpServer.close(resolve));

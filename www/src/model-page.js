@@ -128,7 +128,8 @@ async function fetchModel(repo, sizes) {
   } catch (error) {
     $('downloading').hidden = true;
     if (error.name === 'AbortError') status(`The download of ${repo} was cancelled; nothing was kept.`, 'error');
-    else if (error.cause?.['model.safetensors']) { status(error.message, 'error'); await open(repo, error.cause, 'downloaded (not kept)'); } else status(error.message, 'error');
+    else if (error.cause?.['model.safetensors']) await open(repo, error.cause, `downloaded, but ${error.message.replace(/^the browser/, 'this browser')}`);
+    else status(error.message, 'error');
     await renderKept();
   } finally {
     abort = null;
@@ -150,7 +151,7 @@ async function open(name, files, how) {
     focus = { layer: 0, head: 0 };
     status(`${name} is ready (${how}): ${info.kind}, ${info.layers} layers × ${info.heads} heads${info.kvHeads !== info.heads ? ` (${info.kvHeads} key/value heads)` : ''}, width ${info.width}, ${info.vocab.toLocaleString('en')} tokens; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.`, 'pass');
     $('threads').hidden = false;
-    $('threads').textContent = info.threads > 1 ? `Running on ${info.threads} threads.` : `Running on one thread: ${info.reason ?? ''}`;
+    $('threads').textContent = info.threads > 1 ? `Running on ${info.threads} threads.` : `Running on one thread: ${(info.reason ?? '').replace('the lab uses', 'this page uses')}`;
     $('views').hidden = false;
     if (!$('text').value) $('text').value = EXAMPLE;
     probe = null;
