@@ -341,6 +341,7 @@ async function walkthroughLink(l, h, box) {
     const params = new URLSearchParams({
       Q: JSON.stringify(w.Q), K: JSON.stringify(w.K), V: JSON.stringify(w.V), numberOfHeads: '1', causal: '1', step: 'weights',
       from: 'model', modelName: model.name, modelLayer: String(l), modelHead: String(h), tokens: JSON.stringify(labels),
+      ...(model.info.kind === 'llama' ? { rotated: '1' } : {}),
     });
     // in the fragment: the matrices make the link tens of KB, more than servers take in a request line
     box.className = '';
