@@ -10,6 +10,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import lessonHtml from './model-lesson.md?lesson';
 import { el, heatColour } from './common.js';
 import { DETECTORS, rankHeads } from './model-detectors.js';
+import { MAX_THREADS } from './lab-model.js';
 import { DEFAULT_HUB, FILES, PRESETS, hubBase, checkRepo, fileSizes, cachedModel, download, keptModels, deleteModel, megabytes } from './model-hub.js';
 
 const $ = (id) => document.getElementById(id);
@@ -144,7 +145,7 @@ async function open(name, files, how) {
     const tokenizerJson = JSON.parse(decoder.decode(files['tokenizer.json']));
     tokenizer = new Tokenizer(tokenizerJson, {});
     const started = performance.now();
-    const info = await call('load', { config, weights: files['model.safetensors'], threadsWanted: Number(params.get('threads')) || undefined },
+    const info = await call('load', { config, weights: files['model.safetensors'], threadsWanted: threadsAsked() },
       ({ text }) => status(`Loading ${name} (${how}): ${text}…`));
     model = { name, info };
     mask = Array.from({ length: info.layers }, () => Array(info.heads).fill(true));
@@ -159,6 +160,12 @@ async function open(name, files, how) {
   } catch (error) {
     status(`${name} could not be loaded: ${error.message}`, 'error');
   }
+}
+
+/** `threads=` in the address: an integer 1 … MAX_THREADS, or undefined (the lab's default: the cores, at most 4). */
+function threadsAsked() {
+  const n = Number(params.get('threads'));
+  return Number.isInteger(n) && n >= 1 && n <= MAX_THREADS ? n : undefined;
 }
 
 async function openLocal(fileList) {
