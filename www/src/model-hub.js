@@ -61,8 +61,12 @@ export async function fileSizes(hub, repo, { signal } = {}) {
       throw new Error(`could not reach ${hub} for ${repo}/${file} (${error.message}): are you offline?`);
     }
     if (!response.ok) throw await failure(response, hub, repo, file);
+    // 206: the total after the slash of Content-Range (or the hub's X-Linked-Size); a server that ignores
+    // the Range answers 200 with the whole file, whose Content-Length is the size
     const range = response.headers.get('Content-Range');
-    const size = range ? Number(range.split('/')[1]) : Number(response.headers.get('Content-Length'));
+    const size = response.status === 206
+      ? Number(range?.split('/')[1] ?? response.headers.get('X-Linked-Size') ?? NaN)
+      : Number(response.headers.get('Content-Length') ?? NaN);
     await response.body?.cancel();
     if (!Number.isFinite(size) || size <= 0) throw new Error(`${hub} did not say the size of ${repo}/${file}`);
     sizes[file] = size;

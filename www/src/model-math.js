@@ -25,10 +25,10 @@ function safetensors(weights) {
     const [a, b] = t.data_offsets;
     const raw = bytes.subarray(start + a, start + b);
     const count = t.shape.reduce((x, y) => x * y, 1);
+    if (t.dtype === 'F32') return new Float32Array(raw.slice().buffer); // a copy, aligned (little-endian, as every browser)
     const out = new Float32Array(count);
     const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-    if (t.dtype === 'F32') for (let i = 0; i < count; i++) out[i] = view.getFloat32(4 * i, true);
-    else if (t.dtype === 'F16') for (let i = 0; i < count; i++) out[i] = F16(view.getUint16(2 * i, true));
+    if (t.dtype === 'F16') for (let i = 0; i < count; i++) out[i] = F16(view.getUint16(2 * i, true));
     else if (t.dtype === 'BF16') { const u = new Uint32Array(out.buffer); for (let i = 0; i < count; i++) u[i] = view.getUint16(2 * i, true) << 16; }
     else throw new Error(`the page cannot read ${name} stored as ${t.dtype}`);
     return out;

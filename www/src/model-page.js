@@ -10,6 +10,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import lessonHtml from './model-lesson.md?lesson';
 import { el, heatColour } from './common.js';
 import { DETECTORS, rankHeads } from './model-detectors.js';
+import { MAX_THREADS } from './lab-model.js';
 import { DEFAULT_HUB, FILES, PRESETS, hubBase, checkRepo, fileSizes, cachedModel, download, keptModels, deleteModel, megabytes } from './model-hub.js';
 
 const $ = (id) => document.getElementById(id);
@@ -48,7 +49,7 @@ function startWorker() {
   w.onmessage = ({ data }) => {
     const job = waiting.get(data.id);
     if (!job) return;
-    if (data.type === 'token') { job.onToken?.(data); return; }
+    if (data.type === 'token' || data.type === 'stage') { job.onToken?.(data); return; }
     waiting.delete(data.id);
     if (data.type === 'done') job.resolve(data.result); else job.reject(new Error(data.message));
   };
@@ -128,7 +129,8 @@ async function fetchModel(repo, sizes) {
   } catch (error) {
     $('downloading').hidden = true;
     if (error.name === 'AbortError') status(`The download of ${repo} was cancelled; nothing was kept.`, 'error');
-    else if (error.cause?.['model.safetensors']) { status(error.message, 'error'); await open(repo, error.cause, 'downloaded (not kept)'); } else status(error.message, 'error');
+    else if (error.cause?.['model.safetensors']) await open(repo, error.cause, `downloaded, but ${error.message.replace(/^the browser/, 'this browser')}`);
+    else status(error.message, 'error');
     await renderKept();
   } finally {
     abort = null;
@@ -143,13 +145,14 @@ async function open(name, files, how) {
     const tokenizerJson = JSON.parse(decoder.decode(files['tokenizer.json']));
     tokenizer = new Tokenizer(tokenizerJson, {});
     const started = performance.now();
-    const info = await call('load', { config, weights: files['model.safetensors'], threadsWanted: Number(params.get('threads')) || undefined });
+    const info = await call('load', { config, weights: files['model.safetensors'], threadsWanted: threadsAsked() },
+      ({ text }) => status(`Loading ${name} (${how}): ${text}…`));
     model = { name, info };
     mask = Array.from({ length: info.layers }, () => Array(info.heads).fill(true));
     focus = { layer: 0, head: 0 };
     status(`${name} is ready (${how}): ${info.kind}, ${info.layers} layers × ${info.heads} heads${info.kvHeads !== info.heads ? ` (${info.kvHeads} key/value heads)` : ''}, width ${info.width}, ${info.vocab.toLocaleString('en')} tokens; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.`, 'pass');
     $('threads').hidden = false;
-    $('threads').textContent = info.threads > 1 ? `Running on ${info.threads} threads.` : `Running on one thread: ${info.reason ?? ''}`;
+    $('threads').textContent = info.threads > 1 ? `Running on ${info.threads} threads.` : `Running on one thread: ${(info.reason ?? '').replace('the lab uses', 'this page uses')}`;
     $('views').hidden = false;
     if (!$('text').value) $('text').value = EXAMPLE;
     probe = null;
@@ -157,6 +160,12 @@ async function open(name, files, how) {
   } catch (error) {
     status(`${name} could not be loaded: ${error.message}`, 'error');
   }
+}
+
+/** `threads=` in the address: an integer 1 … MAX_THREADS, or undefined (the lab's default: the cores, at most 4). */
+function threadsAsked() {
+  const n = Number(params.get('threads'));
+  return Number.isInteger(n) && n >= 1 && n <= MAX_THREADS ? n : undefined;
 }
 
 async function openLocal(fileList) {
@@ -339,6 +348,7 @@ async function walkthroughLink(l, h, box) {
     const params = new URLSearchParams({
       Q: JSON.stringify(w.Q), K: JSON.stringify(w.K), V: JSON.stringify(w.V), numberOfHeads: '1', causal: '1', step: 'weights',
       from: 'model', modelName: model.name, modelLayer: String(l), modelHead: String(h), tokens: JSON.stringify(labels),
+      ...(model.info.kind === 'llama' ? { rotated: '1' } : {}),
     });
     // in the fragment: the matrices make the link tens of KB, more than servers take in a request line
     box.className = '';
@@ -359,7 +369,7 @@ function renderDetectors() {
       el('thead', {}, el('tr', {}, DETECTORS.map((k) => el('th', { scope: 'col' }, DETECTOR_NAMES[k])))),
       el('tbody', {}, Array.from({ length: 5 }, (_, r) => el('tr', {}, DETECTORS.map((k) => {
         const x = rankHeads(scores, k)[r];
-        return el('td', {}, x ? el('button', { type: 'button', class: 'link', onclick: () => { focus = { layer: x.layer, head: x.head }; renderGrid(); renderFocus(); $('focus').scrollIntoView({ block: 'nearest' }); } }, `${headName(x.layer, x.head)} ${x.score.toFixed(2)}`) : '—');
+        return el('td', {}, x ? el('button', { type: 'button', class: 'link', onclick: () => { focus = { layer: x.layer, head: x.head }; renderGrid(); renderFocus(); $('focus').scrollIntoView({ block: 'nearest' }); } }, el('span', { class: 'rank-name' }, headName(x.layer, x.head)), ' ', el('span', { class: 'rank-score' }, x.score.toFixed(2))) : '—');
       })))))));
   $('detectors').replaceChildren(
     table('On your text (the 5 highest of each)', analysis.detectors, 'detectors-text'),
@@ -378,7 +388,15 @@ async function renderAblation() {
     $('ablation-tokens').replaceChildren();
     return;
   }
-  const result = await call('ablate', { tokens, headMask: mask });
+  let result;
+  try {
+    result = await call('ablate', { tokens, headMask: mask });
+  } catch (error) {
+    $('ablation').textContent = `Switching heads off failed: ${error.message}`;
+    $('ablation').className = 'error';
+    return;
+  }
+  $('ablation').className = 'hint';
   const change = result.loss - analysis.loss;
   $('ablation').textContent = `Switched off: ${off.join(', ')}. Mean loss ${analysis.loss.toFixed(3)} → ${result.loss.toFixed(3)} nats (${change >= 0 ? '+' : ''}${change.toFixed(3)}). Per token (predicting it from what comes before), the change in loss:`;
   $('ablation-tokens').replaceChildren(...tokens.slice(1).map((id, i) => {
@@ -405,7 +423,7 @@ async function renderNext() {
     el('div', { class: 'table-wrap', role: 'region', 'aria-label': 'The logit lens', tabindex: '0' }, el('table', { class: 'ranks', id: 'lens' },
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'after'), Array.from({ length: 5 }, (_, i) => el('th', { scope: 'col' }, `#${i + 1}`)))),
       el('tbody', {}, lens.map((row, l) => el('tr', {}, el('th', { scope: 'row' }, l === 0 ? 'embedding' : l === lens.length - 1 ? `layer ${l - 1} (output)` : `layer ${l - 1}`),
-        row.map((p) => el('td', { class: p.id === actual ? 'actual' : null }, `${tokenText(p.id)} ${(100 * p.p).toFixed(0)}%`))))))));
+        row.map((p) => el('td', { class: p.id === actual ? 'actual' : null }, el('span', { class: 'rank-name' }, tokenText(p.id)), ' ', el('span', { class: 'rank-score' }, `${(100 * p.p).toFixed(0)}%`)))))))));
 }
 
 // ---- generation -------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 // Messages in: { id, type, ... } — 'load' { config, weights }, 'analyze' { tokens }, 'probe',
 // 'ablate' { tokens, headMask }, 'lens' { position }, 'generate' { prompt, options }.
 // Messages out: { id, type: 'done', result } or { id, type: 'error', message }; while generating,
-// { id, type: 'token', token, index, ms } per new token.
+// { id, type: 'token', token, index, ms } per new token; while loading, { id, type: 'stage', text }.
 import { loadModel } from './lab-model.js';
 import { headDetectors, topK } from './model-detectors.js';
 import { nested } from './cases.js';
@@ -26,9 +26,11 @@ const tokensOf = (ids) => ({ data: Int32Array.from(ids), shape: [1, ids.length] 
 const lossesOf = (out) => Array.from(out.losses.data);
 
 const handlers = {
-  async load({ config, weights, threadsWanted }) {
+  async load({ config, weights, threadsWanted }, id) {
+    const stage = (text) => postMessage({ id, type: 'stage', text });
     if (!lab) {
-      const loaded = await loadModel(threadsWanted);
+      stage('starting the package');
+      const loaded = await loadModel(threadsWanted, stage);
       lab = loaded.lab;
       threads = { threads: loaded.threads, build: loaded.build, reason: loaded.reason };
     }
@@ -37,6 +39,7 @@ const handlers = {
     model = null;
     last = null;
     const started = performance.now();
+    stage(`reading the checkpoint on ${threads.threads} thread${threads.threads > 1 ? 's' : ''}`);
     model = lab.Transformer.fromPretrained({ config, weights, dtype: 'float32' });
     lens = readLens(config, weights);
     attention = readAttention(config, weights);

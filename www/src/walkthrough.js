@@ -970,6 +970,7 @@ function applyLink() {
     $('input-status').before(el('p', { class: 'from-lab', id: 'from-model' },
       el('strong', {}, `From ${params.get('modelName')}: layer ${params.get('modelLayer')}, head ${params.get('modelHead')}. `),
       `Q, K and V are that head's own, on the first ${tokens.length} tokens of your text: ${tokens.map((t, i) => `t${i} = ${t}`).join(', ')} (· a space, ↵ a new line). `,
+      params.get('rotated') === '1' ? 'Q and K are after the rotary embedding (RoPE), as the model\'s scores use them. ' : '',
       el('a', { href: './model.html' }, 'Back to the real model')));
   }
   return link;
