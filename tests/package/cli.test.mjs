@@ -445,7 +445,7 @@ test('usage errors exit 2 with one line on stderr, and no stack trace', async ()
     [[], /which command\?/],
     [['grade'], /unknown command "grade"/],
     [['check'], /which challenge\?/],
-    [['check', '11', 'x.js'], /there is no challenge "11"/],
+    [['check', '12', 'x.js'], /there is no challenge "12"/],
     [['check', 'multi-head', 'x.js'], /there is no challenge "multi-head"/],
     [['check', '02', 'missing.js'], /cannot read missing\.js: no such file$/m],
     [['check', '02'], /cannot read 02-multi-head-attention\/multiHeadAttention\.js: no such file \(run `attention-lab start 02` to create it\)/],
