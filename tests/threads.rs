@@ -215,3 +215,67 @@ fn the_f32_transformer_trains_to_the_same_bits_on_any_thread_count() {
         });
     }
 }
+
+/// A seeded Llama checkpoint in the Hugging Face layout (F32): its config.json and model.safetensors.
+fn llama_checkpoint(v: usize, c: usize, heads: usize, kv_heads: usize, ff: usize, layers: usize, positions: usize) -> (String, Vec<u8>) {
+    let d = c / heads;
+    let mut tensors: Vec<(String, Vec<usize>)> = vec![("model.embed_tokens.weight".into(), vec![v, c])];
+    for l in 0..layers {
+        let p = format!("model.layers.{l}.");
+        for (name, shape) in [
+            ("input_layernorm.weight", vec![c]),
+            ("self_attn.q_proj.weight", vec![heads * d, c]),
+            ("self_attn.k_proj.weight", vec![kv_heads * d, c]),
+            ("self_attn.v_proj.weight", vec![kv_heads * d, c]),
+            ("self_attn.o_proj.weight", vec![c, heads * d]),
+            ("post_attention_layernorm.weight", vec![c]),
+            ("mlp.gate_proj.weight", vec![ff, c]),
+            ("mlp.up_proj.weight", vec![ff, c]),
+            ("mlp.down_proj.weight", vec![c, ff]),
+        ] {
+            tensors.push((format!("{p}{name}"), shape));
+        }
+    }
+    tensors.push(("model.norm.weight".into(), vec![c]));
+    tensors.push(("lm_head.weight".into(), vec![v, c]));
+    let (mut header, mut data, mut offset) = (Vec::new(), Vec::new(), 0);
+    for (i, (name, shape)) in tensors.iter().enumerate() {
+        let n: usize = shape.iter().product();
+        let scale = if shape.len() == 1 { 0.0 } else { 1.0 / (shape[1] as f64).sqrt() };
+        let values = seeded_matrix(1, n, 100 + i as u64);
+        for &x in values.data() {
+            // norm gains near 1, weights scaled by 1/√fan_in
+            let value = if shape.len() == 1 { 1.0 + 0.25 * x } else { scale * x };
+            data.extend_from_slice(&(value as f32).to_le_bytes());
+        }
+        let dims: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
+        header.push(format!("\"{name}\":{{\"dtype\":\"F32\",\"shape\":[{}],\"data_offsets\":[{offset},{}]}}", dims.join(","), offset + 4 * n));
+        offset += 4 * n;
+    }
+    let header = format!("{{{}}}", header.join(","));
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&data);
+    let config = format!(
+        r#"{{"model_type":"llama","vocab_size":{v},"hidden_size":{c},"intermediate_size":{ff},"num_hidden_layers":{layers},"num_attention_heads":{heads},"num_key_value_heads":{kv_heads},"max_position_embeddings":{positions},"rope_theta":10000,"tie_word_embeddings":false}}"#
+    );
+    (config, bytes)
+}
+
+#[test]
+fn a_loaded_f32_checkpoint_forwards_and_generates_to_the_same_bits_on_any_thread_count() {
+    use attention_lab::pretrained::json::parse;
+    use attention_lab::pretrained::model::Pretrained;
+    // T = 150 per sequence, 2 sequences: past one query block and the products' row blocks
+    let (config, bytes) = llama_checkpoint(50, 32, 4, 2, 48, 2, 160);
+    let config = parse(&config).unwrap();
+    let tokens: Vec<u32> = (0..2 * T as u32).map(|i| (i * 7 + i / 13) % 50).collect();
+    same_bits("a loaded f32 Llama checkpoint", || {
+        let mut model = Pretrained::<f32>::load(&config, &bytes).unwrap();
+        let out = model.forward(&tokens, 2, T, true, true).unwrap();
+        let weights: Vec<u32> = out.weights.unwrap().iter().flat_map(|w| bits32(w)).collect();
+        let hidden: Vec<u32> = out.hidden.unwrap().iter().flat_map(|h| bits32(h)).collect();
+        let generated = model.generate_greedy(&tokens[..100], 8).unwrap();
+        (bits32(&out.logits), weights, hidden, generated)
+    });
+}

@@ -240,7 +240,7 @@ impl Tokens {
     }
 
     /// Each row's next token (`None` at the last position of each sequence).
-    fn targets(&self) -> Vec<Option<u32>> {
+    pub(crate) fn targets(&self) -> Vec<Option<u32>> {
         (0..self.data.len()).map(|i| (i % self.t + 1 < self.t).then(|| self.data[i + 1])).collect()
     }
 }
@@ -673,7 +673,7 @@ impl<F: LayerKernel> Transformer<F> {
 }
 
 /// `(mean, the per-next-token losses [B, T − 1])` from the per-row losses `[B, T]`.
-fn mean_loss(per_row: &[f64], tokens: &Tokens) -> (f64, Vec<f64>) {
+pub(crate) fn mean_loss(per_row: &[f64], tokens: &Tokens) -> (f64, Vec<f64>) {
     let losses: Vec<f64> = per_row.chunks_exact(tokens.t).flat_map(|row| row[..tokens.t - 1].iter().copied()).collect();
     let loss = losses.iter().sum::<f64>() / losses.len() as f64;
     (loss, losses)

@@ -31,7 +31,7 @@ use crate::layer::{BatchOutput, Biases, ForwardOptions, KvCache, LayerKernel, Mu
 use crate::limits::check_working_set;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
-use crate::model::ops;
+use crate::model::{mean_loss, ops, Tokens};
 use crate::real::Real;
 
 /// A block's or the final normalisation.
@@ -61,7 +61,7 @@ pub struct Block<F> {
 
 /// A loaded checkpoint.
 #[derive(Clone, Debug)]
-pub struct Pretrained<F: LayerKernel> {
+pub struct Pretrained<F> {
     pub config: PretrainedConfig,
     /// W_E, `[V, C]`.
     pub embed: Vec<F>,
@@ -474,10 +474,26 @@ impl<F: LayerKernel> Pretrained<F> {
         Ok(PretrainedOutput { logits, weights, hidden })
     }
 
+    /// The next-token cross-entropy of `tokens` from `logits` (as [`crate::model::Transformer`]'s
+    /// forward): `(the mean, the losses [B, T − 1])`.
+    pub fn loss(&self, tokens: &Tokens, logits: &[F]) -> (f64, Vec<f64>) {
+        let (per_row, _) = ops::cross_entropy(logits, self.config.vocab_size, &tokens.targets(), None);
+        mean_loss(&per_row, tokens)
+    }
+
+    /// The number of parameters (W_U counted only when untied).
+    pub fn num_parameters(&self) -> usize {
+        expected(&self.config).iter().map(|(_, s)| s.iter().product::<usize>()).sum::<usize>() + self.unembed.as_ref().map_or(0, Vec::len)
+    }
+
     /// Decoding through the KV cache: the prompt runs once, then each new token is one cached
     /// forward of a single token; `choose(logits of the last position)` picks it and
-    /// `on_token(id, index)` hears of it. Returns the prompt and the new tokens.
-    pub fn generate(&mut self, prompt: &[u32], max_new: usize, mut choose: impl FnMut(&[F]) -> u32, mut on_token: impl FnMut(u32, usize)) -> Result<Vec<u32>> {
+    /// `on_token(id, index)` hears of it (an error from it stops the generation and is returned).
+    /// Returns the prompt and the new tokens.
+    pub fn generate(&mut self, prompt: &[u32], max_new: usize, mut choose: impl FnMut(&[F]) -> u32, mut on_token: impl FnMut(u32, usize) -> Result<()>) -> Result<Vec<u32>> {
+        if prompt.is_empty() {
+            return Err(AttentionError::range_error("prompt is empty; expected at least one token"));
+        }
         let total = prompt.len() + max_new;
         if total > self.config.max_positions {
             return Err(AttentionError::range_error(format!(
@@ -495,7 +511,7 @@ impl<F: LayerKernel> Pretrained<F> {
             let out = self.forward_cached(next, 1, next.len(), &mut caches, false, false)?;
             let id = choose(&out.logits[out.logits.len() - v..]);
             ids.push(id);
-            on_token(id, index);
+            on_token(id, index)?;
             owned = [id];
             next = &owned;
         }
@@ -505,7 +521,7 @@ impl<F: LayerKernel> Pretrained<F> {
     /// Greedy decoding through the KV cache: each new token is the argmax of the last position's
     /// logits (the lowest id on ties, as torch.argmax).
     pub fn generate_greedy(&mut self, prompt: &[u32], max_new: usize) -> Result<Vec<u32>> {
-        self.generate(prompt, max_new, argmax, |_, _| {})
+        self.generate(prompt, max_new, argmax, |_, _| Ok(()))
     }
 }
 

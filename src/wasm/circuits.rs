@@ -40,7 +40,7 @@ impl JsTransformer {
                 write_object(&[("q", nested(&s.q, l, h)), ("k", nested(&s.k, l, h)), ("v", nested(&s.v, l, h)), ("baseline", JsValue::from(s.baseline))])
             }
         }
-        js_result(|| self.inner.with(Scores))
+        js_result(|| self.model("compositionScores")?.with(Scores))
     }
 
     /// One head's OV, QK and positional QK circuits and its copying score. TypeError for a missing or
@@ -68,7 +68,7 @@ impl JsTransformer {
             }
             let o = Options::read(&options, "options", CIRCUITS_KEYS)?;
             let (layer, head) = (read_index(&o.raw("layer")?, "options.layer")?, read_index(&o.raw("head")?, "options.head")?);
-            self.inner.with(Circuits(layer, head))
+            self.model("circuits")?.with(Circuits(layer, head))
         })
     }
 }

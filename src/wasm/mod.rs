@@ -5,7 +5,7 @@
 //! results back in their form; [`memory`] and [`threads`] are the module's own exports; the other
 //! files hold the exports, one file per group: `attention.rs` (dotProductAttention,
 //! multiHeadAttention, traceMultiHeadAttention), `grouped.rs`, `linear.rs`, `projected.rs`,
-//! `layer.rs` (MultiHeadAttention), `cache.rs` (KvCache), `transformer.rs` (Transformer, repeatedTokens)
+//! `layer.rs` (MultiHeadAttention), `cache.rs` (KvCache), `transformer.rs` (Transformer, repeatedTokens), `pretrained.rs` (Transformer.fromPretrained, generate)
 //! and `circuits.rs` (the Transformer's compositionScores, circuits and pathMask). Their TypeScript
 //! declarations are `.d.ts` files in `types/` (one per export file), which each file hands to
 //! wasm-bindgen with `include_str!` in a `typescript_custom_section`: no TypeScript in Rust strings.
@@ -21,6 +21,8 @@ pub mod linear;
 pub mod memory;
 #[cfg(feature = "model")]
 pub mod paths;
+#[cfg(feature = "model")]
+pub mod pretrained;
 pub mod projected;
 pub mod threads;
 #[cfg(feature = "model")]

@@ -5,6 +5,7 @@
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
+use crate::pretrained::model::Pretrained;
 use wasm_bindgen::JsCast;
 
 use super::convert::{array_length, describe, get, is_array, js_result, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
@@ -30,6 +31,16 @@ const LAYERS: &str = "layers";
 /// The model in its dtype, dispatched by [`by_precision!`](crate::by_precision) (in [`Model::with`] and the getters).
 pub(super) type Model = ByPrecision<ModelIn>;
 
+/// A checkpoint loaded by `Transformer.fromPretrained` (src/wasm/pretrained.rs) in its dtype.
+pub(super) type Loaded = ByPrecision<LoadedIn>;
+
+/// [`Pretrained`] as a [`Family`].
+pub(super) struct LoadedIn;
+
+impl Family for LoadedIn {
+    type Of<F: Real> = Pretrained<F>;
+}
+
 /// [`model::Transformer`] as a [`Family`].
 pub(super) struct ModelIn;
 
@@ -54,7 +65,25 @@ impl Model {
 /// unembed, next-token cross-entropy. The model is written out as formulas in docs/api.md.
 #[wasm_bindgen(js_name = Transformer)]
 pub struct JsTransformer {
-    pub(super) inner: Model,
+    /// The model made by `new Transformer(config)`; `None` for a checkpoint loaded by `fromPretrained`.
+    inner: Option<Model>,
+    /// A checkpoint from `Transformer.fromPretrained` (src/wasm/pretrained.rs).
+    pub(super) loaded: Option<Loaded>,
+}
+
+impl JsTransformer {
+    /// A model from `fromPretrained`.
+    pub(super) fn from_loaded(loaded: Loaded) -> Self {
+        Self { inner: None, loaded: Some(loaded) }
+    }
+
+    /// The model made by `new Transformer(config)`, or an Error saying that `what` does not work yet
+    /// on a loaded checkpoint.
+    pub(super) fn model(&mut self, what: &str) -> Result<&mut Model> {
+        self.inner.as_mut().ok_or_else(|| {
+            AttentionError::State(format!("{what} does not work yet on a model from Transformer.fromPretrained (forward, generate, config, numParameters and free do)"))
+        })
+    }
 }
 
 #[wasm_bindgen(js_class = Transformer)]
@@ -94,15 +123,20 @@ impl JsTransformer {
             };
             let dtype = read_dtype(&o.raw("dtype")?, "config.dtype")?.unwrap_or(f32::wrap(()));
             let inner = crate::by_precision!(F in dtype, () => F::wrap(model::Transformer::<F>::new(config)?));
-            Ok(Self { inner })
+            Ok(Self { inner: Some(inner), loaded: None })
         })
     }
 
     /// The config, every option filled in.
     #[wasm_bindgen(getter, skip_typescript)]
     pub fn config(&self) -> std::result::Result<JsValue, JsValue> {
-        let dtype = self.inner.dtype();
-        let c = crate::by_precision!(&self.inner, m => m.config());
+        let inner = match (&self.inner, &self.loaded) {
+            (Some(inner), _) => inner,
+            (None, Some(loaded)) => return js_result(|| Self::loaded_config(loaded)),
+            (None, None) => unreachable!("a Transformer holds a model"),
+        };
+        let dtype = inner.dtype();
+        let c = crate::by_precision!(inner, m => m.config());
         let seed = if c.seed < (1u64 << 53) { JsValue::from(c.seed as f64) } else { JsValue::from(c.seed) };
         js_result(|| {
             write_object(&[
@@ -124,13 +158,17 @@ impl JsTransformer {
     /// The number of parameters (every entry of every tensor of getWeights).
     #[wasm_bindgen(getter = numParameters)]
     pub fn num_parameters(&self) -> f64 {
-        crate::by_precision!(&self.inner, m => m.num_parameters() as f64)
+        match (&self.inner, &self.loaded) {
+            (Some(inner), _) => crate::by_precision!(inner, m => m.num_parameters() as f64),
+            (None, Some(loaded)) => crate::by_precision!(loaded, m => m.num_parameters() as f64),
+            (None, None) => unreachable!("a Transformer holds a model"),
+        }
     }
 
     /// The AdamW steps taken (trainStep calls that were not refused, or what setState restored).
     #[wasm_bindgen(getter)]
     pub fn step(&self) -> f64 {
-        crate::by_precision!(&self.inner, m => m.moments().step as f64)
+        self.inner.as_ref().map_or(0.0, |inner| crate::by_precision!(inner, m => m.moments().step as f64))
     }
 
     #[wasm_bindgen(skip_typescript)]
@@ -158,7 +196,10 @@ impl JsTransformer {
                 write_object(&entries)
             }
         }
-        js_result(|| self.inner.with(Forward(tokens, options)))
+        js_result(|| match self.loaded.as_mut() {
+            Some(loaded) => Self::loaded_forward(loaded, &tokens, &options),
+            None => self.model("forward")?.with(Forward(tokens, options)),
+        })
     }
 
     #[wasm_bindgen(skip_typescript)]
@@ -173,7 +214,7 @@ impl JsTransformer {
                 write_object(&[("loss", JsValue::from(loss)), ("grads", tree)])
             }
         }
-        js_result(|| self.inner.with(Gradients(tokens)))
+        js_result(|| self.model("gradients")?.with(Gradients(tokens)))
     }
 
     #[wasm_bindgen(js_name = trainStep, skip_typescript)]
@@ -189,7 +230,7 @@ impl JsTransformer {
         }
         js_result(|| {
             let adamw = read_adamw(&options)?;
-            self.inner.with(TrainStep(tokens, adamw))
+            self.model("trainStep")?.with(TrainStep(tokens, adamw))
         })
     }
 
@@ -217,7 +258,7 @@ impl JsTransformer {
                 Ok(out.into_iter().collect::<Array>().into())
             }
         }
-        js_result(|| self.inner.with(Scores(tokens)))
+        js_result(|| self.model("headScores")?.with(Scores(tokens)))
     }
 
     #[wasm_bindgen(js_name = getWeights, skip_typescript)]
@@ -229,7 +270,7 @@ impl JsTransformer {
                 write_tree(model.params(), |i| &model.params()[i].data, false)
             }
         }
-        js_result(|| self.inner.with(Get))
+        js_result(|| self.model("getWeights")?.with(Get))
     }
 
     #[wasm_bindgen(js_name = setWeights, skip_typescript)]
@@ -246,7 +287,7 @@ impl JsTransformer {
             if self_is_missing(&weights) {
                 return Err(missing("weights", "an object with some of the keys of getWeights()"));
             }
-            self.inner.with(Set(weights))
+            self.model("setWeights")?.with(Set(weights))
         })
     }
 
@@ -267,8 +308,11 @@ impl JsTransformer {
                 ])
             }
         }
-        let dtype = self.inner.dtype();
-        js_result(|| self.inner.with(GetState(dtype)))
+        js_result(|| {
+            let model = self.model("getState")?;
+            let dtype = model.dtype();
+            model.with(GetState(dtype))
+        })
     }
 
     #[wasm_bindgen(js_name = setState, skip_typescript)]
@@ -300,14 +344,15 @@ impl JsTransformer {
             }
             let o = Options::read(&state, "state", STATE_KEYS)?;
             let dtype = o.raw("dtype")?;
-            if dtype.as_string().as_deref() != Some(self.inner.dtype()) {
+            let model = self.model("setState")?;
+            if dtype.as_string().as_deref() != Some(model.dtype()) {
                 return Err(AttentionError::type_error(format!(
                     "state.dtype is {}; this model is '{}': a state restores only a model of the same dtype",
                     describe(&dtype),
-                    self.inner.dtype()
+                    model.dtype()
                 )));
             }
-            self.inner.with(SetState(o))
+            model.with(SetState(o))
         })
     }
 }
@@ -317,7 +362,7 @@ fn self_is_missing(value: &JsValue) -> bool {
 }
 
 /// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }`.
-fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
+pub(super) fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
     let expected = "expected number[][] [B, T] or { data: Int32Array, shape: [B, T] }";
     // the common case in one pass; anything else is read entry by entry below, for its message
     if let Some((values, b, t)) = read_number_rows(value, "tokens")? {

@@ -8,6 +8,13 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { parseArgs, inspect } from 'node:util';
 
 const HANG_SECONDS = 10;
+
+/** The long run's table: every export of the 10,000-case test, and issue 30's fromPretrained (its own test in tests/js/fuzz.test.mjs). */
+async function longRunTable() {
+  const { FUZZ_EXPORTS } = await import('./exports.mjs');
+  const { PRETRAINED_EXPORTS } = await import('./pretrained.mjs');
+  return [...FUZZ_EXPORTS, ...PRETRAINED_EXPORTS];
+}
 const REPORT_EVERY = 500;
 
 if (isMainThread) {
@@ -23,10 +30,11 @@ if (isMainThread) {
   if (values.case !== undefined) {
     const { default: lab } = await import('../js/support/lab.mjs');
     const { makeCase, runCase, knownGood } = await import('./cases.mjs');
+    const table = await longRunTable();
     const index = Number(values.case);
-    const { spec, args } = makeCase(seed, index);
+    const { spec, args } = makeCase(seed, index, table);
     console.log(spec.name, inspect(args, { depth: 4, maxArrayLength: 8, showProxy: true }));
-    console.log(runCase(lab, seed, index, knownGood(lab)));
+    console.log(runCase(lab, seed, index, knownGood(lab), table));
     process.exit(0);
   }
   const total = Number(values.cases);
@@ -61,6 +69,7 @@ if (isMainThread) {
 } else {
   const { default: lab, wasmMemoryBytes, externrefSlots } = await import('../js/support/lab.mjs');
   const { runCase, knownGood } = await import('./cases.mjs');
+  const table = await longRunTable();
   const { seed, total, deadline } = workerData;
   const good = knownGood(lab);
   const outcomes = {};
@@ -70,7 +79,7 @@ if (isMainThread) {
   let warm = null;
   let done = 0;
   for (; done < total && Date.now() < deadline && failures.length < 20; done += 1) {
-    const result = runCase(lab, seed, done, good);
+    const result = runCase(lab, seed, done, good, table);
     if (result.failure) failures.push(result.failure);
     else {
       outcomes[result.outcome] = (outcomes[result.outcome] ?? 0) + 1;

@@ -8,6 +8,7 @@ import lab, { externrefSlots } from './support/lab.mjs';
 import { runCase, knownGood, makeCase } from '../fuzz/cases.mjs';
 import { EXPORTS, FUZZ_EXPORTS, LAYER_EXPORTS, TYPED_EXPORTS, TYPED_LAYER_EXPORTS, PROJECTED_TYPED_EXPORTS, MODERN_EXPORTS, MODEL_EXPORTS } from '../fuzz/exports.mjs';
 import { CIRCUITS_EXPORTS } from '../fuzz/transformer.mjs';
+import { PRETRAINED_EXPORTS } from '../fuzz/pretrained.mjs';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251121);
 const CASES = Number(process.env.FUZZ_CASES ?? 10000);
@@ -296,4 +297,47 @@ test('the fuzzer catches wrong circuits: a 1e-9 composition error, a wrong basel
   assert.ok(caught(brokenModel('compositionScores', (f) => ({ ...f(), baseline: 0.125 }))), 'a wrong baseline went unnoticed');
   assert.ok(caught(brokenModel('circuits', (f, a) => { const r = f(...a); return { ...r, copyingScore: r.copyingScore * (1 + 1e-6) }; })), 'a wrong copying score went unnoticed');
   assert.ok(caught(brokenModel('forward', (f, a) => f(a[0], a[1] && { ...a[1], pathMask: undefined }))), 'an ignored pathMask went unnoticed');
+});
+
+test('issue 30\'s Transformer.fromPretrained, forward and generate: 600 fuzz cases, correct or refused naming the thing', { timeout: 120000 }, () => {
+  const good = knownGood(lab);
+  const seen = {};
+  const failures = [];
+  for (let i = 0; i < 600; i += 1) {
+    const result = runCase(lab, SEED, i, good, PRETRAINED_EXPORTS);
+    if (result.failure) failures.push(result.failure);
+    else (seen[result.export] ??= {})[result.outcome] = (seen[result.export][result.outcome] ?? 0) + 1;
+  }
+  assert.deepEqual(failures.slice(0, 10), [], `${failures.length} failing cases`);
+  for (const spec of PRETRAINED_EXPORTS) {
+    for (const outcome of ['value', 'TypeError', 'RangeError']) assert.ok((seen[spec.name]?.[outcome] ?? 0) >= 60, `${spec.name}: only ${seen[spec.name]?.[outcome]} cases ended in ${outcome}`);
+  }
+});
+
+/** The package with loaded models whose `method` is wrapped by `how(original, args, model)`. */
+function brokenPretrained(method, how) {
+  class Broken extends lab.Transformer {}
+  const original = lab.Transformer.prototype[method];
+  Broken.prototype[method] = function wrapped(...args) {
+    return how(original.bind(this), args, this);
+  };
+  const Fake = { fromPretrained: (options) => Object.setPrototypeOf(lab.Transformer.fromPretrained(options), Broken.prototype) };
+  return { ...lab, Transformer: Fake };
+}
+
+test('the fuzzer catches a wrong loaded model: f64 logits off by 1e-9, a wrong hidden state, a wrong greedy token, a refusal naming nothing, a plain Error, a silent onToken', () => {
+  const good = knownGood(lab);
+  const caught = (fake) => {
+    for (let i = 0; i < 300; i += 1) {
+      if (runCase(lab, 99, i, good, PRETRAINED_EXPORTS).failure === undefined && runCase(fake, 99, i, good, PRETRAINED_EXPORTS).failure !== undefined) return true;
+    }
+    return false;
+  };
+  const scaled = (t, by) => ({ ...t, data: t.data.map((x) => x * by) });
+  assert.ok(caught(brokenPretrained('forward', (f, a) => { const r = f(...a); return r.logits.data instanceof Float64Array ? { ...r, logits: scaled(r.logits, 1 + 1e-9) } : r; })), 'f64 logits off by 1e-9 went unnoticed');
+  assert.ok(caught(brokenPretrained('forward', (f, a) => { const r = f(...a); return r.hidden ? { ...r, hidden: [...r.hidden.slice(0, -1), scaled(r.hidden.at(-1), 1.001)] } : r; })), 'a wrong final hidden state went unnoticed');
+  assert.ok(caught(brokenPretrained('generate', (f, a) => { const ids = f(...a); if (ids.length > a[0].length) ids[ids.length - 1] = (ids[ids.length - 1] + 1) % 4; return ids; })), 'a wrong greedy token went unnoticed');
+  assert.ok(caught(brokenPretrained('generate', (f, a) => { try { return f(...a); } catch (e) { throw new e.constructor('something went wrong'); } })), 'a refusal naming nothing went unnoticed');
+  assert.ok(caught(brokenPretrained('forward', (f, a) => { try { return f(...a); } catch { throw new Error('plain'); } })), 'a plain Error went unnoticed');
+  assert.ok(caught(brokenPretrained('generate', (f, a) => f(a[0], a[1] && typeof a[1] === 'object' && !Array.isArray(a[1]) ? { ...a[1], onToken: undefined } : a[1]))), 'an onToken never called went unnoticed');
 });

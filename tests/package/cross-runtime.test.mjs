@@ -5,7 +5,9 @@
 // with dropout and the f32 backward: output, weights, input gradients, grads()); issue 21's
 // repeatedTokens and three seeded Transformer runs of 3 trainSteps (f32 default, f32 with every
 // option, f64): every step's losses and the final weights and AdamW moments; and issue 32's
-// compositionScores, circuits and path-cut losses of those three models.
+// compositionScores, circuits and path-cut losses of those three models; issue 30's fromPretrained
+// (a GPT-2 and a Llama checkpoint, f32 and f64: logits, attention weights, hidden states, greedy and
+// sampled tokens).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,6 +37,7 @@ function firstDifference(a, b) {
   return -1;
 }
 
+const PRETRAINED = ['pretrainedGPT232', 'pretrainedGPT264', 'pretrainedLlama32', 'pretrainedLlama64'];
 const results = {};
 test('Node computes the fingerprint', () => {
   results.Node = JSON.parse(run(process.execPath, ['node.mjs'], { cwd: project }));
@@ -46,13 +49,15 @@ test('Node computes the fingerprint', () => {
   // the model runs differ from each other and really trained (3 steps × 4 sequences × 14 losses)
   assert.equal(results.Node.transformer32Losses.count, 3 * 4 * 14);
   assert.equal(new Set(['transformer32', 'transformer32Full', 'transformer64'].map((k) => results.Node[`${k}State`].sha256)).size, 3);
+  // the four loaded models differ from each other (f32 is not f64)
+  assert.equal(new Set(PRETRAINED.map((k) => results.Node[k].sha256)).size, 4);
 });
 test('Chromium computes the fingerprint', { timeout: 120_000 }, async () => { results.Chromium = await inBrowser(launchChromium); });
 test('Firefox computes the fingerprint', { timeout: 120_000 }, async () => { results.Firefox = await inBrowser(launchFirefox); });
 
 test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
   assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
-  const model = ['repeatedTokens', ...['transformer32', 'transformer32Full', 'transformer64'].flatMap((k) => [`${k}Losses`, `${k}State`, `${k}Circuits`])];
+  const model = ['repeatedTokens', ...['transformer32', 'transformer32Full', 'transformer64'].flatMap((k) => [`${k}Losses`, `${k}State`, `${k}Circuits`]), ...PRETRAINED];
   for (const key of ['inputs', 'output', 'causal', 'grouped', 'groupedTrace', 'rotary', 'layer', 'decoded', 'training', 'trainingGradients', 'trainingGrads', ...model]) {
     const reference = results.Node[key];
     t.diagnostic(`${key}: ${reference.count} Float64 values, SHA-256 ${reference.sha256}`);

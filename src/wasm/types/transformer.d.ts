@@ -75,6 +75,8 @@ export interface TransformerOutput<A extends Float32Array | Float64Array = Float
   losses: TransformerTyped<Float64Array>;
   /** With needWeights: per layer [B, h, T, T] (row t: query t's weights over keys 0 … t). */
   weights?: TransformerTyped<A>[];
+  /** With needHidden (a model from fromPretrained): numLayers + 1 entries [B, T, C]: the embeddings, the residual stream after each block but the last, and the final norm's output. */
+  hidden?: TransformerTyped<A>[];
 }
 
 /** The scores of one head; each a mean over positions t ≥ 1 (see docs/api.md). */

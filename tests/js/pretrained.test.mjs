@@ -1,0 +1,268 @@
+// Transformer.fromPretrained (issue 30) through the Node build: random GPT-2 and Llama checkpoints in
+// the Hugging Face layout (tests/pretrained/checkpoint.mjs), loaded in float64 and float32, against the
+// independent float64 reference (tests/oracle/pretrained.mjs): logits, every attention weight and
+// every hidden state; greedy generation through the KV cache gives the reference's tokens; onToken
+// streams them; sampling is seeded; bad input is a TypeError / RangeError naming the thing, and the
+// module keeps working after it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import lab from './support/lab.mjs';
+import { gpt2Checkpoint, llamaCheckpoint } from '../pretrained/checkpoint.mjs';
+import * as O from '../oracle/pretrained.mjs';
+
+const { Transformer } = lab;
+
+/** float64 against the oracle: each tensor's largest error over its largest entry. */
+const F64_TOL = 1e-10;
+/** float32: rounding of sums of a few dozen terms of size ~1 (the worst seen, 1.2e-6, is printed). */
+const F32_TOL = 1e-5;
+
+/** max |a − e| over max |e| (1 when e is all zeros). */
+function scaledError(actual, expected) {
+  assert.equal(actual.length, expected.length);
+  let worst = 0, scale = 0;
+  for (let i = 0; i < expected.length; i++) {
+    worst = Math.max(worst, Math.abs(actual[i] - expected[i]));
+    scale = Math.max(scale, Math.abs(expected[i]));
+  }
+  return worst / (scale || 1);
+}
+
+export const CASES = [
+  ['gpt2, no prefix, tied', () => gpt2Checkpoint({ embd: 8, heads: 2, layers: 2, seed: 51 })],
+  ['gpt2, transformer. prefix, untied, BF16, F32 buffers', () => gpt2Checkpoint({ embd: 12, heads: 3, layers: 3, prefix: true, tied: false, buffers: 'F32', dtype: 'BF16', seed: 52 })],
+  ['gpt2, F16, BOOL buffers, n_inner', () => gpt2Checkpoint({ embd: 16, heads: 4, layers: 1, inner: 24, buffers: 'BOOL', dtype: 'F16', vocab: 31, seed: 53 })],
+  ['llama, grouped 4/2', () => llamaCheckpoint({ hidden: 8, heads: 4, kvHeads: 2, layers: 2, seed: 54 })],
+  ['llama, 4/1, tied, rope_parameters, F16', () => llamaCheckpoint({ hidden: 16, heads: 4, kvHeads: 1, layers: 3, tied: true, ropeStyle: 'rope_parameters', ropeTheta: 500000, dtype: 'F16', seed: 55 })],
+  ['llama, biases, head_dim, BF16, inv_freq', () => llamaCheckpoint({ hidden: 12, heads: 3, kvHeads: 3, headDim: 4, layers: 2, attentionBias: true, mlpBias: true, invFreq: true, dtype: 'BF16', seed: 56 })],
+];
+
+function tokensFor(V) {
+  return [[1, 4, 2, 8, 5, 7, 0], [3, 3, 0, V - 1, 6, 2, 9 % V]];
+}
+
+for (const dtype of ['float64', 'float32']) {
+  test(`${dtype}: logits, attention weights and hidden states agree with the float64 reference`, (t) => {
+    const tol = dtype === 'float64' ? F64_TOL : F32_TOL;
+    let worst = 0;
+    for (const [name, make] of CASES) {
+      const { config, weights } = make();
+      const m = O.load(config, weights);
+      const model = Transformer.fromPretrained({ config, weights, dtype });
+      try {
+        const tokens = tokensFor(m.V);
+        const got = model.forward(tokens, { needWeights: true, needHidden: true });
+        const want = O.forward(m, tokens);
+        const B = tokens.length, T = tokens[0].length;
+        assert.deepEqual(got.logits.shape, [B, T, m.V], name);
+        assert.ok(got.logits.data instanceof (dtype === 'float64' ? Float64Array : Float32Array), name);
+        const check = (what, a, e) => {
+          const err = scaledError(a, e);
+          assert.ok(err <= tol, `${name}: ${what} scaled error ${err} > ${tol}`);
+          worst = Math.max(worst, err);
+        };
+        check('logits', got.logits.data, want.logits.data);
+        assert.equal(got.weights.length, m.L, name);
+        got.weights.forEach((w, l) => {
+          assert.deepEqual(w.shape, [B, m.h, T, T]);
+          check(`weights[${l}]`, w.data, want.weights[l].data);
+        });
+        assert.equal(got.hidden.length, m.L + 1, name);
+        got.hidden.forEach((x, i) => {
+          assert.deepEqual(x.shape, [B, T, m.C]);
+          check(`hidden[${i}]`, x.data, want.hidden[i].data);
+        });
+        // the loss is the next-token cross-entropy of these logits
+        assert.deepEqual(got.losses.shape, [B, T - 1]);
+        const L = want.logits.data;
+        let sum = 0;
+        for (let b = 0; b < B; b++) {
+          for (let s = 0; s < T - 1; s++) {
+            const row = L.subarray((b * T + s) * m.V, (b * T + s + 1) * m.V);
+            const max = Math.max(...row);
+            const lse = Math.log(row.reduce((a, x) => a + Math.exp(x - max), 0)) + max;
+            const loss = lse - row[tokens[b][s + 1]];
+            assert.ok(Math.abs(got.losses.data[b * (T - 1) + s] - loss) <= tol * 10 * Math.max(1, loss), `${name}: losses[${b}][${s}]`);
+            sum += loss;
+          }
+        }
+        assert.ok(Math.abs(got.loss - sum / (B * (T - 1))) <= tol * 10 * Math.max(1, got.loss), `${name}: loss`);
+        // without the options: the same logits, no weights, no hidden
+        const plain = model.forward(tokens);
+        assert.deepEqual(plain.logits.data, got.logits.data, `${name}: logits with and without needWeights/needHidden`);
+        assert.equal(plain.weights, undefined);
+        assert.equal(plain.hidden, undefined);
+      } finally {
+        model.free();
+      }
+    }
+    t.diagnostic(`worst scaled error ${worst}`);
+  });
+
+  test(`${dtype}: greedy generation through the KV cache gives the reference's tokens, streamed by onToken`, () => {
+    for (const [name, make] of CASES) {
+      const { config, weights } = make();
+      const m = O.load(config, weights);
+      const model = Transformer.fromPretrained({ config, weights, dtype });
+      try {
+        const prompt = [1, 2, 3].map((x) => x % m.V);
+        const maxNewTokens = Math.min(8, m.positions - prompt.length);
+        const want = O.generateGreedy(m, prompt, maxNewTokens);
+        const heard = [];
+        const ids = model.generate(prompt, { maxNewTokens, temperature: 0, onToken: (id, index) => heard.push([id, index]) });
+        assert.ok(Array.isArray(ids), name);
+        assert.deepEqual(ids, want, `${name}: greedy tokens`);
+        assert.deepEqual(heard, want.slice(prompt.length).map((id, i) => [id, i]), `${name}: onToken`);
+        // the default temperature is 0; topK = 1 at any temperature is greedy too
+        assert.deepEqual(model.generate(prompt, { maxNewTokens }), want, name);
+        assert.deepEqual(model.generate(Int32Array.from(prompt), { maxNewTokens, temperature: 1.5, topK: 1, seed: 9 }), want, name);
+        // one token of prompt, up to the last position
+        assert.equal(model.generate([0], { maxNewTokens: m.positions - 1 }).length, m.positions);
+        assert.deepEqual(model.generate(prompt, { maxNewTokens: 0 }), prompt);
+      } finally {
+        model.free();
+      }
+    }
+  });
+}
+
+test('sampled generation: seeded (the same seed, the same tokens), every token below V, seeds differ', () => {
+  const { config, weights } = llamaCheckpoint({ hidden: 8, heads: 4, kvHeads: 2, layers: 2, vocab: 50, positions: 64, seed: 61 });
+  const model = Transformer.fromPretrained({ config, weights });
+  try {
+    const options = { maxNewTokens: 40, temperature: 2, topP: 0.95, seed: 123 };
+    const a = model.generate([1, 2], options);
+    assert.deepEqual(model.generate([1, 2], options), a);
+    assert.deepEqual(model.generate([1, 2], { ...options, seed: 123n }), a);
+    assert.ok(a.every((id) => Number.isInteger(id) && id >= 0 && id < 50));
+    const others = [1, 2, 3, 4].map((seed) => model.generate([1, 2], { ...options, seed }).join());
+    assert.ok(others.some((s) => s !== a.join()), 'four other seeds all gave the same 40 tokens');
+  } finally {
+    model.free();
+  }
+});
+
+test('config, numParameters and step of a loaded model', () => {
+  const { config, weights } = llamaCheckpoint({ hidden: 12, heads: 3, kvHeads: 1, headDim: 4, layers: 2, intermediate: 10, vocab: 29, positions: 32, ropeTheta: 1e5, seed: 62 });
+  const model = Transformer.fromPretrained({ config, weights, dtype: 'float64' });
+  try {
+    assert.deepEqual(model.config, {
+      modelType: 'llama', vocabSize: 29, contextLength: 32, embedDim: 12, numHeads: 3, numKVHeads: 1, headDim: 4, numLayers: 2,
+      positions: 'rope', ropeBase: 1e5, norm: 'rms', normEps: 1e-6, mlp: 'silu_gated', mlpWidth: 10,
+      attentionBias: false, mlpBias: false, tiedEmbeddings: false, dtype: 'float64',
+    });
+    // W_E, W_U, final norm; per layer: 2 norms, q (12×12), k, v (4×12), o (12×12), gate, up (10×12), down (12×10)
+    const perLayer = 2 * 12 + 12 * 12 + 2 * 4 * 12 + 12 * 12 + 3 * 10 * 12;
+    assert.equal(model.numParameters, 2 * 29 * 12 + 12 + 2 * perLayer);
+    assert.equal(model.step, 0);
+  } finally {
+    model.free();
+  }
+  const g = gpt2Checkpoint({ embd: 8, heads: 2, layers: 1, vocab: 23, positions: 16 });
+  const gpt2 = Transformer.fromPretrained(g);
+  try {
+    assert.equal(gpt2.config.modelType, 'gpt2');
+    assert.equal(gpt2.config.tiedEmbeddings, true);
+    assert.equal(gpt2.config.dtype, 'float32');
+    assert.equal(gpt2.numParameters, 23 * 8 + 16 * 8 + 2 * 8 + (4 * 8 + 8 * 24 + 24 + 8 * 8 + 8 + 8 * 32 + 32 + 32 * 8 + 8));
+  } finally {
+    gpt2.free();
+  }
+});
+
+/** The file with its header rewritten by `edit(header)` (an object, or a string to use as is). */
+function rewriteHeader(bytes, edit) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = Number(view.getBigUint64(0, true));
+  const header = JSON.parse(Buffer.from(bytes.subarray(8, 8 + n)).toString('utf8'));
+  const edited = edit(header);
+  const text = typeof edited === 'string' ? edited : JSON.stringify(edited);
+  const head = Buffer.from(text, 'utf8');
+  const out = new Uint8Array(8 + head.length + bytes.length - 8 - n);
+  new DataView(out.buffer).setBigUint64(0, BigInt(head.length), true);
+  out.set(head, 8);
+  out.set(bytes.subarray(8 + n), 8 + head.length);
+  return out;
+}
+
+test('bad input: a TypeError or RangeError naming the thing, and the module keeps working', () => {
+  const { config, weights } = gpt2Checkpoint({ embd: 8, heads: 2, layers: 2, vocab: 23, positions: 16, seed: 71 });
+  const llama = llamaCheckpoint({ hidden: 8, heads: 4, kvHeads: 2, layers: 1, seed: 72 });
+  const refused = (call, kind, pattern) => assert.throws(call, (e) => {
+    assert.equal(e.constructor, kind, `${e.constructor.name}: ${e.message}`);
+    assert.match(e.message, pattern);
+    return true;
+  });
+  const load = (o) => () => Transformer.fromPretrained(o).free();
+  refused(() => Transformer.fromPretrained(), TypeError, /options is missing/);
+  refused(load({ weights }), TypeError, /options\.config is missing/);
+  refused(load({ config: 'gpt2', weights }), TypeError, /options\.config is a string/);
+  refused(load({ config: [config], weights }), TypeError, /options\.config/);
+  refused(load({ config }), TypeError, /options\.weights is missing/);
+  refused(load({ config, weights: Array.from(weights) }), TypeError, /options\.weights is an array/);
+  refused(load({ config, weights, dtype: 'float16' }), TypeError, /options\.dtype/);
+  refused(load({ config, weights, dtpye: 'float64' }), TypeError, /dtpye/);
+  refused(load({ config: { ...config, model_type: 'bert' }, weights }), RangeError, /config\.model_type is 'bert'/);
+  const { n_embd: _drop, ...noEmbd } = config;
+  refused(load({ config: noEmbd, weights }), TypeError, /config\.n_embd is missing/);
+  refused(load({ config: { ...llama.config, rope_scaling: { rope_type: 'yarn', factor: 2 } }, weights: llama.weights }), RangeError, /yarn/);
+  // tensors: missing, extra, misshapen (the config disagrees with the file)
+  refused(load({ config: { ...config, n_layer: 3 }, weights }), TypeError, /no tensor "h\.2\.ln_1\.weight" \(expected shape \[8\]\)/);
+  refused(load({ config: { ...config, n_layer: 1 }, weights }), TypeError, /tensor "h\.1\.[a-z_.0-9]+" that this gpt2 config has no place for/);
+  refused(load({ config: { ...config, n_inner: 16 }, weights }), RangeError, /"h\.0\.mlp\.c_fc\.weight" has shape \[8, 32\]; expected \[8, 16\]/);
+  refused(load({ config: { ...config, tie_word_embeddings: false }, weights }), TypeError, /lm_head\.weight/);
+  // the file itself
+  refused(load({ config, weights: weights.subarray(0, 5) }), RangeError, /has 5 bytes/);
+  refused(load({ config, weights: weights.subarray(0, 40) }), RangeError, /safetensors/);
+  refused(load({ config, weights: rewriteHeader(weights, () => '{"wte.weight": [') }), TypeError, /header is not JSON/);
+  refused(load({ config, weights: rewriteHeader(weights, (h) => { h['wte.weight'].data_offsets[1] += 4; return h; }) }), RangeError, /wte\.weight/);
+  refused(load({ config, weights: rewriteHeader(weights, (h) => { h['ln_f.bias'].data_offsets = [0, 32]; return h; }) }), RangeError, /ln_f\.bias|overlap/);
+  refused(load({ config, weights: rewriteHeader(weights, (h) => { h['ln_f.bias'].dtype = 'I32'; return h; }) }), TypeError, /ln_f\.bias/);
+  const huge = new Uint8Array(weights);
+  new DataView(huge.buffer).setBigUint64(0, 1n << 40n, true);
+  refused(load({ config, weights: huge }), RangeError, /header/);
+  // a model too big for wasm memory, refused before anything is allocated
+  refused(load({ config: { ...config, n_embd: 65536, n_layer: 48 }, weights }), RangeError, /needs about [\d,]+ MB of memory.*wasm32/);
+
+  const model = Transformer.fromPretrained({ config, weights, dtype: 'float64' });
+  try {
+    const before = model.forward([[1, 2, 3]]).logits.data;
+    refused(() => model.forward([[1, 23]]), RangeError, /tokens\[0\]\[1\] is 23; expected an integer in 0 … vocabSize − 1 = 22/);
+    refused(() => model.forward([Array.from({ length: 17 }, () => 1)]), RangeError, /T = 17.*contextLength = 16/);
+    refused(() => model.forward([[1, 2]], { headMask: [[true, true]] }), TypeError, /headMask/);
+    refused(() => model.forward([[1, 2]], { needHidden: 'yes' }), TypeError, /needHidden/);
+    refused(() => model.generate([1, 2]), TypeError, /options is missing/);
+    refused(() => model.generate([1, 2], {}), TypeError, /options\.maxNewTokens is missing/);
+    refused(() => model.generate([1, 2], { maxNewTokens: 1.5 }), RangeError, /maxNewTokens is 1\.5/);
+    refused(() => model.generate([1, 2], { maxNewTokens: 15 }), RangeError, /prompt \(2 tokens\) \+ maxNewTokens \(15\) = 17 exceeds the 16 positions/);
+    refused(() => model.generate([], { maxNewTokens: 1 }), RangeError, /prompt is empty/);
+    refused(() => model.generate([1, 23], { maxNewTokens: 1 }), RangeError, /prompt\[1\] is 23/);
+    refused(() => model.generate('hello', { maxNewTokens: 1 }), TypeError, /prompt is a string/);
+    refused(() => model.generate([1], { maxNewTokens: 1, temperature: -1 }), RangeError, /temperature/);
+    refused(() => model.generate([1], { maxNewTokens: 1, topK: 0 }), RangeError, /topK/);
+    refused(() => model.generate([1], { maxNewTokens: 1, topP: 0 }), RangeError, /topP/);
+    refused(() => model.generate([1], { maxNewTokens: 1, onToken: 5 }), TypeError, /options\.onToken is the number 5; expected a function/);
+    refused(() => model.generate([1], { maxNewTokens: 1, maxTokens: 5 }), TypeError, /maxTokens/);
+    // the caller's own error from onToken, unchanged; generation stops there
+    const mine = new Error('stop here');
+    let calls = 0;
+    assert.throws(() => model.generate([1], { maxNewTokens: 5, onToken: () => { calls++; throw mine; } }), (e) => e === mine);
+    assert.equal(calls, 1);
+    // what a loaded model does not do yet: a plain Error saying so
+    for (const [name, call] of [['getWeights', () => model.getWeights()], ['gradients', () => model.gradients([[1, 2]])], ['trainStep', () => model.trainStep([[1, 2]], { learningRate: 0.1 })], ['headScores', () => model.headScores([[1, 2]])], ['getState', () => model.getState()], ['compositionScores', () => model.compositionScores()]]) {
+      refused(call, Error, new RegExp(`${name} does not work yet on a model from Transformer\\.fromPretrained`));
+    }
+    assert.deepEqual(model.forward([[1, 2, 3]]).logits.data, before, 'the model answers as before after every refused call');
+  } finally {
+    model.free();
+  }
+  refused(() => model.forward([[1, 2]]), Error, /free/);
+  // generate on a model made by new Transformer(config)
+  const toy = new Transformer({ vocabSize: 5, contextLength: 8, embedDim: 4, numHeads: 2, numLayers: 1 });
+  try {
+    refused(() => toy.generate([1], { maxNewTokens: 1 }), Error, /generate needs a model from Transformer\.fromPretrained/);
+    refused(() => toy.forward([[1, 2]], { needHidden: true }), TypeError, /needHidden/);
+  } finally {
+    toy.free();
+  }
+});
