@@ -4,7 +4,7 @@
 // script (the site's runner, in ./session.mjs's sandbox), the same model checks for 09 and 10 (the
 // challenge folder's model-check.js: the learner's code answers in the sandbox, the package's
 // Transformer runs here, outside it), and on a failure the same diagnosis: the probes and locate()
-// of diagnosis.js, then the known mistakes, as report.js says.
+// of diagnosis/locate.js, then the known mistakes, as report.js says.
 import {
   buildCases, judge, locate, probeCalls, firstLine, traceCalls, walkthroughHref, loadLab, modelCheckOf, formatNumber, RUNNER,
   TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE, foundByLine, knownMistakes, locatedHeading, locateOptions, nonFiniteNote,
@@ -73,14 +73,14 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
     }
     let located = null;
     let probeNote = null;
-    const probes = probeCalls(challenge.id);
+    const probes = probeCalls(challenge.diagnosis);
     if (probes.length) {
       const probeReply = await session.send({ probes });
       if (probeReply.type === 'timeout') probeNote = PROBE_TIME_LIMIT_MESSAGE;
       else if (probeReply.type === 'done') {
         const probeResults = new Map(probeReply.results.map((r) => [r.id, r]));
         try {
-          located = locate(challenge.id, probeResults, lab, locateOptions(judged));
+          located = locate(challenge.diagnosis, probeResults, lab, locateOptions(judged));
         } catch {
           located = null; // as on the page: the test results still stand
         }

@@ -1,6 +1,6 @@
 // Where the command finds the course: the challenges (lesson, starter, tests.json, and for 09, 10 and 11
 // the model check: model-check.js, the modules it imports and model.json) and the site's own modules
-// (cases.js, diagnosis.js and diagnosis/, variants.js, report.js, matrix.js, script.js, runner.worker.js). In the npm package they are
+// (cases.js, diagnosis/, variants.js, report.js, matrix.js, script.js, runner.worker.js). In the npm package they are
 // under course/ (tests/package/assemble.mjs copies them there unchanged); in the repository the
 // command runs from cli/ against www/src/ and challenges/ (and the Node build in target/pkg-node).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -15,14 +15,14 @@ const CHALLENGES_DIR = new URL(PACKAGED ? '../course/challenges/' : '../challeng
 export const RUNNER = new URL('runner.worker.js', SHARED);
 
 const cases = await import(new URL('cases.js', SHARED));
-const diagnosis = await import(new URL('diagnosis.js', SHARED));
+const diagnosis = await import(new URL('diagnosis/locate.js', SHARED));
 const firstLineModule = await import(new URL('diagnosis/first-line.js', SHARED));
 const report = await import(new URL('report.js', SHARED));
 const matrix = await import(new URL('matrix.js', SHARED));
 
 /** The site's test run (www/src/cases.js). */
 export const { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE } = cases;
-/** The site's first-wrong-step diagnosis (www/src/diagnosis.js). */
+/** The site's first-wrong-step diagnosis (www/src/diagnosis/locate.js). */
 export const { locate, probeCalls, walkthroughHref } = diagnosis;
 /** The first wrong line: the traced run aligned with the reference (www/src/diagnosis/first-line.js). */
 export const { firstLine, traceCalls } = firstLineModule;
@@ -54,6 +54,7 @@ export const CHALLENGES = readdirSync(CHALLENGES_DIR, { withFileTypes: true })
   .map((id) => {
     const file = (name) => readFileSync(new URL(`${id}/${name}`, CHALLENGES_DIR), 'utf8');
     const tests = JSON.parse(file('tests.json'));
+    let diagnosis;
     return {
       id,
       number: id.slice(0, 2),
@@ -63,8 +64,8 @@ export const CHALLENGES = readdirSync(CHALLENGES_DIR, { withFileTypes: true })
       tests,
       get readme() { return file('README.md'); },
       get starter() { return file('starter.js'); },
-      /** The traced probe inputs of the first-wrong-line diagnosis (diagnosis.json), or null (challenge 10). */
-      get diagnosis() { return existsSync(new URL(`${id}/diagnosis.json`, CHALLENGES_DIR)) ? JSON.parse(file('diagnosis.json')) : null; },
+      /** The challenge's diagnosis data (diagnosis.json: its probes and traced probe inputs), read once, or null (challenge 10). */
+      get diagnosis() { diagnosis ??= existsSync(new URL(`${id}/diagnosis.json`, CHALLENGES_DIR)) ? JSON.parse(file('diagnosis.json')) : null; return diagnosis; },
       /** The trained model of a 'forward' model check (tests.json model.weights), as data. */
       get model() { return JSON.parse(file(tests.model.weights)); },
     };

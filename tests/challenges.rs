@@ -10,7 +10,8 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 use attention_lab::wasm::attention::{dot_product_attention, multi_head_attention};
 use attention_lab::wasm::grouped::{grouped_query_attention, rotary_embedding};
 use attention_lab::wasm::projected::projected_self_attention;
-use js_sys::Array;
+use attention_lab::wasm::transformer::JsTransformer;
+use js_sys::{Array, Reflect};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -28,6 +29,7 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("08-sliding-window", include_str!("../challenges/08-sliding-window/tests.json")),
     ("09-attention-in-a-model", include_str!("../challenges/09-attention-in-a-model/tests.json")),
     ("10-induction-head", include_str!("../challenges/10-induction-head/tests.json")),
+    ("11-find-the-circuit", include_str!("../challenges/11-find-the-circuit/tests.json")),
 ];
 
 /// A challenge graded on a model's behaviour (challenge 10: `"kind": "weights"`) has no fixed, error
@@ -52,8 +54,12 @@ fn to_js(value: &Value) -> JsValue {
 
 /// The package call for a case, as (export, arguments): tests.json's `function` with the case's
 /// arguments, or its `reference` (challenges/README.md): `reference.function` with `reference.options`
-/// and the `columnsOf` column counts merged into argument `optionsArgument`.
+/// and the `columnsOf` column counts merged into argument `optionsArgument`; a `transformer` reference
+/// (challenge 11) is `Transformer.<method>` with the case's arguments.
 fn reference_call(tests: &Value, args: &[Value]) -> (String, Vec<Value>) {
+    if let Some(transformer) = tests.get("transformer") {
+        return (format!("Transformer.{}", transformer["method"].as_str().expect("transformer.method")), args.to_vec());
+    }
     let Some(reference) = tests.get("reference") else {
         return (tests["function"].as_str().expect("function").to_owned(), args.to_vec());
     };
@@ -79,10 +85,28 @@ fn reference_call(tests: &Value, args: &[Value]) -> (String, Vec<Value>) {
     (reference["function"].as_str().expect("reference.function").to_owned(), full)
 }
 
+/// Challenge 11's reference (www/src/cases.js's transformerReference): the exported Transformer, float64,
+/// two layers, embedDim the row count of `weights.layers[0].W_Q`, numHeads `options.numberOfHeads`, holding
+/// `weights.layers` (setWeights); the answer is the numberOfHeads × numberOfHeads matrix [0][i][1][j] of
+/// compositionScores()'s `options.kind`.
+fn composition_scores(weights: &Value, options: &Value) -> Result<JsValue, JsValue> {
+    let c = weights["layers"][0]["W_Q"].as_array().expect("layers[0].W_Q").len();
+    let config = serde_json::json!({ "vocabSize": 2, "contextLength": 2, "embedDim": c, "numHeads": options["numberOfHeads"], "numLayers": 2, "dtype": "float64" });
+    let mut model = JsTransformer::new(to_js(&config))?;
+    model.set_weights(to_js(&serde_json::json!({ "layers": weights["layers"] })))?;
+    let scores = Reflect::get(&model.composition_scores()?, &JsValue::from_str(options["kind"].as_str().expect("options.kind")))?;
+    let layer_0 = Array::from(&Array::from(&scores).get(0));
+    Ok(layer_0.iter().map(|head| Array::from(&head).get(1)).collect::<Array>().into())
+}
+
 /// Calls the reference export `function` (see [`reference_call`]) with the arguments.
 fn call(function: &str, args: &[Value]) -> Result<JsValue, JsValue> {
     let arg = |i: usize| args.get(i).map(to_js).unwrap_or(JsValue::UNDEFINED);
     match function {
+        "Transformer.compositionScores" => {
+            assert!(args.len() == 2, "compositionScores takes (weights, options)");
+            composition_scores(&args[0], &args[1])
+        }
         "dotProductAttention" => {
             assert!(args.len() <= 4, "dotProductAttention takes at most 4 arguments");
             dot_product_attention(arg(0), arg(1), arg(2), arg(3))
@@ -230,6 +254,8 @@ fn instantiate(template: &Value, sizes: &serde_json::Map<String, Value>, entries
         choices[rng.int(0, choices.len() as i64 - 1) as usize].clone()
     } else if let Some(value) = object.get("literal") {
         value.clone()
+    } else if let Some(items) = object.get("list") {
+        Value::Array(items.as_array().expect("list templates").iter().map(|t| instantiate(t, sizes, entries, rng)).collect())
     } else if let Some(fields) = object.get("object") {
         let fields = fields.as_object().expect("object template");
         Value::Object(fields.iter().map(|(k, t)| (k.clone(), instantiate(t, sizes, entries, rng))).collect())

@@ -19,6 +19,7 @@ const CHALLENGES: &[(&str, &str)] = &[
     ("08-sliding-window", include_str!("../challenges/08-sliding-window/tests.json")),
     ("09-attention-in-a-model", include_str!("../challenges/09-attention-in-a-model/tests.json")),
     ("10-induction-head", include_str!("../challenges/10-induction-head/tests.json")),
+    ("11-find-the-circuit", include_str!("../challenges/11-find-the-circuit/tests.json")),
 ];
 
 fn matrix(value: &Value) -> Matrix {
@@ -36,9 +37,12 @@ fn mask(options: Option<&Value>) -> Mask {
 
 /// The package call for a case, as (export, arguments): tests.json's `function` with the case's
 /// arguments, or its `reference` (challenges/README.md): `reference.function` with `reference.options`
-/// and the `columnsOf` column counts merged into argument `optionsArgument`. (The same as in
-/// tests/challenges.rs.)
+/// and the `columnsOf` column counts merged into argument `optionsArgument`; a `transformer` reference
+/// (challenge 11) is `Transformer.<method>` with the case's arguments. (The same as in tests/challenges.rs.)
 fn reference_call(tests: &Value, args: &[Value]) -> (String, Vec<Value>) {
+    if let Some(transformer) = tests.get("transformer") {
+        return (format!("Transformer.{}", transformer["method"].as_str().expect("transformer.method")), args.to_vec());
+    }
     let Some(reference) = tests.get("reference") else {
         return (tests["function"].as_str().expect("function").to_owned(), args.to_vec());
     };
@@ -78,9 +82,37 @@ fn js_only(function: &str, args: &[Value]) -> Option<String> {
     }
 }
 
+/// Challenge 11's reference (www/src/cases.js's transformerReference): a float64, two-layer Transformer
+/// with embedDim the row count of `weights.layers[0].W_Q` and numHeads `options.numberOfHeads`, holding
+/// `weights.layers`; the answer is the numberOfHeads × numberOfHeads matrix [0][i][1][j] of `options.kind`.
+/// The core takes each matrix as its row-major entries and counts them (the JS API reads the shape).
+fn composition_scores(weights: &Value, options: &Value) -> Result<Matrix, AttentionError> {
+    let layers = weights["layers"].as_array().expect("weights.layers");
+    let c = layers[0]["W_Q"].as_array().expect("layers[0].W_Q").len();
+    let h = options["numberOfHeads"].as_u64().expect("options.numberOfHeads") as usize;
+    let mut model = Transformer::<f64>::new(ModelConfig::new(2, 2, c, h, 2))?;
+    let updates = layers.iter().enumerate().flat_map(|(l, layer)| {
+        layer.as_object().expect("a layer").iter().map(move |(name, w)| (Some(l), name.clone(), flat(w)))
+    });
+    model.set_params(updates.collect(), None)?;
+    let scores = model.composition_scores();
+    let kind = match options["kind"].as_str().expect("options.kind") {
+        "q" => &scores.q,
+        "k" => &scores.k,
+        "v" => &scores.v,
+        other => panic!("unknown kind {other}"),
+    };
+    // [l1][i][l2][j] of 2 layers, flat: l1 = 0, l2 = 1
+    let at = |i: usize, j: usize| kind[(i * 2 + 1) * h + j];
+    Matrix::new(h, h, (0..h).flat_map(|i| (0..h).map(move |j| at(i, j))).collect())
+}
+
 /// Runs the core function `function` (see [`reference_call`]) with the arguments.
 fn call(function: &str, args: &[Value]) -> Result<Matrix, AttentionError> {
     let count = |o: &Value, key: &str| o[key].as_u64().unwrap_or_else(|| panic!("options.{key}")) as usize;
+    if function == "Transformer.compositionScores" {
+        return composition_scores(&args[0], &args[1]);
+    }
     if function == "rotaryEmbedding" {
         let (x, o) = (matrix(&args[0]), &args[1]);
         let split = HeadSplit { number_of_heads: count(o, "numberOfHeads"), head_dimensions: count(o, "headDimensions") };
@@ -153,11 +185,21 @@ fn the_core_passes_every_fixed_case() {
 
 #[test]
 fn the_core_fails_every_error_case_with_the_stated_class_and_message() {
-    let (mut checked, mut skipped) = (0, Vec::new());
+    let (mut checked, mut skipped, mut by_entries) = (0, Vec::new(), Vec::new());
     for (folder, tests) in tests() {
         for case in tests["errors"].as_array().expect("errors") {
             let name = case["name"].as_str().expect("name");
             let (function, args) = reference_call(&tests, case["args"].as_array().expect("args"));
+            if function.starts_with("Transformer.") {
+                // the JS API reads a weight's number[][] and names its shape; the core counts its entries:
+                // the same class, and the same parameter named first (`weights.` is the JS argument's name)
+                let error = call(&function, &args).expect_err(name);
+                assert_eq!(class_of(&error), case["throws"]["name"], "{folder} / {name}: {error}");
+                let place = |message: &str| message.split(' ').next().unwrap_or_default().to_owned();
+                assert_eq!(format!("weights.{}", place(&error.message())), place(case["throws"]["referenceMessage"].as_str().expect("referenceMessage")), "{folder} / {name}: {error}");
+                by_entries.push(format!("{folder} / {name}: {error}"));
+                continue;
+            }
             if let Some(why) = js_only(&function, &args) {
                 // only the JS API's reading of an option can refuse these: its message names the option
                 assert!(case["throws"]["messageStartsWith"].as_str().expect("prefix").starts_with("options."), "{folder} / {name}");
@@ -166,22 +208,29 @@ fn the_core_fails_every_error_case_with_the_stated_class_and_message() {
             }
             checked += 1;
             let error = call(&function, &args).expect_err(name);
-            let class = match error {
-                AttentionError::Type(_) => "TypeError",
-                AttentionError::Range(_) => "RangeError",
-                AttentionError::State(_) => "Error",
-            };
-            assert_eq!(class, case["throws"]["name"], "{folder} / {name}: {error}");
+            assert_eq!(class_of(&error), case["throws"]["name"], "{folder} / {name}: {error}");
             let prefix = case["throws"]["messageStartsWith"].as_str().expect("prefix");
             assert!(error.message().starts_with(prefix), "{folder} / {name}: {error}");
             assert_eq!(error.message(), case["throws"]["referenceMessage"], "{folder} / {name}: core and JS messages agree");
         }
     }
     eprintln!("{checked} error cases checked against the core; {} read by the JS API only:\n{}", skipped.len(), skipped.join("\n"));
+    eprintln!("{} weights refused by their count of entries (the JS API names their shape):\n{}", by_entries.len(), by_entries.join("\n"));
     assert!(checked >= 15 && skipped.len() <= 6, "{checked} checked, {} skipped", skipped.len());
+    assert!(!by_entries.is_empty(), "challenge 11's error cases were not run");
+}
+
+/// The JS class of an error of the core.
+fn class_of(error: &AttentionError) -> &'static str {
+    match error {
+        AttentionError::Type(_) => "TypeError",
+        AttentionError::Range(_) => "RangeError",
+        AttentionError::State(_) => "Error",
+    }
 }
 
 // ---- the model checks (challenges 09 and 10): the package's Transformer, natively ----------------
+// (challenge 11's reference is `composition_scores` above, run on its fixed and error cases)
 
 use attention_lab::model::data::repeated_tokens;
 use attention_lab::model::{ModelConfig, Positions, Tokens, Transformer};

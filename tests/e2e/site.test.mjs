@@ -6,8 +6,8 @@ import { createServer } from 'node:net';
 import { startSite, openPage, runCode, axeViolations, lab, testsOf, SIZES, SCREENSHOTS, CHALLENGE_IDS, modelCaseCount } from './harness.mjs';
 import { MISTAKES, mistakenSource, solution } from '../mistakes.mjs';
 import { readFileSync } from 'node:fs';
-import { locate, probeCalls } from '../../www/src/diagnosis.js';
-import { diagnose } from '../js/support/diagnose.mjs';
+import { locate, probeCalls } from '../../www/src/diagnosis/locate.js';
+import { challengeData, diagnose } from '../js/support/diagnose.mjs';
 
 const PAGES = [
   ['home', 'index.html', '#challenge-list li'],
@@ -561,9 +561,10 @@ describe('diagnosis: the first wrong step', () => {
       // the page says what the module says in Node for the same code
       const fn = (await import(`data:text/javascript,${encodeURIComponent(code)}`))[testsOf(id).function];
       const call = (args) => { try { return { output: fn(...structuredClone(args)) }; } catch (error) { return { error: { name: error.name, message: error.message } }; } };
-      const calls = probeCalls(id).map(({ id: callId, args }) => [callId, call(args)]);
+      const { data } = challengeData(id);
+      const calls = probeCalls(data).map(({ id: callId, args }) => [callId, call(args)]);
       const errors = testsOf(id).errors.map((c) => ({ ...c, result: call(c.args) }));
-      const probed = locate(id, new Map(calls), lab, { errors });
+      const probed = locate(data, new Map(calls), lab, { errors });
       assert.equal(probed.step, step);
       // then the traced run gives the finding its line (www/src/diagnosis/first-line.js), as in Node
       const { found: expected } = diagnose(id, code, lab);

@@ -1,4 +1,4 @@
-// The step locator (www/src/diagnosis.js) on a corpus of learner answers: tests/corpus/NN/*.js,
+// The step locator (www/src/diagnosis/locate.js, with each challenge's diagnosis.json) on a corpus of learner answers: tests/corpus/NN/*.js,
 // each one answer whose first line says the step the diagnosis must locate (`// expect: scale`)
 // or `// expect: none` for a right answer. Every wrong answer must also fail a fixed or an error
 // case (so the corpus holds real mistakes) and every right one pass them all. The error cases are
@@ -9,17 +9,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { readdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compareMatrices } from '../../www/src/cases.js';
-import { locate, probeCalls, STEPS, TABLES, walkthroughHref } from '../../www/src/diagnosis.js';
+import { locate, probeCalls, STEPS, tableOf, walkthroughHref } from '../../www/src/diagnosis/locate.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention_lab.js'));
 const CHALLENGES = Object.fromEntries(readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).map((f) => [f.slice(0, 2), f]));
 const testsOf = (folder) => JSON.parse(readFileSync(join(ROOT, 'challenges', folder, 'tests.json'), 'utf8'));
+/** A challenge's diagnosis.json (its probes: `locate`), or null. */
+const dataOf = (folder) => (existsSync(join(ROOT, 'challenges', folder, 'diagnosis.json')) ? JSON.parse(readFileSync(join(ROOT, 'challenges', folder, 'diagnosis.json'), 'utf8')) : null);
+/** The challenges with a probe diagnosis: folder → diagnosis.json. */
+const PROBED = Object.fromEntries(Object.values(CHALLENGES).map((f) => [f, dataOf(f)]).filter(([, data]) => data?.locate));
 const scratch = mkdtempSync(join(tmpdir(), 'attention-lab-corpus-'));
 const CORPUS = join(ROOT, 'tests/corpus');
 
@@ -47,9 +51,10 @@ function errorCasesRun(fn, tests) {
 }
 
 /** The reference function: the package's, or the challenge's solution.js when the package has none (slidingWindowAttention). */
-async function referenceOf(id, table) {
-  if (typeof lab[table.function] === 'function') return (...args) => lab[table.function](...args);
-  return (await import(pathToFileURL(join(ROOT, 'challenges', id, 'solution.js'))))[table.function];
+async function referenceOf(id) {
+  const name = testsOf(id).function;
+  if (typeof lab[name] === 'function') return (...args) => lab[name](...args);
+  return (await import(pathToFileURL(join(ROOT, 'challenges', id, 'solution.js'))))[name];
 }
 
 export function corpusOf(number) {
@@ -87,7 +92,7 @@ for (const number of readdirSync(CORPUS).sort()) {
       });
       const errors = errorCasesRun(fn, tests);
       const errorsPass = errors.map(({ result, throws }) => Boolean(result.error) && result.error.name === throws.name && result.error.message.startsWith(throws.messageStartsWith));
-      const found = locate(folder, run(fn, probeCalls(folder)), lab, { errors });
+      const found = locate(PROBED[folder], run(fn, probeCalls(PROBED[folder])), lab, { errors });
       if (entry.expect === 'none') {
         assert.ok(fixed.every(Boolean), 'a right answer must pass every fixed case');
         assert.ok(errorsPass.every(Boolean), 'a right answer must pass every error case');
@@ -110,17 +115,16 @@ for (const number of readdirSync(CORPUS).sort()) {
 }
 
 test('every table names known steps, runs its probes through the reference, and the reference answers get no diagnosis', async () => {
-  for (const [id, table] of Object.entries(TABLES)) {
-    assert.ok(CHALLENGES[id.slice(0, 2)] === id, `${id}: no such challenge folder`);
-    assert.equal(testsOf(id).function, table.function, `${id}: the table's function is the challenge's`);
+  for (const [id, data] of Object.entries(PROBED)) {
+    const table = tableOf(data); // throws on an unknown form, step, check or probe
     for (const step of table.steps) assert.ok(STEPS[step], `${id}: unknown step ${step}`);
-    const calls = probeCalls(id);
+    const calls = probeCalls(data);
     assert.ok(calls.length > 0 && calls.length <= 40, `${id}: ${calls.length} probe calls`);
     assert.equal(new Set(calls.map((c) => c.id)).size, calls.length, `${id}: probe call ids are unique`);
-    const fn = (await load(readFileSync(join(ROOT, 'challenges', id, 'solution.js'), 'utf8'), `solution-${id}`))[table.function];
-    assert.equal(locate(id, run(fn, calls), lab), null, `${id}: solution.js`);
+    const fn = (await load(readFileSync(join(ROOT, 'challenges', id, 'solution.js'), 'utf8'), `solution-${id}`))[testsOf(id).function];
+    assert.equal(locate(data, run(fn, calls), lab), null, `${id}: solution.js`);
     // the package itself, called like a learner's function, is right too
-    assert.equal(locate(id, run(await referenceOf(id, table), calls), lab), null, `${id}: the package`);
+    assert.equal(locate(data, run(await referenceOf(id), calls), lab), null, `${id}: the package`);
   }
 });
 
@@ -134,20 +138,21 @@ test('odd outputs on the probes (undefined, strings, NaN, ragged rows, huge arra
     () => [[{ unexpected: 'an object' }]],
     () => { throw new TypeError('x is not a function'); },
   ];
-  for (const id of Object.keys(TABLES)) {
+  for (const [id, data] of Object.entries(PROBED)) {
     for (const fn of odd) {
-      const found = locate(id, run(fn, probeCalls(id)), lab);
+      const found = locate(data, run(fn, probeCalls(data)), lab);
       assert.ok(found === null || (typeof found.title === 'string' && typeof found.detail === 'string'), `${id}: ${fn}`);
     }
   }
   // no results at all (the probes were stopped): nothing located, nothing thrown
-  assert.equal(locate('02-multi-head-attention', new Map(), lab), null);
+  assert.equal(locate(PROBED['02-multi-head-attention'], new Map(), lab), null);
 });
 
 test('a located step links to the walkthrough with the probe inputs, and the link carries them back exactly', async () => {
   const entry = corpusOf('02').find((e) => e.file.startsWith('03-scale-by-C'));
   const fn = (await load(entry.source, 'link'))[testsOf(CHALLENGES['02']).function];
-  const found = locate(CHALLENGES['02'], run(fn, probeCalls(CHALLENGES['02'])), lab);
+  const data = PROBED[CHALLENGES['02']];
+  const found = locate(data, run(fn, probeCalls(data)), lab);
   assert.equal(found.step, 'scale');
   assert.ok(found.walkthrough, 'a link');
   const href = walkthroughHref(found.walkthrough);
@@ -168,46 +173,49 @@ test('every challenge has a step table with probes, or a written reason in its f
     const reason = join(ROOT, 'challenges', folder, 'NO-PROBES.md');
     let written = '';
     try { written = readFileSync(reason, 'utf8'); } catch { /* no reason file */ }
-    assert.ok(TABLES[folder] || written.trim().length > 0, `${folder}: no step table and no NO-PROBES.md`);
-    if (TABLES[folder]) assert.ok(probeCalls(folder).length > 0 && TABLES[folder].checks.length > 0, `${folder}: a table without probes or checks`);
+    const data = PROBED[folder];
+    assert.ok(data || written.trim().length > 0, `${folder}: no probes in diagnosis.json and no NO-PROBES.md`);
+    if (data) assert.ok(probeCalls(data).length > 0 && tableOf(data).checks.length > 0, `${folder}: a table without probes or checks`);
   }
 });
 
 test('when only error cases fail, the headline names the case, what happened, and the error expected', async () => {
   const id = CHALLENGES['01'];
+  const data = PROBED[id];
   const tests = testsOf(id);
   const right = (await load(readFileSync(join(ROOT, 'challenges', id, 'solution.js'), 'utf8'), 'solution-01'))[tests.function];
-  const probes = run(right, probeCalls(id));
+  const probes = run(right, probeCalls(data));
   const kCase = tests.errors.findIndex((c) => c.args[1][0].length !== c.args[0][0].length);
   assert.ok(kCase >= 0, 'challenge 01 has an error case with K narrower or wider than Q');
   const as = (result) => tests.errors.map((c, i) => ({ ...c, result: i === kCase ? result : { error: { name: c.throws.name, message: c.throws.referenceMessage } } }));
   // accepted: the case, the shapes, the error expected
-  const accepted = locate(id, probes, lab, { errors: as({ output: [[1, 2], [3, 4]] }) });
+  const accepted = locate(data, probes, lab, { errors: as({ output: [[1, 2], [3, 4]] }) });
   assert.equal(accepted.step, 'check');
   assert.match(accepted.title, new RegExp(`“${tests.errors[kCase].name}” was accepted; expected a RangeError`));
   assert.match(accepted.foundBy, /K 2×3/);
   assert.match(accepted.detail, /returned a 2×2 matrix instead of throwing/);
   // a crash (TypeError) is not a check
-  const crashed = locate(id, probes, lab, { errors: as({ error: { name: 'TypeError', message: "Cannot read properties of undefined (reading '0')" } }) });
+  const crashed = locate(data, probes, lab, { errors: as({ error: { name: 'TypeError', message: "Cannot read properties of undefined (reading '0')" } }) });
   assert.match(crashed.title, /threw TypeError, expected RangeError/);
   assert.match(crashed.detail, /a crash inside the computation, not a check/);
   // the right error with another message
-  const worded = locate(id, probes, lab, { errors: as({ error: { name: 'RangeError', message: 'bad shapes' } }) });
+  const worded = locate(data, probes, lab, { errors: as({ error: { name: 'RangeError', message: 'bad shapes' } }) });
   assert.match(worded.title, /the right error \(RangeError\) with another message/);
   // every error case right: nothing to say
-  assert.equal(locate(id, probes, lab, { errors: as({ error: { name: 'RangeError', message: tests.errors[kCase].throws.referenceMessage } }) }), null);
+  assert.equal(locate(data, probes, lab, { errors: as({ error: { name: 'RangeError', message: tests.errors[kCase].throws.referenceMessage } }) }), null);
   // a wrong step found by the probes comes first: the check is only the headline when the math is right
   const noScale = (await load(readFileSync(join(CORPUS, '01', '06-no-scaling.js'), 'utf8'), 'noscale'))[tests.function];
-  assert.equal(locate(id, run(noScale, probeCalls(id)), lab, { errors: as({ output: [[1]] }) }).step, 'scale');
+  assert.equal(locate(data, run(noScale, probeCalls(data)), lab, { errors: as({ output: [[1]] }) }).step, 'scale');
 });
 
 test('a failing answer that every probe answers right still gets a headline naming the failing case', () => {
   const id = CHALLENGES['02'];
-  const found = locate(id, run(() => { throw new Error('unused'); }, []), lab, { failing: ['one token'] });
+  const data = PROBED[id];
+  const found = locate(data, run(() => { throw new Error('unused'); }, []), lab, { failing: ['one token'] });
   assert.equal(found, null, 'no probe results at all: nothing to say');
-  const table = TABLES[id];
-  const rightResults = new Map(probeCalls(id).map(({ id: callId, args }) => [callId, { output: lab[table.function](...structuredClone(args)) }]));
-  const fallback = locate(id, rightResults, lab, { failing: ['one token'] });
+  const name = testsOf(id).function;
+  const rightResults = new Map(probeCalls(data).map(({ id: callId, args }) => [callId, { output: lab[name](...structuredClone(args)) }]));
+  const fallback = locate(data, rightResults, lab, { failing: ['one token'] });
   assert.equal(fallback.step, null);
   assert.match(fallback.title, /Every probe input is answered right, yet a case fails: “one token”/);
 });

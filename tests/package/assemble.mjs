@@ -22,7 +22,7 @@
 // The command `attention-lab` (pkg.json `bin`, see cli/) ships with the course it runs:
 //
 //   cli/*.mjs            → cli/           the command and the worker sandbox for the learner's code
-//   www/src/{cases,diagnosis,variants,report,matrix,script,runner.worker}.js and www/src/diagnosis/*.js
+//   www/src/{cases,variants,report,matrix,script,runner.worker}.js and www/src/diagnosis/*.js
 //                        → course/   the site's own modules, unchanged: the same cases, diagnosis and runner as the challenge page
 //   challenges/NN-*/{README.md,starter.js,tests.json,diagnosis.json} → course/challenges/NN-*/   (no solutions)
 //   challenges/NN-*/model-check.js, the modules it imports and tests.json's model.weights file
@@ -189,9 +189,9 @@ const BUNDLER_ENTRY = `/* @ts-self-types="./bundler.d.ts" */
 export * from './bundler.js';
 `;
 
-/** The site's modules the command imports (www/src/), copied unchanged into course/. */
-const COURSE_MODULES = ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'script.js', 'runner.worker.js',
-  'diagnosis/steps.js', 'diagnosis/instrument.js', 'diagnosis/reference.js', 'diagnosis/align.js', 'diagnosis/first-line.js'];
+/** The site's modules the command imports (www/src/), copied unchanged into course/: every module of the diagnosis folder. */
+const COURSE_MODULES = ['cases.js', 'variants.js', 'report.js', 'matrix.js', 'script.js', 'runner.worker.js',
+  ...readdirSync(join(ROOT, 'www/src/diagnosis')).filter((f) => f.endsWith('.js')).sort().map((f) => `diagnosis/${f}`)];
 /** What each challenge folder contributes to course/challenges/: the lesson, the starter and the tests. */
 const CHALLENGE_FILES = ['README.md', 'starter.js', 'tests.json'];
 /**
@@ -278,7 +278,7 @@ mkdirSync(join(OUT, 'course/diagnosis'), { recursive: true });
 for (const module of COURSE_MODULES) copyFileSync(join(ROOT, 'www/src', module), join(OUT, 'course', module));
 for (const id of readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort()) {
   mkdirSync(join(OUT, 'course/challenges', id));
-  const traced = existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? ['diagnosis.json'] : []; // the first-wrong-line probes (not 10)
+  const traced = existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? ['diagnosis.json'] : []; // the probes and the traced probes (not 10)
   for (const file of [...CHALLENGE_FILES, ...traced, ...modelCheckFiles(id)]) copyFileSync(join(ROOT, 'challenges', id, file), join(OUT, 'course/challenges', id, file));
 }
 cpSync(ACORN, join(OUT, 'node_modules/acorn'), { recursive: true });

@@ -19,7 +19,7 @@ import { MISTAKES, WEIGHTS_MISTAKES, mistakenSource, solution } from '../mistake
 const project = freshProject('cli');
 const INSTALLED = join(project, 'node_modules/attention-lab');
 const lab = createRequire(join(project, 'package.json'))('attention-lab');
-const { locate, probeCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis.js')));
+const { locate, probeCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis/locate.js')));
 const { firstLine, traceCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis/first-line.js')));
 // the learner's code loaded and traced as the runner does it (so errors carry the file's lines)
 const { loadFunction, traced } = await import(pathToFileURL(join(ROOT, 'tests/js/support/diagnose.mjs')));
@@ -87,7 +87,8 @@ const noStackTrace = (text) => assert.doesNotMatch(text, /^\s+at .+:\d+:\d+\)?$/
 const ESCAPE = /\x1b\[/;
 
 test('the package ships the site\'s own modules, unchanged, and the command as its bin', () => {
-  for (const module of ['cases.js', 'diagnosis.js', 'variants.js', 'report.js', 'matrix.js', 'script.js', 'runner.worker.js', 'diagnosis/steps.js', 'diagnosis/instrument.js', 'diagnosis/reference.js', 'diagnosis/align.js', 'diagnosis/first-line.js']) {
+  const diagnosis = readdirSync(join(ROOT, 'www/src/diagnosis')).filter((f) => f.endsWith('.js')).map((f) => `diagnosis/${f}`);
+  for (const module of ['cases.js', 'variants.js', 'report.js', 'matrix.js', 'script.js', 'runner.worker.js', ...diagnosis]) {
     assert.equal(readFileSync(join(INSTALLED, 'course', module), 'utf8'), readFileSync(join(ROOT, 'www/src', module), 'utf8'), module);
   }
   // the model checks: the modules the page imports, and the trained model
@@ -199,11 +200,11 @@ async function sitePage(id, file) {
     modelCases = circuitsCases(lab, tests, model, circuitsCalls(tests, model).map(({ id: callId, args }) => ({ id: callId, ...call(fn, args) })), formatNumber);
   }
   const judged = [...cases, ...modelCases];
-  const results = new Map(probeCalls(id).map(({ id: probeId, args }) => [probeId, call(fn, args)]));
-  // the page asks only when a case fails; asked of a right answer, locate() must find nothing
-  const probed = locate(id, results, lab, locateOptions(judged));
-  // then the traced run gives it its line (www/src/diagnosis/first-line.js), as the page does
   const data = existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'diagnosis.json'), 'utf8')) : null;
+  const results = new Map(probeCalls(data).map(({ id: probeId, args }) => [probeId, call(fn, args)]));
+  // the page asks only when a case fails; asked of a right answer, locate() must find nothing
+  const probed = locate(data, results, lab, locateOptions(judged));
+  // then the traced run gives it its line (www/src/diagnosis/first-line.js), as the page does
   const located = data ? firstLine({ data, traced: traced(source, tests.function, traceCalls(data)), lab, located: probed, errors: locateOptions(judged).errors, probeResults: results, source, functionName: tests.function }) : probed;
   return { judged, modelCases, located, mistakes: knownMistakes(tests, judged, located).map(({ id: mistake, title, hint }) => ({ id: mistake, title, hint })) };
 }
@@ -532,7 +533,8 @@ test('what the learner\'s code prints goes to stderr, all of it (tests and probe
   const report = JSON.parse(stdout);
   const calls = stderr.split('\n').filter((line) => line === 'called').length;
   assert.equal(stderr.split('\n').filter((line) => line === 'loaded').length, 1);
-  assert.equal(calls, report.total + probeCalls('02-multi-head-attention').length, stderr);
+  const data = JSON.parse(readFileSync(join(ROOT, 'challenges', '02-multi-head-attention', 'diagnosis.json'), 'utf8'));
+  assert.equal(calls, report.total + probeCalls(data).length, stderr);
 });
 
 test('colour on a terminal only, and never with NO_COLOR', async (t) => {

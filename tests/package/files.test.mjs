@@ -37,13 +37,25 @@ const EXPECTED_FILES = [
   // the site's own modules (www/src/), unchanged: the command runs the same cases and diagnosis
   'course/cases.js',
   ...CHALLENGES.flatMap((id) => ['README.md', 'starter.js', 'tests.json', ...(existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? ['diagnosis.json'] : []), ...(MODEL_CHECKS[id] ?? [])].sort().map((file) => `course/challenges/${id}/${file}`)),
-  'course/diagnosis.js',
-  // the first wrong line: the learner's code instrumented (acorn) and aligned with the reference's steps
+  // the diagnosis: the probe engine (locate.js and the checks it reads from each diagnosis.json), and
+  // the first wrong line (the learner's code instrumented with acorn, aligned with the reference's steps)
   'course/diagnosis/align.js',
+  'course/diagnosis/checks.js',
   'course/diagnosis/first-line.js',
+  'course/diagnosis/forms.js',
   'course/diagnosis/instrument.js',
+  'course/diagnosis/kv.js',
+  'course/diagnosis/locate.js',
+  'course/diagnosis/probes.js',
+  'course/diagnosis/projections.js',
   'course/diagnosis/reference.js',
+  'course/diagnosis/rope.js',
+  'course/diagnosis/scale.js',
   'course/diagnosis/steps.js',
+  'course/diagnosis/structure.js',
+  'course/diagnosis/weights-mask.js',
+  'course/diagnosis/weights.js',
+  'course/diagnosis/words.js',
   'course/matrix.js',
   'course/report.js',
   'course/runner.worker.js',

@@ -2,7 +2,7 @@
 // runs the learner's code in a worker (killed after 2 s) on the fixed, random and error cases
 // of tests.json and compares with the expected values / the wasm reference. When a case fails,
 // the same worker runs the diagnosis's probe inputs (another 2 s at most) and the page shows the
-// first step where the code departs from the reference (diagnosis.js), then any known mistakes.
+// first step where the code departs from the reference (diagnosis/locate.js), then any known mistakes.
 import { EditorView, editorSetup, javascript } from './editor.js';
 import { keymap } from '@codemirror/view';
 import { Prec } from '@codemirror/state';
@@ -101,7 +101,7 @@ function learnerWorker() {
 let loaded;
 /** The modules a run needs and the package (the attention-only .wasm, or the whole one for 09 and 10), once. */
 function loadForRun() {
-  loaded ??= Promise.all([import('./diagnosis.js'), import('./diagnosis/first-line.js'), import('./report.js'), import('./model-check.js'), wasm({ model: Boolean(challenge.tests.model) })])
+  loaded ??= Promise.all([import('./diagnosis/locate.js'), import('./diagnosis/first-line.js'), import('./report.js'), import('./model-check.js'), wasm({ model: Boolean(challenge.tests.model) })])
     .then(([diagnosis, first, report, modelCheck, lab]) => {
       ({ locate, probeCalls, walkthroughHref } = diagnosis);
       ({ firstLine, traceCalls } = first);
@@ -148,7 +148,7 @@ async function runTests() {
       const elapsed = Math.round(performance.now() - started);
       const judged = showReply(reply, cases, seed, elapsed, modelCases);
       if (!judged || judged.every((c) => c.verdict.pass)) return;
-      const probes = probeCalls(challenge.id);
+      const probes = probeCalls(challenge.diagnosis);
       let located = null;
       let probeNote = null;
       if (probes.length) {
@@ -158,7 +158,7 @@ async function runTests() {
         else if (probeReply.type === 'done') {
           const probeResults = new Map(probeReply.results.map((r) => [r.id, r]));
           try {
-            located = locate(challenge.id, probeResults, lab, locateOptions(judged));
+            located = locate(challenge.diagnosis, probeResults, lab, locateOptions(judged));
           } catch (error) {
             console.warn('the diagnosis could not read the probe results', error); // the test results still stand
           }

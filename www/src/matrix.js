@@ -1,5 +1,5 @@
 // The site's one module of matrix helpers: small plain-JavaScript matrices (arrays of rows) for the
-// diagnosis's probe inputs and mistake models (diagnosis.js, variants.js), the walkthrough, and how
+// diagnosis's probe inputs, readings and mistake models (diagnosis/, variants.js), the walkthrough, and how
 // a number of a matrix is written (the pages, and `attention-lab check`, which ships this file).
 // Expected values never come from here: they come from the package. Pure functions, no DOM.
 
@@ -26,6 +26,33 @@ export const sliceColumns = (M, start, end) => M.map((row) => row.slice(start, e
 
 /** Matrices with the same rows, side by side (their columns concatenated). */
 export const concatColumns = (parts) => parts[0].map((_, r) => parts.flatMap((p) => p[r]));
+
+/** Columns `cols` (a list of indices) of every row. */
+export const columns = (M, cols) => M.map((row) => cols.map((c) => row[c]));
+
+/** Row n of the identity: 1 in column c, 0 elsewhere. */
+export const oneHot = (n, c) => range(n).map((k) => (k === c ? 1 : 0));
+
+/** The mean of each column, as a one-row matrix. */
+export const columnMeans = (M) => [M[0].map((_, c) => M.reduce((sum, row) => sum + row[c], 0) / M.length)];
+
+/** M with every entry outside the d×d diagonal blocks set to 0. */
+export const blockDiagonal = (M, d) => M.map((row, r) => row.map((x, c) => (Math.floor(r / d) === Math.floor(c / d) ? x : 0)));
+
+/** Whether M is exactly the identity. */
+export const isIdentity = (M) => M.every((row, i) => row.every((x, j) => x === (i === j ? 1 : 0)));
+
+/** Whether M is an array of `rows` arrays of `cols` entries each. */
+export const isMatrix = (M, rows, cols) => Array.isArray(M) && M.length === rows && M.every((row) => Array.isArray(row) && row.length === cols);
+
+/** Whether every entry of M is a finite number. */
+export const finiteMatrix = (M) => M.every((row) => row.every((x) => typeof x === 'number' && Number.isFinite(x)));
+
+/** `actual` has `expected`'s shape and each entry is within `tolerance` of it (relative to max(1, |expected|)); NaN and ±∞ never match. */
+export function closeMatrix(actual, expected, tolerance = 1e-8) {
+  if (!isMatrix(actual, expected.length, expected[0].length)) return false;
+  return actual.every((row, r) => row.every((x, c) => typeof x === 'number' && Number.isFinite(x) && Math.abs(x - expected[r][c]) <= tolerance * Math.max(1, Math.abs(expected[r][c]))));
+}
 
 /** A·B, or null when the inner sizes differ (or either is missing). */
 export function matMul(A, B) {

@@ -1,7 +1,7 @@
 // What the challenge page makes of a run, and the words it says it in, from one source for the
 // page and for `attention-lab check`, so that both say the same, string for string: the options
 // that locate() gets, the known mistakes that are shown, the headings and notes. Pure functions,
-// no DOM (the package ships this file with cases.js, diagnosis.js and variants.js).
+// no DOM (the package ships this file with cases.js, diagnosis/ and variants.js).
 import { diagnose, modelFor, THROWS } from './variants.js';
 
 /** What each kind of case is called, in the order they run. */
@@ -10,7 +10,7 @@ export const GROUP_TITLES = { fixed: 'Fixed cases', random: 'Random cases (again
 /** The label of a worker reply that means the code could not be tested. */
 export const PROBLEM_LABELS = { syntax: 'Syntax error', 'load-error': 'Your code threw while loading', missing: 'Missing function' };
 
-/** The heading of a finding of diagnosis.js's locate(): the step it names, or, with no step, where the code goes wrong. */
+/** The heading of a finding of diagnosis/locate.js's locate(): the step it names, or, with no step, where the code goes wrong. */
 export const locatedHeading = (found) => (found.step ? `First wrong step: ${found.stepLabel}` : 'Where your code goes wrong');
 
 /**
@@ -31,7 +31,7 @@ export function nonFiniteNote(fixed) {
 export const mistakesHeading = (count) => (count === 1 ? 'This looks like a known mistake' : 'These look like known mistakes');
 
 /**
- * The options of diagnosis.js's locate() for one run: the error cases as run (when only they fail,
+ * The options of diagnosis/locate.js's locate() for one run: the error cases as run (when only they fail,
  * the headline names the missing or wrong check) and the names of the failing cases. `judged`:
  * the cases of cases.js's buildCases, each with its worker `result` and judge() `verdict`.
  */

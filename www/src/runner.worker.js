@@ -4,7 +4,7 @@
 // out { type: 'syntax' | 'load-error' | 'missing' | 'done', … }; with `deep: true` in the first
 // message, outputs may be nested objects (challenge 10's weights). After a 'done', the page may send
 // { probes: [{ id, args }] }: more calls of the same function (the diagnosis's probe inputs, see
-// diagnosis.js), answered { type: 'done', results } under a fresh 2 s limit; or { trace: [{ id, args }] }:
+// diagnosis/locate.js), answered { type: 'done', results } under a fresh 2 s limit; or { trace: [{ id, args }] }:
 // the same code instrumented (diagnosis/instrument.js) and run on those calls, answered
 // { type: 'done', traced: { sites, bodyLines, results } } (the numbers it built, by line).
 import { REMOVED, lineOf, toScript } from './script.js';

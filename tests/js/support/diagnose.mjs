@@ -1,11 +1,11 @@
 // The challenge page's diagnosis, run in Node on a learner's source as the page runs it: the code
 // loaded through the runner's toScript (so errors carry the learner's lines), the test cases, the
-// probes and locate() (www/src/diagnosis.js), the traced run (www/src/diagnosis/instrument.js's
+// probes and locate() (www/src/diagnosis/locate.js), the traced run (www/src/diagnosis/instrument.js's
 // runTraced, as the worker calls it) and firstLine (www/src/diagnosis/first-line.js).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compareMatrices } from '../../../www/src/cases.js';
-import { locate, probeCalls } from '../../../www/src/diagnosis.js';
+import { locate, probeCalls } from '../../../www/src/diagnosis/locate.js';
 import { firstLine, traceCalls } from '../../../www/src/diagnosis/first-line.js';
 import { runTraced } from '../../../www/src/diagnosis/instrument.js';
 import { lineOf, toScript } from '../../../www/src/script.js';
@@ -52,8 +52,8 @@ export function diagnose(folder, source, lab) {
   const errors = tests.errors.map((c, i) => ({ name: c.name, args: c.args, throws: c.throws, result: errorRuns.get(`error-${i}`) }));
   for (const c of errors) if (!(c.result.error && c.result.error.name === c.throws.name && c.result.error.message.startsWith(c.throws.messageStartsWith))) failing.push(c.name);
   if (!failing.length) return { failing, found: null };
-  const probeResults = run(fn, probeCalls(folder));
-  const located = locate(folder, probeResults, lab, { errors, failing });
+  const probeResults = run(fn, probeCalls(data));
+  const located = locate(data, probeResults, lab, { errors, failing });
   const t = traced(source, tests.function, traceCalls(data));
   return { failing, found: firstLine({ data, traced: t, lab, located, errors, probeResults, source, functionName: tests.function }) };
 }

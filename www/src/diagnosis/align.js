@@ -67,6 +67,13 @@ function completion(site, wanted) {
   return { start, done };
 }
 
+/** The moment a site first built one of the numbers of `wanted`. */
+function firstMatch(site, wanted) {
+  let start = Infinity;
+  site.values.forEach((v, k) => { if (site.moments[k] < start && wanted.some((x) => near(v, x))) start = site.moments[k]; });
+  return start;
+}
+
 /** A layout entry against the sites' arrays: { moment, site } of a match; 'missing' when an array of its shape matches nothing known; null. */
 function matchLayout(entry, recording, knownMatrices) {
   const M = entry.matrix;
@@ -104,6 +111,9 @@ function onlyTransposed(M, recording) {
  */
 export function alignProbe(recording, reference, sites = []) {
   const fresh = informative(reference.steps, reference.inputs);
+  const foreign = foreignTest(reference);
+  // a part kept: the larger expression it is in builds no number foreign to the reference
+  const kept = (id) => sites[id]?.outer !== null && sites[id]?.outer !== undefined && !recording.sites[sites[id].outer].values.some(foreign);
   const sorted = recording.sites.map((s) => sortedFinite(s.values));
   const knownMatrices = [...reference.inputs, ...reference.steps.map((s) => s.matrix)].flatMap((M) => [M, transpose(M)]);
   return reference.steps.map((entry, k) => {
@@ -116,9 +126,14 @@ export function alignProbe(recording, reference, sites = []) {
     if (!wanted.length) return { ...entry, status: 'unknown' };
     let best = null;
     let coverage = 0;
+    let partial = null;
     sorted.forEach((values, id) => {
       const found = wanted.filter((x) => holds(values, x)).length;
       coverage = Math.max(coverage, found / wanted.length);
+      if (found > 0 && found < wanted.length) {
+        const start = firstMatch(recording.sites[id], wanted);
+        if (!partial || start < partial.start) partial = { site: id, start };
+      }
       if (found < wanted.length) return;
       const moment = completion(recording.sites[id], wanted);
       const inner = Boolean(sites[id]?.inner);
@@ -126,7 +141,7 @@ export function alignProbe(recording, reference, sites = []) {
       if (moment !== null && (!best || (best.inner && !inner) || (best.inner === inner && moment.done < best.moment))) best = { site: id, moment: moment.done, start: moment.start, inner };
     });
     // coverage: the largest share of the step's numbers one site built (a mask that drops keys leaves some)
-    return best ? { ...entry, status: 'ok', ...best, transposed: onlyTransposed(entry.matrix, recording) } : { ...entry, status: 'missing', coverage };
+    return best ? { ...entry, status: 'ok', ...best, kept: best.inner && kept(best.site), transposed: onlyTransposed(entry.matrix, recording) } : { ...entry, status: 'missing', coverage, partial };
   });
 }
 
@@ -166,12 +181,13 @@ function builtOn(step, seen = new Set()) {
  * Whether the steps built on `step` say it was right, recorded or not: each of them (that the
  * traced run can judge) is right, or is itself confirmed, and one at least. A step matched only as
  * the transpose of a square matrix confirms nothing (a set of numbers cannot tell Sᵀ from S), nor
- * one matched only inside a larger expression (its value may be changed before it is kept).
+ * one matched only inside a larger expression (its value may be changed before it is kept) unless
+ * that expression builds no foreign number (`(w / sum) * v`: the weights, kept).
  */
 export function confirmed(step, statuses, seen = new Set()) {
   seen.add(step);
   const judged = (BUILDS_ON[step] ?? []).map((next) => statuses.find((s) => s.step === next)).filter((s) => s && s.status !== 'unknown' && !seen.has(s.step));
-  const right = (s) => (s.status === 'ok' && !s.entries.every((e) => e.status !== 'ok' || e.transposed || e.inner)) || confirmed(s.step, statuses, seen);
+  const right = (s) => (s.status === 'ok' && !s.entries.every((e) => e.status !== 'ok' || e.transposed || (e.inner && !e.kept))) || confirmed(s.step, statuses, seen);
   return judged.length > 0 && judged.every(right);
 }
 
@@ -218,6 +234,9 @@ export function callSiteAtFault(found, sites, recording) {
   return callers.size > 1 && sites[found.caller]?.fn !== fn ? found.caller : null;
 }
 
+/** The array an assignment site writes into (`out` of `out[i + half] = …`), or null. */
+const arrayOf = (site) => site?.writes ?? null;
+
 /**
  * The site to name for `step`: where it was built when some site matched it, else the first
  * foreign number after the last right step before it. { site, probe } or null.
@@ -238,6 +257,12 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // row's steps in turn; a helper may build a later step's input first)
     const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
     const found = firstForeignSite(recordings[probe], references[probe], starts.length ? Math.min(...starts) : 0);
+    // some of the step's numbers built before any foreign number (a loop that stops short, a key
+    // scored against itself): the site that first built them is where the step went wrong
+    // (unless the foreign number is written into the same array: the step's other part, written wrong)
+    const partial = entry.status === 'missing' ? entry.partial : null;
+    const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[found.site]);
+    if (partial && (!found || (partial.start < found.moment && !sameArray))) return { site: partial.site, probe };
     if (found) return { site: callSiteAtFault(found, sites, recordings[probe]) ?? found.site, probe };
   }
   return null;

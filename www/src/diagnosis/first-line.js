@@ -1,7 +1,7 @@
 // The first wrong line (issue 28): the learner's code, instrumented (instrument.js) and run on the
 // traced probe inputs of its challenge (challenges/NN-…/diagnosis.json: `reference`, the form of the
 // package's trace; `probes`, the calls), is aligned step by step with the reference (align.js).
-// Combined with the probe diagnosis (../diagnosis.js: it reads the outputs on inputs that show one
+// Combined with the probe diagnosis (locate.js: it reads the outputs on inputs that show one
 // step at a time, and words the catalogue's mistakes), it gives the headline's step and its line.
 //
 // How the two are combined, with no branch on a challenge:
@@ -36,7 +36,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   const site = (step) => {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
-    const from = constantBehind(found.site, traced.sites, recordings[found.probe], references[found.probe]);
+    const from = constantBehind(found.site, traced.sites, recordings[found.probe], references[found.probe]) ?? startBehind(found.site, traced.sites, recordings[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const wrong = firstWrongStep(statuses);
@@ -62,6 +62,18 @@ function constantBehind(id, sites, recording, reference) {
     if (one !== null && Number.isFinite(one) && !Number.isInteger(one) && !known.has(one.toPrecision(12))) return k;
   }
   return null;
+}
+
+/**
+ * The declaration a sum (`row[c] += …`, `s += …`) starts from when it starts from one number other
+ * than 0 (`new Array(n).fill(1)`, `let s = 1`): the line the wrong value comes from. Its id, or null.
+ */
+function startBehind(id, sites, recording) {
+  const site = sites[id];
+  if (site.operator !== '+=' || !site.target) return null;
+  const k = sites.findIndex((s, j) => j !== id && s.declares === site.target);
+  const values = k >= 0 ? recording.sites[k].values : [];
+  return values.length > 0 && values.every((x) => x === values[0]) && values[0] !== 0 && Number.isFinite(values[0]) ? k : null;
 }
 
 /** `Line n: ` before a title, and the line's fields on the finding. */

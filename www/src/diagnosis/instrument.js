@@ -94,6 +94,14 @@ function targets(ast) {
   return [...chosen.values()];
 }
 
+/** The array an assignment writes an element of: the identifier under its left side's member chain, or null. */
+function arrayWritten(assignment) {
+  let target = assignment?.left;
+  if (target?.type !== 'MemberExpression') return null;
+  while (target.type === 'MemberExpression') target = target.object;
+  return target.type === 'Identifier' ? target.name : null;
+}
+
 /**
  * The instrumented module: { code, sites }. `code` is `source` with every recorded expression
  * wrapped in `__rec__(id, (…))`, on the same lines; sites[id] = { line, column (1-based), name }.
@@ -103,8 +111,11 @@ export function instrument(source) {
   const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
   const sites = [];
   const inserts = [];
+  const idOf = new Map(); // a recorded node → its site
   for (const { node, parent, fn, call } of targets(ast)) {
     const id = sites.length;
+    idOf.set(node, id);
+    const inner = node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator);
     sites.push({
       fn: fn ?? null,
       call,
@@ -112,8 +123,15 @@ export function instrument(source) {
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
       // a part of a larger arithmetic expression: its value is not what the code keeps
-      inner: node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator),
+      inner,
+      // the larger expression's site, for a part (what the code does with the part's value)
+      outer: inner ? idOf.get(parent) ?? null : null,
       uses: namesIn(node),
+      // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
+      writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null),
+      // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into
+      operator: node.type === 'AssignmentExpression' ? node.operator : null,
+      target: node.type === 'AssignmentExpression' ? (node.left.type === 'Identifier' ? node.left.name : arrayWritten(node)) : null,
     });
     // openers: outer (longer) first; closers: inner (later start) first. A call of the learner's own
     // function opens a frame first: `__rec__(id,(__rec__.enter(id),f(x)))`

@@ -1,5 +1,5 @@
 // The steps of attention in the course's vocabulary, in the order a correct answer performs them:
-// the probe diagnosis (../diagnosis.js) and the first wrong line (first-line.js) name them alike.
+// the probe diagnosis (locate.js) and the first wrong line (first-line.js) name them alike.
 
 /** Steps in the order a correct answer performs them; `walk` is the walkthrough's step key. */
 export const STEPS = {

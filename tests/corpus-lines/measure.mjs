@@ -1,0 +1,27 @@
+// The measure of issue 28 on this corpus, in one line: of the slips (slips.mjs), how many get the step
+// at fault (step right), how many the line of the slip (line right), and how many
+// tests/js/first-line.test.mjs marks TODO (the step or the line wrong). Run on the page's diagnosis in Node
+// (tests/js/support/diagnose.mjs). `node tests/corpus-lines/measure.mjs` after `make build`; `--list`
+// also prints each miss.
+import { createRequire } from 'node:module';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { slips } from './slips.mjs';
+import { diagnose } from '../js/support/diagnose.mjs';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention_lab.js'));
+const FOLDERS = Object.fromEntries(readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).map((f) => [f.slice(0, 2), f]));
+
+const all = slips();
+let [stepRight, lineRight, todo] = [0, 0, 0];
+for (const slip of all) {
+  const { found } = diagnose(FOLDERS[slip.number], slip.source, lab);
+  const step = found?.step === slip.step;
+  const line = found?.line === slip.line;
+  stepRight += step;
+  lineRight += line;
+  todo += !(step && line);
+  if (!(step && line) && process.argv.includes('--list')) console.log(`${slip.number}/${slip.index} ${slip.step} at line ${slip.line}: said ${found?.step} at line ${found?.line}`);
+}
+console.log(`corpus-lines: ${all.length} slips; step right ${stepRight}/${all.length}, line right ${lineRight}/${all.length}, todo ${todo}`);
