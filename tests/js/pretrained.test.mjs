@@ -229,7 +229,8 @@ test('bad input: a TypeError or RangeError naming the thing, and the module keep
     const before = model.forward([[1, 2, 3]]).logits.data;
     refused(() => model.forward([[1, 23]]), RangeError, /tokens\[0\]\[1\] is 23; expected an integer in 0 … vocabSize − 1 = 22/);
     refused(() => model.forward([Array.from({ length: 17 }, () => 1)]), RangeError, /T = 17.*contextLength = 16/);
-    refused(() => model.forward([[1, 2]], { headMask: [[true, true]] }), TypeError, /headMask/);
+    refused(() => model.forward([[1, 2]], { headMask: [[true, true]] }), RangeError, /options\.headMask has 1 rows; expected numLayers = 2/);
+    assert.notDeepEqual(model.forward([[1, 2, 3]], { headMask: [[true, false], [true, true]] }).logits.data, before, 'a head switched off changes the logits');
     refused(() => model.forward([[1, 2]], { needHidden: 'yes' }), TypeError, /needHidden/);
     refused(() => model.generate([1, 2]), TypeError, /options is missing/);
     refused(() => model.generate([1, 2], {}), TypeError, /options\.maxNewTokens is missing/);
@@ -248,21 +249,75 @@ test('bad input: a TypeError or RangeError naming the thing, and the module keep
     let calls = 0;
     assert.throws(() => model.generate([1], { maxNewTokens: 5, onToken: () => { calls++; throw mine; } }), (e) => e === mine);
     assert.equal(calls, 1);
-    // what a loaded model does not do yet: a plain Error saying so
-    for (const [name, call] of [['getWeights', () => model.getWeights()], ['gradients', () => model.gradients([[1, 2]])], ['trainStep', () => model.trainStep([[1, 2]], { learningRate: 0.1 })], ['headScores', () => model.headScores([[1, 2]])], ['getState', () => model.getState()], ['compositionScores', () => model.compositionScores()]]) {
-      refused(call, Error, new RegExp(`${name} does not work yet on a model from Transformer\\.fromPretrained`));
-    }
+    // circuits read W_U: this GPT-2 ties it to W_E
+    refused(() => model.compositionScores(), Error, /compositionScores reads W_U and one K\/V head per query head; this model ties W_U to W_E/);
+    refused(() => model.setWeights({ layers: [{ W_K: [[1]] }] }), RangeError, /layers\[0\]\.W_K/);
     assert.deepEqual(model.forward([[1, 2, 3]]).logits.data, before, 'the model answers as before after every refused call');
   } finally {
     model.free();
   }
   refused(() => model.forward([[1, 2]]), Error, /free/);
-  // generate on a model made by new Transformer(config)
-  const toy = new Transformer({ vocabSize: 5, contextLength: 8, embedDim: 4, numHeads: 2, numLayers: 1 });
-  try {
-    refused(() => toy.generate([1], { maxNewTokens: 1 }), Error, /generate needs a model from Transformer\.fromPretrained/);
-    refused(() => toy.forward([[1, 2]], { needHidden: true }), TypeError, /needHidden/);
-  } finally {
-    toy.free();
+});
+
+test('a loaded model is a Transformer like any other: getWeights / setWeights, headScores, gradients, a fine-tuning step, getState / setState', () => {
+  for (const [name, make] of [CASES[1], CASES[3], CASES[4]]) {
+    const { config, weights } = make();
+    const m = O.load(config, weights);
+    const model = Transformer.fromPretrained({ config, weights, dtype: 'float64' });
+    try {
+      const tokens = tokensFor(m.V);
+      const W = model.getWeights();
+      // the checkpoint's tensors in the package's orientation ([in, out])
+      assert.deepEqual(W.W_E, m.get(m.arch === 'gpt2' ? 'wte.weight' : 'model.embed_tokens.weight'), name);
+      assert.equal(W.layers.length, m.L);
+      if (m.arch === 'llama') {
+        const q = m.get('model.layers.0.self_attn.q_proj.weight');
+        assert.deepEqual(W.layers[0].W_Q, q[0].map((_, j) => q.map((row) => row[j])), `${name}: W_Q = q_projᵀ`);
+        assert.equal(W.layers[0].W_K[0].length, m.hKv * m.d, `${name}: W_K is C × h_kv·d`);
+        assert.ok(W.layers[0].W_gate && W.layers[0].W_up && W.layers[0].W_down && !W.layers[0].ln1_b, name);
+      }
+      assert.equal('W_U' in W, m.arch === 'llama' ? !config.tie_word_embeddings : !config.tie_word_embeddings, `${name}: W_U only when untied`);
+      const before = model.forward(tokens).loss;
+      // headScores: one row per layer, one score per head
+      const scores = model.headScores(tokens);
+      assert.equal(scores.length, m.L);
+      assert.equal(scores[0].length, m.h);
+      // gradients: every key of getWeights, nothing changed
+      const { loss, grads } = model.gradients(tokens);
+      assert.equal(loss, before);
+      assert.deepEqual(Object.keys(grads).sort(), Object.keys(W).sort());
+      // fine-tune: a few small AdamW steps on these tokens lower their loss
+      for (let s = 0; s < 3; s += 1) model.trainStep(tokens, { learningRate: 1e-3, weightDecay: 0 });
+      const after = model.forward(tokens).loss;
+      assert.ok(after < before, `${name}: loss ${before} → ${after}`);
+      assert.equal(model.step, 3);
+      // the fine-tuned model still generates, and setWeights puts the checkpoint back, bit for bit
+      assert.equal(model.generate([1], { maxNewTokens: 3 }).length, 4);
+      const state = model.getState();
+      model.setWeights(W);
+      assert.equal(model.forward(tokens).loss, before, `${name}: setWeights restores the checkpoint's loss`);
+      model.setState(state);
+      assert.equal(model.forward(tokens).loss, after, `${name}: setState restores the fine-tuned model`);
+    } finally {
+      model.free();
+    }
+  }
+});
+
+test('generate and needHidden work on a model made by new Transformer(config) too', () => {
+  for (const positions of ['shortformer', 'learned', 'rope', 'none']) {
+    const toy = new Transformer({ vocabSize: 9, contextLength: 12, embedDim: 8, numHeads: 2, numLayers: 2, positions, mlp: true, layerNorm: true, dtype: 'float64', seed: 4 });
+    try {
+      const ids = toy.generate([1, 2], { maxNewTokens: 6 });
+      for (let k = 2; k < ids.length; k += 1) {
+        const row = Array.from(toy.forward([ids.slice(0, k).concat(k === 1 ? [0] : [])]).logits.data.subarray((k - 1) * 9, k * 9));
+        assert.equal(ids[k], row.indexOf(Math.max(...row)), `${positions}: step ${k}`);
+      }
+      const out = toy.forward([ids.slice(0, 5)], { needHidden: true });
+      assert.equal(out.hidden.length, 3);
+      assert.deepEqual(out.hidden[2].shape, [1, 5, 8]);
+    } finally {
+      toy.free();
+    }
   }
 });
