@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { referenceCall } from '../www/src/cases.js';
+import { callReference as callPackage } from '../www/src/cases.js';
 
 const SCHEMA = 'attention-lab/challenge-tests/1';
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -19,23 +19,24 @@ const reference = createRequire(import.meta.url)(PACKAGE);
 
 /** Calls the reference for `spec` (its `function`, or its `reference`) with `args`; returns { output } or { error }. */
 function callReference(spec, args) {
-  const [name, full] = referenceCall(spec, structuredClone(args));
-  const fn = reference[name];
-  if (typeof fn !== 'function') throw new Error(`the package has no export ${name}`);
+  let output;
   try {
-    return { output: fn(...full) };
+    output = callPackage(reference, spec, args);
   } catch (error) {
+    if (/^the package has no export/.test(error.message)) throw error;
     return { error };
   }
+  return { output };
 }
 
 /** A rounded copy of the numbers a check measured (tests.json stays readable; the tests recompute them). */
 const measured = (x) => Number(x.toPrecision(6));
 
 /**
- * The model part of a tests.json (challenges 09 and 10, see README.md): `forward` trains the model of
+ * The model part of a tests.json (challenges 09, 10 and 11, see README.md): `forward` trains the model of
  * model.mjs into model.json (checked like tests.json) and scores it with the package's attention;
- * `weights` grades solution.js (the reference) and one-layer.js (the counter-example) with grade.js.
+ * `weights` grades solution.js (the reference) and one-layer.js (the counter-example) with grade.js;
+ * `circuits` trains the lab's model of model.mjs into model.json and runs the check on solution.js.
  */
 async function buildModel(spec, folder) {
   const here = (file) => pathToFileURL(join(HERE, folder, file));
@@ -67,6 +68,21 @@ async function buildModel(spec, folder) {
     if (counter.some((r) => r.pass)) throw new Error(`${folder}: the one-layer counter-example passes the grading`);
     return { files: {}, model: { ...spec.model, reference: solved, counterExample: counter } };
   }
+  if (spec.model.kind === 'circuits') {
+    const { train } = await import(here('model.mjs'));
+    const { circuitsCalls, circuitsCases } = await import(here('model-check.js'));
+    const { [spec.function]: solution } = await import(here('solution.js'));
+    const model = train(reference);
+    const tests = { tolerance: spec.tolerance, model: spec.model };
+    const results = circuitsCalls(tests, model).map(({ id, args }) => ({ id, output: solution(...args) }));
+    const cases = circuitsCases(reference, tests, model, results, String);
+    if (!cases.every((c) => c.verdict.pass)) throw new Error(`${folder}: solution.js fails its own model check: ${cases.filter((c) => !c.verdict.pass).map((c) => c.verdict.reason).join('; ')}`);
+    const heads = cases.find((c) => c.model.kind === 'heads').model;
+    return {
+      files: { [spec.model.weights]: JSON.stringify(model) + '\n' },
+      model: { ...spec.model, reference: { baseline: measured(cases[0].model.baseline), previousToken: heads.behaviour.previousToken, induction: heads.behaviour.induction, strongestK: heads.yours } },
+    };
+  }
   throw new Error(`${folder}: unknown model kind ${spec.model.kind}`);
 }
 
@@ -93,6 +109,7 @@ function buildTests(spec) {
     function: spec.function,
     ...(spec.kind ? { kind: spec.kind } : {}),
     ...(spec.reference ? { reference: spec.reference } : {}),
+    ...(spec.transformer ? { transformer: spec.transformer } : {}),
     tolerance: spec.tolerance,
     variants: spec.variants,
     fixed,

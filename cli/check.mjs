@@ -60,6 +60,7 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
     let modelCases = [];
     if (weights) modelCases = modelCheck.weightsCases(lab, tests, reply.results, formatNumber);
     else if (tests.model?.kind === 'forward') modelCases = [await modelCheck.forwardCheck(lab, tests, challenge.model, (probes) => session.send({ probes }))];
+    else if (tests.model?.kind === 'circuits') modelCases = await circuitsCases(modelCheck, lab, tests, challenge.model, session);
     const byId = new Map(reply.results.map((r) => [r.id, r]));
     const judged = [...cases.map((c) => ({ ...c, result: byId.get(c.id), verdict: judge(c, byId.get(c.id)) })), ...modelCases];
     report.cases = judged.map(caseReport);
@@ -92,6 +93,15 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
   } finally {
     await session.close();
   }
+}
+
+/** Challenge 11's model check: the learner's function on the trained model's layers, in the sandbox, then judged here (as www/src/model-check.js does). */
+async function circuitsCases(modelCheck, lab, tests, model, session) {
+  const reply = await session.send({ probes: modelCheck.circuitsCalls(tests, model) });
+  const results = reply.type === 'done'
+    ? reply.results
+    : tests.model.kinds.map((kind) => ({ id: `circuits-${kind}`, error: { name: 'Error', message: reply.type === 'timeout' ? 'your function ran longer than 2 s on the trained model' : reply.message ?? 'the worker stopped' } }));
+  return modelCheck.circuitsCases(lab, tests, model, results, formatNumber);
 }
 
 /** As the page's withFirstLine: the traced run checks the finding and gives it its line; a timeout leaves it as it was. */

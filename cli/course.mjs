@@ -1,4 +1,4 @@
-// Where the command finds the course: the challenges (lesson, starter, tests.json, and for 09 and 10
+// Where the command finds the course: the challenges (lesson, starter, tests.json, and for 09, 10 and 11
 // the model check: model-check.js, the modules it imports and model.json) and the site's own modules
 // (cases.js, diagnosis.js and diagnosis/, variants.js, report.js, matrix.js, script.js, runner.worker.js). In the npm package they are
 // under course/ (tests/package/assemble.mjs copies them there unchanged); in the repository the
@@ -39,7 +39,7 @@ export function loadLab() {
 
 /**
  * A challenge's model check (challenges/NN-…/model-check.js, the module the challenge page uses
- * too), imported on first use: 09's forwardCheck, 10's weightsCalls and weightsCases.
+ * too), imported on first use: 09's forwardCheck, 10's weightsCalls and weightsCases, 11's circuitsCalls and circuitsCases.
  */
 export const modelCheckOf = (challenge) => import(new URL(`${challenge.id}/model-check.js`, CHALLENGES_DIR));
 

@@ -109,7 +109,7 @@ const patternsDiffer = (A, B) => A.some((row, q) => row.some((w, k) => !(Math.ab
  * and for a failing case the hint and the patterns (10: the head's next to the one that would pass;
  * 09: each head whose weights differ from the reference's, yours next to the reference's).
  */
-function modelLines(c, width, dim) {
+function modelLines(c, width, dim, paint, plain) {
   const m = c.model;
   const out = [];
   if (m.kind === 'forward') {
@@ -125,6 +125,14 @@ function modelLines(c, width, dim) {
     return { lines: out, patterns: pairs.length > 0 };
   }
   if (m.kind === 'load') return { lines: out, patterns: false };
+  if (m.kind === 'scores') {
+    // 11: a failing kind shows its hint, then the scores side by side
+    if (c.pass) return { lines: [], patterns: false };
+    if (m.hint) out.push(...wrap(m.hint.text, width, '      '));
+    if (m.yours) out.push(...matrices({ label: 'scores (rows: layer-1 heads, columns: layer-2 heads)', matrix: m.expected }, { label: 'your scores', matrix: m.yours }, width, paint, plain));
+    return { lines: out, patterns: false };
+  }
+  if (m.kind === 'heads') return { lines: m.note ? wrap(m.note, width, '      ').map(dim) : [], patterns: false };
   // a failure's reason already gives the score
   if (c.pass) return { lines: [dim(`      ${m.score.label}: ${m.score.text}`)], patterns: false };
   if (m.hint) out.push(...wrap(m.hint.text, width, '      '));
@@ -166,7 +174,7 @@ export function formatCheck(report, { paint, width = 80 }) {
       if (thrown && thrown !== lastThrown) out.push(...wrap(thrown, width, '      '));
       lastThrown = thrown ?? lastThrown;
       if (c.model) {
-        const drawn = modelLines(c, width, dim);
+        const drawn = modelLines(c, width, dim, paint, plain);
         out.push(...drawn.lines);
         patterns ||= drawn.patterns;
       }

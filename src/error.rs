@@ -107,6 +107,13 @@ fn compact_number_text(x: f64) -> String {
     // x = mantissa · 2^exponent exactly; 20 decimals of it, rounded half up, when that fits in u128
     let bits = magnitude.to_bits();
     let (raw_exponent, fraction) = ((bits >> 52) as i32, bits & ((1 << 52) - 1));
+    if magnitude >= 1e38 {
+        // an integer too long for u128: name its power of two (2^e ≤ magnitude < 2^(e+1))
+        text.push_str("(a number with magnitude at least 2^");
+        push_digits(&mut text, (raw_exponent - 1023) as u128, 1);
+        text.push(')');
+        return text;
+    }
     let (mantissa, exponent) = if raw_exponent == 0 { (fraction, -1074) } else { (fraction | (1 << 52), raw_exponent - 1075) };
     let shift = (-exponent) as u32; // > 0: magnitude has a fraction
     if shift > 127 - 67 {
@@ -157,6 +164,10 @@ mod tests {
         assert_eq!(compact_number_text(f64::NAN), "NaN");
         assert_eq!(compact_number_text(f64::NEG_INFINITY), "-Infinity");
         assert!(compact_number_text(1e-300).starts_with("(a number with magnitude below 2^-"));
+        // integers too long for u128 name their power of two (they printed "below 2^-…" before)
+        assert_eq!(compact_number_text(1e38), "(a number with magnitude at least 2^126)");
+        assert_eq!(compact_number_text(-f64::MAX), "-(a number with magnitude at least 2^1023)");
+        assert_eq!(compact_number_text(2f64.powi(200)), "(a number with magnitude at least 2^200)");
         // leading zeros of the decimals are kept, trailing ones dropped
         assert_eq!(compact_number_text(1.0 + 2f64.powi(-10)), "1.0009765625");
         assert_eq!(compact_number_text(-0.0), "0");

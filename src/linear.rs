@@ -10,11 +10,7 @@ use crate::error::{number_text, AttentionError, Result};
 /// given, in f64; rounded once to the precision). Returns `[B, T, out]`.
 pub fn linear<F: Kernel>(x: Batch<F>, w: &[F], (w_rows, c_out): (usize, usize), bias: Option<&[f64]>) -> Result<Vec<F>> {
     let (t, c_in) = (x.rows, x.cols);
-    if w_rows != c_in {
-        return Err(AttentionError::range_error(format!(
-            "W is {w_rows}×{c_out} but X is {t}×{c_in}: W must be [in, out] with in = {c_in}, the columns of X"
-        )));
-    }
+    check_shapes((t, c_in), (w_rows, c_out))?;
     if let Some(b) = bias {
         if let Some(i) = b.iter().position(|x| !x.is_finite()) {
             return Err(AttentionError::range_error(format!("b[{i}] is {}; expected a finite number", number_text(b[i]))));
@@ -41,6 +37,17 @@ pub fn linear<F: Kernel>(x: Batch<F>, w: &[F], (w_rows, c_out): (usize, usize), 
         )));
     }
     Ok(out)
+}
+
+/// W `[in, out]` against X's `t × in` (a RangeError naming both): checked before b is read, so a
+/// misshapen W is reported first whatever b is.
+pub fn check_shapes((t, c_in): (usize, usize), (w_rows, c_out): (usize, usize)) -> Result<()> {
+    if w_rows != c_in {
+        return Err(AttentionError::range_error(format!(
+            "W is {w_rows}×{c_out} but X is {t}×{c_in}: W must be [in, out] with in = {c_in}, the columns of X"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -29,6 +29,11 @@ const PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+// The real-model page (model.html) alone may also download from the Hugging Face hub and its CDN (the
+// hub answers a model's large files with a redirect there); every other page connects only to its origin.
+export const HUB_CONNECT = 'https://huggingface.co https://*.huggingface.co https://*.hf.co';
+const MODEL_PAGE_CSP = PAGE_CSP.replace("connect-src 'self'", `connect-src 'self' ${HUB_CONNECT}`);
+
 // The worker that runs learner code: it may evaluate that code, and may connect nowhere.
 const WORKER_CSP = ["default-src 'none'", "script-src 'self' 'unsafe-eval'"].join('; ');
 
@@ -51,7 +56,8 @@ function contentSecurityPolicy() {
       server.middlewares.use((req, res, next) => {
         const worker = /\/assets\/runner\.worker[^/]*\.js/.test(req.url ?? '');
         const reference = (req.url ?? '').startsWith('/api-reference/');
-        res.setHeader('Content-Security-Policy', worker ? WORKER_CSP : reference ? referenceCsp : PAGE_CSP);
+        const modelPage = /^\/model\.html(\?|$)/.test(req.url ?? '');
+        res.setHeader('Content-Security-Policy', worker ? WORKER_CSP : reference ? referenceCsp : modelPage ? MODEL_PAGE_CSP : PAGE_CSP);
         res.setHeader('X-Content-Type-Options', 'nosniff');
         // cross-origin isolation: shared memory, so attention-lab's threads build can start here
         res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
@@ -79,6 +85,7 @@ export default defineConfig({
         walkthrough: resolve(import.meta.dirname, 'walkthrough.html'),
         challenge: resolve(import.meta.dirname, 'challenge.html'),
         lab: resolve(import.meta.dirname, 'lab.html'),
+        model: resolve(import.meta.dirname, 'model.html'),
       },
     },
   },

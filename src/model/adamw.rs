@@ -101,6 +101,13 @@ impl<F: Real> Moments<F> {
         let step_size = F::from_f64(o.learning_rate / (1.0 - b1.powf(s)));
         let correction2_sqrt = F::from_f64((1.0 - b2.powf(s)).sqrt());
         let (one_minus_b1, b2f, one_minus_b2, eps) = (F::from_f64(1.0 - b1), F::from_f64(b2), F::from_f64(1.0 - b2), F::from_f64(o.eps));
+        if o.eps > 0.0 && eps == F::ZERO {
+            // f32: an eps below half the smallest float32 would silently be 0 (and 0 / 0 where v is 0)
+            return Err(AttentionError::range_error(format!(
+                "options.eps is {}, which rounds to 0 in a float32 model; give eps ≥ 1e-45 (or 0, knowing that m / (√v + eps) then divides by zero where v is 0)",
+                super::bounds::magnitude_text(o.eps)
+            )));
+        }
         for (((p, g), m), v) in params.iter_mut().zip(grads).zip(&mut next.m).zip(&mut next.v) {
             let decays = p.decays();
             for (((x, &g), m), v) in p.data.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {

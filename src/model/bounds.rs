@@ -121,7 +121,9 @@ pub(super) fn magnitude_text(x: f64) -> String {
     let sign = if x < 0.0 { "-" } else { "" };
     let a = x.abs();
     let mut exponent = a.log10().floor() as i32;
-    let mut digits = (a / 10f64.powi(exponent) * 100.0).round() as u32;
+    // subnormals: 10^exponent itself underflows below 1e-308, so scale up first
+    let mantissa = if exponent < -300 { a * 1e300 / 10f64.powi(exponent + 300) } else { a / 10f64.powi(exponent) };
+    let mut digits = (mantissa * 100.0).round() as u32;
     if digits >= 1000 {
         digits /= 10;
         exponent += 1;
@@ -133,7 +135,7 @@ pub(super) fn magnitude_text(x: f64) -> String {
 mod tests {
     #[test]
     fn magnitudes_read_in_three_digits() {
-        for (x, want) in [(1e30, "1.00e30"), (-6.4e61, "-6.40e61"), (0.7056, "7.06e-1"), (9.999e5, "1.00e6"), (1e308, "1.00e308"), (0.0, "0")] {
+        for (x, want) in [(1e30, "1.00e30"), (-6.4e61, "-6.40e61"), (0.7056, "7.06e-1"), (9.999e5, "1.00e6"), (1e308, "1.00e308"), (0.0, "0"), (5e-324, "4.94e-324"), (1.5e-310, "1.50e-310")] {
             assert_eq!(super::magnitude_text(x), want);
         }
     }

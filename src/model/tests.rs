@@ -145,6 +145,9 @@ fn a_refused_call_changes_nothing() {
     assert!(model.train_step(&toks, &bad).unwrap_err().to_string().contains("options.learningRate is NaN"));
     let huge = AdamW { learning_rate: 1e300, ..AdamW::new(1e-3) };
     assert!(matches!(model.train_step(&toks, &huge), Err(AttentionError::Range(_))));
+    // an eps that is 0 in float32 (it blamed the learning rate before)
+    let tiny = AdamW { eps: 5e-324, ..AdamW::new(1e-3) };
+    assert!(model.train_step(&toks, &tiny).unwrap_err().to_string().contains("which rounds to 0 in a float32 model"));
     assert!(model.set_params(vec![(Some(1), "W_Q".into(), vec![0.0; 3])], None).unwrap_err().to_string().contains("layers[1].W_Q has 3 entries"));
     assert!(model.set_params(vec![(None, "W_X".into(), vec![])], None).is_err());
     assert_eq!(model.params(), &params[..]);

@@ -20,6 +20,7 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
     js_result(|| {
         if !is_typed_candidate(&x) {
             let (x, w) = (read_matrix(&x, "X")?, read_matrix(&w, "W")?);
+            core::check_shapes((x.rows(), x.cols()), w.shape())?;
             let bias = read_bias(&b, w.cols())?;
             let product = core::linear(Batch::of(&x), w.data(), w.shape(), bias.as_deref())?;
             return Ok(write_matrix(&Matrix::new(x.rows(), w.cols(), product)?));
@@ -33,6 +34,7 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
             return Err(precision_mismatch("W", w.array_name(), "X", x.array_name(), "X and W"));
         }
         let (w_shape, mut shape) = (w.rows_cols(), x.shape.clone());
+        core::check_shapes((shape[shape.len() - 2], shape[shape.len() - 1]), w_shape)?;
         *shape.last_mut().expect("rank ≥ 2") = w_shape.1;
         let bias = read_bias(&b, w_shape.1)?;
         let values = SamePrecision::new([x, w], ["X", "W"])?.call(Linear { w_shape, bias })?;

@@ -56,21 +56,40 @@ Atomics.wait(workerData.go, 0, 0);
 glue.__attentionLabThreadsWorker();
 `;
 
+/**
+ * How long a browser worker may take to report in (load its module and the glue, instantiate)
+ * before the pool is given up: a worker whose script never arrives, or that never answers,
+ * otherwise leaves initThreadPool pending for ever (seen in Firefox). Started on its own, a
+ * worker reports in well under a second; a loaded machine may take a few.
+ */
+const WORKER_START_MS = 20_000;
+
 function startBrowserWorkers(module, memory, count, go) {
-  return Promise.all(Array.from({ length: count }, () => new Promise((resolve, reject) => {
+  const workers = [];
+  const started = Promise.all(Array.from({ length: count }, () => new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./threads.js', import.meta.url), { type: 'module', name: THREAD_NAME });
+    workers.push(worker);
     worker.onmessage = ({ data }) => (data === 'ready' ? resolve(worker) : reject(new Error(data?.error ?? String(data))));
     // a script that does not load (a CSP that refuses it, a 404) gives an error event without a message
     worker.onerror = (event) => reject(new Error(`a thread's worker failed to start: ${event.message || 'its module did not load (refused by a Content-Security-Policy, or not served)'}`));
     worker.postMessage({ module, memory, go });
   })));
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`a thread's worker did not report in within ${WORKER_START_MS / 1000} s (its module was not served, or did not run)`)), WORKER_START_MS);
+  });
+  return Promise.race([started, late]).then(
+    (ready) => { clearTimeout(timer); return ready; },
+    (error) => { clearTimeout(timer); workers.forEach((w) => w.terminate()); throw error; },
+  );
 }
 
 export async function startWorkers(module, memory, requested, builder) {
   try {
     return await start(module, memory, requested, builder);
   } catch (error) {
-    // workers that did start wait on `go` forever (unref'd in Node); the calls stay on 1 thread
+    // in Node, workers that did start wait on `go` forever (unref'd); in a browser they are
+    // terminated; the calls stay on 1 thread
     builder.decline(`the workers did not start: ${error?.message ?? error}`);
     return 1;
   }

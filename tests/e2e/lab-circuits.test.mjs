@@ -80,7 +80,15 @@ describe('the lab\'s Circuit panel', () => {
     const best = await page.$$eval('#head-scores td[data-layer="2"]', (tds) => tds.reduce((a, b) => (Number(b.dataset.induction) > Number(a.dataset.induction) ? b : a)).dataset.head);
     await page.click(`.heat-thumb[data-layer="2"][data-head="${best}"]`);
     await page.waitForFunction((h) => document.querySelector('#copying-score')?.textContent.startsWith(`Layer 2 head ${h}`) && Number(document.querySelector('#path-summary')?.dataset.step) === Number(document.body.dataset.viewStep), best);
-    checkTrained(await page.evaluate(readPanel), 'Chromium');
+    const trained = await page.evaluate(readPanel);
+    checkTrained(trained, 'Chromium');
+    // the previous-token head's positional QK circuit (W_pos·W_QK·W_posᵀ): its row maximum just left of the diagonal
+    const prev = trained.scores.filter((s) => s.layer === 1).reduce((a, b) => (b.previousToken > a.previousToken ? b : a));
+    await page.click(`.heat-thumb[data-layer="1"][data-head="${prev.head}"]`);
+    await page.waitForFunction((h) => document.querySelector('#copying-score')?.textContent.startsWith(`Layer 1 head ${h}`) && document.querySelector('#positional-qk canvas'), prev.head);
+    const share = Number(await page.getAttribute('#positional-qk', 'data-previous-share'));
+    console.log(`Chromium: layer 1 head ${prev.head} (previous-token score ${prev.previousToken}): positional QK row maximum at q − 1 in ${(100 * share).toFixed(0)} % of rows`);
+    assert.ok(share > 0.25, `Chromium: the previous-token head's positional QK puts its row maximum on the previous position in only ${share} of rows`);
     await page.locator('#circuits-heading').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(SCREENSHOTS, 'lab-circuits-desktop.png'), fullPage: true });
     assert.deepEqual(await axeViolations(page), []);

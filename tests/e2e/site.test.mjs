@@ -12,6 +12,7 @@ import { diagnose } from '../js/support/diagnose.mjs';
 const PAGES = [
   ['home', 'index.html', '#challenge-list li'],
   ['walkthrough', 'walkthrough.html', '#output-matrix'],
+  ['model', 'model.html', '#presets input'], // the real-model page before any model: nothing requested off the origin
   ...CHALLENGE_IDS.map((id) => [`challenge-${id.slice(0, 2)}`, `challenge.html?id=${id}`, '.cm-content']),
   // TypeDoc's HTML of the package's .d.ts (`make site`); its sidebar is built by its own script
   ['api-reference', 'api-reference/functions/multiHeadAttention.html', '.tsd-signature'],

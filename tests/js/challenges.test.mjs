@@ -13,6 +13,7 @@ import { diagnose, detectable, VARIANTS } from '../../www/src/variants.js';
 import { MISTAKES, mistakenSource } from '../mistakes.mjs';
 import { forward, repeatAccuracy, readoutCalls, readWeights } from '../../challenges/09-attention-in-a-model/forward.js';
 import { grade as grade10, basisOf, dense, fixedEmbeddings, headHint, modelConfig } from '../../challenges/10-induction-head/grade.js';
+import { circuitsCalls, circuitsCases, packageScores } from '../../challenges/11-find-the-circuit/model-check.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention_lab.js'));
@@ -31,8 +32,8 @@ test('tests.json files are what generate.mjs makes from cases.mjs and the refere
   execFileSync(process.execPath, [join(ROOT, 'challenges/generate.mjs'), '--check'], { stdio: 'pipe' });
 });
 
-// Challenges whose function has no softmax (so no large-score case): 07's rotaryEmbedding.
-const NO_SOFTMAX = new Set(['rotaryEmbedding']);
+// Challenges whose function has no softmax (so no large-score case): 07's rotaryEmbedding, 11's compositionScores.
+const NO_SOFTMAX = new Set(['rotaryEmbedding', 'compositionScores']);
 // Challenges graded on a model's behaviour, not on matrices (challenge 10): no cases of their own.
 const isWeights = (tests) => tests.kind === 'weights';
 
@@ -339,4 +340,85 @@ test('10: the lesson\'s table is what lesson-numbers.mjs prints from tests.json'
   const readme = readFileSync(join(ROOT, 'challenges', C10, 'README.md'), 'utf8');
   assert.ok(readme.includes(table()));
   assert.ok(readme.includes(floor()), floor());
+});
+
+// ---- challenge 11: composition scores on the lab's trained model ----------------------------------
+
+const C11 = '11-find-the-circuit';
+const tests11 = testsOf(C11);
+const model11 = JSON.parse(readFileSync(join(ROOT, 'challenges', C11, 'model.json'), 'utf8'));
+const solution11 = () => readFileSync(join(ROOT, 'challenges', C11, 'solution.js'), 'utf8');
+/** The model check's cases for a source, as the page judges them (the function called here instead of in a worker). */
+async function check11(source, name) {
+  const fn = (await load(source, name)).compositionScores;
+  const results = circuitsCalls(tests11, model11).map(({ id, args }) => {
+    try {
+      return { id, output: fn(...structuredClone(args)) };
+    } catch (error) {
+      return { id, error: { name: error.name, message: error.message } };
+    }
+  });
+  return circuitsCases(lab, tests11, model11, results, String);
+}
+
+test('11: the reference is the package\'s Transformer: its scores agree with a plain float64 computation on the trained model', async () => {
+  const { compositionScores } = await load(solution11(), 'solution-11-direct');
+  const scores = packageScores(lab, model11);
+  for (const kind of ['q', 'k', 'v']) {
+    const mine = compositionScores({ layers: model11.layers }, { numberOfHeads: model11.config.numHeads, kind });
+    assert.ok(compareMatrices(mine, scores[kind], 1e-12).pass, kind);
+  }
+  // the baseline is about 1/√C (docs/api.md), and the shipped model is an induction model
+  assert.ok(Math.abs(scores.baseline - 1 / Math.sqrt(model11.config.embedDim)) < 0.01, String(scores.baseline));
+  assert.ok(model11.headScores[1].filter((s) => s.induction > 0.4).length >= 1);
+});
+
+test('11: the solution passes the model check, naming the head that behaves as the previous-token head; the starter fails every case of it', async () => {
+  const right = await check11(solution11(), 'solution-11');
+  assert.deepEqual(right.map((c) => [c.id, c.verdict.pass]), [['circuits-q', true], ['circuits-k', true], ['circuits-v', true], ['circuits-heads', true]]);
+  const heads = right.at(-1).model;
+  assert.equal(heads.yours.row, heads.behaviour.previousToken);
+  assert.deepEqual(heads.yours, tests11.model.reference.strongestK);
+  const starter = await check11(readFileSync(join(ROOT, 'challenges', C11, 'starter.js'), 'utf8'), 'starter-11');
+  assert.ok(starter.every((c) => !c.verdict.pass));
+  assert.match(starter[0].verdict.reason, /your function threw: Error: not written yet/);
+});
+
+test('11: K computed as Q (the transpose of W_QK forgotten) fails the random cases and K on the model, is named by the hint, and names the wrong head', async () => {
+  const source = solution11().replace('k: (h) => transpose(qk(second, h))', 'k: (h) => qk(second, h)');
+  assert.notEqual(source, solution11());
+  const cases = await check11(source, 'k-as-q-11');
+  const k = cases.find((c) => c.id === 'circuits-k');
+  assert.equal(k.verdict.pass, false);
+  assert.match(k.model.hint.text, /package's Q-composition scores: Q- and K-composition differ only by the transpose of W_QK/);
+  // the K-composition read off Q's numbers names another layer-1 head: the naming case is not free
+  const qScores = packageScores(lab, model11).q;
+  const qRow = qScores.map((row) => row.reduce((a, b) => a + b, 0));
+  const named = qRow.indexOf(Math.max(...qRow));
+  assert.notEqual(named, cases.at(-1).model.behaviour.previousToken);
+  assert.equal(cases.at(-1).verdict.pass, false);
+  assert.equal(cases.at(-1).verdict.reason, `your K-composition's strongest row is layer-1 head ${named}, but the previous-token head is head ${cases.at(-1).model.behaviour.previousToken}`);
+  assert.match(cases.at(-1).model.note, /^Read from your K-composition scores, which are not the package's\./);
+  const fn = (await load(source, 'k-as-q-11-random')).compositionScores;
+  const next = seededRandom(11);
+  const kCases = Array.from({ length: 40 }, () => randomArgs(tests11.random, next)).filter(([, o]) => o.kind === 'k');
+  assert.ok(kCases.length > 5 && kCases.some((args) => !compareMatrices(fn(...structuredClone(args)), callReference(lab, tests11, args), tests11.tolerance).pass));
+});
+
+test('11: scores without the norms of A and B (‖A·B‖ alone) fail the fixed and the model cases', async () => {
+  const source = solution11().replace('norm(matMul(a, b)) / (norm(a) * norm(b))', 'norm(matMul(a, b))');
+  assert.notEqual(source, solution11());
+  const fn = (await load(source, 'no-norms-11')).compositionScores;
+  assert.ok(tests11.fixed.some((c) => !compareMatrices(fn(...structuredClone(c.args)), c.expected, tests11.tolerance).pass));
+  const cases = await check11(source, 'no-norms-11-model');
+  assert.ok(cases.slice(0, 3).every((c) => !c.verdict.pass));
+});
+
+test('11: the lesson\'s tables are what lesson-numbers.mjs computes with the package from model.json', async () => {
+  const { scoresTables, headsTable } = await import(pathToFileURL(join(ROOT, 'challenges', C11, 'lesson-numbers.mjs')));
+  const readme = readFileSync(join(ROOT, 'challenges', C11, 'README.md'), 'utf8');
+  assert.ok(readme.includes(scoresTables()), 'run node challenges/11-find-the-circuit/lesson-numbers.mjs and paste its tables into the README');
+  assert.ok(readme.includes(headsTable()));
+  assert.ok(readme.includes(`${model11.training.steps} AdamW steps`));
+  assert.ok(readme.includes(`baseline: ${tests11.model.reference.baseline.toFixed(3)}`));
 });

@@ -195,3 +195,30 @@ test('f32: a score whose dot product passes f32 on the way is a RangeError, not 
   layer.free();
   ok();
 });
+
+test('linear: a W that does not fit X is reported before b is read (fuzz seed 7, case 4546)', () => {
+  const throwing = new Proxy([1], { get: (t, k) => { if (k === '0') throw new Error('get 0 throws'); return Reflect.get(t, k); } });
+  assert.throws(() => lab.linear([[1, 1]], [[1]], throwing), { name: 'RangeError', message: /^W is 1×1 but X is 1×2/ });
+  assert.throws(() => lab.linear({ data: new Float64Array(2), shape: [1, 2] }, { data: new Float64Array(1), shape: [1, 1] }, {}), { name: 'RangeError', message: /^W is 1×1 but X is 1×2/ });
+  ok();
+});
+
+test('a float32 Transformer refuses an eps that is 0 in float32, naming eps, not the learning rate (fuzz seed 7, case 23811)', () => {
+  const model = new lab.Transformer({ vocabSize: 2, contextLength: 3, embedDim: 4, numHeads: 2, numLayers: 2, positions: 'learned', bias: true, seed: 646 });
+  const before = model.getState();
+  assert.throws(() => model.trainStep([[0, 0], [0, 0], [0, 0]], { learningRate: 1e-3, eps: 5e-324 }), {
+    name: 'RangeError',
+    message: /^options\.eps is 4\.94e-324, which rounds to 0 in a float32 model/,
+  });
+  assert.deepEqual(model.getState(), before);
+  // 1e-45 is a float32 subnormal: taken
+  assert.ok(Number.isFinite(model.trainStep([[0, 1], [1, 0]], { learningRate: 1e-3, eps: 1e-45 }).loss));
+  model.free();
+  ok();
+});
+
+test("traceGroupedQueryAttention's rope option refuses a boxed Boolean as the other boxed primitives (fuzz seed 7, case 27425)", () => {
+  const X = [[1, 2, 3, 4]];
+  assert.throws(() => lab.traceGroupedQueryAttention(X, X, X, { numberOfHeads: 1, numberOfKVHeads: 1, headDimensions: 4, rope: new Boolean(true) }), { name: 'TypeError', message: /^options\.rope is / });
+  ok();
+});

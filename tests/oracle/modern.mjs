@@ -165,6 +165,16 @@ function readBase(v, place) {
   return v;
 }
 
+/**
+ * The documented limit on the angles (docs/api.md, rotaryEmbedding): sine and cosine are computed for
+ * angles below 2^20 radians; the largest angle of positions up to `last` is last·base^(−2i/d) at pair
+ * i = d/2 − 1 when base < 1, else at pair 0 (the position itself).
+ */
+function checkAngles(base, last, d, place) {
+  const i = base < 1 ? Math.max(d / 2 - 1, 0) : 0;
+  if (last >= 0 && ropeAngle(last, i, d, base) >= MAX_POSITION) throw rangeError(`${place} is too small for these positions`);
+}
+
 function readOffset(v, place) {
   if (v === undefined) return 0;
   if (typeof v !== 'number') throw typeError(`${place} is not a number`);
@@ -211,6 +221,7 @@ export function rotaryEmbedding(Xx, options) {
   if (d % 2 !== 0) throw rangeError('options.headDimensions is odd');
   if (X[0].length !== h * d) throw rangeError('X does not have numberOfHeads·headDimensions columns');
   if (offset + X.length > MAX_POSITION) throw rangeError('rotary positions must stay below 2^20');
+  checkAngles(base, offset + X.length - 1, d, 'options.base');
   if (2 * X.length * X[0].length > 2 ** 27) throw rangeError('too large');
   const state = { near: false };
   const positions = X.map((_, t) => offset + t);
@@ -257,6 +268,7 @@ export function groupedQueryAttention(Qx, Kx, Vx, options, { withRope = false } 
     if (d % 2 !== 0) throw rangeError('headDimensions is odd');
     if (Tq > Tk) throw rangeError('with rope T_q ≤ T_k');
     if (rope.offset + Tk > MAX_POSITION) throw rangeError('rotary positions must stay below 2^20');
+    checkAngles(rope.base, rope.offset + Tk - 1, d, 'options.rope.base');
     const kPos = Array.from({ length: Tk }, (_, j) => rope.offset + j);
     const qPos = queryPositions(Tq, Tk).map((p) => rope.offset + p);
     return finish(rotateTracked(q, qPos, h, d, rope.base, state), rotateTracked(k, kPos, kv, d, rope.base, state));
@@ -288,7 +300,9 @@ export function traceGroupedQueryAttention(Qx, Kx, Vx, options) {
 /** The trace's `rope` option: absent or false → none; true → base 10000 at offset 0; `{ base?, offset? }`. */
 function readTraceRope(rope) {
   if (rope === undefined || rope === false) return undefined;
-  if (rope === null || (rope !== true && (typeof rope !== 'object' || Array.isArray(rope)))) throw typeError('options.rope is not true, false or an object');
+  // boxed primitives (new Boolean(true)) are refused, not read as an options object
+  const boxed = rope instanceof Boolean || rope instanceof Number || rope instanceof String;
+  if (rope === null || boxed || (rope !== true && (typeof rope !== 'object' || Array.isArray(rope)))) throw typeError('options.rope is not true, false or an object');
   if (rope === true) return { base: DEFAULT_BASE, offset: 0 };
   const r = readOptions(rope, ['base', 'offset']);
   return { base: readBase(r.base, 'options.rope.base'), offset: readOffset(r.offset, 'options.rope.offset') };

@@ -30,15 +30,15 @@ const { formatNumber } = await import(pathToFileURL(join(ROOT, 'www/src/matrix.j
 // the model checks, as the challenge page (www/src/model-check.js) runs them
 const { forwardCheck } = await import(pathToFileURL(join(ROOT, 'challenges/09-attention-in-a-model/model-check.js')));
 const { weightsCalls, weightsCases } = await import(pathToFileURL(join(ROOT, 'challenges/10-induction-head/model-check.js')));
+const { circuitsCalls, circuitsCases } = await import(pathToFileURL(join(ROOT, 'challenges/11-find-the-circuit/model-check.js')));
 /** The random cases' seed of the corpus runs, so that the page's run here draws the same cases. */
 const SEED = 7;
 
 const CHALLENGES = readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort();
 /** The challenge without traced probes (its answer is weights, graded in a model). */
-const C10_ID = '10-induction-head';
 const testsOf = (id) => JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'tests.json'), 'utf8'));
 /** The cases of the model (tests.json `model`): 09 has one, 10 three per config (two heads and the loss). */
-const modelCaseCount = (tests) => (tests.model?.kind === 'weights' ? 3 * tests.model.configs.length : tests.model ? 1 : 0);
+const modelCaseCount = (tests) => (tests.model?.kind === 'weights' ? 3 * tests.model.configs.length : tests.model?.kind === 'circuits' ? tests.model.kinds.length + 1 : tests.model ? 1 : 0);
 const caseCount = (tests) => tests.fixed.length + tests.random.count + tests.errors.length + modelCaseCount(tests);
 
 /** The environment of a run: npm quiet (no notices, no spinner), no colour settings of ours. */
@@ -91,9 +91,9 @@ test('the package ships the site\'s own modules, unchanged, and the command as i
     assert.equal(readFileSync(join(INSTALLED, 'course', module), 'utf8'), readFileSync(join(ROOT, 'www/src', module), 'utf8'), module);
   }
   // the model checks: the modules the page imports, and the trained model
-  const modelFiles = { '09-attention-in-a-model': ['model-check.js', 'forward.js', 'model.json'], '10-induction-head': ['model-check.js', 'grade.js'] };
+  const modelFiles = { '09-attention-in-a-model': ['model-check.js', 'forward.js', 'model.json'], '10-induction-head': ['model-check.js', 'grade.js'], '11-find-the-circuit': ['model-check.js', 'model.json'] };
   for (const id of CHALLENGES) {
-    for (const file of ['README.md', 'starter.js', 'tests.json', ...(id === C10_ID ? [] : ['diagnosis.json']), ...(modelFiles[id] ?? [])]) {
+    for (const file of ['README.md', 'starter.js', 'tests.json', ...(existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? ['diagnosis.json'] : []), ...(modelFiles[id] ?? [])]) {
       assert.equal(readFileSync(join(INSTALLED, 'course/challenges', id, file), 'utf8'), readFileSync(join(ROOT, 'challenges', id, file), 'utf8'), `${id}/${file}`);
     }
     assert.ok(!existsSync(join(INSTALLED, 'course/challenges', id, 'solution.js')), `${id}: no solution in the package`);
@@ -194,6 +194,9 @@ async function sitePage(id, file) {
     const model = JSON.parse(readFileSync(join(ROOT, 'challenges', id, tests.model.weights), 'utf8'));
     const sendProbes = async (probes) => ({ type: 'done', results: probes.map((p) => ({ id: p.id, ...call(fn, p.args) })) });
     modelCases = [await forwardCheck(lab, tests, model, sendProbes)];
+  } else if (tests.model?.kind === 'circuits') {
+    const model = JSON.parse(readFileSync(join(ROOT, 'challenges', id, tests.model.weights), 'utf8'));
+    modelCases = circuitsCases(lab, tests, model, circuitsCalls(tests, model).map(({ id: callId, args }) => ({ id: callId, ...call(fn, args) })), formatNumber);
   }
   const judged = [...cases, ...modelCases];
   const results = new Map(probeCalls(id).map(({ id: probeId, args }) => [probeId, call(fn, args)]));
@@ -288,6 +291,7 @@ test('a catalogued mistake gets its hint; --site moves the walkthrough link', as
 
 const C09 = '09-attention-in-a-model';
 const C10 = '10-induction-head';
+const C11 = '11-find-the-circuit';
 const starterOf = (id) => readFileSync(join(ROOT, 'challenges', id, 'starter.js'), 'utf8');
 /**
  * Answers to the two challenges graded in a model: 09's catalogued mistakes (tests/mistakes.mjs,
@@ -302,11 +306,14 @@ const MODEL_ANSWERS = [
   { id: C10, name: '10-wrong-shapes', source: 'export function inductionWeights() { return { W_U: [[1]], layers: [] }; }\n' },
   { id: C10, name: '10-throws-on-one-config', source: solution(C10).replace('  const C = embedDim;\n', "  if (vocabSize === 12) throw new RangeError('twelve tokens are too many for me');\n  const C = embedDim;\n") },
   { id: C10, name: '10-starter', source: starterOf(C10) },
+  { id: C11, name: '11-k-as-q', source: solution(C11).replace('k: (h) => transpose(qk(second, h))', 'k: (h) => qk(second, h)') },
+  { id: C11, name: '11-no-norms', source: solution(C11).replace('norm(matMul(a, b)) / (norm(a) * norm(b))', 'norm(matMul(a, b))') },
+  { id: C11, name: '11-starter', source: starterOf(C11) },
 ];
 
-test(`09 and 10, ${MODEL_ANSWERS.length} wrong answers: the page's verdicts of the model, the same head named, the same numbers and hints, in the text and in --json`, async () => {
+test(`09, 10 and 11, ${MODEL_ANSWERS.length} wrong answers: the page's verdicts of the model, the same head named, the same numbers and hints, in the text and in --json`, async () => {
   assert.ok(MODEL_ANSWERS.every((a) => a.source.includes(`export function ${testsOf(a.id).function}(`)), 'every answer exports the function');
-  assert.ok(MODEL_ANSWERS.filter((a) => a.id === C10).every((a) => a.source !== solution(C10)), 'every edit applies');
+  assert.ok(MODEL_ANSWERS.filter((a) => a.id !== C09).every((a) => a.source !== solution(a.id)), 'every edit applies');
   const runs = await pool(MODEL_ANSWERS, 2, async (answer) => {
     const file = join(project, `model-answer-${answer.name}.js`);
     writeFileSync(file, answer.source);
@@ -370,6 +377,13 @@ test(`09 and 10, ${MODEL_ANSWERS.length} wrong answers: the page's verdicts of t
   assert.match(byName('10-wrong-shapes').cases[0].reason, /^the model refused your weights: RangeError: .*W_U/);
   assert.deepEqual(byName('10-throws-on-one-config').cases.map((c) => [c.id, c.pass]), [['weights-0-previous-token', true], ['weights-0-induction', true], ['weights-0-loss', true], ['weights-1', false]]);
   assert.equal(byName('10-throws-on-one-config').cases[3].reason, 'your function threw: RangeError: twelve tokens are too many for me');
+  // 11: K computed as Q is named as such, and its strongest row names another head; the starter reaches no model case
+  const kAsQ = byName('11-k-as-q').cases.filter((c) => c.kind === 'model');
+  assert.deepEqual(kAsQ.map((c) => [c.id, c.pass]), [['circuits-q', true], ['circuits-k', false], ['circuits-v', true], ['circuits-heads', false]]);
+  assert.equal(kAsQ[1].model.hint.kind, 'q');
+  assert.match(kAsQ[3].reason, /^your K-composition's strongest row is layer-1 head [1-3], but the previous-token head is head 0$/);
+  assert.deepEqual(byName('11-no-norms').cases.filter((c) => c.kind === 'model').map((c) => c.pass), [false, false, false, true]);
+  assert.ok(byName('11-starter').cases.filter((c) => c.kind === 'model').every((c) => !c.pass && /^your function (threw: Error: not written yet|gave no K-composition)/.test(c.reason)));
 });
 
 test('the model checks keep the learner\'s code in the sandbox: an endless loop is stopped on 10\'s call and on 09\'s model sequences', async () => {
@@ -431,7 +445,7 @@ test('usage errors exit 2 with one line on stderr, and no stack trace', async ()
     [[], /which command\?/],
     [['grade'], /unknown command "grade"/],
     [['check'], /which challenge\?/],
-    [['check', '11', 'x.js'], /there is no challenge "11"/],
+    [['check', '12', 'x.js'], /there is no challenge "12"/],
     [['check', 'multi-head', 'x.js'], /there is no challenge "multi-head"/],
     [['check', '02', 'missing.js'], /cannot read missing\.js: no such file$/m],
     [['check', '02'], /cannot read 02-multi-head-attention\/multiHeadAttention\.js: no such file \(run `attention-lab start 02` to create it\)/],

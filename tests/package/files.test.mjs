@@ -11,10 +11,11 @@ import { PKG, ROOT, run, temporaryDirectory } from './support.mjs';
 /** The challenge folders: each ships its lesson, starter and tests (not its solution). */
 const CHALLENGES = readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).sort();
 
-/** The model checks of 09 and 10, as the page runs them: the module, what it imports, the trained model. */
+/** The model checks of 09, 10 and 11, as the page runs them: the module, what it imports, the trained model. */
 const MODEL_CHECKS = {
   '09-attention-in-a-model': ['forward.js', 'model-check.js', 'model.json'],
   '10-induction-head': ['grade.js', 'model-check.js'],
+  '11-find-the-circuit': ['model-check.js', 'model.json'],
 };
 
 const EXPECTED_FILES = [

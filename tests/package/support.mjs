@@ -62,14 +62,21 @@ export function freshProject(fixture, manifest = {}) {
 /** The headers that make a page cross-origin isolated (shared memory, so threads). */
 export const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 
-/** Serves `dir` statically on 127.0.0.1 (a free port), with `headers` on every response; `close()` stops it. */
-export async function serve(dir, headers = {}) {
+/**
+ * Serves `dir` statically on 127.0.0.1 (a free port), with `headers` on every response; `close()`
+ * stops it. A request for which `hold(request)` is true is never answered (a script that never arrives).
+ */
+export async function serve(dir, headers = {}, { hold } = {}) {
   const setHeaders = (response) => Object.entries(headers).forEach(([name, value]) => response.setHeader(name, value));
-  const server = createServer(sirv(dir, { dev: true, setHeaders }));
+  const files = sirv(dir, { dev: true, setHeaders });
+  const server = createServer((request, response) => {
+    if (hold?.(request)) return;
+    files(request, response);
+  });
   await new Promise((done) => server.listen(0, '127.0.0.1', done));
   return {
     url: `http://127.0.0.1:${server.address().port}/`,
-    close: () => new Promise((done) => server.close(done)),
+    close: () => new Promise((done) => { server.close(done); server.closeAllConnections(); }),
   };
 }
 
@@ -90,16 +97,19 @@ export async function launchFirefox() {
 
 /**
  * Opens `url` in a Playwright or Puppeteer browser, waits until the page sets
- * `window.result` (the fixtures' convention), and returns it with any page errors.
+ * `window.result` (the fixtures' convention, within `timeout` ms), and returns it with any page errors.
  */
-export async function pageResult(browser, url) {
+export async function pageResult(browser, url, { timeout = 30_000 } = {}) {
   const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(String(error)));
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
   page.on('response', (response) => { if (response.status() >= 400) errors.push(`${response.status()} ${response.url()}`); });
-  await page.goto(url);
-  await page.waitForFunction(() => window.result !== undefined, { timeout: 30_000 });
+  // not waiting for the load event: a request held on purpose (serve's `hold`) may delay it
+  await page.goto(url, { waitUntil: 'domcontentloaded', timeout });
+  const done = () => window.result !== undefined;
+  // Playwright's waitForFunction takes (fn, arg, options), Puppeteer's (fn, options)
+  await (typeof page.context === 'function' ? page.waitForFunction(done, undefined, { timeout }) : page.waitForFunction(done, { timeout }));
   const result = await page.evaluate(() => window.result);
   await page.close();
   return { result, errors };

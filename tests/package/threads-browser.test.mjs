@@ -19,11 +19,14 @@ import { FIXTURES, ISOLATION_HEADERS, TOOLS, freshProject, launchChromium, launc
 /** A policy as strict about workers as the course site's: scripts and workers from the origin only (the fixture page's two inline scripts aside). */
 const csp = (inline) => `default-src 'self'; script-src 'self'${inline ? " 'unsafe-inline'" : ''} 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'self'; img-src 'self' data:`;
 
-let project, isolated, plain, bundled, webpacked, inNode;
+let project, isolated, plain, stalled, bundled, webpacked, inNode;
 before(async () => {
   project = freshProject('threads-page');
   isolated = await serve(project, { ...ISOLATION_HEADERS, 'Content-Security-Policy': csp(true) });
   plain = await serve(project);
+  // the same isolated page, but a worker's script is never answered (the page's own import of
+  // threads.js, a module script, is: the glue imports it)
+  stalled = await serve(project, { ...ISOLATION_HEADERS, 'Content-Security-Policy': csp(true) }, { hold: (request) => request.headers['sec-fetch-dest'] === 'worker' });
   const app = freshProject('threads-app', { type: 'module' });
   copyFileSync(join(FIXTURES, 'threads-page', 'paths.js'), join(app, 'src', 'paths.js'));
   const build = spawnSync(join(TOOLS, 'vite'), ['build', '--logLevel', 'warn'], { cwd: app, encoding: 'utf8' });
@@ -44,6 +47,7 @@ console.log(JSON.stringify({ inUse, hashes: await paths(lab) }));`;
 after(async () => {
   await isolated?.close();
   await plain?.close();
+  await stalled?.close();
   await bundled?.close();
   await webpacked?.close();
 });
@@ -70,6 +74,23 @@ for (const [name, launch] of [['Chromium', launchChromium], ['Firefox', launchFi
       assert.deepEqual(result.two, result.one);
       assert.equal(inNode.inUse, 2);
       assert.deepEqual(result.two, inNode.hashes, 'the same bytes as Node on 2 threads');
+    } finally {
+      await browser.close();
+    }
+  });
+
+  test(`${name}: when the workers' module never arrives, initThreadPool gives up after its limit, resolves to 1, threadsInfo says why, and the calls run on 1 thread`, async () => {
+    const browser = await launch();
+    try {
+      const { result, errors } = await pageResult(browser, stalled.url, { timeout: 60_000 });
+      assert.deepEqual(errors, []);
+      assert.equal(result.error, undefined, result.error);
+      assert.equal(result.isolated, true);
+      assert.equal(result.inUse, 1);
+      assert.equal(result.after.threads, 1);
+      assert.match(result.after.reason, /the workers did not start: a thread's worker did not report in within 20 s/);
+      assert.deepEqual(result.two, result.one);
+      assert.deepEqual(result.one, inNode.hashes, 'the same bytes as Node');
     } finally {
       await browser.close();
     }

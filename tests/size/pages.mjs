@@ -19,6 +19,7 @@ const PAGES = {
   challenge: 'challenge.html?id=02-multi-head-attention',
   'challenge 10': 'challenge.html?id=10-induction-head',
   lab: 'lab.html',
+  model: 'model.html', // the real-model page before any model (issue 31: at most 150 KB)
 };
 const TYPES = {
   '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm', '.json': 'application/json',

@@ -71,6 +71,7 @@ export function randomArgs(random, next) {
     if (template.oneOf) return template.oneOf[Math.floor(next() * template.oneOf.length)];
     if ('literal' in template) return template.literal;
     if (template.object) return Object.fromEntries(Object.entries(template.object).map(([k, t]) => [k, make(t)]));
+    if (template.list) return template.list.map(make);
     throw new Error(`unknown template ${JSON.stringify(template)}`);
   };
   return random.args.map(make);
@@ -93,8 +94,28 @@ export function referenceCall(tests, args) {
   return [reference.function, full];
 }
 
+/**
+ * A `transformer` reference (challenge 11): the answer is read from the package's Transformer
+ * (float64, two layers, attention-only) holding `weights.layers` of the call `(weights, options)`,
+ * with embedDim the row count of layers[0].W_Q and numHeads `options.numberOfHeads`:
+ * `method` (compositionScores) returns scores indexed [l1][i][l2][j], and the answer is the
+ * numberOfHeads × numberOfHeads matrix [0][i][1][j] of `options.kind` (q, k or v). The package
+ * refuses weights of the wrong shapes with its own messages (setWeights).
+ */
+function transformerReference(lab, { method }, [weights, options]) {
+  const C = weights.layers[0].W_Q.length;
+  const model = new lab.Transformer({ vocabSize: 2, contextLength: 2, embedDim: C, numHeads: options.numberOfHeads, numLayers: 2, dtype: 'float64' });
+  try {
+    model.setWeights({ layers: weights.layers });
+    return model[method]()[options.kind][0].map((row) => row[1]);
+  } finally {
+    model.free();
+  }
+}
+
 /** The reference's answer for `args` (the package `lab`, see referenceCall); throws as it throws. */
 export function callReference(lab, tests, args) {
+  if (tests.transformer) return transformerReference(lab, tests.transformer, structuredClone(args));
   const [name, full] = referenceCall(tests, structuredClone(args));
   if (typeof lab[name] !== 'function') throw new Error(`the package has no export ${name}`);
   return lab[name](...full);

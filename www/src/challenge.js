@@ -16,7 +16,7 @@ import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_
 let locate, probeCalls, walkthroughHref;
 let firstLine, traceCalls;
 let GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote;
-let forwardCase, weightsCalls, weightsCases;
+let forwardCase, weightsCalls, weightsCases, circuitsCases;
 
 const SAVE_DELAY_MS = 300;
 /** The reference answer is offered after this many runs of the tests; before, only on a deliberate request. */
@@ -106,7 +106,7 @@ function loadForRun() {
       ({ locate, probeCalls, walkthroughHref } = diagnosis);
       ({ firstLine, traceCalls } = first);
       ({ GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } = report);
-      ({ forwardCase, weightsCalls, weightsCases } = modelCheck);
+      ({ forwardCase, weightsCalls, weightsCases, circuitsCases } = modelCheck);
       return lab;
     });
   return loaded;
@@ -141,6 +141,9 @@ async function runTests() {
       else if (reply.type === 'done' && challenge.tests.model?.kind === 'forward') {
         $('run-status').textContent = 'Running the trained model on your attention…';
         modelCases = [await forwardCase(lab, challenge.tests, challenge.id, (probes) => session.send({ probes }))];
+      } else if (reply.type === 'done' && challenge.tests.model?.kind === 'circuits') {
+        $('run-status').textContent = 'Running your function on the trained model…';
+        modelCases = await circuitsCases(lab, challenge.tests, challenge.id, (probes) => session.send({ probes }));
       }
       const elapsed = Math.round(performance.now() - started);
       const judged = showReply(reply, cases, seed, elapsed, modelCases);

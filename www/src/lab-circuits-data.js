@@ -35,7 +35,9 @@ export function pathAblation(m, tokens, lossOf, headMask) {
 
 /**
  * What the Circuit panel shows of model `m`: the three composition tables, their baseline and
- * strongest K entry, and the focused head's circuits ({ layer, head } 0-based; V × V Float32Arrays).
+ * strongest K entry, and the focused head's circuits ({ layer, head } 0-based; V × V Float32Arrays, and
+ * the positional QK circuit, contextLength × contextLength, or null when positions do not reach Q and K
+ * through W_pos: 'rope', 'none').
  */
 export function circuitView(m, focus) {
   const scores = m.compositionScores();
@@ -44,7 +46,7 @@ export function circuitView(m, focus) {
   if (focus && focus.layer < numLayers && focus.head < numHeads) {
     const c = m.circuits(focus);
     const f32 = ({ data, shape }) => ({ data: Float32Array.from(data), shape });
-    head = { ...focus, ov: f32(c.ov), qk: f32(c.qk), copyingScore: c.copyingScore };
+    head = { ...focus, ov: f32(c.ov), qk: f32(c.qk), qkPositional: c.qkPositional && f32(c.qkPositional), copyingScore: c.copyingScore };
   }
   return { q: scores.q, k: scores.k, v: scores.v, baseline: scores.baseline, strongestK: strongestK(scores), head };
 }

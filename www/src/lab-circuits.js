@@ -141,6 +141,22 @@ function circuitCanvas(matrix, label, labelOf, description) {
   return el('figure', { class: 'circuit-figure' }, el('figcaption', {}, label), el('div', { class: 'focus-canvas', role: 'region', 'aria-label': label, tabindex: '0' }, canvas));
 }
 
+/**
+ * How often a query position's largest entry among the keys it may see (0 … q) is the previous
+ * position q − 1, over the positions q ≥ 1 of a positional QK circuit: the mark of a head that
+ * attends to the previous token by position.
+ */
+export function previousShare(matrix) {
+  const [n] = matrix.shape;
+  let hits = 0;
+  for (let q = 1; q < n; q++) {
+    let best = 0;
+    for (let k = 1; k <= q; k++) if (matrix.data[q * n + k] > matrix.data[q * n + best]) best = k;
+    if (best === q - 1) hits++;
+  }
+  return n > 1 ? hits / (n - 1) : 0;
+}
+
 /** How often the largest entry of each row sits on the diagonal (an OV circuit that copies: each token raises its own logit). */
 export function diagonalShare(matrix) {
   const [n] = matrix.shape;
@@ -151,6 +167,18 @@ export function diagonalShare(matrix) {
     if (best === r) hits++;
   }
   return hits / n;
+}
+
+/** The positional QK circuit (rows: the query's position, columns: the key's), or a note when the model has none. */
+function positionalCircuit(matrix, name) {
+  if (!matrix) return el('p', { class: 'hint', id: 'positional-qk' }, 'No positional QK circuit: this model\'s positions do not enter the queries and keys through W_pos (rotary or no positions).');
+  const [L] = matrix.shape;
+  const share = previousShare(matrix);
+  const figure = circuitCanvas(matrix, `Positional QK circuit of ${name}: W_pos·W_QK·W_posᵀ (rows: the query's position; columns: the key's position; above the diagonal is masked in use). A head that attends to the previous token by position has its row maximum just left of the diagonal: here in ${Math.round(share * (L - 1))} of ${L - 1} rows.`,
+    (t) => (t % 8 === 0 ? String(t) : ''), `Positional QK circuit of ${name}, ${L} by ${L}; among the keys a query position may see, the largest entry is the previous position in ${Math.round(share * (L - 1))} of ${L - 1} rows`);
+  figure.id = 'positional-qk';
+  figure.dataset.previousShare = String(share);
+  return figure;
 }
 
 function headCircuits(c, labelOf, word) {
@@ -167,7 +195,8 @@ function headCircuits(c, labelOf, word) {
     circuitCanvas(head.ov, `OV circuit of ${name}: W_E·W_OV·W_U (rows: the ${word} attended to; columns: the logit it raises)`, labelOf,
       `OV circuit of ${name}, ${n} by ${n}; copying score ${formatNumber(head.copyingScore)}; the row maximum is on the diagonal in ${Math.round(diagonal * n)} of ${n} rows`),
     circuitCanvas(head.qk, `QK circuit of ${name}: W_E·W_QK·W_Eᵀ (rows: the query's ${word}; columns: the key's ${word})`, labelOf,
-      `Token QK circuit of ${name}, ${n} by ${n}`)),
+      `Token QK circuit of ${name}, ${n} by ${n}`),
+    positionalCircuit(head.qkPositional, name)),
   el('p', { class: 'hint' }, 'Purple: positive, orange: negative, white: 0; each map scaled to its own largest entry. These are the direct paths, the embeddings straight into this head: for a layer-2 head the key side that matters is what the previous-token head wrote, which the K-composition above measures.'));
 }
 

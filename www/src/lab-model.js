@@ -27,9 +27,9 @@ const check = (lab) => {
  * single-threaded build. `asked` is the address's `threads=` (an integer 1–64) or undefined for
  * the device's core count, at most DEFAULT_MAX_THREADS. Resolves to `{ lab, threads, build,
  * reason }`: the package's exports, the threads in use, 'threads' or 'single', and why it is one
- * thread (null when a pool runs).
+ * thread (null when a pool runs). `onStage(text)`, when given, hears each step of the threads build's start.
  */
-export async function loadModel(asked) {
+export async function loadModel(asked, onStage) {
   const cores = globalThis.navigator?.hardwareConcurrency || 1;
   const wanted = asked ?? Math.min(cores, DEFAULT_MAX_THREADS);
   const single = asked === 1 ? 'the address asks for one thread (threads=1), so the lab uses the single-threaded build'
@@ -42,8 +42,10 @@ export async function loadModel(asked) {
     await lab.default();
     return { lab: check(lab), threads: 1, build: 'single', reason: single };
   }
+  onStage?.('loading the threads build');
   const lab = await import('../pkg-threads/attention_lab.js');
   await lab.default();
+  onStage?.(`starting ${wanted} threads`);
   const threads = await lab.initThreadPool(wanted);
   return { lab: check(lab), threads, build: 'threads', reason: threads > 1 ? null : lab.threadsInfo().reason };
 }

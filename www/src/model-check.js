@@ -1,14 +1,18 @@
-// The model checks of challenges 09 and 10 (tests.json's `model`, see challenges/README.md), drawn as
+// The model checks of challenges 09, 10 and 11 (tests.json's `model`, see challenges/README.md), drawn as
 // extra result cases of kind 'model' on the challenge page. What is run and judged, and every word
 // of the verdicts, is the challenge folders' model-check.js (shared with `attention-lab check`);
 // this file adds the drawing:
 //   - 'forward' (09): both shares of repeated tokens predicted, and every head's pattern, the
 //     learner's next to the reference's;
 //   - 'weights' (10): per config, each head's score, the hint when it fails, and its pattern next
-//     to the one that would pass; the loss.
-import { el, heatColour, formatNumber } from './common.js';
+//     to the one that would pass; the loss;
+//   - 'circuits' (11): the learner's composition scores on the lab's trained model, each kind as a
+//     table coloured by its excess over the random baseline, next to the package's; the heads they name.
+import { el, heatColour, textColourFor, formatNumber } from './common.js';
 import { forwardCheck } from '../../challenges/09-attention-in-a-model/model-check.js';
 import { weightsCases as weightsChecks } from '../../challenges/10-induction-head/model-check.js';
+
+import { circuitsCalls, circuitsCases as circuitsChecks } from '../../challenges/11-find-the-circuit/model-check.js';
 
 export { weightsCalls } from '../../challenges/10-induction-head/model-check.js';
 
@@ -85,4 +89,62 @@ function renderWeights(model) {
     el('div', { class: 'pattern-pair' }, patternFigure(yours.caption, yours.pattern, { tokens }), patternFigure(expected.caption, expected.pattern, { tokens })),
     el('p', { class: 'hint' }, note),
   ];
+}
+
+// ---- 11: the learner's composition scores on the lab's trained model ------------------------------
+
+/**
+ * Runs challenge 11's model check (challenges/11-…/model-check.js): the learner's function on the
+ * trained model's layers, once per kind, in the learner's worker (`sendProbes` as for 09). Returns the
+ * judged cases (one per kind, and the heads the K-composition names).
+ */
+export async function circuitsCases(lab, tests, challengeId, sendProbes) {
+  const model = await MODEL_FILES[`../../challenges/${challengeId}/${tests.model.weights}`]();
+  const reply = await sendProbes(circuitsCalls(tests, model));
+  const results = reply.type === 'done'
+    ? reply.results
+    : tests.model.kinds.map((kind) => ({ id: `circuits-${kind}`, error: { name: 'Error', message: reply.type === 'timeout' ? 'your function ran longer than 2 s on the trained model' : reply.message ?? 'the worker stopped' } }));
+  return circuitsChecks(lab, tests, model, results, formatNumber).map((judged) => ({ ...judged, render: () => renderCircuits(judged.model) }));
+}
+
+/** An h × h table of scores (rows: layer-1 heads, columns: layer-2 heads), each cell coloured by its excess over the baseline. */
+function scoresTable(caption, M, baseline, { id, mark, top: highest } = {}) {
+  const top = Math.max(baseline * 1.5, highest ?? 0, ...M.flat()) - baseline;
+  const head = el('tr', {}, el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'layer-1 head')), M[0].map((_, j) => el('th', { scope: 'col' }, `L2 h${j}`)));
+  const body = M.map((row, i) => el('tr', {}, el('th', { scope: 'row' }, `L1 h${i}`), row.map((x, j) => {
+    const excess = x - baseline;
+    const background = heatColour(Math.max(0, excess) / top);
+    return el('td', {
+      class: `composition-cell${mark?.(i, j) ? ' strongest' : ''}`, 'data-value': String(x), style: { background, color: textColourFor(background) },
+      title: `L1 h${i} → L2 h${j}: ${formatNumber(x)}, ${excess >= 0 ? `${formatNumber(excess)} above` : `${formatNumber(-excess)} below`} the random baseline ${formatNumber(baseline)}`,
+    }, el('span', { class: 'score-value' }, x.toFixed(3)), el('span', { class: 'excess' }, `${excess >= 0 ? '+' : '−'}${Math.abs(excess).toFixed(3)}`));
+  })));
+  return el('div', { class: 'matrix-wrap', role: 'region', 'aria-label': caption, tabindex: '0' },
+    el('table', { class: 'composition', id }, el('caption', {}, caption), el('thead', {}, head), el('tbody', {}, body)));
+}
+
+function renderCircuits(model) {
+  if (model.kind === 'scores') {
+    const { label, yours, expected, baseline, hint, scoreKind, top } = model;
+    const note = `Each cell: the score, and below it its excess over the random baseline ${formatNumber(baseline)} (what two random matrices of these shapes score). Dark blue: at or below the baseline; the lighter, up to yellow, the further above it (one scale for Q, K and V).`;
+    return [
+      hint ? el('p', { class: 'hint', 'data-hint': hint.reason }, hint.text) : null,
+      el('div', { class: 'composition-tables' },
+        yours ? scoresTable(`${label}: yours`, yours, baseline, { id: `circuits-yours-${scoreKind}`, top }) : el('p', { class: 'reason' }, 'Your scores could not be read as a matrix.'),
+        scoresTable(`${label}: the package's`, expected, baseline, { id: `circuits-expected-${scoreKind}`, top })),
+      el('p', { class: 'hint' }, note),
+    ];
+  }
+  const { behaviour, yours, note } = model;
+  const rows = [
+    ...behaviour.first.map((s, i) => [`L1 h${i}`, s, yours?.row === i ? 'its strongest row' : '']),
+    ...behaviour.second.map((s, i) => [`L2 h${i}`, s, yours?.column === i ? 'the strongest cell of that row' : '']),
+  ];
+  const table = el('div', { class: 'matrix-wrap', role: 'region', 'aria-label': 'what each head does', tabindex: '0' },
+    el('table', { class: 'composition', id: 'circuits-behaviour' },
+      el('caption', {}, 'What each head does on the lab\'s evaluation batch (headScores), and what your scores point at'),
+      el('thead', {}, el('tr', {}, ['head', 'previous-token score', 'induction score', 'your K-composition'].map((t) => el('th', { scope: 'col' }, t)))),
+      el('tbody', {}, rows.map(([head, s, mark]) => el('tr', { class: mark ? 'named' : null }, el('th', { scope: 'row' }, head),
+        el('td', {}, formatNumber(s.previousToken)), el('td', {}, formatNumber(s.induction)), el('td', {}, mark))))));
+  return [note ? el('p', { class: 'hint' }, note) : null, table];
 }

@@ -27,6 +27,7 @@ const MAX_C = 8;
 // on 25 tokens (the beginning token and a 12-token segment twice)
 const MAX_LINK_T = 25;
 const MAX_LINK_C = 16;
+const MAX_MODEL_LINK_C = 128; // a head of a real model from model.html (from=model): GPT-2's and SmolLM2's are 64 wide
 const RANDOM_RANGE = 3; // random entries in [−3, 3], one decimal
 const MODES = {
   default: 'Every head has its own slice of Q, K and V; every query sees every key (or the earlier ones, with the causal mask).',
@@ -922,7 +923,8 @@ function parseLink(search) {
     for (const [n, M] of [['K', K], ['V', V]]) {
       if (M.length !== Q.length || M[0].length !== kvWidth) throw new Error(`${n} is ${shape(M)} but ${kvWidth === C ? `Q is ${shape(Q)}` : `must be ${Q.length}×${kvWidth} (T × numberOfKVHeads·headDimensions)`}`);
     }
-    if (Q.length > MAX_LINK_T || Q[0].length > MAX_LINK_C) throw new Error(`the walkthrough shows at most ${MAX_LINK_T} rows and ${MAX_LINK_C} columns; Q is ${shape(Q)}`);
+    const maxC = params.get('from') === 'model' ? MAX_MODEL_LINK_C : MAX_LINK_C;
+    if (Q.length > MAX_LINK_T || Q[0].length > maxC) throw new Error(`the walkthrough shows at most ${MAX_LINK_T} rows and ${maxC} columns; Q is ${shape(Q)}`);
     if (!Number.isInteger(h) || h < 1 || C % h !== 0) throw new Error(`numberOfHeads = ${params.get('numberOfHeads')} does not divide C = ${C}`);
     if (params.has('headDimensions') && Number(params.get('headDimensions')) * h !== C) throw new Error(`numberOfHeads · headDimensions must be C = ${C}`);
     const W_O = params.has('W_O') ? matrix('W_O') : null;
@@ -960,6 +962,16 @@ function applyLink() {
           'A previous-token head puts its weight just left of the diagonal. ', el('a', { href: './lab.html?task=text' }, 'Back to the lab')]
         : [`Q, K and V are that head's own, on the tokens ${tokens.map((t, i) => `t${i} = ${t}`).join(', ')} (B: the beginning token). `,
           'An induction head at a repeated token looks one past its first copy. ', el('a', { href: './lab.html' }, 'Back to the lab')])));
+  }
+  if (params.get('from') === 'model') {
+    // a head of a real model (model.html): say which, and on which tokens (a JSON array: tokens hold spaces)
+    let tokens = [];
+    try { tokens = JSON.parse(params.get('tokens') ?? '[]').map(String); } catch { /* the note then names no tokens */ }
+    $('input-status').before(el('p', { class: 'from-lab', id: 'from-model' },
+      el('strong', {}, `From ${params.get('modelName')}: layer ${params.get('modelLayer')}, head ${params.get('modelHead')}. `),
+      `Q, K and V are that head's own, on the first ${tokens.length} tokens of your text: ${tokens.map((t, i) => `t${i} = ${t}`).join(', ')} (· a space, ↵ a new line). `,
+      params.get('rotated') === '1' ? 'Q and K are after the rotary embedding (RoPE), as the model\'s scores use them. ' : '',
+      el('a', { href: './model.html' }, 'Back to the real model')));
   }
   return link;
 }
