@@ -160,19 +160,6 @@ impl ModelConfig {
         self.embed_dim / self.num_heads.max(1)
     }
 
-    /// Whether the model is the course's own shape (every field a toy `new Transformer` can set):
-    /// LayerNorm, a GELU MLP of width 4C with biases, h_kv = h, RoPE base 10000, untied W_U.
-    pub fn is_toy(&self) -> bool {
-        self.norm == NormKind::Layer
-            && self.norm_eps == 1e-5
-            && self.mlp_kind == MlpKind::Gelu
-            && self.mlp_width == 4 * self.embed_dim
-            && self.mlp_bias
-            && self.kv_heads == self.num_heads
-            && self.rope_base == Rope::default().base
-            && !self.tied
-    }
-
     /// `headMask` must have numLayers rows (checked before any row is read) …
     pub fn check_head_mask_rows(&self, rows: usize) -> Result<()> {
         let (l, h) = (self.num_layers, self.num_heads);

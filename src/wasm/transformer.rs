@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use super::convert::missing;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
+use super::convert::{array_length, describe, get, is_array, js_result, read_count, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
 use super::typed::{write_typed, Element, read_dtype, read_tensor};
 use crate::error::{number_text, AttentionError, Result};
 use crate::precision::{ByPrecision, Family, Precision, Values};
@@ -20,7 +20,8 @@ use crate::real::Real;
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/transformer.d.ts");
 
-const CONFIG_KEYS: &str = "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype";
+const CONFIG_KEYS: &str =
+    "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype, norm, normEps, mlpWidth, mlpBias, numKVHeads, ropeBase, tiedEmbeddings";
 const FORWARD_KEYS: &str = "needWeights, needHidden, headMask, pathMask";
 const TRAIN_KEYS: &str = "learningRate, betas, eps, weightDecay";
 const TASK_KEYS: &str = "vocabSize, length, batch, seed";
@@ -83,14 +84,45 @@ impl JsTransformer {
                 None => return Err(AttentionError::type_error(format!("config.numLayers is {}; expected an integer 0 … 1024", describe(&layers)))),
             };
             let (vocab_size, context_length, embed_dim, num_heads) = (o.count("vocabSize")?, o.count("contextLength")?, o.count("embedDim")?, o.count("numHeads")?);
+            let defaults = ModelConfig::new(vocab_size, context_length, embed_dim, num_heads, num_layers);
+            let (mlp, mlp_kind) = read_mlp(&o.raw("mlp")?)?;
+            let layer_norm = o.flag("layerNorm")?;
+            let norm = match o.raw("norm")? {
+                n if n.is_undefined() => NormKind::Layer,
+                n => match n.as_string().as_deref() {
+                    Some("layer") => NormKind::Layer,
+                    Some("rms") => NormKind::Rms,
+                    _ => return Err(AttentionError::type_error(format!("config.norm is {}; expected 'layer' (LayerNorm) or 'rms' (RMSNorm)", describe(&n)))),
+                },
+            };
+            let norm_eps = o.positive_or("normEps", defaults.norm_eps)?;
+            let mlp_width = match o.raw("mlpWidth")? {
+                w if w.is_undefined() => defaults.mlp_width,
+                w => read_count(&w, "config.mlpWidth")?,
+            };
+            let mlp_bias = o.flag_or("mlpBias", true)?;
+            let kv_heads = match o.raw("numKVHeads")? {
+                k if k.is_undefined() => num_heads,
+                k => read_count(&k, "config.numKVHeads")?,
+            };
+            let rope_base = o.positive_or("ropeBase", defaults.rope_base)?;
             let config = ModelConfig {
                 positions,
-                mlp: o.flag("mlp")?,
-                layer_norm: o.flag("layerNorm")?,
+                mlp,
+                layer_norm,
                 bias: o.flag("bias")?,
                 seed: read_seed(&o.raw("seed")?, "config.seed")?,
-                ..ModelConfig::new(vocab_size, context_length, embed_dim, num_heads, num_layers)
+                norm,
+                norm_eps,
+                mlp_kind,
+                mlp_width,
+                mlp_bias,
+                kv_heads,
+                rope_base,
+                tied: o.flag("tiedEmbeddings")?,
+                ..defaults
             };
+            check_parts(&config)?;
             let dtype = read_dtype(&o.raw("dtype")?, "config.dtype")?.unwrap_or(f32::wrap(()));
             let inner = crate::by_precision!(F in dtype, () => F::wrap(model::Transformer::<F>::new(config)?));
             Ok(Self { inner, model_type: None })
@@ -115,11 +147,18 @@ impl JsTransformer {
                 ("numHeads", JsValue::from(c.num_heads as f64)),
                 ("numLayers", JsValue::from(c.num_layers as f64)),
                 ("positions", JsValue::from_str(c.positions.name())),
-                ("mlp", JsValue::from(c.mlp)),
+                ("mlp", if c.mlp && c.mlp_kind == MlpKind::Gated { JsValue::from_str("silu_gated") } else { JsValue::from(c.mlp) }),
                 ("layerNorm", JsValue::from(c.layer_norm)),
                 ("bias", JsValue::from(c.bias)),
                 ("seed", seed),
                 ("dtype", JsValue::from_str(dtype)),
+                ("norm", JsValue::from_str(norm_name(c.norm))),
+                ("normEps", JsValue::from(c.norm_eps)),
+                ("mlpWidth", JsValue::from(c.mlp_width as f64)),
+                ("mlpBias", JsValue::from(c.mlp_bias)),
+                ("numKVHeads", JsValue::from(c.kv_heads as f64)),
+                ("ropeBase", JsValue::from(c.rope_base)),
+                ("tiedEmbeddings", JsValue::from(c.tied)),
             ])
         })
     }
@@ -335,7 +374,7 @@ fn loaded_config(c: &ModelConfig, model_type: &str, dtype: &str) -> Result<JsVal
         ("numLayers", n(c.num_layers)),
         ("positions", JsValue::from_str(c.positions.name())),
         ("ropeBase", if c.positions == Positions::Rope { JsValue::from(c.rope_base) } else { JsValue::NULL }),
-        ("norm", JsValue::from_str(if c.norm == NormKind::Layer { "layer" } else { "rms" })),
+        ("norm", JsValue::from_str(norm_name(c.norm))),
         ("normEps", JsValue::from(c.norm_eps)),
         ("mlp", JsValue::from_str(if c.mlp_kind == MlpKind::Gelu { "gelu_new" } else { "silu_gated" })),
         ("mlpWidth", n(c.mlp_width)),
@@ -344,6 +383,59 @@ fn loaded_config(c: &ModelConfig, model_type: &str, dtype: &str) -> Result<JsVal
         ("tiedEmbeddings", JsValue::from(c.tied)),
         ("dtype", JsValue::from_str(dtype)),
     ])
+}
+
+/// `'layer'` or `'rms'`.
+fn norm_name(norm: NormKind) -> &'static str {
+    match norm {
+        NormKind::Layer => "layer",
+        NormKind::Rms => "rms",
+    }
+}
+
+/// `config.mlp`: `false` (none, the default), `true` or `'gelu_new'` (GPT-2's GELU MLP), `'silu_gated'`
+/// (Llama's SiLU-gated MLP).
+fn read_mlp(raw: &JsValue) -> Result<(bool, MlpKind)> {
+    if raw.is_undefined() {
+        return Ok((false, MlpKind::Gelu));
+    }
+    if let Some(on) = raw.as_bool() {
+        return Ok((on, MlpKind::Gelu));
+    }
+    match raw.as_string().as_deref() {
+        Some("gelu_new") => Ok((true, MlpKind::Gelu)),
+        Some("silu_gated") => Ok((true, MlpKind::Gated)),
+        _ => Err(AttentionError::type_error(format!(
+            "config.mlp is {}; expected false (no MLP), true or 'gelu_new' (a GELU MLP, GPT-2's) or 'silu_gated' (a SiLU-gated MLP, Llama's)",
+            describe(raw)
+        ))),
+    }
+}
+
+/// A RangeError for an option of a part the config leaves out, set to other than its default: the
+/// norm's options without `layerNorm`, the MLP's without `mlp`, `ropeBase` without `positions: 'rope'`
+/// (a value the model would silently ignore).
+fn check_parts(c: &ModelConfig) -> Result<()> {
+    let d = ModelConfig::new(c.vocab_size, c.context_length, c.embed_dim, c.num_heads, c.num_layers);
+    let unused = |key: &str, value: String, part: &str| {
+        Err(AttentionError::range_error(format!("config.{key} is {value} but {part}; the option would change nothing (leave it out, or turn the part on)")))
+    };
+    if !c.layer_norm && c.norm != d.norm {
+        return unused("norm", format!("'{}'", norm_name(c.norm)), "config.layerNorm is false: the model has no norms");
+    }
+    if !c.layer_norm && c.norm_eps != d.norm_eps {
+        return unused("normEps", number_text(c.norm_eps), "config.layerNorm is false: the model has no norms");
+    }
+    if !c.mlp && c.mlp_width != d.mlp_width {
+        return unused("mlpWidth", c.mlp_width.to_string(), "config.mlp is false: the model has no MLP");
+    }
+    if !c.mlp && !c.mlp_bias {
+        return unused("mlpBias", "false".into(), "config.mlp is false: the model has no MLP");
+    }
+    if c.positions != Positions::Rope && c.rope_base != d.rope_base {
+        return unused("ropeBase", number_text(c.rope_base), &format!("config.positions is '{}', not 'rope'", c.positions.name()));
+    }
+    Ok(())
 }
 
 fn self_is_missing(value: &JsValue) -> bool {
