@@ -129,7 +129,8 @@ impl JsTransformer {
         })
     }
 
-    /// The config, every option filled in.
+    /// The config, every option filled in (a part's options — norm, normEps; mlpWidth, mlpBias; ropeBase —
+    /// only when the model has that part).
     #[wasm_bindgen(getter, skip_typescript)]
     pub fn config(&self) -> std::result::Result<JsValue, JsValue> {
         let inner = &self.inner;
@@ -140,7 +141,7 @@ impl JsTransformer {
         }
         let seed = if c.seed < (1u64 << 53) { JsValue::from(c.seed as f64) } else { JsValue::from(c.seed) };
         js_result(|| {
-            write_object(&[
+            let mut entries = vec![
                 ("vocabSize", JsValue::from(c.vocab_size as f64)),
                 ("contextLength", JsValue::from(c.context_length as f64)),
                 ("embedDim", JsValue::from(c.embed_dim as f64)),
@@ -152,14 +153,20 @@ impl JsTransformer {
                 ("bias", JsValue::from(c.bias)),
                 ("seed", seed),
                 ("dtype", JsValue::from_str(dtype)),
-                ("norm", JsValue::from_str(norm_name(c.norm))),
-                ("normEps", JsValue::from(c.norm_eps)),
-                ("mlpWidth", JsValue::from(c.mlp_width as f64)),
-                ("mlpBias", JsValue::from(c.mlp_bias)),
                 ("numKVHeads", JsValue::from(c.kv_heads as f64)),
-                ("ropeBase", JsValue::from(c.rope_base)),
                 ("tiedEmbeddings", JsValue::from(c.tied)),
-            ])
+            ];
+            // a part's options only with the part (`{ ...model.config, embedDim }` then builds a model)
+            if c.layer_norm {
+                entries.extend([("norm", JsValue::from_str(norm_name(c.norm))), ("normEps", JsValue::from(c.norm_eps))]);
+            }
+            if c.mlp {
+                entries.extend([("mlpWidth", JsValue::from(c.mlp_width as f64)), ("mlpBias", JsValue::from(c.mlp_bias))]);
+            }
+            if c.positions == Positions::Rope {
+                entries.push(("ropeBase", JsValue::from(c.rope_base)));
+            }
+            write_object(&entries)
         })
     }
 
@@ -304,7 +311,7 @@ impl JsTransformer {
             type Out = JsValue;
             fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let params = model.params();
-                let moments = model.moments();
+                let moments = model.moments().full(params);
                 write_object(&[
                     ("dtype", JsValue::from_str(self.0)),
                     ("step", JsValue::from(moments.step as f64)),

@@ -195,7 +195,7 @@ export function readTokens(x, c) {
 }
 
 /** forward's options: { needWeights, headMask, pathMask } (the counts checked against the config). */
-function readForwardOptions(options, c) {
+export function readForwardOptions(options, c) {
   const o = LR.readObject(options, 'options', ['needWeights', 'headMask', 'pathMask'], false) ?? {};
   if (o.needWeights !== undefined && typeof o.needWeights !== 'boolean') throw typeError('options.needWeights is not a boolean');
   const raw = o.headMask;
@@ -530,7 +530,7 @@ function closeAt(actual, expected, scale, tol, what) {
   return actual.length === expected.length && worst <= tol * scale ? null : `${what}: error ${worst} > ${tol} × the gradient's scale ${scale}`;
 }
 
-function compareGradientTree(actual, expected, c, tol) {
+export function compareGradientTree(actual, expected, c, tol) {
   const exp = Object.fromEntries(O.leaves(expected));
   const treeScale = Math.max(...Object.values(exp).flat().map(Math.abs));
   for (const [k, v] of O.leaves(actual)) {
@@ -554,7 +554,14 @@ function compareGradientTree(actual, expected, c, tol) {
   return O.leaves(actual).length === Object.keys(exp).length ? null : 'grads lacks some keys of getWeights';
 }
 
-const fullConfigOf = (c) => ({ ...c, seed: c.seed <= 2n ** 53n - 1n ? Number(c.seed) : c.seed });
+/** The config getter's answer: a part's options only with the part. */
+function fullConfigOf(c) {
+  const out = { ...c, seed: c.seed <= 2n ** 53n - 1n ? Number(c.seed) : c.seed };
+  if (!c.layerNorm) { delete out.norm; delete out.normEps; }
+  if (!c.mlp) { delete out.mlpWidth; delete out.mlpBias; }
+  if (c.positions !== 'rope') delete out.ropeBase;
+  return out;
+}
 
 function compareConfig(model, c) {
   const expected = fullConfigOf(c);
@@ -873,19 +880,40 @@ export const CIRCUITS_EXPORTS = [
       return [config, tokensFor(r, c), circuits, options];
     },
     call: (pkg, a) => withModel(pkg, a[0], (model) => {
-      const scores = model.compositionScores();
-      const circuits = model.circuits(a[2]);
-      return { scores, circuits, forward: model.forward(a[1], a[3]), weights: model.getWeights() };
+      let scores, circuits, refusedArchitecture;
+      try {
+        scores = model.compositionScores();
+        circuits = model.circuits(a[2]);
+      } catch (e) {
+        // the documented state Error of a tied or grouped model (circuits read W_U and one K/V head per query head)
+        if (e instanceof TypeError || e instanceof RangeError || !/^compositionScores reads W_U and one K\/V head per query head; this model /.test(e?.message)) throw e;
+        refusedArchitecture = e.message;
+      }
+      return { scores, circuits, refusedArchitecture, forward: model.forward(a[1], a[3]), weights: model.getWeights() };
     }),
     reference(a) {
       const c = readConfig(a[0]);
-      if (a[2] === undefined || a[2] === null) throw typeError('options is missing');
-      const head = readCircuitsOptions(a[2], c);
+      // a tied W_U or grouped K/V heads: compositionScores refuses (an Error) before circuits reads its options
+      const noCircuits = c.tiedEmbeddings || c.numKVHeads < c.numHeads;
+      let head = null;
+      if (!noCircuits) {
+        if (a[2] === undefined || a[2] === null) throw typeError('options is missing');
+        head = readCircuitsOptions(a[2], c);
+      }
       const tokens = readTokens(a[1], c);
-      return { c, head, tokens, o: readForwardOptions(a[3], c) };
+      const o = readForwardOptions(a[3], c);
+      if (o.pathMask?.length > 0 && c.numKVHeads < c.numHeads) throw rangeError('options.pathMask cuts single heads\' paths: it needs one K/V head per query head');
+      return { c, head, tokens, o, noCircuits };
     },
-    compare(actual, { c, head, tokens, o }) {
+    compare(actual, { c, head, tokens, o, noCircuits }) {
       const P = actual.weights;
+      if (noCircuits) {
+        const why = c.tiedEmbeddings ? /ties W_U to W_E/ : /shares its K\/V heads between query heads/;
+        if (!actual.refusedArchitecture || !why.test(actual.refusedArchitecture)) return `compositionScores of a ${c.tiedEmbeddings ? 'tied' : 'grouped'} model: ${actual.refusedArchitecture ?? 'answered'}`;
+        const f = O.forward(c, P, tokens, { headMask: o.headMask, pathMask: o.pathMask });
+        return close(actual.forward.logits.data, f.logits.flat(2), tolOf(c), 'logits');
+      }
+      if (actual.refusedArchitecture) return `compositionScores refused: ${actual.refusedArchitecture}`;
       // compositionScores: the oracle's, NaN exactly where l1 ≥ l2 (computed in f64 in both dtypes)
       const ref = CO.compositionScores(P, c.numHeads);
       for (const key of ['q', 'k', 'v']) {

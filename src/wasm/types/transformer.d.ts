@@ -159,6 +159,7 @@ export interface Transformer {
   getState(): TransformerState;
   /** Restores what getState returned (of a model with the same config and dtype). */
   setState(state: TransformerState): void;
-  /** The config, every option filled in. */
-  readonly config: Required<Omit<TransformerConfig, "seed">> & { seed: number | bigint };
+  /** The config, every option filled in (norm and normEps only with layerNorm, mlpWidth and mlpBias only with mlp, ropeBase only with positions 'rope'). */
+  readonly config: Required<Omit<TransformerConfig, "seed" | "norm" | "normEps" | "mlpWidth" | "mlpBias" | "ropeBase">> &
+    Pick<TransformerConfig, "norm" | "normEps" | "mlpWidth" | "mlpBias" | "ropeBase"> & { seed: number | bigint };
 }
