@@ -188,7 +188,27 @@ impl ModelConfig {
         Ok(())
     }
 
+    /// Everything [`Self::check_shape`] checks, and that the model trains within one call's working
+    /// set: its parameters, their gradients and two AdamW moments (a model made by `new Transformer`).
     fn check(&self) -> Result<()> {
+        self.check_shape()?;
+        let (v, c, ctx, l) = (self.vocab_size as u128, self.embed_dim as u128, self.context_length as u128, self.num_layers as u128);
+        // the parameters, their gradients and two moments
+        let f = self.mlp_width as u128;
+        let mlp = match self.mlp_kind {
+            MlpKind::Gelu => 2 * c * f + f + c,
+            MlpKind::Gated => 3 * c * f + 2 * f + c,
+        };
+        let per_layer = 4 * c * c + 4 * c + if self.mlp { mlp } else { 0 } + 4 * c;
+        let parameters = 2 * v * c + ctx * c + l * per_layer + 2 * c;
+        check_working_set(4 * parameters, || {
+            format!("a Transformer with vocabSize = {v}, contextLength = {ctx}, embedDim = {c} and numLayers = {l} (its parameters, gradients and AdamW moments)")
+        })
+    }
+
+    /// The config's own consistency (vocabulary, context, RoPE's even head size, K/V heads, MLP
+    /// width), not its size: a loaded checkpoint's memory is checked by the loader against the file.
+    fn check_shape(&self) -> Result<()> {
         if self.vocab_size < 2 {
             return Err(AttentionError::range_error(format!("config.vocabSize is {}; expected an integer ≥ 2", self.vocab_size)));
         }
@@ -210,18 +230,7 @@ impl ModelConfig {
         if self.mlp && self.mlp_width == 0 {
             return Err(AttentionError::range_error("config.mlpWidth is 0; expected an integer ≥ 1"));
         }
-        let (v, c, ctx, l) = (self.vocab_size as u128, self.embed_dim as u128, self.context_length as u128, self.num_layers as u128);
-        // the parameters, their gradients and two moments
-        let f = self.mlp_width as u128;
-        let mlp = match self.mlp_kind {
-            MlpKind::Gelu => 2 * c * f + f + c,
-            MlpKind::Gated => 3 * c * f + 2 * f + c,
-        };
-        let per_layer = 4 * c * c + 4 * c + if self.mlp { mlp } else { 0 } + 4 * c;
-        let parameters = 2 * v * c + ctx * c + l * per_layer + 2 * c;
-        check_working_set(4 * parameters, || {
-            format!("a Transformer with vocabSize = {v}, contextLength = {ctx}, embedDim = {c} and numLayers = {l} (its parameters, gradients and AdamW moments)")
-        })
+        Ok(())
     }
 }
 
@@ -442,8 +451,10 @@ impl<F: LayerKernel> Transformer<F> {
 
     /// A model with the given parameters (every one `config` implies, in [`Self::params`]'s order,
     /// e.g. a checkpoint's): the attention layers are built from theirs; the optimizer starts at zero.
+    /// The size is not checked here (the parameters exist already; the loader checks the checkpoint's
+    /// memory before reading it, and a training call checks its own working set).
     pub fn from_params(config: ModelConfig, params: Vec<Param<F>>) -> Result<Self> {
-        config.check()?;
+        config.check_shape()?;
         let mut attention = Vec::with_capacity(config.num_layers);
         for l in 0..config.num_layers {
             let mut layer = MultiHeadAttention::new(&Self::layer_config(&config, 0))?;
@@ -587,7 +598,9 @@ impl<F: LayerKernel> Transformer<F> {
         let per_layer_weights = if need_weights { b * self.config.num_heads * t * (start + t) } else { 0 };
         let mlp_width = if self.config.mlp { 3 * self.config.mlp_width + 2 * c } else { 4 * c };
         let activations = n * (c * 4 + mlp_width + 2 * v + if need_hidden { c } else { 0 }) + per_layer_weights;
-        check_working_set((activations as u128) * (self.config.num_layers as u128 + 1) + 4 * self.num_parameters() as u128, || {
+        // training (gradients, trainStep): the gradients, the moments and the stepped copy of the parameters too
+        let training_state = if training { 4 * self.num_parameters() as u128 } else { 0 };
+        check_working_set((activations as u128) * (self.config.num_layers as u128 + 1) + training_state, || {
             format!("Transformer with B = {b}, T = {t}, embedDim = {c} and vocabSize = {v}")
         })?;
         // 1. x = W_E[token] (+ W_pos[t])                                   (N, C)
