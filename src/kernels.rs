@@ -214,8 +214,62 @@ fn store<const R: usize>(acc: [[f32; NR]; R], c: &mut [f32], ldc: usize, width: 
 /// `out = x·W (+ bias)`: x is `(rows, k)` row-major, W is `(k, n)` row-major ("[in, out]"),
 /// bias has `n` entries. `w_panels` is a reusable packing buffer.
 pub fn linear_f32(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32], w_panels: &mut PackedPanels) {
+    if rows <= UNPACKED_ROWS {
+        linear_unpacked_f32(x, rows, k, w, n, bias, out);
+        return;
+    }
     w_panels.pack(w, n, k, n);
     linear_prepacked_f32(x, rows, w_panels, bias, out);
+}
+
+/// Rows of A up to which [`linear_f32`] and [`gemm_transposed_b`] read B where it lies instead of
+/// packing it first: a decoding step's single row would otherwise pay for packing all of B (an MLP's
+/// W, or the transposed unembedding: V × C floats) on every call, more than the product itself. Each
+/// entry is the same sum in the same order as [`gemm_packed`]'s (from 0, over p in increasing order,
+/// each product rounded, then added; the bias added to the finished sum), so the bits are the same.
+const UNPACKED_ROWS: usize = MR;
+
+/// [`linear_f32`] for a few rows, with W read row by row where it lies (see [`UNPACKED_ROWS`]).
+fn linear_unpacked_f32(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32]) {
+    let mut acc = vec![0.0f32; n];
+    for i in 0..rows {
+        acc.fill(0.0);
+        for (p, &xp) in x[i * k..(i + 1) * k].iter().enumerate() {
+            acc.iter_mut().zip(&w[p * n..(p + 1) * n]).for_each(|(a, &b)| *a += xp * b);
+        }
+        let row = &mut out[i * n..(i + 1) * n];
+        match bias {
+            Some(bias) => row.iter_mut().zip(bias).zip(&acc).for_each(|((o, &b), &a)| *o = b + a),
+            None => row.copy_from_slice(&acc),
+        }
+    }
+}
+
+/// [`gemm_transposed_b`] for a few rows of A, with B's rows read where they lie: eight entries of a
+/// row of C at a time, each its own sum over p (see [`UNPACKED_ROWS`]).
+#[allow(clippy::too_many_arguments)]
+fn gemm_transposed_b_unpacked(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usize, out: &mut [f32], ldc: usize, accumulate: bool) {
+    for i in 0..m {
+        let a_row = &a[i * lda..i * lda + k];
+        let mut j0 = 0;
+        while j0 < n {
+            let width = NR.min(n - j0);
+            let mut acc = [0.0f32; NR];
+            let rows: [&[f32]; NR] = std::array::from_fn(|jj| if jj < width { &b[(j0 + jj) * ldb..(j0 + jj) * ldb + k] } else { a_row });
+            for (p, &x) in a_row.iter().enumerate() {
+                for jj in 0..NR {
+                    acc[jj] += x * rows[jj][p];
+                }
+            }
+            let c = &mut out[i * ldc + j0..i * ldc + j0 + width];
+            if accumulate {
+                c.iter_mut().zip(&acc).for_each(|(o, &x)| *o += x);
+            } else {
+                c.copy_from_slice(&acc[..width]);
+            }
+            j0 += width;
+        }
+    }
 }
 
 /// `out = x·W (+ bias)` with W already packed (`k = w_panels.k()` rows, `n = w_panels.n()`
@@ -237,6 +291,10 @@ pub fn linear_prepacked_f32(x: &[f32], rows: usize, w_panels: &PackedPanels, bia
 /// f32 backward, whose products take transposes (`d_context·V_hᵀ`, `d_Q·W_Qᵀ`).
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_transposed_b(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usize, out: &mut [f32], ldc: usize, accumulate: bool, panels: &mut PackedPanels) {
+    if m <= UNPACKED_ROWS {
+        gemm_transposed_b_unpacked(m, k, n, a, lda, b, ldb, out, ldc, accumulate);
+        return;
+    }
     panels.pack_transposed(b, ldb, k, n);
     gemm_packed(m, k, n, a, lda, panels, out, ldc, accumulate);
 }
@@ -449,6 +507,31 @@ mod tests {
         gemm_packed(m, k, n, &a, k, &panels, &mut c, n, true);
         for (x, y) in c.iter().zip(naive(&a, &b, m, k, n)) {
             assert!((x - (y + 1.0)).abs() <= 1e-5, "{x} vs {}", y + 1.0);
+        }
+    }
+
+    /// The unpacked path for a few rows gives the packed kernel's bits (the same sums in the same order).
+    #[test]
+    fn few_rows_unpacked_are_the_packed_bits() {
+        for (rows, k, n) in [(1, 37, 19), (2, 8, 8), (3, 64, 70), (4, 5, 3), (1, 768, 33)] {
+            let (x, w, bias) = (values(rows * k, 11), values(k * n, 12), values(n, 13));
+            let mut packed = vec![0.0; rows * n];
+            let mut panels = PackedPanels::new();
+            panels.pack(&w, n, k, n);
+            linear_prepacked_f32(&x, rows, &panels, Some(&bias), &mut packed);
+            let mut direct = vec![0.0; rows * n];
+            linear_f32(&x, rows, k, &w, n, Some(&bias), &mut direct, &mut PackedPanels::new());
+            assert_eq!(packed.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), direct.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "linear {rows}×{k}×{n}");
+            // A·Bᵀ, B (n × k), with and without accumulate
+            let b = values(n * k, 14);
+            for accumulate in [false, true] {
+                let (mut via_panels, mut direct) = (values(rows * n, 15), values(rows * n, 15));
+                let mut panels = PackedPanels::new();
+                panels.pack_transposed(&b, k, k, n);
+                gemm_packed(rows, k, n, &x, k, &panels, &mut via_panels, n, accumulate);
+                gemm_transposed_b(rows, k, n, &x, k, &b, k, &mut direct, n, accumulate, &mut PackedPanels::new());
+                assert_eq!(via_panels.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), direct.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "a·bᵀ {rows}×{k}×{n}");
+            }
         }
     }
 

@@ -13,7 +13,8 @@
 
 use attention_lab::layer::LayerKernel;
 use attention_lab::pretrained::json::{parse, Json};
-use attention_lab::pretrained::model::Pretrained;
+use attention_lab::model::{Tokens, Transformer};
+use attention_lab::pretrained::model::{argmax, load};
 use attention_lab::real::Real;
 use std::path::PathBuf;
 use std::process::Command;
@@ -69,11 +70,13 @@ fn run<F: LayerKernel>(bound: f64) -> (f64, f64) {
     for name in &names {
         let case = parse(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap()).unwrap();
         let bytes = std::fs::read(dir.join(format!("{name}.safetensors"))).unwrap();
-        let mut model = Pretrained::<F>::load(case.get("config").unwrap(), &bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut model: Transformer<F> = load(case.get("config").unwrap(), &bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         let rows = list(case.get("tokens"));
-        let tokens: Vec<u32> = rows.iter().flat_map(numbers).map(|x| x as u32).collect();
-        let (b, t) = (rows.len(), tokens.len() / rows.len());
-        let out = model.forward(&tokens, b, t, true, true).unwrap();
+        let values: Vec<f64> = rows.iter().flat_map(numbers).collect();
+        let (b, t) = (rows.len(), values.len() / rows.len());
+        let checked = Tokens::check(&values, b, t, model.config()).unwrap();
+        let tokens = checked.data.clone();
+        let out = model.forward_all(&checked, true, true, None, &[]).unwrap();
         worst = worst.max(agree(&format!("{name} logits"), &out.logits, &numbers(case.get("logits").unwrap()), bound));
         let hidden = out.hidden.unwrap();
         let want_hidden = list(case.get("hidden"));
@@ -86,11 +89,11 @@ fn run<F: LayerKernel>(bound: f64) -> (f64, f64) {
             worst = worst.max(agree(&format!("{name} weights[{l}]"), p, &numbers(w), bound));
         }
         // the KV cache: the first sequence as 4 tokens, then one at a time, row for row the full forward
-        let v = model.config.vocab_size;
+        let v = model.config().vocab_size;
         let mut caches = model.create_caches();
-        let mut cached = model.forward_cached(&tokens[..4], 1, 4, &mut caches, false, false).unwrap().logits;
+        let mut cached = model.forward_cached(&tokens[..4], &mut caches).unwrap();
         for i in 4..t {
-            cached.extend(model.forward_cached(&tokens[i..i + 1], 1, 1, &mut caches, false, true).unwrap().logits);
+            cached.extend(model.forward_cached(&tokens[i..i + 1], &mut caches).unwrap());
         }
         assert_eq!(caches[0].length(), t);
         worst_cache = worst_cache.max(agree(&format!("{name} cached logits"), &cached, &out.logits[..t * v].iter().map(|x| x.to_f64()).collect::<Vec<_>>(), bound));
@@ -98,7 +101,7 @@ fn run<F: LayerKernel>(bound: f64) -> (f64, f64) {
         let prompt: Vec<u32> = numbers(case.get("prompt").unwrap()).iter().map(|&x| x as u32).collect();
         let max_new = numbers(case.get("maxNewTokens").unwrap())[0] as usize;
         let greedy: Vec<u32> = numbers(case.get("greedy").unwrap()).iter().map(|&x| x as u32).collect();
-        assert_eq!(model.generate_greedy(&prompt, max_new).unwrap(), greedy, "{name}: greedy tokens");
+        assert_eq!(model.generate(&prompt, max_new, argmax, |_, _| Ok(())).unwrap(), greedy, "{name}: greedy tokens");
     }
     (worst, worst_cache)
 }
@@ -126,7 +129,7 @@ fn with(config: &Json, key: &str, value: Option<Json>) -> Json {
 }
 
 fn refusal(config: &Json, bytes: &[u8]) -> String {
-    Pretrained::<f64>::load(config, bytes).map(|_| ()).unwrap_err().to_string()
+    load::<f64>(config, bytes).map(|_| ()).unwrap_err().to_string()
 }
 
 #[test]
@@ -174,20 +177,22 @@ fn bad_checkpoints_are_refused_by_name() {
     assert_eq!(refusal(&hub, &inf), "RangeError: weights: tensor \"wte.weight\" entry 0 is Infinity; a checkpoint's weights must be finite");
     // a model too big for wasm32's 4 GiB, refused from its config before the file is read
     let big = r#"{"model_type":"llama","vocab_size":128256,"hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"rope_theta":500000}"#;
-    let too_big = Pretrained::<f32>::load(&parse(big).unwrap(), &[]).map(|_| ()).unwrap_err().to_string();
+    let too_big = load::<f32>(&parse(big).unwrap(), &[]).map(|_| ()).unwrap_err().to_string();
     assert!(too_big.starts_with("RangeError: this checkpoint needs about "), "{too_big}");
     assert!(too_big.contains("(8030261248 parameters as f32, the attention layers' copies and the file's 0 MB), more than the 4096 MB a wasm32 module can address; load a smaller model"), "{too_big}");
     // (8,030,261,248 is Llama 3 8B's published parameter count: the shapes the config implies are right)
     // truncated file
     assert!(refusal(&hub, &hub_bytes[..hub_bytes.len() - 2]).starts_with("RangeError: weights (a .safetensors file): tensor"));
     // tokens: ≥ vocabSize, T beyond the positions, a bad length; the model keeps working after each
-    let mut model = Pretrained::<f64>::load(&hub, &hub_bytes).unwrap();
-    let err = |r: attention_lab::Result<_>| r.map(|_: attention_lab::pretrained::model::PretrainedOutput<f64>| ()).unwrap_err().to_string();
-    assert_eq!(err(model.forward(&[1, 23], 1, 2, false, false)), "RangeError: tokens[0][1] is 23; expected a token id below vocabSize = 23");
-    assert_eq!(err(model.forward(&[0; 17], 1, 17, false, false)), "RangeError: tokens has T = 17 per sequence; this model has 16 positions (max_position_embeddings / n_positions)");
-    assert!(err(model.forward(&[0; 5], 2, 3, false, false)).starts_with("RangeError: tokens has 5 entries"));
-    assert_eq!(model.generate_greedy(&[1; 12], 5).unwrap_err().to_string(), "RangeError: prompt (12 tokens) + maxNewTokens (5) = 17 exceeds the 16 positions this model has");
-    assert_eq!(model.forward(&[0; 16], 1, 16, false, false).unwrap().logits.len(), 16 * 23);
+    let mut model: Transformer<f64> = load(&hub, &hub_bytes).unwrap();
+    let err = |values: &[f64], b: usize, t: usize| Tokens::check(values, b, t, model.config()).map(|_| ()).unwrap_err().to_string();
+    assert_eq!(err(&[1.0, 23.0], 1, 2), "RangeError: tokens[0][1] is 23; expected an integer in 0 … vocabSize − 1 = 22");
+    assert!(err(&[0.0; 17], 1, 17).starts_with("RangeError: tokens has T = 17 per sequence; expected 2 ≤ T ≤ contextLength = 16"));
+    let mut caches = model.create_caches();
+    assert_eq!(model.forward_cached(&[1, 23], &mut caches).unwrap_err().to_string(), "RangeError: tokens[1] is 23; expected an integer in 0 … vocabSize − 1 = 22");
+    assert_eq!(model.generate(&[1; 12], 5, argmax, |_, _| Ok(())).unwrap_err().to_string(), "RangeError: prompt (12 tokens) + maxNewTokens (5) = 17 exceeds the 16 positions this model has (contextLength)");
+    let full = Tokens::check(&[0.0; 16], 1, 16, model.config()).unwrap();
+    assert_eq!(model.forward(&full, false, None).unwrap().logits.len(), 16 * 23);
 }
 
 /// `VmRSS` of this process in MB (Linux), for the load figures.
@@ -215,22 +220,24 @@ fn gpt2_small_figures() {
     assert_eq!(copy.len(), bytes.len());
     drop(copy);
     let started = Instant::now();
-    let mut model = Pretrained::<f32>::load(&config, &bytes).unwrap();
+    let mut model: Transformer<f32> = load(&config, &bytes).unwrap();
     let load_s = started.elapsed().as_secs_f64();
     let loaded = resident_mb() - before;
-    let tokens: Vec<u32> = (0..128).map(|i| (i * 389 % 50257) as u32).collect();
+    let values: Vec<f64> = (0..128).map(|i| (i * 389 % 50257) as f64).collect();
+    let checked = Tokens::check(&values, 1, 128, model.config()).unwrap();
+    let tokens = checked.data.clone();
     let started = Instant::now();
-    let out = model.forward(&tokens, 1, 128, false, false).unwrap();
+    let out = model.forward(&checked, false, None).unwrap();
     let forward_s = started.elapsed().as_secs_f64();
     let mut caches = model.create_caches();
-    model.forward_cached(&tokens[..127], 1, 127, &mut caches, false, false).unwrap();
+    model.forward_cached(&tokens[..127], &mut caches).unwrap();
     let started = Instant::now();
-    let step = model.forward_cached(&tokens[127..], 1, 1, &mut caches, false, false).unwrap();
+    let step = model.forward_cached(&tokens[127..], &mut caches).unwrap();
     let decode_s = started.elapsed().as_secs_f64();
     let last = &out.logits[127 * 50257..];
     let scale = last.iter().fold(0f32, |m, x| m.max(x.abs()));
-    let differ = step.logits.iter().zip(last).filter(|(a, b)| a != b).count();
-    let gap = step.logits.iter().zip(last).fold(0f32, |m, (a, b)| m.max((a - b).abs())) / scale;
+    let differ = step.iter().zip(last).filter(|(a, b)| a != b).count();
+    let gap = step.iter().zip(last).fold(0f32, |m, (a, b)| m.max((a - b).abs())) / scale;
     println!("the decoded token's logits against the full forward's last row: {differ} of 50257 differ, by at most {gap:e} of the row's scale");
     println!(
         "file {:.1} MB; copy {:.3} s; load (parse, convert, ready) {:.3} s = {:.1}× the copy; resident after load +{loaded:.0} MB = {:.2}× the f32 weights; forward T = 128 {:.3} s; one token with 127 cached {:.4} s",

@@ -264,18 +264,21 @@ fn llama_checkpoint(v: usize, c: usize, heads: usize, kv_heads: usize, ff: usize
 
 #[test]
 fn a_loaded_f32_checkpoint_forwards_and_generates_to_the_same_bits_on_any_thread_count() {
+    use attention_lab::model::{Tokens, Transformer};
     use attention_lab::pretrained::json::parse;
-    use attention_lab::pretrained::model::Pretrained;
+    use attention_lab::pretrained::model::{argmax, load};
     // T = 150 per sequence, 2 sequences: past one query block and the products' row blocks
     let (config, bytes) = llama_checkpoint(50, 32, 4, 2, 48, 2, 160);
     let config = parse(&config).unwrap();
     let tokens: Vec<u32> = (0..2 * T as u32).map(|i| (i * 7 + i / 13) % 50).collect();
     same_bits("a loaded f32 Llama checkpoint", || {
-        let mut model = Pretrained::<f32>::load(&config, &bytes).unwrap();
-        let out = model.forward(&tokens, 2, T, true, true).unwrap();
+        let mut model: Transformer<f32> = load(&config, &bytes).unwrap();
+        let values: Vec<f64> = tokens.iter().map(|&x| x as f64).collect();
+        let checked = Tokens::check(&values, 2, T, model.config()).unwrap();
+        let out = model.forward_all(&checked, true, true, None, &[]).unwrap();
         let weights: Vec<u32> = out.weights.unwrap().iter().flat_map(|w| bits32(w)).collect();
         let hidden: Vec<u32> = out.hidden.unwrap().iter().flat_map(|h| bits32(h)).collect();
-        let generated = model.generate_greedy(&tokens[..100], 8).unwrap();
+        let generated = model.generate(&tokens[..100], 8, argmax, |_, _| Ok(())).unwrap();
         (bits32(&out.logits), weights, hidden, generated)
     });
 }

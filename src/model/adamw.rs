@@ -52,7 +52,9 @@ impl AdamW {
 }
 
 /// The moments of every parameter (the same order and shapes as the model's parameters) and the
-/// number of steps taken.
+/// number of steps taken. Before any step they are all zero and not allocated (`m` and `v` empty): a
+/// model that only runs forward (a loaded checkpoint) keeps no optimizer memory; [`Moments::full`]
+/// gives them allocated.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Moments<F> {
     pub m: Vec<Vec<F>>,
@@ -61,10 +63,18 @@ pub struct Moments<F> {
 }
 
 impl<F: Real> Moments<F> {
-    /// Zero moments, step 0.
-    pub fn zeros(params: &[Param<F>]) -> Self {
+    /// Zero moments, step 0, not allocated yet.
+    pub fn zeros(_params: &[Param<F>]) -> Self {
+        Self { m: Vec::new(), v: Vec::new(), step: 0 }
+    }
+
+    /// These moments with every tensor allocated (zeros where none was yet), one per parameter.
+    pub fn full(&self, params: &[Param<F>]) -> Self {
+        if !self.m.is_empty() || params.is_empty() {
+            return self.clone();
+        }
         let zeros = || params.iter().map(|p| vec![F::ZERO; p.data.len()]).collect();
-        Self { m: zeros(), v: zeros(), step: 0 }
+        Self { m: zeros(), v: zeros(), step: self.step }
     }
 
     /// A RangeError unless the moments fit `params` and are finite (and v ≥ 0).
@@ -93,7 +103,7 @@ impl<F: Real> Moments<F> {
     /// One AdamW step of `params` (updated in place) with `grads`; returns the new moments.
     /// A RangeError (and `params` must then be dropped by the caller) when a parameter overflows.
     pub fn step(&self, params: &mut [Param<F>], grads: &[Vec<F>], o: &AdamW) -> Result<Self> {
-        let mut next = self.clone();
+        let mut next = self.full(params);
         next.step += 1;
         let s = next.step as f64;
         let (b1, b2) = o.betas;

@@ -18,7 +18,7 @@
 //! overflow. The bounds are loose (a trained model sits many orders of magnitude below them), so
 //! only weights that no learning rate a model trains with could produce trip them.
 
-use super::{ModelConfig, Param, Positions};
+use super::{MlpKind, ModelConfig, Param, Positions};
 use crate::real::Real;
 
 /// The first forward intermediate whose bound passes half the largest `F`, as `(name, bound)`:
@@ -68,8 +68,15 @@ pub(super) fn forward_overflow<F: Real>(config: &ModelConfig, params: &[Param<F>
         // 5. x = x + GELU(LN2(x)·W_in + b_in)·W_out + b_out
         if config.mlp {
             let (m, squares) = norm(x, at, "ln2");
-            let pre = times(m, at, "W_in") + abs(at, "b_in");
-            let out = times(pre, at, "W_out") + abs(at, "b_out");
+            // the gated MLP: |SiLU(g)·u| ≤ |g|·|u|
+            let pre = match config.mlp_kind {
+                MlpKind::Gelu => times(m, at, "W_in") + abs(at, "b_in"),
+                MlpKind::Gated => (times(m, at, "W_gate") + abs(at, "b_gate")) * (times(m, at, "W_up") + abs(at, "b_up")),
+            };
+            let out = match config.mlp_kind {
+                MlpKind::Gelu => times(pre, at, "W_out") + abs(at, "b_out"),
+                MlpKind::Gated => times(pre, at, "W_down") + abs(at, "b_down"),
+            };
             x += out;
             checks.extend([(name("ln2's variance"), squares), (name("W_in's output"), pre), (name("W_out's output"), out), ("the residual stream".into(), x)]);
         }
@@ -79,12 +86,20 @@ pub(super) fn forward_overflow<F: Real>(config: &ModelConfig, params: &[Param<F>
     }
     // 6. logits = (LN_f(x) or x)·W_U
     let (u, squares) = norm(x, None, "ln_final");
-    checks.extend([("ln_final's variance".into(), squares), ("logits".into(), times(u, None, "W_U"))]);
+    // tied: W_U = W_Eᵀ, whose column sums are W_E's row sums
+    let logits = if config.tied { find(None, "W_E").map_or(0.0, |p| u * row_sum(p)) } else { times(u, None, "W_U") };
+    checks.extend([("ln_final's variance".into(), squares), ("logits".into(), logits)]);
     over(&checks)
 }
 
 fn max_abs<F: Real>(values: &[F]) -> f64 {
     values.iter().fold(0.0, |m, x| m.max(x.to_f64().abs()))
+}
+
+/// `max_i Σ_j |W_ij|`: the column sums of Wᵀ.
+fn row_sum<F: Real>(p: &Param<F>) -> f64 {
+    let cols = p.shape.get(1).copied().unwrap_or(1).max(1);
+    p.data.chunks_exact(cols).map(|row| row.iter().map(|x| x.to_f64().abs()).sum::<f64>()).fold(0.0, f64::max)
 }
 
 /// `max_j Σ_i |W_ij|` for a `[rows, cols]` weight: `|x·W|` is at most that times `max|x|`.

@@ -52,6 +52,43 @@ fn gradients_match_central_differences_with_mlp_layer_norm_and_biases() {
 }
 
 #[test]
+fn gradients_match_central_differences_with_a_checkpoints_parts() {
+    // Llama's block: RMSNorm, the SiLU-gated MLP (with and without biases), one K/V head for two query
+    // heads, RoPE with another base, W_U tied to W_E; and GPT-2's with a width other than 4C, tied
+    for (norm, mlp_kind, mlp_bias, kv_heads, positions) in [
+        (NormKind::Rms, MlpKind::Gated, false, 1, Positions::Rope),
+        (NormKind::Rms, MlpKind::Gated, true, 2, Positions::None),
+        (NormKind::Layer, MlpKind::Gelu, true, 2, Positions::Learned),
+    ] {
+        let config = ModelConfig {
+            norm,
+            norm_eps: 1e-6,
+            mlp_kind,
+            mlp_width: 6,
+            mlp_bias,
+            kv_heads,
+            rope_base: 500.0,
+            tied: true,
+            bias: true,
+            ..small(positions, true, true, false)
+        };
+        check_against_differences(config);
+    }
+}
+
+#[test]
+fn the_checkpoint_parts_name_their_parameters() {
+    let config = ModelConfig { norm: NormKind::Rms, mlp_kind: MlpKind::Gated, mlp_width: 6, mlp_bias: false, kv_heads: 1, tied: true, ..small(Positions::Rope, true, true, false) };
+    let model = Transformer::<f64>::new(config).unwrap();
+    let names: Vec<String> = model.params().iter().map(|p| format!("{} {:?}", p.path(), p.shape)).collect();
+    assert_eq!(
+        names[..9],
+        ["W_E [7, 4]", "layers[0].W_Q [4, 4]", "layers[0].W_K [4, 2]", "layers[0].W_V [4, 2]", "layers[0].W_O [4, 4]", "layers[0].ln1_w [4]", "layers[0].ln2_w [4]", "layers[0].W_gate [4, 6]", "layers[0].W_up [4, 6]"]
+    );
+    assert_eq!(names.last().unwrap(), "ln_final_w [4]", "tied: no W_U");
+}
+
+#[test]
 fn loss_is_the_mean_next_token_cross_entropy() {
     let config = small(Positions::Learned, false, false, false);
     let mut model = Transformer::<f64>::new(config.clone()).unwrap();

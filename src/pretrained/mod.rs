@@ -17,6 +17,5 @@
 pub mod config;
 pub mod json;
 pub mod model;
-pub mod norm;
 pub mod safetensors;
 pub mod sample;

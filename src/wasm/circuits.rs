@@ -35,12 +35,13 @@ impl JsTransformer {
         impl OnModel for Scores {
             type Out = JsValue;
             fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+                circuits_apply(model.config(), "compositionScores")?;
                 let (l, h) = (model.config().num_layers, model.config().num_heads);
                 let s = model.composition_scores();
                 write_object(&[("q", nested(&s.q, l, h)), ("k", nested(&s.k, l, h)), ("v", nested(&s.v, l, h)), ("baseline", JsValue::from(s.baseline))])
             }
         }
-        js_result(|| self.model("compositionScores")?.with(Scores))
+        js_result(|| self.inner.with(Scores))
     }
 
     /// One head's OV, QK and positional QK circuits and its copying score. TypeError for a missing or
@@ -51,6 +52,7 @@ impl JsTransformer {
         impl OnModel for Circuits {
             type Out = JsValue;
             fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+                circuits_apply(model.config(), "circuits")?;
                 let c = model.circuits(self.0, self.1)?;
                 let (v, ctx) = (model.config().vocab_size, model.config().context_length);
                 let typed = |values: Vec<f64>, n: usize| write_typed(&F::wrap::<Values>(values.into_iter().map(F::from_f64).collect()), &[n, n]);
@@ -68,7 +70,19 @@ impl JsTransformer {
             }
             let o = Options::read(&options, "options", CIRCUITS_KEYS)?;
             let (layer, head) = (read_index(&o.raw("layer")?, "options.layer")?, read_index(&o.raw("head")?, "options.head")?);
-            self.model("circuits")?.with(Circuits(layer, head))
+            self.inner.with(Circuits(layer, head))
         })
     }
+}
+
+/// The circuits read W_U and each head's own W_K, W_V: an Error for a model whose W_U is W_Eᵀ or
+/// whose query heads share K/V heads (a checkpoint's), saying so.
+fn circuits_apply(config: &crate::model::ModelConfig, what: &str) -> Result<()> {
+    if config.tied || config.kv_heads != config.num_heads {
+        return Err(crate::error::AttentionError::State(format!(
+            "{what} reads W_U and one K/V head per query head; this model {}",
+            if config.tied { "ties W_U to W_E (no W_U of its own)" } else { "shares its K/V heads between query heads (numKVHeads < numHeads)" }
+        )));
+    }
+    Ok(())
 }

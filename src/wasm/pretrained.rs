@@ -1,46 +1,29 @@
-//! `Transformer.fromPretrained` and what a loaded checkpoint answers: `forward` (with `needHidden`),
-//! `generate` through the KV cache, `config`, `numParameters` (see [`crate::pretrained`]). The
-//! boundary only converts: the config object is read as JSON text by the core's reader, the
-//! safetensors bytes are copied into the module once, the model is the core's [`Pretrained`] in the
-//! dtype asked for, dispatched by [`by_precision!`](crate::by_precision).
+//! `Transformer.fromPretrained` and `generate` (see [`crate::pretrained`]): a checkpoint loaded as
+//! the package's one `Transformer`, and decoding through its KV caches. The boundary only converts:
+//! the config object is read as JSON text by the core's reader, the safetensors bytes are copied
+//! into the module once, the model is built in the dtype asked for, dispatched by
+//! [`by_precision!`](crate::by_precision).
 
 use js_sys::{Array, Function, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, missing, read_seed, write_object, Options};
-use super::transformer::{read_tokens, JsTransformer, Loaded};
-use super::typed::{read_dtype, write_typed, Element};
+use super::convert::{array_length, describe, get, is_array, js_result, missing, read_seed, Options};
+use super::transformer::{JsTransformer, OnModel};
+use super::typed::{read_dtype, Element};
 use crate::error::{number_text, AttentionError, Result};
-use crate::model::ModelConfig;
-use crate::precision::{Precision, Values};
-use crate::pretrained::config::{Architecture, PretrainedConfig};
+use crate::model;
+use crate::precision::Precision;
+use crate::pretrained::config::PretrainedConfig;
 use crate::pretrained::json::{self, Json};
-use crate::pretrained::model::{argmax, check_memory, Pretrained};
+use crate::pretrained::model::{argmax, check_memory, load};
 use crate::pretrained::sample::{Sampler, Sampling};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/pretrained.d.ts");
 
 const LOAD_KEYS: &str = "config, weights, dtype";
-const FORWARD_KEYS: &str = "needWeights, needHidden";
 const GENERATE_KEYS: &str = "maxNewTokens, temperature, topK, topP, seed, onToken";
-
-/// A body written once over the dtype.
-trait OnLoaded {
-    type Out;
-    fn call<F: Element>(self, model: &mut Pretrained<F>) -> Result<Self::Out>;
-}
-
-fn with<M: OnLoaded>(loaded: &mut Loaded, body: M) -> Result<M::Out> {
-    crate::by_precision!(loaded, m => body.call(m))
-}
-
-/// The tokens' checks ([`read_tokens`]) in a loaded model's terms: V, and its positions as the
-/// context length.
-fn token_config(c: &PretrainedConfig) -> ModelConfig {
-    ModelConfig::new(c.vocab_size, c.max_positions, c.hidden_size, c.num_heads, c.num_layers)
-}
 
 /// `options.config`: a plain object, read through JSON text by the core's reader.
 fn read_config(raw: &JsValue) -> Result<Json> {
@@ -72,75 +55,6 @@ fn read_weights(raw: &JsValue) -> Result<Uint8Array> {
         return Ok(Uint8Array::new(raw));
     }
     Err(AttentionError::type_error(format!("options.weights is {}; {expected}", describe(raw))))
-}
-
-impl JsTransformer {
-    /// The loaded model, or an Error saying that `what` needs one.
-    pub(super) fn loaded(&mut self, what: &str) -> Result<&mut Loaded> {
-        self.loaded.as_mut().ok_or_else(|| {
-            AttentionError::State(format!("{what} needs a model from Transformer.fromPretrained; this one was made with new Transformer(config)"))
-        })
-    }
-
-    /// A loaded model's `config` getter: the checkpoint's shape in the package's names.
-    pub(super) fn loaded_config(loaded: &Loaded) -> Result<JsValue> {
-        let dtype = loaded.dtype();
-        let c = crate::by_precision!(loaded, m => m.config.clone());
-        let gpt2 = c.architecture == Architecture::Gpt2;
-        let n = |x: usize| JsValue::from(x as f64);
-        write_object(&[
-            ("modelType", JsValue::from_str(if gpt2 { "gpt2" } else { "llama" })),
-            ("vocabSize", n(c.vocab_size)),
-            ("contextLength", n(c.max_positions)),
-            ("embedDim", n(c.hidden_size)),
-            ("numHeads", n(c.num_heads)),
-            ("numKVHeads", n(c.num_kv_heads)),
-            ("headDim", n(c.head_dim)),
-            ("numLayers", n(c.num_layers)),
-            ("positions", JsValue::from_str(if gpt2 { "learned" } else { "rope" })),
-            ("ropeBase", c.rope_theta.map_or(JsValue::NULL, JsValue::from)),
-            ("norm", JsValue::from_str(if gpt2 { "layer" } else { "rms" })),
-            ("normEps", JsValue::from(c.norm_eps)),
-            ("mlp", JsValue::from_str(if gpt2 { "gelu_new" } else { "silu_gated" })),
-            ("mlpWidth", n(c.intermediate_size)),
-            ("attentionBias", JsValue::from(gpt2 || c.attention_bias)),
-            ("mlpBias", JsValue::from(gpt2 || c.mlp_bias)),
-            ("tiedEmbeddings", JsValue::from(crate::by_precision!(loaded, m => m.unembed.is_none()))),
-            ("dtype", JsValue::from_str(dtype)),
-        ])
-    }
-
-    /// A loaded model's `forward`: logits, loss and losses, and with `needWeights` / `needHidden`
-    /// every layer's attention weights / the L + 1 hidden states.
-    pub(super) fn loaded_forward(loaded: &mut Loaded, tokens: &JsValue, options: &JsValue) -> Result<JsValue> {
-        struct Forward<'a>(&'a JsValue, &'a JsValue);
-        impl OnLoaded for Forward<'_> {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut Pretrained<F>) -> Result<JsValue> {
-                let tokens = read_tokens(self.0, &token_config(&model.config))?;
-                let o = Options::read(self.1, "options", FORWARD_KEYS)?;
-                let (need_weights, need_hidden) = (o.flag("needWeights")?, o.flag("needHidden")?);
-                let (b, t, v, c, h) = (tokens.batch, tokens.t, model.config.vocab_size, model.config.hidden_size, model.config.num_heads);
-                let out = model.forward(&tokens.data, b, t, need_weights, need_hidden)?;
-                let (loss, losses) = model.loss(&tokens, &out.logits);
-                let mut entries = vec![
-                    ("logits", write_typed(&F::wrap::<Values>(out.logits), &[b, t, v])),
-                    ("loss", JsValue::from(loss)),
-                    ("losses", write_typed(&f64::wrap::<Values>(losses), &[b, t - 1])),
-                ];
-                if let Some(weights) = out.weights {
-                    let all: Array = weights.into_iter().map(|w| write_typed(&F::wrap::<Values>(w), &[b, h, t, t])).collect();
-                    entries.push(("weights", all.into()));
-                }
-                if let Some(hidden) = out.hidden {
-                    let all: Array = hidden.into_iter().map(|x| write_typed(&F::wrap::<Values>(x), &[b, t, c])).collect();
-                    entries.push(("hidden", all.into()));
-                }
-                write_object(&entries)
-            }
-        }
-        with(loaded, Forward(tokens, options))
-    }
 }
 
 /// `generate`'s prompt: `number[]` (or an Int32Array / Uint32Array / Uint16Array) of token ids below V.
@@ -253,24 +167,25 @@ impl JsTransformer {
             let length = bytes.length() as usize;
             crate::by_precision!(F in &dtype, () => check_memory::<F>(&checked, length))?;
             let bytes = bytes.to_vec();
-            let loaded = crate::by_precision!(F in dtype, () => F::wrap(Pretrained::<F>::load(&config, &bytes)?));
-            Ok(JsTransformer::from_loaded(loaded))
+            let inner = crate::by_precision!(F in dtype, () => F::wrap(load::<F>(&config, &bytes)?));
+            let model_type = if checked.architecture == crate::pretrained::config::Architecture::Gpt2 { "gpt2" } else { "llama" };
+            Ok(JsTransformer { inner, model_type: Some(model_type) })
         })
     }
 
-    /// Generates `maxNewTokens` tokens after `prompt` (token ids) on a model from fromPretrained: the
-    /// prompt runs once, then each new token is one forward of a single token through the KV cache.
-    /// `temperature` 0 (the default) is greedy (the argmax, lowest id on ties); otherwise the logits
-    /// are divided by it, `topK` and `topP` filter them as transformers does, and one token is drawn
-    /// with the seeded generator (`seed`, default 0: the same tokens in every runtime).
-    /// `onToken(id, index)` is called as each token arrives; if it throws, generation stops and the
-    /// error is thrown. Returns the prompt and the new tokens.
+    /// Generates `maxNewTokens` tokens after `prompt` (token ids): the prompt runs once, then each
+    /// new token is one forward of a single token through the KV cache (a model with shortformer
+    /// positions reruns the tokens so far). `temperature` 0 (the default) is greedy (the argmax,
+    /// lowest id on ties); otherwise the logits are divided by it, `topK` and `topP` filter them as
+    /// transformers does, and one token is drawn with the seeded generator (`seed`, default 0: the
+    /// same tokens in every runtime). `onToken(id, index)` is called as each token arrives; if it
+    /// throws, generation stops and the error is thrown. Returns the prompt and the new tokens.
     #[wasm_bindgen(skip_typescript)]
     pub fn generate(&mut self, prompt: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
         struct Run(Vec<u32>, Generate);
-        impl OnLoaded for Run {
+        impl OnModel for Run {
             type Out = (Vec<u32>, Option<JsValue>);
-            fn call<F: Element>(self, model: &mut Pretrained<F>) -> Result<Self::Out> {
+            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<Self::Out> {
                 let Run(prompt, g) = self;
                 let mut sampler = Sampler::new(g.sampling, g.seed)?;
                 let greedy = g.sampling.temperature == 0.0;
@@ -294,11 +209,10 @@ impl JsTransformer {
             }
         }
         let (ids, thrown) = js_result(|| {
-            let loaded = self.loaded("generate")?;
-            let v = crate::by_precision!(&*loaded, m => m.config.vocab_size);
+            let v = crate::by_precision!(&self.inner, m => m.config().vocab_size);
             let prompt = read_prompt(&prompt, v)?;
             let g = read_generate(&options)?;
-            with(loaded, Run(prompt, g))
+            self.inner.with(Run(prompt, g))
         })?;
         match thrown {
             // the caller's own error, unchanged

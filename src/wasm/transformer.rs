@@ -5,24 +5,24 @@
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
-use crate::pretrained::model::Pretrained;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
+use super::convert::{array_length, describe, get, is_array, js_result, read_count, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
 use super::typed::{write_typed, Element, read_dtype, read_tensor};
 use crate::error::{number_text, AttentionError, Result};
 use crate::precision::{ByPrecision, Family, Precision, Values};
 use crate::matrix::Matrix;
 use crate::model::adamw::{AdamW, Moments};
 use crate::model::data::repeated_tokens;
-use crate::model::{self, ModelConfig, Param, Positions, Tokens};
+use crate::model::{self, MlpKind, ModelConfig, NormKind, Param, Positions, Tokens};
 use crate::real::Real;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/transformer.d.ts");
 
-const CONFIG_KEYS: &str = "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype";
-const FORWARD_KEYS: &str = "needWeights, headMask, pathMask";
+const CONFIG_KEYS: &str =
+    "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype, norm, normEps, mlpWidth, mlpBias, numKVHeads, ropeBase, tiedEmbeddings";
+const FORWARD_KEYS: &str = "needWeights, needHidden, headMask, pathMask";
 const TRAIN_KEYS: &str = "learningRate, betas, eps, weightDecay";
 const TASK_KEYS: &str = "vocabSize, length, batch, seed";
 const STATE_KEYS: &str = "dtype, step, weights, m, v";
@@ -30,16 +30,6 @@ const LAYERS: &str = "layers";
 
 /// The model in its dtype, dispatched by [`by_precision!`](crate::by_precision) (in [`Model::with`] and the getters).
 pub(super) type Model = ByPrecision<ModelIn>;
-
-/// A checkpoint loaded by `Transformer.fromPretrained` (src/wasm/pretrained.rs) in its dtype.
-pub(super) type Loaded = ByPrecision<LoadedIn>;
-
-/// [`Pretrained`] as a [`Family`].
-pub(super) struct LoadedIn;
-
-impl Family for LoadedIn {
-    type Of<F: Real> = Pretrained<F>;
-}
 
 /// [`model::Transformer`] as a [`Family`].
 pub(super) struct ModelIn;
@@ -65,25 +55,9 @@ impl Model {
 /// unembed, next-token cross-entropy. The model is written out as formulas in docs/api.md.
 #[wasm_bindgen(js_name = Transformer)]
 pub struct JsTransformer {
-    /// The model made by `new Transformer(config)`; `None` for a checkpoint loaded by `fromPretrained`.
-    inner: Option<Model>,
-    /// A checkpoint from `Transformer.fromPretrained` (src/wasm/pretrained.rs).
-    pub(super) loaded: Option<Loaded>,
-}
-
-impl JsTransformer {
-    /// A model from `fromPretrained`.
-    pub(super) fn from_loaded(loaded: Loaded) -> Self {
-        Self { inner: None, loaded: Some(loaded) }
-    }
-
-    /// The model made by `new Transformer(config)`, or an Error saying that `what` does not work yet
-    /// on a loaded checkpoint.
-    pub(super) fn model(&mut self, what: &str) -> Result<&mut Model> {
-        self.inner.as_mut().ok_or_else(|| {
-            AttentionError::State(format!("{what} does not work yet on a model from Transformer.fromPretrained (forward, generate, config, numParameters and free do)"))
-        })
-    }
+    pub(super) inner: Model,
+    /// `'gpt2'` or `'llama'` for a checkpoint loaded by `fromPretrained` (src/wasm/pretrained.rs).
+    pub(super) model_type: Option<&'static str>,
 }
 
 #[wasm_bindgen(js_class = Transformer)]
@@ -109,66 +83,103 @@ impl JsTransformer {
                 Some(x) => return Err(AttentionError::range_error(format!("config.numLayers is {}; expected an integer 0 … 1024", number_text(x)))),
                 None => return Err(AttentionError::type_error(format!("config.numLayers is {}; expected an integer 0 … 1024", describe(&layers)))),
             };
+            let (vocab_size, context_length, embed_dim, num_heads) = (o.count("vocabSize")?, o.count("contextLength")?, o.count("embedDim")?, o.count("numHeads")?);
+            let defaults = ModelConfig::new(vocab_size, context_length, embed_dim, num_heads, num_layers);
+            let (mlp, mlp_kind) = read_mlp(&o.raw("mlp")?)?;
+            let layer_norm = o.flag("layerNorm")?;
+            let norm = match o.raw("norm")? {
+                n if n.is_undefined() => NormKind::Layer,
+                n => match n.as_string().as_deref() {
+                    Some("layer") => NormKind::Layer,
+                    Some("rms") => NormKind::Rms,
+                    _ => return Err(AttentionError::type_error(format!("config.norm is {}; expected 'layer' (LayerNorm) or 'rms' (RMSNorm)", describe(&n)))),
+                },
+            };
+            let norm_eps = o.positive_or("normEps", defaults.norm_eps)?;
+            let mlp_width = match o.raw("mlpWidth")? {
+                w if w.is_undefined() => defaults.mlp_width,
+                w => read_count(&w, "config.mlpWidth")?,
+            };
+            let mlp_bias = o.flag_or("mlpBias", true)?;
+            let kv_heads = match o.raw("numKVHeads")? {
+                k if k.is_undefined() => num_heads,
+                k => read_count(&k, "config.numKVHeads")?,
+            };
+            let rope_base = o.positive_or("ropeBase", defaults.rope_base)?;
             let config = ModelConfig {
-                vocab_size: o.count("vocabSize")?,
-                context_length: o.count("contextLength")?,
-                embed_dim: o.count("embedDim")?,
-                num_heads: o.count("numHeads")?,
-                num_layers,
                 positions,
-                mlp: o.flag("mlp")?,
-                layer_norm: o.flag("layerNorm")?,
+                mlp,
+                layer_norm,
                 bias: o.flag("bias")?,
                 seed: read_seed(&o.raw("seed")?, "config.seed")?,
+                norm,
+                norm_eps,
+                mlp_kind,
+                mlp_width,
+                mlp_bias,
+                kv_heads,
+                rope_base,
+                tied: o.flag("tiedEmbeddings")?,
+                ..defaults
             };
+            check_parts(&config)?;
             let dtype = read_dtype(&o.raw("dtype")?, "config.dtype")?.unwrap_or(f32::wrap(()));
             let inner = crate::by_precision!(F in dtype, () => F::wrap(model::Transformer::<F>::new(config)?));
-            Ok(Self { inner: Some(inner), loaded: None })
+            Ok(Self { inner, model_type: None })
         })
     }
 
-    /// The config, every option filled in.
+    /// The config, every option filled in (a part's options — norm, normEps; mlpWidth, mlpBias; ropeBase —
+    /// only when the model has that part).
     #[wasm_bindgen(getter, skip_typescript)]
     pub fn config(&self) -> std::result::Result<JsValue, JsValue> {
-        let inner = match (&self.inner, &self.loaded) {
-            (Some(inner), _) => inner,
-            (None, Some(loaded)) => return js_result(|| Self::loaded_config(loaded)),
-            (None, None) => unreachable!("a Transformer holds a model"),
-        };
+        let inner = &self.inner;
         let dtype = inner.dtype();
         let c = crate::by_precision!(inner, m => m.config());
+        if let Some(model_type) = self.model_type {
+            return js_result(|| loaded_config(c, model_type, dtype));
+        }
         let seed = if c.seed < (1u64 << 53) { JsValue::from(c.seed as f64) } else { JsValue::from(c.seed) };
         js_result(|| {
-            write_object(&[
+            let mut entries = vec![
                 ("vocabSize", JsValue::from(c.vocab_size as f64)),
                 ("contextLength", JsValue::from(c.context_length as f64)),
                 ("embedDim", JsValue::from(c.embed_dim as f64)),
                 ("numHeads", JsValue::from(c.num_heads as f64)),
                 ("numLayers", JsValue::from(c.num_layers as f64)),
                 ("positions", JsValue::from_str(c.positions.name())),
-                ("mlp", JsValue::from(c.mlp)),
+                ("mlp", if c.mlp && c.mlp_kind == MlpKind::Gated { JsValue::from_str("silu_gated") } else { JsValue::from(c.mlp) }),
                 ("layerNorm", JsValue::from(c.layer_norm)),
                 ("bias", JsValue::from(c.bias)),
                 ("seed", seed),
                 ("dtype", JsValue::from_str(dtype)),
-            ])
+                ("numKVHeads", JsValue::from(c.kv_heads as f64)),
+                ("tiedEmbeddings", JsValue::from(c.tied)),
+            ];
+            // a part's options only with the part (`{ ...model.config, embedDim }` then builds a model)
+            if c.layer_norm {
+                entries.extend([("norm", JsValue::from_str(norm_name(c.norm))), ("normEps", JsValue::from(c.norm_eps))]);
+            }
+            if c.mlp {
+                entries.extend([("mlpWidth", JsValue::from(c.mlp_width as f64)), ("mlpBias", JsValue::from(c.mlp_bias))]);
+            }
+            if c.positions == Positions::Rope {
+                entries.push(("ropeBase", JsValue::from(c.rope_base)));
+            }
+            write_object(&entries)
         })
     }
 
     /// The number of parameters (every entry of every tensor of getWeights).
     #[wasm_bindgen(getter = numParameters)]
     pub fn num_parameters(&self) -> f64 {
-        match (&self.inner, &self.loaded) {
-            (Some(inner), _) => crate::by_precision!(inner, m => m.num_parameters() as f64),
-            (None, Some(loaded)) => crate::by_precision!(loaded, m => m.num_parameters() as f64),
-            (None, None) => unreachable!("a Transformer holds a model"),
-        }
+        crate::by_precision!(&self.inner, m => m.num_parameters() as f64)
     }
 
     /// The AdamW steps taken (trainStep calls that were not refused, or what setState restored).
     #[wasm_bindgen(getter)]
     pub fn step(&self) -> f64 {
-        self.inner.as_ref().map_or(0.0, |inner| crate::by_precision!(inner, m => m.moments().step as f64))
+        crate::by_precision!(&self.inner, m => m.moments().step as f64)
     }
 
     #[wasm_bindgen(skip_typescript)]
@@ -180,10 +191,11 @@ impl JsTransformer {
                 let tokens = read_tokens(&self.0, model.config())?;
                 let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
                 let need_weights = o.flag("needWeights")?;
+                let need_hidden = o.flag("needHidden")?;
                 let head_mask = read_head_mask(&o.raw("headMask")?, model.config())?;
                 let cuts = super::paths::read_path_mask(&o.raw("pathMask")?, model.config())?;
-                let (b, t, v, h) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads);
-                let out = model.forward_with_cuts(&tokens, need_weights, head_mask.as_deref(), &cuts)?;
+                let (b, t, v, h, c) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads, model.config().embed_dim);
+                let out = model.forward_all(&tokens, need_weights, need_hidden, head_mask.as_deref(), &cuts)?;
                 let mut entries = vec![
                     ("logits", write_typed(&F::wrap::<Values>(out.logits), &[b, t, v])),
                     ("loss", JsValue::from(out.loss)),
@@ -193,13 +205,14 @@ impl JsTransformer {
                     let all: Array = weights.into_iter().map(|w| write_typed(&F::wrap::<Values>(w), &[b, h, t, t])).collect();
                     entries.push(("weights", all.into()));
                 }
+                if let Some(hidden) = out.hidden {
+                    let all: Array = hidden.into_iter().map(|x| write_typed(&F::wrap::<Values>(x), &[b, t, c])).collect();
+                    entries.push(("hidden", all.into()));
+                }
                 write_object(&entries)
             }
         }
-        js_result(|| match self.loaded.as_mut() {
-            Some(loaded) => Self::loaded_forward(loaded, &tokens, &options),
-            None => self.model("forward")?.with(Forward(tokens, options)),
-        })
+        js_result(|| self.inner.with(Forward(tokens, options)))
     }
 
     #[wasm_bindgen(skip_typescript)]
@@ -214,7 +227,7 @@ impl JsTransformer {
                 write_object(&[("loss", JsValue::from(loss)), ("grads", tree)])
             }
         }
-        js_result(|| self.model("gradients")?.with(Gradients(tokens)))
+        js_result(|| self.inner.with(Gradients(tokens)))
     }
 
     #[wasm_bindgen(js_name = trainStep, skip_typescript)]
@@ -230,7 +243,7 @@ impl JsTransformer {
         }
         js_result(|| {
             let adamw = read_adamw(&options)?;
-            self.model("trainStep")?.with(TrainStep(tokens, adamw))
+            self.inner.with(TrainStep(tokens, adamw))
         })
     }
 
@@ -258,7 +271,7 @@ impl JsTransformer {
                 Ok(out.into_iter().collect::<Array>().into())
             }
         }
-        js_result(|| self.model("headScores")?.with(Scores(tokens)))
+        js_result(|| self.inner.with(Scores(tokens)))
     }
 
     #[wasm_bindgen(js_name = getWeights, skip_typescript)]
@@ -270,7 +283,7 @@ impl JsTransformer {
                 write_tree(model.params(), |i| &model.params()[i].data, false)
             }
         }
-        js_result(|| self.model("getWeights")?.with(Get))
+        js_result(|| self.inner.with(Get))
     }
 
     #[wasm_bindgen(js_name = setWeights, skip_typescript)]
@@ -287,7 +300,7 @@ impl JsTransformer {
             if self_is_missing(&weights) {
                 return Err(missing("weights", "an object with some of the keys of getWeights()"));
             }
-            self.model("setWeights")?.with(Set(weights))
+            self.inner.with(Set(weights))
         })
     }
 
@@ -298,7 +311,7 @@ impl JsTransformer {
             type Out = JsValue;
             fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
                 let params = model.params();
-                let moments = model.moments();
+                let moments = model.moments().full(params);
                 write_object(&[
                     ("dtype", JsValue::from_str(self.0)),
                     ("step", JsValue::from(moments.step as f64)),
@@ -308,11 +321,8 @@ impl JsTransformer {
                 ])
             }
         }
-        js_result(|| {
-            let model = self.model("getState")?;
-            let dtype = model.dtype();
-            model.with(GetState(dtype))
-        })
+        let dtype = self.inner.dtype();
+        js_result(|| self.inner.with(GetState(dtype)))
     }
 
     #[wasm_bindgen(js_name = setState, skip_typescript)]
@@ -344,7 +354,7 @@ impl JsTransformer {
             }
             let o = Options::read(&state, "state", STATE_KEYS)?;
             let dtype = o.raw("dtype")?;
-            let model = self.model("setState")?;
+            let model = &mut self.inner;
             if dtype.as_string().as_deref() != Some(model.dtype()) {
                 return Err(AttentionError::type_error(format!(
                     "state.dtype is {}; this model is '{}': a state restores only a model of the same dtype",
@@ -357,12 +367,90 @@ impl JsTransformer {
     }
 }
 
+/// The `config` getter of a loaded model: the toy config's keys, then the checkpoint's parts.
+fn loaded_config(c: &ModelConfig, model_type: &str, dtype: &str) -> Result<JsValue> {
+    let n = |x: usize| JsValue::from(x as f64);
+    write_object(&[
+        ("modelType", JsValue::from_str(model_type)),
+        ("vocabSize", n(c.vocab_size)),
+        ("contextLength", n(c.context_length)),
+        ("embedDim", n(c.embed_dim)),
+        ("numHeads", n(c.num_heads)),
+        ("numKVHeads", n(c.kv_heads)),
+        ("headDim", n(c.head_dim())),
+        ("numLayers", n(c.num_layers)),
+        ("positions", JsValue::from_str(c.positions.name())),
+        ("ropeBase", if c.positions == Positions::Rope { JsValue::from(c.rope_base) } else { JsValue::NULL }),
+        ("norm", JsValue::from_str(norm_name(c.norm))),
+        ("normEps", JsValue::from(c.norm_eps)),
+        ("mlp", JsValue::from_str(if c.mlp_kind == MlpKind::Gelu { "gelu_new" } else { "silu_gated" })),
+        ("mlpWidth", n(c.mlp_width)),
+        ("attentionBias", JsValue::from(c.bias)),
+        ("mlpBias", JsValue::from(c.mlp_bias)),
+        ("tiedEmbeddings", JsValue::from(c.tied)),
+        ("dtype", JsValue::from_str(dtype)),
+    ])
+}
+
+/// `'layer'` or `'rms'`.
+fn norm_name(norm: NormKind) -> &'static str {
+    match norm {
+        NormKind::Layer => "layer",
+        NormKind::Rms => "rms",
+    }
+}
+
+/// `config.mlp`: `false` (none, the default), `true` or `'gelu_new'` (GPT-2's GELU MLP), `'silu_gated'`
+/// (Llama's SiLU-gated MLP).
+fn read_mlp(raw: &JsValue) -> Result<(bool, MlpKind)> {
+    if raw.is_undefined() {
+        return Ok((false, MlpKind::Gelu));
+    }
+    if let Some(on) = raw.as_bool() {
+        return Ok((on, MlpKind::Gelu));
+    }
+    match raw.as_string().as_deref() {
+        Some("gelu_new") => Ok((true, MlpKind::Gelu)),
+        Some("silu_gated") => Ok((true, MlpKind::Gated)),
+        _ => Err(AttentionError::type_error(format!(
+            "config.mlp is {}; expected false (no MLP), true or 'gelu_new' (a GELU MLP, GPT-2's) or 'silu_gated' (a SiLU-gated MLP, Llama's)",
+            describe(raw)
+        ))),
+    }
+}
+
+/// A RangeError for an option of a part the config leaves out, set to other than its default: the
+/// norm's options without `layerNorm`, the MLP's without `mlp`, `ropeBase` without `positions: 'rope'`
+/// (a value the model would silently ignore).
+fn check_parts(c: &ModelConfig) -> Result<()> {
+    let d = ModelConfig::new(c.vocab_size, c.context_length, c.embed_dim, c.num_heads, c.num_layers);
+    let unused = |key: &str, value: String, part: &str| {
+        Err(AttentionError::range_error(format!("config.{key} is {value} but {part}; the option would change nothing (leave it out, or turn the part on)")))
+    };
+    if !c.layer_norm && c.norm != d.norm {
+        return unused("norm", format!("'{}'", norm_name(c.norm)), "config.layerNorm is false: the model has no norms");
+    }
+    if !c.layer_norm && c.norm_eps != d.norm_eps {
+        return unused("normEps", number_text(c.norm_eps), "config.layerNorm is false: the model has no norms");
+    }
+    if !c.mlp && c.mlp_width != d.mlp_width {
+        return unused("mlpWidth", c.mlp_width.to_string(), "config.mlp is false: the model has no MLP");
+    }
+    if !c.mlp && !c.mlp_bias {
+        return unused("mlpBias", "false".into(), "config.mlp is false: the model has no MLP");
+    }
+    if c.positions != Positions::Rope && c.rope_base != d.rope_base {
+        return unused("ropeBase", number_text(c.rope_base), &format!("config.positions is '{}', not 'rope'", c.positions.name()));
+    }
+    Ok(())
+}
+
 fn self_is_missing(value: &JsValue) -> bool {
     value.is_undefined() || value.is_null()
 }
 
 /// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }`.
-pub(super) fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
+fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
     let expected = "expected number[][] [B, T] or { data: Int32Array, shape: [B, T] }";
     // the common case in one pass; anything else is read entry by entry below, for its message
     if let Some((values, b, t)) = read_number_rows(value, "tokens")? {

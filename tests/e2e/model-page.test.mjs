@@ -16,20 +16,6 @@ import { hubFiles, hubPlugin } from './model-fixtures.mjs';
 
 const files = hubFiles();
 const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention_lab.js'));
-// Ablation needs the package's headMask on a loaded checkpoint (issue 30); until the package has it, the
-// ablation test is skipped saying why (the page then shows the package's refusal in its ablation card).
-const headMaskMissing = (() => {
-  const config = JSON.parse(Buffer.from(files['test/tiny-gpt2']['config.json']).toString());
-  const model = lab.Transformer.fromPretrained({ config, weights: files['test/tiny-gpt2']['model.safetensors'] });
-  try {
-    model.forward([[1, 2, 3]], { headMask: Array.from({ length: config.n_layer }, () => Array(config.n_head).fill(true)) });
-    return false;
-  } catch (error) {
-    return `the package's fromPretrained model refuses headMask (${error.message})`;
-  } finally {
-    model.free();
-  }
-})();
 const hub = { requests: [], mode: 'ok' };
 let server;
 let site;
@@ -194,7 +180,7 @@ describe('the real-model page in Chromium', () => {
     await context.close();
   });
 
-  test('ablation by click changes the loss, per token (GPT-2 and Llama)', { skip: headMaskMissing }, async () => {
+  test('ablation by click changes the loss, per token (GPT-2 and Llama)', async () => {
     const { context, page, log } = await openPage(site);
     for (const [repo, layers] of [['test/tiny-gpt2', 3], ['test/tiny-llama', 2]]) {
       await downloadModel(page, repo);

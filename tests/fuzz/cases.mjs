@@ -73,6 +73,8 @@ function mutateObject(r, spec, args, i, keyKinds, misspellings) {
     // the Transformer's (tests/fuzz/transformer.mjs)
     rate: () => r.pick(RATE_VALUES),
     positions: () => r.pick(POSITIONS_VALUES),
+    mlp: () => r.pick([...G.FLAG_VALUES, 'gelu_new', 'silu_gated', 'gelu', 'swiglu']),
+    norm: () => r.pick(['layer', 'rms', 'RMS', 'batch', 1, null, true]),
     dtype: () => r.pick(DTYPE_VALUES),
   };
   const out = args.slice();

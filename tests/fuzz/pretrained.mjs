@@ -16,7 +16,8 @@ import * as LR from '../oracle/layer.mjs';
 import * as O from '../oracle/pretrained.mjs';
 import { Invalid } from '../oracle/reference.mjs';
 import { gpt2Checkpoint, llamaCheckpoint } from '../pretrained/checkpoint.mjs';
-import { readTokens } from './transformer.mjs';
+import * as OT from '../oracle/transformer.mjs';
+import { readTokens, readForwardOptions as readModelForwardOptions, readTrainOptions, compareGradientTree } from './transformer.mjs';
 
 const typeError = (why) => new Invalid('TypeError', why);
 const rangeError = (why) => new Invalid('RangeError', why);
@@ -171,6 +172,19 @@ function scaledError(actual, expected) {
   return worst / (scale || 1);
 }
 
+/** The toy oracle's config for a loaded model's `config` (the same architecture, every option named). */
+function toyConfig(config) {
+  return {
+    vocabSize: config.vocabSize, contextLength: config.contextLength, embedDim: config.embedDim, numHeads: config.numHeads, numLayers: config.numLayers,
+    positions: config.positions, mlp: config.mlp, layerNorm: true, bias: config.attentionBias, norm: config.norm, normEps: config.normEps,
+    mlpWidth: config.mlpWidth, mlpBias: config.mlpBias, numKVHeads: config.numKVHeads, ropeBase: config.ropeBase ?? OT.ROPE_BASE,
+    tiedEmbeddings: config.tiedEmbeddings, dtype: config.dtype,
+  };
+}
+
+const MASK_KINDS = { needWeights: 'flag', headMask: 'mask' };
+const TRAIN_KINDS = { learningRate: 'rate', betas: 'vector', eps: 'rate', weightDecay: 'rate' };
+
 export const PRETRAINED_EXPORTS = [
   {
     name: 'Transformer.fromPretrained + forward + generate',
@@ -255,6 +269,113 @@ export const PRETRAINED_EXPORTS = [
       if ((v.g.temperature === 0 || v.g.topK === 1) && dtype === 'float64') {
         const greedy = O.generateGreedy(m, v.prompt, v.g.maxNewTokens);
         if (greedy.join() !== ids.join()) return `greedy tokens ${ids} differ from the oracle's ${greedy}`;
+      }
+      return null;
+    },
+  },
+  {
+    // issue 30's second stage: a loaded model is a Transformer like any other
+    name: 'Transformer.fromPretrained + forward headMask, headScores, getWeights / setWeights, gradients, trainStep',
+    requires: (pkg) => typeof pkg.Transformer?.fromPretrained === 'function',
+    matrixArgs: [1],
+    objects: { 0: LOAD_KINDS, 2: MASK_KINDS, 3: TRAIN_KINDS },
+    valid(r) {
+      const { config, weights } = checkpointFor(r);
+      const load = { config, weights };
+      if (r.bool(0.6)) load.dtype = r.pick(['float32', 'float64']);
+      const V = config.vocab_size ?? 4, P = config.n_positions ?? config.max_position_embeddings ?? 4;
+      const L = config.n_layer ?? config.num_hidden_layers ?? 1, h = config.n_head ?? config.num_attention_heads ?? 1;
+      const options = r.weighted([
+        [1, () => undefined],
+        [10, () => ({ needWeights: r.bool(), headMask: Array.from({ length: L }, () => Array.from({ length: h }, () => r.bool(0.7))) })],
+        [1, () => ({ headMask: Array.from({ length: L + r.pick([-1, 1]) }, () => Array.from({ length: h }, () => true)) })],
+        [1, () => ({ headMask: Array.from({ length: L }, () => Array.from({ length: h + 1 }, () => true)) })],
+      ])();
+      const train = r.weighted([
+        [14, () => ({ learningRate: r.pick([1e-3, 1e-2]), weightDecay: r.pick([0, 0.01, 0.1]) })],
+        [1, () => ({ learningRate: r.pick([NaN, -1]) })],
+        [1, () => ({ learningRate: 1e-3, betas: [0.9, r.pick([1, 0.99])] })],
+      ])();
+      return [load, tokensFor(r, V, P), options, train, r.int(0, 1e6)];
+    },
+    call(pkg, a) {
+      let model;
+      try {
+        model = pkg.Transformer.fromPretrained(a[0]);
+      } catch (e) {
+        throw checkRefusal(e);
+      }
+      try {
+        const config = model.config;
+        const forward = model.forward(a[1], a[2]);
+        const scores = model.headScores(a[1]);
+        const checkpoint = model.getWeights();
+        // setWeights: every tensor moved a little (seeded), then the answers are at those weights
+        let s = (a[4] >>> 0) || 1;
+        const next = () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return s / 2 ** 32 - 0.5; };
+        const moved = JSON.parse(JSON.stringify(checkpoint), (k, v) => (typeof v === 'number' ? v + 0.02 * next() : v));
+        model.setWeights(moved);
+        const W = model.getWeights();
+        const grads = model.gradients(a[1]);
+        const stepped = model.trainStep(a[1], a[3]);
+        const after = model.getWeights();
+        return { config, forward, scores, checkpoint, W, grads, stepped, after, step: model.step };
+      } catch (e) {
+        throw checkRefusal(e);
+      } finally {
+        model.free();
+      }
+    },
+    reference(a) {
+      const load = readLoad(a[0]);
+      const { m } = load;
+      const c = { vocabSize: m.V, contextLength: m.positions, numLayers: m.L, numHeads: m.h };
+      const tokens = readTokens(a[1], c);
+      const fo = readModelForwardOptions(a[2], c);
+      if (fo.pathMask.length > 0) throw new Error('fuzz: no pathMask here');
+      const train = readTrainOptions(a[3]);
+      return { load, tokens, fo, train };
+    },
+    compare(result, v) {
+      const { m, dtype } = v.load;
+      const tol = dtype === 'float64' ? 1e-10 : 1e-4;
+      const c = toyConfig(result.config);
+      // the checkpoint's tensors under the documented names: the oracle built from them is the file's model
+      const fromFile = O.forward(m, v.tokens, { headMask: v.fo.headMask });
+      const e0 = scaledError(O.forward(O.fromWeights(m, result.checkpoint), v.tokens, { headMask: v.fo.headMask }).logits.data, fromFile.logits.data);
+      if (!(e0 <= 1e-12)) return `getWeights' tensors are not the checkpoint's: scaled error ${e0}`;
+      const e1 = scaledError(result.forward.logits.data, fromFile.logits.data);
+      if (!(e1 <= tol)) return `forward with headMask: scaled error ${e1} > ${tol}`;
+      if (v.fo.needWeights !== (result.forward.weights !== undefined)) return 'weights present without needWeights, or absent with it';
+      // headScores: the documented means of the unmasked attention weights
+      const want = OT.headScores(O.forward(m, v.tokens).weights, v.tokens);
+      for (let l = 0; l < m.L; l += 1) {
+        for (let i = 0; i < m.h; i += 1) {
+          for (const k of ['previousToken', 'induction', 'firstToken', 'self']) {
+            if (!(Math.abs(result.scores[l][i][k] - want[l][i][k]) <= tol)) return `headScores[${l}][${i}].${k} ${result.scores[l][i][k]} vs ${want[l][i][k]}`;
+          }
+        }
+      }
+      // the toy oracle of the same architecture on the moved weights: the same model as the checkpoint oracle
+      const moved = O.forward(O.fromWeights(m, result.W), v.tokens);
+      const toy = OT.forward(c, result.W, v.tokens);
+      const e2 = scaledError(toy.logits.flat(2), moved.logits.data);
+      if (!(e2 <= 1e-12)) return `the toy oracle of this config disagrees with the checkpoint oracle: scaled error ${e2}`;
+      // gradients: the toy oracle's backward
+      const ref = OT.gradients(c, result.W, v.tokens);
+      if (!(Math.abs(result.grads.loss - ref.loss) <= tol * Math.max(1, ref.loss))) return `gradients' loss ${result.grads.loss} vs ${ref.loss}`;
+      const bad = compareGradientTree(result.grads.grads, ref.grads, c, dtype === 'float64' ? 1e-10 : 1e-3);
+      if (bad) return bad;
+      // trainStep: the loss before the step, then AdamW from zero moments at step 1 (2-D tensors decay)
+      if (result.stepped.loss !== result.grads.loss) return `trainStep's loss ${result.stepped.loss} is not gradients' ${result.grads.loss}`;
+      if (result.step !== 1) return `step is ${result.step} after one trainStep`;
+      const g = Object.fromEntries(OT.leaves(result.grads.grads));
+      const after = Object.fromEntries(OT.leaves(result.after));
+      for (const [k, w] of OT.leaves(result.W)) {
+        const tensor = k.startsWith('layers[') ? result.W.layers[Number(k.match(/^layers\[(\d+)\]/)[1])][k.split('.')[1]] : result.W[k];
+        const want = OT.adamwStep(w, g[k], new Array(w.length).fill(0), new Array(w.length).fill(0), 1, v.train, Array.isArray(tensor[0]), dtype === 'float64' ? undefined : Math.fround);
+        const e = scaledError(after[k], want.p);
+        if (!(e <= (dtype === 'float64' ? 1e-12 : 1e-6))) return `${k} after trainStep: scaled error ${e}`;
       }
       return null;
     },

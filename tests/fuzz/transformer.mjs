@@ -19,12 +19,16 @@ const typeError = (why) => new Invalid('TypeError', why);
 const rangeError = (why) => new Invalid('RangeError', why);
 const BUDGET = 2 ** 27;
 
-const CONFIG_KEYS = ['vocabSize', 'contextLength', 'embedDim', 'numHeads', 'numLayers', 'positions', 'mlp', 'layerNorm', 'bias', 'seed', 'dtype'];
+const CONFIG_KEYS = ['vocabSize', 'contextLength', 'embedDim', 'numHeads', 'numLayers', 'positions', 'mlp', 'layerNorm', 'bias', 'seed', 'dtype',
+  'norm', 'normEps', 'mlpWidth', 'mlpBias', 'numKVHeads', 'ropeBase', 'tiedEmbeddings'];
 const POSITIONS = ['shortformer', 'learned', 'rope', 'none'];
-const LAYER_KEYS = ['W_Q', 'W_K', 'W_V', 'W_O', 'b_Q', 'b_K', 'b_V', 'b_O', 'ln1_w', 'ln1_b', 'ln2_w', 'ln2_b', 'W_in', 'b_in', 'W_out', 'b_out'];
+const LAYER_KEYS = ['W_Q', 'W_K', 'W_V', 'W_O', 'b_Q', 'b_K', 'b_V', 'b_O', 'ln1_w', 'ln1_b', 'ln2_w', 'ln2_b', 'W_in', 'b_in', 'W_out', 'b_out', 'W_gate', 'b_gate', 'W_up', 'b_up', 'W_down', 'b_down'];
 
 /** Kinds of the config's keys for cases.mjs's mutateObject. */
-export const MODEL_CONFIG_KINDS = { vocabSize: 'count', contextLength: 'count', embedDim: 'count', numHeads: 'count', numLayers: 'count', positions: 'positions', mlp: 'flag', layerNorm: 'flag', bias: 'flag', seed: 'seed', dtype: 'dtype' };
+export const MODEL_CONFIG_KINDS = {
+  vocabSize: 'count', contextLength: 'count', embedDim: 'count', numHeads: 'count', numLayers: 'count', positions: 'positions', mlp: 'mlp', layerNorm: 'flag', bias: 'flag', seed: 'seed', dtype: 'dtype',
+  norm: 'norm', normEps: 'rate', mlpWidth: 'count', mlpBias: 'flag', numKVHeads: 'count', ropeBase: 'rate', tiedEmbeddings: 'flag',
+};
 const FORWARD_KINDS = { needWeights: 'flag', headMask: 'mask' };
 const PATH_KINDS = { needWeights: 'flag', headMask: 'mask', pathMask: 'vector' };
 const CIRCUITS_KINDS = { layer: 'count', head: 'count' };
@@ -53,15 +57,25 @@ export function parameterShapes(c) {
   const C = c.embedDim;
   const out = [[null, 'W_E', [c.vocabSize, C]]];
   if (c.positions === 'shortformer' || c.positions === 'learned') out.push([null, 'W_pos', [c.contextLength, C]]);
+  const Ckv = (c.numKVHeads ?? c.numHeads) * (C / c.numHeads);
+  const F = c.mlpWidth ?? 4 * C;
+  const rms = c.norm === 'rms';
+  const norm = (l, prefix) => (rms ? [[l, `${prefix}_w`, [C]]] : [[l, `${prefix}_w`, [C]], [l, `${prefix}_b`, [C]]]);
   for (let l = 0; l < c.numLayers; l += 1) {
-    for (const n of ['W_Q', 'W_K', 'W_V', 'W_O']) out.push([l, n, [C, C]]);
-    if (c.bias) for (const n of ['b_Q', 'b_K', 'b_V', 'b_O']) out.push([l, n, [C]]);
-    if (c.layerNorm) out.push([l, 'ln1_w', [C]], [l, 'ln1_b', [C]]);
-    if (c.layerNorm && c.mlp) out.push([l, 'ln2_w', [C]], [l, 'ln2_b', [C]]);
-    if (c.mlp) out.push([l, 'W_in', [C, 4 * C]], [l, 'b_in', [4 * C]], [l, 'W_out', [4 * C, C]], [l, 'b_out', [C]]);
+    out.push([l, 'W_Q', [C, C]], [l, 'W_K', [C, Ckv]], [l, 'W_V', [C, Ckv]], [l, 'W_O', [C, C]]);
+    if (c.bias) out.push([l, 'b_Q', [C]], [l, 'b_K', [Ckv]], [l, 'b_V', [Ckv]], [l, 'b_O', [C]]);
+    if (c.layerNorm) out.push(...norm(l, 'ln1'));
+    if (c.layerNorm && c.mlp) out.push(...norm(l, 'ln2'));
+    if (c.mlp) {
+      const parts = c.mlp === 'silu_gated' ? [['W_gate', 'b_gate', C, F], ['W_up', 'b_up', C, F], ['W_down', 'b_down', F, C]] : [['W_in', 'b_in', C, F], ['W_out', 'b_out', F, C]];
+      for (const [w, b, rows, cols] of parts) {
+        out.push([l, w, [rows, cols]]);
+        if (c.mlpBias ?? true) out.push([l, b, [cols]]);
+      }
+    }
   }
-  if (c.layerNorm) out.push([null, 'ln_final_w', [C]], [null, 'ln_final_b', [C]]);
-  out.push([null, 'W_U', [C, c.vocabSize]]);
+  if (c.layerNorm) out.push(...norm(null, 'ln_final'));
+  if (!c.tiedEmbeddings) out.push([null, 'W_U', [C, c.vocabSize]]);
   return out;
 }
 
@@ -84,11 +98,34 @@ export function readConfig(config) {
     numLayers: L === 0 ? 0 : L,
     positions,
   };
-  for (const k of ['mlp', 'layerNorm', 'bias']) {
+  const flag = (k, fallback) => {
     if (o[k] !== undefined && typeof o[k] !== 'boolean') throw typeError(`config.${k} is not a boolean`);
-    c[k] = o[k] ?? false;
-  }
+    return o[k] ?? fallback;
+  };
+  const positive = (k, fallback) => {
+    if (o[k] === undefined) return fallback;
+    if (typeof o[k] !== 'number') throw typeError(`config.${k} is not a number`);
+    if (!(Number.isFinite(o[k]) && o[k] > 0)) throw rangeError(`config.${k} is not a finite number > 0`);
+    return o[k];
+  };
+  // the order src/wasm/transformer.rs reads them in
+  if (o.mlp !== undefined && typeof o.mlp !== 'boolean' && o.mlp !== 'gelu_new' && o.mlp !== 'silu_gated') throw typeError('config.mlp is not false, true, gelu_new or silu_gated');
+  c.mlp = o.mlp === 'silu_gated' ? 'silu_gated' : o.mlp === 'gelu_new' ? true : (o.mlp ?? false);
+  c.layerNorm = flag('layerNorm', false);
+  if (o.norm !== undefined && o.norm !== 'layer' && o.norm !== 'rms') throw typeError('config.norm is not layer or rms');
+  c.norm = o.norm ?? 'layer';
+  c.normEps = positive('normEps', O.LN_EPS);
+  c.mlpWidth = o.mlpWidth === undefined ? 4 * c.embedDim : R.readCount(o.mlpWidth, 'config.mlpWidth');
+  c.mlpBias = flag('mlpBias', true);
+  c.numKVHeads = o.numKVHeads === undefined ? c.numHeads : R.readCount(o.numKVHeads, 'config.numKVHeads');
+  c.ropeBase = positive('ropeBase', O.ROPE_BASE);
+  c.bias = flag('bias', false);
   c.seed = readSeed(o.seed, 'config.seed');
+  c.tiedEmbeddings = flag('tiedEmbeddings', false);
+  // an option of a part the model lacks, set to other than its default
+  if (!c.layerNorm && (c.norm !== 'layer' || c.normEps !== O.LN_EPS)) throw rangeError('a norm option without layerNorm');
+  if (!c.mlp && (c.mlpWidth !== 4 * c.embedDim || !c.mlpBias)) throw rangeError('an MLP option without mlp');
+  if (c.positions !== 'rope' && c.ropeBase !== O.ROPE_BASE) throw rangeError('ropeBase without rope positions');
   const dtype = o.dtype === undefined ? 'float32' : o.dtype;
   if (dtype !== 'float32' && dtype !== 'float64') throw typeError('config.dtype is not float32 or float64');
   c.dtype = dtype;
@@ -97,8 +134,11 @@ export function readConfig(config) {
   if (c.contextLength < 2) throw rangeError('contextLength < 2');
   if (c.embedDim % c.numHeads !== 0) throw rangeError('embedDim is not a multiple of numHeads');
   if (c.positions === 'rope' && (c.embedDim / c.numHeads) % 2 !== 0) throw rangeError('rope with an odd headDim');
+  if (c.numHeads % c.numKVHeads !== 0) throw rangeError('numKVHeads does not divide numHeads');
   const C = c.embedDim;
-  const perLayer = 4 * C * C + 4 * C + (c.mlp ? 8 * C * C + 5 * C : 0) + 4 * C;
+  const F = c.mlpWidth;
+  const mlpTerm = c.mlp === 'silu_gated' ? 3 * C * F + 2 * F + C : 2 * C * F + F + C;
+  const perLayer = 4 * C * C + 4 * C + (c.mlp ? mlpTerm : 0) + 4 * C;
   const parameters = 2 * c.vocabSize * C + c.contextLength * C + c.numLayers * perLayer + 2 * C;
   if (4 * parameters > BUDGET) throw rangeError('the model does not fit the working set');
   return c;
@@ -155,7 +195,7 @@ export function readTokens(x, c) {
 }
 
 /** forward's options: { needWeights, headMask, pathMask } (the counts checked against the config). */
-function readForwardOptions(options, c) {
+export function readForwardOptions(options, c) {
   const o = LR.readObject(options, 'options', ['needWeights', 'headMask', 'pathMask'], false) ?? {};
   if (o.needWeights !== undefined && typeof o.needWeights !== 'boolean') throw typeError('options.needWeights is not a boolean');
   const raw = o.headMask;
@@ -335,6 +375,15 @@ function modelConfig(r) {
   const config = { vocabSize: r.int(2, 9), contextLength: r.int(2, 7), embedDim: numHeads * d, numHeads, numLayers: r.int(0, 2) };
   if (positions !== 'shortformer' || r.bool()) config.positions = positions;
   for (const k of ['mlp', 'layerNorm', 'bias']) if (r.bool(0.5)) config[k] = r.bool();
+  // the architecture options a loaded checkpoint uses (each only with its part, as the contract requires)
+  if (config.mlp && r.bool(0.4)) config.mlp = r.pick(['gelu_new', 'silu_gated']);
+  if (config.mlp && r.bool(0.3)) config.mlpWidth = r.int(1, 9);
+  if (config.mlp && r.bool(0.3)) config.mlpBias = r.bool();
+  if (config.layerNorm && r.bool(0.4)) config.norm = r.pick(['layer', 'rms']);
+  if (config.layerNorm && r.bool(0.3)) config.normEps = r.pick([1e-5, 1e-6, 0.1]);
+  if (r.bool(0.3)) config.numKVHeads = r.pick([1, numHeads]);
+  if (positions === 'rope' && r.bool(0.3)) config.ropeBase = r.pick([10000, 500000, 37.5]);
+  if (r.bool(0.25)) config.tiedEmbeddings = r.bool();
   if (r.bool(0.7)) config.seed = r.pick([r.int(0, 1000), 2 ** 53 - 1, 7n, 2n ** 64n - 1n]);
   config.dtype = r.weighted([[3, 'float64'], [2, 'float32'], [1, undefined]]);
   if (config.dtype === undefined) delete config.dtype;
@@ -481,7 +530,7 @@ function closeAt(actual, expected, scale, tol, what) {
   return actual.length === expected.length && worst <= tol * scale ? null : `${what}: error ${worst} > ${tol} × the gradient's scale ${scale}`;
 }
 
-function compareGradientTree(actual, expected, c, tol) {
+export function compareGradientTree(actual, expected, c, tol) {
   const exp = Object.fromEntries(O.leaves(expected));
   const treeScale = Math.max(...Object.values(exp).flat().map(Math.abs));
   for (const [k, v] of O.leaves(actual)) {
@@ -505,7 +554,14 @@ function compareGradientTree(actual, expected, c, tol) {
   return O.leaves(actual).length === Object.keys(exp).length ? null : 'grads lacks some keys of getWeights';
 }
 
-const fullConfigOf = (c) => ({ ...c, seed: c.seed <= 2n ** 53n - 1n ? Number(c.seed) : c.seed });
+/** The config getter's answer: a part's options only with the part. */
+function fullConfigOf(c) {
+  const out = { ...c, seed: c.seed <= 2n ** 53n - 1n ? Number(c.seed) : c.seed };
+  if (!c.layerNorm) { delete out.norm; delete out.normEps; }
+  if (!c.mlp) { delete out.mlpWidth; delete out.mlpBias; }
+  if (c.positions !== 'rope') delete out.ropeBase;
+  return out;
+}
 
 function compareConfig(model, c) {
   const expected = fullConfigOf(c);
@@ -824,19 +880,40 @@ export const CIRCUITS_EXPORTS = [
       return [config, tokensFor(r, c), circuits, options];
     },
     call: (pkg, a) => withModel(pkg, a[0], (model) => {
-      const scores = model.compositionScores();
-      const circuits = model.circuits(a[2]);
-      return { scores, circuits, forward: model.forward(a[1], a[3]), weights: model.getWeights() };
+      let scores, circuits, refusedArchitecture;
+      try {
+        scores = model.compositionScores();
+        circuits = model.circuits(a[2]);
+      } catch (e) {
+        // the documented state Error of a tied or grouped model (circuits read W_U and one K/V head per query head)
+        if (e instanceof TypeError || e instanceof RangeError || !/^compositionScores reads W_U and one K\/V head per query head; this model /.test(e?.message)) throw e;
+        refusedArchitecture = e.message;
+      }
+      return { scores, circuits, refusedArchitecture, forward: model.forward(a[1], a[3]), weights: model.getWeights() };
     }),
     reference(a) {
       const c = readConfig(a[0]);
-      if (a[2] === undefined || a[2] === null) throw typeError('options is missing');
-      const head = readCircuitsOptions(a[2], c);
+      // a tied W_U or grouped K/V heads: compositionScores refuses (an Error) before circuits reads its options
+      const noCircuits = c.tiedEmbeddings || c.numKVHeads < c.numHeads;
+      let head = null;
+      if (!noCircuits) {
+        if (a[2] === undefined || a[2] === null) throw typeError('options is missing');
+        head = readCircuitsOptions(a[2], c);
+      }
       const tokens = readTokens(a[1], c);
-      return { c, head, tokens, o: readForwardOptions(a[3], c) };
+      const o = readForwardOptions(a[3], c);
+      if (o.pathMask?.length > 0 && c.numKVHeads < c.numHeads) throw rangeError('options.pathMask cuts single heads\' paths: it needs one K/V head per query head');
+      return { c, head, tokens, o, noCircuits };
     },
-    compare(actual, { c, head, tokens, o }) {
+    compare(actual, { c, head, tokens, o, noCircuits }) {
       const P = actual.weights;
+      if (noCircuits) {
+        const why = c.tiedEmbeddings ? /ties W_U to W_E/ : /shares its K\/V heads between query heads/;
+        if (!actual.refusedArchitecture || !why.test(actual.refusedArchitecture)) return `compositionScores of a ${c.tiedEmbeddings ? 'tied' : 'grouped'} model: ${actual.refusedArchitecture ?? 'answered'}`;
+        const f = O.forward(c, P, tokens, { headMask: o.headMask, pathMask: o.pathMask });
+        return close(actual.forward.logits.data, f.logits.flat(2), tolOf(c), 'logits');
+      }
+      if (actual.refusedArchitecture) return `compositionScores refused: ${actual.refusedArchitecture}`;
       // compositionScores: the oracle's, NaN exactly where l1 ≥ l2 (computed in f64 in both dtypes)
       const ref = CO.compositionScores(P, c.numHeads);
       for (const key of ['q', 'k', 'v']) {

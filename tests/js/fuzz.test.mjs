@@ -299,11 +299,11 @@ test('the fuzzer catches wrong circuits: a 1e-9 composition error, a wrong basel
   assert.ok(caught(brokenModel('forward', (f, a) => f(a[0], a[1] && { ...a[1], pathMask: undefined }))), 'an ignored pathMask went unnoticed');
 });
 
-test('issue 30\'s Transformer.fromPretrained, forward and generate: 600 fuzz cases, correct or refused naming the thing', { timeout: 120000 }, () => {
+test('issue 30\'s Transformer.fromPretrained, forward and generate, and (stage 2) headMask, headScores, getWeights / setWeights, gradients, trainStep: 900 fuzz cases, correct or refused naming the thing', { timeout: 300000 }, () => {
   const good = knownGood(lab);
   const seen = {};
   const failures = [];
-  for (let i = 0; i < 600; i += 1) {
+  for (let i = 0; i < 900; i += 1) {
     const result = runCase(lab, SEED, i, good, PRETRAINED_EXPORTS);
     if (result.failure) failures.push(result.failure);
     else (seen[result.export] ??= {})[result.outcome] = (seen[result.export][result.outcome] ?? 0) + 1;
@@ -325,7 +325,7 @@ function brokenPretrained(method, how) {
   return { ...lab, Transformer: Fake };
 }
 
-test('the fuzzer catches a wrong loaded model: f64 logits off by 1e-9, a wrong hidden state, a wrong greedy token, a refusal naming nothing, a plain Error, a silent onToken', () => {
+test('the fuzzer catches a wrong loaded model: f64 logits off by 1e-9, a wrong hidden state, a wrong greedy token, a refusal naming nothing, a plain Error, a silent onToken, an ignored headMask, wrong gradients, a wrong trainStep, a wrong head score', { timeout: 300000 }, () => {
   const good = knownGood(lab);
   const caught = (fake) => {
     for (let i = 0; i < 300; i += 1) {
@@ -340,4 +340,10 @@ test('the fuzzer catches a wrong loaded model: f64 logits off by 1e-9, a wrong h
   assert.ok(caught(brokenPretrained('generate', (f, a) => { try { return f(...a); } catch (e) { throw new e.constructor('something went wrong'); } })), 'a refusal naming nothing went unnoticed');
   assert.ok(caught(brokenPretrained('forward', (f, a) => { try { return f(...a); } catch { throw new Error('plain'); } })), 'a plain Error went unnoticed');
   assert.ok(caught(brokenPretrained('generate', (f, a) => f(a[0], a[1] && typeof a[1] === 'object' && !Array.isArray(a[1]) ? { ...a[1], onToken: undefined } : a[1]))), 'an onToken never called went unnoticed');
+  // the toy-only methods a loaded model now has (stage 2)
+  assert.ok(caught(brokenPretrained('forward', (f, a) => f(a[0], a[1] && typeof a[1] === 'object' && !Array.isArray(a[1]) ? { ...a[1], headMask: undefined } : a[1]))), 'an ignored headMask went unnoticed');
+  const nudged = (tree) => JSON.parse(JSON.stringify(tree), (k, v) => (typeof v === 'number' && v !== 0 ? v * (1 + 1e-3) : v));
+  assert.ok(caught(brokenPretrained('gradients', (f, a) => { const r = f(...a); return { ...r, grads: nudged(r.grads) }; })), 'gradients off by 1e-3 went unnoticed');
+  assert.ok(caught(brokenPretrained('trainStep', (f, a) => f(a[0], a[1] && typeof a[1] === 'object' && typeof a[1].learningRate === 'number' ? { ...a[1], learningRate: a[1].learningRate * 2 } : a[1]))), 'a trainStep at twice the learning rate went unnoticed');
+  assert.ok(caught(brokenPretrained('headScores', (f, a) => f(...a).map((row) => row.map((x) => ({ ...x, induction: x.induction + 1e-3 }))))), 'a wrong induction score went unnoticed');
 });

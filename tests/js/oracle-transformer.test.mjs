@@ -34,13 +34,35 @@ const POSITIONS = ['shortformer', 'learned', 'rope', 'none'];
 const SHAPES = [[1, 4], [2, 4], [2, 8], [3, 6], [4, 8]];
 const TOKENS = [[0, 3, 1, 6, 3, 2], [5, 5, 1, 0, 2, 4], [1, 2, 3, 1, 2, 3]];
 
-/** Every config the sweep covers: positions × mlp × layerNorm × bias × numLayers 0/1/2, (h, C) cycling. */
+const ARCHITECTURES = [
+  { layerNorm: true, norm: 'rms', normEps: 1e-6, mlp: 'silu_gated', mlpWidth: 5, mlpBias: false, tiedEmbeddings: true },
+  { layerNorm: true, norm: 'rms', mlp: 'silu_gated', numKVHeads: 2 },
+  { layerNorm: true, norm: 'layer', normEps: 0.01, mlp: 'gelu_new', mlpWidth: 3, mlpBias: false, bias: true },
+  { layerNorm: false, mlp: true, mlpWidth: 6, tiedEmbeddings: true, bias: true },
+  { layerNorm: true, norm: 'rms', numKVHeads: 1, bias: true },
+  { layerNorm: true, mlp: 'silu_gated', mlpBias: true, numKVHeads: 2, tiedEmbeddings: true, bias: true },
+];
+
+/**
+ * Every config the sweep covers: positions × mlp × layerNorm × bias × numLayers 0/1/2, (h, C) cycling; then
+ * positions × ARCHITECTURES × numLayers 1/2.
+ */
 function configs(dtype) {
   const out = [];
   let i = 0;
   for (const positions of POSITIONS) for (const mlp of [false, true]) for (const layerNorm of [false, true]) for (const bias of [false, true]) for (const numLayers of [0, 1, 2]) {
     const [numHeads, embedDim] = SHAPES[i % SHAPES.length];
     out.push({ vocabSize: 7, contextLength: 6, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed: 11 + i, dtype });
+    i += 1;
+  }
+  // the architecture options of a loaded checkpoint (issue 30): RMSNorm and ε, the SiLU-gated MLP, its width
+  // and biases, grouped K/V heads, RoPE's base, tied W_U, in combinations a GPT-2 or a Llama has and others
+  for (const positions of POSITIONS) for (const arch of ARCHITECTURES) for (const numLayers of [1, 2]) {
+    const [numHeads, embedDim] = arch.numKVHeads ? [4, 8] : SHAPES[i % SHAPES.length];
+    out.push({
+      vocabSize: 7, contextLength: 6, embedDim, numHeads, numLayers, positions, bias: false, ...arch, seed: 11 + i, dtype,
+      ...(positions === 'rope' ? { ropeBase: 500 } : {}),
+    });
     i += 1;
   }
   return out;
@@ -57,7 +79,8 @@ function randomize(m, seed, scale = 0.7) {
   return m.getWeights();
 }
 
-const label = (c) => `${c.positions} mlp=${c.mlp} ln=${c.layerNorm} bias=${c.bias} L=${c.numLayers} h=${c.numHeads} C=${c.embedDim}`;
+const ARCH_KEYS = ['norm', 'normEps', 'mlpWidth', 'mlpBias', 'numKVHeads', 'ropeBase', 'tiedEmbeddings'];
+const label = (c) => `${c.positions} mlp=${c.mlp} ln=${c.layerNorm} bias=${c.bias} L=${c.numLayers} h=${c.numHeads} C=${c.embedDim}${ARCH_KEYS.filter((k) => k in c).map((k) => ` ${k}=${c[k]}`).join('')}`;
 
 /**
  * Without RoPE, b_K's gradient is exactly 0 in exact arithmetic (b_K shifts a query's every score by

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import lab from './support/lab.mjs';
 import { gpt2Checkpoint, llamaCheckpoint } from '../pretrained/checkpoint.mjs';
 import * as O from '../oracle/pretrained.mjs';
+import * as OT from '../oracle/transformer.mjs';
 
 const { Transformer } = lab;
 
@@ -229,7 +230,8 @@ test('bad input: a TypeError or RangeError naming the thing, and the module keep
     const before = model.forward([[1, 2, 3]]).logits.data;
     refused(() => model.forward([[1, 23]]), RangeError, /tokens\[0\]\[1\] is 23; expected an integer in 0 … vocabSize − 1 = 22/);
     refused(() => model.forward([Array.from({ length: 17 }, () => 1)]), RangeError, /T = 17.*contextLength = 16/);
-    refused(() => model.forward([[1, 2]], { headMask: [[true, true]] }), TypeError, /headMask/);
+    refused(() => model.forward([[1, 2]], { headMask: [[true, true]] }), RangeError, /options\.headMask has 1 rows; expected numLayers = 2/);
+    assert.notDeepEqual(model.forward([[1, 2, 3]], { headMask: [[true, false], [true, true]] }).logits.data, before, 'a head switched off changes the logits');
     refused(() => model.forward([[1, 2]], { needHidden: 'yes' }), TypeError, /needHidden/);
     refused(() => model.generate([1, 2]), TypeError, /options is missing/);
     refused(() => model.generate([1, 2], {}), TypeError, /options\.maxNewTokens is missing/);
@@ -248,21 +250,229 @@ test('bad input: a TypeError or RangeError naming the thing, and the module keep
     let calls = 0;
     assert.throws(() => model.generate([1], { maxNewTokens: 5, onToken: () => { calls++; throw mine; } }), (e) => e === mine);
     assert.equal(calls, 1);
-    // what a loaded model does not do yet: a plain Error saying so
-    for (const [name, call] of [['getWeights', () => model.getWeights()], ['gradients', () => model.gradients([[1, 2]])], ['trainStep', () => model.trainStep([[1, 2]], { learningRate: 0.1 })], ['headScores', () => model.headScores([[1, 2]])], ['getState', () => model.getState()], ['compositionScores', () => model.compositionScores()]]) {
-      refused(call, Error, new RegExp(`${name} does not work yet on a model from Transformer\\.fromPretrained`));
-    }
+    // circuits read W_U: this GPT-2 ties it to W_E
+    refused(() => model.compositionScores(), Error, /compositionScores reads W_U and one K\/V head per query head; this model ties W_U to W_E/);
+    refused(() => model.setWeights({ layers: [{ W_K: [[1]] }] }), RangeError, /layers\[0\]\.W_K/);
     assert.deepEqual(model.forward([[1, 2, 3]]).logits.data, before, 'the model answers as before after every refused call');
   } finally {
     model.free();
   }
   refused(() => model.forward([[1, 2]]), Error, /free/);
-  // generate on a model made by new Transformer(config)
-  const toy = new Transformer({ vocabSize: 5, contextLength: 8, embedDim: 4, numHeads: 2, numLayers: 1 });
-  try {
-    refused(() => toy.generate([1], { maxNewTokens: 1 }), Error, /generate needs a model from Transformer\.fromPretrained/);
-    refused(() => toy.forward([[1, 2]], { needHidden: true }), TypeError, /needHidden/);
-  } finally {
-    toy.free();
+});
+
+test('a loaded model is a Transformer like any other: getWeights / setWeights, headScores, gradients, a fine-tuning step, getState / setState', () => {
+  for (const [name, make] of [CASES[1], CASES[3], CASES[4]]) {
+    const { config, weights } = make();
+    const m = O.load(config, weights);
+    const model = Transformer.fromPretrained({ config, weights, dtype: 'float64' });
+    try {
+      const tokens = tokensFor(m.V);
+      const W = model.getWeights();
+      // the checkpoint's tensors in the package's orientation ([in, out])
+      assert.deepEqual(W.W_E, m.get(m.arch === 'gpt2' ? 'wte.weight' : 'model.embed_tokens.weight'), name);
+      assert.equal(W.layers.length, m.L);
+      if (m.arch === 'llama') {
+        const q = m.get('model.layers.0.self_attn.q_proj.weight');
+        assert.deepEqual(W.layers[0].W_Q, q[0].map((_, j) => q.map((row) => row[j])), `${name}: W_Q = q_projᵀ`);
+        assert.equal(W.layers[0].W_K[0].length, m.hKv * m.d, `${name}: W_K is C × h_kv·d`);
+        assert.ok(W.layers[0].W_gate && W.layers[0].W_up && W.layers[0].W_down && !W.layers[0].ln1_b, name);
+      }
+      assert.equal('W_U' in W, m.arch === 'llama' ? !config.tie_word_embeddings : !config.tie_word_embeddings, `${name}: W_U only when untied`);
+      const before = model.forward(tokens).loss;
+      // headScores: one row per layer, one score per head
+      const scores = model.headScores(tokens);
+      assert.equal(scores.length, m.L);
+      assert.equal(scores[0].length, m.h);
+      // gradients: every key of getWeights, nothing changed
+      const { loss, grads } = model.gradients(tokens);
+      assert.equal(loss, before);
+      assert.deepEqual(Object.keys(grads).sort(), Object.keys(W).sort());
+      // fine-tune: a few small AdamW steps on these tokens lower their loss
+      for (let s = 0; s < 3; s += 1) model.trainStep(tokens, { learningRate: 1e-3, weightDecay: 0 });
+      const after = model.forward(tokens).loss;
+      assert.ok(after < before, `${name}: loss ${before} → ${after}`);
+      assert.equal(model.step, 3);
+      // the fine-tuned model still generates, and setWeights puts the checkpoint back, bit for bit
+      assert.equal(model.generate([1], { maxNewTokens: 3 }).length, 4);
+      const state = model.getState();
+      model.setWeights(W);
+      assert.equal(model.forward(tokens).loss, before, `${name}: setWeights restores the checkpoint's loss`);
+      model.setState(state);
+      assert.equal(model.forward(tokens).loss, after, `${name}: setState restores the fine-tuned model`);
+    } finally {
+      model.free();
+    }
   }
 });
+
+test('generate and needHidden work on a model made by new Transformer(config) too', () => {
+  for (const positions of ['shortformer', 'learned', 'rope', 'none']) {
+    const toy = new Transformer({ vocabSize: 9, contextLength: 12, embedDim: 8, numHeads: 2, numLayers: 2, positions, mlp: true, layerNorm: true, dtype: 'float64', seed: 4 });
+    try {
+      const ids = toy.generate([1, 2], { maxNewTokens: 6 });
+      for (let k = 2; k < ids.length; k += 1) {
+        const row = Array.from(toy.forward([ids.slice(0, k).concat(k === 1 ? [0] : [])]).logits.data.subarray((k - 1) * 9, k * 9));
+        assert.equal(ids[k], row.indexOf(Math.max(...row)), `${positions}: step ${k}`);
+      }
+      const out = toy.forward([ids.slice(0, 5)], { needHidden: true });
+      assert.equal(out.hidden.length, 3);
+      assert.deepEqual(out.hidden[2].shape, [1, 5, 8]);
+    } finally {
+      toy.free();
+    }
+  }
+});
+
+// ---- every toy-only method on a loaded model, float64, against the oracle -----------------------------
+
+/** The keys getWeights() gives a loaded model (docs/api.md, "Weights of a loaded model"). */
+function expectedKeys(config) {
+  if (config.model_type === 'gpt2') {
+    const top = ['W_E', 'W_pos', 'ln_final_w', 'ln_final_b', ...(config.tie_word_embeddings === false ? ['W_U'] : []), 'layers'];
+    const layer = ['W_Q', 'W_K', 'W_V', 'W_O', 'b_Q', 'b_K', 'b_V', 'b_O', 'ln1_w', 'ln1_b', 'ln2_w', 'ln2_b', 'W_in', 'b_in', 'W_out', 'b_out'];
+    return { top, layer };
+  }
+  const top = ['W_E', 'ln_final_w', ...(config.tie_word_embeddings ? [] : ['W_U']), 'layers'];
+  const layer = [
+    'W_Q', 'W_K', 'W_V', 'W_O', ...(config.attention_bias ? ['b_Q', 'b_K', 'b_V', 'b_O'] : []), 'ln1_w', 'ln2_w',
+    ...(config.mlp_bias ? ['W_gate', 'b_gate', 'W_up', 'b_up', 'W_down', 'b_down'] : ['W_gate', 'W_up', 'W_down']),
+  ];
+  return { top, layer };
+}
+
+/** Every tensor of a weights tree as [get, set, path]: a flat view by index. */
+function tensors(W) {
+  const out = [];
+  const visit = (obj, path) => {
+    for (const [k, v] of Object.entries(obj)) {
+      if (k === 'layers') { v.forEach((L, l) => visit(L, `layers[${l}].`)); continue; }
+      const matrix = Array.isArray(v[0]);
+      const cols = matrix ? v[0].length : 1;
+      const n = matrix ? v.length * cols : v.length;
+      out.push({
+        path: path + k, n, decays: matrix,
+        get: (i) => (matrix ? v[Math.floor(i / cols)][i % cols] : v[i]),
+        set: (i, x) => { if (matrix) v[Math.floor(i / cols)][i % cols] = x; else v[i] = x; },
+        flat: () => (matrix ? v.flat() : v.slice()),
+      });
+    }
+  };
+  visit(W, '');
+  return out;
+}
+
+const clone = (W) => structuredClone(W);
+
+/** A seeded generator of numbers in [−1, 1). */
+function noise(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 31 - 1;
+  };
+}
+
+const LOADED = [
+  ['gpt2, tied', CASES[0]],
+  ['gpt2, untied', CASES[1]],
+  ['llama, grouped 4/2', CASES[3]],
+  ['llama, 4/1, tied', CASES[4]],
+  ['llama, biases', CASES[5]],
+];
+
+for (const [name, [, make]] of LOADED) {
+  test(`float64, ${name}: getWeights / setWeights, headMask, headScores, gradients and trainStep against the oracle`, (t) => {
+    const { config, weights } = make();
+    const m = O.load(config, weights);
+    const model = Transformer.fromPretrained({ config, weights, dtype: 'float64' });
+    try {
+      const tokens = tokensFor(m.V);
+      // getWeights: the documented names, and the oracle built from them is the checkpoint's
+      const W = model.getWeights();
+      const keys = expectedKeys(config);
+      assert.deepEqual(Object.keys(W).sort(), keys.top.slice().sort(), `${name}: top-level keys`);
+      W.layers.forEach((L) => assert.deepEqual(Object.keys(L).sort(), keys.layer.slice().sort(), `${name}: layer keys`));
+      const base = O.forward(m, tokens).logits.data;
+      assert.ok(scaledError(O.forward(O.fromWeights(m, W), tokens).logits.data, base) <= 1e-14, `${name}: getWeights' tensors are the checkpoint's`);
+      assert.ok(scaledError(model.forward(tokens).logits.data, base) <= F64_TOL, name);
+
+      // setWeights: every tensor moved a little; the model answers as the oracle with those weights
+      const rand = noise(7);
+      const moved = clone(W);
+      for (const x of tensors(moved)) for (let i = 0; i < x.n; i += 1) x.set(i, x.get(i) + 0.05 * rand());
+      model.setWeights(moved);
+      assert.deepEqual(model.getWeights(), moved, `${name}: getWeights after setWeights`);
+      const mm = O.fromWeights(m, moved);
+      assert.ok(scaledError(model.forward(tokens).logits.data, O.forward(mm, tokens).logits.data) <= F64_TOL, `${name}: forward after setWeights`);
+
+      // headMask: each head off alone, and a whole layer off
+      const masks = [];
+      for (let l = 0; l < m.L; l += 1) {
+        for (let i = 0; i < m.h; i += 1) masks.push(Array.from({ length: m.L }, (_, k) => Array.from({ length: m.h }, (_, j) => !(k === l && j === i))));
+        masks.push(Array.from({ length: m.L }, (_, k) => Array.from({ length: m.h }, () => k !== l)));
+      }
+      for (const headMask of masks) {
+        const got = model.forward(tokens, { headMask, needWeights: true });
+        const want = O.forward(mm, tokens, { headMask });
+        const err = scaledError(got.logits.data, want.logits.data);
+        assert.ok(err <= F64_TOL, `${name}: headMask ${JSON.stringify(headMask)}: scaled error ${err}`);
+        assert.ok(Math.abs(got.loss - O.loss(mm, tokens, { headMask })) <= 1e-12 * Math.max(1, got.loss), `${name}: loss with headMask`);
+      }
+
+      // headScores: the detectors on the oracle's attention weights
+      const scores = model.headScores(tokens);
+      const wantScores = OT.headScores(O.forward(mm, tokens).weights, tokens);
+      scores.forEach((row, l) => row.forEach((s, i) => {
+        for (const k of ['previousToken', 'induction', 'firstToken', 'self']) {
+          assert.ok(Math.abs(s[k] - wantScores[l][i][k]) <= 1e-12, `${name}: headScores[${l}][${i}].${k} ${s[k]} vs ${wantScores[l][i][k]}`);
+        }
+      }));
+
+      // gradients: central differences of the oracle's loss, three entries of every tensor
+      const { loss, grads } = model.gradients(tokens);
+      assert.ok(Math.abs(loss - O.loss(mm, tokens)) <= 1e-12 * Math.max(1, loss), `${name}: gradients' loss`);
+      assert.deepEqual(Object.keys(grads).sort(), Object.keys(moved).sort());
+      const h = 1e-5;
+      let worst = 0;
+      const G = tensors(grads);
+      tensors(moved).forEach((x, k) => {
+        assert.equal(G[k].path, x.path);
+        const pick = [0, x.n - 1, Math.floor((rand() + 1) / 2 * x.n) % x.n];
+        for (const i of pick) {
+          const at = x.get(i);
+          x.set(i, at + h);
+          const up = O.loss(O.fromWeights(m, moved), tokens);
+          x.set(i, at - h);
+          const down = O.loss(O.fromWeights(m, moved), tokens);
+          x.set(i, at);
+          const fd = (up - down) / (2 * h);
+          const err = Math.abs(G[k].get(i) - fd);
+          worst = Math.max(worst, err);
+          assert.ok(err <= 1e-7, `${name}: d loss / d ${x.path}[${i}] = ${G[k].get(i)}; central difference ${fd}`);
+        }
+      });
+      t.diagnostic(`${name}: worst gradient error against the oracle's central differences ${worst.toExponential(2)}`);
+
+      // trainStep: one AdamW step is the oracle's AdamW of these gradients (2-D tensors decay)
+      const adamw = { learningRate: 1e-2, weightDecay: 0.1 };
+      const step = model.trainStep(tokens, adamw);
+      assert.equal(step.loss, loss);
+      const after = tensors(model.getWeights());
+      tensors(moved).forEach((x, k) => {
+        const want = OT.adamwStep(x.flat(), G[k].flat(), new Array(x.n).fill(0), new Array(x.n).fill(0), 1, adamw, x.decays).p;
+        const got = after[k].flat();
+        for (let i = 0; i < x.n; i += 1) assert.ok(Math.abs(got[i] - want[i]) <= 1e-14 * Math.max(1, Math.abs(want[i])), `${name}: ${x.path}[${i}] after trainStep`);
+      });
+      // fine-tuning: more steps keep lowering the loss on these tokens
+      let last = model.forward(tokens).loss;
+      assert.ok(last < loss, `${name}: one step: ${loss} → ${last}`);
+      for (let s = 0; s < 4; s += 1) model.trainStep(tokens, adamw);
+      const final = model.forward(tokens).loss;
+      assert.ok(final < last, `${name}: four more steps: ${last} → ${final}`);
+      t.diagnostic(`${name}: loss ${loss.toFixed(4)} → ${final.toFixed(4)} in 5 AdamW steps`);
+    } finally {
+      model.free();
+    }
+    assert.throws(() => model.getWeights(), /free/);
+  });
+}

@@ -13,22 +13,34 @@ const stateBits = (s) => JSON.stringify(s, (k, v) => (ArrayBuffer.isView(v) ? bi
 /** The one tolerance helper: |a − e| ≤ tol · max(1, |e|). */
 const near = (a, e, tol) => Math.abs(a - e) <= tol * Math.max(1, Math.abs(e));
 
-/** A handful of seeded configs: every positions, with and without mlp / layerNorm / bias, both dtypes. */
+/**
+ * A handful of seeded configs: every positions, with and without mlp / layerNorm / bias, both dtypes, and
+ * the architecture options of a loaded checkpoint (RMSNorm and its ε, the SiLU-gated MLP, its width and
+ * biases, fewer K/V heads, RoPE's base, tied W_U).
+ */
 function configs(seed, n = 8) {
   const r = rng(seed);
-  return Array.from({ length: n }, (_, i) => ({
-    vocabSize: r.int(4, 16),
-    contextLength: 12,
-    embedDim: 8,
-    numHeads: r.pick([1, 2, 4]),
-    numLayers: r.int(1, 2),
-    positions: ['shortformer', 'learned', 'rope', 'none'][i % 4],
-    mlp: r.bool(),
-    layerNorm: r.bool(),
-    bias: r.bool(),
-    seed: r.int(0, 1000),
-    dtype: i % 2 ? 'float32' : 'float64',
-  }));
+  return Array.from({ length: n }, (_, i) => {
+    const c = {
+      vocabSize: r.int(4, 16),
+      contextLength: 12,
+      embedDim: 8,
+      numHeads: r.pick([1, 2, 4]),
+      numLayers: r.int(1, 2),
+      positions: ['shortformer', 'learned', 'rope', 'none'][i % 4],
+      mlp: r.bool(),
+      layerNorm: r.bool(),
+      bias: r.bool(),
+      seed: r.int(0, 1000),
+      dtype: i % 2 ? 'float32' : 'float64',
+    };
+    if (c.layerNorm && r.bool()) Object.assign(c, { norm: 'rms', normEps: r.pick([1e-5, 1e-6]) });
+    if (c.mlp && r.bool()) Object.assign(c, { mlp: r.pick(['gelu_new', 'silu_gated']), mlpWidth: r.int(4, 20), mlpBias: r.bool() });
+    c.numKVHeads = r.pick([1, 2, 4].filter((k) => c.numHeads % k === 0));
+    if (c.positions === 'rope') c.ropeBase = r.pick([10000, 500]);
+    c.tiedEmbeddings = r.bool();
+    return c;
+  });
 }
 const label = (c) => JSON.stringify(c);
 const batch = (c, seed, B = 3) => lab.repeatedTokens({ vocabSize: c.vocabSize, length: Math.min(5, c.vocabSize - 1), batch: B, seed }).tokens;
@@ -94,7 +106,8 @@ test('headMask all true equals no mask, bit for bit; gradients() changes nothing
 test('a fresh model (C = 32, no layerNorm) predicts near uniformly: its loss is within 15% of ln(vocabSize)', () => {
   for (const V of [16, 32, 64]) {
     for (const c of configs(4 + V, 4)) {
-      const config = { ...c, vocabSize: V, embedDim: 32, contextLength: 16, layerNorm: false };
+      // (untied: a tied W_U gives each token's own logit ‖W_E[token]‖², not near uniform at these sizes)
+      const config = { ...c, vocabSize: V, embedDim: 32, contextLength: 16, layerNorm: false, norm: undefined, normEps: undefined, mlpWidth: undefined, tiedEmbeddings: false };
       withModels(1, config, (m) => {
         const loss = m.forward(batch(config, 1, 8)).loss;
         assert.ok(Math.abs(loss / Math.log(V) - 1) <= 0.15, `${label(config)}: loss ${loss}, ln V = ${Math.log(V)}`);
@@ -152,10 +165,10 @@ test('refused trainStep / setWeights / setState change nothing, and step counts 
         () => m.trainStep([[0, c.vocabSize]], { learningRate: 1e-2 }),
         () => m.trainStep(tokens, { learningRate: 1e-2, momentum: 0.9 }),
         () => m.setWeights({ W_E: m.getWeights().W_E.map((row) => row.map(() => NaN)) }),
-        () => m.setWeights({ W_U: m.getWeights().W_U, W_E: [[1]] }),
+        () => m.setWeights({ W_U: m.getWeights().W_U, W_E: [[1]] }), // (no W_U when tied: W_E alone is refused)
         () => m.setState({ ...m.getState(), step: -1 }),
         () => { const s = m.getState(); s.v.W_E = s.v.W_E.map(() => -1); m.setState(s); },
-        () => { const s = m.getState(); s.weights.W_U = s.weights.W_U.map(() => 7); s.m.W_E = new Float64Array(1); m.setState(s); },
+        () => { const s = m.getState(); const key = s.weights.W_U ? 'W_U' : 'W_E'; s.weights[key] = s.weights[key].map(() => 7); s.m.W_E = new Float64Array(1); m.setState(s); },
       ];
       for (const [i, f] of refusals.entries()) {
         assert.throws(f, (e) => e instanceof TypeError || e instanceof RangeError, `refusal ${i}`);

@@ -190,7 +190,13 @@ export function load(config, weights) {
 
 // ---- the forward ----------------------------------------------------------------------------
 
-function sequence(m, tokens) {
+/** `headMask[l][i] = false` zeroes head i's context (its output before W_O), as forward's headMask. */
+function maskHeads(ctx, on, d) {
+  if (!on || on.every(Boolean)) return ctx;
+  return ctx.map((row) => row.map((x, j) => (on[Math.floor(j / d)] === false ? 0 : x)));
+}
+
+function sequence(m, tokens, headMask) {
   const hidden = [], weights = [];
   let x;
   if (m.arch === 'gpt2') {
@@ -207,7 +213,8 @@ function sequence(m, tokens) {
       const a = layerNorm(x, m.get(p + 'ln_1.weight'), m.get(p + 'ln_1.bias'), m.eps);
       const qkv = conv1d(a, m.get(p + 'attn.c_attn.weight'), m.get(p + 'attn.c_attn.bias'));
       const part = (i) => qkv.map((row) => row.slice(i * m.C, (i + 1) * m.C));
-      const { ctx, P } = attention(part(0), part(1), part(2), m.h, m.h, m.d);
+      const { ctx: full, P } = attention(part(0), part(1), part(2), m.h, m.h, m.d);
+      const ctx = maskHeads(full, headMask?.[l], m.d);
       weights.push(P);
       x = addInto(x, conv1d(ctx, m.get(p + 'attn.c_proj.weight'), m.get(p + 'attn.c_proj.bias')));
       const b = layerNorm(x, m.get(p + 'ln_2.weight'), m.get(p + 'ln_2.bias'), m.eps);
@@ -219,7 +226,8 @@ function sequence(m, tokens) {
       const a = rmsNorm(x, m.get(p + 'input_layernorm.weight'), m.eps);
       const proj = (n) => linearT(a, m.get(p + `self_attn.${n}_proj.weight`), bias(p + `self_attn.${n}_proj.bias`));
       const q = rope(proj('q'), m.h, m.d, m.base), k = rope(proj('k'), m.hKv, m.d, m.base);
-      const { ctx, P } = attention(q, k, proj('v'), m.h, m.hKv, m.d);
+      const { ctx: full, P } = attention(q, k, proj('v'), m.h, m.hKv, m.d);
+      const ctx = maskHeads(full, headMask?.[l], m.d);
       weights.push(P);
       x = addInto(x, linearT(ctx, m.get(p + 'self_attn.o_proj.weight'), bias(p + 'self_attn.o_proj.bias')));
       const b = rmsNorm(x, m.get(p + 'post_attention_layernorm.weight'), m.eps);
@@ -241,14 +249,85 @@ const flat = (nested) => Float64Array.from(nested.flat(Infinity));
  * The forward of `tokens` (number[][], B sequences of T): { logits: { data, shape [B, T, V] },
  * hidden: L + 1 × { data, shape [B, T, C] }, weights: L × { data, shape [B, h, T, T] } }.
  */
-export function forward(m, tokens) {
+export function forward(m, tokens, { headMask } = {}) {
   const B = tokens.length, T = tokens[0].length;
-  const runs = tokens.map((seq) => sequence(m, seq));
+  const runs = tokens.map((seq) => sequence(m, seq, headMask));
   return {
     logits: { data: flat(runs.map((r) => r.logits)), shape: [B, T, m.V] },
     hidden: runs[0].hidden.map((_, i) => ({ data: flat(runs.map((r) => r.hidden[i])), shape: [B, T, m.C] })),
     weights: runs[0].weights.map((_, l) => ({ data: flat(runs.map((r) => r.weights[l])), shape: [B, m.h, T, T] })),
   };
+}
+
+/** The mean next-token cross-entropy of `tokens` (number[][]), as forward's `loss`. */
+export function loss(m, tokens, options) {
+  const { logits } = forward(m, tokens, options);
+  const T = tokens[0].length;
+  let total = 0;
+  tokens.forEach((seq, b) => {
+    for (let t = 0; t + 1 < T; t++) {
+      const row = logits.data.subarray((b * T + t) * m.V, (b * T + t + 1) * m.V);
+      const max = Math.max(...row);
+      total += Math.log(row.reduce((a, x) => a + Math.exp(x - max), 0)) + max - row[seq[t + 1]];
+    }
+  });
+  return total / (tokens.length * (T - 1));
+}
+
+/**
+ * The oracle's model `m` with its tensors taken from `W`, a `getWeights()` tree of the loaded model,
+ * by the names docs/api.md gives (the package's orientation is [in, out]; Llama's Linear and lm_head
+ * are [out, in] in the file):
+ *
+ * GPT-2: W_E = wte, W_pos = wpe; per layer ln1_w/ln1_b = ln_1, [W_Q | W_K | W_V] = attn.c_attn.weight,
+ * [b_Q | b_K | b_V] = c_attn.bias, W_O/b_O = attn.c_proj, ln2_w/ln2_b = ln_2, W_in/b_in = mlp.c_fc,
+ * W_out/b_out = mlp.c_proj; ln_final_w/ln_final_b = ln_f; W_U = lm_headᵀ (absent when tied: W_Eᵀ).
+ * Llama: W_E = embed_tokens; per layer ln1_w = input_layernorm, W_Q/W_K/W_V/W_O = q/k/v/o_projᵀ (b_* their
+ * biases), ln2_w = post_attention_layernorm, W_gate/W_up/W_down = gate/up/down_projᵀ (b_gate, b_up,
+ * b_down); ln_final_w = model.norm; W_U = lm_headᵀ (absent when tied).
+ */
+export function fromWeights(m, W) {
+  const T = (M) => M[0].map((_, j) => M.map((row) => row[j]));
+  const table = new Map();
+  const put = (name, value) => { if (value !== undefined) table.set(name, value); };
+  if (m.arch === 'gpt2') {
+    put('wte.weight', W.W_E);
+    put('wpe.weight', W.W_pos);
+    W.layers.forEach((L, l) => {
+      const p = `h.${l}.`;
+      put(p + 'ln_1.weight', L.ln1_w); put(p + 'ln_1.bias', L.ln1_b);
+      put(p + 'attn.c_attn.weight', L.W_Q.map((row, i) => [...row, ...L.W_K[i], ...L.W_V[i]]));
+      put(p + 'attn.c_attn.bias', [...L.b_Q, ...L.b_K, ...L.b_V]);
+      put(p + 'attn.c_proj.weight', L.W_O); put(p + 'attn.c_proj.bias', L.b_O);
+      put(p + 'ln_2.weight', L.ln2_w); put(p + 'ln_2.bias', L.ln2_b);
+      put(p + 'mlp.c_fc.weight', L.W_in); put(p + 'mlp.c_fc.bias', L.b_in);
+      put(p + 'mlp.c_proj.weight', L.W_out); put(p + 'mlp.c_proj.bias', L.b_out);
+    });
+    put('ln_f.weight', W.ln_final_w); put('ln_f.bias', W.ln_final_b);
+    put('lm_head.weight', W.W_U ? T(W.W_U) : W.W_E);
+  } else {
+    put('model.embed_tokens.weight', W.W_E);
+    W.layers.forEach((L, l) => {
+      const p = `model.layers.${l}.`;
+      put(p + 'input_layernorm.weight', L.ln1_w);
+      put(p + 'post_attention_layernorm.weight', L.ln2_w);
+      for (const n of ['q', 'k', 'v', 'o']) {
+        put(p + `self_attn.${n}_proj.weight`, T(L[`W_${n.toUpperCase()}`]));
+        put(p + `self_attn.${n}_proj.bias`, L[`b_${n.toUpperCase()}`]);
+      }
+      for (const n of ['gate', 'up', 'down']) {
+        put(p + `mlp.${n}_proj.weight`, T(L[`W_${n}`]));
+        put(p + `mlp.${n}_proj.bias`, L[`b_${n}`]);
+      }
+    });
+    put('model.norm.weight', W.ln_final_w);
+    put('lm_head.weight', W.W_U ? T(W.W_U) : W.W_E);
+  }
+  const take = (name) => {
+    if (!table.has(name)) throw new Error(`oracle: no weight for ${name}`);
+    return table.get(name);
+  };
+  return { ...m, get: take, has: (name) => table.has(name) };
 }
 
 /** Greedy generation: the prompt and `maxNewTokens` new tokens. */

@@ -61,17 +61,52 @@ const hcat = (parts) => parts[0].map((_, t) => parts.flatMap((P) => P[t]));
 
 // ---- layer norm, GELU, softmax ------------------------------------------------------------------
 
-function layerNorm(X, w, b) {
+function layerNorm(X, w, b, eps = LN_EPS) {
   const kept = X.map((row) => {
     const n = row.length;
     const mu = sum(row) / n;
     const centred = row.map((x) => x - mu);
     const variance = sum(centred.map((c) => c * c)) / n;
-    const inv = 1 / Math.sqrt(variance + LN_EPS);
+    const inv = 1 / Math.sqrt(variance + eps);
     return { xhat: centred.map((c) => c * inv), inv };
   });
   return { y: kept.map(({ xhat }) => xhat.map((z, j) => z * w[j] + b[j])), kept };
 }
+
+/** RMSNorm (`norm: 'rms'`): y = x/√(mean(x²) + ε)·w; keeps x̂ = x·inv and inv. */
+function rmsNorm(X, w, eps) {
+  const kept = X.map((row) => {
+    const inv = 1 / Math.sqrt(sum(row.map((x) => x * x)) / row.length + eps);
+    return { xhat: row.map((x) => x * inv), inv };
+  });
+  return { y: kept.map(({ xhat }) => xhat.map((z, j) => z * w[j])), kept, rms: true };
+}
+
+/** dx of y = RMSNorm(x) from dy; adds to dw. dx = inv·(dx̂ − x̂·mean(dx̂ ⊙ x̂)), dx̂ = dy ⊙ w. */
+function rmsNormBackward(dY, { kept }, w, dw) {
+  return dY.map((dy, t) => {
+    const { xhat, inv } = kept[t];
+    dy.forEach((g, j) => { dw[j] += g * xhat[j]; });
+    const dxhat = dy.map((g, j) => g * w[j]);
+    const meanDX = dot(dxhat, xhat) / dy.length;
+    return dxhat.map((g, j) => inv * (g - xhat[j] * meanDX));
+  });
+}
+
+/** The config's norm of X with the parameters `${prefix}_w` (and `_b`) of `L`. */
+function normOf(cfg, X, L, prefix) {
+  return cfg.norm === 'rms' ? rmsNorm(X, L[`${prefix}_w`], cfg.normEps) : layerNorm(X, L[`${prefix}_w`], L[`${prefix}_b`], cfg.normEps);
+}
+
+/** The backward of normOf: dx from dy, adding into the gradients `GL`. */
+function normBackward(dY, kept, L, GL, prefix) {
+  return kept.rms ? rmsNormBackward(dY, kept, L[`${prefix}_w`], GL[`${prefix}_w`]) : layerNormBackward(dY, kept, L[`${prefix}_w`], GL[`${prefix}_w`], GL[`${prefix}_b`]);
+}
+
+const sigmoid = (u) => 1 / (1 + Math.exp(-u));
+/** SiLU(u) = u·σ(u) and its derivative σ(u)·(1 + u·(1 − σ(u))). */
+export const silu = (u) => u * sigmoid(u);
+const siluDerivative = (u) => { const s = sigmoid(u); return s * (1 + u * (1 - s)); };
 
 /** dx of y = LN(x) from dy; adds to dw, db. dx = (1/σ)(dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂)), dx̂ = dy ⊙ w. */
 function layerNormBackward(dY, { kept }, w, dw, db) {
@@ -109,7 +144,10 @@ function causalSoftmax(S) {
 
 /** Fills in the config's defaults as documented. */
 export function fullConfig(config) {
-  return { positions: 'shortformer', mlp: false, layerNorm: false, bias: false, seed: 0, dtype: 'float32', ...config };
+  const c = { positions: 'shortformer', mlp: false, layerNorm: false, bias: false, seed: 0, dtype: 'float32', norm: 'layer', normEps: LN_EPS, mlpBias: true, ropeBase: ROPE_BASE, tiedEmbeddings: false, ...config };
+  c.numKVHeads ??= c.numHeads;
+  c.mlpWidth ??= 4 * c.embedDim;
+  return c;
 }
 
 /** Reads `{ data, shape }` or number[][] tokens into number[][]. */
@@ -124,8 +162,9 @@ export function tokenRows(tokens) {
  * number[][], vectors as number[]). Returns the logits, the T − 1 losses and what the backward needs.
  */
 function forwardSequence(config, P, tok, headMask, pathMask = []) {
-  const { embedDim: C, numHeads: h, positions, mlp, layerNorm: ln } = config;
+  const { embedDim: C, numHeads: h, positions, mlp, layerNorm: ln, numKVHeads: hKv, ropeBase: base } = config;
   const d = C / h;
+  const g = h / hKv; // query heads per K/V head
   const T = tok.length;
   const pos = Array.from({ length: T }, (_, t) => t);
   // 1
@@ -135,7 +174,7 @@ function forwardSequence(config, P, tok, headMask, pathMask = []) {
   P.layers.forEach((L, l) => {
     const xIn = x;
     // 2
-    const ln1 = ln ? layerNorm(x, L.ln1_w, L.ln1_b) : null;
+    const ln1 = ln ? normOf(config, x, L, 'ln1') : null;
     const a = ln ? ln1.y : x;
     // 3
     const qk = positions === 'shortformer' ? a.map((row, t) => row.map((e, j) => e + P.W_pos[t][j])) : a;
@@ -144,8 +183,8 @@ function forwardSequence(config, P, tok, headMask, pathMask = []) {
     let K = matmul(qk, L.W_K, L.b_K);
     const Vv = matmul(a, L.W_V, L.b_V);
     if (positions === 'rope') {
-      Q = rotate(Q, pos, { numberOfHeads: h, headDimensions: d, base: ROPE_BASE });
-      K = rotate(K, pos, { numberOfHeads: h, headDimensions: d, base: ROPE_BASE });
+      Q = rotate(Q, pos, { numberOfHeads: h, headDimensions: d, base });
+      K = rotate(K, pos, { numberOfHeads: hKv, headDimensions: d, base });
     }
     const heads = [];
     // pathMask: head i's input `which` is the stream less what the cut paths' sources wrote
@@ -153,14 +192,16 @@ function forwardSequence(config, P, tok, headMask, pathMask = []) {
       const cut = pathMask.filter((c) => c.to[0] === l && c.to[1] === i && c.input === which);
       if (!cut.length) return M;
       const xCut = xIn.map((row, t) => row.map((e, j) => e - sum(cut.map((c) => written.get(`${c.from[0]},${c.from[1]}`)[t][j]))));
-      const aCut = ln ? layerNorm(xCut, L.ln1_w, L.ln1_b).y : xCut;
+      const aCut = ln ? normOf(config, xCut, L, 'ln1').y : xCut;
       if (which === 'value') return matmul(aCut, L.W_V, L.b_V);
       const qkCut = positions === 'shortformer' ? aCut.map((row, t) => row.map((e, j) => e + P.W_pos[t][j])) : aCut;
       const proj = matmul(qkCut, which === 'query' ? L.W_Q : L.W_K, which === 'query' ? L.b_Q : L.b_K);
-      return positions === 'rope' ? rotate(proj, pos, { numberOfHeads: h, headDimensions: d, base: ROPE_BASE }) : proj;
+      return positions === 'rope' ? rotate(proj, pos, { numberOfHeads: which === 'query' ? h : hKv, headDimensions: d, base }) : proj;
     };
     for (let i = 0; i < h; i += 1) {
-      const [Qi, Ki, Vi] = [inputOf(i, 'query', Q), inputOf(i, 'key', K), inputOf(i, 'value', Vv)].map((M) => cols(M, i * d, (i + 1) * d));
+      const j = Math.floor(i / g); // its K/V head
+      const Qi = cols(inputOf(i, 'query', Q), i * d, (i + 1) * d);
+      const [Ki, Vi] = [inputOf(i, 'key', K), inputOf(i, 'value', Vv)].map((M) => cols(M, j * d, (j + 1) * d));
       const S = matmulT(Qi, Ki).map((row) => row.map((s) => s / Math.sqrt(d)));
       const Pw = causalSoftmax(S);
       const on = headMask ? headMask[l][i] !== false : true;
@@ -174,19 +215,29 @@ function forwardSequence(config, P, tok, headMask, pathMask = []) {
     // 5
     let mlpKept = null;
     if (mlp) {
-      const ln2 = ln ? layerNorm(x, L.ln2_w, L.ln2_b) : null;
+      const ln2 = ln ? normOf(config, x, L, 'ln2') : null;
       const u = ln ? ln2.y : x;
-      const pre = matmul(u, L.W_in, L.b_in);
-      const act = pre.map((row) => row.map(gelu));
-      x = add(x, matmul(act, L.W_out, L.b_out));
-      mlpKept = { ln2, u, pre, act };
+      if (mlp === 'silu_gated') {
+        // (SiLU(u·W_gate + b_gate) ⊙ (u·W_up + b_up))·W_down + b_down
+        const gate = matmul(u, L.W_gate, L.b_gate);
+        const up = matmul(u, L.W_up, L.b_up);
+        const act = gate.map((row, t) => row.map((z, k) => silu(z) * up[t][k]));
+        x = add(x, matmul(act, L.W_down, L.b_down));
+        mlpKept = { ln2, u, gate, up, act };
+      } else {
+        const pre = matmul(u, L.W_in, L.b_in);
+        const act = pre.map((row) => row.map(gelu));
+        x = add(x, matmul(act, L.W_out, L.b_out));
+        mlpKept = { ln2, u, pre, act };
+      }
     }
     blocks.push({ xIn, ln1, a, qk, heads, concat, mlp: mlpKept });
   });
   // 6
-  const lnF = ln ? layerNorm(x, P.ln_final_w, P.ln_final_b) : null;
+  const lnF = ln ? normOf(config, x, P, 'ln_final') : null;
   const f = ln ? lnF.y : x;
-  const logits = matmul(f, P.W_U);
+  // W_U = W_Eᵀ when tied
+  const logits = config.tiedEmbeddings ? matmulT(f, P.W_E) : matmul(f, P.W_U);
   // 7
   const losses = [];
   const probs = logits.map((row) => {
@@ -210,31 +261,54 @@ function zerosLike(P) {
 
 /** The backward of one sequence (scale = 1 / (B·(T − 1)), the mean's factor); adds into G. */
 function backwardSequence(config, P, tok, F, scale, G) {
-  const { embedDim: C, numHeads: h, positions, mlp, layerNorm: ln } = config;
+  const { embedDim: C, numHeads: h, positions, mlp, layerNorm: ln, numKVHeads: hKv, ropeBase: base } = config;
   const d = C / h;
+  const g = h / hKv;
   const T = tok.length;
   const pos = Array.from({ length: T }, (_, t) => t);
   // 7: dloss/dlogits[t] = scale·(softmax − onehot(token t + 1)), 0 at the last position
   const dLogits = F.probs.map(({ p }, t) => (t + 1 < T ? p.map((q, v) => scale * (q - (v === tok[t + 1] ? 1 : 0))) : new Array(p.length).fill(0)));
   // 6: logits = f·W_U
-  accumulate(G.W_U, tmatmul(F.f, dLogits));
-  let dx = matmulT(dLogits, P.W_U);
-  if (ln) dx = layerNormBackward(dx, F.lnF, P.ln_final_w, G.ln_final_w, G.ln_final_b);
+  // (tied: logits = f·W_Eᵀ, so d W_E += d logitsᵀ·f and d f = d logits·W_E)
+  let dx;
+  if (config.tiedEmbeddings) {
+    accumulate(G.W_E, tmatmul(dLogits, F.f));
+    dx = matmul(dLogits, P.W_E);
+  } else {
+    accumulate(G.W_U, tmatmul(F.f, dLogits));
+    dx = matmulT(dLogits, P.W_U);
+  }
+  if (ln) dx = normBackward(dx, F.lnF, P, G, 'ln_final');
   for (let l = P.layers.length - 1; l >= 0; l -= 1) {
     const L = P.layers[l];
     const GL = G.layers[l];
     const k = F.blocks[l];
     // 5: x = x + GELU(u·W_in + b_in)·W_out + b_out, u = LN2(x) or x
-    if (mlp) {
+    if (mlp === 'silu_gated') {
+      // x = x + (SiLU(gate) ⊙ up)·W_down + b_down: d act = dx·W_downᵀ, d gate = d act ⊙ up ⊙ SiLU′(gate), d up = d act ⊙ SiLU(gate)
+      const { ln2, u, gate, up, act } = k.mlp;
+      accumulate(GL.W_down, tmatmul(act, dx));
+      if (GL.b_down) accumulate(GL.b_down, colSums(dx));
+      const dAct = matmulT(dx, L.W_down);
+      const dGate = dAct.map((row, t) => row.map((q, j) => q * up[t][j] * siluDerivative(gate[t][j])));
+      const dUp = dAct.map((row, t) => row.map((q, j) => q * silu(gate[t][j])));
+      accumulate(GL.W_gate, tmatmul(u, dGate));
+      accumulate(GL.W_up, tmatmul(u, dUp));
+      if (GL.b_gate) accumulate(GL.b_gate, colSums(dGate));
+      if (GL.b_up) accumulate(GL.b_up, colSums(dUp));
+      let du = add(matmulT(dGate, L.W_gate), matmulT(dUp, L.W_up));
+      if (ln) du = normBackward(du, ln2, L, GL, 'ln2');
+      dx = add(dx, du);
+    } else if (mlp) {
       const { ln2, u, pre, act } = k.mlp;
       accumulate(GL.W_out, tmatmul(act, dx));
-      accumulate(GL.b_out, colSums(dx));
+      if (GL.b_out) accumulate(GL.b_out, colSums(dx));
       const dAct = matmulT(dx, L.W_out);
-      const dPre = dAct.map((row, t) => row.map((g, j) => g * geluDerivative(pre[t][j])));
+      const dPre = dAct.map((row, t) => row.map((q, j) => q * geluDerivative(pre[t][j])));
       accumulate(GL.W_in, tmatmul(u, dPre));
-      accumulate(GL.b_in, colSums(dPre));
+      if (GL.b_in) accumulate(GL.b_in, colSums(dPre));
       let du = matmulT(dPre, L.W_in);
-      if (ln) du = layerNormBackward(du, ln2, L.ln2_w, GL.ln2_w, GL.ln2_b);
+      if (ln) du = normBackward(du, ln2, L, GL, 'ln2');
       dx = add(dx, du);
     }
     // 4: x = x + [ctx_0 | …]·W_O + b_O
@@ -242,28 +316,30 @@ function backwardSequence(config, P, tok, F, scale, G) {
     if (GL.b_O) accumulate(GL.b_O, colSums(dx));
     const dConcat = matmulT(dx, L.W_O);
     const dQ = [];
-    const dK = [];
-    const dV = [];
+    // the K/V heads' gradients: each sums over the g query heads that read it
+    const dK = Array.from({ length: hKv }, () => zeros(T, d));
+    const dV = Array.from({ length: hKv }, () => zeros(T, d));
     k.heads.forEach((hd, i) => {
+      const j = Math.floor(i / g);
       const dCtx = hd.on ? cols(dConcat, i * d, (i + 1) * d) : zeros(T, d);
       // ctx = P·V_i
       const dP = matmulT(dCtx, hd.Vi);
-      dV.push(tmatmul(hd.P, dCtx));
+      accumulate(dV[j], tmatmul(hd.P, dCtx));
       // P = softmax(S): dS = P ⊙ (dP − rowsum(dP ⊙ P)); S = Q_i K_iᵀ/√d
       const dS = hd.P.map((row, t) => {
         const c = dot(row, dP[t]);
         return row.map((p, j) => (p * (dP[t][j] - c)) / Math.sqrt(d));
       });
       dQ.push(matmul(dS, hd.Ki));
-      dK.push(tmatmul(dS, hd.Qi));
+      accumulate(dK[j], tmatmul(dS, hd.Qi));
     });
     let gQ = hcat(dQ);
     let gK = hcat(dK);
     const gV = hcat(dV);
     // RoPE is a rotation: its transpose is the rotation by −θ
     if (positions === 'rope') {
-      gQ = rotate(gQ, pos, { numberOfHeads: h, headDimensions: d, base: ROPE_BASE }, true);
-      gK = rotate(gK, pos, { numberOfHeads: h, headDimensions: d, base: ROPE_BASE }, true);
+      gQ = rotate(gQ, pos, { numberOfHeads: h, headDimensions: d, base }, true);
+      gK = rotate(gK, pos, { numberOfHeads: hKv, headDimensions: d, base }, true);
     }
     // Q = qk·W_Q + b_Q, K = qk·W_K + b_K, V = a·W_V + b_V
     accumulate(GL.W_Q, tmatmul(k.qk, gQ));
@@ -279,7 +355,7 @@ function backwardSequence(config, P, tok, F, scale, G) {
     if (positions === 'shortformer') dQK.forEach((row, t) => accumulate(G.W_pos[t], row));
     let da = add(matmulT(gV, L.W_V), dQK);
     // 2: a = LN1(x) or x; the residual passes dx through
-    if (ln) da = layerNormBackward(da, k.ln1, L.ln1_w, GL.ln1_w, GL.ln1_b);
+    if (ln) da = normBackward(da, k.ln1, L, GL, 'ln1');
     dx = add(dx, da);
   }
   // 1: x = W_E[token] (+ W_pos[t])

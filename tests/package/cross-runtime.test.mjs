@@ -38,9 +38,13 @@ function firstDifference(a, b) {
 }
 
 const PRETRAINED = ['pretrainedGPT232', 'pretrainedGPT264', 'pretrainedLlama32', 'pretrainedLlama64'];
+// new Transformer runs: the lab's defaults, every toy option, f64, and (issue 30) a Llama's and a GPT-2's architecture options
+const TRANSFORMERS = ['transformer32', 'transformer32Full', 'transformer64', 'transformer32Llama', 'transformer64Gpt2'];
+/** The runs whose circuits are read (a tied or grouped model has head scores instead). */
+const outputsOf = (k) => (k === 'transformer32Llama' ? [`${k}Losses`, `${k}State`, `${k}Scores`] : [`${k}Losses`, `${k}State`, `${k}Circuits`]);
 const results = {};
 test('Node computes the fingerprint', () => {
-  results.Node = JSON.parse(run(process.execPath, ['node.mjs'], { cwd: project }));
+  results.Node = JSON.parse(run(process.execPath, ['node.mjs'], { cwd: project, maxBuffer: 64 << 20 }));
   const { output, causal } = results.Node;
   assert.equal(output.count, 16 * 12);
   assert.notEqual(output.sha256, causal.sha256, 'the causal mask changes the output');
@@ -48,16 +52,17 @@ test('Node computes the fingerprint', () => {
   assert.equal(results.Node.decoded.sha256, results.Node.layer.sha256);
   // the model runs differ from each other and really trained (3 steps × 4 sequences × 14 losses)
   assert.equal(results.Node.transformer32Losses.count, 3 * 4 * 14);
-  assert.equal(new Set(['transformer32', 'transformer32Full', 'transformer64'].map((k) => results.Node[`${k}State`].sha256)).size, 3);
-  // the four loaded models differ from each other (f32 is not f64)
+  assert.equal(new Set(TRANSFORMERS.map((k) => results.Node[`${k}State`].sha256)).size, TRANSFORMERS.length);
+  // the four loaded models differ from each other (f32 is not f64), and so do their fine-tuned runs
   assert.equal(new Set(PRETRAINED.map((k) => results.Node[k].sha256)).size, 4);
+  assert.equal(new Set(PRETRAINED.map((k) => results.Node[`${k}Tuned`].sha256)).size, 4);
 });
 test('Chromium computes the fingerprint', { timeout: 120_000 }, async () => { results.Chromium = await inBrowser(launchChromium); });
 test('Firefox computes the fingerprint', { timeout: 120_000 }, async () => { results.Firefox = await inBrowser(launchFirefox); });
 
 test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
   assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
-  const model = ['repeatedTokens', ...['transformer32', 'transformer32Full', 'transformer64'].flatMap((k) => [`${k}Losses`, `${k}State`, `${k}Circuits`]), ...PRETRAINED];
+  const model = ['repeatedTokens', ...TRANSFORMERS.flatMap(outputsOf), ...PRETRAINED, ...PRETRAINED.map((k) => `${k}Tuned`)];
   for (const key of ['inputs', 'output', 'causal', 'grouped', 'groupedTrace', 'rotary', 'layer', 'decoded', 'training', 'trainingGradients', 'trainingGrads', ...model]) {
     const reference = results.Node[key];
     t.diagnostic(`${key}: ${reference.count} Float64 values, SHA-256 ${reference.sha256}`);

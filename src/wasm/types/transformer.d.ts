@@ -18,10 +18,28 @@ export interface TransformerConfig {
    * and K (base 10000; headDim must be even). `'none'`: only the causal mask.
    */
   positions?: "shortformer" | "learned" | "rope" | "none";
-  /** A GELU (tanh form) MLP of width 4C after each attention layer. Default false. */
-  mlp?: boolean;
-  /** Pre-LN blocks (LN before attention and MLP) and a final LN before W_U (ε = 1e-5). Default false. */
+  /**
+   * An MLP after each attention layer: `true` or `'gelu_new'` (GELU, tanh form: W_in, b_in, W_out, b_out),
+   * `'silu_gated'` ((SiLU(m·W_gate + b_gate) ⊙ (m·W_up + b_up))·W_down + b_down, Llama's). Default false.
+   * The `config` getter gives `true` for the GELU MLP and `'silu_gated'` for the gated one.
+   */
+  mlp?: boolean | "gelu_new" | "silu_gated";
+  /** Pre-norm blocks (a norm before attention and MLP) and a final norm before W_U. Default false. */
   layerNorm?: boolean;
+  /** With layerNorm: `'layer'` (LayerNorm, `*_w` and `*_b`; the default) or `'rms'` (RMSNorm, `*_w` only). */
+  norm?: "layer" | "rms";
+  /** With layerNorm: the norms' ε, a finite number > 0. Default 1e-5. */
+  normEps?: number;
+  /** With mlp: F, the MLP's hidden width, an integer ≥ 1. Default 4·embedDim. */
+  mlpWidth?: number;
+  /** With mlp: the MLP's biases. Default true. */
+  mlpBias?: boolean;
+  /** Key/value heads, a divisor of numHeads (query head i reads K/V head ⌊i / (numHeads / numKVHeads)⌋). Default numHeads. */
+  numKVHeads?: number;
+  /** With positions 'rope': the base of RoPE's frequencies, a finite number > 0. Default 10000. */
+  ropeBase?: number;
+  /** W_U = W_Eᵀ, no parameter of its own (getWeights has no W_U). Default false. */
+  tiedEmbeddings?: boolean;
   /** Biases b_Q, b_K, b_V, b_O in the attention layers. Default false. */
   bias?: boolean;
   /** Seed of the initial weights (SplitMix64), an integer 0 … 2^53 − 1 or a bigint. Default 0. */
@@ -45,15 +63,17 @@ export interface TransformerLayerWeights<T = TransformerTensor> {
   ln1_w?: T; ln1_b?: T;
   /** With mlp and layerNorm: the LN before the MLP. */
   ln2_w?: T; ln2_b?: T;
-  /** With mlp: W_in [C, 4C], b_in [4C], W_out [4C, C], b_out [C]. */
+  /** With a GELU mlp: W_in [C, F], b_in [F], W_out [F, C], b_out [C] (F = mlpWidth; biases with mlpBias). */
   W_in?: T; b_in?: T; W_out?: T; b_out?: T;
+  /** With mlp 'silu_gated': W_gate, W_up [C, F], W_down [F, C] (and b_gate, b_up [F], b_down [C] with mlpBias). */
+  W_gate?: T; b_gate?: T; W_up?: T; b_up?: T; W_down?: T; b_down?: T;
 }
 
-/** Every parameter: W_E [V, C], W_pos [contextLength, C] (shortformer and learned), W_U [C, V]. */
+/** Every parameter: W_E [V, C], W_pos [contextLength, C] (shortformer and learned), W_U [C, V] (absent with tiedEmbeddings). Norm biases (`*_b`) only with norm 'layer'. */
 export interface TransformerWeights<T = TransformerTensor> {
   W_E: T;
   W_pos?: T;
-  W_U: T;
+  W_U?: T;
   ln_final_w?: T;
   ln_final_b?: T;
   layers: TransformerLayerWeights<T>[];
@@ -139,6 +159,7 @@ export interface Transformer {
   getState(): TransformerState;
   /** Restores what getState returned (of a model with the same config and dtype). */
   setState(state: TransformerState): void;
-  /** The config, every option filled in. */
-  readonly config: Required<Omit<TransformerConfig, "seed">> & { seed: number | bigint };
+  /** The config, every option filled in (norm and normEps only with layerNorm, mlpWidth and mlpBias only with mlp, ropeBase only with positions 'rope'). */
+  readonly config: Required<Omit<TransformerConfig, "seed" | "norm" | "normEps" | "mlpWidth" | "mlpBias" | "ropeBase">> &
+    Pick<TransformerConfig, "norm" | "normEps" | "mlpWidth" | "mlpBias" | "ropeBase"> & { seed: number | bigint };
 }
