@@ -117,7 +117,7 @@ async function walkthroughLink(page, name, note = /./) {
 }
 
 /** Ablation by click: the mean loss and some tokens' losses change; switching every head back on clears it. */
-async function ablate(page, tokenCount) {
+async function ablate(page, tokenCount, name) {
   await page.click('input[name="click"][value="ablate"]');
   await page.click('#grid [data-layer="0"][data-head="1"]');
   await page.waitForFunction(() => /Switched off: L0 H1/.test(document.querySelector('#ablation').textContent));
@@ -126,6 +126,7 @@ async function ablate(page, tokenCount) {
   assert.ok(changes.some((d) => Math.abs(d) > 1e-4), 'switching a head off changes the loss of some token');
   const [before, afterLoss] = (await page.evaluate(() => document.querySelector('#ablation').textContent)).match(/Mean loss ([\d.]+) → ([\d.]+)/).slice(1).map(Number);
   assert.notEqual(before, afterLoss);
+  await page.locator('section[aria-labelledby="ablation-heading"]').screenshot({ path: join(SCREENSHOTS, `model-ablation-${name}.png`) });
   await page.click('#restore');
   await page.waitForFunction(() => /No head is switched off/.test(document.querySelector('#ablation').textContent));
 }
@@ -185,7 +186,7 @@ describe('the real-model page in Chromium', () => {
     for (const [repo, layers] of [['test/tiny-gpt2', 3], ['test/tiny-llama', 2]]) {
       await downloadModel(page, repo);
       await views(page, layers, 4);
-      await ablate(page, await page.$$eval('#chips .chip', (cs) => cs.length));
+      await ablate(page, await page.$$eval('#chips .chip', (cs) => cs.length), repo.split('/')[1]);
     }
     assert.deepEqual(log.errors, []);
     await context.close();
