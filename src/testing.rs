@@ -64,3 +64,24 @@ pub fn assert_within_bounds(label: &str, got: &[f64], want: &[f64], bound: &[f64
     }
     worst
 }
+
+/// Panics unless the analytic gradient `grad` of `f` at `x` matches central differences (step 1e-6)
+/// within 1e-7·(1 + |g|) per entry.
+pub fn check_gradient(x: &[f64], grad: &[f64], f: impl Fn(&[f64]) -> f64) {
+    let h = 1e-6;
+    let numeric: Vec<f64> = (0..x.len())
+        .map(|i| {
+            let (mut up, mut down) = (x.to_vec(), x.to_vec());
+            up[i] += h;
+            down[i] -= h;
+            (f(&up) - f(&down)) / (2.0 * h)
+        })
+        .collect();
+    let bound: Vec<f64> = numeric.iter().map(|g| 1e-7 * (1.0 + g.abs())).collect();
+    assert_within_bounds("gradient", grad, &numeric, &bound);
+}
+
+/// `n` seeded values (a 1 × n `seeded_matrix`'s entries).
+pub fn seeded_values(n: usize, seed: u64) -> Vec<f64> {
+    seeded_matrix(1, n, seed).into_data()
+}

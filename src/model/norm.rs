@@ -85,26 +85,7 @@ pub fn gated_backward<F: Real>(d: &[F], gate: &[F], up: &[F]) -> (Vec<F>, Vec<F>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_within_bounds, seeded_matrix};
-
-    fn seeded(n: usize, seed: u64) -> Vec<f64> {
-        seeded_matrix(1, n, seed).into_data()
-    }
-
-    /// Central differences of `f` at `x`, against the analytic `grad`.
-    fn check_gradient(x: &[f64], grad: &[f64], f: impl Fn(&[f64]) -> f64) {
-        let h = 1e-6;
-        let numeric: Vec<f64> = (0..x.len())
-            .map(|i| {
-                let (mut up, mut down) = (x.to_vec(), x.to_vec());
-                up[i] += h;
-                down[i] -= h;
-                (f(&up) - f(&down)) / (2.0 * h)
-            })
-            .collect();
-        let bound: Vec<f64> = numeric.iter().map(|g| 1e-7 * (1.0 + g.abs())).collect();
-        assert_within_bounds("gradient", grad, &numeric, &bound);
-    }
+    use crate::testing::{check_gradient, seeded_values as seeded};
 
     #[test]
     fn rms_norm_matches_its_formula() {

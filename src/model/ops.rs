@@ -148,26 +148,7 @@ pub fn cross_entropy<F: Real>(logits: &[F], v: usize, targets: &[Option<u32>], s
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::assert_within_bounds;
-
-    /// Central differences of `f` at `x`, against the analytic `grad`.
-    fn check_gradient(x: &[f64], grad: &[f64], f: impl Fn(&[f64]) -> f64) {
-        let h = 1e-6;
-        let numeric: Vec<f64> = (0..x.len())
-            .map(|i| {
-                let (mut up, mut down) = (x.to_vec(), x.to_vec());
-                up[i] += h;
-                down[i] -= h;
-                (f(&up) - f(&down)) / (2.0 * h)
-            })
-            .collect();
-        let bound: Vec<f64> = numeric.iter().map(|g| 1e-7 * (1.0 + g.abs())).collect();
-        assert_within_bounds("gradient", grad, &numeric, &bound);
-    }
-
-    fn seeded(n: usize, seed: u64) -> Vec<f64> {
-        crate::testing::seeded_matrix(1, n, seed).into_data()
-    }
+    use crate::testing::{check_gradient, seeded_values as seeded};
 
     #[test]
     fn layer_norm_backward_matches_central_differences() {
