@@ -218,9 +218,26 @@ pub fn linear_f32(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: O
         linear_unpacked_f32(x, rows, k, w, n, bias, out);
         return;
     }
-    w_panels.pack(w, n, k, n);
-    linear_prepacked_f32(x, rows, w_panels, bias, out);
+    // W packed PACK_COLUMNS columns at a time: a block's panels are the whole matrix's, so each
+    // entry is the same sum (the unembedding's V columns are never packed at once)
+    let accumulate = match bias {
+        Some(bias) => {
+            out[..rows * n].chunks_exact_mut(n).for_each(|row| row.copy_from_slice(bias));
+            true
+        }
+        None => false,
+    };
+    for j0 in (0..n).step_by(PACK_COLUMNS) {
+        let width = PACK_COLUMNS.min(n - j0);
+        w_panels.pack(&w[j0..], n, k, width); // (k, width): columns j0 … j0 + width of W
+        gemm_packed(rows, k, width, x, k, w_panels, &mut out[j0..], n, accumulate);
+    }
 }
+
+/// The most columns of B that [`linear_f32`] and [`gemm_transposed_b`] pack at a time (a multiple of
+/// [`NR`]): packing a product's whole B would hold a second copy of it (the unembedding, V × C, is
+/// most of a language model's weights) for the length of the call.
+pub const PACK_COLUMNS: usize = 256 * NR;
 
 /// Rows of A up to which [`linear_f32`] and [`gemm_transposed_b`] read B where it lies instead of
 /// packing it first: a decoding step's single row would otherwise pay for packing all of B (an MLP's
@@ -295,8 +312,11 @@ pub fn gemm_transposed_b(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b:
         gemm_transposed_b_unpacked(m, k, n, a, lda, b, ldb, out, ldc, accumulate);
         return;
     }
-    panels.pack_transposed(b, ldb, k, n);
-    gemm_packed(m, k, n, a, lda, panels, out, ldc, accumulate);
+    for j0 in (0..n).step_by(PACK_COLUMNS) {
+        let width = PACK_COLUMNS.min(n - j0);
+        panels.pack_transposed(&b[j0 * ldb..], ldb, k, width); // rows j0 … j0 + width of B, as (k, width)
+        gemm_packed(m, k, width, a, lda, panels, &mut out[j0..], ldc, accumulate);
+    }
 }
 
 /// `W` (`rows × cols`, row-major) transposed and packed once: Wᵀ `(cols × rows)` as B of [`gemm_packed`].
@@ -466,6 +486,29 @@ pub fn softmax_row_f32(row: &mut [f32], scale: f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wide_products_packed_in_blocks_have_the_bits_of_one_packing() {
+        // n spans three blocks of PACK_COLUMNS (the last partial, not a multiple of NR)
+        let (m, k, n) = (9, 37, 2 * PACK_COLUMNS + 13);
+        let values = |len: usize, seed: u64| -> Vec<f32> { crate::testing::seeded_values(len, seed).iter().map(|&x| x as f32).collect() };
+        let (x, w, bias) = (values(m * k, 1), values(k * n, 2), values(n, 3));
+        let mut whole = PackedPanels::new();
+        whole.pack(&w, n, k, n);
+        let mut want = vec![0.0f32; m * n];
+        linear_prepacked_f32(&x, m, &whole, Some(&bias), &mut want);
+        let mut got = vec![0.0f32; m * n];
+        linear_f32(&x, m, k, &w, n, Some(&bias), &mut got, &mut PackedPanels::new());
+        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+        // A·Bᵀ with B (n × k): against B transposed and packed whole
+        let b = values(n * k, 4);
+        let wt = packed_transpose(&b, n, k);
+        let mut want = vec![0.0f32; m * n];
+        gemm_packed(m, k, n, &x, k, &wt, &mut want, n, false);
+        let mut got = vec![0.0f32; m * n];
+        gemm_transposed_b(m, k, n, &x, k, &b, k, &mut got, n, false, &mut PackedPanels::new());
+        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
 
     fn naive(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
         let mut c = vec![0.0; m * n];

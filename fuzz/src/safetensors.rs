@@ -13,7 +13,7 @@
 //! `Type` error naming the tensor for the others.
 //!
 //! 3. the input as JSON text: the JSON reader and `PretrainedConfig::from_json` return a value or
-//!    an error, never panic; and `Pretrained::load` of a small GPT-2 / Llama config (its fields
+//!    an error, never panic; and `load` of a small GPT-2 / Llama config (its fields
 //!    drawn from the input) with every file above returns a model or a `Range`/`Type` error;
 //! 4. a whole checkpoint for that config (every tensor it implies, F32 / F16 / BF16, values from the
 //!    input): it loads (unless untied without its head), and its forward of any tokens is finite or a
@@ -22,7 +22,8 @@
 use arbitrary::{Result, Unstructured};
 use attention_lab::pretrained::config::PretrainedConfig;
 use attention_lab::pretrained::json;
-use attention_lab::pretrained::model::Pretrained;
+use attention_lab::model::Tokens;
+use attention_lab::pretrained::model::load as load_model;
 use attention_lab::pretrained::safetensors::{parse, Dtype, SafeTensors};
 use attention_lab::AttentionError;
 
@@ -73,7 +74,7 @@ fn checkpoint(u: &mut Unstructured, config: &json::Json) -> Result<()> {
     let mut file = (header.len() as u64).to_le_bytes().to_vec();
     file.extend_from_slice(header.as_bytes());
     file.extend_from_slice(&data);
-    let mut model = match Pretrained::<f32>::load(config, &file) {
+    let mut model = match load_model::<f32>(config, &file[..]) {
         Ok(model) => model,
         Err(e) => {
             assert!(!parsed.tie_word_embeddings && tensors.len() == attention_lab::pretrained::model::expected(&parsed).len(), "a whole checkpoint was refused: {e}");
@@ -81,8 +82,16 @@ fn checkpoint(u: &mut Unstructured, config: &json::Json) -> Result<()> {
         }
     };
     let t = u.int_in_range(1..=3)?;
-    let tokens: Vec<u32> = (0..t).map(|_| u.int_in_range(0..=parsed.vocab_size as u32)).collect::<Result<_>>()?;
-    match model.forward(&tokens, 1, t, u.arbitrary()?, u.arbitrary()?) {
+    let tokens: Vec<f64> = (0..t).map(|_| u.int_in_range(0..=parsed.vocab_size as u32).map(f64::from)).collect::<Result<_>>()?;
+    let (need_weights, need_hidden) = (u.arbitrary()?, u.arbitrary()?);
+    let tokens = match Tokens::check(&tokens, 1, t, model.config()) {
+        Ok(tokens) => tokens,
+        Err(e) => {
+            assert!(matches!(e, AttentionError::Range(_)), "tokens: {e}");
+            return Ok(());
+        }
+    };
+    match model.forward_all(&tokens, need_weights, need_hidden, None, &[]) {
         Ok(out) => assert!(out.logits.iter().all(|x| x.is_finite()) && out.logits.len() == t * parsed.vocab_size),
         Err(e) => assert!(matches!(e, AttentionError::Range(_)), "forward: {e}"),
     }
@@ -107,9 +116,9 @@ fn small_config(u: &mut Unstructured) -> Result<json::Json> {
     Ok(json::parse(&text).expect("a config written here"))
 }
 
-/// `Pretrained::load` never panics and refuses only with `Range` / `Type` errors.
+/// `load` never panics and refuses only with `Range` / `Type` errors.
 fn load(config: &json::Json, bytes: &[u8]) {
-    if let Err(e) = Pretrained::<f32>::load(config, bytes) {
+    if let Err(e) = load_model::<f32>(config, bytes) {
         assert!(matches!(e, AttentionError::Range(_) | AttentionError::Type(_)), "a State error from load: {e}");
     }
 }

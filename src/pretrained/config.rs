@@ -243,6 +243,13 @@ impl PretrainedConfig {
         if self.vocab_size < 2 {
             return Err(AttentionError::range_error(format!("config.vocab_size is {}; expected an integer ≥ 2", self.vocab_size)));
         }
+        if self.max_positions < 2 {
+            let key = if self.architecture == Architecture::Gpt2 { "n_positions" } else { "max_position_embeddings" };
+            return Err(AttentionError::range_error(format!(
+                "config.{key} is {}; expected an integer ≥ 2 (the model predicts token t + 1 from tokens 0 … t)",
+                self.max_positions
+            )));
+        }
         Ok(())
     }
 }
@@ -275,7 +282,7 @@ mod tests {
 
     #[test]
     fn refuses_by_name() {
-        let cases: [(String, &str); 12] = [
+        let cases: [(String, &str); 14] = [
             (GPT2.replace(r#""n_embd":768,"#, ""), "TypeError: config.n_embd is missing; a gpt2 config.json has it"),
             (GPT2.replace("gpt2", "bert"), "RangeError: config.model_type is 'bert'; expected 'gpt2'"),
             (r#"{"n_embd":1}"#.into(), "TypeError: config.model_type is missing"),
@@ -288,6 +295,9 @@ mod tests {
             (LLAMA.replace(r#""rope_theta":100000"#, r#""rope_parameters":{"rope_type":"yarn"}"#), "RangeError: config.rope_parameters.rope_type is 'yarn'"),
             (LLAMA.replace(r#""num_key_value_heads":3"#, r#""num_key_value_heads":2"#), "RangeError: config.num_key_value_heads = 2 does not divide config.num_attention_heads = 9"),
             (LLAMA.replace(r#""rms_norm_eps":1e-05"#, r#""rms_norm_eps":-1"#), "RangeError: config.rms_norm_eps is -1; expected a finite number > 0"),
+            // found by the safetensors fuzzer: one position was refused later, under the toy model's option name
+            (GPT2.replace(r#""n_positions":1024"#, r#""n_positions":1"#), "RangeError: config.n_positions is 1; expected an integer ≥ 2"),
+            (LLAMA.replace(r#""max_position_embeddings":8192"#, r#""max_position_embeddings":1"#), "RangeError: config.max_position_embeddings is 1; expected an integer ≥ 2"),
         ];
         for (text, want) in cases {
             let got = config(&text).unwrap_err().to_string();

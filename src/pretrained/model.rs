@@ -22,7 +22,7 @@
 
 use super::config::{Architecture, PretrainedConfig};
 use super::json::Json;
-use super::safetensors::{self, shape_text, SafeTensors, TensorInfo};
+use super::safetensors::{self, shape_text, Bytes, SafeTensors, TensorInfo};
 use crate::error::{integer_text, AttentionError, Result};
 use crate::layer::LayerKernel;
 use crate::model::{MlpKind, ModelConfig, NormKind, Param, Positions, Transformer};
@@ -86,24 +86,23 @@ pub fn expected(c: &PretrainedConfig) -> Vec<(String, Vec<usize>)> {
 pub const WASM_MEMORY_BYTES: u128 = 1 << 32;
 
 /// A RangeError, before anything is allocated, when the loaded model would not fit in wasm32's
-/// memory beside the file's bytes: its parameters in `F`, the attention layers' own f64 copy of
-/// their weights (and, in f32, their packed panels), and the file itself.
-pub fn check_memory<F: Real>(config: &PretrainedConfig, file_bytes: usize) -> Result<()> {
+/// memory: its parameters in `F` and the attention layers' own f64 copy of their weights (and, in
+/// f32, their packed panels). The file is read a chunk at a time and never held.
+pub fn check_memory<F: Real>(config: &PretrainedConfig) -> Result<()> {
     let shapes = expected(config);
     let count = |keep: &dyn Fn(&str) -> bool| -> u128 { shapes.iter().filter(|(n, _)| keep(n)).map(|(_, s)| s.iter().map(|&d| d as u128).product::<u128>()).sum() };
     let head = if config.tie_word_embeddings { 0 } else { config.vocab_size as u128 * config.hidden_size as u128 };
     let parameters = count(&|_| true) + head;
     let attention = count(&|n| n.contains("attn.c_attn.weight") || n.contains("attn.c_proj.weight") || n.contains("self_attn."));
     let width = std::mem::size_of::<F>() as u128;
-    let needed = parameters * width + attention * (8 + if width == 4 { 4 } else { 0 }) + file_bytes as u128;
+    let needed = parameters * width + attention * (8 + if width == 4 { 4 } else { 0 });
     if needed > WASM_MEMORY_BYTES {
         let mb = |b: u128| integer_text(b.div_ceil(1 << 20));
         return Err(AttentionError::range_error(format!(
-            "this checkpoint needs about {} MB of memory ({} parameters as {}, the attention layers' copies and the file's {} MB), more than the {} MB a wasm32 module can address; load a smaller model{}",
+            "this checkpoint needs about {} MB of memory ({} parameters as {} and the attention layers' copies), more than the {} MB a wasm32 module can address; load a smaller model{}",
             mb(needed),
             integer_text(parameters),
             if width == 4 { "f32" } else { "f64" },
-            mb(file_bytes as u128),
             mb(WASM_MEMORY_BYTES),
             if width == 8 { " or use dtype 'float32'" } else { "" }
         )));
@@ -112,12 +111,12 @@ pub fn check_memory<F: Real>(config: &PretrainedConfig, file_bytes: usize) -> Re
 }
 
 /// The file's tensors by the names the loader asks for (GPT-2's `transformer.` prefix removed).
-struct Source<'a> {
-    file: SafeTensors<'a>,
+struct Source<'a, B: Bytes + ?Sized> {
+    file: SafeTensors<'a, B>,
     prefix: &'static str,
 }
 
-impl Source<'_> {
+impl<B: Bytes + ?Sized> Source<'_, B> {
     fn info(&self, name: &str) -> &TensorInfo {
         let full = if name == "lm_head.weight" { name.to_string() } else { format!("{}{name}", self.prefix) };
         self.file.get(&full).expect("checked by check_tensors")
@@ -139,6 +138,12 @@ impl Source<'_> {
         Self::finite(info, self.file.read(info)?)
     }
 
+    /// Columns `from … to` of a 2-D tensor.
+    fn read_columns<F: Real>(&self, name: &str, from: usize, to: usize) -> Result<Vec<F>> {
+        let info = self.info(name);
+        Self::finite(info, self.file.read_columns(info, from, to)?)
+    }
+
     /// A PyTorch Linear weight `[out, in]` as `[in, out]`.
     fn read_t<F: Real>(&self, name: &str) -> Result<Vec<F>> {
         let info = self.info(name);
@@ -146,17 +151,12 @@ impl Source<'_> {
     }
 }
 
-/// Columns `from … to` of a row-major `rows × cols` matrix.
-fn columns<F: Real>(data: &[F], cols: usize, from: usize, to: usize) -> Vec<F> {
-    data.chunks_exact(cols).flat_map(|row| row[from..to].iter().copied()).collect()
-}
-
-/// Loads `weights` (the bytes of a model.safetensors) as `config` (a parsed config.json) says: a
-/// [`Transformer`] whose config has the checkpoint's parts (see the module docs) and whose parameters
-/// are the file's tensors, oriented `[in, out]`.
-pub fn load<F: LayerKernel>(config: &Json, weights: &[u8]) -> Result<Transformer<F>> {
+/// Loads `weights` (the bytes of a model.safetensors, read a tensor at a time) as `config` (a
+/// parsed config.json) says: a [`Transformer`] whose config has the checkpoint's parts (see the
+/// module docs) and whose parameters are the file's tensors, oriented `[in, out]`.
+pub fn load<F: LayerKernel>(config: &Json, weights: &(impl Bytes + ?Sized)) -> Result<Transformer<F>> {
     let config = PretrainedConfig::from_json(config)?;
-    check_memory::<F>(&config, weights.len())?;
+    check_memory::<F>(&config)?;
     let file = safetensors::parse(weights)?;
     let source = check_tensors(&config, file)?;
     let gpt2 = config.architecture == Architecture::Gpt2;
@@ -188,10 +188,10 @@ pub fn load<F: LayerKernel>(config: &Json, weights: &[u8]) -> Result<Transformer
         let at = Some(l);
         if gpt2 {
             let p = format!("h.{l}.");
-            let qkv: Vec<F> = source.read(&format!("{p}attn.c_attn.weight"))?;
             let qkv_b: Vec<F> = source.read(&format!("{p}attn.c_attn.bias"))?;
             for (i, name) in ["W_Q", "W_K", "W_V"].into_iter().enumerate() {
-                add(at, name, vec![c, c], columns(&qkv, 3 * c, i * c, (i + 1) * c));
+                // columns i·C … (i+1)·C of c_attn [C, 3C]
+                add(at, name, vec![c, c], source.read_columns(&format!("{p}attn.c_attn.weight"), i * c, (i + 1) * c)?);
             }
             add(at, "W_O", vec![c, c], source.read(&format!("{p}attn.c_proj.weight"))?);
             for (i, name) in ["b_Q", "b_K", "b_V"].into_iter().enumerate() {
@@ -244,7 +244,7 @@ pub fn load<F: LayerKernel>(config: &Json, weights: &[u8]) -> Result<Transformer
 /// Every tensor the config implies is in the file with its shape, and nothing else is (GPT-2's
 /// `attn.bias` / `attn.masked_bias` and Llama's `rotary_emb.inv_freq` buffers aside; in a GPT-2 file
 /// with the `transformer.` prefix, every other key has it); `lm_head.weight` is optional when tied.
-fn check_tensors<'a>(config: &PretrainedConfig, file: SafeTensors<'a>) -> Result<Source<'a>> {
+fn check_tensors<'a, B: Bytes + ?Sized>(config: &PretrainedConfig, file: SafeTensors<'a, B>) -> Result<Source<'a, B>> {
     let gpt2 = config.architecture == Architecture::Gpt2;
     let prefix = if gpt2 && file.get("transformer.wte.weight").is_some() { "transformer." } else { "" };
     let kind = if gpt2 { "gpt2" } else { "llama" };
@@ -299,7 +299,7 @@ fn check_tensors<'a>(config: &PretrainedConfig, file: SafeTensors<'a>) -> Result
     wanted.push(("lm_head.weight".into(), head));
     for (name, _) in &wanted {
         if let Some(t) = file.get(&if name == "lm_head.weight" { name.clone() } else { format!("{prefix}{name}") }) {
-            SafeTensors::check_float(t)?;
+            SafeTensors::<B>::check_float(t)?;
         }
     }
     Ok(Source { file, prefix })

@@ -12,6 +12,11 @@
 //!                    no overlap and nothing after the last one
 //! ```
 //!
+//! The file is read through [`Bytes`]: a slice in memory, or at the JS boundary the caller's
+//! ArrayBuffer, a range at a time. [`parse`] copies the length and the header; each tensor's values
+//! are converted from chunks of [`CHUNK_BYTES`] straight into their own vector, so a checkpoint is
+//! never held twice.
+//!
 //! Every malformed file is refused with an error naming what is wrong (a `RangeError` for lengths
 //! and offsets, a `TypeError` for a header that is not the JSON described); nothing here panics.
 //! The values of F32, F16 and BF16 tensors convert exactly to f32 and f64; other dtypes are read
@@ -23,6 +28,37 @@ use crate::real::Real;
 
 /// The reference implementation's limit on the header's length.
 pub const MAX_HEADER_BYTES: u64 = 100_000_000;
+
+/// Where a file's bytes come from.
+pub trait Bytes {
+    /// The file's length in bytes.
+    fn length(&self) -> usize;
+    /// Copies bytes `at … at + out.len()` (within the file) into `out`.
+    fn copy_to(&self, at: usize, out: &mut [u8]);
+}
+
+impl Bytes for [u8] {
+    fn length(&self) -> usize {
+        self.len()
+    }
+
+    fn copy_to(&self, at: usize, out: &mut [u8]) {
+        out.copy_from_slice(&self[at..at + out.len()]);
+    }
+}
+
+impl Bytes for Vec<u8> {
+    fn length(&self) -> usize {
+        self.len()
+    }
+
+    fn copy_to(&self, at: usize, out: &mut [u8]) {
+        self[..].copy_to(at, out);
+    }
+}
+
+/// How much of a tensor's data is copied and converted at a time (a multiple of every dtype's size).
+pub const CHUNK_BYTES: usize = 1 << 20;
 
 /// A tensor's element type, as the header names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,12 +142,13 @@ pub fn shape_text(shape: &[usize]) -> String {
     format!("[{}]", shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "))
 }
 
-/// A parsed file: the tensors in header order, the metadata, and the data they index.
-#[derive(Clone, Debug)]
-pub struct SafeTensors<'a> {
+/// A parsed file: the tensors in header order, the metadata, and the file they index.
+pub struct SafeTensors<'a, B: Bytes + ?Sized = [u8]> {
     pub tensors: Vec<TensorInfo>,
     pub metadata: Vec<(String, String)>,
-    data: &'a [u8],
+    file: &'a B,
+    /// Where the data starts in the file: 8 + the header's length.
+    data_start: usize,
 }
 
 const WHAT: &str = "weights (a .safetensors file)";
@@ -124,28 +161,33 @@ fn kind(message: String) -> AttentionError {
     AttentionError::type_error(format!("{WHAT}: {message}"))
 }
 
-/// Parses and checks `bytes` (the whole file). The tensors' values are not read here.
-pub fn parse(bytes: &[u8]) -> Result<SafeTensors<'_>> {
-    let Some(length) = bytes.get(..8) else {
-        return Err(range(format!("has {} bytes; a safetensors file starts with 8 bytes giving its header's length", bytes.len())));
-    };
-    let n = u64::from_le_bytes(length.try_into().expect("8 bytes"));
+/// Parses and checks the file's header (copying only its length and the header itself). The
+/// tensors' values are not read here.
+pub fn parse<B: Bytes + ?Sized>(bytes: &B) -> Result<SafeTensors<'_, B>> {
+    let total = bytes.length();
+    if total < 8 {
+        return Err(range(format!("has {total} bytes; a safetensors file starts with 8 bytes giving its header's length")));
+    }
+    let mut length = [0u8; 8];
+    bytes.copy_to(0, &mut length);
+    let n = u64::from_le_bytes(length);
     if n > MAX_HEADER_BYTES {
         return Err(range(format!("the header is {n} bytes long, more than the {MAX_HEADER_BYTES} a safetensors header may be")));
     }
-    let available = bytes.len() as u64 - 8;
+    let available = total as u64 - 8;
     if n > available {
         return Err(range(format!("the header is {n} bytes long but only {available} bytes follow its length: the file is truncated")));
     }
     let n = n as usize; // ≤ 1e8
-    let header = &bytes[8..8 + n];
+    let mut header = vec![0u8; n];
+    bytes.copy_to(8, &mut header);
+    let header = &header[..];
     if header.first() != Some(&b'{') {
         return Err(kind("the header does not start with '{': not a safetensors file".to_string()));
     }
     let text = std::str::from_utf8(header).map_err(|e| kind(format!("the header is not UTF-8 (at byte {})", e.valid_up_to())))?;
     let value = json::parse(text).map_err(|e| kind(format!("the header is not JSON: {e}")))?;
     let Json::Object(entries) = value else { unreachable!("the header starts with '{{'") };
-    let data = &bytes[8 + n..];
     let mut tensors = Vec::with_capacity(entries.len());
     let mut metadata = Vec::new();
     for (name, entry) in entries {
@@ -163,8 +205,8 @@ pub fn parse(bytes: &[u8]) -> Result<SafeTensors<'_>> {
         }
         tensors.push(tensor_info(name, &entry)?);
     }
-    check_layout(&tensors, data.len())?;
-    Ok(SafeTensors { tensors, metadata, data })
+    check_layout(&tensors, total - 8 - n)?;
+    Ok(SafeTensors { tensors, metadata, file: bytes, data_start: 8 + n })
 }
 
 /// One header entry, its fields checked, its byte count matched against dtype and shape.
@@ -261,24 +303,35 @@ pub fn bf16_to_f32(bits: u16) -> f32 {
     f32::from_bits(u32::from(bits) << 16)
 }
 
-impl<'a> SafeTensors<'a> {
+impl<B: Bytes + ?Sized> SafeTensors<'_, B> {
     /// The tensor called `name`.
     pub fn get(&self, name: &str) -> Option<&TensorInfo> {
         self.tensors.iter().find(|t| t.name == name)
     }
 
-    /// The bytes of a tensor.
-    pub fn bytes(&self, info: &TensorInfo) -> &'a [u8] {
-        &self.data[info.begin..info.end]
+    /// The bytes of a tensor (a copy).
+    pub fn bytes(&self, info: &TensorInfo) -> Vec<u8> {
+        let mut out = vec![0; info.end - info.begin];
+        self.file.copy_to(self.data_start + info.begin, &mut out);
+        out
     }
 
     /// Calls `put(i, value)` for every element of a float tensor, in order, as f32 (exact for F32,
-    /// F16 and BF16); one loop per dtype.
-    fn each(bytes: &[u8], dtype: Dtype, mut put: impl FnMut(usize, f32)) {
-        match dtype {
-            Dtype::F32 => bytes.chunks_exact(4).enumerate().for_each(|(i, b)| put(i, f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
-            Dtype::F16 => bytes.chunks_exact(2).enumerate().for_each(|(i, b)| put(i, f16_to_f32(u16::from_le_bytes([b[0], b[1]])))),
-            _ => bytes.chunks_exact(2).enumerate().for_each(|(i, b)| put(i, bf16_to_f32(u16::from_le_bytes([b[0], b[1]])))),
+    /// F16 and BF16), copying [`CHUNK_BYTES`] of the file at a time; one loop per dtype.
+    fn each(&self, info: &TensorInfo, mut put: impl FnMut(usize, f32)) {
+        let size = info.dtype.size();
+        let mut chunk = vec![0u8; CHUNK_BYTES.min(info.end - info.begin)];
+        let mut at = info.begin;
+        while at < info.end {
+            let bytes = &mut chunk[..CHUNK_BYTES.min(info.end - at)];
+            self.file.copy_to(self.data_start + at, bytes);
+            let first = (at - info.begin) / size;
+            match info.dtype {
+                Dtype::F32 => bytes.chunks_exact(4).enumerate().for_each(|(i, b)| put(first + i, f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+                Dtype::F16 => bytes.chunks_exact(2).enumerate().for_each(|(i, b)| put(first + i, f16_to_f32(u16::from_le_bytes([b[0], b[1]])))),
+                _ => bytes.chunks_exact(2).enumerate().for_each(|(i, b)| put(first + i, bf16_to_f32(u16::from_le_bytes([b[0], b[1]])))),
+            }
+            at += bytes.len();
         }
     }
 
@@ -298,7 +351,26 @@ impl<'a> SafeTensors<'a> {
     pub fn read<F: Real>(&self, info: &TensorInfo) -> Result<Vec<F>> {
         Self::check_float(info)?;
         let mut out = vec![F::ZERO; info.numel()];
-        Self::each(self.bytes(info), info.dtype, |i, x| out[i] = F::from_f64(f64::from(x)));
+        self.each(info, |i, x| out[i] = F::from_f64(f64::from(x)));
+        Ok(out)
+    }
+
+    /// Columns `from … to` of a 2-D float tensor `[rows, cols]`, row-major (GPT-2's fused c_attn
+    /// split into W_Q, W_K and W_V as it is read).
+    pub fn read_columns<F: Real>(&self, info: &TensorInfo, from: usize, to: usize) -> Result<Vec<F>> {
+        Self::check_float(info)?;
+        let [rows, cols] = info.shape[..] else {
+            return Err(AttentionError::range_error(format!("{WHAT}: tensor \"{}\" has shape {}; expected 2 dimensions", info.name, info.shape_text())));
+        };
+        let (from, to) = (from.min(cols), to.min(cols));
+        let width = to.saturating_sub(from);
+        let mut out = vec![F::ZERO; rows * width];
+        self.each(info, |i, x| {
+            let (r, c) = (i / cols, i % cols);
+            if (from..to).contains(&c) {
+                out[r * width + c - from] = F::from_f64(f64::from(x));
+            }
+        });
         Ok(out)
     }
 
@@ -310,7 +382,7 @@ impl<'a> SafeTensors<'a> {
             return Err(AttentionError::range_error(format!("{WHAT}: tensor \"{}\" has shape {}; expected 2 dimensions", info.name, info.shape_text())));
         };
         let mut out = vec![F::ZERO; rows * cols];
-        Self::each(self.bytes(info), info.dtype, |i, x| out[(i % cols) * rows + i / cols] = F::from_f64(f64::from(x)));
+        self.each(info, |i, x| out[(i % cols) * rows + i / cols] = F::from_f64(f64::from(x)));
         Ok(out)
     }
 }

@@ -1,8 +1,8 @@
 //! `Transformer.fromPretrained` and `generate` (see [`crate::pretrained`]): a checkpoint loaded as
 //! the package's one `Transformer`, and decoding through its KV caches. The boundary only converts:
-//! the config object is read as JSON text by the core's reader, the safetensors bytes are copied
-//! into the module once, the model is built in the dtype asked for, dispatched by
-//! [`by_precision!`](crate::by_precision).
+//! the config object is read as JSON text by the core's reader, the safetensors bytes are read from
+//! the caller's buffer a range at a time (the file is never copied into the module whole), the model
+//! is built in the dtype asked for, dispatched by [`by_precision!`](crate::by_precision).
 
 use js_sys::{Array, Function, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -17,6 +17,7 @@ use crate::precision::Precision;
 use crate::pretrained::config::PretrainedConfig;
 use crate::pretrained::json::{self, Json};
 use crate::pretrained::model::{argmax, check_memory, load};
+use crate::pretrained::safetensors::Bytes;
 use crate::pretrained::sample::{Sampler, Sampling};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -55,6 +56,21 @@ fn read_weights(raw: &JsValue) -> Result<Uint8Array> {
         return Ok(Uint8Array::new(raw));
     }
     Err(AttentionError::type_error(format!("options.weights is {}; {expected}", describe(raw))))
+}
+
+/// The caller's Uint8Array, read through [`Bytes`]: each range is copied into the module as the
+/// reader asks for it.
+struct JsBytes(Uint8Array);
+
+impl Bytes for JsBytes {
+    fn length(&self) -> usize {
+        self.0.length() as usize
+    }
+
+    fn copy_to(&self, at: usize, out: &mut [u8]) {
+        // within the file: the reader asks only for ranges inside length()
+        self.0.subarray(at as u32, (at + out.len()) as u32).copy_to(out);
+    }
 }
 
 /// `generate`'s prompt: `number[]` (or an Int32Array / Uint32Array / Uint16Array) of token ids below V.
@@ -164,9 +180,8 @@ impl JsTransformer {
             let bytes = read_weights(&o.raw("weights")?)?;
             let dtype = read_dtype(&o.raw("dtype")?, "options.dtype")?.unwrap_or(f32::wrap(()));
             let checked = PretrainedConfig::from_json(&config)?;
-            let length = bytes.length() as usize;
-            crate::by_precision!(F in &dtype, () => check_memory::<F>(&checked, length))?;
-            let bytes = bytes.to_vec();
+            crate::by_precision!(F in &dtype, () => check_memory::<F>(&checked))?;
+            let bytes = JsBytes(bytes);
             let inner = crate::by_precision!(F in dtype, () => F::wrap(load::<F>(&config, &bytes)?));
             let model_type = if checked.architecture == crate::pretrained::config::Architecture::Gpt2 { "gpt2" } else { "llama" };
             Ok(JsTransformer { inner, model_type: Some(model_type) })
