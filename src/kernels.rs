@@ -61,6 +61,20 @@ impl PackedPanels {
         }
     }
 
+    /// B again, `k × n` row-major: the inverse of [`Self::pack`].
+    pub fn unpack(&self) -> Vec<f32> {
+        let (k, n) = (self.k, self.n);
+        let mut out = vec![0.0; k * n];
+        for (jb, panel) in self.data.chunks_exact(k * NR).enumerate() {
+            let j0 = jb * NR;
+            let width = NR.min(n - j0);
+            for (p, src) in panel.chunks_exact(NR).enumerate() {
+                out[p * n + j0..p * n + j0 + width].copy_from_slice(&src[..width]);
+            }
+        }
+        out
+    }
+
     /// Packs the transpose of `src`: B[p][j] = `src[j·lds + p]` for `p < k`, `j < n`.
     /// Attention uses it to pack Kᵀ straight from the rows of K.
     pub fn pack_transposed(&mut self, src: &[f32], lds: usize, k: usize, n: usize) {

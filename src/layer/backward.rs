@@ -509,7 +509,7 @@ mod tests {
     /// A layer from `config` with seeded non-zero biases (zero ones would hide bias mistakes).
     fn layer(config: &LayerConfig) -> MultiHeadAttention {
         let mut layer = MultiHeadAttention::new(config).unwrap();
-        let mut weights = layer.weights().clone();
+        let mut weights = layer.weights().into_owned();
         if let Some(b) = &mut weights.biases {
             for (i, v) in [&mut b.b_q, &mut b.b_k, &mut b.b_v, &mut b.b_o].into_iter().enumerate() {
                 *v = seeded_matrix(1, v.len(), 60 + i as u64).data().iter().map(|x| x * 0.5).collect();

@@ -614,7 +614,7 @@ mod tests {
     fn layer(c: usize, h: usize, bias: bool, seed: u64) -> MultiHeadAttention {
         let mut layer = MultiHeadAttention::new(&LayerConfig { bias, seed, ..LayerConfig::new(c, h) }).unwrap();
         // non-zero biases, so that a bias mistake shows
-        let mut weights = layer.weights().clone();
+        let mut weights = layer.weights().into_owned();
         if let Some(b) = &mut weights.biases {
             for (i, v) in [&mut b.b_q, &mut b.b_k, &mut b.b_v, &mut b.b_o].into_iter().enumerate() {
                 *v = seeded_matrix(1, c, seed + 50 + i as u64).into_data();
@@ -739,7 +739,7 @@ mod tests {
         let before = layer.forward_batch(input, input, input, &options).unwrap();
         assert!(layer.packed_f32.is_some());
         // new weights must be used by the next f32 forward (the packed ones are dropped)
-        let mut weights = layer.weights().clone();
+        let mut weights = layer.weights().into_owned();
         weights.w_o = seeded_matrix(c, c, 77);
         layer.set_weights(weights).unwrap();
         assert!(layer.packed_f32.is_none());
@@ -747,6 +747,37 @@ mod tests {
         assert_ne!(before.output, after.output);
         let want = layer.forward(&x, &x, &x, &options).unwrap();
         assert_near(&after.output, flat(&want), 1e-5);
+    }
+
+    #[test]
+    fn a_layer_holding_f32_only_computes_what_it_computed_with_both() {
+        let (c, t) = (8, 5);
+        let mut both = layer(c, 2, true, 3);
+        // weights that are f32 values already, as a float32 model's are
+        let rounded: Weights = both.weights_in::<f32>().unwrap().cast();
+        both.set_weights(rounded).unwrap();
+        let mut held = both.clone();
+        held.hold_f32_only();
+        assert!(held.weights.is_none() && held.packed_f32.is_some());
+        assert_eq!(*held.weights_in::<f32>().unwrap(), *both.weights_in::<f32>().unwrap());
+        assert_eq!(*held.weights(), *both.weights());
+        assert!(held.has_bias());
+        let (x, fx) = batch(1, t, c, 9);
+        let (_, fg) = batch(1, t, c, 10);
+        let (input, grad) = (BatchF32::new(&fx, 1, t, c), BatchF32::new(&fg, 1, t, c));
+        let training = ForwardOptions { training: true, ..ForwardOptions::default() };
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let want = both.forward_batch(input, input, input, &training).unwrap();
+        let got = held.forward_batch(input, input, input, &training).unwrap();
+        assert_eq!(bits(&got.output), bits(&want.output));
+        // the backward's transposes come from the panels
+        let (want, got) = (both.backward_batch(grad, false).unwrap(), held.backward_batch(grad, false).unwrap());
+        assert_eq!((bits(&got.query), bits(&got.key), bits(&got.value)), (bits(&want.query), bits(&want.key), bits(&want.value)));
+        assert_eq!(*held.grads_in::<f32>().unwrap(), *both.grads_in::<f32>().unwrap());
+        // an f64 pass widens the weights (exactly) and keeps them
+        let options = ForwardOptions::default();
+        assert_eq!(held.forward(&x, &x, &x, &options).unwrap().output, both.forward(&x, &x, &x, &options).unwrap().output);
+        assert!(held.weights.is_some());
     }
 
     #[test]
@@ -849,7 +880,7 @@ mod tests {
     fn a_gradient_beyond_f32_is_refused_by_name_and_not_stored() {
         let (c, t) = (4, 3);
         let mut layer = layer(c, 2, true, 1);
-        let mut weights = layer.weights().clone();
+        let mut weights = layer.weights().into_owned();
         weights.w_o = Matrix::new(c, c, vec![1e30; c * c]).unwrap();
         layer.set_weights(weights).unwrap();
         let (_, fx) = batch(1, t, c, 2);
@@ -863,7 +894,7 @@ mod tests {
         // a parameter gradient summed past f32: C = 1, W_Q = 0 (uniform weights), the rest 1; with
         // x = gradOutput = 1e19 every entry of the pass stays finite but Σ_t x_v·d_V = 5e38
         let mut layer = layer_with_identity(1);
-        let mut weights = layer.weights().clone();
+        let mut weights = layer.weights().into_owned();
         weights.w_q = Matrix::zeros(1, 1);
         layer.set_weights(weights).unwrap();
         let big = vec![1e19f32; 5];

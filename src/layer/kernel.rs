@@ -52,6 +52,9 @@ pub trait LayerKernel: Kernel + LayerLimits {
     fn prepare(layer: &mut MultiHeadAttention, transposed: bool);
     /// The weights as the products read them ([`Self::prepare`] first).
     fn prepared(layer: &MultiHeadAttention) -> Prepared<'_, Self>;
+    /// Keeps the layer's weights in this precision only (a model's layers, which it runs in its
+    /// own precision): f32 drops the f64 copy ([`MultiHeadAttention::hold_f32_only`]).
+    fn hold(_layer: &mut MultiHeadAttention) {}
 
     /// `out (rows × n) = x (rows × k)·W (+ b)`.
     fn project(x: &[Self], rows: usize, w: &Self::Weight, bias: Option<&[Self]>, out: &mut [Self]);
@@ -99,10 +102,15 @@ impl LayerKernel for f64 {
     type Weight = Matrix;
     type Scratch = Vec<f64>;
 
-    fn prepare(_: &mut MultiHeadAttention, _: bool) {}
+    fn prepare(layer: &mut MultiHeadAttention, _: bool) {
+        if layer.weights.is_none() {
+            // a layer holding f32 only, run in f64: its weights widened (exact), kept from now on
+            layer.weights = Some(layer.weights().into_owned());
+        }
+    }
 
     fn prepared(layer: &MultiHeadAttention) -> Prepared<'_, f64> {
-        let w = &layer.weights;
+        let w = layer.weights.as_ref().expect("LayerKernel::prepare runs first");
         let all = [&w.w_q, &w.w_k, &w.w_v, &w.w_o];
         Prepared { w: all, b: w.biases.as_ref().map(|b| [&b.b_q[..], &b.b_k[..], &b.b_v[..], &b.b_o[..]]), t: all }
     }
@@ -179,6 +187,24 @@ pub(crate) struct PackedWeights {
 }
 
 impl PackedWeights {
+    /// Whether the layer's biases are here.
+    pub fn has_biases(&self) -> bool {
+        self.biases.is_some()
+    }
+
+    /// The weights again, `[in, out]` row-major, in f32.
+    pub fn unpack(&self) -> Weights<f32> {
+        let matrix = |p: &PackedPanels| Matrix::new(p.k(), p.n(), p.unpack()).expect("k × n values");
+        let [q, k, v, o] = &self.panels;
+        Weights {
+            w_q: matrix(q),
+            w_k: matrix(k),
+            w_v: matrix(v),
+            w_o: matrix(o),
+            biases: self.biases.as_ref().map(|[q, k, v, o]| super::Biases { b_q: q.clone(), b_k: k.clone(), b_v: v.clone(), b_o: o.clone() }),
+        }
+    }
+
     fn new(w: &Weights) -> Self {
         let pack = |m: &Matrix| {
             let values: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
@@ -215,14 +241,23 @@ impl LayerKernel for f32 {
     type Scratch = ScratchF32;
 
     fn prepare(layer: &mut MultiHeadAttention, transposed: bool) {
-        let packed = layer.packed_f32.get_or_insert_with(|| PackedWeights::new(&layer.weights));
-        if transposed && packed.transposed.is_none() {
-            let w = &layer.weights;
-            packed.transposed = Some([&w.w_q, &w.w_k, &w.w_v, &w.w_o].map(|m| {
-                let values: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
-                packed_transpose(&values, m.rows(), m.cols()) // Wᵀ, (out, in)
-            }));
+        if layer.packed_f32.is_none() {
+            let w = layer.weights.as_ref().expect("a layer without its f32 panels holds f64 weights");
+            layer.packed_f32 = Some(PackedWeights::new(w));
         }
+        let packed = layer.packed_f32.as_mut().expect("packed above");
+        if transposed && packed.transposed.is_none() {
+            let rounded: [Vec<f32>; 4] = match &layer.weights {
+                Some(w) => [&w.w_q, &w.w_k, &w.w_v, &w.w_o].map(|m| m.data().iter().map(|&x| x as f32).collect()),
+                None => packed.panels.each_ref().map(PackedPanels::unpack),
+            };
+            let shapes = packed.panels.each_ref().map(|p| (p.k(), p.n()));
+            packed.transposed = Some(std::array::from_fn(|i| packed_transpose(&rounded[i], shapes[i].0, shapes[i].1))); // Wᵀ, (out, in)
+        }
+    }
+
+    fn hold(layer: &mut MultiHeadAttention) {
+        layer.hold_f32_only();
     }
 
     fn prepared(layer: &MultiHeadAttention) -> Prepared<'_, f32> {

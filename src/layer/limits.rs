@@ -246,7 +246,7 @@ mod tests {
     #[test]
     fn overflowing_scores_outputs_and_batch_items_are_named() {
         let mut l = layer(2, 1);
-        let mut w = l.weights().clone();
+        let mut w = l.weights().into_owned();
         w.w_q = Matrix::identity(2);
         w.w_k = Matrix::identity(2);
         w.w_v = Matrix::identity(2);
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn overflowing_gradients_are_refused_and_not_stored() {
         let mut l = layer(2, 1);
-        let mut w = l.weights().clone();
+        let mut w = l.weights().into_owned();
         w.w_o = filled(2, 2, 1e300);
         l.set_weights(w).unwrap();
         let x = [seeded_matrix(3, 2, 5)];

@@ -211,7 +211,9 @@ pub struct MultiHeadAttention {
     /// Rotary position embedding of Q and K, after the projections.
     rope: Option<Rope>,
     dropout: f64,
-    weights: Weights,
+    /// The weights in f64; `None` in a layer that holds them in f32 only ([`Self::hold_f32_only`]: a
+    /// float32 model's), whose packed panels are then its weights. One of the two is always there.
+    weights: Option<Weights>,
     dropout_rng: SplitMix64,
     /// What the last forward pass kept for `backward`, in its precision; cleared when the weights change.
     kept: Option<Kept>,
@@ -292,7 +294,7 @@ impl MultiHeadAttention {
             kv_heads,
             rope: None,
             dropout,
-            weights,
+            weights: Some(weights),
             dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
             kept: None,
             grads: None,
@@ -416,23 +418,42 @@ impl MultiHeadAttention {
     /// without grouping.
     pub fn num_parameters(&self) -> usize {
         let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
-        2 * c * c + 2 * c * kv_c + if self.weights.biases.is_some() { 2 * c + 2 * kv_c } else { 0 }
+        2 * c * c + 2 * c * kv_c + if self.has_bias() { 2 * c + 2 * kv_c } else { 0 }
     }
 
     /// Whether the projections have biases.
     pub fn has_bias(&self) -> bool {
-        self.weights.biases.is_some()
+        match (&self.weights, &self.packed_f32) {
+            (Some(w), _) => w.biases.is_some(),
+            (None, Some(packed)) => packed.has_biases(),
+            (None, None) => unreachable!("a layer holds its weights in f64 or in f32"),
+        }
     }
 
-    pub fn weights(&self) -> &Weights {
-        &self.weights
+    /// The weights in f64: the layer's own, or (a layer holding f32 only) its f32 weights widened,
+    /// which is exact.
+    pub fn weights(&self) -> Cow<'_, Weights> {
+        match (&self.weights, &self.packed_f32) {
+            (Some(w), _) => Cow::Borrowed(w),
+            (None, Some(packed)) => Cow::Owned(packed.unpack().cast()),
+            (None, None) => unreachable!("a layer holds its weights in f64 or in f32"),
+        }
+    }
+
+    /// Keeps the weights in f32 only, rounded once and packed for the f32 products, and drops the f64
+    /// copy: what a float32 model's layers hold (their weights are f32 parameters already, so nothing
+    /// is rounded away). An f64 pass afterwards widens them again (exactly); `set_weights` gives the
+    /// layer f64 weights of its own again.
+    pub fn hold_f32_only(&mut self) {
+        <f32 as LayerKernel>::prepare(self, false);
+        self.weights = None;
     }
 
     /// Replaces the weights (same C, same bias presence). Forgets the last forward pass,
     /// whose cache no longer matches the weights.
     pub fn set_weights(&mut self, weights: Weights) -> Result<()> {
         weights.check(self.embed_dim, self.kv_heads * self.head_dimensions)?;
-        match (self.weights.biases.is_some(), weights.biases.is_some()) {
+        match (self.has_bias(), weights.biases.is_some()) {
             (true, false) => {
                 return Err(AttentionError::type_error("setWeights: this layer has biases; give b_Q, b_K, b_V and b_O too"))
             }
@@ -443,7 +464,7 @@ impl MultiHeadAttention {
             }
             _ => {}
         }
-        self.weights = weights;
+        self.weights = Some(weights);
         self.kept = None;
         self.grads = None;
         self.packed_f32 = None;
@@ -469,9 +490,14 @@ impl MultiHeadAttention {
         crate::by_precision!(grads, g => g.to_precision("grads()"))
     }
 
-    /// The weights in precision `F`: the layer's own (f64, no copy), or rounded ([`Weights::to_precision`]).
+    /// The weights in precision `F`: the layer's own (f64, no copy), or rounded ([`Weights::to_precision`]);
+    /// a layer holding f32 only unpacks them.
     pub fn weights_in<F: Precision>(&self) -> Result<Cow<'_, Weights<F>>> {
-        self.weights.to_precision("getWeights()")
+        match (&self.weights, &self.packed_f32) {
+            (Some(w), _) => w.to_precision("getWeights()"),
+            (None, Some(packed)) => Ok(Cow::Owned(packed.unpack().to_precision::<F>("getWeights()")?.into_owned())),
+            (None, None) => unreachable!("a layer holds its weights in f64 or in f32"),
+        }
     }
 }
 

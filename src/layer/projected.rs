@@ -108,7 +108,7 @@ mod tests {
     #[test]
     fn equals_a_bias_free_layer_with_the_same_weights() {
         let mut layer = MultiHeadAttention::new(&LayerConfig { bias: false, seed: 3, ..LayerConfig::new(6, 3) }).unwrap();
-        let w = layer.weights().clone();
+        let w = layer.weights().into_owned();
         let x = seeded_matrix(5, 6, 9);
         let split = HeadSplit { number_of_heads: 3, head_dimensions: 2 };
         let o = ProjectedOptions { split, w_q: w.w_q, w_k: w.w_k, w_v: w.w_v, w_o: w.w_o, mask: Mask::causal() };

@@ -24,7 +24,7 @@ fn layer(c: usize, h: usize, bias: bool, seed: u64) -> MultiHeadAttention {
 
 /// Random biases (the initial ones are zero, which would hide bias mistakes).
 fn with_random_biases(mut layer: MultiHeadAttention, seed: u64) -> MultiHeadAttention {
-    let mut weights = layer.weights().clone();
+    let mut weights = layer.weights().into_owned();
     if let Some(b) = &mut weights.biases {
         for (i, v) in [&mut b.b_q, &mut b.b_k, &mut b.b_v, &mut b.b_o].into_iter().enumerate() {
             *v = seeded_matrix(1, v.len(), seed + i as u64).into_data();
@@ -102,7 +102,7 @@ fn gradient_check(base: &MultiHeadAttention, q: &[Matrix], k: &[Matrix], v: &[Ma
         for e in 0..analytic.len() {
             let at = |delta: f64| {
                 let mut layer = base.clone();
-                let mut weights = layer.weights().clone();
+                let mut weights = layer.weights().into_owned();
                 weights.tensors_mut()[t].1[e] += delta;
                 layer.set_weights(weights).unwrap();
                 loss(&mut layer, q, k, v, opts, &g)
@@ -233,7 +233,7 @@ fn identity_projections_equal_the_foundation_bit_for_bit() {
 fn one_head_equals_single_head_attention_forward() {
     let mut attention = with_random_biases(layer(5, 1, true, 12), 80);
     let x = seeded_matrix(4, 5, 81);
-    let w = attention.weights().clone();
+    let w = attention.weights().into_owned();
     let b = w.biases.clone().unwrap();
     for mask in [Mask::none(), Mask::causal()] {
         let out = attention.forward(one(&x), one(&x), one(&x), &options(mask.clone(), false)).unwrap().output;
@@ -291,7 +291,7 @@ fn one_head_equals_single_head_attention_backward() {
     for mask in [Mask::none(), Mask::causal()] {
         attention.forward(one(&x), one(&x), one(&x), &options(mask.clone(), false)).unwrap();
         let inputs = attention.backward(one(&g), false).unwrap();
-        let (d_x, expected) = single_head_reference_grads(attention.weights(), &x, &g, &mask);
+        let (d_x, expected) = single_head_reference_grads(&attention.weights(), &x, &g, &mask);
         let mut ours = inputs.query[0].clone();
         ours.add_assign(&inputs.key[0]).unwrap();
         ours.add_assign(&inputs.value[0]).unwrap();
@@ -592,7 +592,7 @@ fn call_order_and_shape_errors_leave_the_layer_usable() {
     // the failed forwards did not replace the last good one
     assert_eq!(attention.backward(&g, false).unwrap(), first);
     // setWeights forgets the forward pass
-    let weights = attention.weights().clone();
+    let weights = attention.weights().into_owned();
     attention.set_weights(weights.clone()).unwrap();
     assert!(state(attention.backward(&g, false)));
     let mut no_bias = weights.clone();

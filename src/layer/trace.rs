@@ -29,7 +29,7 @@ impl MultiHeadAttention {
         // every head's scores, scaled scores, weights and context are kept: counted like a forward with dropout and needWeights
         check_forward(self.embed_dim, self.number_of_heads, 1, t_q, t_k, true, true)?;
         let mut recorder = Recorder::new(t_q, t_k, mask);
-        let w = &self.weights;
+        let w = self.weights();
         let b = w.biases.as_ref();
         // 0. Projections: x·W, then + b
         let q = project_recorded(&mut recorder, ("query", query), ("W_Q", &w.w_q), b.map(|b| ("b_Q", &b.b_q[..])), "Q")?; // (T_q, C)
@@ -68,7 +68,7 @@ impl MultiHeadAttention {
 
     /// The named inputs a replay of [`MultiHeadAttention::trace`] starts from.
     pub fn trace_inputs(&self, query: &Matrix, key: &Matrix, value: &Matrix) -> Vec<(&'static str, Matrix)> {
-        let w = &self.weights;
+        let w = self.weights();
         let mut inputs = vec![
             ("query", query.clone()),
             ("key", key.clone()),
@@ -128,7 +128,7 @@ mod tests {
     fn layer_trace_replays_to_the_forward_output_bit_for_bit() {
         for bias in [true, false] {
             let mut layer = MultiHeadAttention::new(&LayerConfig { bias, seed: 4, ..LayerConfig::new(6, 3) }).unwrap();
-            let mut weights = layer.weights().clone();
+            let mut weights = layer.weights().into_owned();
             if let Some(b) = &mut weights.biases {
                 b.b_q = seeded_matrix(1, 6, 1).into_data();
                 b.b_o = seeded_matrix(1, 6, 2).into_data();

@@ -407,8 +407,9 @@ impl<F: LayerKernel> Transformer<F> {
         }
         let mut attention = Vec::with_capacity(config.num_layers);
         for l in 0..config.num_layers {
-            let layer = MultiHeadAttention::new(&Self::layer_config(&config, rng.next_u64()))?;
-            params.extend(attention_params(l, layer.weights()));
+            let mut layer = MultiHeadAttention::new(&Self::layer_config(&config, rng.next_u64()))?;
+            params.extend(attention_params(l, &layer.weights()));
+            F::hold(&mut layer); // the layer keeps its weights in F only
             let f = config.mlp_width;
             let norm = |params: &mut Vec<Param<F>>, prefix: &'static [&'static str; 2]| {
                 params.push(Param::filled(Some(l), prefix[0], c, 1.0));
@@ -469,6 +470,7 @@ impl<F: LayerKernel> Transformer<F> {
                 w_o: matrix("W_O", c, c)?,
                 biases: config.bias.then(|| Biases { b_q: find("b_Q").unwrap_or_default(), b_k: find("b_K").unwrap_or_default(), b_v: find("b_V").unwrap_or_default(), b_o: find("b_O").unwrap_or_default() }),
             })?;
+            F::hold(&mut layer);
             attention.push(layer);
         }
         let optimizer = Moments::zeros(&params);
@@ -572,6 +574,7 @@ impl<F: LayerKernel> Transformer<F> {
                 };
                 let mut layer = self.attention[l].clone();
                 layer.set_weights(weights)?;
+                F::hold(&mut layer);
                 Ok(layer)
             })
             .collect()
@@ -1021,7 +1024,7 @@ fn batch<F: Real>(data: &[F], b: usize, t: usize, c: usize) -> Batch<'_, F> {
 /// (`i·d_head … (i+1)·d_head`) are zero, which is exactly zeroing that head's output before W_O.
 fn ablated(layer: &MultiHeadAttention, on: &[bool]) -> Result<MultiHeadAttention> {
     let (mut copy, d) = (layer.clone(), layer.head_dimensions());
-    let mut weights = layer.weights().clone();
+    let mut weights = layer.weights().into_owned();
     let c = weights.w_o.cols();
     for (head, _) in on.iter().enumerate().filter(|(_, &on)| !on) {
         weights.w_o.data_mut()[head * d * c..(head + 1) * d * c].fill(0.0);

@@ -81,7 +81,7 @@ fn head_only(layer: &MultiHeadAttention, heads: usize, head: usize) -> Result<Mu
     let on: Vec<bool> = (0..heads).map(|i| i == head).collect();
     let mut copy = ablated(layer, &on)?;
     if copy.weights().biases.is_some() {
-        let mut weights = copy.weights().clone();
+        let mut weights = copy.weights().into_owned();
         if let Some(b) = weights.biases.as_mut() {
             b.b_o.fill(0.0);
         }

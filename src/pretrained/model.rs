@@ -86,8 +86,8 @@ pub fn expected(c: &PretrainedConfig) -> Vec<(String, Vec<usize>)> {
 pub const WASM_MEMORY_BYTES: u128 = 1 << 32;
 
 /// A RangeError, before anything is allocated, when the loaded model would not fit in wasm32's
-/// memory: its parameters in `F` and the attention layers' own f64 copy of their weights (and, in
-/// f32, their packed panels). The file is read a chunk at a time and never held.
+/// memory: its parameters in `F` and the attention layers' own copy of their weights (in `F`: f32
+/// layers keep only their packed panels). The file is read a chunk at a time and never held.
 pub fn check_memory<F: Real>(config: &PretrainedConfig) -> Result<()> {
     let shapes = expected(config);
     let count = |keep: &dyn Fn(&str) -> bool| -> u128 { shapes.iter().filter(|(n, _)| keep(n)).map(|(_, s)| s.iter().map(|&d| d as u128).product::<u128>()).sum() };
@@ -95,7 +95,7 @@ pub fn check_memory<F: Real>(config: &PretrainedConfig) -> Result<()> {
     let parameters = count(&|_| true) + head;
     let attention = count(&|n| n.contains("attn.c_attn.weight") || n.contains("attn.c_proj.weight") || n.contains("self_attn."));
     let width = std::mem::size_of::<F>() as u128;
-    let needed = parameters * width + attention * (8 + if width == 4 { 4 } else { 0 });
+    let needed = (parameters + attention) * width;
     if needed > WASM_MEMORY_BYTES {
         let mb = |b: u128| integer_text(b.div_ceil(1 << 20));
         return Err(AttentionError::range_error(format!(

@@ -140,7 +140,7 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(js_name = getWeights, skip_typescript)]
     pub fn get_weights(&self, options: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| match read_dtype_option(&options)? {
-            None => write_weights(self.inner.weights()),
+            None => write_weights(&self.inner.weights()),
             Some(dtype) => crate::by_precision!(F in dtype, () => write_flat_weights(&*self.inner.weights_in::<F>()?)),
         })
     }
@@ -155,7 +155,7 @@ impl JsMultiHeadAttention {
     ) -> std::result::Result<(), JsValue> {
         js_result(|| {
             let o = required_object(&weights, "weights", WEIGHT_KEYS, "{ W_Q?, W_K?, W_V?, W_O?, b_Q?, b_K?, b_V?, b_O? }")?;
-            let mut updated = self.inner.weights().clone();
+            let mut updated = self.inner.weights().into_owned();
             for (key, target) in [("W_Q", &mut updated.w_q), ("W_K", &mut updated.w_k), ("W_V", &mut updated.w_v), ("W_O", &mut updated.w_o)] {
                 let raw = o.raw(key)?;
                 if is_float_array(&raw) {
