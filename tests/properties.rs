@@ -206,7 +206,7 @@ mod layer {
             prop::collection::vec(-1.0f64..=1.0, 4 * c).prop_map(move |b| {
                 let mut layer = MultiHeadAttention::new(&LayerConfig { bias, seed, ..LayerConfig::new(c, h) }).unwrap();
                 if bias {
-                    let mut w = layer.weights().clone();
+                    let mut w = layer.weights().into_owned();
                     w.biases = Some(Biases { b_q: b[..c].to_vec(), b_k: b[c..2 * c].to_vec(), b_v: b[2 * c..3 * c].to_vec(), b_o: b[3 * c..].to_vec() });
                     layer.set_weights(w).unwrap();
                 }

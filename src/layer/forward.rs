@@ -750,34 +750,39 @@ mod tests {
     }
 
     #[test]
-    fn a_layer_holding_f32_only_computes_what_it_computed_with_both() {
+    fn a_layer_with_f32_weights_lent_computes_what_it_computes_with_its_own() {
         let (c, t) = (8, 5);
-        let mut both = layer(c, 2, true, 3);
-        // weights that are f32 values already, as a float32 model's are
-        let rounded: Weights = both.weights_in::<f32>().unwrap().cast();
-        both.set_weights(rounded).unwrap();
-        let mut held = both.clone();
-        held.hold_f32_only();
-        assert!(held.weights.is_none() && held.packed_f32.is_some());
-        assert_eq!(*held.weights_in::<f32>().unwrap(), *both.weights_in::<f32>().unwrap());
-        assert_eq!(*held.weights(), *both.weights());
-        assert!(held.has_bias());
+        let mut own = layer(c, 2, true, 3);
+        // weights that are f32 values already, as a float32 model's parameters are
+        let weights: Weights<f32> = own.weights_in::<f32>().unwrap().into_owned();
+        own.set_weights(weights.cast()).unwrap();
+        let mut lent = own.clone();
+        lent.hold_nothing();
+        assert!(lent.reclaim_f32().is_none() && lent.has_bias());
+        lent.lend_f32(weights.clone());
+        assert_eq!(*lent.weights_in::<f32>().unwrap(), weights);
+        assert_eq!(*lent.weights(), *own.weights());
         let (x, fx) = batch(1, t, c, 9);
         let (_, fg) = batch(1, t, c, 10);
-        let (input, grad) = (BatchF32::new(&fx, 1, t, c), BatchF32::new(&fg, 1, t, c));
-        let training = ForwardOptions { training: true, ..ForwardOptions::default() };
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        let want = both.forward_batch(input, input, input, &training).unwrap();
-        let got = held.forward_batch(input, input, input, &training).unwrap();
-        assert_eq!(bits(&got.output), bits(&want.output));
-        // the backward's transposes come from the panels
-        let (want, got) = (both.backward_batch(grad, false).unwrap(), held.backward_batch(grad, false).unwrap());
-        assert_eq!((bits(&got.query), bits(&got.key), bits(&got.value)), (bits(&want.query), bits(&want.key), bits(&want.value)));
-        assert_eq!(*held.grads_in::<f32>().unwrap(), *both.grads_in::<f32>().unwrap());
-        // an f64 pass widens the weights (exactly) and keeps them
+        // 5 rows (packed as they go) and 1 row (read in place): the bits of the layer's own packed weights
+        for rows in [t, 1] {
+            let (input, grad) = (BatchF32::new(&fx[..rows * c], 1, rows, c), BatchF32::new(&fg[..rows * c], 1, rows, c));
+            let training = ForwardOptions { training: true, ..ForwardOptions::default() };
+            let want = own.forward_batch(input, input, input, &training).unwrap();
+            let got = lent.forward_batch(input, input, input, &training).unwrap();
+            assert_eq!(bits(&got.output), bits(&want.output));
+            // the backward's transposed products read the lent weights as they lie
+            let (want, got) = (own.backward_batch(grad, false).unwrap(), lent.backward_batch(grad, false).unwrap());
+            assert_eq!((bits(&got.query), bits(&got.key), bits(&got.value)), (bits(&want.query), bits(&want.key), bits(&want.value)));
+            assert_eq!(*lent.grads_in::<f32>().unwrap(), *own.grads_in::<f32>().unwrap());
+        }
+        // an f64 pass widens the lent weights (exactly)
         let options = ForwardOptions::default();
-        assert_eq!(held.forward(&x, &x, &x, &options).unwrap().output, both.forward(&x, &x, &x, &options).unwrap().output);
-        assert!(held.weights.is_some());
+        assert_eq!(lent.forward(&x, &x, &x, &options).unwrap().output, own.forward(&x, &x, &x, &options).unwrap().output);
+        // reclaimed: the same values, moved back
+        assert_eq!(lent.reclaim_f32(), Some(weights));
+        assert!(lent.reclaim_f32().is_none());
     }
 
     #[test]

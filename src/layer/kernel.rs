@@ -16,7 +16,7 @@ use super::limits::LayerLimits;
 use super::{MultiHeadAttention, Weights};
 use crate::engine::{Batch, Kernel};
 use crate::error::Result;
-use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_prepacked_f32, packed_transpose, PackedPanels};
+use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_f32, linear_prepacked_f32, packed_transpose, PackedPanels};
 use crate::limits::refuse_overflow_f32;
 use crate::matrix::{matmul_into, Matrix, Strided};
 use crate::precision::Precision;
@@ -52,9 +52,18 @@ pub trait LayerKernel: Kernel + LayerLimits {
     fn prepare(layer: &mut MultiHeadAttention, transposed: bool);
     /// The weights as the products read them ([`Self::prepare`] first).
     fn prepared(layer: &MultiHeadAttention) -> Prepared<'_, Self>;
-    /// Keeps the layer's weights in this precision only (a model's layers, which it runs in its
-    /// own precision): f32 drops the f64 copy ([`MultiHeadAttention::hold_f32_only`]).
+    /// What a model's layer keeps between calls: f64 its own weights (the model's parameters are
+    /// f64 too); f32 nothing ([`MultiHeadAttention::hold_nothing`]): the model lends its f32
+    /// parameters for each call ([`Self::lend`]), so that the weights are held once.
     fn hold(_layer: &mut MultiHeadAttention) {}
+    /// Lends `weights` for the next calls (f32), or gives them back at once (f64: the layer has its own).
+    fn lend(_layer: &mut MultiHeadAttention, weights: Weights<Self>) -> Option<Weights<Self>> {
+        Some(weights)
+    }
+    /// The weights lent by [`Self::lend`], back.
+    fn reclaim(_layer: &mut MultiHeadAttention) -> Option<Weights<Self>> {
+        None
+    }
 
     /// `out (rows × n) = x (rows × k)·W (+ b)`.
     fn project(x: &[Self], rows: usize, w: &Self::Weight, bias: Option<&[Self]>, out: &mut [Self]);
@@ -174,27 +183,54 @@ impl LayerKernel for f64 {
     }
 }
 
-/// The layer's weights in f32, packed for [`linear_prepacked_f32`] (built at the first f32 pass after
-/// construction or `set_weights`).
+/// One of the layer's f32 weight matrices (`k × n`, `[in, out]`) as its products read it.
+#[derive(Clone, Debug)]
+pub enum WeightF32 {
+    /// Rounded once and packed: the layer's own weights.
+    Packed(PackedPanels),
+    /// Row-major, as a model lends its parameters for one call ([`MultiHeadAttention::lend_f32`]):
+    /// a product of a few rows reads it in place, a larger one packs it as it goes
+    /// ([`crate::kernels::linear_f32`], the same bits as the packed product).
+    Plain(Matrix<f32>),
+}
+
+impl WeightF32 {
+    /// `(k, n)`.
+    fn shape(&self) -> (usize, usize) {
+        match self {
+            Self::Packed(p) => (p.k(), p.n()),
+            Self::Plain(m) => m.shape(),
+        }
+    }
+
+    /// The values, `k × n` row-major.
+    fn unpack(&self) -> Vec<f32> {
+        match self {
+            Self::Packed(p) => p.unpack(),
+            Self::Plain(m) => m.data().to_vec(),
+        }
+    }
+}
+
+/// The layer's weights in f32: its own, packed for [`linear_prepacked_f32`] (built at the first f32
+/// pass after construction or `set_weights`), or a model's parameters, lent for one call.
 #[derive(Clone, Debug)]
 pub(crate) struct PackedWeights {
     /// W_Q, W_K, W_V, W_O: `C × C`, or `C × C_kv` for W_K and W_V.
-    panels: [PackedPanels; 4],
+    panels: [WeightF32; 4],
     /// b_Q, b_K, b_V, b_O in f32, when the layer has biases.
     biases: Option<[Vec<f32>; 4]>,
-    /// W_Qᵀ, W_Kᵀ, W_Vᵀ, W_Oᵀ, packed at the first f32 backward.
-    transposed: Option<[PackedPanels; 4]>,
+    /// W_Qᵀ, W_Kᵀ, W_Vᵀ, W_Oᵀ, packed at the first f32 backward (own weights only).
+    transposed: Option<[WeightF32; 4]>,
 }
 
 impl PackedWeights {
-    /// Whether the layer's biases are here.
-    pub fn has_biases(&self) -> bool {
-        self.biases.is_some()
-    }
-
     /// The weights again, `[in, out]` row-major, in f32.
     pub fn unpack(&self) -> Weights<f32> {
-        let matrix = |p: &PackedPanels| Matrix::new(p.k(), p.n(), p.unpack()).expect("k × n values");
+        let matrix = |w: &WeightF32| {
+            let (k, n) = w.shape();
+            Matrix::new(k, n, w.unpack()).expect("k × n values")
+        };
         let [q, k, v, o] = &self.panels;
         Weights {
             w_q: matrix(q),
@@ -205,12 +241,35 @@ impl PackedWeights {
         }
     }
 
+    /// Whether these are lent weights ([`Self::lent`]).
+    pub fn is_lent(&self) -> bool {
+        matches!(self.panels[0], WeightF32::Plain(_))
+    }
+
+    /// A model's f32 parameters, moved in (not copied) for one call.
+    pub fn lent(w: Weights<f32>) -> Self {
+        Self {
+            panels: [w.w_q, w.w_k, w.w_v, w.w_o].map(WeightF32::Plain),
+            biases: w.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]),
+            transposed: None,
+        }
+    }
+
+    /// The lent parameters, moved back out.
+    pub fn into_lent(self) -> Weights<f32> {
+        let [q, k, v, o] = self.panels.map(|w| match w {
+            WeightF32::Plain(m) => m,
+            WeightF32::Packed(_) => unreachable!("into_lent is called on lent weights only"),
+        });
+        Weights { w_q: q, w_k: k, w_v: v, w_o: o, biases: self.biases.map(|[b_q, b_k, b_v, b_o]| super::Biases { b_q, b_k, b_v, b_o }) }
+    }
+
     fn new(w: &Weights) -> Self {
         let pack = |m: &Matrix| {
             let values: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
             let mut panels = PackedPanels::new();
             panels.pack(&values, m.cols(), m.rows(), m.cols()); // (C, C) or (C, C_kv)
-            panels
+            WeightF32::Packed(panels)
         };
         let to_f32 = |b: &[f64]| b.iter().map(|&x| x as f32).collect::<Vec<f32>>();
         Self {
@@ -237,27 +296,37 @@ pub struct ScratchF32 {
 
 #[allow(private_interfaces)]
 impl LayerKernel for f32 {
-    type Weight = PackedPanels;
+    type Weight = WeightF32;
     type Scratch = ScratchF32;
 
     fn prepare(layer: &mut MultiHeadAttention, transposed: bool) {
         if layer.packed_f32.is_none() {
-            let w = layer.weights.as_ref().expect("a layer without its f32 panels holds f64 weights");
+            let w = layer.weights.as_ref().expect("a layer holds its weights in f64, or in f32 (its own or lent)");
             layer.packed_f32 = Some(PackedWeights::new(w));
         }
         let packed = layer.packed_f32.as_mut().expect("packed above");
-        if transposed && packed.transposed.is_none() {
+        // lent weights are read as they lie: their transposed products pack as they go
+        if transposed && packed.transposed.is_none() && !packed.is_lent() {
             let rounded: [Vec<f32>; 4] = match &layer.weights {
                 Some(w) => [&w.w_q, &w.w_k, &w.w_v, &w.w_o].map(|m| m.data().iter().map(|&x| x as f32).collect()),
-                None => packed.panels.each_ref().map(PackedPanels::unpack),
+                None => packed.panels.each_ref().map(WeightF32::unpack),
             };
-            let shapes = packed.panels.each_ref().map(|p| (p.k(), p.n()));
-            packed.transposed = Some(std::array::from_fn(|i| packed_transpose(&rounded[i], shapes[i].0, shapes[i].1))); // Wᵀ, (out, in)
+            let shapes = packed.panels.each_ref().map(WeightF32::shape);
+            packed.transposed = Some(std::array::from_fn(|i| WeightF32::Packed(packed_transpose(&rounded[i], shapes[i].0, shapes[i].1)))); // Wᵀ, (out, in)
         }
     }
 
     fn hold(layer: &mut MultiHeadAttention) {
-        layer.hold_f32_only();
+        layer.hold_nothing();
+    }
+
+    fn lend(layer: &mut MultiHeadAttention, weights: Weights<f32>) -> Option<Weights<f32>> {
+        layer.lend_f32(weights);
+        None
+    }
+
+    fn reclaim(layer: &mut MultiHeadAttention) -> Option<Weights<f32>> {
+        layer.reclaim_f32()
     }
 
     fn prepared(layer: &MultiHeadAttention) -> Prepared<'_, f32> {
@@ -267,13 +336,26 @@ impl LayerKernel for f32 {
         Prepared { w: [q, k, v, o], b: packed.biases.as_ref().map(|[q, k, v, o]| [&q[..], &k[..], &v[..], &o[..]]), t }
     }
 
-    fn project(x: &[f32], rows: usize, w: &PackedPanels, bias: Option<&[f32]>, out: &mut [f32]) {
-        linear_prepacked_f32(x, rows, w, bias, out);
+    fn project(x: &[f32], rows: usize, w: &WeightF32, bias: Option<&[f32]>, out: &mut [f32]) {
+        match w {
+            WeightF32::Packed(panels) => linear_prepacked_f32(x, rows, panels, bias, out),
+            WeightF32::Plain(m) => linear_f32(x, rows, m.rows(), m.data(), m.cols(), bias, out, &mut PackedPanels::new()),
+        }
     }
 
-    fn times_transposed(a: &[f32], rows: usize, w: &PackedPanels, out: &mut [f32]) {
-        let (k, n) = (w.k(), w.n());
-        gemm_packed(rows, k, n, a, k, w, out, n, false);
+    fn times_transposed(a: &[f32], rows: usize, w: &WeightF32, out: &mut [f32]) {
+        match w {
+            // the packed Wᵀ (k × n)
+            WeightF32::Packed(panels) => {
+                let (k, n) = (panels.k(), panels.n());
+                gemm_packed(rows, k, n, a, k, panels, out, n, false);
+            }
+            // W (k × n) as it lies: out (rows × k) = a (rows × n)·Wᵀ
+            WeightF32::Plain(m) => {
+                let (k, n) = m.shape();
+                gemm_transposed_b(rows, n, k, a, n, m.data(), n, out, k, false, &mut PackedPanels::new());
+            }
+        }
     }
 
     fn a_bt(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usize, out: &mut [f32], ldc: usize, s: &mut ScratchF32) {

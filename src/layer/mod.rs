@@ -211,16 +211,19 @@ pub struct MultiHeadAttention {
     /// Rotary position embedding of Q and K, after the projections.
     rope: Option<Rope>,
     dropout: f64,
-    /// The weights in f64; `None` in a layer that holds them in f32 only ([`Self::hold_f32_only`]: a
-    /// float32 model's), whose packed panels are then its weights. One of the two is always there.
+    /// The weights in f64; `None` in a float32 model's layer, which holds no weights between calls
+    /// ([`Self::hold_nothing`]): the model lends it its f32 parameters for each call
+    /// ([`Self::lend_f32`]), in `packed_f32`.
     weights: Option<Weights>,
+    /// Whether the projections have biases.
+    bias: bool,
     dropout_rng: SplitMix64,
     /// What the last forward pass kept for `backward`, in its precision; cleared when the weights change.
     kept: Option<Kept>,
     /// The parameter gradients of the last `backward`, in its precision.
     grads: Option<Grads>,
-    /// The weights rounded to f32 and packed for the f32 products ([`LayerKernel::prepare`]);
-    /// built at the first f32 pass after construction or `set_weights`.
+    /// The weights rounded to f32 and packed for the f32 products ([`LayerKernel::prepare`]), built at
+    /// the first f32 pass after construction or `set_weights`; or a model's f32 parameters, lent.
     packed_f32: Option<kernel::PackedWeights>,
     /// What the last forward pass was, for `backward`'s message when it kept nothing.
     last_forward: LastForward,
@@ -240,6 +243,9 @@ pub(crate) enum LastForward {
     /// A forward with a KV cache (decoding keeps no intermediates).
     Cached,
 }
+
+/// Why a layer holding no weights must not be asked for them (a model's internal invariant).
+const NOTHING_HELD: &str = "a float32 model's layer holds no weights between calls: the model lends them for each call";
 
 /// A new layer identity (for [`KvCache`]'s owner check).
 fn next_id() -> u64 {
@@ -294,6 +300,7 @@ impl MultiHeadAttention {
             kv_heads,
             rope: None,
             dropout,
+            bias: weights.biases.is_some(),
             weights: Some(weights),
             dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
             kept: None,
@@ -423,30 +430,43 @@ impl MultiHeadAttention {
 
     /// Whether the projections have biases.
     pub fn has_bias(&self) -> bool {
-        match (&self.weights, &self.packed_f32) {
-            (Some(w), _) => w.biases.is_some(),
-            (None, Some(packed)) => packed.has_biases(),
-            (None, None) => unreachable!("a layer holds its weights in f64 or in f32"),
-        }
+        self.bias
     }
 
-    /// The weights in f64: the layer's own, or (a layer holding f32 only) its f32 weights widened,
-    /// which is exact.
+    /// The weights in f64: the layer's own, or the f32 ones lent to it, widened (exact).
     pub fn weights(&self) -> Cow<'_, Weights> {
         match (&self.weights, &self.packed_f32) {
             (Some(w), _) => Cow::Borrowed(w),
             (None, Some(packed)) => Cow::Owned(packed.unpack().cast()),
-            (None, None) => unreachable!("a layer holds its weights in f64 or in f32"),
+            (None, None) => unreachable!("{NOTHING_HELD}"),
         }
     }
 
-    /// Keeps the weights in f32 only, rounded once and packed for the f32 products, and drops the f64
-    /// copy: what a float32 model's layers hold (their weights are f32 parameters already, so nothing
-    /// is rounded away). An f64 pass afterwards widens them again (exactly); `set_weights` gives the
-    /// layer f64 weights of its own again.
-    pub fn hold_f32_only(&mut self) {
-        <f32 as LayerKernel>::prepare(self, false);
+    /// Drops the layer's weights: a float32 model's layer, whose weights are the model's parameters,
+    /// lent for each call ([`Self::lend_f32`]), so that they are held once. Until `set_weights`, the
+    /// layer is used only with weights lent.
+    pub fn hold_nothing(&mut self) {
         self.weights = None;
+        self.packed_f32 = None;
+    }
+
+    /// Lends f32 weights (moved, not copied) to a layer holding none ([`Self::hold_nothing`]) for the
+    /// calls until [`Self::reclaim_f32`]. What the last forward kept stays: the same weights are lent
+    /// again for its backward.
+    pub fn lend_f32(&mut self, weights: Weights<f32>) {
+        debug_assert!(self.weights.is_none() && self.packed_f32.is_none(), "lend_f32 to a layer holding weights");
+        self.packed_f32 = Some(kernel::PackedWeights::lent(weights));
+    }
+
+    /// The weights [`Self::lend_f32`] lent, back; `None` when none are lent.
+    pub fn reclaim_f32(&mut self) -> Option<Weights<f32>> {
+        match self.packed_f32.take() {
+            Some(packed) if packed.is_lent() => Some(packed.into_lent()),
+            other => {
+                self.packed_f32 = other;
+                None
+            }
+        }
     }
 
     /// Replaces the weights (same C, same bias presence). Forgets the last forward pass,
@@ -496,7 +516,7 @@ impl MultiHeadAttention {
         match (&self.weights, &self.packed_f32) {
             (Some(w), _) => w.to_precision("getWeights()"),
             (None, Some(packed)) => Ok(Cow::Owned(packed.unpack().to_precision::<F>("getWeights()")?.into_owned())),
-            (None, None) => unreachable!("a layer holds its weights in f64 or in f32"),
+            (None, None) => unreachable!("{NOTHING_HELD}"),
         }
     }
 }

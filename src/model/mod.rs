@@ -580,6 +580,49 @@ impl<F: LayerKernel> Transformer<F> {
             .collect()
     }
 
+    /// Runs `f` with layer `l`'s weights lent to it from the parameters (moved, not copied: a float32
+    /// model's layers hold no weights of their own, [`LayerKernel::hold`]), and moves them back after.
+    fn with_layer<R>(&mut self, l: usize, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        let weights = self.take_attention(l);
+        if let Some(back) = F::lend(&mut self.attention[l], weights) {
+            self.put_attention(l, back);
+        }
+        let result = f(self);
+        if let Some(back) = F::reclaim(&mut self.attention[l]) {
+            self.put_attention(l, back);
+        }
+        result
+    }
+
+    /// Layer `l`'s attention parameters moved out of [`Self::params`] (left empty until
+    /// [`Self::put_attention`]).
+    fn take_attention(&mut self, l: usize) -> Weights<F> {
+        let (c, kv, bias) = (self.config.embed_dim, self.config.kv_heads * self.config.head_dim(), self.config.bias);
+        let mut take = |name: &str, rows: usize, cols: usize| {
+            let i = self.index(Some(l), name).expect("an attention parameter of this configuration");
+            Matrix::new(rows, cols, std::mem::take(&mut self.params[i].data)).expect("a parameter has its shape")
+        };
+        let (w_q, w_k, w_v, w_o) = (take("W_Q", c, c), take("W_K", c, kv), take("W_V", c, kv), take("W_O", c, c));
+        let biases = bias.then(|| {
+            let [b_q, b_k, b_v, b_o] = ["b_Q", "b_K", "b_V", "b_O"].map(|name| take(name, 1, if matches!(name, "b_K" | "b_V") { kv } else { c }).into_data());
+            Biases { b_q, b_k, b_v, b_o }
+        });
+        Weights { w_q, w_k, w_v, w_o, biases }
+    }
+
+    /// [`Self::take_attention`]'s weights back into the parameters.
+    fn put_attention(&mut self, l: usize, weights: Weights<F>) {
+        let Weights { w_q, w_k, w_v, w_o, biases } = weights;
+        let mut tensors = vec![("W_Q", w_q.into_data()), ("W_K", w_k.into_data()), ("W_V", w_v.into_data()), ("W_O", w_o.into_data())];
+        if let Some(b) = biases {
+            tensors.extend([("b_Q", b.b_q), ("b_K", b.b_k), ("b_V", b.b_v), ("b_O", b.b_o)]);
+        }
+        for (name, data) in tensors {
+            let i = self.index(Some(l), name).expect("an attention parameter of this configuration");
+            self.params[i].data = data;
+        }
+    }
+
     /// W_pos's rows `start … start + t − 1` repeated for each of `batch` sequences, `(N, C)`.
     fn position_rows(&self, batch: usize, start: usize, t: usize) -> Vec<F> {
         let c = self.config.embed_dim;
@@ -631,18 +674,20 @@ impl<F: LayerKernel> Transformer<F> {
             };
             // 4. x = x + attention_l(q, k, v)
             let masked = head_mask.map(|m| &m[l]).filter(|m| m.iter().any(|&on| !on));
-            let BatchOutput { output: out, weights: w } = if let Some(caches) = caches.as_deref_mut() {
-                self.attention[l].forward_cached_batch(batch(&a, b, t, c), &mut caches[l], &options)?
-            } else if cuts.iter().any(|cut| cut.from.0 == l || cut.to.0 == l) {
-                let inputs = LayerInputs { x: &x, a: &a, qk: &qk, positions: positions.as_deref(), batch: b, t, mask: masked.map(|m| m.as_slice()) };
-                self.attend_with_cuts(l, &inputs, &options, cuts, &mut written)?
-            } else {
-                let layer = &mut self.attention[l];
-                match masked {
-                    Some(mask) => ablated(layer, mask)?.forward_batch(batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
-                    None => layer.forward_batch(batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options)?,
+            let BatchOutput { output: out, weights: w } = self.with_layer(l, |model| {
+                if let Some(caches) = caches.as_deref_mut() {
+                    model.attention[l].forward_cached_batch(batch(&a, b, t, c), &mut caches[l], &options)
+                } else if cuts.iter().any(|cut| cut.from.0 == l || cut.to.0 == l) {
+                    let inputs = LayerInputs { x: &x, a: &a, qk: &qk, positions: positions.as_deref(), batch: b, t, mask: masked.map(|m| m.as_slice()) };
+                    model.attend_with_cuts(l, &inputs, &options, cuts, &mut written)
+                } else {
+                    let layer = &mut model.attention[l];
+                    match masked {
+                        Some(mask) => ablated(layer, mask)?.forward_batch(batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options),
+                        None => layer.forward_batch(batch(&qk, b, t, c), batch(&qk, b, t, c), batch(&a, b, t, c), &options),
+                    }
                 }
-            };
+            })?;
             ops::add_into(&mut x, &out);
             if let (Some(all), Some(w)) = (weights.as_mut(), w) {
                 all.push(w);
@@ -896,8 +941,10 @@ impl<F: LayerKernel> Transformer<F> {
                 ops::add_into(&mut dx, &d_x);
             }
             // 4. x = x + attention_l(q, k, v): the layer's backward gives d q, d k, d v and its weights' gradients
-            let BatchGrads { query: dq, key: dk, value: dv } = self.attention[l].backward_batch(batch(&dx, b, t, c), true)?;
-            let layer_grads = self.attention[l].grads_in::<F>()?;
+            let (BatchGrads { query: dq, key: dk, value: dv }, layer_grads) = self.with_layer(l, |model| {
+                let inputs = model.attention[l].backward_batch(batch(&dx, b, t, c), true)?;
+                Ok((inputs, model.attention[l].grads_in::<F>()?.into_owned()))
+            })?;
             for (name, g) in layer_grads.tensors() {
                 let i = at(self, Some(l), name);
                 ops::add_into(&mut grads[i], g);
