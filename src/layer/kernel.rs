@@ -56,6 +56,8 @@ pub trait LayerKernel: Kernel + LayerLimits {
     /// f64 too); f32 nothing ([`MultiHeadAttention::hold_nothing`]): the model lends its f32
     /// parameters for each call ([`Self::lend`]), so that the weights are held once.
     fn hold(_layer: &mut MultiHeadAttention) {}
+    /// Whether a model's layer keeps weights of its own ([`Self::hold`]).
+    const LAYERS_HOLD_WEIGHTS: bool = true;
     /// Lends `weights` for the next calls (f32), or gives them back at once (f64: the layer has its own).
     fn lend(_layer: &mut MultiHeadAttention, weights: Weights<Self>) -> Option<Weights<Self>> {
         Some(weights)
@@ -287,6 +289,12 @@ fn mul(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usiz
     gemm_packed(m, k, n, a, lda, panels, out, ldc, accumulate);
 }
 
+thread_local! {
+    /// The packing buffer of the products with lent weights, reused from call to call (one weight
+    /// matrix, or PACK_COLUMNS of its columns: allocated once, not per call).
+    static LENT_PANELS: std::cell::RefCell<PackedPanels> = std::cell::RefCell::new(PackedPanels::new());
+}
+
 /// The f32 products' buffers: one packing of B and one transposed A.
 #[derive(Default)]
 pub struct ScratchF32 {
@@ -316,6 +324,8 @@ impl LayerKernel for f32 {
         }
     }
 
+    const LAYERS_HOLD_WEIGHTS: bool = false;
+
     fn hold(layer: &mut MultiHeadAttention) {
         layer.hold_nothing();
     }
@@ -339,7 +349,7 @@ impl LayerKernel for f32 {
     fn project(x: &[f32], rows: usize, w: &WeightF32, bias: Option<&[f32]>, out: &mut [f32]) {
         match w {
             WeightF32::Packed(panels) => linear_prepacked_f32(x, rows, panels, bias, out),
-            WeightF32::Plain(m) => linear_f32(x, rows, m.rows(), m.data(), m.cols(), bias, out, &mut PackedPanels::new()),
+            WeightF32::Plain(m) => LENT_PANELS.with(|p| linear_f32(x, rows, m.rows(), m.data(), m.cols(), bias, out, &mut p.borrow_mut())),
         }
     }
 
@@ -353,7 +363,7 @@ impl LayerKernel for f32 {
             // W (k × n) as it lies: out (rows × k) = a (rows × n)·Wᵀ
             WeightF32::Plain(m) => {
                 let (k, n) = m.shape();
-                gemm_transposed_b(rows, n, k, a, n, m.data(), n, out, k, false, &mut PackedPanels::new());
+                LENT_PANELS.with(|p| gemm_transposed_b(rows, n, k, a, n, m.data(), n, out, k, false, &mut p.borrow_mut()));
             }
         }
     }

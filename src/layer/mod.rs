@@ -278,6 +278,34 @@ impl MultiHeadAttention {
         layer.with_rope(config.rope)
     }
 
+    /// A layer like [`Self::new`]'s holding no weights ([`Self::hold_nothing`]): a float32 model's,
+    /// whose weights are its parameters, lent for each call. Nothing is drawn.
+    pub fn holding_nothing(config: &LayerConfig) -> Result<Self> {
+        let (c, d) = check_split(config.embed_dim, config.number_of_heads, "config.embedDim", "config.numHeads")?;
+        check_kv_heads(config.number_of_heads, config.kv_heads, "numHeads", "numKVHeads", "config.")?;
+        check_dropout(config.dropout, "config.dropout")?;
+        if let Some(r) = config.rope {
+            Rope::check_width(d, "headDim")?;
+            Rope::check_base(r.base, "config.rope.base")?;
+        }
+        Ok(Self {
+            embed_dim: c,
+            number_of_heads: config.number_of_heads,
+            head_dimensions: d,
+            kv_heads: config.kv_heads,
+            rope: config.rope,
+            dropout: config.dropout,
+            bias: config.bias,
+            weights: None,
+            dropout_rng: SplitMix64::new(config.seed ^ DROPOUT_STREAM),
+            kept: None,
+            grads: None,
+            packed_f32: None,
+            last_forward: LastForward::None,
+            id: next_id(),
+        })
+    }
+
     /// A layer with the given weights (C is read from `weights.w_q`, the K/V heads from W_K's
     /// columns). `seed` starts the dropout stream.
     pub fn from_weights(weights: Weights, number_of_heads: usize, dropout: f64, seed: u64) -> Result<Self> {

@@ -458,7 +458,24 @@ impl<F: LayerKernel> Transformer<F> {
         config.check_shape()?;
         let mut attention = Vec::with_capacity(config.num_layers);
         for l in 0..config.num_layers {
-            let mut layer = MultiHeadAttention::new(&Self::layer_config(&config, 0))?;
+            let mut layer = MultiHeadAttention::holding_nothing(&Self::layer_config(&config, 0))?;
+            let (c, kv) = (config.embed_dim, config.kv_heads * config.head_dim());
+            for name in ATTENTION_NAMES.iter().take(if config.bias { 8 } else { 4 }) {
+                let len = match *name {
+                    "W_Q" | "W_O" => c * c,
+                    "W_K" | "W_V" => c * kv,
+                    "b_K" | "b_V" => kv,
+                    _ => c,
+                };
+                if !params.iter().any(|p| p.layer == Some(l) && p.name == *name && p.data.len() == len) {
+                    return Err(AttentionError::type_error(format!("layers[{l}].{name} is missing or does not have its {len} values")));
+                }
+            }
+            if !F::LAYERS_HOLD_WEIGHTS {
+                // its weights are the parameters, lent for each call
+                attention.push(layer);
+                continue;
+            }
             let find = |name: &str| params.iter().find(|p| p.layer == Some(l) && p.name == name).map(|p| p.data.iter().map(|x| x.to_f64()).collect::<Vec<f64>>());
             let matrix = |name: &str, rows: usize, cols: usize| Matrix::new(rows, cols, find(name).unwrap_or_default());
             let kv = config.kv_heads * config.head_dim();
@@ -470,7 +487,6 @@ impl<F: LayerKernel> Transformer<F> {
                 w_o: matrix("W_O", c, c)?,
                 biases: config.bias.then(|| Biases { b_q: find("b_Q").unwrap_or_default(), b_k: find("b_K").unwrap_or_default(), b_v: find("b_V").unwrap_or_default(), b_o: find("b_O").unwrap_or_default() }),
             })?;
-            F::hold(&mut layer);
             attention.push(layer);
         }
         let optimizer = Moments::zeros(&params);

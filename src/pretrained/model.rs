@@ -122,7 +122,10 @@ impl<B: Bytes + ?Sized> Source<'_, B> {
         self.file.get(&full).expect("checked by check_tensors")
     }
 
-    fn finite<F: Real>(info: &TensorInfo, values: Vec<F>) -> Result<Vec<F>> {
+    fn finite<F: LayerKernel>(info: &TensorInfo, values: Vec<F>) -> Result<Vec<F>> {
+        if F::all_finite(&values) {
+            return Ok(values); // the SIMD scan; the first entry found only for the message
+        }
         if let Some(i) = values.iter().position(|x| !x.is_finite()) {
             return Err(AttentionError::range_error(format!(
                 "weights: tensor \"{}\" entry {i} is {}; a checkpoint's weights must be finite",
@@ -133,19 +136,19 @@ impl<B: Bytes + ?Sized> Source<'_, B> {
         Ok(values)
     }
 
-    fn read<F: Real>(&self, name: &str) -> Result<Vec<F>> {
+    fn read<F: LayerKernel>(&self, name: &str) -> Result<Vec<F>> {
         let info = self.info(name);
         Self::finite(info, self.file.read(info)?)
     }
 
     /// Columns `from … to` of a 2-D tensor.
-    fn read_columns<F: Real>(&self, name: &str, from: usize, to: usize) -> Result<Vec<F>> {
+    fn read_columns<F: LayerKernel>(&self, name: &str, from: usize, to: usize) -> Result<Vec<F>> {
         let info = self.info(name);
         Self::finite(info, self.file.read_columns(info, from, to)?)
     }
 
     /// A PyTorch Linear weight `[out, in]` as `[in, out]`.
-    fn read_t<F: Real>(&self, name: &str) -> Result<Vec<F>> {
+    fn read_t<F: LayerKernel>(&self, name: &str) -> Result<Vec<F>> {
         let info = self.info(name);
         Self::finite(info, self.file.read_transposed(info)?)
     }

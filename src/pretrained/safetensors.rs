@@ -24,6 +24,7 @@
 
 use super::json::{self, Json};
 use crate::error::{AttentionError, Result};
+use std::mem::MaybeUninit;
 use crate::real::Real;
 
 /// The reference implementation's limit on the header's length.
@@ -35,6 +36,34 @@ pub trait Bytes {
     fn length(&self) -> usize;
     /// Copies bytes `at … at + out.len()` (within the file) into `out`.
     fn copy_to(&self, at: usize, out: &mut [u8]);
+    /// Writes every entry of `out` with the little-endian f32 values starting at byte `at` (the
+    /// caller relies on all of them being written): a chunk of bytes at a time here; the JS boundary
+    /// copies them straight into `out` when `at` is aligned.
+    fn copy_f32(&self, at: usize, out: &mut [MaybeUninit<f32>]) {
+        copy_f32_in_chunks(self, at, out);
+    }
+}
+
+/// [`Bytes::copy_f32`] through [`Bytes::copy_to`], [`CHUNK_BYTES`] at a time.
+pub fn copy_f32_in_chunks<B: Bytes + ?Sized>(bytes: &B, at: usize, out: &mut [MaybeUninit<f32>]) {
+    let mut chunk = vec![0u8; CHUNK_BYTES.min(4 * out.len())];
+    for (i, values) in out.chunks_mut(CHUNK_BYTES / 4).enumerate() {
+        let part = &mut chunk[..4 * values.len()];
+        bytes.copy_to(at + i * CHUNK_BYTES, part);
+        for (x, b) in values.iter_mut().zip(part.chunks_exact(4)) {
+            x.write(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        }
+    }
+}
+
+/// `n` f32 values read by [`Bytes::copy_f32`] into a vector that is never zeroed first (a 500 MB
+/// checkpoint is written once, not twice).
+fn read_f32<B: Bytes + ?Sized>(bytes: &B, at: usize, n: usize) -> Vec<f32> {
+    let mut values = Vec::with_capacity(n);
+    bytes.copy_f32(at, &mut values.spare_capacity_mut()[..n]);
+    // SAFETY: copy_f32 writes every one of the n entries (its contract; both implementations do)
+    unsafe { values.set_len(n) };
+    values
 }
 
 impl Bytes for [u8] {
@@ -347,9 +376,13 @@ impl<B: Bytes + ?Sized> SafeTensors<'_, B> {
         }
     }
 
-    /// The values of a float tensor in `F`, row-major as stored.
+    /// The values of a float tensor in `F`, row-major as stored (F32 read as f32: copied as they are).
     pub fn read<F: Real>(&self, info: &TensorInfo) -> Result<Vec<F>> {
         Self::check_float(info)?;
+        if info.dtype == Dtype::F32 && std::any::TypeId::of::<F>() == std::any::TypeId::of::<f32>() {
+            let values: Box<dyn std::any::Any> = Box::new(read_f32(self.file, self.data_start + info.begin, info.numel()));
+            return Ok(*values.downcast::<Vec<F>>().expect("F is f32"));
+        }
         let mut out = vec![F::ZERO; info.numel()];
         self.each(info, |i, x| out[i] = F::from_f64(f64::from(x)));
         Ok(out)
@@ -365,6 +398,13 @@ impl<B: Bytes + ?Sized> SafeTensors<'_, B> {
         let (from, to) = (from.min(cols), to.min(cols));
         let width = to.saturating_sub(from);
         let mut out = vec![F::ZERO; rows * width];
+        if let (Some(values), Dtype::F32) = ((&mut out as &mut dyn std::any::Any).downcast_mut::<Vec<f32>>(), info.dtype) {
+            // F32 read as f32: each row's columns copied as they are
+            for (r, row) in values.chunks_exact_mut(width.max(1)).enumerate().take(rows) {
+                row.copy_from_slice(&read_f32(self.file, self.data_start + info.begin + 4 * (r * cols + from), width));
+            }
+            return Ok(out);
+        }
         self.each(info, |i, x| {
             let (r, c) = (i / cols, i % cols);
             if (from..to).contains(&c) {
@@ -443,6 +483,10 @@ mod tests {
         let a = st.get("a").unwrap();
         assert_eq!(st.read::<f64>(a).unwrap(), vec![1.0, -2.0, 0.5, 3.25, f64::from(1e-30f32), -0.0]);
         assert_eq!(st.read_transposed::<f32>(a).unwrap(), vec![1.0, 3.25, -2.0, 1e-30, 0.5, -0.0]);
+        // F32 read as f32 is copied as it is (whole, and a row's columns at a time); as f64, converted
+        assert_eq!(st.read::<f32>(a).unwrap(), vec![1.0, -2.0, 0.5, 3.25, 1e-30, -0.0]);
+        assert_eq!(st.read_columns::<f32>(a, 1, 3).unwrap(), vec![-2.0, 0.5, 1e-30, -0.0]);
+        assert_eq!(st.read_columns::<f64>(a, 1, 3).unwrap(), vec![-2.0, 0.5, f64::from(1e-30f32), -0.0]);
         let h: Vec<f64> = st.read(st.get("h").unwrap()).unwrap();
         assert_eq!(h, vec![1.0, -2.5, 2f64.powi(-24), 65504.0, -0.0, 0.333251953125]);
         assert!(h[4].is_sign_negative());

@@ -17,7 +17,7 @@ use crate::precision::Precision;
 use crate::pretrained::config::PretrainedConfig;
 use crate::pretrained::json::{self, Json};
 use crate::pretrained::model::{argmax, check_memory, load};
-use crate::pretrained::safetensors::Bytes;
+use crate::pretrained::safetensors::{copy_f32_in_chunks, Bytes};
 use crate::pretrained::sample::{Sampler, Sampling};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -70,6 +70,16 @@ impl Bytes for JsBytes {
     fn copy_to(&self, at: usize, out: &mut [u8]) {
         // within the file: the reader asks only for ranges inside length()
         self.0.subarray(at as u32, (at + out.len()) as u32).copy_to(out);
+    }
+
+    fn copy_f32(&self, at: usize, out: &mut [std::mem::MaybeUninit<f32>]) {
+        let start = self.0.byte_offset() as usize + at;
+        if !start.is_multiple_of(4) {
+            // a Float32Array view needs 4-byte alignment: a chunk of bytes at a time
+            return copy_f32_in_chunks(self, at, out);
+        }
+        // wasm is little-endian, as the file is: the values copied as they are
+        js_sys::Float32Array::new_with_byte_offset_and_length(&self.0.buffer(), start as u32, out.len() as u32).copy_to_uninit(out);
     }
 }
 
