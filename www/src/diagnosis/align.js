@@ -16,6 +16,8 @@
 // after the last right step was complete; when the step is
 // right on these inputs (a mistake only other inputs show), the site that built it.
 
+import { boundSite } from './bounds.js';
+
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
 const isInteger = (x) => Math.abs(x - Math.round(x)) <= 1e-12;
@@ -253,6 +255,9 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const entry = alignment[index];
     // a wrong layout: the array itself (or the call that made it, in a helper used from several places)
     if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? entry.site, probe };
+    // a mask applied by bounds (no array holds it): where the bound of the keys was computed
+    const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe]) : null;
+    if (bound) return { site: bound.site, probe };
     // from the moment the earliest right step before it began (a row-by-row answer builds each
     // row's steps in turn; a helper may build a later step's input first)
     const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);

@@ -35,7 +35,7 @@ function stepsOfTrace(trace, { heads = true, rope = false } = {}) {
     const allowed = weights.allowed ?? null;
     steps.push({ step: 'scores', head: i, matrix: byName.get(`scores_${i}`).values, allowed });
     steps.push({ step: 'scale', head: i, matrix: scaled.values, allowed });
-    if (allowed) steps.push({ step: 'mask', head: i, matrix: masked(scaled, allowed), layout: true, source: scaled.values.flat() });
+    if (allowed) steps.push({ step: 'mask', head: i, matrix: masked(scaled, allowed), layout: true, source: scaled.values.flat(), allowed });
     steps.push({ step: 'softmax', head: i, matrix: weights.values, allowed });
     steps.push({ step: 'weighted-sum', head: i, matrix: byName.get(`context_${i}`).values });
   }

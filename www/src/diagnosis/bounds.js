@@ -1,0 +1,122 @@
+// Where a mask applied by bounds went wrong (issue 28). An answer that scores only the keys a query
+// may see writes no −∞ anywhere: a wrong mask is the ABSENCE of a write, and no array holds it. What
+// the code does hold is the bound it looped or sliced by: a first key, a last key, an end, a count
+// (`const first = Math.max(0, p - w + 1)`, `return causal ? i + 1 : T`), or the keys it sliced out
+// (`K.slice(first, p + 1)`). The keys the code really scored for each query are read from the
+// recording (a score of key j for query i is among the numbers it built); a site whose integers are
+// one of those bounds, query by query, where the reference's bound differs, or whose arrays are the
+// rows of the scored keys where the reference lets other keys through, is where the bound was
+// computed: the earliest such site is the line of the mask.
+
+const TOLERANCE = 1e-9;
+const near = (a, b) => Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b));
+const isInteger = (x) => Number.isFinite(x) && Math.abs(x - Math.round(x)) <= 1e-12;
+/** A key's index or a count of keys: an integer, not negative. */
+const isIndex = (x) => isInteger(x) && x >= 0;
+
+/**
+ * The keys each query really scored, from the numbers of the score entries: { sets: [Set of j] per
+ * row, first: per row the moment its first score was built (undefined: none) }.
+ */
+function scoredKeys(scoreEntries, recording) {
+  const pairs = recording.sites.flatMap((s) => s.values.map((v, k) => [v, s.moments[k]])).filter(([v]) => Number.isFinite(v)).sort((a, b) => a[0] - b[0]);
+  // the earliest moment a number near x was built, or undefined
+  const builtAt = (x) => {
+    let lo = 0;
+    let hi = pairs.length;
+    const floor = x - TOLERANCE * Math.max(1, Math.abs(x));
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (pairs[mid][0] < floor) lo = mid + 1; else hi = mid; }
+    let moment;
+    for (let k = lo; k < pairs.length && near(pairs[k][0], x); k++) moment = Math.min(moment ?? Infinity, pairs[k][1]);
+    return moment;
+  };
+  const sets = scoreEntries[0].matrix.map(() => new Set());
+  const first = sets.map(() => undefined);
+  for (const entry of scoreEntries) {
+    entry.matrix.forEach((row, i) => row.forEach((x, j) => {
+      const moment = Number.isFinite(x) && !isInteger(x) ? builtAt(x) : undefined;
+      if (moment === undefined) return;
+      sets[i].add(j);
+      first[i] = Math.min(first[i] ?? Infinity, moment);
+    }));
+  }
+  return { sets, first };
+}
+
+/** The bounds of a set of keys per row: { first, last, end, count }, each an array (undefined: no key in that row). */
+function boundsOf(sets) {
+  const sorted = sets.map((s) => [...s].sort((a, b) => a - b));
+  return {
+    first: sorted.map((s) => s[0]),
+    last: sorted.map((s) => s.at(-1)),
+    end: sorted.map((s) => (s.length ? s.at(-1) + 1 : undefined)),
+    count: sorted.map((s) => s.length),
+  };
+}
+
+/**
+ * Whether a site's values are `sequence` query by query (in order, each repeated r times, or the
+ * whole repeated r times), each built before the first score of its query when `before` (per row:
+ * that moment) is given: a bound is known before the keys it bounds are scored.
+ */
+function follows(site, sequence, before = null) {
+  const { values, moments } = site;
+  const T = sequence.length;
+  if (values.length < T || values.length % T !== 0) return false;
+  const r = values.length / T;
+  const fits = (at) => {
+    const earliest = sequence.map(() => Infinity);
+    values.forEach((_, k) => { earliest[at(k)] = Math.min(earliest[at(k)], moments[k]); });
+    return values.every((v, k) => sequence[at(k)] === undefined || v === sequence[at(k)]) && (!before || earliest.every((m, i) => !(before[i] < m)));
+  };
+  return fits((k) => k % T) || fits((k) => Math.floor(k / r));
+}
+
+/** Whether every row of a snapshot is a row of M: the indices of those rows, or null. */
+function rowsOf(snap, M) {
+  if (snap.cols !== M[0].length) return null;
+  const indices = [];
+  for (let r = 0; r < snap.rows; r++) {
+    const row = snap.data.slice(r * snap.cols, (r + 1) * snap.cols);
+    const k = M.findIndex((m) => m.every((x, c) => near(row[c], x)));
+    if (k < 0 || row.every(isInteger)) return null;
+    indices.push(k);
+  }
+  return indices;
+}
+
+const sameSet = (indices, set) => indices.length === set.size && indices.every((k) => set.has(k));
+
+/**
+ * The site that computed the bound of a mask applied by bounds, for the mask entry `entry` (with
+ * `allowed`, the reference's visible keys) of one traced probe; null when the keys scored are the
+ * reference's, or no site holds a bound. `sites`: the instrumented sites.
+ */
+export function boundSite(entry, recording, reference) {
+  const at = reference.steps.findIndex((e) => e.step === entry.step && e.head === entry.head);
+  // the entries before it that hold the scores of the visible keys (scores, scaled scores)
+  const scoreEntries = reference.steps.slice(0, at).filter((e) => !e.layout && e.allowed && e.head === entry.head);
+  if (!scoreEntries.length) return null;
+  const { sets: actual, first } = scoredKeys(scoreEntries, recording);
+  const expected = entry.allowed.map((row) => new Set(row.flatMap((ok, j) => (ok ? [j] : []))));
+  if (actual.every((s, i) => sameSet([...s], expected[i]))) return null;
+  const [mine, theirs] = [boundsOf(actual), boundsOf(expected)];
+  const keyMatrices = reference.inputs.filter((M) => M.length === entry.allowed[0].length);
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    const moment = site.moments[0];
+    if (site.values.length === 0 || (best && moment >= best.moment)) return;
+    // the integers of a bound, query by query: the scored keys' bound, not the reference's
+    // (a site that is also a right bound of another kind counts only when its bound has a value for
+    // every query: a query that scored no key has a count, no first or last key)
+    const right = Object.values(theirs).some((sequence) => follows(site, sequence));
+    const bound = site.values.every(isIndex) && Object.keys(mine).some((kind) => follows(site, mine[kind], first) && !follows(site, theirs[kind]) && (!right || !mine[kind].includes(undefined)));
+    // the rows of keys sliced out: each the keys some query scored, one at least not what any query may see
+    const sliced = !bound && site.snapshots.length > 0 && keyMatrices.some((M) => {
+      const sets = site.snapshots.map((snap) => rowsOf(snap, M));
+      return sets.every((s) => s && actual.some((a) => sameSet(s, a))) && sets.some((s) => !expected.some((e) => sameSet(s, e)));
+    });
+    if (bound || sliced) best = { site: id, moment };
+  });
+  return best;
+}
