@@ -121,7 +121,10 @@ const FORMS = {
   // decode(Q, K, V, { numberOfHeads, headDimensions }): causal multi-head attention, no W_O
   decode: ([Q, K, V, options], lab) => {
     const trace = withInputs(lab.traceMultiHeadAttention(Q, K, V, { ...options, W_O: identity(width(Q)), causal: true }), { Q, K, V });
-    return { steps: stepsOfTrace(trace).filter((s) => s.step !== 'mask' && s.step !== 'w-o'), inputs: [Q, K, V], parts: partsOfTrace(trace) };
+    // which keys a token sees is what its cache holds: the causal mask is the cache's (applied by
+    // what was appended, never written)
+    const steps = stepsOfTrace(trace).filter((s) => s.step !== 'w-o').map((s) => (s.step === 'mask' ? { ...s, step: 'cache' } : s));
+    return { steps, inputs: [Q, K, V], parts: partsOfTrace(trace) };
   },
   // projectedSelfAttention(X, { W_Q, W_K, W_V, W_O, numberOfHeads, headDimensions })
   projected: ([X, { W_Q, W_K, W_V, W_O, numberOfHeads, headDimensions }], lab) => {
