@@ -240,6 +240,38 @@ export function callSiteAtFault(found, sites, recording) {
 const arrayOf = (site) => site?.writes ?? null;
 
 /**
+ * A step none of whose numbers were built, where a matrix the code already had was kept in its
+ * place (`const V = X`; `const K = project(X, W_Q)`: another step's numbers built again): the
+ * earliest snapshot of an input, or of another step after its numbers were built a second time, of
+ * the step's shape, between the right steps before it and those after it. { site, moment, caller } or null.
+ */
+function standInSite(entry, index, alignment, recording, reference) {
+  const before = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.moment);
+  const after = alignment.slice(index + 1).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment);
+  if (!before.length || !after.length) return null;
+  const [from, to] = [Math.max(...before), Math.min(...after)];
+  const M = entry.matrix;
+  const shaped = (K) => K.length === M.length && K[0].length === M[0].length;
+  // each candidate with the moment from which a copy of it is a stand-in
+  const known = reference.inputs.filter(shaped).map((K) => ({ K, since: -Infinity }));
+  for (const e of alignment) {
+    if (e === entry || e.status !== 'ok' || e.layout || !shaped(e.matrix)) continue;
+    const x = e.matrix.flat().find((v) => Number.isFinite(v) && !isInteger(v));
+    const site = recording.sites[e.site];
+    const again = site.values.findIndex((v, k) => site.moments[k] > e.moment && near(v, x));
+    if (x !== undefined && again >= 0) known.push({ K: e.matrix, since: site.moments[again] });
+  }
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    for (const snap of site.snapshots) {
+      if (snap.moment <= from || snap.moment >= to || (best && snap.moment >= best.moment) || snap.data.every(isInteger)) continue;
+      if (known.some(({ K, since }) => snap.moment > since && sameMatrix(snap.data, snap.rows, snap.cols, K))) best = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+    }
+  });
+  return best;
+}
+
+/**
  * The site to name for `step`: where it was built when some site matched it, else the first
  * foreign number after the last right step before it. { site, probe } or null.
  */
@@ -258,6 +290,9 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe]) : null;
     if (bound) return { site: bound.site, probe };
+    // none of its numbers built, and in their place a whole matrix the code had already (an input, another step)
+    const standIn = entry.status === 'missing' && !entry.partial ? standInSite(entry, index, alignment, recordings[probe], references[probe]) : null;
+    if (standIn) return { site: callSiteAtFault(standIn, sites, recordings[probe]) ?? standIn.site, probe };
     // from the moment the earliest right step before it began (a row-by-row answer builds each
     // row's steps in turn; a helper may build a later step's input first)
     const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
