@@ -278,7 +278,7 @@ function standInSite(entry, index, alignment, recording, reference) {
 export function siteOf(step, alignments, recordings, references, sites = []) {
   for (const [probe, alignment] of alignments.entries()) {
     const ok = alignment.filter((e) => e.step === step && e.status === 'ok' && e.site !== null);
-    if (ok.length && !alignment.some((e) => e.step === step && e.status === 'missing')) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe };
+    if (ok.length && !alignment.some((e) => e.step === step && e.status !== 'ok')) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe };
   }
   for (const [probe, alignment] of alignments.entries()) {
     let index = alignment.findIndex((e) => e.step === step && e.status === 'missing');
