@@ -302,7 +302,9 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (unless the foreign number is written into the same array: the step's other part, written wrong)
     const partial = entry.status === 'missing' ? entry.partial : null;
     const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[found.site]);
-    if (partial && (!found || (partial.start < found.moment && !sameArray))) return { site: partial.site, probe };
+    // (or when the foreign number is computed from the value that site declared: built on it)
+    const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
+    if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: partial.site, probe };
     if (found) return { site: callSiteAtFault(found, sites, recordings[probe]) ?? found.site, probe };
   }
   return null;

@@ -36,7 +36,8 @@ export function alignAnswer(data, traced, lab, functionName) {
   const site = (step) => {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
-    const from = constantBehind(found.site, traced.sites, recordings[found.probe], references[found.probe]) ?? startBehind(found.site, traced.sites, recordings[found.probe]);
+    const [sites, recording] = [traced.sites, recordings[found.probe]];
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const wrong = firstWrongStep(statuses);
@@ -74,6 +75,23 @@ function startBehind(id, sites, recording) {
   const k = sites.findIndex((s, j) => j !== id && s.declares === site.target);
   const values = k >= 0 ? recording.sites[k].values : [];
   return values.length > 0 && values.every((x) => x === values[0]) && values[0] !== 0 && Number.isFinite(values[0]) ? k : null;
+}
+
+/**
+ * The declaration of a whole number that site `id` computes with (an operand of its arithmetic, not
+ * an index, not a loop's counter) and that changes from call to call (`const p = r + offset` of
+ * `p * inverse[i]`, `const z = e.length` of `e[j] / z`): a count or a position the wrong value is
+ * made of. Its id, or null.
+ */
+function integerBehind(id, sites, recording) {
+  for (const name of sites[id].operands ?? []) {
+    const declared = (s, j) => j !== id && s.declares === name && !s.counter;
+    const k = sites.findIndex((s, j) => declared(s, j) && s.fn === sites[id].fn);
+    const k2 = k >= 0 ? k : sites.findIndex(declared);
+    const values = k2 >= 0 ? recording.sites[k2].values : [];
+    if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1) return k2;
+  }
+  return null;
 }
 
 /** `Line n: ` before a title, and the line's fields on the finding. */
