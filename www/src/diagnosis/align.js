@@ -240,6 +240,23 @@ export function callSiteAtFault(found, sites, recording) {
 const arrayOf = (site) => site?.writes ?? null;
 
 /**
+ * The assignment into an array (`concat[i][off + c] += …`) that wrote every number of a layout
+ * step, when no array held the step whole: the line that put the numbers where they are. The site
+ * that completed them first, or null.
+ */
+function writeSite(entry, recording, sites) {
+  const wanted = [...new Set(flat(entry.matrix).filter((x) => Number.isFinite(x) && !isInteger(x)))];
+  if (!wanted.length) return null;
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    if (!sites[id]?.writes) return;
+    const done = completion(site, wanted)?.done;
+    if (done !== undefined && (!best || done < best.done)) best = { id, done };
+  });
+  return best?.id ?? null;
+}
+
+/**
  * A step none of whose numbers were built, where a matrix the code already had was kept in its
  * place (`const V = X`; `const K = project(X, W_Q)`: another step's numbers built again): the
  * earliest snapshot of an input, or of another step after its numbers were built a second time, of
@@ -290,6 +307,10 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe]) : null;
     if (bound) return { site: bound.site, probe };
+    // a layout of every head's numbers (not one head's) that no array holds, its numbers written one
+    // by one into an array: the write that placed them
+    const placed = entry.layout && entry.head === null && entry.status === 'unknown' ? writeSite(entry, recordings[probe], sites) : null;
+    if (placed !== null) return { site: placed, probe };
     // none of its numbers built, and in their place a whole matrix the code had already (an input, another step)
     const standIn = entry.status === 'missing' && !entry.partial ? standInSite(entry, index, alignment, recordings[probe], references[probe]) : null;
     if (standIn) return { site: callSiteAtFault(standIn, sites, recordings[probe]) ?? standIn.site, probe };
