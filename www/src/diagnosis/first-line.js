@@ -14,7 +14,7 @@
 //     the function; a crash, the line it threw from.
 import { STEPS } from './steps.js';
 import { referenceSteps } from './reference.js';
-import { alignProbe, confirmed, firstForeignSite, firstWrongStep, siteOf, stepStatuses } from './align.js';
+import { alignProbe, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
 
 const ORDER = Object.keys(STEPS);
 
@@ -37,7 +37,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
     const [sites, recording] = [traced.sites, recordings[found.probe]];
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const wrong = firstWrongStep(statuses);
@@ -92,6 +92,34 @@ function integerBehind(id, sites, recording) {
     if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1) return k2;
   }
   return null;
+}
+
+/**
+ * When the first foreign number of site `id` is made of what a call of the learner's own function
+ * on its line returned, and that was no step's number (`dot(q, k) / √d` with a dot product that
+ * skips a term: a product, a partial sum), the function built it wrong: the site inside that call
+ * that first built the returned number. Its id, or null.
+ */
+function returnedBehind(id, sites, recording, reference) {
+  const foreign = foreignTest(reference);
+  const site = recording.sites[id];
+  const k = site.values.findIndex(foreign);
+  if (k < 0) return null;
+  const moment = site.moments[k];
+  const steps = new Set(reference.steps.flatMap((e) => e.matrix.flat()).filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  let call = null;
+  sites.forEach((s, c) => {
+    if (!s.call || s.line !== sites[id].line || c === id) return;
+    const r = recording.sites[c];
+    const j = r.moments.findLastIndex((m) => m < moment);
+    if (j >= 0 && (!call || r.moments[j] > call.moment)) call = { id: c, moment: r.moments[j], value: r.values[j] };
+  });
+  if (!call || !Number.isFinite(call.value) || Number.isInteger(call.value) || steps.has(call.value.toPrecision(12))) return null;
+  let best = null;
+  recording.sites.forEach((r, j) => {
+    r.values.forEach((v, n) => { if (r.callers[n] === call.id && v === call.value && (!best || r.moments[n] < best.moment)) best = { id: j, moment: r.moments[n] }; });
+  });
+  return best?.id ?? null;
 }
 
 /** `Line n: ` before a title, and the line's fields on the finding. */
