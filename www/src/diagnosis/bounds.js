@@ -59,7 +59,7 @@ function boundsOf(sets) {
  * whole repeated r times), each built before the first score of its query when `before` (per row:
  * that moment) is given: a bound is known before the keys it bounds are scored.
  */
-function follows(site, sequence, before = null) {
+export function follows(site, sequence, before = null) {
   const { values, moments } = site;
   const T = sequence.length;
   if (values.length < T || values.length % T !== 0) return false;

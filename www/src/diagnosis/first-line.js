@@ -13,6 +13,7 @@
 //   - a check (an error case) takes the line of the throw, or, when nothing threw, the first line of
 //     the function; a crash, the line it threw from.
 import { STEPS } from './steps.js';
+import { follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
 
@@ -37,7 +38,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
     const [sites, recording] = [traced.sites, recordings[found.probe]];
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const wrong = firstWrongStep(statuses);
@@ -80,18 +81,29 @@ function startBehind(id, sites, recording) {
 /**
  * The declaration of a whole number that site `id` computes with (an operand of its arithmetic, not
  * an index, not a loop's counter) and that changes from call to call (`const p = r + offset` of
- * `p * inverse[i]`, `const z = e.length` of `e[j] / z`): a count or a position the wrong value is
- * made of. Its id, or null.
+ * `p * inverse[i]`, `const z = e.length` of `e[j] / z`), and is none of the indices a right answer
+ * holds (a head, its K/V head, a row's position): a count or a position the wrong value is made
+ * of. When the site's own operands give none, the arguments of the call of the learner's function
+ * its first wrong number was built under (`dotAt(q, h * d, k, g * d, d)`). Its id, or null.
  */
-function integerBehind(id, sites, recording) {
-  for (const name of sites[id].operands ?? []) {
-    const declared = (s, j) => j !== id && s.declares === name && !s.counter;
-    const k = sites.findIndex((s, j) => declared(s, j) && s.fn === sites[id].fn);
-    const k2 = k >= 0 ? k : sites.findIndex(declared);
-    const values = k2 >= 0 ? recording.sites[k2].values : [];
-    if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1) return k2;
-  }
-  return null;
+function integerBehind(id, sites, recording, reference) {
+  const behind = (names, fn) => {
+    for (const name of names ?? []) {
+      const declared = (s, j) => j !== id && s.declares === name && !s.counter;
+      const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
+      const at = k >= 0 ? k : sites.findIndex(declared);
+      const values = at >= 0 ? recording.sites[at].values : [];
+      const index = (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
+      if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1 && !index) return at;
+    }
+    return null;
+  };
+  const own = behind(sites[id].operands, sites[id].fn);
+  if (own !== null) return own;
+  const foreign = foreignTest(reference);
+  const k = recording.sites[id].values.findIndex(foreign);
+  const caller = k >= 0 ? recording.sites[id].callers?.[k] ?? -1 : -1;
+  return caller >= 0 && caller !== id ? behind(sites[caller].args, sites[caller].fn) : null;
 }
 
 /**

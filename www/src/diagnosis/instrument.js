@@ -154,6 +154,8 @@ export function instrument(source) {
       // the names it computes with (arithmetic operands), and whether it declares a loop counter
       operands: operandsIn(node),
       counter: counters.has(parent),
+      // a call's arguments as names it computes with (`g` of `dotAt(q, h * d, k, g * d, d)`)
+      args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : operandsIn(a))))].slice(0, 16) : null,
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
       writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null),
       // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into

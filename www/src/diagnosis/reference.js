@@ -22,7 +22,8 @@ function stepsOfTrace(trace, { heads = true, rope = false } = {}) {
       const kv = k.kvHead !== undefined && k.kvHead !== null ? 'kv-head' : 'slice';
       for (const [step, name] of [['slice', 'Q'], [kv, 'K'], [kv, 'V']]) {
         const input = trace.inputs[name];
-        steps.push({ step, head: i, matrix: byName.get(`${name}_${i}`).values, layout: true, source: input ? input.flat() : null });
+        const kvHead = byName.get(`${name}_${i}`).kvHead ?? undefined;
+        steps.push({ step, head: i, matrix: byName.get(`${name}_${i}`).values, layout: true, source: input ? input.flat() : null, ...(kvHead !== undefined ? { kvHead } : {}) });
       }
     }
     if (rope) {
@@ -171,9 +172,27 @@ const FORMS = {
   },
 };
 
-/** The reference steps of one traced probe: { steps, inputs }; throws on an unknown form. */
+/**
+ * The whole numbers a right answer indexes by, one per head or per row: each head's index and the
+ * K/V head it reads (from the trace), the position of each row (RoPE). A wrong number is not
+ * blamed on an integer that is one of these.
+ */
+function indicesOf(args, steps, form) {
+  const heads = [...new Set(steps.map((e) => e.head).filter((h) => h !== null && h !== undefined))];
+  const indices = heads.length > 1 ? [heads] : [];
+  const kv = steps.filter((e) => e.step === 'kv-head' && e.kvHead !== undefined);
+  if (kv.length) indices.push(heads.map((h) => kv.find((e) => e.head === h)?.kvHead));
+  if (form === 'rope') {
+    const [X, { offset = 0 }] = args;
+    indices.push(X.map((_, r) => offset + r));
+  }
+  return indices;
+}
+
+/** The reference steps of one traced probe: { steps, inputs, parts, indices }; throws on an unknown form. */
 export function referenceSteps(form, args, lab) {
   const make = FORMS[form];
   if (!make) throw new Error(`diagnosis.json: unknown reference form ${form} (known: ${Object.keys(FORMS).join(', ')})`);
-  return make(structuredClone(args), lab);
+  const made = make(structuredClone(args), lab);
+  return { ...made, indices: indicesOf(args, made.steps, form) };
 }
