@@ -182,6 +182,7 @@ export function readScores(r) {
       const cols = range(d).map((c) => other * d + c);
       candidates.push(['slice', lab.linear(columns(Q, cols), transpose(columns(K, cols))), `Head ${i}'s weights fit the scores of columns ${cols[0]}–${cols.at(-1)}, which belong to head ${other}. Head i takes columns i·headDimensions up to (i+1)·headDimensions.`]);
       candidates.push(['slice', lab.linear(Qh, transpose(columns(K, cols))), `Head ${i}'s queries are its own, but its keys are columns ${cols[0]}–${cols.at(-1)} of K, head ${other}'s. Slice the keys with the same columns as the queries: i·headDimensions up to (i+1)·headDimensions.`]);
+      candidates.push(['slice', lab.linear(columns(Q, cols), transpose(Kh)), `Head ${i}'s keys are its own, but its queries are columns ${cols[0]}–${cols.at(-1)} of Q, head ${other}'s. Slice the queries of head i: columns i·headDimensions up to (i+1)·headDimensions.`]);
     }
     const strided = range(d).map((c) => c * h + i);
     candidates.push(['slice', lab.linear(columns(Q, strided), transpose(columns(K, strided))), `Head ${i}'s weights fit the scores of columns ${strided.join(', ')} (every ${h}th column): a reshape of each row into [headDimensions, numberOfHeads] instead of [numberOfHeads, headDimensions]. Head i takes the block of columns i·headDimensions up to (i+1)·headDimensions.`]);
