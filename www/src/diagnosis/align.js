@@ -16,7 +16,7 @@
 // after the last right step was complete; when the step is
 // right on these inputs (a mistake only other inputs show), the site that built it.
 
-import { boundSite } from './bounds.js';
+import { boundSite, scoredRight, slicedApart } from './bounds.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -122,7 +122,10 @@ export function alignProbe(recording, reference, sites = []) {
     if (entry.layout) {
       const found = matchLayout({ ...entry, source: entry.source && sortedFinite(entry.source) }, recording, knownMatrices);
       if (found?.missing) return { ...entry, status: 'missing', coverage: 0, site: found.site, moment: found.moment, caller: found.caller };
-      return found ? { ...entry, status: 'ok', ...found } : { ...entry, status: 'unknown' };
+      if (found) return { ...entry, status: 'ok', ...found };
+      // a mask no array holds, applied by bounds: right when each query scored exactly its keys
+      // (a step that holds the values too, a KV cache, is not shown right by its keys alone)
+      return entry.allowed && !entry.values && scoredRight(entry, recording, reference) ? { ...entry, status: 'ok', site: null, bounded: true } : { ...entry, status: 'unknown' };
     }
     const wanted = fresh[k];
     if (!wanted.length) return { ...entry, status: 'unknown' };
@@ -263,8 +266,8 @@ function writeSite(entry, recording, sites) {
  * the step's shape, between the right steps before it and those after it. { site, moment, caller } or null.
  */
 function standInSite(entry, index, alignment, recording, reference) {
-  const before = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.moment);
-  const after = alignment.slice(index + 1).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment);
+  const before = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.moment).filter(Number.isFinite);
+  const after = alignment.slice(index + 1).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
   if (!before.length || !after.length) return null;
   const [from, to] = [Math.max(...before), Math.min(...after)];
   const M = entry.matrix;
@@ -314,6 +317,9 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // none of its numbers built, and in their place a whole matrix the code had already (an input, another step)
     const standIn = entry.status === 'missing' && !entry.partial ? standInSite(entry, index, alignment, recordings[probe], references[probe]) : null;
     if (standIn) return { site: callSiteAtFault(standIn, sites, recordings[probe]) ?? standIn.site, probe };
+    // in an answer that masks by bounds: rows of an input sliced apart from the keys each query scored
+    const apart = entry.status === 'missing' && !entry.layout ? slicedApart(recordings[probe], references[probe]) : null;
+    if (apart) return { site: apart.site, probe };
     // from the moment the earliest right step before it began (a row-by-row answer builds each
     // row's steps in turn; a helper may build a later step's input first)
     const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);

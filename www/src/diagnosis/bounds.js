@@ -120,3 +120,50 @@ export function boundSite(entry, recording, reference) {
   });
   return best;
 }
+
+/** The visible keys of a mask entry: [Set of j] per row. */
+const visible = (entry) => entry.allowed.map((row) => new Set(row.flatMap((ok, j) => (ok ? [j] : []))));
+
+/** The keys each query scored, for the mask entry `entry` (null when nothing scores them). */
+function scoredFor(entry, recording, reference) {
+  const at = reference.steps.findIndex((e) => e.step === entry.step && e.head === entry.head);
+  const scoreEntries = reference.steps.slice(0, at).filter((e) => !e.layout && e.allowed && e.head === entry.head);
+  return scoreEntries.length ? scoredKeys(scoreEntries, recording).sets : null;
+}
+
+/**
+ * Whether a mask no array holds was applied right by bounds: each query scored exactly the keys
+ * it may see (and some query may not see every key).
+ */
+export function scoredRight(entry, recording, reference) {
+  const expected = visible(entry);
+  const actual = scoredFor(entry, recording, reference);
+  return Boolean(actual) && expected.some((s) => s.size < entry.allowed[0].length) && actual.every((s, i) => sameSet([...s], expected[i]));
+}
+
+/**
+ * Rows of an input sliced out for a query (`V.slice(0, p + 1)`) that are not the keys any query
+ * scored, in an answer that masks by bounds and scored the right keys: where the values left the
+ * keys they go with. The
+ * earliest such site { site, moment }, or null.
+ */
+export function slicedApart(recording, reference) {
+  const entry = reference.steps.find((e) => e.layout && e.allowed);
+  if (!entry || !scoredRight(entry, recording, reference)) return null;
+  const actual = scoredFor(entry, recording, reference);
+  const matrices = reference.inputs.filter((M) => M.length === entry.allowed[0].length);
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    if (!site.snapshots.length || (best && site.snapshots[0].moment >= best.moment)) return;
+    for (const M of matrices) {
+      const sets = site.snapshots.map((snap) => rowsOf(snap, M));
+      // contiguous ranges of rows, some of more than one row (one row alone may be any row read)
+      const ranges = sets.every((s) => s && s.every((k, n) => n === 0 || k === s[n - 1] + 1)) && sets.some((s) => s.length > 1);
+      if (ranges && sets.some((s) => !actual.some((a) => sameSet(s, a)))) {
+        best = { site: id, moment: site.snapshots[0].moment };
+        return;
+      }
+    }
+  });
+  return best;
+}

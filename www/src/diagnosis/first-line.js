@@ -195,7 +195,9 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // or an array holds its numbers moved): contradicted
     const wrong = aligned.wrong && aligned.statuses.find((s) => s.step === aligned.wrong.step);
     const later = wrong && ORDER.indexOf(located.step) > ORDER.indexOf(wrong.step) && wrong.coverage < 1 / 3;
-    const contradicted = wrong && (later || confirmed(located.step, aligned.statuses));
+    // (or the probes' step is a mask applied by bounds, and each query scored exactly the keys it may see)
+    const bounded = aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.bounded);
+    const contradicted = wrong && (later || bounded || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

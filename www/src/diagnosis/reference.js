@@ -123,8 +123,8 @@ const FORMS = {
   decode: ([Q, K, V, options], lab) => {
     const trace = withInputs(lab.traceMultiHeadAttention(Q, K, V, { ...options, W_O: identity(width(Q)), causal: true }), { Q, K, V });
     // which keys a token sees is what its cache holds: the causal mask is the cache's (applied by
-    // what was appended, never written)
-    const steps = stepsOfTrace(trace).filter((s) => s.step !== 'w-o').map((s) => (s.step === 'mask' ? { ...s, step: 'cache' } : s));
+    // what was appended, never written); the cache holds the values too, which the keys scored do not show
+    const steps = stepsOfTrace(trace).filter((s) => s.step !== 'w-o').map((s) => (s.step === 'mask' ? { ...s, step: 'cache', values: true } : s));
     return { steps, inputs: [Q, K, V], parts: partsOfTrace(trace) };
   },
   // projectedSelfAttention(X, { W_Q, W_K, W_V, W_O, numberOfHeads, headDimensions })
