@@ -230,13 +230,32 @@ export function foreignTest(reference) {
  * site's id; else null (a helper called from one place is the step itself). `sites`: the
  * instrumented sites (each with `fn`, its function).
  */
-export function callSiteAtFault(found, sites, recording) {
+export function callSiteAtFault(found, sites, recording, reference = null) {
   const fn = sites[found.site]?.fn;
   if (!fn || found.caller < 0) return null;
   const callers = new Set();
   // the call sites outside the helper (a call inside it, whose arguments it evaluates, is not one)
   sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0 && sites[c].fn !== fn) callers.add(c); });
-  return callers.size > 1 && sites[found.caller]?.fn !== fn ? found.caller : null;
+  if (!(callers.size > 1 && sites[found.caller]?.fn !== fn)) return null;
+  return reference && wrongInEveryCall(found, fn, sites, recording, foreignTest(reference)) ? null : found.caller;
+}
+
+/**
+ * Whether a helper builds wrong numbers on its own: the next call of it also builds a foreign
+ * number, and nothing outside it built one in between but the first call's own result (so the
+ * second call's wrong numbers are not made of the first's: `project(X, W_Q)`, `project(X, W_K)`
+ * with a projection that reads W transposed).
+ */
+function wrongInEveryCall(found, fn, sites, recording, foreign) {
+  const events = [];
+  recording.sites.forEach((site, id) => site.values.forEach((v, k) => { if (site.moments[k] > found.moment && foreign(v)) events.push({ id, moment: site.moments[k], caller: site.callers[k] }); }));
+  events.sort((a, b) => a.moment - b.moment);
+  for (const e of events) {
+    const inside = sites[e.id].fn === fn;
+    if (inside && e.caller !== found.caller && e.caller >= 0) return true; // the next call, wrong too
+    if (!inside && e.id !== found.caller) return false; // something built on the wrong result first
+  }
+  return false;
 }
 
 /** The array an assignment site writes into (`out` of `out[i + half] = …`), or null. */
@@ -332,7 +351,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (or when the foreign number is computed from the value that site declared: built on it)
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: partial.site, probe };
-    if (found) return { site: callSiteAtFault(found, sites, recordings[probe]) ?? found.site, probe };
+    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? found.site, probe };
   }
   return null;
 }
