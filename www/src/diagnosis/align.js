@@ -328,7 +328,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe]) : null;
-    if (bound) return { site: bound.site, probe };
+    if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
     // a layout of every head's numbers (not one head's) that no array holds, its numbers written one
     // by one into an array: the write that placed them
     const placed = entry.layout && entry.head === null && entry.status === 'unknown' ? writeSite(entry, recordings[probe], sites) : null;

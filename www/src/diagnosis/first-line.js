@@ -38,7 +38,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
     const [sites, recording] = [traced.sites, recordings[found.probe]];
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const from = found.final ? null : constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const wrong = firstWrongStep(statuses);
@@ -82,23 +82,26 @@ function startBehind(id, sites, recording) {
  * The declaration of a whole number that site `id` computes with (an operand of its arithmetic, not
  * an index, not a loop's counter) and that changes from call to call (`const p = r + offset` of
  * `p * inverse[i]`, `const z = e.length` of `e[j] / z`), and is none of the indices a right answer
- * holds (a head, its K/V head, a row's position): a count or a position the wrong value is made
- * of. When the site's own operands give none, the arguments of the call of the learner's function
- * its first wrong number was built under (`dotAt(q, h * d, k, g * d, d)`). Its id, or null.
+ * holds (a head, its K/V head, its first and last column, a row's position): a count or a position
+ * the wrong value is made of. A call's own arguments count as its operands (`q.columns(start, end)`).
+ * When the site's own give none, the arguments of the call of the learner's function its first
+ * wrong number was built under (`dotAt(q, h * d, k, g * d, d)`). Its id, or null.
  */
 function integerBehind(id, sites, recording, reference) {
   const behind = (names, fn) => {
     for (const name of names ?? []) {
-      const declared = (s, j) => j !== id && s.declares === name && !s.counter;
+      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name)) && !s.counter;
       const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
       const at = k >= 0 ? k : sites.findIndex(declared);
-      const values = at >= 0 ? recording.sites[at].values : [];
+      // a name of an array pattern: its element of each array recorded
+      const position = sites[at]?.pattern?.indexOf(name) ?? -1;
+      const values = at < 0 ? [] : position < 0 ? recording.sites[at].values : recording.sites[at].values.filter((_, n) => n % sites[at].pattern.length === position);
       const index = (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
       if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1 && !index) return at;
     }
     return null;
   };
-  const own = behind(sites[id].operands, sites[id].fn);
+  const own = behind(sites[id].operands, sites[id].fn) ?? behind(sites[id].args, sites[id].fn);
   if (own !== null) return own;
   const foreign = foreignTest(reference);
   const k = recording.sites[id].values.findIndex(foreign);

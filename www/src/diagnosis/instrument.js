@@ -146,6 +146,8 @@ export function instrument(source) {
       line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn),
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
+      // the names an array pattern declares, by position (`const [start, end] = […]`)
+      pattern: parent?.type === 'VariableDeclarator' && parent.id.type === 'ArrayPattern' && parent.id.elements.every((e) => e?.type === 'Identifier') ? parent.id.elements.map((e) => e.name) : null,
       // a part of a larger arithmetic expression: its value is not what the code keeps
       inner,
       // the larger expression's site, for a part (what the code does with the part's value)

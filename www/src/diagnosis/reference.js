@@ -173,13 +173,16 @@ const FORMS = {
 };
 
 /**
- * The whole numbers a right answer indexes by, one per head or per row: each head's index and the
- * K/V head it reads (from the trace), the position of each row (RoPE). A wrong number is not
+ * The whole numbers a right answer indexes by, one per head or per row: each head's index, its
+ * first and last column, and the K/V head it reads (from the trace), the position of each row (RoPE). A wrong number is not
  * blamed on an integer that is one of these.
  */
 function indicesOf(args, steps, form) {
   const heads = [...new Set(steps.map((e) => e.head).filter((h) => h !== null && h !== undefined))];
   const indices = heads.length > 1 ? [heads] : [];
+  // each head's columns: where its slice starts and ends
+  const width = steps.find((e) => e.step === 'slice')?.matrix[0].length;
+  if (heads.length > 1 && width) indices.push(heads.map((h) => h * width), heads.map((h) => (h + 1) * width));
   const kv = steps.filter((e) => e.step === 'kv-head' && e.kvHead !== undefined);
   if (kv.length) indices.push(heads.map((h) => kv.find((e) => e.head === h)?.kvHead));
   if (form === 'rope') {
