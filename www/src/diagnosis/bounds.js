@@ -19,28 +19,29 @@ const isIndex = (x) => isInteger(x) && x >= 0;
  * row, first: per row the moment its first score was built (undefined: none) }.
  */
 function scoredKeys(scoreEntries, recording) {
-  const pairs = recording.sites.flatMap((s) => s.values.map((v, k) => [v, s.moments[k]])).filter(([v]) => Number.isFinite(v)).sort((a, b) => a[0] - b[0]);
-  // the earliest moment a number near x was built, or undefined
+  const pairs = recording.sites.flatMap((s) => s.values.map((v, k) => [v, s.moments[k], s.callers?.[k] ?? -1])).filter(([v]) => Number.isFinite(v)).sort((a, b) => a[0] - b[0]);
+  // the earliest [moment, caller] a number near x was built, or undefined
   const builtAt = (x) => {
     let lo = 0;
     let hi = pairs.length;
     const floor = x - TOLERANCE * Math.max(1, Math.abs(x));
     while (lo < hi) { const mid = (lo + hi) >> 1; if (pairs[mid][0] < floor) lo = mid + 1; else hi = mid; }
-    let moment;
-    for (let k = lo; k < pairs.length && near(pairs[k][0], x); k++) moment = Math.min(moment ?? Infinity, pairs[k][1]);
-    return moment;
+    let best;
+    for (let k = lo; k < pairs.length && near(pairs[k][0], x); k++) if (!best || pairs[k][1] < best[0]) best = [pairs[k][1], pairs[k][2]];
+    return best;
   };
   const sets = scoreEntries[0].matrix.map(() => new Set());
   const first = sets.map(() => undefined);
+  const callers = sets.map(() => -1);
   for (const entry of scoreEntries) {
     entry.matrix.forEach((row, i) => row.forEach((x, j) => {
-      const moment = Number.isFinite(x) && !isInteger(x) ? builtAt(x) : undefined;
-      if (moment === undefined) return;
+      const built = Number.isFinite(x) && !isInteger(x) ? builtAt(x) : undefined;
+      if (built === undefined) return;
       sets[i].add(j);
-      first[i] = Math.min(first[i] ?? Infinity, moment);
+      if (!(first[i] <= built[0])) [first[i], callers[i]] = built;
     }));
   }
-  return { sets, first };
+  return { sets, first, callers };
 }
 
 /** The bounds of a set of keys per row: { first, last, end, count }, each an array (undefined: no key in that row). */
@@ -97,7 +98,7 @@ export function boundSite(entry, recording, reference) {
   // the entries before it that hold the scores of the visible keys (scores, scaled scores)
   const scoreEntries = reference.steps.slice(0, at).filter((e) => !e.layout && e.allowed && e.head === entry.head);
   if (!scoreEntries.length) return null;
-  const { sets: actual, first } = scoredKeys(scoreEntries, recording);
+  const { sets: actual, first, callers } = scoredKeys(scoreEntries, recording);
   const expected = entry.allowed.map((row) => new Set(row.flatMap((ok, j) => (ok ? [j] : []))));
   if (actual.every((s, i) => sameSet([...s], expected[i]))) return null;
   const [mine, theirs] = [boundsOf(actual), boundsOf(expected)];
@@ -118,7 +119,10 @@ export function boundSite(entry, recording, reference) {
     });
     if (bound || sliced) best = { site: id, moment };
   });
-  return best;
+  // no bound held anywhere (the keys are what a cache held when it was read): the call of the
+  // learner's function the first query with the wrong keys was scored under
+  const wrong = actual.map((s, i) => i).filter((i) => actual[i].size > 0 && !sameSet([...actual[i]], expected[i]) && callers[i] >= 0).sort((a, b) => first[a] - first[b]);
+  return best ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
 }
 
 /** The visible keys of a mask entry: [Set of j] per row. */
