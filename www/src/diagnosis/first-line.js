@@ -38,7 +38,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
     const [sites, recording] = [traced.sites, recordings[found.probe]];
-    const from = found.final ? null : constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const from = found.final ? null : constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const wrong = firstWrongStep(statuses);
@@ -107,6 +107,27 @@ function integerBehind(id, sites, recording, reference) {
   const k = recording.sites[id].values.findIndex(foreign);
   const caller = k >= 0 ? recording.sites[id].callers?.[k] ?? -1 : -1;
   return caller >= 0 && caller !== id ? behind(sites[caller].args, sites[caller].fn) : null;
+}
+
+/**
+ * The declaration of a number read from the input (`const x2 = row[h * d + i + 1]`) that site `id`
+ * computes with, when the reference says which columns a right answer reads in each role
+ * (`reads`: the first and the second of each pair) and the columns it read are none of them. Its id, or null.
+ */
+function readBehind(id, sites, recording, reference) {
+  if (!reference.reads) return null;
+  const X = reference.inputs[0];
+  const inColumns = (columns) => new Set(X.flatMap((row) => columns.map((c) => row[c])));
+  const roles = reference.reads.map(inColumns);
+  const all = inColumns(X[0].map((_, c) => c));
+  for (const name of sites[id].operands ?? []) {
+    const at = sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn);
+    const values = at >= 0 ? recording.sites[at].values : [];
+    if (!values.length || values.every(Number.isInteger) || !values.every((v) => all.has(v))) continue;
+    // input numbers, not all of them from the columns of one role
+    if (!roles.some((role) => values.every((v) => role.has(v)))) return at;
+  }
+  return null;
 }
 
 /**

@@ -160,7 +160,11 @@ const FORMS = {
     const angles = X.map((_, r) => frequencies.map((f) => (offset + r) * f));
     const parts = angles.flat().flatMap((a) => [Math.cos(a), Math.sin(a)]);
     for (const row of X) for (const x of row) for (const a of angles.flat()) parts.push(x * Math.cos(a), x * Math.sin(a));
+    // the columns a right answer reads as the first and as the second of each pair (rotate-half: i and i + d/2 of each head)
+    const heads = X[0].length / d;
+    const role = (shift) => Array.from({ length: heads }, (_, h) => Array.from({ length: d / 2 }, (_, i) => h * d + i + shift)).flat();
     return {
+      reads: [role(0), role(d / 2)],
       steps: [
         { step: 'frequency', head: null, matrix: [frequencies] },
         { step: 'position', head: null, matrix: angles },
