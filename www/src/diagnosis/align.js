@@ -14,7 +14,10 @@
 // later work built on it matches: BUILDS_ON). First wrong line: the site that built the first number foreign to the
 // reference (in no step, no input, not one a right answer builds on the way: reference.js's parts)
 // after the last right step was complete; when the step is
-// right on these inputs (a mistake only other inputs show), the site that built it.
+// right on these inputs (a mistake only other inputs show), the site that built it. Before the
+// first foreign number, siteOf tries what leaves no foreign number: a mask applied by bounds
+// (bounds.js), a layout written straight into place, a matrix kept in a step's place, rows sliced
+// apart from the keys scored (see docs/contributors.md).
 
 import { boundSite, scoredRight, slicedApart } from './bounds.js';
 
