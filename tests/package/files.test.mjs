@@ -40,6 +40,7 @@ const EXPECTED_FILES = [
   // the diagnosis: the probe engine (locate.js and the checks it reads from each diagnosis.json), and
   // the first wrong line (the learner's code instrumented with acorn, aligned with the reference's steps)
   'course/diagnosis/align.js',
+  'course/diagnosis/bounds.js',
   'course/diagnosis/checks.js',
   'course/diagnosis/first-line.js',
   'course/diagnosis/forms.js',

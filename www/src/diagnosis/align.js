@@ -14,7 +14,12 @@
 // later work built on it matches: BUILDS_ON). First wrong line: the site that built the first number foreign to the
 // reference (in no step, no input, not one a right answer builds on the way: reference.js's parts)
 // after the last right step was complete; when the step is
-// right on these inputs (a mistake only other inputs show), the site that built it.
+// right on these inputs (a mistake only other inputs show), the site that built it. Before the
+// first foreign number, siteOf tries what leaves no foreign number: a mask applied by bounds
+// (bounds.js), a layout written straight into place, a matrix kept in a step's place, rows sliced
+// apart from the keys scored (see docs/contributors.md).
+
+import { boundSite, scoredRight, slicedApart } from './bounds.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -120,7 +125,10 @@ export function alignProbe(recording, reference, sites = []) {
     if (entry.layout) {
       const found = matchLayout({ ...entry, source: entry.source && sortedFinite(entry.source) }, recording, knownMatrices);
       if (found?.missing) return { ...entry, status: 'missing', coverage: 0, site: found.site, moment: found.moment, caller: found.caller };
-      return found ? { ...entry, status: 'ok', ...found } : { ...entry, status: 'unknown' };
+      if (found) return { ...entry, status: 'ok', ...found };
+      // a mask no array holds, applied by bounds: right when each query scored exactly its keys
+      // (a step that holds the values too, a KV cache, is not shown right by its keys alone)
+      return entry.allowed && !entry.values && scoredRight(entry, recording, reference) ? { ...entry, status: 'ok', site: null, bounded: true } : { ...entry, status: 'unknown' };
     }
     const wanted = fresh[k];
     if (!wanted.length) return { ...entry, status: 'unknown' };
@@ -225,17 +233,85 @@ export function foreignTest(reference) {
  * site's id; else null (a helper called from one place is the step itself). `sites`: the
  * instrumented sites (each with `fn`, its function).
  */
-export function callSiteAtFault(found, sites, recording) {
+export function callSiteAtFault(found, sites, recording, reference = null) {
   const fn = sites[found.site]?.fn;
   if (!fn || found.caller < 0) return null;
   const callers = new Set();
   // the call sites outside the helper (a call inside it, whose arguments it evaluates, is not one)
   sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0 && sites[c].fn !== fn) callers.add(c); });
-  return callers.size > 1 && sites[found.caller]?.fn !== fn ? found.caller : null;
+  if (!(callers.size > 1 && sites[found.caller]?.fn !== fn)) return null;
+  return reference && wrongInEveryCall(found, fn, sites, recording, foreignTest(reference)) ? null : found.caller;
+}
+
+/**
+ * Whether a helper builds wrong numbers on its own: the next call of it also builds a foreign
+ * number, and nothing outside it built one in between but the first call's own result (so the
+ * second call's wrong numbers are not made of the first's: `project(X, W_Q)`, `project(X, W_K)`
+ * with a projection that reads W transposed).
+ */
+function wrongInEveryCall(found, fn, sites, recording, foreign) {
+  const events = [];
+  recording.sites.forEach((site, id) => site.values.forEach((v, k) => { if (site.moments[k] > found.moment && foreign(v)) events.push({ id, moment: site.moments[k], caller: site.callers[k] }); }));
+  events.sort((a, b) => a.moment - b.moment);
+  for (const e of events) {
+    const inside = sites[e.id].fn === fn;
+    if (inside && e.caller !== found.caller && e.caller >= 0) return true; // the next call, wrong too
+    if (!inside && e.id !== found.caller) return false; // something built on the wrong result first
+  }
+  return false;
 }
 
 /** The array an assignment site writes into (`out` of `out[i + half] = …`), or null. */
 const arrayOf = (site) => site?.writes ?? null;
+
+/**
+ * The assignment into an array (`concat[i][off + c] += …`) that wrote every number of a layout
+ * step, when no array held the step whole: the line that put the numbers where they are. The site
+ * that completed them first, or null.
+ */
+function writeSite(entry, recording, sites) {
+  const wanted = [...new Set(flat(entry.matrix).filter((x) => Number.isFinite(x) && !isInteger(x)))];
+  if (!wanted.length) return null;
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    if (!sites[id]?.writes) return;
+    const done = completion(site, wanted)?.done;
+    if (done !== undefined && (!best || done < best.done)) best = { id, done };
+  });
+  return best?.id ?? null;
+}
+
+/**
+ * A step none of whose numbers were built, where a matrix the code already had was kept in its
+ * place (`const V = X`; `const K = project(X, W_Q)`: another step's numbers built again): the
+ * earliest snapshot of an input, or of another step after its numbers were built a second time, of
+ * the step's shape, between the right steps before it and those after it. { site, moment, caller } or null.
+ */
+function standInSite(entry, index, alignment, recording, reference) {
+  const before = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.moment).filter(Number.isFinite);
+  const after = alignment.slice(index + 1).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
+  if (!before.length || !after.length) return null;
+  const [from, to] = [Math.max(...before), Math.min(...after)];
+  const M = entry.matrix;
+  const shaped = (K) => K.length === M.length && K[0].length === M[0].length;
+  // each candidate with the moment from which a copy of it is a stand-in
+  const known = reference.inputs.filter(shaped).map((K) => ({ K, since: -Infinity }));
+  for (const e of alignment) {
+    if (e === entry || e.status !== 'ok' || e.layout || !shaped(e.matrix)) continue;
+    const x = e.matrix.flat().find((v) => Number.isFinite(v) && !isInteger(v));
+    const site = recording.sites[e.site];
+    const again = site.values.findIndex((v, k) => site.moments[k] > e.moment && near(v, x));
+    if (x !== undefined && again >= 0) known.push({ K: e.matrix, since: site.moments[again] });
+  }
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    for (const snap of site.snapshots) {
+      if (snap.moment <= from || snap.moment >= to || (best && snap.moment >= best.moment) || snap.data.every(isInteger)) continue;
+      if (known.some(({ K, since }) => snap.moment > since && sameMatrix(snap.data, snap.rows, snap.cols, K))) best = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+    }
+  });
+  return best;
+}
 
 /**
  * The site to name for `step`: where it was built when some site matched it, else the first
@@ -244,7 +320,7 @@ const arrayOf = (site) => site?.writes ?? null;
 export function siteOf(step, alignments, recordings, references, sites = []) {
   for (const [probe, alignment] of alignments.entries()) {
     const ok = alignment.filter((e) => e.step === step && e.status === 'ok' && e.site !== null);
-    if (ok.length && !alignment.some((e) => e.step === step && e.status === 'missing')) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe };
+    if (ok.length && !alignment.some((e) => e.step === step && e.status !== 'ok')) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe };
   }
   for (const [probe, alignment] of alignments.entries()) {
     let index = alignment.findIndex((e) => e.step === step && e.status === 'missing');
@@ -253,6 +329,19 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const entry = alignment[index];
     // a wrong layout: the array itself (or the call that made it, in a helper used from several places)
     if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? entry.site, probe };
+    // a mask applied by bounds (no array holds it): where the bound of the keys was computed
+    const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe]) : null;
+    if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
+    // a layout of every head's numbers (not one head's) that no array holds, its numbers written one
+    // by one into an array: the write that placed them
+    const placed = entry.layout && entry.head === null && entry.status === 'unknown' ? writeSite(entry, recordings[probe], sites) : null;
+    if (placed !== null) return { site: placed, probe };
+    // none of its numbers built, and in their place a whole matrix the code had already (an input, another step)
+    const standIn = entry.status === 'missing' && !entry.partial ? standInSite(entry, index, alignment, recordings[probe], references[probe]) : null;
+    if (standIn) return { site: callSiteAtFault(standIn, sites, recordings[probe]) ?? standIn.site, probe };
+    // in an answer that masks by bounds: rows of an input sliced apart from the keys each query scored
+    const apart = entry.status === 'missing' && !entry.layout ? slicedApart(recordings[probe], references[probe]) : null;
+    if (apart) return { site: apart.site, probe };
     // from the moment the earliest right step before it began (a row-by-row answer builds each
     // row's steps in turn; a helper may build a later step's input first)
     const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
@@ -262,8 +351,10 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (unless the foreign number is written into the same array: the step's other part, written wrong)
     const partial = entry.status === 'missing' ? entry.partial : null;
     const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[found.site]);
-    if (partial && (!found || (partial.start < found.moment && !sameArray))) return { site: partial.site, probe };
-    if (found) return { site: callSiteAtFault(found, sites, recordings[probe]) ?? found.site, probe };
+    // (or when the foreign number is computed from the value that site declared: built on it)
+    const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
+    if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: partial.site, probe };
+    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? found.site, probe };
   }
   return null;
 }

@@ -13,8 +13,9 @@
 //   - a check (an error case) takes the line of the throw, or, when nothing threw, the first line of
 //     the function; a crash, the line it threw from.
 import { STEPS } from './steps.js';
+import { follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
-import { alignProbe, confirmed, firstForeignSite, firstWrongStep, siteOf, stepStatuses } from './align.js';
+import { alignProbe, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
 
 const ORDER = Object.keys(STEPS);
 
@@ -36,7 +37,8 @@ export function alignAnswer(data, traced, lab, functionName) {
   const site = (step) => {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
-    const from = constantBehind(found.site, traced.sites, recordings[found.probe], references[found.probe]) ?? startBehind(found.site, traced.sites, recordings[found.probe]);
+    const [sites, recording] = [traced.sites, recordings[found.probe]];
+    const from = found.final ? null : constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const wrong = firstWrongStep(statuses);
@@ -74,6 +76,86 @@ function startBehind(id, sites, recording) {
   const k = sites.findIndex((s, j) => j !== id && s.declares === site.target);
   const values = k >= 0 ? recording.sites[k].values : [];
   return values.length > 0 && values.every((x) => x === values[0]) && values[0] !== 0 && Number.isFinite(values[0]) ? k : null;
+}
+
+/**
+ * The declaration of a whole number that site `id` computes with (an operand of its arithmetic, not
+ * an index, not a loop's counter) and that changes from call to call (`const p = r + offset` of
+ * `p * inverse[i]`, `const z = e.length` of `e[j] / z`), and is none of the indices a right answer
+ * holds (a head, its K/V head, its first and last column, a row's position): a count or a position
+ * the wrong value is made of. A call's own arguments count as its operands (`q.columns(start, end)`).
+ * When the site's own give none, the arguments of the call of the learner's function its first
+ * wrong number was built under (`dotAt(q, h * d, k, g * d, d)`). Its id, or null.
+ */
+function integerBehind(id, sites, recording, reference) {
+  const behind = (names, fn) => {
+    for (const name of names ?? []) {
+      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name)) && !s.counter;
+      const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
+      const at = k >= 0 ? k : sites.findIndex(declared);
+      // a name of an array pattern: its element of each array recorded
+      const position = sites[at]?.pattern?.indexOf(name) ?? -1;
+      const values = at < 0 ? [] : position < 0 ? recording.sites[at].values : recording.sites[at].values.filter((_, n) => n % sites[at].pattern.length === position);
+      const index = (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
+      if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1 && !index) return at;
+    }
+    return null;
+  };
+  const own = behind(sites[id].operands, sites[id].fn) ?? behind(sites[id].args, sites[id].fn);
+  if (own !== null) return own;
+  const foreign = foreignTest(reference);
+  const k = recording.sites[id].values.findIndex(foreign);
+  const caller = k >= 0 ? recording.sites[id].callers?.[k] ?? -1 : -1;
+  return caller >= 0 && caller !== id ? behind(sites[caller].args, sites[caller].fn) : null;
+}
+
+/**
+ * The declaration of a number read from the input (`const x2 = row[h * d + i + 1]`) that site `id`
+ * computes with, when the reference says which columns a right answer reads in each role
+ * (`reads`: the first and the second of each pair) and the columns it read are none of them. Its id, or null.
+ */
+function readBehind(id, sites, recording, reference) {
+  if (!reference.reads) return null;
+  const X = reference.inputs[0];
+  const inColumns = (columns) => new Set(X.flatMap((row) => columns.map((c) => row[c])));
+  const roles = reference.reads.map(inColumns);
+  const all = inColumns(X[0].map((_, c) => c));
+  for (const name of sites[id].operands ?? []) {
+    const at = sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn);
+    const values = at >= 0 ? recording.sites[at].values : [];
+    if (!values.length || values.every(Number.isInteger) || !values.every((v) => all.has(v))) continue;
+    // input numbers, not all of them from the columns of one role
+    if (!roles.some((role) => values.every((v) => role.has(v)))) return at;
+  }
+  return null;
+}
+
+/**
+ * When the first foreign number of site `id` is made of what a call of the learner's own function
+ * on its line returned, and that was no step's number (`dot(q, k) / √d` with a dot product that
+ * skips a term: a product, a partial sum), the function built it wrong: the site inside that call
+ * that first built the returned number. Its id, or null.
+ */
+function returnedBehind(id, sites, recording, reference) {
+  const foreign = foreignTest(reference);
+  const site = recording.sites[id];
+  const k = site.values.findIndex(foreign);
+  if (k < 0) return null;
+  const moment = site.moments[k];
+  const steps = new Set(reference.steps.flatMap((e) => e.matrix.flat()).filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  let call = null;
+  sites.forEach((s, c) => {
+    if (!s.call || s.line !== sites[id].line || c === id) return;
+    const r = recording.sites[c];
+    const j = r.moments.findLastIndex((m) => m < moment);
+    if (j >= 0 && (!call || r.moments[j] > call.moment)) call = { id: c, moment: r.moments[j], value: r.values[j] };
+  });
+  if (!call || !Number.isFinite(call.value) || Number.isInteger(call.value) || steps.has(call.value.toPrecision(12))) return null;
+  let best = null;
+  recording.sites.forEach((r, j) => {
+    r.values.forEach((v, n) => { if (r.callers[n] === call.id && v === call.value && (!best || r.moments[n] < best.moment)) best = { id: j, moment: r.moments[n] }; });
+  });
+  return best?.id ?? null;
 }
 
 /** `Line n: ` before a title, and the line's fields on the finding. */
@@ -137,7 +219,9 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // or an array holds its numbers moved): contradicted
     const wrong = aligned.wrong && aligned.statuses.find((s) => s.step === aligned.wrong.step);
     const later = wrong && ORDER.indexOf(located.step) > ORDER.indexOf(wrong.step) && wrong.coverage < 1 / 3;
-    const contradicted = wrong && (later || confirmed(located.step, aligned.statuses));
+    // (or the probes' step is a mask applied by bounds, and each query scored exactly the keys it may see)
+    const bounded = aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.bounded);
+    const contradicted = wrong && (later || bounded || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

@@ -63,6 +63,29 @@ function namesIn(node) {
   return [...names];
 }
 
+/**
+ * The identifiers a node computes with (at most 16): the names its own arithmetic combines (`p` of
+ * `p * inverse[i]`, `z` of `(e[j] / z) * v` or `w /= z`); not what a call, an index or a callback reads.
+ */
+function operandsIn(node) {
+  const names = new Set();
+  const visit = (n) => {
+    if (n.type === 'Identifier') names.add(n.name);
+    else if (n.type === 'BinaryExpression' && ARITHMETIC.has(n.operator)) { visit(n.left); visit(n.right); }
+    else if (n.type === 'AssignmentExpression' && n.operator !== '=') visit(n.right);
+    else if (n.type === 'UnaryExpression') visit(n.argument);
+  };
+  if (node.type === 'BinaryExpression' || node.type === 'AssignmentExpression' || node.type === 'UnaryExpression') visit(node);
+  return [...names].slice(0, 16);
+}
+
+/** The declarators of `for (let i = 0; …)` loops: their variables count, they hold no step's value. */
+function loopCounters(ast) {
+  const counters = new Set();
+  walk(ast, (node, parent, key) => { if (node.type === 'VariableDeclaration' && parent?.type === 'ForStatement' && key === 'init') node.declarations.forEach((d) => counters.add(d)); });
+  return counters;
+}
+
 /** The nodes to wrap: [{ node, parent }], each range once (the first reason to record it names it). */
 function targets(ast) {
   const chosen = new Map();
@@ -112,6 +135,7 @@ export function instrument(source) {
   const sites = [];
   const inserts = [];
   const idOf = new Map(); // a recorded node → its site
+  const counters = loopCounters(ast);
   for (const { node, parent, fn, call } of targets(ast)) {
     const id = sites.length;
     idOf.set(node, id);
@@ -122,11 +146,18 @@ export function instrument(source) {
       line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn),
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
+      // the names an array pattern declares, by position (`const [start, end] = […]`)
+      pattern: parent?.type === 'VariableDeclarator' && parent.id.type === 'ArrayPattern' && parent.id.elements.every((e) => e?.type === 'Identifier') ? parent.id.elements.map((e) => e.name) : null,
       // a part of a larger arithmetic expression: its value is not what the code keeps
       inner,
       // the larger expression's site, for a part (what the code does with the part's value)
       outer: inner ? idOf.get(parent) ?? null : null,
       uses: namesIn(node),
+      // the names it computes with (arithmetic operands), and whether it declares a loop counter
+      operands: operandsIn(node),
+      counter: counters.has(parent),
+      // a call's arguments as names it computes with (`g` of `dotAt(q, h * d, k, g * d, d)`)
+      args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : operandsIn(a))))].slice(0, 16) : null,
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
       writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null),
       // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into

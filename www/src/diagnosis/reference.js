@@ -22,7 +22,8 @@ function stepsOfTrace(trace, { heads = true, rope = false } = {}) {
       const kv = k.kvHead !== undefined && k.kvHead !== null ? 'kv-head' : 'slice';
       for (const [step, name] of [['slice', 'Q'], [kv, 'K'], [kv, 'V']]) {
         const input = trace.inputs[name];
-        steps.push({ step, head: i, matrix: byName.get(`${name}_${i}`).values, layout: true, source: input ? input.flat() : null });
+        const kvHead = byName.get(`${name}_${i}`).kvHead ?? undefined;
+        steps.push({ step, head: i, matrix: byName.get(`${name}_${i}`).values, layout: true, source: input ? input.flat() : null, ...(kvHead !== undefined ? { kvHead } : {}) });
       }
     }
     if (rope) {
@@ -35,7 +36,7 @@ function stepsOfTrace(trace, { heads = true, rope = false } = {}) {
     const allowed = weights.allowed ?? null;
     steps.push({ step: 'scores', head: i, matrix: byName.get(`scores_${i}`).values, allowed });
     steps.push({ step: 'scale', head: i, matrix: scaled.values, allowed });
-    if (allowed) steps.push({ step: 'mask', head: i, matrix: masked(scaled, allowed), layout: true, source: scaled.values.flat() });
+    if (allowed) steps.push({ step: 'mask', head: i, matrix: masked(scaled, allowed), layout: true, source: scaled.values.flat(), allowed });
     steps.push({ step: 'softmax', head: i, matrix: weights.values, allowed });
     steps.push({ step: 'weighted-sum', head: i, matrix: byName.get(`context_${i}`).values });
   }
@@ -121,7 +122,10 @@ const FORMS = {
   // decode(Q, K, V, { numberOfHeads, headDimensions }): causal multi-head attention, no W_O
   decode: ([Q, K, V, options], lab) => {
     const trace = withInputs(lab.traceMultiHeadAttention(Q, K, V, { ...options, W_O: identity(width(Q)), causal: true }), { Q, K, V });
-    return { steps: stepsOfTrace(trace).filter((s) => s.step !== 'mask' && s.step !== 'w-o'), inputs: [Q, K, V], parts: partsOfTrace(trace) };
+    // which keys a token sees is what its cache holds: the causal mask is the cache's (applied by
+    // what was appended, never written); the cache holds the values too, which the keys scored do not show
+    const steps = stepsOfTrace(trace).filter((s) => s.step !== 'w-o').map((s) => (s.step === 'mask' ? { ...s, step: 'cache', values: true } : s));
+    return { steps, inputs: [Q, K, V], parts: partsOfTrace(trace) };
   },
   // projectedSelfAttention(X, { W_Q, W_K, W_V, W_O, numberOfHeads, headDimensions })
   projected: ([X, { W_Q, W_K, W_V, W_O, numberOfHeads, headDimensions }], lab) => {
@@ -156,7 +160,11 @@ const FORMS = {
     const angles = X.map((_, r) => frequencies.map((f) => (offset + r) * f));
     const parts = angles.flat().flatMap((a) => [Math.cos(a), Math.sin(a)]);
     for (const row of X) for (const x of row) for (const a of angles.flat()) parts.push(x * Math.cos(a), x * Math.sin(a));
+    // the columns a right answer reads as the first and as the second of each pair (rotate-half: i and i + d/2 of each head)
+    const heads = X[0].length / d;
+    const role = (shift) => Array.from({ length: heads }, (_, h) => Array.from({ length: d / 2 }, (_, i) => h * d + i + shift)).flat();
     return {
+      reads: [role(0), role(d / 2)],
       steps: [
         { step: 'frequency', head: null, matrix: [frequencies] },
         { step: 'position', head: null, matrix: angles },
@@ -168,9 +176,30 @@ const FORMS = {
   },
 };
 
-/** The reference steps of one traced probe: { steps, inputs }; throws on an unknown form. */
+/**
+ * The whole numbers a right answer indexes by, one per head or per row: each head's index, its
+ * first and last column, and the K/V head it reads (from the trace), the position of each row (RoPE). A wrong number is not
+ * blamed on an integer that is one of these.
+ */
+function indicesOf(args, steps, form) {
+  const heads = [...new Set(steps.map((e) => e.head).filter((h) => h !== null && h !== undefined))];
+  const indices = heads.length > 1 ? [heads] : [];
+  // each head's columns: where its slice starts and ends
+  const width = steps.find((e) => e.step === 'slice')?.matrix[0].length;
+  if (heads.length > 1 && width) indices.push(heads.map((h) => h * width), heads.map((h) => (h + 1) * width));
+  const kv = steps.filter((e) => e.step === 'kv-head' && e.kvHead !== undefined);
+  if (kv.length) indices.push(heads.map((h) => kv.find((e) => e.head === h)?.kvHead));
+  if (form === 'rope') {
+    const [X, { offset = 0 }] = args;
+    indices.push(X.map((_, r) => offset + r));
+  }
+  return indices;
+}
+
+/** The reference steps of one traced probe: { steps, inputs, parts, indices }; throws on an unknown form. */
 export function referenceSteps(form, args, lab) {
   const make = FORMS[form];
   if (!make) throw new Error(`diagnosis.json: unknown reference form ${form} (known: ${Object.keys(FORMS).join(', ')})`);
-  return make(structuredClone(args), lab);
+  const made = make(structuredClone(args), lab);
+  return { ...made, indices: indicesOf(args, made.steps, form) };
 }

@@ -86,6 +86,10 @@ export function readSums(r) {
   const k = rowSums[0];
   if (!rowsOk && k > 0 && rowSums.every((x) => Math.abs(x - k) < 1e-7 * Math.max(1, k))) {
     const s = fitScale(Ŵ.map((row) => row.map((x) => x / k)), stepOf(t, `scores_${i}`).values, allowed);
+    // the scores scaled right (1/√d), each row then multiplied by k: the softmax's division, not the scale
+    if (s !== null && Math.abs(s * Math.sqrt(d) - 1) < 1e-6) {
+      return { ...base, step: 'softmax', title: `${capital(who)} are the softmax of the scaled scores times ${fmt(k)}: every row sums to ${fmt(k)}, not 1`, detail: `The scores are scaled right (by 1/√${dim}), but each e^score is divided by something other than the sum of its own row (a count, a constant). A softmax divides each e^score by the sum of its row.` };
+    }
     if (s !== null) {
       return { ...base, step: 'scale', title: `Your scores are not scaled before the softmax: every row of ${who} sums to ${fmt(k)}${Math.abs(k - 1 / Math.sqrt(d)) < 1e-9 ? ` = 1/√${d}` : ''}`, detail: `Your weights are softmax(scores × ${scaleName(s)}) multiplied by ${fmt(k)} afterwards. Scale the scores by 1/√${dim} first; the softmax then makes each row sum to 1.` };
     }
@@ -178,6 +182,7 @@ export function readScores(r) {
       const cols = range(d).map((c) => other * d + c);
       candidates.push(['slice', lab.linear(columns(Q, cols), transpose(columns(K, cols))), `Head ${i}'s weights fit the scores of columns ${cols[0]}–${cols.at(-1)}, which belong to head ${other}. Head i takes columns i·headDimensions up to (i+1)·headDimensions.`]);
       candidates.push(['slice', lab.linear(Qh, transpose(columns(K, cols))), `Head ${i}'s queries are its own, but its keys are columns ${cols[0]}–${cols.at(-1)} of K, head ${other}'s. Slice the keys with the same columns as the queries: i·headDimensions up to (i+1)·headDimensions.`]);
+      candidates.push(['slice', lab.linear(columns(Q, cols), transpose(Kh)), `Head ${i}'s keys are its own, but its queries are columns ${cols[0]}–${cols.at(-1)} of Q, head ${other}'s. Slice the queries of head i: columns i·headDimensions up to (i+1)·headDimensions.`]);
     }
     const strided = range(d).map((c) => c * h + i);
     candidates.push(['slice', lab.linear(columns(Q, strided), transpose(columns(K, strided))), `Head ${i}'s weights fit the scores of columns ${strided.join(', ')} (every ${h}th column): a reshape of each row into [headDimensions, numberOfHeads] instead of [numberOfHeads, headDimensions]. Head i takes the block of columns i·headDimensions up to (i+1)·headDimensions.`]);

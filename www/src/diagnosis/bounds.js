@@ -1,0 +1,173 @@
+// Where a mask applied by bounds went wrong (issue 28). An answer that scores only the keys a query
+// may see writes no −∞ anywhere: a wrong mask is the ABSENCE of a write, and no array holds it. What
+// the code does hold is the bound it looped or sliced by: a first key, a last key, an end, a count
+// (`const first = Math.max(0, p - w + 1)`, `return causal ? i + 1 : T`), or the keys it sliced out
+// (`K.slice(first, p + 1)`). The keys the code really scored for each query are read from the
+// recording (a score of key j for query i is among the numbers it built); a site whose integers are
+// one of those bounds, query by query, where the reference's bound differs, or whose arrays are the
+// rows of the scored keys where the reference lets other keys through, is where the bound was
+// computed: the earliest such site is the line of the mask.
+
+const TOLERANCE = 1e-9;
+const near = (a, b) => Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b));
+const isInteger = (x) => Number.isFinite(x) && Math.abs(x - Math.round(x)) <= 1e-12;
+/** A key's index or a count of keys: an integer, not negative. */
+const isIndex = (x) => isInteger(x) && x >= 0;
+
+/**
+ * The keys each query really scored, from the numbers of the score entries: { sets: [Set of j] per
+ * row, first: per row the moment its first score was built (undefined: none) }.
+ */
+function scoredKeys(scoreEntries, recording) {
+  const pairs = recording.sites.flatMap((s) => s.values.map((v, k) => [v, s.moments[k], s.callers?.[k] ?? -1])).filter(([v]) => Number.isFinite(v)).sort((a, b) => a[0] - b[0]);
+  // the earliest [moment, caller] a number near x was built, or undefined
+  const builtAt = (x) => {
+    let lo = 0;
+    let hi = pairs.length;
+    const floor = x - TOLERANCE * Math.max(1, Math.abs(x));
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (pairs[mid][0] < floor) lo = mid + 1; else hi = mid; }
+    let best;
+    for (let k = lo; k < pairs.length && near(pairs[k][0], x); k++) if (!best || pairs[k][1] < best[0]) best = [pairs[k][1], pairs[k][2]];
+    return best;
+  };
+  const sets = scoreEntries[0].matrix.map(() => new Set());
+  const first = sets.map(() => undefined);
+  const callers = sets.map(() => -1);
+  for (const entry of scoreEntries) {
+    entry.matrix.forEach((row, i) => row.forEach((x, j) => {
+      const built = Number.isFinite(x) && !isInteger(x) ? builtAt(x) : undefined;
+      if (built === undefined) return;
+      sets[i].add(j);
+      if (!(first[i] <= built[0])) [first[i], callers[i]] = built;
+    }));
+  }
+  return { sets, first, callers };
+}
+
+/** The bounds of a set of keys per row: { first, last, end, count }, each an array (undefined: no key in that row). */
+function boundsOf(sets) {
+  const sorted = sets.map((s) => [...s].sort((a, b) => a - b));
+  return {
+    first: sorted.map((s) => s[0]),
+    last: sorted.map((s) => s.at(-1)),
+    end: sorted.map((s) => (s.length ? s.at(-1) + 1 : undefined)),
+    count: sorted.map((s) => s.length),
+  };
+}
+
+/**
+ * Whether a site's values are `sequence` query by query (in order, each repeated r times, or the
+ * whole repeated r times), each built before the first score of its query when `before` (per row:
+ * that moment) is given: a bound is known before the keys it bounds are scored.
+ */
+export function follows(site, sequence, before = null) {
+  const { values, moments } = site;
+  const T = sequence.length;
+  if (values.length < T || values.length % T !== 0) return false;
+  const r = values.length / T;
+  const fits = (at) => {
+    const earliest = sequence.map(() => Infinity);
+    values.forEach((_, k) => { earliest[at(k)] = Math.min(earliest[at(k)], moments[k]); });
+    return values.every((v, k) => sequence[at(k)] === undefined || v === sequence[at(k)]) && (!before || earliest.every((m, i) => !(before[i] < m)));
+  };
+  return fits((k) => k % T) || fits((k) => Math.floor(k / r));
+}
+
+/** Whether every row of a snapshot is a row of M: the indices of those rows, or null. */
+function rowsOf(snap, M) {
+  if (snap.cols !== M[0].length) return null;
+  const indices = [];
+  for (let r = 0; r < snap.rows; r++) {
+    const row = snap.data.slice(r * snap.cols, (r + 1) * snap.cols);
+    const k = M.findIndex((m) => m.every((x, c) => near(row[c], x)));
+    if (k < 0 || row.every(isInteger)) return null;
+    indices.push(k);
+  }
+  return indices;
+}
+
+const sameSet = (indices, set) => indices.length === set.size && indices.every((k) => set.has(k));
+
+/**
+ * The site that computed the bound of a mask applied by bounds, for the mask entry `entry` (with
+ * `allowed`, the reference's visible keys) of one traced probe; null when the keys scored are the
+ * reference's, or no site holds a bound. `sites`: the instrumented sites.
+ */
+export function boundSite(entry, recording, reference) {
+  const at = reference.steps.findIndex((e) => e.step === entry.step && e.head === entry.head);
+  // the entries before it that hold the scores of the visible keys (scores, scaled scores)
+  const scoreEntries = reference.steps.slice(0, at).filter((e) => !e.layout && e.allowed && e.head === entry.head);
+  if (!scoreEntries.length) return null;
+  const { sets: actual, first, callers } = scoredKeys(scoreEntries, recording);
+  const expected = entry.allowed.map((row) => new Set(row.flatMap((ok, j) => (ok ? [j] : []))));
+  if (actual.every((s, i) => sameSet([...s], expected[i]))) return null;
+  const [mine, theirs] = [boundsOf(actual), boundsOf(expected)];
+  const keyMatrices = reference.inputs.filter((M) => M.length === entry.allowed[0].length);
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    const moment = site.moments[0];
+    if (site.values.length === 0 || (best && moment >= best.moment)) return;
+    // the integers of a bound, query by query: the scored keys' bound, not the reference's
+    // (a site that is also a right bound of another kind counts only when its bound has a value for
+    // every query: a query that scored no key has a count, no first or last key)
+    const right = Object.values(theirs).some((sequence) => follows(site, sequence));
+    const bound = site.values.every(isIndex) && Object.keys(mine).some((kind) => follows(site, mine[kind], first) && !follows(site, theirs[kind]) && (!right || !mine[kind].includes(undefined)));
+    // the rows of keys sliced out: each the keys some query scored, one at least not what any query may see
+    const sliced = !bound && site.snapshots.length > 0 && keyMatrices.some((M) => {
+      const sets = site.snapshots.map((snap) => rowsOf(snap, M));
+      return sets.every((s) => s && actual.some((a) => sameSet(s, a))) && sets.some((s) => !expected.some((e) => sameSet(s, e)));
+    });
+    if (bound || sliced) best = { site: id, moment };
+  });
+  // no bound held anywhere (the keys are what a cache held when it was read): the call of the
+  // learner's function the first query with the wrong keys was scored under
+  const wrong = actual.map((s, i) => i).filter((i) => actual[i].size > 0 && !sameSet([...actual[i]], expected[i]) && callers[i] >= 0).sort((a, b) => first[a] - first[b]);
+  return best ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
+}
+
+/** The visible keys of a mask entry: [Set of j] per row. */
+const visible = (entry) => entry.allowed.map((row) => new Set(row.flatMap((ok, j) => (ok ? [j] : []))));
+
+/** The keys each query scored, for the mask entry `entry` (null when nothing scores them). */
+function scoredFor(entry, recording, reference) {
+  const at = reference.steps.findIndex((e) => e.step === entry.step && e.head === entry.head);
+  const scoreEntries = reference.steps.slice(0, at).filter((e) => !e.layout && e.allowed && e.head === entry.head);
+  return scoreEntries.length ? scoredKeys(scoreEntries, recording).sets : null;
+}
+
+/**
+ * Whether a mask no array holds was applied right by bounds: each query scored exactly the keys
+ * it may see (and some query may not see every key).
+ */
+export function scoredRight(entry, recording, reference) {
+  const expected = visible(entry);
+  const actual = scoredFor(entry, recording, reference);
+  return Boolean(actual) && expected.some((s) => s.size < entry.allowed[0].length) && actual.every((s, i) => sameSet([...s], expected[i]));
+}
+
+/**
+ * Rows of an input sliced out for a query (`V.slice(0, p + 1)`) that are not the keys any query
+ * scored, in an answer that masks by bounds and scored the right keys: where the values left the
+ * keys they go with. The
+ * earliest such site { site, moment }, or null.
+ */
+export function slicedApart(recording, reference) {
+  const entry = reference.steps.find((e) => e.layout && e.allowed);
+  if (!entry || !scoredRight(entry, recording, reference)) return null;
+  const actual = scoredFor(entry, recording, reference);
+  const matrices = reference.inputs.filter((M) => M.length === entry.allowed[0].length);
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    if (!site.snapshots.length || (best && site.snapshots[0].moment >= best.moment)) return;
+    for (const M of matrices) {
+      const sets = site.snapshots.map((snap) => rowsOf(snap, M));
+      // contiguous ranges of rows, some of more than one row (one row alone may be any row read)
+      const ranges = sets.every((s) => s && s.every((k, n) => n === 0 || k === s[n - 1] + 1)) && sets.some((s) => s.length > 1);
+      if (ranges && sets.some((s) => !actual.some((a) => sameSet(s, a)))) {
+        best = { site: id, moment: site.snapshots[0].moment };
+        return;
+      }
+    }
+  });
+  return best;
+}
