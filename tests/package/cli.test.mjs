@@ -197,7 +197,7 @@ async function sitePage(id, file) {
     modelCases = [await forwardCheck(lab, tests, model, sendProbes)];
   } else if (tests.model?.kind === 'circuits') {
     const model = JSON.parse(readFileSync(join(ROOT, 'challenges', id, tests.model.weights), 'utf8'));
-    modelCases = circuitsCases(lab, tests, model, circuitsCalls(tests, model).map(({ id: callId, args }) => ({ id: callId, ...call(fn, args) })), formatNumber);
+    modelCases = circuitsCases(lab, tests, model, circuitsCalls(tests, model, lab).map(({ id: callId, args, function: other }) => ({ id: callId, ...call(other ? loadFunction(source, other) : fn, args) })), formatNumber);
   }
   const judged = [...cases, ...modelCases];
   const data = existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'diagnosis.json'), 'utf8')) : null;

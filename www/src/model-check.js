@@ -100,10 +100,11 @@ function renderWeights(model) {
  */
 export async function circuitsCases(lab, tests, challengeId, sendProbes) {
   const model = await MODEL_FILES[`../../challenges/${challengeId}/${tests.model.weights}`]();
-  const reply = await sendProbes(circuitsCalls(tests, model));
+  const calls = circuitsCalls(tests, model, lab);
+  const reply = await sendProbes(calls);
   const results = reply.type === 'done'
     ? reply.results
-    : tests.model.kinds.map((kind) => ({ id: `circuits-${kind}`, error: { name: 'Error', message: reply.type === 'timeout' ? 'your function ran longer than 2 s on the trained model' : reply.message ?? 'the worker stopped' } }));
+    : calls.map(({ id }) => ({ id, error: { name: 'Error', message: reply.type === 'timeout' ? 'your function ran longer than 2 s on the trained model' : reply.message ?? 'the worker stopped' } }));
   return circuitsChecks(lab, tests, model, results, formatNumber).map((judged) => ({ ...judged, render: () => renderCircuits(judged.model) }));
 }
 
