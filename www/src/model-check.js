@@ -124,6 +124,20 @@ function scoresTable(caption, M, baseline, { id, mark, top: highest } = {}) {
     el('table', { class: 'composition', id }, el('caption', {}, caption), el('thead', {}, head), el('tbody', {}, body)));
 }
 
+/** nameHeads' case: the K-composition it was given, the row and cells your answer names marked, and both answers in words. */
+function renderNaming({ index, scores, baseline, yours, expected }) {
+  const pair = ([l, h]) => `L${l + 1} h${h}`;
+  const list = (heads) => (heads.length ? heads.map(pair).join(', ') : 'none');
+  const induction = Array.isArray(yours?.induction) ? yours.induction : [];
+  const named = (i, j) => yours && yours.previousToken[1] === i && induction.some(([l, h]) => l === 1 && h === j);
+  return [
+    el('p', { class: 'hint', 'data-naming': 'answers' },
+      yours ? `Yours: previous-token head ${pair(yours.previousToken)}, induction heads ${list(induction)}. ` : 'Your answer could not be read as { previousToken, induction }. ',
+      `Expected: previous-token head ${pair(expected.previousToken)}, induction heads ${list(expected.induction)}.`),
+    scoresTable(`The K-composition your nameHeads was given (baseline ${formatNumber(baseline)})${yours ? '; outlined: the cells your answer names' : ''}`, scores, baseline, { id: `naming-scores-${index}`, mark: named }),
+  ];
+}
+
 function renderCircuits(model) {
   if (model.kind === 'scores') {
     const { label, yours, expected, baseline, hint, scoreKind, top } = model;
@@ -136,6 +150,7 @@ function renderCircuits(model) {
       el('p', { class: 'hint' }, note),
     ];
   }
+  if (model.kind === 'naming') return renderNaming(model);
   const { behaviour, yours, note } = model;
   const rows = [
     ...behaviour.first.map((s, i) => [`L1 h${i}`, s, yours?.row === i ? 'its strongest row' : '']),
