@@ -172,6 +172,7 @@ function namingCases(tests, model, byId, expected) {
     return {
       id: `naming-${n}`,
       kind: 'model',
+      function: name, // a case of another export: not the probed function's failure (www/src/report.js)
       name: n === 0 ? c.name : `${name}: ${c.name}`,
       why: c.why,
       verdict: { pass: reason === '', reason },

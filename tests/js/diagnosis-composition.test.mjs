@@ -150,3 +150,17 @@ test('11: the reference steps are the formula\'s, and the last is the package\'s
     assert.deepEqual(steps.map((s) => s.step).filter((s, i, all) => all.indexOf(s) === i), ['slice', 'circuit-ov', ...(args[1].kind === 'k' ? ['circuit-qk'] : []), 'reader', 'product', 'norms', 'ratio']);
   }
 });
+
+test('11: when only nameHeads fails, the probes of compositionScores are not told a failing case (nothing to locate there)', async () => {
+  const { locateOptions } = await import('../../www/src/report.js');
+  const { circuitsCalls, circuitsCases } = await import('../../challenges/11-find-the-circuit/model-check.js');
+  const { tests } = challengeData(FOLDER);
+  const model = JSON.parse(read('model.json'));
+  const scores = (await import(`data:text/javascript,${encodeURIComponent(solution)}`)).compositionScores;
+  // compositionScores right, nameHeads answering one fixed pair
+  const results = circuitsCalls(tests, model, lab).map(({ id, args, function: other }) => ({ id, output: other ? { previousToken: [0, 3], induction: [] } : scores(...structuredClone(args)) }));
+  const judged = circuitsCases(lab, tests, model, results, String);
+  assert.ok(judged.filter((c) => c.id.startsWith('naming-')).every((c) => !c.verdict.pass && c.function === 'nameHeads'));
+  assert.ok(judged.filter((c) => c.id.startsWith('circuits-')).every((c) => c.verdict.pass));
+  assert.deepEqual(locateOptions(judged).failing, []);
+});
