@@ -3,7 +3,9 @@
 // (model.json) for each kind, and each answer is compared with the package's Transformer holding the
 // same weights. A fourth case reads the learner's K-composition the way the lesson does: the layer-1
 // head whose row is strongest is the previous-token head, and it must be the head that behaves as one
-// (model.json's headScores). One implementation for the challenge page (www/src/model-check.js draws
+// (model.json's headScores). Then the learner's second export, nameHeads (tests.json `model.naming`), is
+// called on the package's K-composition of that model (its answer: the heads by behaviour) and on
+// constructed scores (their answers by construction). One implementation for the challenge page (www/src/model-check.js draws
 // the cases) and the command `attention-lab check` (cli/check.mjs prints them). Plain ES module, no DOM.
 
 const KINDS = {

@@ -7,7 +7,8 @@
 //   - 'weights' (10): per config, each head's score, the hint when it fails, and its pattern next
 //     to the one that would pass; the loss;
 //   - 'circuits' (11): the learner's composition scores on the lab's trained model, each kind as a
-//     table coloured by its excess over the random baseline, next to the package's; the heads they name.
+//     table coloured by its excess over the random baseline, next to the package's; the heads they name;
+//     for nameHeads, the scores it was given with the cells its answer names outlined, and both answers.
 import { el, heatColour, textColourFor, formatNumber } from './common.js';
 import { forwardCheck } from '../../challenges/09-attention-in-a-model/model-check.js';
 import { weightsCases as weightsChecks } from '../../challenges/10-induction-head/model-check.js';
