@@ -41,6 +41,7 @@ const EXPECTED_FILES = [
   // the first wrong line (the learner's code instrumented with acorn, aligned with the reference's steps)
   'course/diagnosis/align.js',
   'course/diagnosis/checks.js',
+  'course/diagnosis/composition.js',
   'course/diagnosis/first-line.js',
   'course/diagnosis/forms.js',
   'course/diagnosis/instrument.js',
