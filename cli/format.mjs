@@ -135,7 +135,7 @@ function modelLines(c, width, dim, paint, plain) {
   if (m.kind === 'naming') {
     // 11's nameHeads: a failure's reason gives both answers; the scores it was given, to read them by
     if (c.pass) return { lines: [], patterns: false };
-    const cells = m.scores.map((row) => row.map((x) => formatNumber(x)));
+    const cells = m.kComposition.map((row) => row.map((x) => formatNumber(x)));
     const w = Math.max(...cells.flat().map((t) => t.length));
     out.push('', `      the K-composition it was given (rows: layer-1 heads, columns: layer-2 heads; baseline ${formatNumber(m.baseline)}):`, ...cells.map((row) => `      ${row.map((t) => t.padStart(w)).join('  ')}`));
     return { lines: out, patterns: false };

@@ -154,7 +154,7 @@ function namingReason(output, expected) {
 /**
  * The cases of nameHeads: on the package's K-composition of the trained model (the answer: the heads by
  * behaviour), then on tests.json's constructed scores (the answer: each case's `expected`, by construction).
- * `model` of each: { kind: 'naming', index, scores, baseline, yours (the output, or null), expected }.
+ * `model` of each: { kind: 'naming', index, kComposition, baseline, yours (the output, or null), expected }.
  */
 function namingCases(tests, model, byId, expected) {
   const { function: name, cases: constructed } = tests.model.naming;
@@ -178,7 +178,7 @@ function namingCases(tests, model, byId, expected) {
       name: n === 0 ? c.name : `${name}: ${c.name}`,
       why: c.why,
       verdict: { pass: reason === '', reason },
-      model: { kind: 'naming', index: n, scores: c.args[0], baseline: c.args[1], yours: output && !output.unexpected && isPair(output.previousToken) ? output : null, expected: c.expected },
+      model: { kind: 'naming', index: n, kComposition: c.args[0], baseline: c.args[1], yours: output && !output.unexpected && isPair(output.previousToken) ? output : null, expected: c.expected },
     };
   });
 }

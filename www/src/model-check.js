@@ -126,16 +126,16 @@ function scoresTable(caption, M, baseline, { id, mark, top: highest } = {}) {
 }
 
 /** nameHeads' case: the K-composition it was given, the row and cells your answer names marked, and both answers in words. */
-function renderNaming({ index, scores, baseline, yours, expected }) {
+function renderNaming({ index, kComposition, baseline, yours, expected }) {
   const pair = ([l, h]) => `L${l + 1} h${h}`;
   const list = (heads) => (heads.length ? heads.map(pair).join(', ') : 'none');
-  const induction = Array.isArray(yours?.induction) ? yours.induction : [];
+  const induction = Array.isArray(yours?.induction) ? yours.induction.filter((x) => Array.isArray(x) && x.length === 2) : [];
   const named = (i, j) => yours && yours.previousToken[1] === i && induction.some(([l, h]) => l === 1 && h === j);
   return [
     el('p', { class: 'hint', 'data-naming': 'answers' },
       yours ? `Yours: previous-token head ${pair(yours.previousToken)}, induction heads ${list(induction)}. ` : 'Your answer could not be read as { previousToken, induction }. ',
       `Expected: previous-token head ${pair(expected.previousToken)}, induction heads ${list(expected.induction)}.`),
-    scoresTable(`The K-composition your nameHeads was given (baseline ${formatNumber(baseline)})${yours ? '; outlined: the cells your answer names' : ''}`, scores, baseline, { id: `naming-scores-${index}`, mark: named }),
+    scoresTable(`The K-composition your nameHeads was given (baseline ${formatNumber(baseline)})${yours ? '; outlined: the cells your answer names' : ''}`, kComposition, baseline, { id: `naming-scores-${index}`, mark: named }),
   ];
 }
 
