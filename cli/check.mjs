@@ -97,10 +97,10 @@ export async function check({ challenge, code, file, seed, site = DEFAULT_SITE, 
 
 /** Challenge 11's model check: the learner's function on the trained model's layers, in the sandbox, then judged here (as www/src/model-check.js does). */
 async function circuitsCases(modelCheck, lab, tests, model, session) {
-  const reply = await session.send({ probes: modelCheck.circuitsCalls(tests, model) });
+  const reply = await session.send({ probes: modelCheck.circuitsCalls(tests, model, lab) });
   const results = reply.type === 'done'
     ? reply.results
-    : tests.model.kinds.map((kind) => ({ id: `circuits-${kind}`, error: { name: 'Error', message: reply.type === 'timeout' ? 'your function ran longer than 2 s on the trained model' : reply.message ?? 'the worker stopped' } }));
+    : modelCheck.circuitsCalls(tests, model, lab).map(({ id }) => ({ id, error: { name: 'Error', message: reply.type === 'timeout' ? 'your function ran longer than 2 s on the trained model' : reply.message ?? 'the worker stopped' } }));
   return modelCheck.circuitsCases(lab, tests, model, results, formatNumber);
 }
 

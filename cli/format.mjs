@@ -132,6 +132,14 @@ function modelLines(c, width, dim, paint, plain) {
     if (m.yours) out.push(...matrices({ label: 'scores (rows: layer-1 heads, columns: layer-2 heads)', matrix: m.expected }, { label: 'your scores', matrix: m.yours }, width, paint, plain));
     return { lines: out, patterns: false };
   }
+  if (m.kind === 'naming') {
+    // 11's nameHeads: a failure's reason gives both answers; the scores it was given, to read them by
+    if (c.pass) return { lines: [], patterns: false };
+    const cells = m.kComposition.map((row) => row.map((x) => formatNumber(x)));
+    const w = Math.max(...cells.flat().map((t) => t.length));
+    out.push('', `      the K-composition it was given (rows: layer-1 heads, columns: layer-2 heads; baseline ${formatNumber(m.baseline)}):`, ...cells.map((row) => `      ${row.map((t) => t.padStart(w)).join('  ')}`));
+    return { lines: out, patterns: false };
+  }
   if (m.kind === 'heads') return { lines: m.note ? wrap(m.note, width, '      ').map(dim) : [], patterns: false };
   // a failure's reason already gives the score
   if (c.pass) return { lines: [dim(`      ${m.score.label}: ${m.score.text}`)], patterns: false };

@@ -113,5 +113,35 @@ export default {
   },
   // The model check (challenges/README.md): the lab's default run, trained by model.mjs into
   // model.json; the learner's function is called on its two layers for each kind.
-  model: { kind: 'circuits', weights: 'model.json', kinds: ['q', 'k', 'v'] },
+  // nameHeads(kComposition, baseline): called on the package's K-composition of that model (its answer:
+  // the heads by behaviour, model-check.js) and on these constructed scores, whose answers are theirs by
+  // construction (the rule of the lesson: the row with the largest sum, then that row's cells above the baseline).
+  model: {
+    kind: 'circuits',
+    weights: 'model.json',
+    kinds: ['q', 'k', 'v'],
+    naming: {
+      function: 'nameHeads',
+      cases: [
+        {
+          name: 'four heads, the previous-token head is layer-1 head 2',
+          why: 'Row 2 sums to 1.20, the other rows to about 0.5: layer-1 head 2 is the head whose output the layer-2 keys read. Of its cells, only layer-2 heads 0 and 3 are above the baseline 0.125: they are the induction heads.',
+          args: [[[0.12, 0.13, 0.11, 0.14], [0.1, 0.15, 0.12, 0.13], [0.45, 0.11, 0.09, 0.55], [0.14, 0.12, 0.13, 0.1]], 0.125],
+          expected: { previousToken: [0, 2], induction: [[1, 0], [1, 3]] },
+        },
+        {
+          name: 'the brightest cell is not the strongest row',
+          why: 'The largest score, 0.60, is in row 0, but its other cells are below the baseline 0.2 (row sum 0.80); row 1 is above the baseline in every cell (row sum 0.99). Read the row, not the maximum: layer-1 head 1, and all three layer-2 heads.',
+          args: [[[0.6, 0.1, 0.1], [0.35, 0.33, 0.31], [0.2, 0.19, 0.18]], 0.2],
+          expected: { previousToken: [0, 1], induction: [[1, 0], [1, 1], [1, 2]] },
+        },
+        {
+          name: 'no cell of the strongest row is above the baseline',
+          why: 'Row 1 is the strongest (0.53 against 0.30), but both of its cells are under the baseline 0.3: no layer-2 head reads it more than random matrices would, so there is no induction head to name (an empty list).',
+          args: [[[0.1, 0.2], [0.25, 0.28]], 0.3],
+          expected: { previousToken: [0, 1], induction: [] },
+        },
+      ],
+    },
+  },
 };

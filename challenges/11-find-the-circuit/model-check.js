@@ -3,7 +3,9 @@
 // (model.json) for each kind, and each answer is compared with the package's Transformer holding the
 // same weights. A fourth case reads the learner's K-composition the way the lesson does: the layer-1
 // head whose row is strongest is the previous-token head, and it must be the head that behaves as one
-// (model.json's headScores). One implementation for the challenge page (www/src/model-check.js draws
+// (model.json's headScores). Then the learner's second export, nameHeads (tests.json `model.naming`), is
+// called on the package's K-composition of that model (its answer: the heads by behaviour) and on
+// constructed scores (their answers by construction). One implementation for the challenge page (www/src/model-check.js draws
 // the cases) and the command `attention-lab check` (cli/check.mjs prints them). Plain ES module, no DOM.
 
 const KINDS = {
@@ -12,9 +14,17 @@ const KINDS = {
   v: { name: 'V-composition', reads: 'values' },
 };
 
-/** The calls of the check: the learner's function once per kind, on the trained model's layers. */
-export function circuitsCalls(tests, model) {
-  return tests.model.kinds.map((kind) => ({ id: `circuits-${kind}`, args: [{ layers: model.layers }, { numberOfHeads: model.config.numHeads, kind }] }));
+/**
+ * The calls of the check: the learner's compositionScores once per kind, on the trained model's layers;
+ * then its nameHeads (`function` names the export) on the package's K-composition of that model and on
+ * the constructed cases of tests.json `model.naming`. `lab`: the package (the model's scores are its).
+ */
+export function circuitsCalls(tests, model, lab) {
+  const scores = tests.model.kinds.map((kind) => ({ id: `circuits-${kind}`, args: [{ layers: model.layers }, { numberOfHeads: model.config.numHeads, kind }] }));
+  if (!tests.model.naming) return scores;
+  const { k, baseline } = packageScores(lab, model);
+  const naming = [{ name: 'the lab\'s trained model', args: [k, baseline] }, ...tests.model.naming.cases];
+  return [...scores, ...naming.map((c, n) => ({ id: `naming-${n}`, function: tests.model.naming.function, args: c.args }))];
 }
 
 /** The package's scores on the model's layers (float64): { q, k, v } as numberOfHeads² matrices [i][j], and the random baseline. */
@@ -112,5 +122,63 @@ export function circuitsCases(lab, tests, model, results, formatNumber) {
         : null,
     },
   });
+  if (tests.model.naming) cases.push(...namingCases(tests, model, byId, expected));
   return cases;
+}
+
+/** The layer-2 induction score above which the lesson calls a head an induction head (all four of the lab's model: 0.72–0.95). */
+export const INDUCTION_SCORE = 0.5;
+
+/** The heads as the lesson's table names them, by behaviour (headScores): what nameHeads must return on the trained model. */
+export function namesByBehaviour(model) {
+  const heads = behaviour(model);
+  return { previousToken: [0, heads.previousToken], induction: heads.second.flatMap((s, j) => (s.induction > INDUCTION_SCORE ? [[1, j]] : [])) };
+}
+
+/** A [layer, head] pair, or a list of them, as the findings write it. */
+const pairs = (x) => (Array.isArray(x) ? `[${x.map(pairs).join(', ')}]` : JSON.stringify(x) ?? 'undefined');
+const isPair = (x) => Array.isArray(x) && x.length === 2 && x.every(Number.isInteger);
+
+/** Why nameHeads' `output` is not `expected`, or '' when it is. */
+function namingReason(output, expected) {
+  if (!output || typeof output !== 'object' || Array.isArray(output) || output.unexpected) return `expected an object { previousToken: [0, i], induction: [[1, j], …] }, got ${output?.unexpected ?? pairs(output)}`;
+  const { previousToken, induction } = output;
+  if (!isPair(previousToken)) return `previousToken must be one [layer, head] pair, like [0, 2]; got ${pairs(previousToken)}`;
+  if (!Array.isArray(induction) || !induction.every(isPair)) return `induction must be a list of [layer, head] pairs, like [[1, 0], [1, 3]]; got ${pairs(induction)}`;
+  const wrong = [];
+  if (pairs(previousToken) !== pairs(expected.previousToken)) wrong.push(`previousToken is ${pairs(previousToken)}, expected ${pairs(expected.previousToken)}`);
+  if (pairs(induction) !== pairs(expected.induction)) wrong.push(`induction is ${pairs(induction)}, expected ${pairs(expected.induction)}`);
+  return wrong.join('; ');
+}
+
+/**
+ * The cases of nameHeads: on the package's K-composition of the trained model (the answer: the heads by
+ * behaviour), then on tests.json's constructed scores (the answer: each case's `expected`, by construction).
+ * `model` of each: { kind: 'naming', index, kComposition, baseline, yours (the output, or null), expected }.
+ */
+function namingCases(tests, model, byId, expected) {
+  const { function: name, cases: constructed } = tests.model.naming;
+  const all = [
+    {
+      name: `your ${name} on the trained model's K-composition names the previous-token head and the induction heads`,
+      why: `Called with the package's K-composition of the lab's trained model and its baseline. The answer is what the heads do (the lesson's table, measured on the lab's evaluation batch): the previous-token head is the layer-1 head with the highest previous-token score, the induction heads the layer-2 heads with an induction score above ${INDUCTION_SCORE}.`,
+      args: [expected.k, expected.baseline],
+      expected: namesByBehaviour(model),
+    },
+    ...constructed,
+  ];
+  return all.map((c, n) => {
+    const result = byId.get(`naming-${n}`);
+    const output = result && !result.error ? result.output : null;
+    const reason = !result || result.error ? `your ${name} threw: ${result?.error ? `${result.error.name}: ${result.error.message}` : 'no result'}` : namingReason(output, c.expected);
+    return {
+      id: `naming-${n}`,
+      kind: 'model',
+      function: name, // a case of another export: not the probed function's failure (www/src/report.js)
+      name: n === 0 ? c.name : `${name}: ${c.name}`,
+      why: c.why,
+      verdict: { pass: reason === '', reason },
+      model: { kind: 'naming', index: n, kComposition: c.args[0], baseline: c.args[1], yours: output && !output.unexpected && isPair(output.previousToken) ? output : null, expected: c.expected },
+    };
+  });
 }

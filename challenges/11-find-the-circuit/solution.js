@@ -29,6 +29,18 @@ export function compositionScores(weights, { numberOfHeads, kind }) {
   return A.map((a) => B.map((b) => norm(matMul(a, b)) / (norm(a) * norm(b))));
 }
 
+// The heads the K-composition names: the previous-token head is the layer-1 head whose row (what every
+// layer-2 head's keys read of its output) is the strongest, by its sum, not by its largest cell; the
+// induction heads are the layer-2 heads whose K-composition with it is above the random baseline.
+// [layer, head] pairs, 0-based as headMask counts them.
+
+export function nameHeads(kComposition, baseline) {
+  const rowSums = kComposition.map((row) => row.reduce((sum, x) => sum + x, 0));
+  const previous = rowSums.indexOf(Math.max(...rowSums));
+  const induction = kComposition[previous].flatMap((score, j) => (score > baseline ? [[1, j]] : []));
+  return { previousToken: [0, previous], induction };
+}
+
 /** The Frobenius norm: the square root of the sum of every entry squared. */
 function norm(M) {
   return Math.sqrt(M.reduce((sum, row) => sum + row.reduce((s, x) => s + x * x, 0), 0));

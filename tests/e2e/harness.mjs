@@ -17,7 +17,7 @@ export const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/at
 export const testsOf = (id) => JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'tests.json'), 'utf8'));
 export const CHALLENGE_IDS = ['01-dot-product-attention', '02-multi-head-attention', '03-causal-mask', '04-learned-projections', '05-kv-cache', '06-grouped-query', '07-rope', '08-sliding-window', '09-attention-in-a-model', '10-induction-head', '11-find-the-circuit'];
 /** How many result cases a challenge's model check adds (tests.json `model`): 09 one, 10 three per config. */
-export const modelCaseCount = (tests) => (!tests.model ? 0 : tests.model.kind === 'weights' ? 3 * tests.model.configs.length : tests.model.kind === 'circuits' ? tests.model.kinds.length + 1 : 1);
+export const modelCaseCount = (tests) => (!tests.model ? 0 : tests.model.kind === 'weights' ? 3 * tests.model.configs.length : tests.model.kind === 'circuits' ? tests.model.kinds.length + 1 + (tests.model.naming ? tests.model.naming.cases.length + 1 : 0) : 1);
 
 /** `vite preview` of www/dist on a free port: { origin, close() }. */
 export async function startServer() {

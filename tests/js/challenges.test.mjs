@@ -350,10 +350,10 @@ const model11 = JSON.parse(readFileSync(join(ROOT, 'challenges', C11, 'model.jso
 const solution11 = () => readFileSync(join(ROOT, 'challenges', C11, 'solution.js'), 'utf8');
 /** The model check's cases for a source, as the page judges them (the function called here instead of in a worker). */
 async function check11(source, name) {
-  const fn = (await load(source, name)).compositionScores;
-  const results = circuitsCalls(tests11, model11).map(({ id, args }) => {
+  const module = await load(source, name);
+  const results = circuitsCalls(tests11, model11, lab).map(({ id, args, function: other }) => {
     try {
-      return { id, output: fn(...structuredClone(args)) };
+      return { id, output: module[other ?? 'compositionScores'](...structuredClone(args)) };
     } catch (error) {
       return { id, error: { name: error.name, message: error.message } };
     }
@@ -375,13 +375,49 @@ test('11: the reference is the package\'s Transformer: its scores agree with a p
 
 test('11: the solution passes the model check, naming the head that behaves as the previous-token head; the starter fails every case of it', async () => {
   const right = await check11(solution11(), 'solution-11');
-  assert.deepEqual(right.map((c) => [c.id, c.verdict.pass]), [['circuits-q', true], ['circuits-k', true], ['circuits-v', true], ['circuits-heads', true]]);
-  const heads = right.at(-1).model;
+  assert.deepEqual(right.map((c) => [c.id, c.verdict.pass]), [['circuits-q', true], ['circuits-k', true], ['circuits-v', true], ['circuits-heads', true], ['naming-0', true], ['naming-1', true], ['naming-2', true], ['naming-3', true]]);
+  const heads = right.find((c) => c.id === 'circuits-heads').model;
   assert.equal(heads.yours.row, heads.behaviour.previousToken);
   assert.deepEqual(heads.yours, tests11.model.reference.strongestK);
   const starter = await check11(readFileSync(join(ROOT, 'challenges', C11, 'starter.js'), 'utf8'), 'starter-11');
   assert.ok(starter.every((c) => !c.verdict.pass));
   assert.match(starter[0].verdict.reason, /your function threw: Error: not written yet/);
+  assert.equal(starter.find((c) => c.id === 'naming-0').verdict.reason, 'your nameHeads threw: Error: nameHeads is not written yet');
+});
+
+test('11: nameHeads on the trained model returns the heads of the lesson\'s table (L1 h0; the four layer-2 heads), and its constructed cases catch a hard-coded answer, the brightest cell and a forgotten baseline', async () => {
+  const right = await check11(solution11(), 'solution-11-naming');
+  const model = right.find((c) => c.id === 'naming-0');
+  assert.deepEqual(model.model.expected, { previousToken: [0, 0], induction: [[1, 0], [1, 1], [1, 2], [1, 3]] });
+  assert.deepEqual(model.model.yours, model.model.expected);
+  // the answer on the model comes from the heads' behaviour, not from the rule: the two agree
+  assert.deepEqual(model.model.expected.previousToken, [0, model11.headScores[0].indexOf(model11.headScores[0].reduce((a, b) => (b.previousToken > a.previousToken ? b : a)))]);
+  const verdicts = async (body, name) => (await check11(solution11().replace(/export function nameHeads\([^]*?\n}\n/, body), name)).filter((c) => c.id.startsWith('naming-')).map((c) => c.verdict);
+  // hard-coded: right on the model, wrong on every constructed case
+  const fixed = await verdicts('export function nameHeads() { return { previousToken: [0, 0], induction: [[1, 0], [1, 1], [1, 2], [1, 3]] }; }\n', 'naming-hard-coded');
+  assert.deepEqual(fixed.map((v) => v.pass), [true, false, false, false]);
+  assert.equal(fixed[1].reason, 'previousToken is [0, 0], expected [0, 2]; induction is [[1, 0], [1, 1], [1, 2], [1, 3]], expected [[1, 0], [1, 3]]');
+  // the row of the largest cell instead of the largest row sum
+  const brightest = await verdicts(`export function nameHeads(k, baseline) {
+  const max = Math.max(...k.flat());
+  const i = k.findIndex((row) => row.includes(max));
+  return { previousToken: [0, i], induction: k[i].flatMap((x, j) => (x > baseline ? [[1, j]] : [])) };
+}
+`, 'naming-brightest');
+  assert.deepEqual(brightest.map((v) => v.pass), [true, true, false, true]);
+  assert.match(brightest[2].reason, /^previousToken is \[0, 0\], expected \[0, 1\]/);
+  // every cell of the row named, baseline or not
+  const allCells = await verdicts(`export function nameHeads(k) {
+  const sums = k.map((row) => row.reduce((a, b) => a + b, 0));
+  const i = sums.indexOf(Math.max(...sums));
+  return { previousToken: [0, i], induction: k[i].map((_, j) => [1, j]) };
+}
+`, 'naming-no-baseline');
+  assert.deepEqual(allCells.map((v) => v.pass), [true, false, true, false]);
+  assert.equal(allCells[3].reason, 'induction is [[1, 0], [1, 1]], expected []');
+  // not an object
+  const pair = await verdicts('export function nameHeads() { return [0, 0]; }\n', 'naming-pair');
+  assert.ok(pair.every((v) => !v.pass && /^expected an object \{ previousToken/.test(v.reason)));
 });
 
 test('11: K computed as Q (the transpose of W_QK forgotten) fails the random cases and K on the model, is named by the hint, and names the wrong head', async () => {
@@ -395,10 +431,11 @@ test('11: K computed as Q (the transpose of W_QK forgotten) fails the random cas
   const qScores = packageScores(lab, model11).q;
   const qRow = qScores.map((row) => row.reduce((a, b) => a + b, 0));
   const named = qRow.indexOf(Math.max(...qRow));
-  assert.notEqual(named, cases.at(-1).model.behaviour.previousToken);
-  assert.equal(cases.at(-1).verdict.pass, false);
-  assert.equal(cases.at(-1).verdict.reason, `your K-composition's strongest row is layer-1 head ${named}, but the previous-token head is head ${cases.at(-1).model.behaviour.previousToken}`);
-  assert.match(cases.at(-1).model.note, /^Read from your K-composition scores, which are not the package's\./);
+  const heads = cases.find((c) => c.id === 'circuits-heads');
+  assert.notEqual(named, heads.model.behaviour.previousToken);
+  assert.equal(heads.verdict.pass, false);
+  assert.equal(heads.verdict.reason, `your K-composition's strongest row is layer-1 head ${named}, but the previous-token head is head ${heads.model.behaviour.previousToken}`);
+  assert.match(heads.model.note, /^Read from your K-composition scores, which are not the package's\./);
   const fn = (await load(source, 'k-as-q-11-random')).compositionScores;
   const next = seededRandom(11);
   const kCases = Array.from({ length: 40 }, () => randomArgs(tests11.random, next)).filter(([, o]) => o.kind === 'k');
@@ -412,6 +449,8 @@ test('11: scores without the norms of A and B (‖A·B‖ alone) fail the fixed 
   assert.ok(tests11.fixed.some((c) => !compareMatrices(fn(...structuredClone(c.args)), c.expected, tests11.tolerance).pass));
   const cases = await check11(source, 'no-norms-11-model');
   assert.ok(cases.slice(0, 3).every((c) => !c.verdict.pass));
+  // nameHeads is graded on the package's scores: a wrong compositionScores does not fail it
+  assert.ok(cases.filter((c) => c.id.startsWith('naming-')).every((c) => c.verdict.pass));
 });
 
 test('11: the lesson\'s tables are what lesson-numbers.mjs computes with the package from model.json', async () => {

@@ -38,7 +38,7 @@ const CHALLENGES = readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.
 /** The challenge without traced probes (its answer is weights, graded in a model). */
 const testsOf = (id) => JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'tests.json'), 'utf8'));
 /** The cases of the model (tests.json `model`): 09 has one, 10 three per config (two heads and the loss). */
-const modelCaseCount = (tests) => (tests.model?.kind === 'weights' ? 3 * tests.model.configs.length : tests.model?.kind === 'circuits' ? tests.model.kinds.length + 1 : tests.model ? 1 : 0);
+const modelCaseCount = (tests) => (tests.model?.kind === 'weights' ? 3 * tests.model.configs.length : tests.model?.kind === 'circuits' ? tests.model.kinds.length + 1 + (tests.model.naming ? tests.model.naming.cases.length + 1 : 0) : tests.model ? 1 : 0);
 const caseCount = (tests) => tests.fixed.length + tests.random.count + tests.errors.length + modelCaseCount(tests);
 
 /** The environment of a run: npm quiet (no notices, no spinner), no colour settings of ours. */
@@ -197,7 +197,7 @@ async function sitePage(id, file) {
     modelCases = [await forwardCheck(lab, tests, model, sendProbes)];
   } else if (tests.model?.kind === 'circuits') {
     const model = JSON.parse(readFileSync(join(ROOT, 'challenges', id, tests.model.weights), 'utf8'));
-    modelCases = circuitsCases(lab, tests, model, circuitsCalls(tests, model).map(({ id: callId, args }) => ({ id: callId, ...call(fn, args) })), formatNumber);
+    modelCases = circuitsCases(lab, tests, model, circuitsCalls(tests, model, lab).map(({ id: callId, args, function: other }) => ({ id: callId, ...call(other ? loadFunction(source, other) : fn, args) })), formatNumber);
   }
   const judged = [...cases, ...modelCases];
   const data = existsSync(join(ROOT, 'challenges', id, 'diagnosis.json')) ? JSON.parse(readFileSync(join(ROOT, 'challenges', id, 'diagnosis.json'), 'utf8')) : null;
@@ -380,11 +380,11 @@ test(`09, 10 and 11, ${MODEL_ANSWERS.length} wrong answers: the page's verdicts 
   assert.equal(byName('10-throws-on-one-config').cases[3].reason, 'your function threw: RangeError: twelve tokens are too many for me');
   // 11: K computed as Q is named as such, and its strongest row names another head; the starter reaches no model case
   const kAsQ = byName('11-k-as-q').cases.filter((c) => c.kind === 'model');
-  assert.deepEqual(kAsQ.map((c) => [c.id, c.pass]), [['circuits-q', true], ['circuits-k', false], ['circuits-v', true], ['circuits-heads', false]]);
+  assert.deepEqual(kAsQ.map((c) => [c.id, c.pass]), [['circuits-q', true], ['circuits-k', false], ['circuits-v', true], ['circuits-heads', false], ['naming-0', true], ['naming-1', true], ['naming-2', true], ['naming-3', true]]);
   assert.equal(kAsQ[1].model.hint.kind, 'q');
   assert.match(kAsQ[3].reason, /^your K-composition's strongest row is layer-1 head [1-3], but the previous-token head is head 0$/);
-  assert.deepEqual(byName('11-no-norms').cases.filter((c) => c.kind === 'model').map((c) => c.pass), [false, false, false, true]);
-  assert.ok(byName('11-starter').cases.filter((c) => c.kind === 'model').every((c) => !c.pass && /^your function (threw: Error: not written yet|gave no K-composition)/.test(c.reason)));
+  assert.deepEqual(byName('11-no-norms').cases.filter((c) => c.kind === 'model').map((c) => c.pass), [false, false, false, true, true, true, true, true]);
+  assert.ok(byName('11-starter').cases.filter((c) => c.kind === 'model').every((c) => !c.pass && /^your (function threw: Error: not written yet|function gave no K-composition|nameHeads threw: Error: nameHeads is not written yet)/.test(c.reason)));
 });
 
 test('the model checks keep the learner\'s code in the sandbox: an endless loop is stopped on 10\'s call and on 09\'s model sequences', async () => {

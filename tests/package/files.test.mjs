@@ -42,6 +42,7 @@ const EXPECTED_FILES = [
   'course/diagnosis/align.js',
   'course/diagnosis/bounds.js',
   'course/diagnosis/checks.js',
+  'course/diagnosis/composition.js',
   'course/diagnosis/first-line.js',
   'course/diagnosis/forms.js',
   'course/diagnosis/instrument.js',

@@ -7,7 +7,8 @@
 //   - 'weights' (10): per config, each head's score, the hint when it fails, and its pattern next
 //     to the one that would pass; the loss;
 //   - 'circuits' (11): the learner's composition scores on the lab's trained model, each kind as a
-//     table coloured by its excess over the random baseline, next to the package's; the heads they name.
+//     table coloured by its excess over the random baseline, next to the package's; the heads they name;
+//     for nameHeads, the scores it was given with the cells its answer names outlined, and both answers.
 import { el, heatColour, textColourFor, formatNumber } from './common.js';
 import { forwardCheck } from '../../challenges/09-attention-in-a-model/model-check.js';
 import { weightsCases as weightsChecks } from '../../challenges/10-induction-head/model-check.js';
@@ -100,10 +101,11 @@ function renderWeights(model) {
  */
 export async function circuitsCases(lab, tests, challengeId, sendProbes) {
   const model = await MODEL_FILES[`../../challenges/${challengeId}/${tests.model.weights}`]();
-  const reply = await sendProbes(circuitsCalls(tests, model));
+  const calls = circuitsCalls(tests, model, lab);
+  const reply = await sendProbes(calls);
   const results = reply.type === 'done'
     ? reply.results
-    : tests.model.kinds.map((kind) => ({ id: `circuits-${kind}`, error: { name: 'Error', message: reply.type === 'timeout' ? 'your function ran longer than 2 s on the trained model' : reply.message ?? 'the worker stopped' } }));
+    : calls.map(({ id }) => ({ id, error: { name: 'Error', message: reply.type === 'timeout' ? 'your function ran longer than 2 s on the trained model' : reply.message ?? 'the worker stopped' } }));
   return circuitsChecks(lab, tests, model, results, formatNumber).map((judged) => ({ ...judged, render: () => renderCircuits(judged.model) }));
 }
 
@@ -123,6 +125,20 @@ function scoresTable(caption, M, baseline, { id, mark, top: highest } = {}) {
     el('table', { class: 'composition', id }, el('caption', {}, caption), el('thead', {}, head), el('tbody', {}, body)));
 }
 
+/** nameHeads' case: the K-composition it was given, the row and cells your answer names marked, and both answers in words. */
+function renderNaming({ index, kComposition, baseline, yours, expected }) {
+  const pair = ([l, h]) => `L${l + 1} h${h}`;
+  const list = (heads) => (heads.length ? heads.map(pair).join(', ') : 'none');
+  const induction = Array.isArray(yours?.induction) ? yours.induction.filter((x) => Array.isArray(x) && x.length === 2) : [];
+  const named = (i, j) => yours && yours.previousToken[1] === i && induction.some(([l, h]) => l === 1 && h === j);
+  return [
+    el('p', { class: 'hint', 'data-naming': 'answers' },
+      yours ? `Yours: previous-token head ${pair(yours.previousToken)}, induction heads ${list(induction)}. ` : 'Your answer could not be read as { previousToken, induction }. ',
+      `Expected: previous-token head ${pair(expected.previousToken)}, induction heads ${list(expected.induction)}.`),
+    scoresTable(`The K-composition your nameHeads was given (baseline ${formatNumber(baseline)})${yours ? '; outlined: the cells your answer names' : ''}`, kComposition, baseline, { id: `naming-scores-${index}`, mark: named }),
+  ];
+}
+
 function renderCircuits(model) {
   if (model.kind === 'scores') {
     const { label, yours, expected, baseline, hint, scoreKind, top } = model;
@@ -135,6 +151,7 @@ function renderCircuits(model) {
       el('p', { class: 'hint' }, note),
     ];
   }
+  if (model.kind === 'naming') return renderNaming(model);
   const { behaviour, yours, note } = model;
   const rows = [
     ...behaviour.first.map((s, i) => [`L1 h${i}`, s, yours?.row === i ? 'its strongest row' : '']),

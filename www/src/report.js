@@ -33,11 +33,13 @@ export const mistakesHeading = (count) => (count === 1 ? 'This looks like a know
 /**
  * The options of diagnosis/locate.js's locate() for one run: the error cases as run (when only they fail,
  * the headline names the missing or wrong check) and the names of the failing cases. `judged`:
- * the cases of cases.js's buildCases, each with its worker `result` and judge() `verdict`.
+ * the cases of cases.js's buildCases, each with its worker `result` and judge() `verdict`. A case of
+ * another export of the learner's module (`function`: challenge 11's nameHeads) is not the probed
+ * function's failure: it is not listed.
  */
 export function locateOptions(judged) {
   const errors = judged.filter((c) => c.kind === 'error').map(({ name, args, throws, result }) => ({ name, args, throws, result }));
-  const failing = judged.filter((c) => !c.verdict.pass).map((c) => c.name);
+  const failing = judged.filter((c) => !c.verdict.pass && !c.function).map((c) => c.name);
   return { errors, failing };
 }
 

@@ -3,8 +3,8 @@
 // after 2 s. Messages: in { code, functionName, cases: [{ id, args }] };
 // out { type: 'syntax' | 'load-error' | 'missing' | 'done', … }; with `deep: true` in the first
 // message, outputs may be nested objects (challenge 10's weights). After a 'done', the page may send
-// { probes: [{ id, args }] }: more calls of the same function (the diagnosis's probe inputs, see
-// diagnosis/locate.js), answered { type: 'done', results } under a fresh 2 s limit; or { trace: [{ id, args }] }:
+// { probes: [{ id, args, function? }] }: more calls of the same function, or of the export `function`
+// names (challenge 11's nameHeads) (the diagnosis's probe inputs, see diagnosis/locate.js; the model checks), answered { type: 'done', results } under a fresh 2 s limit; or { trace: [{ id, args }] }:
 // the same code instrumented (diagnosis/instrument.js) and run on those calls, answered
 // { type: 'done', traced: { sites, bodyLines, results } } (the numbers it built, by line).
 import { REMOVED, lineOf, toScript } from './script.js';
@@ -72,11 +72,18 @@ function plainDeep(value, budget = { left: MAX_NUMBERS }, depth = 0) {
 let learnerFunction = null;
 let learnerCode = null;
 let learnerName = null;
+let learnerExports = {};
 let deepOutputs = false;
 
+/** Runs the calls; a call may name another export of the learner's module (`function`, challenge 11's nameHeads): its output is plain data of any nesting. */
 function runCases(fn, cases) {
-  return cases.map(({ id, args }) => {
+  return cases.map(({ id, args, function: name }) => {
     try {
+      if (name !== undefined) {
+        const other = learnerExports[name];
+        if (typeof other !== 'function') return { id, error: { name: 'Error', message: `your code does not export a function named ${name} (write: export function ${name}(…) { … })` } };
+        return { id, output: plainDeep(other(...args)) };
+      }
       return { id, output: deepOutputs ? plainDeep(fn(...args)) : plain(fn(...args)) };
     } catch (error) {
       return { id, error: describeError(error) };
@@ -130,6 +137,7 @@ self.onmessage = ({ data: { code, functionName, cases, probes, trace, deep = fal
     return;
   }
   learnerFunction = fn;
+  learnerExports = exportsOfCode;
   learnerCode = code;
   learnerName = functionName;
   deepOutputs = deep;

@@ -7,7 +7,8 @@
 // or one head at a time, a row filled entry by entry, a sum built in a loop (its last partial sum is
 // the entry), all match. A LAYOUT step (slicing, the mask, concatenation: the inputs' numbers moved)
 // is matched by position: some array the code built equals it, or its transpose, or each of its
-// rows. A step whose numbers are all uninformative on a probe says nothing there.
+// rows (an `exact` step, a transpose that is itself the step, W_QKᵀ: not its transpose; held only as
+// its transpose by a site that built no earlier step, it is missing there). A step whose numbers are all uninformative on a probe says nothing there.
 //
 // First wrong step: the first step that no site matches and on which no matched step is built
 // (a step skipped by the recording, like scores scaled in the same expression, is not wrong when
@@ -80,23 +81,27 @@ function firstMatch(site, wanted) {
 }
 
 /** A layout entry against the sites' arrays: { moment, site } of a match; 'missing' when an array of its shape matches nothing known; null. */
-function matchLayout(entry, recording, knownMatrices) {
+function matchLayout(entry, recording, knownMatrices, used = new Set()) {
   const M = entry.matrix;
   const T = transpose(M);
   let sameShape = false;
+  let transposed = null;
   const rowsSeen = new Map();
   for (const [id, site] of recording.sites.entries()) {
     for (const snap of site.snapshots) {
-      if (sameMatrix(snap.data, snap.rows, snap.cols, M) || sameMatrix(snap.data, snap.rows, snap.cols, T)) return { site: id, moment: snap.moment };
+      if (sameMatrix(snap.data, snap.rows, snap.cols, M) || (!entry.exact && sameMatrix(snap.data, snap.rows, snap.cols, T))) return { site: id, moment: snap.moment };
+      // an `exact` step (a transpose that is itself the step: W_QKᵀ) held only as its transpose, where no earlier step was matched
+      if (entry.exact && !transposed && !used.has(id) && sameMatrix(snap.data, snap.rows, snap.cols, T)) transposed = { site: id, moment: snap.moment };
       if (snap.rows === 1) M.forEach((row, r) => { if (!rowsSeen.has(r) && sameMatrix(snap.data, 1, snap.cols, [row])) rowsSeen.set(r, { site: id, moment: snap.moment }); });
       const shaped = (snap.rows === M.length && snap.cols === M[0].length) || (snap.rows === T.length && snap.cols === T[0].length);
       // a wrong layout: the step's own numbers (entry.source), moved; nothing known
       const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
-      if (shaped && moved && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+      if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
     }
   }
   // an array of its shape that is nothing known outweighs rows seen one by one (they may be moved later)
   if (sameShape) return { missing: true, ...sameShape };
+  if (transposed) return { missing: true, ...transposed };
   if (rowsSeen.size === M.length) return [...rowsSeen.values()].reduce((a, b) => (b.moment > a.moment ? b : a));
   return null;
 }
@@ -120,12 +125,17 @@ export function alignProbe(recording, reference, sites = []) {
   // a part kept: the larger expression it is in builds no number foreign to the reference
   const kept = (id) => sites[id]?.outer !== null && sites[id]?.outer !== undefined && !recording.sites[sites[id].outer].values.some(foreign);
   const sorted = recording.sites.map((s) => sortedFinite(s.values));
-  const knownMatrices = [...reference.inputs, ...reference.steps.map((s) => s.matrix)].flatMap((M) => [M, transpose(M)]);
+  // `known`: arrays a right answer may build that are no step (a slice the kind does not read): not a wrong layout
+  const knownMatrices = [...reference.inputs, ...reference.steps.map((s) => s.matrix), ...(reference.known ?? [])].flatMap((M) => [M, transpose(M)]);
+  const used = new Set(); // the sites that built an earlier step
   return reference.steps.map((entry, k) => {
     if (entry.layout) {
-      const found = matchLayout({ ...entry, source: entry.source && sortedFinite(entry.source) }, recording, knownMatrices);
+      const found = matchLayout({ ...entry, source: entry.source && sortedFinite(entry.source) }, recording, knownMatrices, used);
       if (found?.missing) return { ...entry, status: 'missing', coverage: 0, site: found.site, moment: found.moment, caller: found.caller };
-      if (found) return { ...entry, status: 'ok', ...found };
+      if (found) {
+        used.add(found.site);
+        return { ...entry, status: 'ok', ...found };
+      }
       // a mask no array holds, applied by bounds: right when each query scored exactly its keys
       // (a step that holds the values too, a KV cache, is not shown right by its keys alone)
       return entry.allowed && !entry.values && scoredRight(entry, recording, reference) ? { ...entry, status: 'ok', site: null, bounded: true } : { ...entry, status: 'unknown' };
@@ -149,6 +159,7 @@ export function alignProbe(recording, reference, sites = []) {
       if (moment !== null && (!best || (best.inner && !inner) || (best.inner === inner && moment.done < best.moment))) best = { site: id, moment: moment.done, start: moment.start, inner };
     });
     // coverage: the largest share of the step's numbers one site built (a mask that drops keys leaves some)
+    if (best) used.add(best.site);
     return best ? { ...entry, status: 'ok', ...best, kept: best.inner && kept(best.site), transposed: onlyTransposed(entry.matrix, recording) } : { ...entry, status: 'missing', coverage, partial };
   });
 }
@@ -171,12 +182,14 @@ export function stepStatuses(alignments, order) {
  */
 const BUILDS_ON = {
   'project-Q': ['scores'], 'project-K': ['scores'], 'project-V': ['weighted-sum'],
-  slice: ['scores', 'weighted-sum'], 'kv-head': ['scores', 'weighted-sum'],
+  slice: ['scores', 'weighted-sum', 'circuit-ov', 'circuit-qk', 'reader'], 'kv-head': ['scores', 'weighted-sum'],
   frequency: ['position'], position: ['rotation'], pairs: ['rotation'], rotation: ['scores'],
   scores: ['scale'], scale: ['mask', 'softmax'], mask: ['softmax'], softmax: ['weighted-sum'],
   'weighted-sum': ['concat', 'w-o'], concat: ['w-o'],
   // which keys the cache holds shows in the weights, its values in the weighted sum
   cache: ['softmax', 'weighted-sum'],
+  // composition scores: the circuits, the reader, the products, the norms, the score
+  'circuit-ov': ['product'], 'circuit-qk': ['reader'], reader: ['product'], product: ['norms'], norms: ['ratio'],
 };
 
 /** Every step built on `step`, directly or not. */
@@ -320,7 +333,10 @@ function standInSite(entry, index, alignment, recording, reference) {
 export function siteOf(step, alignments, recordings, references, sites = []) {
   for (const [probe, alignment] of alignments.entries()) {
     const ok = alignment.filter((e) => e.step === step && e.status === 'ok' && e.site !== null);
-    if (ok.length && !alignment.some((e) => e.step === step && e.status !== 'ok')) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe };
+    // this probe has the step right throughout, and no probe is missing it
+    const wrongHere = alignment.some((e) => e.step === step && e.status !== 'ok');
+    const missingAnywhere = alignments.some((a) => a.some((e) => e.step === step && e.status === 'missing'));
+    if (ok.length && !wrongHere && !missingAnywhere) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe };
   }
   for (const [probe, alignment] of alignments.entries()) {
     let index = alignment.findIndex((e) => e.step === step && e.status === 'missing');

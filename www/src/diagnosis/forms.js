@@ -65,6 +65,12 @@ export const FORMS = {
     options: () => null,
     walkthrough: (w, f) => (f.probe.window !== undefined ? { ...w, mode: 'window', window: f.probe.window } : w),
   },
+  // compositionScores(weights, { numberOfHeads, kind }): a probe holds `layers` (two layers of C×C W_Q, W_K, W_V, W_O) and `kind`
+  composition: {
+    args: (p) => [{ layers: p.layers }, { numberOfHeads: p.numberOfHeads, kind: p.kind }],
+    options: (p) => `kind '${p.kind}'`,
+    describe: (p) => `C = ${p.layers[0].W_Q.length}, numberOfHeads = ${p.numberOfHeads}, kind '${p.kind}'`,
+  },
   // rotaryEmbedding(X, options): the probe's X (its call's, for a basis probe) as Q, K and V of the walkthrough
   rope: {
     args: (p) => [p.X, { ...p.options }],

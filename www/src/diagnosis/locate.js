@@ -45,6 +45,7 @@ import { checkAbsentZero, checkAverage, checkOutputProjection, checkStructure } 
 import { checkProjectionHeads, checkProjectionQK, checkProjectionV } from './projections.js';
 import { checkCache, checkCacheCrash, checkKVHead } from './kv.js';
 import { checkRope, checkRopeDefault } from './rope.js';
+import { checkComposition } from './composition.js';
 
 export { STEPS, probeCalls };
 
@@ -56,7 +57,7 @@ export const CHECKS = {
   weights: checkWeights, weightedSum: checkWeightedSum, structure: checkStructure, heads: checkHeads,
   outputProjection: checkOutputProjection, projectionQK: checkProjectionQK, projectionHeads: checkProjectionHeads,
   projectionV: checkProjectionV, kvHead: checkKVHead, cache: checkCache, cacheCrash: checkCacheCrash,
-  rope: checkRope, ropeDefault: checkRopeDefault,
+  rope: checkRope, ropeDefault: checkRopeDefault, composition: checkComposition,
 };
 
 const tables = new WeakMap();

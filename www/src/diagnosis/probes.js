@@ -103,6 +103,7 @@ export function readWeights(probe, outputs, { transposedV = false } = {}) {
 
 /** The probe in words: its sizes, its options (the form's words), its note. */
 export function describeProbe(p, table) {
+  if (table?.form?.describe) return [table.form.describe(p), p.note].filter(Boolean).join(', ');
   const parts = [`T = ${p.T}`];
   if (p.X) parts.push(`X ${shapeOf(p.X)}`);
   if (table?.dim === 'd') parts.push(`d = ${p.headDimensions}`);

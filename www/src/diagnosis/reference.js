@@ -6,6 +6,8 @@
 // A challenge's diagnosis.json names its reference form (`reference`), read here; the forms are the
 // package's functions, not challenges: a new challenge with one of these forms adds only data.
 
+import { compositionReference } from './composition.js';
+
 const identity = (n) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
 
 /** The masked scores of a head: the scaled scores with −∞ where the softmax step did not allow the key. */
@@ -152,6 +154,8 @@ const FORMS = {
     const trace = withInputs(lab.traceGroupedQueryAttention(Q, K, V, { numberOfHeads: 1, numberOfKVHeads: 1, headDimensions: width(Q), causal: true, window: options.window }), { Q, K, V });
     return { steps: stepsOfTrace(trace, { heads: false }), inputs: [Q, K, V], parts: partsOfTrace(trace) };
   },
+  // compositionScores(weights, { numberOfHeads, kind }): composition.js (slices, circuits, reader, products, norms; the scores are the package's)
+  composition: compositionReference,
   // rotaryEmbedding(X, options): the rotated rows (the package's); the frequencies base^(−2i/d) and the
   // angles p·base^(−2i/d) of every row's position p = offset + r are the formula's (the package keeps no trace of them)
   rope: ([X, options], lab) => {

@@ -23,4 +23,11 @@ export const STEPS = {
   frequency: { label: 'the angle of pair i: base^(−2i/d) per position', walk: 'rotate' },
   position: { label: 'the position p = offset + r', walk: 'rotate' },
   rotation: { label: 'the rotation (a·cos θ − b·sin θ, a·sin θ + b·cos θ)', walk: 'rotate' },
+  // composition scores (challenge 11): a head's circuits, read from the weights (no attention is run)
+  'circuit-ov': { label: 'the OV circuit W_OV = W_V^h·W_O^h', walk: null },
+  'circuit-qk': { label: 'the QK circuit W_QK = W_Q^h·(W_K^h)ᵀ', walk: null },
+  reader: { label: 'the reader the kind picks: W_QK (q), W_QKᵀ (k) or W_OV (v)', walk: null },
+  product: { label: 'the product A·B (A = W_OV of the first layer\'s head, B = the reader)', walk: null },
+  norms: { label: 'the Frobenius norms ‖A·B‖, ‖A‖ and ‖B‖', walk: null },
+  ratio: { label: 'the score ‖A·B‖ / (‖A‖·‖B‖)', walk: null },
 };
