@@ -659,10 +659,13 @@ impl<F: LayerKernel> Transformer<F> {
         let start = caches.as_ref().and_then(|c| c.first()).map_or(0, KvCache::length);
         let per_layer_weights = if need_weights { b * self.config.num_heads * t * (start + t) } else { 0 };
         let mlp_width = if self.config.mlp { 3 * self.config.mlp_width + 2 * c } else { 4 * c };
-        let activations = n * (c * 4 + mlp_width + 2 * v + if need_hidden { c } else { 0 }) + per_layer_weights;
+        // per block: its inputs and outputs, the MLP's, the layer's kept values; the logits and their
+        // softmax once, after the blocks (counted per block, a GPT-2-small forward of T = 91 was refused)
+        let per_block = n * (c * 4 + mlp_width + if need_hidden { c } else { 0 }) + per_layer_weights;
+        let logits = (n as u128) * 2 * v as u128;
         // training (gradients, trainStep): the gradients, the moments and the stepped copy of the parameters too
         let training_state = if training { 4 * self.num_parameters() as u128 } else { 0 };
-        check_working_set((activations as u128) * (self.config.num_layers as u128 + 1) + training_state, || {
+        check_working_set((per_block as u128) * (self.config.num_layers as u128 + 1) + logits + training_state, || {
             format!("Transformer with B = {b}, T = {t}, embedDim = {c} and vocabSize = {v}")
         })?;
         // 1. x = W_E[token] (+ W_pos[t])                                   (N, C)

@@ -158,6 +158,16 @@ fn a_refused_call_changes_nothing() {
 }
 
 #[test]
+fn a_wide_vocabulary_is_counted_once_not_per_layer() {
+    // GPT-2's vocabulary and depth at a small width: T = 128 (about 12.9 M logit values, counted once)
+    // was refused when the logits were counted in each of the 13 blocks' share (about 167 M values)
+    let config = ModelConfig { seed: 1, ..ModelConfig::new(50257, 128, 8, 2, 12) };
+    let mut model = Transformer::<f32>::new(config.clone()).unwrap();
+    let out = model.forward(&tokens(&config, 1, 128, 5), false, None).unwrap();
+    assert_eq!(out.logits.len(), 128 * 50257);
+}
+
+#[test]
 fn tokens_are_checked_by_place() {
     let config = small(Positions::Shortformer, false, false, false);
     let err = |values: &[f64], b, t| Tokens::check(values, b, t, &config).unwrap_err().to_string();
