@@ -546,16 +546,17 @@ function gpt2Peer() {
     if (!failures) console.log('ORT\'s GPT-2 graph agrees with fromPretrained\'s float32 forward and generate');
     return failures;
   }
-  const get = (what, t, threads, impl) => rows.find((r) => r.what === what && r.t === t && r.threads === threads && r.impl === impl)?.ms;
+  const find = (what, t, threads, impl) => rows.find((r) => r.what === what && r.t === t && r.threads === threads && r.impl === impl);
   const verdict = (value, target) => `${value.toFixed(2)} (target ≤ ${target}: ${value <= target ? 'met' : 'not met'})`;
-  console.log('medians over rounds in which the variants alternate; attention-lab 1 thread: target/pkg-node, 2 threads: the threads build after initThreadPool(2).');
+  console.log('medians over rounds in which the variants alternate; attention-lab 1 thread: target/pkg-node, 2 threads: the threads build after initThreadPool(2);');
+  console.log('in brackets the ratio of the fastest rounds (less sensitive to other load on the machine).');
   for (const c of children) {
     const threads = c.threads;
     const label = `${threads} thread${threads > 1 ? 's' : ''}`;
-    const [ours, theirs] = [get('forward', c.forwardT, threads, 'attention-lab'), get('forward', c.forwardT, threads, 'ORT')];
-    if (ours && theirs) console.log(`ours / ORT, GPT-2 forward T=${c.forwardT}${c.forwardT < 128 ? ' (T=128 refused by ours)' : ''}, ${label}: ${verdict(ours / theirs, 0.8)}`);
-    const [ourStep, theirStep] = [get('decode', 1, threads, 'attention-lab'), get('decode', 1, threads, 'ORT')];
-    if (ourStep && theirStep) console.log(`ours / ORT, GPT-2 decode step with 127 cached, ${label}: ${verdict(ourStep / theirStep, 0.8)}`);
+    const [ours, theirs] = [find('forward', c.forwardT, threads, 'attention-lab'), find('forward', c.forwardT, threads, 'ORT')];
+    if (ours?.ms && theirs?.ms) console.log(`ours / ORT, GPT-2 forward T=${c.forwardT}${c.forwardT < 128 ? ' (T=128 refused by ours)' : ''}, ${label}: ${verdict(ours.ms / theirs.ms, 0.8)} [${(ours.min / theirs.min).toFixed(2)}]`);
+    const [ourStep, theirStep] = [find('decode', 1, threads, 'attention-lab'), find('decode', 1, threads, 'ORT')];
+    if (ourStep?.ms && theirStep?.ms) console.log(`ours / ORT, GPT-2 decode step with 127 cached, ${label}: ${verdict(ourStep.ms / theirStep.ms, 0.8)} [${(ourStep.min / theirStep.min).toFixed(2)}]`);
   }
   return failures;
 }

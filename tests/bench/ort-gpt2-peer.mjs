@@ -3,6 +3,7 @@
 //
 //   node tests/bench/ort-gpt2-peer.mjs --threads 1|2 [--rounds N] [--decode-rounds N]   timings, one JSON line
 //   node tests/bench/ort-gpt2-peer.mjs --threads 1 --smoke                               a small checkpoint, agreement only
+//   node tests/bench/ort-gpt2-peer.mjs --threads 1 --vocab 256                           GPT-2 small's body, a small vocabulary
 //
 // The checkpoint: GPT-2-small-shaped (C = 768, 12 layers, 12 heads, V = 50,257, 1024 positions, tied), random
 // F32 weights written in memory by tests/pretrained/checkpoint.mjs (seed 124, as tests/perf/pretrained.mjs),
@@ -40,7 +41,7 @@ const arg = (name, fallback) => {
 };
 const threads = Number(arg('--threads', 1));
 const smoke = process.argv.includes('--smoke');
-const rounds = smoke ? 0 : Number(arg('--rounds', 7));
+const rounds = smoke ? 0 : Number(arg('--rounds', 11));
 const decodeRounds = smoke ? 0 : Number(arg('--decode-rounds', rounds));
 const gelu = arg('--gelu', 'tanh');
 if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`ort-gpt2-peer.mjs: --threads must be an integer ≥ 1, got ${threads}`);
@@ -58,7 +59,8 @@ if (threads > 1) {
 }
 const ort = await loadOrt(threads);
 
-const shape = smoke ? { vocab: 97, positions: 160, embd: 48, layers: 2, heads: 4, tied: true } : GPT2_SMALL;
+// --vocab N: GPT-2 small's body with another vocabulary (to see what the unembedding costs each side)
+const shape = smoke ? { vocab: 97, positions: 160, embd: 48, layers: 2, heads: 4, tied: true } : { ...GPT2_SMALL, vocab: Number(arg('--vocab', GPT2_SMALL.vocab)) };
 const T = 128;
 const seconds = (ms) => (ms / 1000).toFixed(1);
 let t0 = performance.now();
