@@ -143,6 +143,27 @@ test('sampled generation: seeded (the same seed, the same tokens), every token b
   }
 });
 
+test('weights read from a view at any byte offset (an aligned one copies F32 straight in, an unaligned one a chunk at a time): the same model, bit for bit', () => {
+  const { config, weights } = gpt2Checkpoint({ embd: 8, heads: 2, layers: 2, vocab: 30, positions: 16, seed: 62 });
+  const tokens = [[1, 2, 3, 4, 5, 6]];
+  const logits = (bytes) => {
+    const model = Transformer.fromPretrained({ config, weights: bytes });
+    try {
+      return Array.from(model.forward(tokens).logits.data);
+    } finally {
+      model.free();
+    }
+  };
+  const want = logits(weights);
+  for (const offset of [1, 2, 3, 4, 8]) {
+    const buffer = new Uint8Array(weights.length + offset + 5);
+    buffer.set(weights, offset);
+    const view = buffer.subarray(offset, offset + weights.length);
+    assert.deepEqual(logits(view), want, `a view at byte offset ${offset}`);
+    assert.deepEqual(logits(view.slice().buffer), want, `an ArrayBuffer copied from the view at byte offset ${offset}`);
+  }
+});
+
 test('config, numParameters and step of a loaded model', () => {
   const { config, weights } = llamaCheckpoint({ hidden: 12, heads: 3, kvHeads: 1, headDim: 4, layers: 2, intermediate: 10, vocab: 29, positions: 32, ropeTheta: 1e5, seed: 62 });
   const model = Transformer.fromPretrained({ config, weights, dtype: 'float64' });
