@@ -82,7 +82,8 @@ pub struct Biases<F = f64> {
 }
 
 /// The layer's parameters (and, with the same layout, their gradients; the layer holds its
-/// weights in f64, and an f32 backward's gradients in f32). W_Q and W_O are `C × C`, W_K and
+/// weights in f64, or none when a float32 model lends it its f32 parameters, and an f32 backward's
+/// gradients in f32). W_Q and W_O are `C × C`, W_K and
 /// W_V `C × (kv_heads·d_head)`, oriented `[in, out]`: the layer computes `x·W + b`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Weights<F = f64> {

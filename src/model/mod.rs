@@ -382,7 +382,8 @@ struct Pass<F> {
 pub struct Transformer<F> {
     config: ModelConfig,
     params: Vec<Param<F>>,
-    /// One attention layer per block; its weights mirror the `layers[l].W_*` parameters.
+    /// One attention layer per block: in f64 its weights are a copy of the `layers[l].W_*` parameters;
+    /// in f32 it holds none, and [`Self::with_layer`] lends it the parameters for each call.
     attention: Vec<MultiHeadAttention>,
     optimizer: Moments<F>,
 }
