@@ -410,7 +410,7 @@ impl<F: LayerKernel> Transformer<F> {
         for l in 0..config.num_layers {
             let mut layer = MultiHeadAttention::new(&Self::layer_config(&config, rng.next_u64()))?;
             params.extend(attention_params(l, &layer.weights()));
-            F::hold(&mut layer); // the layer keeps its weights in F only
+            F::hold(&mut layer); // f64: its own copy; f32: none, the parameters are lent (with_layer)
             let f = config.mlp_width;
             let norm = |params: &mut Vec<Param<F>>, prefix: &'static [&'static str; 2]| {
                 params.push(Param::filled(Some(l), prefix[0], c, 1.0));
