@@ -10,20 +10,12 @@ import lab from './support/lab.mjs';
 import { gpt2Checkpoint } from '../pretrained/checkpoint.mjs';
 import { gpt2Model, gpt2Runner, causalBias } from '../bench/ort-gpt2.mjs';
 import { loadOrt } from '../bench/ort.mjs';
+import { scaledError } from '../oracle/transformer.mjs'; // Infinity on a length mismatch or a NaN
 
 const CONFIG = { vocab: 61, positions: 32, embd: 24, layers: 3, heads: 4, seed: 9 };
 /** max |Δ| over max |logit|: f32 sums of a few dozen terms in two orders (seen: about 3e-7). */
 const TOL = 1e-5;
 
-function scaledError(actual, expected) {
-  assert.equal(actual.length, expected.length);
-  let worst = 0, scale = 0;
-  for (let i = 0; i < expected.length; i++) {
-    worst = Math.max(worst, Math.abs(actual[i] - expected[i]));
-    scale = Math.max(scale, Math.abs(expected[i]));
-  }
-  return worst / (scale || 1);
-}
 
 const argmax = (a) => a.reduce((best, x, i) => (x > a[best] ? i : best), 0);
 
