@@ -42,23 +42,26 @@ impl PackedPanels {
         self.n
     }
 
+    /// Sizes the buffer for a `k × n` B. The values left in it are stale: the `pack*` functions write
+    /// every entry, the padding past column `n` included (not zeroing it all first saves a pass over it).
     fn reset(&mut self, k: usize, n: usize) {
         self.k = k;
         self.n = n;
-        self.data.clear();
         self.data.resize(n.div_ceil(NR) * k * NR, 0.0);
     }
 
     /// Packs B = `b[p·ldb + j]` for `p < k`, `j < n` (row-major, row stride `ldb`).
     pub fn pack(&mut self, b: &[f32], ldb: usize, k: usize, n: usize) {
         self.reset(k, n);
-        for (jb, panel) in self.data.chunks_exact_mut(k * NR).enumerate() {
+        let split = crate::parallel::worth_splitting(n.div_ceil(NR), k * n);
+        crate::parallel::for_each_chunk(&mut self.data, (k * NR).max(1), split, |jb, panel| {
             let j0 = jb * NR;
             let width = NR.min(n - j0);
             for (p, dst) in panel.chunks_exact_mut(NR).enumerate() {
                 dst[..width].copy_from_slice(&b[p * ldb + j0..p * ldb + j0 + width]);
+                dst[width..].fill(0.0);
             }
-        }
+        });
     }
 
     /// B again, `k × n` row-major: the inverse of [`Self::pack`].
@@ -79,15 +82,20 @@ impl PackedPanels {
     /// Attention uses it to pack Kᵀ straight from the rows of K.
     pub fn pack_transposed(&mut self, src: &[f32], lds: usize, k: usize, n: usize) {
         self.reset(k, n);
-        for (jb, panel) in self.data.chunks_exact_mut(k * NR).enumerate() {
+        let split = crate::parallel::worth_splitting(n.div_ceil(NR), k * n);
+        crate::parallel::for_each_chunk(&mut self.data, (k * NR).max(1), split, |jb, panel| {
             let j0 = jb * NR;
-            for jj in 0..NR.min(n - j0) {
+            let width = NR.min(n - j0);
+            for jj in 0..width {
                 let row = &src[(j0 + jj) * lds..(j0 + jj) * lds + k];
                 for (p, &x) in row.iter().enumerate() {
                     panel[p * NR + jj] = x;
                 }
             }
-        }
+            if width < NR {
+                panel.chunks_exact_mut(NR).for_each(|dst| dst[width..].fill(0.0));
+            }
+        });
     }
 
     /// Panel `jb`, first `kk` rows.
@@ -100,6 +108,9 @@ impl PackedPanels {
 /// `C = A·B` (or `C += A·B` when `accumulate`), over the first `kk ≤ b.k()` rows of B and the
 /// first `n ≤ b.n()` columns. A row `i` is `a[i·lda .. i·lda + kk]`; C row `i` is
 /// `c[i·ldc .. i·ldc + n]`. The slices start at element (0, 0) and may be longer.
+///
+/// On more than one thread the product is cut into tiles of whole C entries (see [`split_tiles`]), so
+/// each entry is the same sum in the same order on any thread count.
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_packed(m: usize, kk: usize, n: usize, a: &[f32], lda: usize, b: &PackedPanels, c: &mut [f32], ldc: usize, accumulate: bool) {
     assert!(kk <= b.k && n <= b.n, "gemm_packed: {kk}×{n} does not fit the packed {}×{}", b.k, b.n);
@@ -107,19 +118,59 @@ pub fn gemm_packed(m: usize, kk: usize, n: usize, a: &[f32], lda: usize, b: &Pac
         return;
     }
     assert!(a.len() >= (m - 1) * lda + kk && c.len() >= (m - 1) * ldc + n, "gemm_packed: A or C is too short");
-    // row blocks of MC are independent (each C entry is one whole sum): split them across threads
-    let blocks = m.div_ceil(MC);
-    let split = crate::parallel::worth_splitting(blocks, m * kk * n);
+    let (blocks, panels) = (m.div_ceil(MC), n.div_ceil(NR));
     let c = &mut c[..(m - 1) * ldc + n];
-    crate::parallel::for_each_chunk(c, MC * ldc, split, |block, c_block| {
-        let i0 = block * MC;
-        gemm_block(&a[i0 * lda..], lda, MC.min(m - i0), kk, n, b, c_block, ldc, accumulate);
-    });
+    match split_tiles(blocks, panels, m * kk * n) {
+        // one thread, or row blocks for every thread: each block of MC rows of C written in place
+        None | Some((1, _)) => {
+            let split = crate::parallel::worth_splitting(blocks, m * kk * n);
+            crate::parallel::for_each_chunk(c, MC * ldc, split, |block, c_block| {
+                let i0 = block * MC;
+                gemm_block(&a[i0 * lda..], lda, MC.min(m - i0), kk, 0..n, b, c_block, ldc, accumulate);
+            });
+        }
+        // fewer row blocks than threads (a short sequence): each task one column group of one row block,
+        // into a part of its own, then copied into C
+        Some((groups, per_group)) => {
+            let tiles = crate::parallel::map(blocks * groups, true, |task| {
+                let (i0, j0) = ((task / groups) * MC, (task % groups) * per_group * NR);
+                let (rows, width) = (MC.min(m - i0), (per_group * NR).min(n - j0));
+                let mut part = vec![0.0f32; rows * width];
+                if accumulate {
+                    part.chunks_exact_mut(width).enumerate().for_each(|(r, row)| row.copy_from_slice(&c[(i0 + r) * ldc + j0..][..width]));
+                }
+                gemm_block(&a[i0 * lda..], lda, rows, kk, j0..j0 + width, b, &mut part, width, accumulate);
+                part
+            });
+            for (task, part) in tiles.iter().enumerate() {
+                let (i0, j0) = ((task / groups) * MC, (task % groups) * per_group * NR);
+                let width = (per_group * NR).min(n - j0);
+                part.chunks_exact(width).enumerate().for_each(|(r, row)| c[(i0 + r) * ldc + j0..][..width].copy_from_slice(row));
+            }
+        }
+    }
 }
 
-/// [`gemm_packed`] for one block of at most [`MC`] rows of A (starting at `a`) into `c`.
+/// How a product of `blocks` row blocks and `panels` column panels (`work` multiply-adds) is split
+/// across threads: `None` on one thread or for a small job; else `(groups, panels per group)`, the
+/// columns cut into `groups` so that there are at least two tasks per thread (one group when the row
+/// blocks alone are that many).
+fn split_tiles(blocks: usize, panels: usize, work: usize) -> Option<(usize, usize)> {
+    let threads = crate::parallel::threads();
+    if !crate::parallel::worth_splitting(blocks * panels, work) {
+        return None;
+    }
+    let groups = (2 * threads).div_ceil(blocks).min(panels);
+    let per_group = panels.div_ceil(groups);
+    Some((panels.div_ceil(per_group), per_group))
+}
+
+/// [`gemm_packed`] for one block of at most [`MC`] rows of A (starting at `a`) and the columns `cols` of
+/// B (starting at a panel boundary) into `c`, whose element (0, 0) is C's entry (first row, `cols.start`).
 #[allow(clippy::too_many_arguments)]
-fn gemm_block(a: &[f32], lda: usize, m: usize, kk: usize, n: usize, b: &PackedPanels, c: &mut [f32], ldc: usize, accumulate: bool) {
+fn gemm_block(a: &[f32], lda: usize, m: usize, kk: usize, cols: std::ops::Range<usize>, b: &PackedPanels, c: &mut [f32], ldc: usize, accumulate: bool) {
+    debug_assert!(cols.start % NR == 0, "a column group starts at a panel");
+    let (first, n) = (cols.start / NR, cols.len());
     let panels = n.div_ceil(NR);
     PACKED_A.with(|packed_a| {
         let mut packed_a = packed_a.borrow_mut();
@@ -138,7 +189,7 @@ fn gemm_block(a: &[f32], lda: usize, m: usize, kk: usize, n: usize, b: &PackedPa
         }
         // 2. every panel of B against every strip, one register tile at a time
         for jb in 0..panels {
-            let panel = b.panel(jb, kk);
+            let panel = b.panel(first + jb, kk);
             let j0 = jb * NR;
             let width = NR.min(n - j0);
             for &(i, rows, start) in &strips {
@@ -248,6 +299,22 @@ pub fn linear_f32(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: O
     }
 }
 
+thread_local! {
+    /// This thread's packing buffer for products whose B is packed as they go (one weight matrix, or
+    /// [`PACK_COLUMNS`] of its columns): allocated once and reused, not per call.
+    static SCRATCH_PANELS: std::cell::RefCell<PackedPanels> = std::cell::RefCell::new(PackedPanels::new());
+}
+
+/// `f` with this thread's reusable packing buffer. The buffer is moved out for the call, not borrowed:
+/// while `f` waits for its product's tasks, this thread may run another task that calls this too
+/// (it then gets an empty buffer of its own).
+pub fn with_scratch_panels<R>(f: impl FnOnce(&mut PackedPanels) -> R) -> R {
+    let mut panels = SCRATCH_PANELS.take();
+    let result = f(&mut panels);
+    SCRATCH_PANELS.set(panels);
+    result
+}
+
 /// The most columns of B that [`linear_f32`] and [`gemm_transposed_b`] pack at a time (a multiple of
 /// [`NR`]): packing a product's whole B would hold a second copy of it (the unembedding, V × C, is
 /// most of a language model's weights) for the length of the call.
@@ -262,44 +329,85 @@ const UNPACKED_ROWS: usize = MR;
 
 /// [`linear_f32`] for a few rows, with W read row by row where it lies (see [`UNPACKED_ROWS`]).
 fn linear_unpacked_f32(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32]) {
-    let mut acc = vec![0.0f32; n];
-    for i in 0..rows {
-        acc.fill(0.0);
-        for (p, &xp) in x[i * k..(i + 1) * k].iter().enumerate() {
-            acc.iter_mut().zip(&w[p * n..(p + 1) * n]).for_each(|(a, &b)| *a += xp * b);
+    by_columns(rows, n, k * n, out, n, false, |cols, part, width| {
+        let mut acc = vec![0.0f32; width];
+        for i in 0..rows {
+            acc.fill(0.0);
+            for (p, &xp) in x[i * k..(i + 1) * k].iter().enumerate() {
+                acc.iter_mut().zip(&w[p * n + cols.start..p * n + cols.end]).for_each(|(a, &b)| *a += xp * b);
+            }
+            let row = &mut part[i * width..(i + 1) * width];
+            match bias {
+                Some(bias) => row.iter_mut().zip(&bias[cols.clone()]).zip(&acc).for_each(|((o, &b), &a)| *o = b + a),
+                None => row.copy_from_slice(&acc),
+            }
         }
-        let row = &mut out[i * n..(i + 1) * n];
-        match bias {
-            Some(bias) => row.iter_mut().zip(bias).zip(&acc).for_each(|((o, &b), &a)| *o = b + a),
-            None => row.copy_from_slice(&acc),
-        }
-    }
+    });
 }
 
 /// [`gemm_transposed_b`] for a few rows of A, with B's rows read where they lie: eight entries of a
 /// row of C at a time, each its own sum over p (see [`UNPACKED_ROWS`]).
 #[allow(clippy::too_many_arguments)]
 fn gemm_transposed_b_unpacked(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usize, out: &mut [f32], ldc: usize, accumulate: bool) {
-    for i in 0..m {
-        let a_row = &a[i * lda..i * lda + k];
-        let mut j0 = 0;
-        while j0 < n {
-            let width = NR.min(n - j0);
-            let mut acc = [0.0f32; NR];
-            let rows: [&[f32]; NR] = std::array::from_fn(|jj| if jj < width { &b[(j0 + jj) * ldb..(j0 + jj) * ldb + k] } else { a_row });
-            for (p, &x) in a_row.iter().enumerate() {
-                for jj in 0..NR {
-                    acc[jj] += x * rows[jj][p];
+    by_columns(m, n, k * n, out, ldc, accumulate, |cols, part, width| {
+        for i in 0..m {
+            let a_row = &a[i * lda..i * lda + k];
+            let mut j0 = cols.start;
+            while j0 < cols.end {
+                let w = NR.min(cols.end - j0);
+                let mut acc = [0.0f32; NR];
+                let rows: [&[f32]; NR] = std::array::from_fn(|jj| if jj < w { &b[(j0 + jj) * ldb..(j0 + jj) * ldb + k] } else { a_row });
+                for (p, &x) in a_row.iter().enumerate() {
+                    for jj in 0..NR {
+                        acc[jj] += x * rows[jj][p];
+                    }
                 }
+                let c = &mut part[i * width + j0 - cols.start..][..w];
+                if accumulate {
+                    c.iter_mut().zip(&acc).for_each(|(o, &x)| *o += x);
+                } else {
+                    c.copy_from_slice(&acc[..w]);
+                }
+                j0 += w;
             }
-            let c = &mut out[i * ldc + j0..i * ldc + j0 + width];
-            if accumulate {
-                c.iter_mut().zip(&acc).for_each(|(o, &x)| *o += x);
-            } else {
-                c.copy_from_slice(&acc[..width]);
-            }
-            j0 += width;
         }
+    });
+}
+
+/// Runs `f(columns, part, width)` for the columns of an `m × n` product (`work` multiply-adds) whose
+/// `m` rows are too few to split: on one thread once over all `n` columns, writing `out` (rows `ldc`
+/// apart) in place; on more, once per column group (a multiple of [`NR`] wide), each into a part of
+/// its own (`m × width`, holding `out`'s values first when `accumulate`), copied into `out` after.
+/// Every entry is computed by one call either way, so the bits do not depend on the thread count.
+fn by_columns(m: usize, n: usize, work: usize, out: &mut [f32], ldc: usize, accumulate: bool, f: impl Fn(std::ops::Range<usize>, &mut [f32], usize) + Sync + Send) {
+    let panels = n.div_ceil(NR);
+    let threads = crate::parallel::threads();
+    if m == 0 || n == 0 {
+        return;
+    }
+    if !crate::parallel::worth_splitting(panels, work) {
+        if ldc == n {
+            f(0..n, &mut out[..m * n], n);
+        } else {
+            let mut part: Vec<f32> = if accumulate { (0..m).flat_map(|i| out[i * ldc..i * ldc + n].iter().copied()).collect() } else { vec![0.0; m * n] };
+            f(0..n, &mut part, n);
+            part.chunks_exact(n).enumerate().for_each(|(i, row)| out[i * ldc..i * ldc + n].copy_from_slice(row));
+        }
+        return;
+    }
+    let per_group = panels.div_ceil(2 * threads) * NR;
+    let groups = n.div_ceil(per_group);
+    let parts = crate::parallel::map(groups, true, |g| {
+        let cols = g * per_group..((g + 1) * per_group).min(n);
+        let width = cols.len();
+        let mut part: Vec<f32> = if accumulate { (0..m).flat_map(|i| out[i * ldc + cols.start..i * ldc + cols.end].iter().copied()).collect() } else { vec![0.0; m * width] };
+        f(cols, &mut part, width);
+        part
+    });
+    for (g, part) in parts.iter().enumerate() {
+        let j0 = g * per_group;
+        let width = part.len() / m;
+        part.chunks_exact(width).enumerate().for_each(|(i, row)| out[i * ldc + j0..i * ldc + j0 + width].copy_from_slice(row));
     }
 }
 

@@ -50,6 +50,41 @@ fn bits32(x: &[f32]) -> Vec<u32> {
     x.iter().map(|v| v.to_bits()).collect()
 }
 
+/// The f32 products on their own, at shapes that take each way of splitting: one row block (a short
+/// sequence: cut by columns), a ragged pair of blocks, one to four rows (read in place, cut by columns),
+/// with and without a bias, A·Bᵀ with and without accumulate, and the packing of B.
+#[test]
+fn the_f32_products_give_the_same_bits_on_any_thread_count() {
+    use attention_lab::kernels::{gemm_transposed_b, linear_f32, PackedPanels, PACK_COLUMNS};
+    for (rows, k, n) in [(1, 96, 2 * PACK_COLUMNS + 13), (3, 200, 777), (4, 64, 1030), (5, 70, 900), (40, 96, 520), (90, 64, 300), (150, 33, 260)] {
+        let (x, w, bias) = (narrow(&data(rows, k, 5)), narrow(&data(k, n, 6)), narrow(&data(1, n, 7)));
+        same_bits(&format!("linear {rows}×{k}×{n}"), || {
+            let mut out = vec![0.0f32; rows * n];
+            linear_f32(&x, rows, k, &w, n, Some(&bias), &mut out, &mut PackedPanels::new());
+            let mut plain = vec![0.0f32; rows * n];
+            linear_f32(&x, rows, k, &w, n, None, &mut plain, &mut PackedPanels::new());
+            (bits32(&out), bits32(&plain))
+        });
+        let b = narrow(&data(n, k, 8)); // (n, k): out = x·bᵀ
+        for accumulate in [false, true] {
+            same_bits(&format!("a·bᵀ {rows}×{k}×{n}, accumulate {accumulate}"), || {
+                // rows ldc = n + 3 apart, the extra columns left alone
+                let ldc = n + 3;
+                let mut out = narrow(&data(rows, ldc, 9));
+                gemm_transposed_b(rows, k, n, &x, k, &b, k, &mut out, ldc, accumulate, &mut PackedPanels::new());
+                bits32(&out)
+            });
+        }
+        same_bits(&format!("packing {k}×{n}"), || {
+            let mut panels = PackedPanels::new();
+            panels.pack(&w, n, k, n);
+            let mut transposed = PackedPanels::new();
+            transposed.pack_transposed(&b, k, k, n);
+            (bits32(&panels.unpack()), bits32(&transposed.unpack()))
+        });
+    }
+}
+
 #[test]
 fn the_functions_give_the_same_bits_on_any_thread_count() {
     let (q, k, v) = (data(2 * T, C, 1), data(2 * T, C, 2), data(2 * T, C, 3));

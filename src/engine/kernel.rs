@@ -200,7 +200,7 @@ impl Kernel for f32 {
     }
 
     fn linear(x: &[f32], m: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32]) {
-        linear_f32(x, m, k, w, n, bias, out, &mut PackedPanels::new());
+        crate::kernels::with_scratch_panels(|panels| linear_f32(x, m, k, w, n, bias, out, panels));
     }
 
     fn overflow(at: Overflow, value: f32) -> AttentionError {

@@ -16,7 +16,7 @@ use super::limits::LayerLimits;
 use super::{MultiHeadAttention, Weights};
 use crate::engine::{Batch, Kernel};
 use crate::error::Result;
-use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_f32, linear_prepacked_f32, packed_transpose, PackedPanels};
+use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_f32, linear_prepacked_f32, packed_transpose, with_scratch_panels, PackedPanels};
 use crate::limits::refuse_overflow_f32;
 use crate::matrix::{matmul_into, Matrix, Strided};
 use crate::precision::Precision;
@@ -289,12 +289,6 @@ fn mul(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usiz
     gemm_packed(m, k, n, a, lda, panels, out, ldc, accumulate);
 }
 
-thread_local! {
-    /// The packing buffer of the products with lent weights, reused from call to call (one weight
-    /// matrix, or PACK_COLUMNS of its columns: allocated once, not per call).
-    static LENT_PANELS: std::cell::RefCell<PackedPanels> = std::cell::RefCell::new(PackedPanels::new());
-}
-
 /// The f32 products' buffers: one packing of B and one transposed A.
 #[derive(Default)]
 pub struct ScratchF32 {
@@ -349,7 +343,7 @@ impl LayerKernel for f32 {
     fn project(x: &[f32], rows: usize, w: &WeightF32, bias: Option<&[f32]>, out: &mut [f32]) {
         match w {
             WeightF32::Packed(panels) => linear_prepacked_f32(x, rows, panels, bias, out),
-            WeightF32::Plain(m) => LENT_PANELS.with(|p| linear_f32(x, rows, m.rows(), m.data(), m.cols(), bias, out, &mut p.borrow_mut())),
+            WeightF32::Plain(m) => with_scratch_panels(|p| linear_f32(x, rows, m.rows(), m.data(), m.cols(), bias, out, p)),
         }
     }
 
@@ -363,7 +357,7 @@ impl LayerKernel for f32 {
             // W (k × n) as it lies: out (rows × k) = a (rows × n)·Wᵀ
             WeightF32::Plain(m) => {
                 let (k, n) = m.shape();
-                LENT_PANELS.with(|p| gemm_transposed_b(rows, n, k, a, n, m.data(), n, out, k, false, &mut p.borrow_mut()));
+                with_scratch_panels(|p| gemm_transposed_b(rows, n, k, a, n, m.data(), n, out, k, false, p));
             }
         }
     }

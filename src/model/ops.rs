@@ -98,6 +98,8 @@ pub fn layer_norm_backward<F: Real>(dy: &[F], n: usize, w: &[F], kept: &NormKept
 
 const GELU_C: f64 = 0.797_884_560_802_865_4; // √(2/π)
 const GELU_A: f64 = 0.044_715;
+/// Values of [`gelu`] per task when it is split across threads.
+const GELU_CHUNK: usize = 1 << 14;
 
 /// `tanh(u) = 1 − 2/(e^{2u} + 1)` (exact at ±∞: ±1).
 fn tanh<F: Real>(u: F) -> F {
@@ -108,7 +110,15 @@ fn tanh<F: Real>(u: F) -> F {
 /// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
 pub fn gelu<F: Real>(x: &[F]) -> Vec<F> {
     let (c, a, half) = (F::from_f64(GELU_C), F::from_f64(GELU_A), F::from_f64(0.5));
-    x.iter().map(|&v| half * v * (F::ONE + tanh(c * (v + a * v * v * v)))).collect()
+    let mut y = vec![F::ZERO; x.len()];
+    // element-wise, so split across threads in chunks with the same bits
+    let split = crate::parallel::worth_splitting(x.len().div_ceil(GELU_CHUNK), x.len());
+    crate::parallel::for_each_chunk(&mut y, GELU_CHUNK, split, |i, out| {
+        for (o, &v) in out.iter_mut().zip(&x[i * GELU_CHUNK..]) {
+            *o = half * v * (F::ONE + tanh(c * (v + a * v * v * v)));
+        }
+    });
+    y
 }
 
 /// The backward of [`gelu`] at its input `x`: `dy ⊙ gelu′(x)`.
@@ -128,20 +138,27 @@ pub fn gelu_backward<F: Real>(dy: &[F], x: &[F]) -> Vec<F> {
 /// `None`), and with `scale` the gradient `scale·(softmax(row) − onehot(target))`. Each row's
 /// log-sum-exp is taken in f64, from the max, whatever F.
 pub fn cross_entropy<F: Real>(logits: &[F], v: usize, targets: &[Option<u32>], scale: Option<f64>) -> (Vec<f64>, Option<Vec<F>>) {
-    let mut losses = vec![0.0; targets.len()];
-    let mut grad = scale.map(|_| vec![F::ZERO; logits.len()]);
-    for (r, (row, target)) in logits.chunks_exact(v).zip(targets).enumerate() {
-        let Some(target) = *target else { continue };
+    // rows split across threads: each row's sums are its own, so the bits do not depend on the count
+    let split = crate::parallel::worth_splitting(targets.len(), logits.len());
+    // per row: (loss, max, Σ exp(x − max)), or None for a row without a target
+    let rows = crate::parallel::map(targets.len(), split, |r| {
+        let (row, target) = (&logits[r * v..(r + 1) * v], targets[r]?);
         let max = row.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x.to_f64()));
         let sum: f64 = row.iter().map(|&x| (x.to_f64() - max).exp()).sum();
-        losses[r] = sum.ln() + max - row[target as usize].to_f64();
-        if let (Some(grad), Some(scale)) = (grad.as_mut(), scale) {
-            for (j, (g, &x)) in grad[r * v..(r + 1) * v].iter_mut().zip(row).enumerate() {
+        Some((sum.ln() + max - row[target as usize].to_f64(), max, sum))
+    });
+    let losses = rows.iter().map(|r| r.map_or(0.0, |(loss, _, _)| loss)).collect();
+    let grad = scale.map(|scale| {
+        let mut grad = vec![F::ZERO; logits.len()];
+        crate::parallel::for_each_chunk(&mut grad, v.max(1), split, |r, g| {
+            let (Some((_, max, sum)), Some(target)) = (rows[r], targets[r]) else { return };
+            for (j, (g, &x)) in g.iter_mut().zip(&logits[r * v..(r + 1) * v]).enumerate() {
                 let p = (x.to_f64() - max).exp() / sum;
                 *g = F::from_f64(scale * (p - if j == target as usize { 1.0 } else { 0.0 }));
             }
-        }
-    }
+        });
+        grad
+    });
     (losses, grad)
 }
 
