@@ -169,7 +169,7 @@ fn split_tiles(blocks: usize, panels: usize, work: usize) -> Option<(usize, usiz
 /// B (starting at a panel boundary) into `c`, whose element (0, 0) is C's entry (first row, `cols.start`).
 #[allow(clippy::too_many_arguments)]
 fn gemm_block(a: &[f32], lda: usize, m: usize, kk: usize, cols: std::ops::Range<usize>, b: &PackedPanels, c: &mut [f32], ldc: usize, accumulate: bool) {
-    debug_assert!(cols.start % NR == 0, "a column group starts at a panel");
+    debug_assert!(cols.start.is_multiple_of(NR), "a column group starts at a panel");
     let (first, n) = (cols.start / NR, cols.len());
     let panels = n.div_ceil(NR);
     PACKED_A.with(|packed_a| {

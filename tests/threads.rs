@@ -1,5 +1,5 @@
 //! Same bits on any number of threads: every path that splits its work (the engine's heads and
-//! query blocks, the f32 products' row blocks) run on 1, 2 and 3 threads, compared bit for bit.
+//! query blocks, the f32 products' row blocks and column groups, packing, the loss's rows) run on 1, 2 and 3 threads, compared bit for bit.
 //! Run with `cargo test --features threads --test threads` (the Makefile's test-native does).
 #![cfg(all(feature = "threads", not(target_arch = "wasm32")))]
 
