@@ -88,7 +88,8 @@ pub const WASM_MEMORY_BYTES: u128 = 1 << 32;
 /// A RangeError, before anything is allocated, when the loaded model would not fit in wasm32's
 /// memory: its parameters in `F` and the attention layers' own copy of their weights (in `F`: f32
 /// layers keep only their packed panels). The file is read a chunk at a time and never held.
-pub fn check_memory<F: Real>(config: &PretrainedConfig) -> Result<()> {
+/// Returns the number of parameters.
+pub fn check_memory<F: Real>(config: &PretrainedConfig) -> Result<u128> {
     let shapes = expected(config);
     let count = |keep: &dyn Fn(&str) -> bool| -> u128 { shapes.iter().filter(|(n, _)| keep(n)).map(|(_, s)| s.iter().map(|&d| d as u128).product::<u128>()).sum() };
     let head = if config.tie_word_embeddings { 0 } else { config.vocab_size as u128 * config.hidden_size as u128 };
@@ -107,7 +108,7 @@ pub fn check_memory<F: Real>(config: &PretrainedConfig) -> Result<()> {
             if width == 8 { " or use dtype 'float32'" } else { "" }
         )));
     }
-    Ok(())
+    Ok(parameters)
 }
 
 /// The file's tensors by the names the loader asks for (GPT-2's `transformer.` prefix removed).
@@ -159,9 +160,11 @@ impl<B: Bytes + ?Sized> Source<'_, B> {
 /// module docs) and whose parameters are the file's tensors, oriented `[in, out]`.
 pub fn load<F: LayerKernel>(config: &Json, weights: &(impl Bytes + ?Sized)) -> Result<Transformer<F>> {
     let config = PretrainedConfig::from_json(config)?;
-    check_memory::<F>(&config)?;
+    let parameters = check_memory::<F>(&config)?;
     let file = safetensors::parse(weights)?;
     let source = check_tensors(&config, file)?;
+    // the heap grown once for every parameter (see crate::heap::reserve), not once per tensor
+    crate::heap::reserve(usize::try_from(parameters * std::mem::size_of::<F>() as u128).unwrap_or(usize::MAX));
     let gpt2 = config.architecture == Architecture::Gpt2;
     let (c, v, f) = (config.hidden_size, config.vocab_size, config.intermediate_size);
     let model = ModelConfig {
