@@ -59,10 +59,19 @@ pub fn copy_f32_in_chunks<B: Bytes + ?Sized>(bytes: &B, at: usize, out: &mut [Ma
 /// `n` f32 values read by [`Bytes::copy_f32`] into a vector that is never zeroed first (a 500 MB
 /// checkpoint is written once, not twice).
 fn read_f32<B: Bytes + ?Sized>(bytes: &B, at: usize, n: usize) -> Vec<f32> {
-    let mut values = Vec::with_capacity(n);
-    bytes.copy_f32(at, &mut values.spare_capacity_mut()[..n]);
-    // SAFETY: copy_f32 writes every one of the n entries (its contract; both implementations do)
-    unsafe { values.set_len(n) };
+    read_f32_rows(bytes, at, 1, n, n)
+}
+
+/// `rows` runs of `n` little-endian f32 values, the first at byte `at`, each `stride` values after
+/// the last, copied into one vector (no zeroing first, no vector per run).
+fn read_f32_rows<B: Bytes + ?Sized>(bytes: &B, at: usize, rows: usize, n: usize, stride: usize) -> Vec<f32> {
+    let mut values = Vec::with_capacity(rows * n);
+    for (r, run) in values.spare_capacity_mut()[..rows * n].chunks_exact_mut(n.max(1)).enumerate() {
+        bytes.copy_f32(at + 4 * r * stride, run);
+    }
+    // SAFETY: copy_f32 writes every entry of each run it is given (its contract; both implementations
+    // do), and the runs cover the first rows · n entries
+    unsafe { values.set_len(rows * n) };
     values
 }
 
@@ -397,14 +406,12 @@ impl<B: Bytes + ?Sized> SafeTensors<'_, B> {
         };
         let (from, to) = (from.min(cols), to.min(cols));
         let width = to.saturating_sub(from);
-        let mut out = vec![F::ZERO; rows * width];
-        if let (Some(values), Dtype::F32) = ((&mut out as &mut dyn std::any::Any).downcast_mut::<Vec<f32>>(), info.dtype) {
+        if info.dtype == Dtype::F32 && std::any::TypeId::of::<F>() == std::any::TypeId::of::<f32>() {
             // F32 read as f32: each row's columns copied as they are
-            for (r, row) in values.chunks_exact_mut(width.max(1)).enumerate().take(rows) {
-                row.copy_from_slice(&read_f32(self.file, self.data_start + info.begin + 4 * (r * cols + from), width));
-            }
-            return Ok(out);
+            let values: Box<dyn std::any::Any> = Box::new(read_f32_rows(self.file, self.data_start + info.begin + 4 * from, rows, width, cols));
+            return Ok(*values.downcast::<Vec<F>>().expect("F is f32"));
         }
+        let mut out = vec![F::ZERO; rows * width];
         self.each(info, |i, x| {
             let (r, c) = (i / cols, i % cols);
             if (from..to).contains(&c) {
