@@ -23,18 +23,33 @@ for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) {
   });
 }
 
-// Every slip: a headline with a step and a line of the file. The step at fault and the line of the
-// slip, exactly: where the diagnosis misses them the test is marked TODO with what it said (the
-// count is the measure of issue 28; nothing here is loosened to pass).
+// The slips the diagnosis still misses (number/index): each is marked TODO with what it said; every
+// other slip must get the step at fault and the line of the slip exactly, and a slip listed here
+// that passes fails (take it off the list). The count is the measure of issue 28.
+const MISSES = new Set([
+  '03/2', // booleans are not recorded: the negated flag passed to the helper is not seen, the helper's bound is named
+  '05/0', // the values are followed through the cache object no further than where they are read
+  '05/7', // every head added into the same columns: the probes' softmax reading stands
+  '07/7', // a loop that stops short: the line that wrote the part it did reach is named, not the loop
+]);
+
+/** One slip of a corpus: a headline with a step and a line; the step and line exactly, unless it is a known miss. */
+export function checkSlip(t, slip, found, failing, misses) {
+  assert.ok(failing.length, 'the slip fails a case');
+  assert.ok(found, 'a finding');
+  assert.ok(found.step, `a step: ${found.title}`);
+  assert.ok(Number.isInteger(found.line) && found.line >= 1 && found.line <= slip.source.split('\n').length, `a line: ${found.title}`);
+  assert.match(found.title, new RegExp(`^Line ${found.line}: `));
+  const right = found.step === slip.step && found.line === slip.line;
+  if (!misses.has(`${slip.number}/${slip.index}`)) return assert.ok(right, `said ${found.step} at line ${found.line}: ${found.title}`);
+  assert.ok(!right, 'a known miss now passes: take it off the list');
+  t.todo(`said ${found.step} at line ${found.line}: ${found.title}`);
+}
+
 for (const slip of slips()) {
   test(`corpus-lines ${slip.number} slip ${slip.index}: ${slip.step} at line ${slip.line}`, (t) => {
     const { failing, found } = diagnose(FOLDERS[slip.number], slip.source, lab);
-    assert.ok(failing.length, 'the slip fails a case');
-    assert.ok(found, 'a finding');
-    assert.ok(found.step, `a step: ${found.title}`);
-    assert.ok(Number.isInteger(found.line) && found.line >= 1 && found.line <= slip.source.split('\n').length, `a line: ${found.title}`);
-    assert.match(found.title, new RegExp(`^Line ${found.line}: `));
-    if (found.step !== slip.step || found.line !== slip.line) t.todo(`said ${found.step} at line ${found.line}: ${found.title}`);
+    checkSlip(t, slip, found, failing, MISSES);
   });
 }
 

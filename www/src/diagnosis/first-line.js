@@ -16,6 +16,7 @@ import { STEPS } from './steps.js';
 import { follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
+import { anotherHead } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
 
@@ -41,13 +42,16 @@ export function alignAnswer(data, traced, lab, functionName) {
     const from = found.final ? null : constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
-  const wrong = firstWrongStep(statuses);
+  const first = firstWrongStep(statuses);
+  // a head that read another head's columns: its slice, at the line that passed them
+  const moved = first && anotherHead(first.step, alignments, recordings, traced.sites);
+  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : first;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result
   const foreign = firstForeignSite(recordings[0], references[0], 0);
   const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
   const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: site(wrong.step) } : null, siteFor: site, anywhere, references };
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: wrong.site ?? site(wrong.step) } : null, siteFor: site, anywhere, references };
 }
 
 /**
