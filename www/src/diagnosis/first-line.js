@@ -16,7 +16,7 @@ import { STEPS } from './steps.js';
 import { follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
-import { anotherHead } from './heads.js';
+import { anotherHead, stackedHeads } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
 
@@ -33,7 +33,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   if (!runs.length) return null;
   const references = runs.map((r) => referenceSteps(data.reference, calls.find((c) => c.id === r.id).args, lab));
   const recordings = runs.map((r) => r.recording);
-  const alignments = runs.map((r, k) => alignProbe(recordings[k], references[k], traced.sites));
+  const alignments = runs.map((r, k) => stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k]));
   const statuses = stepStatuses(alignments, ORDER);
   const site = (step) => {
     const found = siteOf(step, alignments, recordings, references, traced.sites);

@@ -36,3 +36,34 @@ export function anotherHead(step, alignments, recordings, sites) {
   }
   return null;
 }
+
+/**
+ * Heads added into the same cells (`out[c] += …` for `out[h * d + c] += …`): an entry of a value
+ * step for head h (the weighted sum) that no site built, where some site built head h′'s entry plus
+ * head h's, cell by cell, and no array holds those sums in head h's own columns (an accumulator not
+ * reset between heads would: the sum, not the placing, is then wrong). Returns the alignment with
+ * that entry ok (its numbers were built, as terms of the sums) and the layout step that places the
+ * heads side by side (head null) missing at the site of the sums; the alignment unchanged otherwise.
+ */
+export function stackedHeads(alignment, recording) {
+  const place = alignment.findIndex((e) => e.layout && (e.head === null || e.head === undefined) && e.status !== 'ok');
+  if (place < 0) return alignment;
+  for (const [k, entry] of alignment.entries()) {
+    if (entry.layout || entry.status !== 'missing' || entry.head === null || entry.head === undefined || k > place) continue;
+    for (const other of alignment.filter((e) => e.step === entry.step && e.head !== entry.head && e.status === 'ok')) {
+      const sums = entry.matrix.flatMap((row, i) => row.map((x, c) => x + other.matrix[i][c]));
+      if (sums.length !== entry.matrix.flat().length || !sums.every(Number.isFinite)) continue;
+      const id = recording.sites.findIndex((site) => sums.every((x) => site.values.some((v) => near(v, x))));
+      if (id < 0 || heldInPlace(recording, sums, entry.matrix[0].length, entry.head)) continue;
+      const moment = Math.max(...sums.map((x) => recording.sites[id].moments[recording.sites[id].values.findIndex((v) => near(v, x))]));
+      return alignment.map((e, n) => (n === k ? { ...e, status: 'ok', site: other.site, moment: other.moment, stacked: other.head } : n === place ? { ...e, status: 'missing', coverage: 0, site: id, moment, caller: -1 } : e));
+    }
+  }
+  return alignment;
+}
+
+/** Whether some recorded row holds the sums (rows of width d, by row) at columns head·d…: the sums where head `head` goes. */
+function heldInPlace(recording, sums, d, head) {
+  const rows = sums.length / d;
+  return recording.sites.some((site) => site.snapshots.some((snap) => snap.cols >= (head + 1) * d && Array.from({ length: Math.min(rows, snap.rows) }, (_, i) => i).some((i) => sums.slice(i * d, (i + 1) * d).every((x, c) => near(snap.data[i * snap.cols + head * d + c], x)))));
+}
