@@ -21,6 +21,7 @@
 // apart from the keys scored (see docs/contributors.md).
 
 import { boundSite, scoredRight, slicedApart } from './bounds.js';
+import { shortLoop } from './loops.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -369,7 +370,8 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[found.site]);
     // (or when the foreign number is computed from the value that site declared: built on it)
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
-    if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: partial.site, probe };
+    // (or the loop around that site, when it stops short: loops.js)
+    if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: shortLoop(partial.site, sites, recordings[probe], references[probe]) ?? partial.site, probe };
     if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? found.site, probe };
   }
   return null;

@@ -12,6 +12,7 @@
 //   - every assignment, whole (`s += a * b`, `out[i][j] = x`, `this.w = …`): its value is the new value;
 //   - every `return` value, and the body of every arrow function with an expression body (map/reduce callbacks);
 //   - every arithmetic expression (`a * b + c` and `a * b`), except array indices;
+//   - the bound of a `for` loop's test (`n` of `i < n`);
 //   - every call's result (the learner's own helpers, `map`, `reduce`, `Math.exp`), except calls
 //     whose result is dropped (a statement of its own) and the links of an optional chain.
 // Functions and classes assigned to a name are not wrapped (that would lose their inferred `name`).
@@ -21,6 +22,7 @@ import { parse } from 'acorn';
 export const RECORD = '__rec__';
 
 const ARITHMETIC = new Set(['+', '-', '*', '/', '%', '**']);
+const COMPARISONS = new Set(['<', '<=', '>', '>=']);
 const FUNCTIONS = new Set(['FunctionExpression', 'ArrowFunctionExpression', 'ClassExpression']);
 
 /** Visits every node of an acorn tree: visit(node, parent, key, spine) — `spine`: node is a link of an optional chain. */
@@ -89,9 +91,9 @@ function loopCounters(ast) {
 /** The nodes to wrap: [{ node, parent }], each range once (the first reason to record it names it). */
 function targets(ast) {
   const chosen = new Map();
-  const add = (node, parent, fn, call = false) => {
+  const add = (node, parent, fn, call = false, loop = null) => {
     const key = `${node.start}:${node.end}`;
-    if (!chosen.has(key)) chosen.set(key, { node, parent, fn, call });
+    if (!chosen.has(key)) chosen.set(key, { node, parent, fn, call, loop });
     else if (call) chosen.get(key).call = true; // `const s = f(x)`: named by the variable, a frame all the same
   };
   const names = [];
@@ -101,6 +103,8 @@ function targets(ast) {
     // the innermost named function (a callback belongs to the function it is written in)
     const fn = names.findLast((f) => f.name && f.start <= node.start && node.end <= f.end)?.name;
     if (/Function/.test(node.type)) names.push({ start: node.start, end: node.end, name: node.id?.name ?? (parent?.type === 'VariableDeclarator' ? parent.id.name : parent?.type === 'MethodDefinition' || parent?.type === 'Property' ? parent.key.name : null) });
+    // the bound a `for` loop's counter is compared with (`h < numberOfHeads`): a loop that stops short shows there
+    if (node.type === 'ForStatement' && node.test?.type === 'BinaryExpression' && COMPARISONS.has(node.test.operator)) add(node.test.right, node.test, fn, false, [node.start, node.end]);
     if (node.type === 'VariableDeclarator' && node.init && !FUNCTIONS.has(node.init.type)) add(node.init, node, fn);
     else if (node.type === 'AssignmentExpression' && !FUNCTIONS.has(node.right.type)) add(node, parent, fn);
     else if (node.type === 'ReturnStatement' && node.argument) add(node.argument, node, fn);
@@ -136,14 +140,16 @@ export function instrument(source) {
   const inserts = [];
   const idOf = new Map(); // a recorded node → its site
   const counters = loopCounters(ast);
-  for (const { node, parent, fn, call } of targets(ast)) {
+  for (const { node, parent, fn, call, loop } of targets(ast)) {
     const id = sites.length;
     idOf.set(node, id);
     const inner = node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator);
     sites.push({
       fn: fn ?? null,
       call,
-      line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn),
+      line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn), at: node.start,
+      // for the bound of a `for` loop's test: the loop's [start, end] in the source (the sites it encloses have their `at` in it)
+      loop,
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
       // the names an array pattern declares, by position (`const [start, end] = […]`)
