@@ -225,7 +225,11 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     const later = wrong && ORDER.indexOf(located.step) > ORDER.indexOf(wrong.step) && wrong.coverage < 1 / 3;
     // (or the probes' step is a mask applied by bounds, and each query scored exactly the keys it may see)
     const bounded = aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.bounded);
-    const contradicted = wrong && (later || bounded || confirmed(located.step, aligned.statuses));
+    // (or the probes' step is a layout the traced run found held right, head by head, where it found an
+    // array of another layout step's shape holding that step's numbers moved)
+    const moved = wrong?.entries.some((e) => e.layout && e.status === 'missing' && Number.isInteger(e.site));
+    const held = moved && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.layout && e.status === 'ok' && e.site !== null);
+    const contradicted = wrong && (later || bounded || held || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

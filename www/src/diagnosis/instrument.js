@@ -102,13 +102,14 @@ function targets(ast) {
     if (spine) return;
     // the innermost named function (a callback belongs to the function it is written in)
     const fn = names.findLast((f) => f.name && f.start <= node.start && node.end <= f.end)?.name;
-    if (/Function/.test(node.type)) names.push({ start: node.start, end: node.end, name: node.id?.name ?? (parent?.type === 'VariableDeclarator' ? parent.id.name : parent?.type === 'MethodDefinition' || parent?.type === 'Property' ? parent.key.name : null) });
+    const self = /Function/.test(node.type) ? node.id?.name ?? (parent?.type === 'VariableDeclarator' ? parent.id.name : parent?.type === 'MethodDefinition' || parent?.type === 'Property' ? parent.key.name : null) : null;
+    if (/Function/.test(node.type)) names.push({ start: node.start, end: node.end, name: self });
     // the bound a `for` loop's counter is compared with (`h < numberOfHeads`): a loop that stops short shows there
     if (node.type === 'ForStatement' && node.test?.type === 'BinaryExpression' && COMPARISONS.has(node.test.operator)) add(node.test.right, node.test, fn, false, [node.start, node.end]);
     if (node.type === 'VariableDeclarator' && node.init && !FUNCTIONS.has(node.init.type)) add(node.init, node, fn);
     else if (node.type === 'AssignmentExpression' && !FUNCTIONS.has(node.right.type)) add(node, parent, fn);
     else if (node.type === 'ReturnStatement' && node.argument) add(node.argument, node, fn);
-    else if (node.type === 'ArrowFunctionExpression' && node.expression) add(node.body, node, fn);
+    else if (node.type === 'ArrowFunctionExpression' && node.expression) add(node.body, node, self ?? fn); // a named arrow's body is its own
     else if (node.type === 'BinaryExpression' && ARITHMETIC.has(node.operator)) {
       if (!(parent?.type === 'MemberExpression' && key === 'property')) add(node, parent, fn);
     } else if (node.type === 'CallExpression' && node.callee.type !== 'Super') {
