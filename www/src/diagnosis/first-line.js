@@ -32,13 +32,15 @@ export function alignAnswer(data, traced, lab, functionName) {
   const runs = calls.map((call) => traced.results.find((r) => r.id === call.id)).filter((r) => r && !r.error);
   if (!runs.length) return null;
   const references = runs.map((r) => referenceSteps(data.reference, calls.find((c) => c.id === r.id).args, lab));
-  const recordings = runs.map((r) => r.recording);
+  // what the alignment reads: every site but those recorded only as arguments (the rules below follow a parameter to them)
+  const full = runs.map((r) => r.recording);
+  const recordings = full.map((r) => ({ ...r, sites: r.sites.map((s, id) => (traced.sites[id]?.argument ? { values: [], moments: [], callers: [], snapshots: [] } : s)) }));
   const alignments = runs.map((r, k) => stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k]));
   const statuses = stepStatuses(alignments, ORDER);
   const site = (step) => {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
-    const [sites, recording] = [traced.sites, recordings[found.probe]];
+    const [sites, recording] = [traced.sites, full[found.probe]];
     const from = found.final ? null : constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
@@ -82,6 +84,15 @@ function startBehind(id, sites, recording) {
   return values.length > 0 && values.every((x) => x === values[0]) && values[0] !== 0 && Number.isFinite(values[0]) ? k : null;
 }
 
+/** The values of `name` among a site's: for a name of an array pattern, its element of each array recorded. */
+function ofName(site, values, name) {
+  const position = site.pattern?.indexOf(name) ?? -1;
+  return position < 0 ? values : values.filter((_, n) => n % site.pattern.length === position);
+}
+
+/** Whether site `s` is an argument that binds parameter `name` of the learner's function `fn` (`r` of `angle(r, i)` for `position`). */
+const bound = (s, name, fn) => Boolean(fn) && s.callee === fn && Boolean(s.binds?.includes(name));
+
 /**
  * The declaration of a whole number that site `id` computes with (an operand of its arithmetic, not
  * an index, not a loop's counter) and that changes from call to call (`const p = r + offset` of
@@ -94,12 +105,10 @@ function startBehind(id, sites, recording) {
 function integerBehind(id, sites, recording, reference) {
   const behind = (names, fn) => {
     for (const name of names ?? []) {
-      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name)) && !s.counter;
+      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || bound(s, name, fn)) && !s.counter;
       const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
       const at = k >= 0 ? k : sites.findIndex(declared);
-      // a name of an array pattern: its element of each array recorded
-      const position = sites[at]?.pattern?.indexOf(name) ?? -1;
-      const values = at < 0 ? [] : position < 0 ? recording.sites[at].values : recording.sites[at].values.filter((_, n) => n % sites[at].pattern.length === position);
+      const values = at < 0 ? [] : ofName(sites[at], recording.sites[at].values, name);
       const index = (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
       if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1 && !index) return at;
     }
@@ -125,8 +134,8 @@ function readBehind(id, sites, recording, reference) {
   const roles = reference.reads.map(inColumns);
   const all = inColumns(X[0].map((_, c) => c));
   for (const name of sites[id].operands ?? []) {
-    const at = sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn);
-    const values = at >= 0 ? recording.sites[at].values : [];
+    const at = sites.findIndex((s, j) => j !== id && ((s.declares === name && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
+    const values = at >= 0 ? ofName(sites[at], recording.sites[at].values, name) : [];
     if (!values.length || values.every(Number.isInteger) || !values.every((v) => all.has(v))) continue;
     // input numbers, not all of them from the columns of one role
     if (!roles.some((role) => values.every((v) => role.has(v)))) return at;

@@ -13,6 +13,7 @@
 //   - every `return` value, and the body of every arrow function with an expression body (map/reduce callbacks);
 //   - every arithmetic expression (`a * b + c` and `a * b`), except array indices;
 //   - the bound of a `for` loop's test (`n` of `i < n`);
+//   - every argument of a call of the learner's own function (with the parameter names it binds);
 //   - every call's result (the learner's own helpers, `map`, `reduce`, `Math.exp`), except calls
 //     whose result is dropped (a statement of its own) and the links of an optional chain.
 // Functions and classes assigned to a name are not wrapped (that would lose their inferred `name`).
@@ -45,13 +46,28 @@ function nameOf(code, node, parent, functionName) {
   return text.length > 40 ? `${text.slice(0, 37)}…` : text;
 }
 
-/** The names of the module's own functions and methods (declarations, functions bound to a name, class and object methods). */
+/** The names a parameter binds: `x`, `[a, b]`, `{ k, v }`, `x = 1`, `...rest`. */
+function boundNames(p) {
+  if (p?.type === 'Identifier') return [p.name];
+  if (p?.type === 'AssignmentPattern') return boundNames(p.left);
+  if (p?.type === 'RestElement') return boundNames(p.argument);
+  if (p?.type === 'ArrayPattern') return p.elements.flatMap(boundNames);
+  if (p?.type === 'ObjectPattern') return p.properties.flatMap((q) => boundNames(q.type === 'RestElement' ? q.argument : q.value));
+  return [];
+}
+
+/**
+ * The module's own functions and methods (declarations, functions bound to a name, class and object
+ * methods): name → what each parameter binds, by position ({ names, pattern }).
+ */
 function ownFunctions(ast) {
-  const own = new Set();
+  const own = new Map();
+  // each parameter: its names, and whether it is an array pattern of names (`[a, b]`: its names by position)
+  const params = (fn) => (fn.params ?? []).map((p) => ({ names: boundNames(p), pattern: p.type === 'ArrayPattern' && p.elements.every((e) => e?.type === 'Identifier') }));
   walk(ast, (node, parent) => {
-    if (node.type === 'FunctionDeclaration' && node.id) own.add(node.id.name);
-    if (FUNCTIONS.has(node.type) && parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') own.add(parent.id.name);
-    if ((node.type === 'MethodDefinition' || node.type === 'Property') && FUNCTIONS.has(node.value?.type) && node.key.type === 'Identifier') own.add(node.key.name);
+    if (node.type === 'FunctionDeclaration' && node.id) own.set(node.id.name, params(node));
+    if (FUNCTIONS.has(node.type) && parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') own.set(parent.id.name, params(node));
+    if ((node.type === 'MethodDefinition' || node.type === 'Property') && FUNCTIONS.has(node.value?.type) && node.key.type === 'Identifier') own.set(node.key.name, params(node.value));
   });
   return own;
 }
@@ -91,10 +107,13 @@ function loopCounters(ast) {
 /** The nodes to wrap: [{ node, parent }], each range once (the first reason to record it names it). */
 function targets(ast) {
   const chosen = new Map();
-  const add = (node, parent, fn, call = false, loop = null) => {
+  const add = (node, parent, fn, call = false, loop = null, param = null) => {
     const key = `${node.start}:${node.end}`;
-    if (!chosen.has(key)) chosen.set(key, { node, parent, fn, call, loop });
+    // `argument`: recorded only as an argument (the alignment does not read it: first-line.js follows a parameter to it)
+    if (!chosen.has(key)) chosen.set(key, { node, parent, fn, call, loop, param, argument: Boolean(param) });
     else if (call) chosen.get(key).call = true; // `const s = f(x)`: named by the variable, a frame all the same
+    if (param) chosen.get(key).param = param;
+    else chosen.get(key).argument = false;
   };
   const names = [];
   const own = ownFunctions(ast);
@@ -117,6 +136,8 @@ function targets(ast) {
       const callee = node.callee.type === 'Identifier' ? node.callee.name : node.callee.type === 'MemberExpression' && !node.callee.computed ? node.callee.property.name : null;
       const mine = own.has(callee);
       if (mine || parent?.type !== 'ExpressionStatement') add(node, parent, fn, mine);
+      // the arguments of a call of the learner's own function, each with the parameter names it binds there
+      if (mine) node.arguments.forEach((arg, k) => { const p = own.get(callee)[k]; if (arg.type !== 'SpreadElement' && p?.names.length) add(arg, node, fn, false, null, { callee, binds: p.names, pattern: p.pattern }); });
     }
   });
   return [...chosen.values()];
@@ -141,7 +162,8 @@ export function instrument(source) {
   const inserts = [];
   const idOf = new Map(); // a recorded node → its site
   const counters = loopCounters(ast);
-  for (const { node, parent, fn, call, loop } of targets(ast)) {
+  const counterNames = new Set([...counters].flatMap((d) => boundNames(d.id)));
+  for (const { node, parent, fn, call, loop, param, argument } of targets(ast)) {
     const id = sites.length;
     idOf.set(node, id);
     const inner = node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator);
@@ -151,10 +173,13 @@ export function instrument(source) {
       line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn), at: node.start,
       // for the bound of a `for` loop's test: the loop's [start, end] in the source (the sites it encloses have their `at` in it)
       loop,
+      // for an argument of a call of the learner's own function: that function, and the parameter names the argument binds
+      callee: param?.callee ?? null, binds: param?.binds ?? null, argument,
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
       // the names an array pattern declares, by position (`const [start, end] = […]`)
-      pattern: parent?.type === 'VariableDeclarator' && parent.id.type === 'ArrayPattern' && parent.id.elements.every((e) => e?.type === 'Identifier') ? parent.id.elements.map((e) => e.name) : null,
+      // (or an array pattern parameter the argument binds: `[a, b]` of `rotate([x, y], θ)`)
+      pattern: parent?.type === 'VariableDeclarator' && parent.id.type === 'ArrayPattern' && parent.id.elements.every((e) => e?.type === 'Identifier') ? parent.id.elements.map((e) => e.name) : param?.pattern ? param.binds : null,
       // a part of a larger arithmetic expression: its value is not what the code keeps
       inner,
       // the larger expression's site, for a part (what the code does with the part's value)
@@ -162,7 +187,8 @@ export function instrument(source) {
       uses: namesIn(node),
       // the names it computes with (arithmetic operands), and whether it declares a loop counter
       operands: operandsIn(node),
-      counter: counters.has(parent),
+      // (or passes one on as it is: `angle(p, i)` in a loop over i)
+      counter: counters.has(parent) || (Boolean(param) && node.type === 'Identifier' && counterNames.has(node.name)),
       // a call's arguments as names it computes with (`g` of `dotAt(q, h * d, k, g * d, d)`)
       args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : operandsIn(a))))].slice(0, 16) : null,
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
