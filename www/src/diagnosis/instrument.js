@@ -14,6 +14,7 @@
 //   - every arithmetic expression (`a * b + c` and `a * b`), except array indices;
 //   - the bound of a `for` loop's test (`n` of `i < n`);
 //   - every argument of a call of the learner's own function (with the parameter names it binds);
+//   - the test of every conditional expression (`c ? a : b`); booleans are kept apart from the numbers (`flags`);
 //   - every call's result (the learner's own helpers, `map`, `reduce`, `Math.exp`), except calls
 //     whose result is dropped (a statement of its own) and the links of an optional chain.
 // Functions and classes assigned to a name are not wrapped (that would lose their inferred `name`).
@@ -129,6 +130,7 @@ function targets(ast) {
     else if (node.type === 'AssignmentExpression' && !FUNCTIONS.has(node.right.type)) add(node, parent, fn);
     else if (node.type === 'ReturnStatement' && node.argument) add(node.argument, node, fn);
     else if (node.type === 'ArrowFunctionExpression' && node.expression) add(node.body, node, self ?? fn); // a named arrow's body is its own
+    else if (node.type === 'ConditionalExpression') add(node.test, node, fn); // its boolean: which branch (`j > i ? -Infinity : x`)
     else if (node.type === 'BinaryExpression' && ARITHMETIC.has(node.operator)) {
       if (!(parent?.type === 'MemberExpression' && key === 'property')) add(node, parent, fn);
     } else if (node.type === 'CallExpression' && node.callee.type !== 'Super') {
@@ -244,7 +246,7 @@ function snapshot(v) {
 
 /**
  * A fresh recorder for `siteCount` sites: `record(id, value)` returns value unchanged (and never
- * throws); `take()` gives what was kept: per site { values, moments, snapshots } (plain arrays) and the counts.
+ * throws); `take()` gives what was kept: per site { values, moments, callers, snapshots, flags } (plain arrays) and the counts.
  */
 export function createRecorder(siteCount, sites = []) {
   const values = Array.from({ length: siteCount }, () => []);
@@ -252,6 +254,8 @@ export function createRecorder(siteCount, sites = []) {
   // the call of the learner's own function each number was built under (the innermost frame), or -1
   const callers = Array.from({ length: siteCount }, () => []);
   const snapshots = Array.from({ length: siteCount }, () => []);
+  // the booleans a site built (a band or a mask as a predicate: `(p, j) => j <= p && j > p - w`), with their moments
+  const flags = Array.from({ length: siteCount }, () => ({ values: [], moments: [] }));
   const frames = [];
   let moment = 0;
   let kept = 0;
@@ -268,6 +272,9 @@ export function createRecorder(siteCount, sites = []) {
       if (sites[id]?.call) while (frames.length && frames.pop() !== id) { /* a frame left by a throw */ }
       moment++;
       if (typeof value === 'number') keep(id, value);
+      else if (typeof value === 'boolean') {
+        if (kept < LIMITS.MAX_TOTAL && flags[id].values.length < LIMITS.MAX_PER_SITE) { flags[id].values.push(value); flags[id].moments.push(moment); kept++; } else dropped++;
+      }
       else if (isArrayLike(value) && kept < LIMITS.MAX_TOTAL) {
         const snap = snapshot(value);
         if (snap) {
@@ -280,7 +287,7 @@ export function createRecorder(siteCount, sites = []) {
   }
   /** Opens the frame of a call of the learner's own function (closed when its result is recorded). */
   record.enter = (id) => { if (frames.length < 10_000) frames.push(id); };
-  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id] })), kept, dropped });
+  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id], flags: flags[id] })), kept, dropped });
   return { record, take };
 }
 
