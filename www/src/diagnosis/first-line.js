@@ -41,7 +41,8 @@ export function alignAnswer(data, traced, lab, functionName) {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
     const [sites, recording] = [traced.sites, full[found.probe]];
-    const from = found.final ? null : constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const first = firstWrongStep(statuses);
@@ -82,6 +83,24 @@ function startBehind(id, sites, recording) {
   const k = sites.findIndex((s, j) => j !== id && s.declares === site.target);
   const values = k >= 0 ? recording.sites[k].values : [];
   return values.length > 0 && values.every((x) => x === values[0]) && values[0] !== 0 && Number.isFinite(values[0]) ? k : null;
+}
+
+/**
+ * When the bound at site `id` (a mask's, applied by bounds) was chosen by a condition on a parameter
+ * of its function (`causal ? i + 1 : T`), and the argument that passed that parameter is one boolean
+ * that none of the call's boolean options is (`!causal`, `true`): that argument. Its id, or null.
+ */
+function flagBehind(id, sites, recording, reference) {
+  if (!reference.flags?.length) return null;
+  for (const [k, s] of sites.entries()) {
+    if (s.line !== sites[id].line || !recording.sites[k].flags?.values.length) continue; // a test on the bound's line
+    for (const name of s.uses) {
+      const arg = sites.findIndex((a) => bound(a, name, sites[id].fn));
+      const flags = arg >= 0 ? recording.sites[arg].flags.values : [];
+      if (flags.length && flags.every((f) => f === flags[0]) && !reference.flags.includes(flags[0])) return arg;
+    }
+  }
+  return null;
 }
 
 /** The values of `name` among a site's: for a name of an array pattern, its element of each array recorded. */
