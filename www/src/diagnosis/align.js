@@ -295,6 +295,18 @@ function writeSite(entry, recording, sites) {
   return best?.id ?? null;
 }
 
+/** The site that last wrote into the variable a wrong array is (`out` of `return out`) before it was recorded, or null. */
+function lastWrite(entry, sites, recording) {
+  const name = sites[entry.site]?.reads;
+  let best = null;
+  if (name) sites.forEach((site, id) => {
+    if (site.writes !== name || site.fn !== sites[entry.site].fn) return;
+    const m = recording.sites[id].moments.findLast((t) => t < entry.moment);
+    if (m !== undefined && (!best || m > best.moment)) best = { id, moment: m };
+  });
+  return best?.id ?? null;
+}
+
 /**
  * A step none of whose numbers were built, where a matrix the code already had was kept in its
  * place (`const V = X`; `const K = project(X, W_Q)`: another step's numbers built again): the
@@ -345,7 +357,8 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (index < 0) continue;
     const entry = alignment[index];
     // a wrong layout: the array itself (or the call that made it, in a helper used from several places)
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? entry.site, probe };
+    // (when that array is a variable, as it is returned or passed on: the last write into it before)
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe]) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow

@@ -145,6 +145,17 @@ function targets(ast) {
   return [...chosen.values()];
 }
 
+const MUTATORS = new Set(['push', 'unshift', 'splice', 'set', 'fill', 'reverse', 'sort', 'copyWithin']);
+
+/** The array a call of an array's mutating method writes into (`out` of `out[i].push(…)`), or null. */
+function arrayMutated(call) {
+  const callee = call?.callee;
+  if (callee?.type !== 'MemberExpression' || callee.computed || !MUTATORS.has(callee.property.name)) return null;
+  let target = callee.object;
+  while (target.type === 'MemberExpression') target = target.object;
+  return target.type === 'Identifier' ? target.name : null;
+}
+
 /** The array an assignment writes an element of: the identifier under its left side's member chain, or null. */
 function arrayWritten(assignment) {
   let target = assignment?.left;
@@ -194,7 +205,10 @@ export function instrument(source) {
       // a call's arguments as names it computes with (`g` of `dotAt(q, h * d, k, g * d, d)`)
       args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : operandsIn(a))))].slice(0, 16) : null,
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
-      writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null),
+      // (or a call of its mutating method: `out[i].push(…row)`)
+      writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null) ?? (node.type === 'CallExpression' ? arrayMutated(node) : null),
+      // the variable a site's value is, when it is one name (`return out`)
+      reads: node.type === 'Identifier' ? node.name : null,
       // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into
       operator: node.type === 'AssignmentExpression' ? node.operator : null,
       target: node.type === 'AssignmentExpression' ? (node.left.type === 'Identifier' ? node.left.name : arrayWritten(node)) : null,
