@@ -295,13 +295,13 @@ function writeSite(entry, recording, sites) {
   return best?.id ?? null;
 }
 
-/** The site that last wrote into the variable a wrong array is (`out` of `return out`) before it was recorded, or null. */
-function lastWrite(entry, sites, recording) {
-  const name = sites[entry.site]?.reads;
+/** The site that last wrote into the variable a wrong array is (`out` of `return out`) before it was recorded, or null. `found`: { site, moment }. */
+function lastWrite(found, sites, recording) {
+  const name = sites[found.site]?.reads;
   let best = null;
   if (name) sites.forEach((site, id) => {
-    if (site.writes !== name || site.fn !== sites[entry.site].fn) return;
-    const m = recording.sites[id].moments.findLast((t) => t < entry.moment);
+    if (site.writes !== name || site.fn !== sites[found.site].fn) return;
+    const m = recording.sites[id].moments.findLast((t) => t < found.moment);
     if (m !== undefined && (!best || m > best.moment)) best = { id, moment: m };
   });
   return best?.id ?? null;

@@ -184,7 +184,8 @@ export function slicedApart(recording, reference) {
     for (const M of matrices) {
       const sets = site.snapshots.map((snap) => rowsOf(snap, M));
       // contiguous ranges of rows, some of more than one row (one row alone may be any row read)
-      const ranges = sets.every((s) => s && s.every((k, n) => n === 0 || k === s[n - 1] + 1)) && sets.some((s) => s.length > 1);
+      // (and one at least fewer than all the rows: a copy of the whole matrix is no slice)
+      const ranges = sets.every((s) => s && s.every((k, n) => n === 0 || k === s[n - 1] + 1)) && sets.some((s) => s.length > 1) && sets.some((s) => s.length < M.length);
       if (ranges && sets.some((s) => !actual.some((a) => sameSet(s, a)))) {
         best = { site: id, moment: site.snapshots[0].moment };
         return;
