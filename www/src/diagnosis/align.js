@@ -94,7 +94,8 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
       // an `exact` step (a transpose that is itself the step: W_QKᵀ) held only as its transpose, where no earlier step was matched
       if (entry.exact && !transposed && !used.has(id) && sameMatrix(snap.data, snap.rows, snap.cols, T)) transposed = { site: id, moment: snap.moment };
       if (snap.rows === 1) M.forEach((row, r) => { if (!rowsSeen.has(r) && sameMatrix(snap.data, 1, snap.cols, [row])) rowsSeen.set(r, { site: id, moment: snap.moment }); });
-      const shaped = (snap.rows === M.length && snap.cols === M[0].length) || (snap.rows === T.length && snap.cols === T[0].length);
+      // (or as many numbers in another shape: heads stacked, `heads.flat()`)
+      const shaped = (snap.rows === M.length && snap.cols === M[0].length) || (snap.rows === T.length && snap.cols === T[0].length) || (snap.rows > 1 && snap.rows * snap.cols === M.length * M[0].length);
       // a wrong layout: the step's own numbers (entry.source), moved; nothing known
       const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
       if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
