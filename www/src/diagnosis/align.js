@@ -87,7 +87,9 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
   const T = transpose(M);
   let sameShape = false;
   let transposed = null;
+  let rowMoved = null;
   const rowsSeen = new Map();
+  const knownRows = knownMatrices.flat();
   for (const [id, site] of recording.sites.entries()) {
     for (const snap of site.snapshots) {
       if (sameMatrix(snap.data, snap.rows, snap.cols, M) || (!entry.exact && sameMatrix(snap.data, snap.rows, snap.cols, T))) return { site: id, moment: snap.moment };
@@ -99,12 +101,15 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
       // a wrong layout: the step's own numbers (entry.source), moved; nothing known
       const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
       if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+      // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
+      if (!entry.allowed && snap.rows === 1 && snap.cols === M[0].length && moved && !rowMoved && !knownRows.some((row) => row.length === snap.cols && sameMatrix(snap.data, 1, snap.cols, [row]))) rowMoved = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
     }
   }
   // an array of its shape that is nothing known outweighs rows seen one by one (they may be moved later)
   if (sameShape) return { missing: true, ...sameShape };
   if (transposed) return { missing: true, ...transposed };
   if (rowsSeen.size === M.length) return [...rowsSeen.values()].reduce((a, b) => (b.moment > a.moment ? b : a));
+  if (rowMoved) return { missing: true, ...rowMoved };
   return null;
 }
 
