@@ -156,6 +156,14 @@ function arrayMutated(call) {
   return target.type === 'Identifier' ? target.name : null;
 }
 
+/** The variable a value is, or is an element, a slice or a view of: `out`, `out[i]`, `buffer.subarray(a, b)`; else null. */
+function arrayRead(node) {
+  let target = node;
+  if (target.type === 'CallExpression' && target.callee.type === 'MemberExpression' && !target.callee.computed && ['slice', 'subarray'].includes(target.callee.property.name)) target = target.callee.object;
+  while (target.type === 'MemberExpression') target = target.object;
+  return target.type === 'Identifier' ? target.name : null;
+}
+
 /** The array an assignment writes an element of: the identifier under its left side's member chain, or null. */
 function arrayWritten(assignment) {
   let target = assignment?.left;
@@ -207,8 +215,8 @@ export function instrument(source) {
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
       // (or a call of its mutating method: `out[i].push(…row)`)
       writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null) ?? (node.type === 'CallExpression' ? arrayMutated(node) : null),
-      // the variable a site's value is, when it is one name (`return out`)
-      reads: node.type === 'Identifier' ? node.name : null,
+      // the variable a site's value is, or is a part or a view of (`return out`, `out[i]`, `buffer.subarray(a, b)`)
+      reads: arrayRead(node),
       // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into
       operator: node.type === 'AssignmentExpression' ? node.operator : null,
       target: node.type === 'AssignmentExpression' ? (node.left.type === 'Identifier' ? node.left.name : arrayWritten(node)) : null,
