@@ -264,6 +264,24 @@ export function callSiteAtFault(found, sites, recording, reference = null) {
 }
 
 /**
+ * The call at fault for a matrix kept in a step's place (`found`: { site, moment, caller }): the
+ * call of the helper it was built in, when that helper is used from several places (callSiteAtFault),
+ * and so on up while that call is itself what a helper used from several places returns
+ * (`project = (W) => times(X, W)` called as `project(W_K)` for V). Its id.
+ */
+function calledFrom(found, sites, recording) {
+  let at = found;
+  for (let depth = 0; depth < 8; depth++) {
+    const call = callSiteAtFault(at, sites, recording);
+    if (call === null) return at.site;
+    const snap = sites[call].returns ? recording.sites[call].snapshots.find((s) => s.moment >= at.moment) : null;
+    if (!snap) return call;
+    at = { site: call, moment: snap.moment, caller: snap.caller ?? -1 };
+  }
+  return at.site;
+}
+
+/**
  * Whether a helper builds wrong numbers on its own: the next call of it also builds a foreign
  * number, and nothing outside it built one in between but the first call's own result (so the
  * second call's wrong numbers are not made of the first's: `project(X, W_Q)`, `project(X, W_K)`
@@ -374,7 +392,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (placed !== null) return { site: placed, probe };
     // none of its numbers built, and in their place a whole matrix the code had already (an input, another step)
     const standIn = entry.status === 'missing' && !entry.partial ? standInSite(entry, index, alignment, recordings[probe], references[probe]) : null;
-    if (standIn) return { site: callSiteAtFault(standIn, sites, recordings[probe]) ?? standIn.site, probe };
+    if (standIn) return { site: calledFrom(standIn, sites, recordings[probe]), probe };
     // in an answer that masks by bounds: rows of an input sliced apart from the keys each query scored
     const apart = entry.status === 'missing' && !entry.layout ? slicedApart(recordings[probe], references[probe]) : null;
     if (apart) return { site: apart.site, probe };

@@ -215,6 +215,8 @@ export function instrument(source) {
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
       // (or a call of its mutating method: `out[i].push(…row)`)
       writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null) ?? (node.type === 'CallExpression' ? arrayMutated(node) : null),
+      // whether its value is what its function returns (a `return`, an arrow function's expression body)
+      returns: parent?.type === 'ReturnStatement' || (parent?.type === 'ArrowFunctionExpression' && parent.body === node),
       // the variable a site's value is, or is a part or a view of (`return out`, `out[i]`, `buffer.subarray(a, b)`)
       reads: arrayRead(node),
       // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into
