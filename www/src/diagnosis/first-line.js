@@ -60,7 +60,7 @@ export function alignAnswer(data, traced, lab, functionName) {
 /**
  * The declaration of a constant that site `id` reads and whose one value is foreign to the
  * reference (`const scale = 1 / d` read by `scores[n] *= scale`): the line the wrong value comes
- * from. Its id, or null.
+ * from; or of a whole number no other line reads. Its id, or null.
  */
 function constantBehind(id, sites, recording, reference) {
   const known = new Set([...reference.inputs.flat(2), ...reference.steps.flatMap((s) => s.matrix.flat()), ...reference.parts].filter(Number.isFinite).map((x) => x.toPrecision(12)));
@@ -69,6 +69,9 @@ function constantBehind(id, sites, recording, reference) {
     const values = k >= 0 ? recording.sites[k].values : [];
     const one = values.length > 0 && values.every((x) => x === values[0]) ? values[0] : null;
     if (one !== null && Number.isFinite(one) && !Number.isInteger(one) && !known.has(one.toPrecision(12))) return k;
+    // a whole number the site computes with, declared for this line alone (`const f = this.d` read only by `x / f`): its role is this line's
+    const only = sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
+    if (one !== null && Number.isInteger(one) && only && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
   }
   return null;
 }
