@@ -373,7 +373,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // this probe has the step right throughout, and no probe is missing it
     const wrongHere = alignment.some((e) => e.step === step && e.status !== 'ok');
     const missingAnywhere = alignments.some((a) => a.some((e) => e.step === step && e.status === 'missing'));
-    if (ok.length && !wrongHere && !missingAnywhere) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe };
+    if (ok.length && !wrongHere && !missingAnywhere) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe, right: true };
   }
   for (const [probe, alignment] of alignments.entries()) {
     let index = alignment.findIndex((e) => e.step === step && e.status === 'missing');

@@ -41,6 +41,8 @@ export function alignAnswer(data, traced, lab, functionName) {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
     const [sites, recording] = [traced.sites, full[found.probe]];
+    // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
+    if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
     const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
@@ -86,6 +88,20 @@ function startBehind(id, sites, recording) {
   const k = sites.findIndex((s, j) => j !== id && s.declares === site.target);
   const values = k >= 0 ? recording.sites[k].values : [];
   return values.length > 0 && values.every((x) => x === values[0]) && values[0] !== 0 && Number.isFinite(values[0]) ? k : null;
+}
+
+/**
+ * The site that computed a constant site `id` computes with (an operand declared, or a parameter
+ * bound by an argument, of one number that is no whole number throughout the run: `scale` of
+ * `s * scale`, passed as `scorer(K, 1 / Math.sqrt(V[0].length))`). Its id, or null.
+ */
+function constantOperand(id, sites, recording) {
+  for (const name of sites[id].operands ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && ((s.declares === name && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
+    const values = k >= 0 ? recording.sites[k].values : [];
+    if (values.length && values.every((x) => x === values[0]) && Number.isFinite(values[0]) && !Number.isInteger(values[0])) return k;
+  }
+  return null;
 }
 
 /**
