@@ -35,7 +35,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   // what the alignment reads: every site but those recorded only as arguments (the rules below follow a parameter to them)
   const full = runs.map((r) => r.recording);
   const recordings = full.map((r) => ({ ...r, sites: r.sites.map((s, id) => (traced.sites[id]?.argument ? { values: [], moments: [], callers: [], snapshots: [], flags: { values: [], moments: [] } } : s)) }));
-  const alignments = runs.map((r, k) => stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k]));
+  const alignments = runs.map((r, k) => stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k], traced.sites));
   const statuses = stepStatuses(alignments, ORDER);
   const site = (step) => {
     const found = siteOf(step, alignments, recordings, references, traced.sites);

@@ -43,9 +43,10 @@ export function anotherHead(step, alignments, recordings, sites) {
  * head h's, cell by cell, and no array holds those sums in head h's own columns (an accumulator not
  * reset between heads would: the sum, not the placing, is then wrong). Returns the alignment with
  * that entry ok (its numbers were built, as terms of the sums) and the layout step that places the
- * heads side by side (head null) missing at the site of the sums; the alignment unchanged otherwise.
+ * heads side by side (head null) missing at the site of the sums (or of the view they were written
+ * through); the alignment unchanged otherwise.
  */
-export function stackedHeads(alignment, recording) {
+export function stackedHeads(alignment, recording, sites = []) {
   const place = alignment.findIndex((e) => e.layout && (e.head === null || e.head === undefined) && e.status !== 'ok');
   if (place < 0) return alignment;
   for (const [k, entry] of alignment.entries()) {
@@ -56,10 +57,21 @@ export function stackedHeads(alignment, recording) {
       const id = recording.sites.findIndex((site) => sums.every((x) => site.values.some((v) => near(v, x))));
       if (id < 0 || heldInPlace(recording, sums, entry.matrix[0].length, entry.head)) continue;
       const moment = Math.max(...sums.map((x) => recording.sites[id].moments[recording.sites[id].values.findIndex((v) => near(v, x))]));
-      return alignment.map((e, n) => (n === k ? { ...e, status: 'ok', site: other.site, moment: other.moment, stacked: other.head } : n === place ? { ...e, status: 'missing', coverage: 0, site: id, moment, caller: -1 } : e));
+      const at = viewOf(id, sites) ?? id;
+      return alignment.map((e, n) => (n === k ? { ...e, status: 'ok', site: other.site, moment: other.moment, stacked: other.head } : n === place ? { ...e, status: 'missing', coverage: 0, site: at, moment, caller: -1 } : e));
     }
   }
   return alignment;
+}
+
+/**
+ * When site `id` writes into a view of another array (`const out = row.subarray(0, d)`, then
+ * `out[c] += …`), the view chose where the writes land: the site that declared it, or null.
+ */
+function viewOf(id, sites) {
+  const target = sites[id]?.writes;
+  const k = target ? sites.findIndex((s) => s.declares === target && s.fn === sites[id].fn && s.reads && s.reads !== target) : -1;
+  return k >= 0 ? k : null;
 }
 
 /** Whether some recorded row holds the sums (rows of width d, by row) at columns head·d…: the sums where head `head` goes. */
