@@ -44,7 +44,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
     if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const first = firstWrongStep(statuses);
@@ -76,6 +76,18 @@ function constantBehind(id, sites, recording, reference) {
     if (one !== null && Number.isInteger(one) && only && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
   }
   return null;
+}
+
+/**
+ * The one declaration, among the variables site `id` computes with in its function, that builds
+ * numbers foreign to the reference at all (`const z = logits.reduce(…)` of `(p / z) * v`, though its
+ * first value, one score, is a step's): the line the wrong value comes from. Its id, or null.
+ */
+function foreignBehind(id, sites, recording, reference) {
+  const foreign = foreignTest(reference);
+  const declared = (sites[id].operands ?? []).map((name) => sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn)).filter((k) => k >= 0);
+  const wrong = declared.filter((k) => recording.sites[k].values.some(foreign));
+  return wrong.length === 1 ? wrong[0] : null;
 }
 
 /**
