@@ -79,3 +79,24 @@ function heldInPlace(recording, sums, d, head) {
   const rows = sums.length / d;
   return recording.sites.some((site) => site.snapshots.some((snap) => snap.cols >= (head + 1) * d && Array.from({ length: Math.min(rows, snap.rows) }, (_, i) => i).some((i) => sums.slice(i * d, (i + 1) * d).every((x, c) => near(snap.data[i * snap.cols + head * d + c], x)))));
 }
+
+const sameRows = (snap, M) => snap.rows === M.length && snap.cols === M[0].length && snap.data.every((x, k) => near(x, M[Math.floor(k / snap.cols)][k % snap.cols]));
+
+/**
+ * A layout step every head's entry of which some array holds, where a call passed head n another
+ * head's (`attention(q, ks[h], vs[0], d)`): an argument of a call of the learner's function whose
+ * n-th copy, one per head, is an entry of the step for another head and none of head n's. Its id, or
+ * null. `entries`: the step's entries on one probe; `recording`: that probe's, with the arguments.
+ */
+export function passedOther(entries, sites, recording) {
+  const heads = [...new Set(entries.map((e) => e.head))].filter((h) => Number.isInteger(h)).sort((a, b) => a - b);
+  if (heads.length < 2) return null;
+  const of = (h) => entries.filter((e) => e.head === h).map((e) => e.matrix);
+  for (const [id, site] of recording.sites.entries()) {
+    if (!sites[id]?.binds || site.snapshots.length !== heads.length) continue;
+    const own = site.snapshots.map((snap, n) => of(heads[n]).some((M) => sameRows(snap, M)));
+    const other = site.snapshots.map((snap) => heads.some((h) => of(h).some((M) => sameRows(snap, M))));
+    if (other.every(Boolean) && own.some((ok) => !ok)) return id;
+  }
+  return null;
+}
