@@ -196,6 +196,8 @@ export function instrument(source) {
       loop,
       // for an argument of a call of the learner's own function: that function, and the parameter names the argument binds
       callee: param?.callee ?? null, binds: param?.binds ?? null, argument,
+      // a name passed on as it is (`qk(second, h)`): it computes nothing there
+      plain: node.type === 'Identifier',
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
       // the names an array pattern declares, by position (`const [start, end] = […]`)
