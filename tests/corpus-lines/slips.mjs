@@ -98,9 +98,12 @@ export const SLIPS = {
 };
 
 /** Every slip as { number, step, line, source }: the base with the edit made, and the line of the edit. */
-export function slips() {
-  return Object.entries(SLIPS).flatMap(([number, list]) => {
-    const text = base(number);
+export const slips = () => slipsOf(SLIPS, base);
+
+/** The slips of a table ({ NN: [{ step, edit }] }) on the bases `baseOf(NN)`, as slips() gives them. */
+export function slipsOf(table, baseOf) {
+  return Object.entries(table).flatMap(([number, list]) => {
+    const text = baseOf(number);
     return list.map(({ step, edit: [from, to] }, k) => {
       const at = text.indexOf(from);
       if (at < 0 || text.indexOf(from, at + 1) >= 0) throw new Error(`${number} slip ${k}: “${from}” must occur once in ${number}.js`);

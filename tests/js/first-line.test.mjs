@@ -7,6 +7,8 @@ import { createRequire } from 'node:module';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { base, slips } from '../corpus-lines/slips.mjs';
+import * as fresh from '../corpus-lines/fresh/slips.mjs';
+import * as fresh2 from '../corpus-lines/fresh2/slips.mjs';
 import { challengeData, diagnose, loadFunction } from './support/diagnose.mjs';
 import { RECORD, createRecorder, instrument } from '../../www/src/diagnosis/instrument.js';
 import { toScript } from '../../www/src/script.js';
@@ -23,19 +25,69 @@ for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) {
   });
 }
 
-// Every slip: a headline with a step and a line of the file. The step at fault and the line of the
-// slip, exactly: where the diagnosis misses them the test is marked TODO with what it said (the
-// count is the measure of issue 28; nothing here is loosened to pass).
+// The slips the diagnosis still misses (number/index): each is marked TODO with what it said; every
+// other slip must get the step at fault and the line of the slip exactly, and a slip listed here
+// that passes fails (take it off the list). The count is the measure of issue 28.
+const MISSES = new Set([
+  '05/0', // the values are followed through the cache object no further than where they are read
+]);
+
+/** One slip of a corpus: a headline with a step and a line; the step and line exactly, unless it is a known miss. */
+function checkSlip(t, slip, found, failing, misses) {
+  assert.ok(failing.length, 'the slip fails a case');
+  assert.ok(found, 'a finding');
+  assert.ok(found.step, `a step: ${found.title}`);
+  assert.ok(Number.isInteger(found.line) && found.line >= 1 && found.line <= slip.source.split('\n').length, `a line: ${found.title}`);
+  assert.match(found.title, new RegExp(`^Line ${found.line}: `));
+  const right = found.step === slip.step && found.line === slip.line;
+  if (!misses.has(`${slip.number}/${slip.index}`)) return assert.ok(right, `said ${found.step} at line ${found.line}: ${found.title}`);
+  assert.ok(!right, 'a known miss now passes: take it off the list');
+  t.todo(`said ${found.step} at line ${found.line}: ${found.title}`);
+}
+
 for (const slip of slips()) {
   test(`corpus-lines ${slip.number} slip ${slip.index}: ${slip.step} at line ${slip.line}`, (t) => {
     const { failing, found } = diagnose(FOLDERS[slip.number], slip.source, lab);
-    assert.ok(failing.length, 'the slip fails a case');
-    assert.ok(found, 'a finding');
-    assert.ok(found.step, `a step: ${found.title}`);
-    assert.ok(Number.isInteger(found.line) && found.line >= 1 && found.line <= slip.source.split('\n').length, `a line: ${found.title}`);
-    assert.match(found.title, new RegExp(`^Line ${found.line}: `));
-    if (found.step !== slip.step || found.line !== slip.line) t.todo(`said ${found.step} at line ${found.line}: ${found.title}`);
+    checkSlip(t, slip, found, failing, MISSES);
   });
+}
+
+// The held-out batch (tests/corpus-lines/fresh/: written before the diagnosis was run on it): its
+// right answers get no diagnosis; its slips, as above, with their own list of misses. First run:
+// step right 38/43, line right 19/43.
+const FRESH_MISSES = new Set([
+  '02/0', // `const start = h`: its values are the heads' indices, which a right answer may hold, so it is not blamed; named inside the helper that reads it
+  '03/3', // `if (this.causal) return S`: an if's test is not recorded (and its flag is the option's either way); named at the chained call
+  '05/0', // `j < t`: the loop's bound changes with the token, so it is no loop that stops short; named at the weighted sum
+  '05/1', // the keys put first (`unshift`): every score is built, only paired with the wrong values; the weighted sum is named
+  '06/0', // `kv.get(h % numberOfKVHeads)`: every K/V head's slice is held (in the Map), so the choice of one looks right; named in the slicing helper
+  '07/1', // `angle(r, i)`: on the traced input the wrong angles are whole numbers or other rows' right ones; the first foreign number is in rotate
+  '07/4', // the pairs written back interleaved: the rotation's numbers are all built (matched by value), their places are not read
+  '08/5', // `const w = window` (undefined): undefined is not recorded; named where the masked scores are read
+]);
+
+// The second held-out batch (tests/corpus-lines/fresh2/: written after the fixes the first led to,
+// before the diagnosis was run on it). First run: step right 11/12, line right 8/12.
+const FRESH2_MISSES = new Set([
+  '02/0', // `row.slice(h * d, h + d)`: head 1's slice is one column narrower, so no array of its shape holds it moved; named at the scores
+  '06/0', // `Math.floor(h / ratio)` without `* d`: the K/V head's columns read one at a time by index, no array holds them; the probes' slice (“the wrong columns of V”) stands, at the scores
+  '08/0', // `p - j <= w`: the band kept by a filter of { j, s } entries, whose booleans are not one per key of a grid; named where the exps are built
+]);
+
+for (const [name, batch, misses] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES]]) {
+  for (const number of Object.keys(batch.SLIPS)) {
+    test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, () => {
+      const { failing, found } = diagnose(FOLDERS[number], batch.base(number), lab);
+      assert.deepEqual(failing, []);
+      assert.equal(found, null);
+    });
+  }
+  for (const slip of batch.slips()) {
+    test(`corpus-lines/${name} ${slip.number} slip ${slip.index}: ${slip.step} at line ${slip.line}`, (t) => {
+      const { failing, found } = diagnose(FOLDERS[slip.number], slip.source, lab);
+      checkSlip(t, slip, found, failing, misses);
+    });
+  }
 }
 
 // the older corpus (tests/corpus/NN/*.js, `// expect: <step>`): every answer keeps the step its
@@ -127,7 +179,8 @@ test('instrumenting never changes what the code computes: every answer of both c
     for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js'))) sources.push([number, readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8')]);
   }
   for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) sources.push([number, base(number)]);
-  for (const slip of slips()) sources.push([slip.number, slip.source]);
+  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips()]) sources.push([slip.number, slip.source]);
+  for (const batch of [fresh, fresh2]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
   for (const source of ODD_STYLES) sources.push(['01', source]);
   let calls = 0;
   for (const [number, source] of sources) {

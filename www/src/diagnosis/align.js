@@ -21,6 +21,7 @@
 // apart from the keys scored (see docs/contributors.md).
 
 import { boundSite, scoredRight, slicedApart } from './bounds.js';
+import { shortLoop } from './loops.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -86,23 +87,29 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
   const T = transpose(M);
   let sameShape = false;
   let transposed = null;
+  let rowMoved = null;
   const rowsSeen = new Map();
+  const knownRows = knownMatrices.flat();
   for (const [id, site] of recording.sites.entries()) {
     for (const snap of site.snapshots) {
       if (sameMatrix(snap.data, snap.rows, snap.cols, M) || (!entry.exact && sameMatrix(snap.data, snap.rows, snap.cols, T))) return { site: id, moment: snap.moment };
       // an `exact` step (a transpose that is itself the step: W_QKᵀ) held only as its transpose, where no earlier step was matched
       if (entry.exact && !transposed && !used.has(id) && sameMatrix(snap.data, snap.rows, snap.cols, T)) transposed = { site: id, moment: snap.moment };
       if (snap.rows === 1) M.forEach((row, r) => { if (!rowsSeen.has(r) && sameMatrix(snap.data, 1, snap.cols, [row])) rowsSeen.set(r, { site: id, moment: snap.moment }); });
-      const shaped = (snap.rows === M.length && snap.cols === M[0].length) || (snap.rows === T.length && snap.cols === T[0].length);
+      // (or as many numbers in another shape: heads stacked, `heads.flat()`)
+      const shaped = (snap.rows === M.length && snap.cols === M[0].length) || (snap.rows === T.length && snap.cols === T[0].length) || (snap.rows > 1 && snap.rows * snap.cols === M.length * M[0].length);
       // a wrong layout: the step's own numbers (entry.source), moved; nothing known
       const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
       if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+      // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
+      if (!entry.allowed && snap.rows === 1 && snap.cols === M[0].length && moved && !rowMoved && !knownRows.some((row) => row.length === snap.cols && sameMatrix(snap.data, 1, snap.cols, [row]))) rowMoved = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
     }
   }
   // an array of its shape that is nothing known outweighs rows seen one by one (they may be moved later)
   if (sameShape) return { missing: true, ...sameShape };
   if (transposed) return { missing: true, ...transposed };
   if (rowsSeen.size === M.length) return [...rowsSeen.values()].reduce((a, b) => (b.moment > a.moment ? b : a));
+  if (rowMoved) return { missing: true, ...rowMoved };
   return null;
 }
 
@@ -257,6 +264,24 @@ export function callSiteAtFault(found, sites, recording, reference = null) {
 }
 
 /**
+ * The call at fault for a matrix kept in a step's place (`found`: { site, moment, caller }): the
+ * call of the helper it was built in, when that helper is used from several places (callSiteAtFault),
+ * and so on up while that call is itself what a helper used from several places returns
+ * (`project = (W) => times(X, W)` called as `project(W_K)` for V). Its id.
+ */
+function calledFrom(found, sites, recording) {
+  let at = found;
+  for (let depth = 0; depth < 8; depth++) {
+    const call = callSiteAtFault(at, sites, recording);
+    if (call === null) return at.site;
+    const snap = sites[call].returns ? recording.sites[call].snapshots.find((s) => s.moment >= at.moment) : null;
+    if (!snap) return call;
+    at = { site: call, moment: snap.moment, caller: snap.caller ?? -1 };
+  }
+  return at.site;
+}
+
+/**
  * Whether a helper builds wrong numbers on its own: the next call of it also builds a foreign
  * number, and nothing outside it built one in between but the first call's own result (so the
  * second call's wrong numbers are not made of the first's: `project(X, W_Q)`, `project(X, W_K)`
@@ -290,6 +315,18 @@ function writeSite(entry, recording, sites) {
     if (!sites[id]?.writes) return;
     const done = completion(site, wanted)?.done;
     if (done !== undefined && (!best || done < best.done)) best = { id, done };
+  });
+  return best?.id ?? null;
+}
+
+/** The site that last wrote into the variable a wrong array is (`out` of `return out`) before it was recorded, or null. `found`: { site, moment }. */
+function lastWrite(found, sites, recording) {
+  const name = sites[found.site]?.reads;
+  let best = null;
+  if (name) sites.forEach((site, id) => {
+    if (site.writes !== name || site.fn !== sites[found.site].fn) return;
+    const m = recording.sites[id].moments.findLast((t) => t < found.moment);
+    if (m !== undefined && (!best || m > best.moment)) best = { id, moment: m };
   });
   return best?.id ?? null;
 }
@@ -336,7 +373,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // this probe has the step right throughout, and no probe is missing it
     const wrongHere = alignment.some((e) => e.step === step && e.status !== 'ok');
     const missingAnywhere = alignments.some((a) => a.some((e) => e.step === step && e.status === 'missing'));
-    if (ok.length && !wrongHere && !missingAnywhere) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe };
+    if (ok.length && !wrongHere && !missingAnywhere) return { site: ok.sort((a, b) => a.moment - b.moment)[0].site, probe, right: true };
   }
   for (const [probe, alignment] of alignments.entries()) {
     let index = alignment.findIndex((e) => e.step === step && e.status === 'missing');
@@ -344,7 +381,8 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (index < 0) continue;
     const entry = alignment[index];
     // a wrong layout: the array itself (or the call that made it, in a helper used from several places)
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? entry.site, probe };
+    // (when that array is a variable, as it is returned or passed on: the last write into it before)
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe]) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
@@ -354,7 +392,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (placed !== null) return { site: placed, probe };
     // none of its numbers built, and in their place a whole matrix the code had already (an input, another step)
     const standIn = entry.status === 'missing' && !entry.partial ? standInSite(entry, index, alignment, recordings[probe], references[probe]) : null;
-    if (standIn) return { site: callSiteAtFault(standIn, sites, recordings[probe]) ?? standIn.site, probe };
+    if (standIn) return { site: calledFrom(standIn, sites, recordings[probe]), probe };
     // in an answer that masks by bounds: rows of an input sliced apart from the keys each query scored
     const apart = entry.status === 'missing' && !entry.layout ? slicedApart(recordings[probe], references[probe]) : null;
     if (apart) return { site: apart.site, probe };
@@ -369,7 +407,8 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[found.site]);
     // (or when the foreign number is computed from the value that site declared: built on it)
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
-    if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: partial.site, probe };
+    // (or the loop around that site, when it stops short: loops.js)
+    if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: shortLoop(partial.site, sites, recordings[probe], references[probe]) ?? partial.site, probe };
     if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? found.site, probe };
   }
   return null;

@@ -119,10 +119,32 @@ export function boundSite(entry, recording, reference) {
     });
     if (bound || sliced) best = { site: id, moment };
   });
+  const flagged = predicateSite(recording, actual, expected, entry.allowed[0].length);
+  if (flagged && (!best || flagged.moment < best.moment)) best = flagged;
   // no bound held anywhere (the keys are what a cache held when it was read): the call of the
   // learner's function the first query with the wrong keys was scored under
   const wrong = actual.map((s, i) => i).filter((i) => actual[i].size > 0 && !sameSet([...actual[i]], expected[i]) && callers[i] >= 0).sort((a, b) => first[a] - first[b]);
   return best ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
+}
+
+/**
+ * A mask decided by a predicate (`if (!inBand(p, j)) continue`, `j > i ? -Infinity : x`): the
+ * earliest site whose booleans, query by query and key by key (row by row or column by column, or
+ * their negation), are which keys were scored, where the reference lets other keys through.
+ * { site, moment } or null. `actual`, `expected`: per query the Set of keys; `S`: the number of keys.
+ */
+function predicateSite(recording, actual, expected, S) {
+  const T = actual.length;
+  const grid = (sets, byColumn) => Array.from({ length: T * S }, (_, k) => (byColumn ? sets[k % T].has(Math.floor(k / T)) : sets[Math.floor(k / S)].has(k % S)));
+  const same = (flags, pattern, negate) => flags.every((f, k) => f !== negate === pattern[k % pattern.length]);
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    const flags = site.flags?.values ?? [];
+    if (!flags.length || flags.length % (T * S) !== 0 || (best && site.flags.moments[0] >= best.moment)) return;
+    const fits = [false, true].some((byColumn) => [false, true].some((negate) => same(flags, grid(actual, byColumn), negate) && !same(flags, grid(expected, byColumn), negate)));
+    if (fits) best = { site: id, moment: site.flags.moments[0] };
+  });
+  return best;
 }
 
 /** The visible keys of a mask entry: [Set of j] per row. */
@@ -162,7 +184,8 @@ export function slicedApart(recording, reference) {
     for (const M of matrices) {
       const sets = site.snapshots.map((snap) => rowsOf(snap, M));
       // contiguous ranges of rows, some of more than one row (one row alone may be any row read)
-      const ranges = sets.every((s) => s && s.every((k, n) => n === 0 || k === s[n - 1] + 1)) && sets.some((s) => s.length > 1);
+      // (and one at least fewer than all the rows: a copy of the whole matrix is no slice)
+      const ranges = sets.every((s) => s && s.every((k, n) => n === 0 || k === s[n - 1] + 1)) && sets.some((s) => s.length > 1) && sets.some((s) => s.length < M.length);
       if (ranges && sets.some((s) => !actual.some((a) => sameSet(s, a)))) {
         best = { site: id, moment: site.snapshots[0].moment };
         return;

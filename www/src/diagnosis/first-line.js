@@ -16,6 +16,7 @@ import { STEPS } from './steps.js';
 import { follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
+import { anotherHead, passedOther, stackedHeads } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
 
@@ -31,29 +32,40 @@ export function alignAnswer(data, traced, lab, functionName) {
   const runs = calls.map((call) => traced.results.find((r) => r.id === call.id)).filter((r) => r && !r.error);
   if (!runs.length) return null;
   const references = runs.map((r) => referenceSteps(data.reference, calls.find((c) => c.id === r.id).args, lab));
-  const recordings = runs.map((r) => r.recording);
-  const alignments = runs.map((r, k) => alignProbe(recordings[k], references[k], traced.sites));
+  // what the alignment reads: every site but those recorded only as arguments (the rules below follow a parameter to them)
+  const full = runs.map((r) => r.recording);
+  const recordings = full.map((r) => ({ ...r, sites: r.sites.map((s, id) => (traced.sites[id]?.argument ? { values: [], moments: [], callers: [], snapshots: [], flags: { values: [], moments: [] } } : s)) }));
+  const alignments = runs.map((r, k) => stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k], traced.sites));
   const statuses = stepStatuses(alignments, ORDER);
   const site = (step) => {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
     if (!found) return null;
-    const [sites, recording] = [traced.sites, recordings[found.probe]];
-    const from = found.final ? null : constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const [sites, recording] = [traced.sites, full[found.probe]];
+    // a layout held right for every head, where a call was passed another head's: that argument
+    const passed = found.right ? passedOther(references[found.probe].steps.filter((e) => e.step === step && e.layout), sites, recording) : null;
+    if (passed !== null) return { ...traced.sites[passed], probe: found.probe };
+    // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
+    if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
+    if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
-  const wrong = firstWrongStep(statuses);
+  const first = firstWrongStep(statuses);
+  // a head that read another head's columns: its slice, at the line that passed them
+  const moved = first && anotherHead(first.step, alignments, recordings, traced.sites);
+  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : first;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result
   const foreign = firstForeignSite(recordings[0], references[0], 0);
   const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
   const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: site(wrong.step) } : null, siteFor: site, anywhere, references };
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: wrong.site ?? site(wrong.step) } : null, siteFor: site, anywhere, references };
 }
 
 /**
  * The declaration of a constant that site `id` reads and whose one value is foreign to the
  * reference (`const scale = 1 / d` read by `scores[n] *= scale`): the line the wrong value comes
- * from. Its id, or null.
+ * from; or of a whole number no other line reads. Its id, or null.
  */
 function constantBehind(id, sites, recording, reference) {
   const known = new Set([...reference.inputs.flat(2), ...reference.steps.flatMap((s) => s.matrix.flat()), ...reference.parts].filter(Number.isFinite).map((x) => x.toPrecision(12)));
@@ -62,8 +74,23 @@ function constantBehind(id, sites, recording, reference) {
     const values = k >= 0 ? recording.sites[k].values : [];
     const one = values.length > 0 && values.every((x) => x === values[0]) ? values[0] : null;
     if (one !== null && Number.isFinite(one) && !Number.isInteger(one) && !known.has(one.toPrecision(12))) return k;
+    // a whole number the site computes with, declared for this line alone (`const f = this.d` read only by `x / f`): its role is this line's
+    const only = sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
+    if (one !== null && Number.isInteger(one) && only && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
   }
   return null;
+}
+
+/**
+ * The one declaration, among the variables site `id` computes with in its function, that builds
+ * numbers foreign to the reference at all (`const z = logits.reduce(…)` of `(p / z) * v`, though its
+ * first value, one score, is a step's): the line the wrong value comes from. Its id, or null.
+ */
+function foreignBehind(id, sites, recording, reference) {
+  const foreign = foreignTest(reference);
+  const declared = (sites[id].operands ?? []).map((name) => sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn)).filter((k) => k >= 0);
+  const wrong = declared.filter((k) => recording.sites[k].values.some(foreign));
+  return wrong.length === 1 ? wrong[0] : null;
 }
 
 /**
@@ -79,6 +106,50 @@ function startBehind(id, sites, recording) {
 }
 
 /**
+ * The site that computed a constant site `id` computes with (an operand declared, or a parameter
+ * bound by an argument, of one number that is no whole number throughout the run: `scale` of
+ * `s * scale`, passed as `scorer(K, 1 / Math.sqrt(V[0].length))`). Its id, or null.
+ */
+function constantOperand(id, sites, recording) {
+  for (const name of sites[id].operands ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && ((s.declares === name && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
+    const values = k >= 0 ? recording.sites[k].values : [];
+    if (values.length && values.every((x) => x === values[0]) && Number.isFinite(values[0]) && !Number.isInteger(values[0])) return k;
+  }
+  return null;
+}
+
+/**
+ * When the bound at site `id` (a mask's, applied by bounds) was chosen by a condition on a parameter
+ * of its function (`causal ? i + 1 : T`), and the argument that passed that parameter is one boolean
+ * that none of the call's boolean options is (`!causal`, `true`): that argument. Its id, or null.
+ */
+function flagBehind(id, sites, recording, reference) {
+  if (!reference.flags?.length) return null;
+  for (const [k, s] of sites.entries()) {
+    if (s.line !== sites[id].line || !recording.sites[k].flags?.values.length) continue; // a test on the bound's line
+    for (const name of s.uses) {
+      const arg = sites.findIndex((a) => bound(a, name, sites[id].fn));
+      const flags = arg >= 0 ? recording.sites[arg].flags.values : [];
+      if (flags.length && flags.every((f) => f === flags[0]) && !reference.flags.includes(flags[0])) return arg;
+    }
+  }
+  return null;
+}
+
+/** The values of `name` among a site's: for a name of an array pattern, its element of each array recorded. */
+function ofName(site, values, name) {
+  const position = site.pattern?.indexOf(name) ?? -1;
+  return position < 0 ? values : values.filter((_, n) => n % site.pattern.length === position);
+}
+
+/**
+ * Whether site `s` is an argument that binds parameter `name` of the learner's function `fn` and
+ * computes it there (`[x[2 * i], x[2 * i + 1]]` for `[a, b]`; not a name passed on as it is).
+ */
+const bound = (s, name, fn) => Boolean(fn) && s.callee === fn && !s.plain && Boolean(s.binds?.includes(name));
+
+/**
  * The declaration of a whole number that site `id` computes with (an operand of its arithmetic, not
  * an index, not a loop's counter) and that changes from call to call (`const p = r + offset` of
  * `p * inverse[i]`, `const z = e.length` of `e[j] / z`), and is none of the indices a right answer
@@ -90,12 +161,10 @@ function startBehind(id, sites, recording) {
 function integerBehind(id, sites, recording, reference) {
   const behind = (names, fn) => {
     for (const name of names ?? []) {
-      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name)) && !s.counter;
+      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || bound(s, name, fn)) && !s.counter;
       const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
       const at = k >= 0 ? k : sites.findIndex(declared);
-      // a name of an array pattern: its element of each array recorded
-      const position = sites[at]?.pattern?.indexOf(name) ?? -1;
-      const values = at < 0 ? [] : position < 0 ? recording.sites[at].values : recording.sites[at].values.filter((_, n) => n % sites[at].pattern.length === position);
+      const values = at < 0 ? [] : ofName(sites[at], recording.sites[at].values, name);
       const index = (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
       if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1 && !index) return at;
     }
@@ -121,8 +190,8 @@ function readBehind(id, sites, recording, reference) {
   const roles = reference.reads.map(inColumns);
   const all = inColumns(X[0].map((_, c) => c));
   for (const name of sites[id].operands ?? []) {
-    const at = sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn);
-    const values = at >= 0 ? recording.sites[at].values : [];
+    const at = sites.findIndex((s, j) => j !== id && ((s.declares === name && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
+    const values = at >= 0 ? ofName(sites[at], recording.sites[at].values, name) : [];
     if (!values.length || values.every(Number.isInteger) || !values.every((v) => all.has(v))) continue;
     // input numbers, not all of them from the columns of one role
     if (!roles.some((role) => values.every((v) => role.has(v)))) return at;
@@ -221,7 +290,11 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     const later = wrong && ORDER.indexOf(located.step) > ORDER.indexOf(wrong.step) && wrong.coverage < 1 / 3;
     // (or the probes' step is a mask applied by bounds, and each query scored exactly the keys it may see)
     const bounded = aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.bounded);
-    const contradicted = wrong && (later || bounded || confirmed(located.step, aligned.statuses));
+    // (or the probes' step is a layout the traced run found held right, head by head, where it found an
+    // array of another layout step's shape holding that step's numbers moved)
+    const moved = wrong?.entries.some((e) => e.layout && e.status === 'missing' && Number.isInteger(e.site));
+    const held = moved && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.layout && e.status === 'ok' && e.site !== null);
+    const contradicted = wrong && (later || bounded || held || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

@@ -12,6 +12,9 @@
 //   - every assignment, whole (`s += a * b`, `out[i][j] = x`, `this.w = …`): its value is the new value;
 //   - every `return` value, and the body of every arrow function with an expression body (map/reduce callbacks);
 //   - every arithmetic expression (`a * b + c` and `a * b`), except array indices;
+//   - the bound of a `for` loop's test (`n` of `i < n`);
+//   - every argument of a call of the learner's own function (with the parameter names it binds);
+//   - the test of every conditional expression (`c ? a : b`); booleans are kept apart from the numbers (`flags`);
 //   - every call's result (the learner's own helpers, `map`, `reduce`, `Math.exp`), except calls
 //     whose result is dropped (a statement of its own) and the links of an optional chain.
 // Functions and classes assigned to a name are not wrapped (that would lose their inferred `name`).
@@ -21,6 +24,7 @@ import { parse } from 'acorn';
 export const RECORD = '__rec__';
 
 const ARITHMETIC = new Set(['+', '-', '*', '/', '%', '**']);
+const COMPARISONS = new Set(['<', '<=', '>', '>=']);
 const FUNCTIONS = new Set(['FunctionExpression', 'ArrowFunctionExpression', 'ClassExpression']);
 
 /** Visits every node of an acorn tree: visit(node, parent, key, spine) — `spine`: node is a link of an optional chain. */
@@ -43,13 +47,28 @@ function nameOf(code, node, parent, functionName) {
   return text.length > 40 ? `${text.slice(0, 37)}…` : text;
 }
 
-/** The names of the module's own functions and methods (declarations, functions bound to a name, class and object methods). */
+/** The names a parameter binds: `x`, `[a, b]`, `{ k, v }`, `x = 1`, `...rest`. */
+function boundNames(p) {
+  if (p?.type === 'Identifier') return [p.name];
+  if (p?.type === 'AssignmentPattern') return boundNames(p.left);
+  if (p?.type === 'RestElement') return boundNames(p.argument);
+  if (p?.type === 'ArrayPattern') return p.elements.flatMap(boundNames);
+  if (p?.type === 'ObjectPattern') return p.properties.flatMap((q) => boundNames(q.type === 'RestElement' ? q.argument : q.value));
+  return [];
+}
+
+/**
+ * The module's own functions and methods (declarations, functions bound to a name, class and object
+ * methods): name → what each parameter binds, by position ({ names, pattern }).
+ */
 function ownFunctions(ast) {
-  const own = new Set();
+  const own = new Map();
+  // each parameter: its names, and whether it is an array pattern of names (`[a, b]`: its names by position)
+  const params = (fn) => (fn.params ?? []).map((p) => ({ names: boundNames(p), pattern: p.type === 'ArrayPattern' && p.elements.every((e) => e?.type === 'Identifier') }));
   walk(ast, (node, parent) => {
-    if (node.type === 'FunctionDeclaration' && node.id) own.add(node.id.name);
-    if (FUNCTIONS.has(node.type) && parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') own.add(parent.id.name);
-    if ((node.type === 'MethodDefinition' || node.type === 'Property') && FUNCTIONS.has(node.value?.type) && node.key.type === 'Identifier') own.add(node.key.name);
+    if (node.type === 'FunctionDeclaration' && node.id) own.set(node.id.name, params(node));
+    if (FUNCTIONS.has(node.type) && parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') own.set(parent.id.name, params(node));
+    if ((node.type === 'MethodDefinition' || node.type === 'Property') && FUNCTIONS.has(node.value?.type) && node.key.type === 'Identifier') own.set(node.key.name, params(node.value));
   });
   return own;
 }
@@ -89,10 +108,13 @@ function loopCounters(ast) {
 /** The nodes to wrap: [{ node, parent }], each range once (the first reason to record it names it). */
 function targets(ast) {
   const chosen = new Map();
-  const add = (node, parent, fn, call = false) => {
+  const add = (node, parent, fn, call = false, loop = null, param = null) => {
     const key = `${node.start}:${node.end}`;
-    if (!chosen.has(key)) chosen.set(key, { node, parent, fn, call });
+    // `argument`: recorded only as an argument (the alignment does not read it: first-line.js follows a parameter to it)
+    if (!chosen.has(key)) chosen.set(key, { node, parent, fn, call, loop, param, argument: Boolean(param) });
     else if (call) chosen.get(key).call = true; // `const s = f(x)`: named by the variable, a frame all the same
+    if (param) chosen.get(key).param = param;
+    else chosen.get(key).argument = false;
   };
   const names = [];
   const own = ownFunctions(ast);
@@ -100,11 +122,15 @@ function targets(ast) {
     if (spine) return;
     // the innermost named function (a callback belongs to the function it is written in)
     const fn = names.findLast((f) => f.name && f.start <= node.start && node.end <= f.end)?.name;
-    if (/Function/.test(node.type)) names.push({ start: node.start, end: node.end, name: node.id?.name ?? (parent?.type === 'VariableDeclarator' ? parent.id.name : parent?.type === 'MethodDefinition' || parent?.type === 'Property' ? parent.key.name : null) });
+    const self = /Function/.test(node.type) ? node.id?.name ?? (parent?.type === 'VariableDeclarator' ? parent.id.name : parent?.type === 'MethodDefinition' || parent?.type === 'Property' ? parent.key.name : null) : null;
+    if (/Function/.test(node.type)) names.push({ start: node.start, end: node.end, name: self });
+    // the bound a `for` loop's counter is compared with (`h < numberOfHeads`): a loop that stops short shows there
+    if (node.type === 'ForStatement' && node.test?.type === 'BinaryExpression' && COMPARISONS.has(node.test.operator)) add(node.test.right, node.test, fn, false, [node.start, node.end]);
     if (node.type === 'VariableDeclarator' && node.init && !FUNCTIONS.has(node.init.type)) add(node.init, node, fn);
     else if (node.type === 'AssignmentExpression' && !FUNCTIONS.has(node.right.type)) add(node, parent, fn);
     else if (node.type === 'ReturnStatement' && node.argument) add(node.argument, node, fn);
-    else if (node.type === 'ArrowFunctionExpression' && node.expression) add(node.body, node, fn);
+    else if (node.type === 'ArrowFunctionExpression' && node.expression) add(node.body, node, self ?? fn); // a named arrow's body is its own
+    else if (node.type === 'ConditionalExpression') add(node.test, node, fn); // its boolean: which branch (`j > i ? -Infinity : x`)
     else if (node.type === 'BinaryExpression' && ARITHMETIC.has(node.operator)) {
       if (!(parent?.type === 'MemberExpression' && key === 'property')) add(node, parent, fn);
     } else if (node.type === 'CallExpression' && node.callee.type !== 'Super') {
@@ -112,9 +138,30 @@ function targets(ast) {
       const callee = node.callee.type === 'Identifier' ? node.callee.name : node.callee.type === 'MemberExpression' && !node.callee.computed ? node.callee.property.name : null;
       const mine = own.has(callee);
       if (mine || parent?.type !== 'ExpressionStatement') add(node, parent, fn, mine);
+      // the arguments of a call of the learner's own function, each with the parameter names it binds there
+      if (mine) node.arguments.forEach((arg, k) => { const p = own.get(callee)[k]; if (arg.type !== 'SpreadElement' && p?.names.length) add(arg, node, fn, false, null, { callee, binds: p.names, pattern: p.pattern }); });
     }
   });
   return [...chosen.values()];
+}
+
+const MUTATORS = new Set(['push', 'unshift', 'splice', 'set', 'fill', 'reverse', 'sort', 'copyWithin']);
+
+/** The array a call of an array's mutating method writes into (`out` of `out[i].push(…)`), or null. */
+function arrayMutated(call) {
+  const callee = call?.callee;
+  if (callee?.type !== 'MemberExpression' || callee.computed || !MUTATORS.has(callee.property.name)) return null;
+  let target = callee.object;
+  while (target.type === 'MemberExpression') target = target.object;
+  return target.type === 'Identifier' ? target.name : null;
+}
+
+/** The variable a value is, or is an element, a slice or a view of: `out`, `out[i]`, `buffer.subarray(a, b)`; else null. */
+function arrayRead(node) {
+  let target = node;
+  if (target.type === 'CallExpression' && target.callee.type === 'MemberExpression' && !target.callee.computed && ['slice', 'subarray'].includes(target.callee.property.name)) target = target.callee.object;
+  while (target.type === 'MemberExpression') target = target.object;
+  return target.type === 'Identifier' ? target.name : null;
 }
 
 /** The array an assignment writes an element of: the identifier under its left side's member chain, or null. */
@@ -136,18 +183,26 @@ export function instrument(source) {
   const inserts = [];
   const idOf = new Map(); // a recorded node → its site
   const counters = loopCounters(ast);
-  for (const { node, parent, fn, call } of targets(ast)) {
+  const counterNames = new Set([...counters].flatMap((d) => boundNames(d.id)));
+  for (const { node, parent, fn, call, loop, param, argument } of targets(ast)) {
     const id = sites.length;
     idOf.set(node, id);
     const inner = node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator);
     sites.push({
       fn: fn ?? null,
       call,
-      line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn),
+      line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn), at: node.start,
+      // for the bound of a `for` loop's test: the loop's [start, end] in the source (the sites it encloses have their `at` in it)
+      loop,
+      // for an argument of a call of the learner's own function: that function, and the parameter names the argument binds
+      callee: param?.callee ?? null, binds: param?.binds ?? null, argument,
+      // a name passed on as it is (`qk(second, h)`): it computes nothing there
+      plain: node.type === 'Identifier',
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
       // the names an array pattern declares, by position (`const [start, end] = […]`)
-      pattern: parent?.type === 'VariableDeclarator' && parent.id.type === 'ArrayPattern' && parent.id.elements.every((e) => e?.type === 'Identifier') ? parent.id.elements.map((e) => e.name) : null,
+      // (or an array pattern parameter the argument binds: `[a, b]` of `rotate([x, y], θ)`)
+      pattern: parent?.type === 'VariableDeclarator' && parent.id.type === 'ArrayPattern' && parent.id.elements.every((e) => e?.type === 'Identifier') ? parent.id.elements.map((e) => e.name) : param?.pattern ? param.binds : null,
       // a part of a larger arithmetic expression: its value is not what the code keeps
       inner,
       // the larger expression's site, for a part (what the code does with the part's value)
@@ -155,11 +210,17 @@ export function instrument(source) {
       uses: namesIn(node),
       // the names it computes with (arithmetic operands), and whether it declares a loop counter
       operands: operandsIn(node),
-      counter: counters.has(parent),
+      // (or passes one on as it is: `angle(p, i)` in a loop over i)
+      counter: counters.has(parent) || (Boolean(param) && node.type === 'Identifier' && counterNames.has(node.name)),
       // a call's arguments as names it computes with (`g` of `dotAt(q, h * d, k, g * d, d)`)
       args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : operandsIn(a))))].slice(0, 16) : null,
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
-      writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null),
+      // (or a call of its mutating method: `out[i].push(…row)`)
+      writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null) ?? (node.type === 'CallExpression' ? arrayMutated(node) : null),
+      // whether its value is what its function returns (a `return`, an arrow function's expression body)
+      returns: parent?.type === 'ReturnStatement' || (parent?.type === 'ArrowFunctionExpression' && parent.body === node),
+      // the variable a site's value is, or is a part or a view of (`return out`, `out[i]`, `buffer.subarray(a, b)`)
+      reads: arrayRead(node),
       // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into
       operator: node.type === 'AssignmentExpression' ? node.operator : null,
       target: node.type === 'AssignmentExpression' ? (node.left.type === 'Identifier' ? node.left.name : arrayWritten(node)) : null,
@@ -211,7 +272,7 @@ function snapshot(v) {
 
 /**
  * A fresh recorder for `siteCount` sites: `record(id, value)` returns value unchanged (and never
- * throws); `take()` gives what was kept: per site { values, moments, snapshots } (plain arrays) and the counts.
+ * throws); `take()` gives what was kept: per site { values, moments, callers, snapshots, flags } (plain arrays) and the counts.
  */
 export function createRecorder(siteCount, sites = []) {
   const values = Array.from({ length: siteCount }, () => []);
@@ -219,6 +280,8 @@ export function createRecorder(siteCount, sites = []) {
   // the call of the learner's own function each number was built under (the innermost frame), or -1
   const callers = Array.from({ length: siteCount }, () => []);
   const snapshots = Array.from({ length: siteCount }, () => []);
+  // the booleans a site built (a band or a mask as a predicate: `(p, j) => j <= p && j > p - w`), with their moments
+  const flags = Array.from({ length: siteCount }, () => ({ values: [], moments: [] }));
   const frames = [];
   let moment = 0;
   let kept = 0;
@@ -235,6 +298,9 @@ export function createRecorder(siteCount, sites = []) {
       if (sites[id]?.call) while (frames.length && frames.pop() !== id) { /* a frame left by a throw */ }
       moment++;
       if (typeof value === 'number') keep(id, value);
+      else if (typeof value === 'boolean') {
+        if (kept < LIMITS.MAX_TOTAL && flags[id].values.length < LIMITS.MAX_PER_SITE) { flags[id].values.push(value); flags[id].moments.push(moment); kept++; } else dropped++;
+      }
       else if (isArrayLike(value) && kept < LIMITS.MAX_TOTAL) {
         const snap = snapshot(value);
         if (snap) {
@@ -247,7 +313,7 @@ export function createRecorder(siteCount, sites = []) {
   }
   /** Opens the frame of a call of the learner's own function (closed when its result is recorded). */
   record.enter = (id) => { if (frames.length < 10_000) frames.push(id); };
-  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id] })), kept, dropped });
+  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id], flags: flags[id] })), kept, dropped });
   return { record, take };
 }
 

@@ -7,6 +7,7 @@
 // package's functions, not challenges: a new challenge with one of these forms adds only data.
 
 import { compositionReference } from './composition.js';
+import { sizesOf } from './loops.js';
 
 const identity = (n) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
 
@@ -200,10 +201,12 @@ function indicesOf(args, steps, form) {
   return indices;
 }
 
-/** The reference steps of one traced probe: { steps, inputs, parts, indices }; throws on an unknown form. */
+/** The reference steps of one traced probe: { steps, inputs, parts, indices, sizes, flags }; throws on an unknown form. */
 export function referenceSteps(form, args, lab) {
   const make = FORMS[form];
   if (!make) throw new Error(`diagnosis.json: unknown reference form ${form} (known: ${Object.keys(FORMS).join(', ')})`);
   const made = make(structuredClone(args), lab);
-  return { ...made, indices: indicesOf(args, made.steps, form) };
+  // the booleans of the call's options (`causal: true`): a flag the code computes otherwise is its own
+  const flags = args.flatMap((a) => (a && typeof a === 'object' && !Array.isArray(a) ? Object.values(a).filter((v) => typeof v === 'boolean') : []));
+  return { ...made, indices: indicesOf(args, made.steps, form), sizes: sizesOf(args, made.steps), flags };
 }

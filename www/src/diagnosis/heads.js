@@ -1,0 +1,102 @@
+// A head built from another head's inputs (issue 28). When the first wrong step's entry for head h
+// is missing and the site that built head h′'s entry of that step built every number of it AGAIN
+// after it was complete (before head h's were due), the code computed head h′'s step a second time
+// in head h's place: head h read another head's columns (`dotAt(Q[i], g * d, …)` for `h * d`). The
+// step at fault is then the slice that picks a head's columns, not the step whose numbers are
+// missing; its line, the call that passed those columns (when the numbers were built inside a
+// helper), else the site that rebuilt them.
+
+const isInteger = (x) => Math.abs(x - Math.round(x)) <= 1e-12;
+const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+
+/** The first moment after `after` at which the site built a number near x: its index, or -1. */
+const againAt = (site, x, after) => site.values.findIndex((v, k) => site.moments[k] > after && near(v, x));
+
+/**
+ * For the first wrong step `step` (a value step: scores, weights…): { step: 'slice', entry, site, probe }
+ * when a head's entry of it is another head's built again; null otherwise. `alignments`: per probe,
+ * align.js's entries; `recordings`: per probe; `sites`: the instrumented sites.
+ */
+export function anotherHead(step, alignments, recordings, sites) {
+  for (const [probe, alignment] of alignments.entries()) {
+    const missing = alignment.find((e) => e.step === step && e.status === 'missing' && e.head !== null && e.head !== undefined);
+    if (!missing) continue;
+    const slices = alignment.filter((e) => e.step === 'slice' && e.head === missing.head);
+    if (!slices.length || slices.every((e) => e.status === 'ok')) continue;
+    for (const other of alignment.filter((e) => e.step === step && e.status === 'ok' && e.head !== missing.head && Number.isInteger(e.site))) {
+      const site = recordings[probe].sites[other.site];
+      const numbers = other.matrix.flat().filter((x) => Number.isFinite(x) && !isInteger(x));
+      const again = numbers.map((x) => againAt(site, x, other.moment));
+      if (!numbers.length || again.some((k) => k < 0)) continue;
+      const first = again.reduce((a, k) => (site.moments[k] < site.moments[a] ? k : a));
+      const caller = site.callers?.[first] ?? -1;
+      const at = caller >= 0 && sites[caller]?.fn !== sites[other.site]?.fn ? caller : other.site;
+      return { step: 'slice', entry: slices.find((e) => e.status !== 'ok'), site: at, probe };
+    }
+  }
+  return null;
+}
+
+/**
+ * Heads added into the same cells (`out[c] += …` for `out[h * d + c] += …`): an entry of a value
+ * step for head h (the weighted sum) that no site built, where some site built head h′'s entry plus
+ * head h's, cell by cell, and no array holds those sums in head h's own columns (an accumulator not
+ * reset between heads would: the sum, not the placing, is then wrong). Returns the alignment with
+ * that entry ok (its numbers were built, as terms of the sums) and the layout step that places the
+ * heads side by side (head null) missing at the site of the sums (or of the view they were written
+ * through); the alignment unchanged otherwise.
+ */
+export function stackedHeads(alignment, recording, sites = []) {
+  const place = alignment.findIndex((e) => e.layout && (e.head === null || e.head === undefined) && e.status !== 'ok');
+  if (place < 0) return alignment;
+  for (const [k, entry] of alignment.entries()) {
+    if (entry.layout || entry.status !== 'missing' || entry.head === null || entry.head === undefined || k > place) continue;
+    for (const other of alignment.filter((e) => e.step === entry.step && e.head !== entry.head && e.status === 'ok')) {
+      const sums = entry.matrix.flatMap((row, i) => row.map((x, c) => x + other.matrix[i][c]));
+      if (sums.length !== entry.matrix.flat().length || !sums.every(Number.isFinite)) continue;
+      const id = recording.sites.findIndex((site) => sums.every((x) => site.values.some((v) => near(v, x))));
+      if (id < 0 || heldInPlace(recording, sums, entry.matrix[0].length, entry.head)) continue;
+      const moment = Math.max(...sums.map((x) => recording.sites[id].moments[recording.sites[id].values.findIndex((v) => near(v, x))]));
+      const at = viewOf(id, sites) ?? id;
+      return alignment.map((e, n) => (n === k ? { ...e, status: 'ok', site: other.site, moment: other.moment, stacked: other.head } : n === place ? { ...e, status: 'missing', coverage: 0, site: at, moment, caller: -1 } : e));
+    }
+  }
+  return alignment;
+}
+
+/**
+ * When site `id` writes into a view of another array (`const out = row.subarray(0, d)`, then
+ * `out[c] += …`), the view chose where the writes land: the site that declared it, or null.
+ */
+function viewOf(id, sites) {
+  const target = sites[id]?.writes;
+  const k = target ? sites.findIndex((s) => s.declares === target && s.fn === sites[id].fn && s.reads && s.reads !== target) : -1;
+  return k >= 0 ? k : null;
+}
+
+/** Whether some recorded row holds the sums (rows of width d, by row) at columns head·d…: the sums where head `head` goes. */
+function heldInPlace(recording, sums, d, head) {
+  const rows = sums.length / d;
+  return recording.sites.some((site) => site.snapshots.some((snap) => snap.cols >= (head + 1) * d && Array.from({ length: Math.min(rows, snap.rows) }, (_, i) => i).some((i) => sums.slice(i * d, (i + 1) * d).every((x, c) => near(snap.data[i * snap.cols + head * d + c], x)))));
+}
+
+const sameRows = (snap, M) => snap.rows === M.length && snap.cols === M[0].length && snap.data.every((x, k) => near(x, M[Math.floor(k / snap.cols)][k % snap.cols]));
+
+/**
+ * A layout step every head's entry of which some array holds, where a call passed head n another
+ * head's (`attention(q, ks[h], vs[0], d)`): an argument of a call of the learner's function whose
+ * n-th copy, one per head, is an entry of the step for another head and none of head n's. Its id, or
+ * null. `entries`: the step's entries on one probe; `recording`: that probe's, with the arguments.
+ */
+export function passedOther(entries, sites, recording) {
+  const heads = [...new Set(entries.map((e) => e.head))].filter((h) => Number.isInteger(h)).sort((a, b) => a - b);
+  if (heads.length < 2) return null;
+  const of = (h) => entries.filter((e) => e.head === h).map((e) => e.matrix);
+  for (const [id, site] of recording.sites.entries()) {
+    if (!sites[id]?.binds || site.snapshots.length !== heads.length) continue;
+    const own = site.snapshots.map((snap, n) => of(heads[n]).some((M) => sameRows(snap, M)));
+    const other = site.snapshots.map((snap) => heads.some((h) => of(h).some((M) => sameRows(snap, M))));
+    if (other.every(Boolean) && own.some((ok) => !ok)) return id;
+  }
+  return null;
+}
