@@ -42,14 +42,12 @@ WASM_PACK := wasm-pack --log-level warn
 # The Node and web builds (the site serves a copy of the web build from www/pkg), and the site's
 # attention-only web build (no `model` feature: no Transformer, a smaller .wasm; www/pkg-attention, for the
 # walkthrough and the challenges without a model; its own target dir, so the two feature sets do not
-# rebuild each other). The attention-only build is compiled at opt-level 2 (CARGO_PROFILE_RELEASE_OPT_LEVEL; the
-# package's builds stay at Cargo.toml's 3): 12 KB smaller, the same speed on the challenge's 2×2 call, ~7% slower
-# on an f32 T = 128 layer forward, which no page that loads it runs (docs/performance.md, "Size").
+# rebuild each other).
 build: setup-build tests/node_modules
 	rm -rf target/pkg-node/snippets target/pkg-web/snippets target/pkg-web-attention/snippets # wasm-pack leaves a removed snippet behind
 	$(WASM_PACK) build --release --target nodejs --out-dir target/pkg-node --out-name attention_lab
 	$(WASM_PACK) build --release --target web --out-dir target/pkg-web --out-name attention_lab
-	CARGO_PROFILE_RELEASE_OPT_LEVEL=2 CARGO_TARGET_DIR=target/attention $(WASM_PACK) build --release --target web --out-dir target/pkg-web-attention --out-name attention_lab --no-default-features
+	CARGO_TARGET_DIR=target/attention $(WASM_PACK) build --release --target web --out-dir target/pkg-web-attention --out-name attention_lab --no-default-features
 	node tests/package/guard-freed.mjs target/pkg-node/attention_lab.js target/pkg-web/attention_lab.js
 	node tests/package/guard-freed.mjs --without Transformer target/pkg-web-attention/attention_lab.js
 	rm -rf www/pkg && mkdir -p www/pkg && cp -r target/pkg-web/attention_lab* target/pkg-web/snippets www/pkg/
