@@ -231,7 +231,7 @@ impl PackedWeights {
     pub fn unpack(&self) -> Weights<f32> {
         let matrix = |w: &WeightF32| {
             let (k, n) = w.shape();
-            Matrix::new(k, n, w.unpack()).expect("k × n values")
+            Matrix::new(k, n, w.unpack()).unwrap_or_else(|e| panic!("k × n values: {e}"))
         };
         let [q, k, v, o] = &self.panels;
         Weights {

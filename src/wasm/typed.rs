@@ -321,9 +321,9 @@ pub fn float_array_length(data: &JsValue, place: &str) -> Result<usize> {
 /// One tensor of `shape`: number[][] (2-D), number[] (1-D), or a flat Float32Array / Float64Array.
 pub fn read_tensor<F: Real>(raw: &JsValue, place: &str, shape: &[usize]) -> Result<Vec<F>> {
     let wide: Vec<f64> = if let Some(a) = raw.dyn_ref::<Float32Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
+        typed_to_vec(a).into_iter().map(f64::from).collect()
     } else if let Some(a) = raw.dyn_ref::<Float64Array>() {
-        a.to_vec()
+        typed_to_vec(a)
     } else if let [rows, cols] = shape[..] {
         let m = read_matrix(raw, place)?;
         if m.shape() != (rows, cols) {

@@ -3,9 +3,9 @@
 # flags) but keeping the name section, so that tests/size/fnsizes.mjs can list what the shipped code is.
 # Usage (after `make build` or `cargo build --release --target wasm32-unknown-unknown`): bash tests/size/named.sh
 set -euo pipefail
-out=target/size-named
+out=${OUT:-target/size-named}
 rm -rf "$out" && mkdir -p "$out"
-wasm-bindgen --target web --keep-debug --out-dir "$out" --out-name attention_lab target/wasm32-unknown-unknown/release/attention_lab.wasm
+wasm-bindgen --target web --keep-debug --out-dir "$out" --out-name attention_lab ${WASM:-target/wasm32-unknown-unknown/release/attention_lab.wasm}
 wasm-opt -O3 -g --enable-simd --enable-reference-types --enable-bulk-memory --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-mutable-globals --enable-multivalue "$out/attention_lab_bg.wasm" -o "$out/named.wasm"
 node tests/size/fnsizes.mjs "$out/named.wasm" "$@"
