@@ -6,10 +6,10 @@
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{array_length, describe, get, is_array, js_result, missing, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
-use super::transformer::{read_tokens, self_is_missing, JsTransformer, OnModel};
+use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_integer, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
+use super::transformer::{read_tokens, JsTransformer, OnModel};
 use super::typed::{read_tensor, write_typed, Element};
-use crate::error::{number_text, AttentionError, Result};
+use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
 use crate::model::adamw::{AdamW, Moments};
 use crate::model::data::repeated_tokens;
@@ -79,7 +79,7 @@ impl JsTransformer {
             }
         }
         js_result(|| {
-            if self_is_missing(&weights) {
+            if is_missing(&weights) {
                 return Err(missing("weights", "an object with some of the keys of getWeights()"));
             }
             self.inner.with(Set(weights))
@@ -114,12 +114,7 @@ impl JsTransformer {
             type Out = ();
             fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<()> {
                 let o = self.0;
-                let step = o.raw("step")?;
-                let step = match step.as_f64() {
-                    Some(s) if s >= 0.0 && s.fract() == 0.0 && s <= 9007199254740991.0 => s as u64,
-                    Some(s) => return Err(AttentionError::range_error(format!("state.step is {}; expected an integer ≥ 0", number_text(s)))),
-                    None => return Err(AttentionError::type_error(format!("state.step is {}; expected an integer ≥ 0", describe(&step)))),
-                };
+                let step = read_integer(&o.raw("step")?, "state.step", 9007199254740991.0)? as u64;
                 let params = model.params();
                 let full = |key: &str| -> Result<Vec<Vec<F>>> {
                     let updates = read_tree(&o.raw(key)?, &format!("state.{key}"), params, true)?;
@@ -131,10 +126,7 @@ impl JsTransformer {
             }
         }
         js_result(|| {
-            if self_is_missing(&state) {
-                return Err(missing("state", "what getState() returned"));
-            }
-            let o = Options::read(&state, "state", STATE_KEYS)?;
+            let o = Options::required(&state, "state", STATE_KEYS, "what getState() returned")?;
             let dtype = o.raw("dtype")?;
             let model = &mut self.inner;
             if dtype.as_string().as_deref() != Some(model.dtype()) {
@@ -151,10 +143,7 @@ impl JsTransformer {
 
 /// `trainStep`'s options.
 fn read_adamw(options: &JsValue) -> Result<AdamW> {
-    if self_is_missing(options) {
-        return Err(missing("options", "{ learningRate, betas?, eps?, weightDecay? }"));
-    }
-    let o = Options::read(options, "options", TRAIN_KEYS)?;
+    let o = Options::required(options, "options", TRAIN_KEYS, "{ learningRate, betas?, eps?, weightDecay? }")?;
     let number = |key: &str, default: Option<f64>| -> Result<f64> {
         let raw = o.raw(key)?;
         match (raw.as_f64(), default) {
@@ -211,7 +200,7 @@ fn write_tree<'a, F: Element + 'a>(params: &[Param<F>], values: impl Fn(usize) -
 /// Reads a tree like [`write_tree`]'s: with `full`, every parameter must be there; otherwise any
 /// subset. Each tensor: number[][] / number[] or a Float32Array / Float64Array of its entries.
 fn read_tree<F: Real>(value: &JsValue, name: &str, params: &[Param<F>], full: bool) -> Result<Vec<(Option<usize>, String, Vec<F>)>> {
-    if self_is_missing(value) || !value.is_object() {
+    if is_missing(value) || !value.is_object() {
         return Err(AttentionError::type_error(format!("{name} is {}; expected an object with the keys of getWeights()", describe(value))));
     }
     let num_layers = params.iter().filter_map(|p| p.layer).max().map_or(0, |l| l + 1);
@@ -232,7 +221,7 @@ fn read_tree<F: Real>(value: &JsValue, name: &str, params: &[Param<F>], full: bo
         (0..num_layers)
             .map(|l| {
                 let item = if l < len { get(&layers, &JsValue::from(l as u32), &format!("{name}.layers[{l}]"))? } else { JsValue::UNDEFINED };
-                if self_is_missing(&item) && !full {
+                if is_missing(&item) && !full {
                     return Ok(None);
                 }
                 Options::read(&item, &format!("{name}.layers[{l}]"), &layer_keys.join(", ")).map(Some)
@@ -266,10 +255,7 @@ fn read_tree<F: Real>(value: &JsValue, name: &str, params: &[Param<F>], full: bo
 #[wasm_bindgen(js_name = repeatedTokens, unchecked_return_type = "RepeatedTokens")]
 pub fn repeated_tokens_js(#[wasm_bindgen(unchecked_param_type = "{ vocabSize: number; length: number; batch: number; seed?: number | bigint }")] options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        if self_is_missing(&options) {
-            return Err(missing("options", "{ vocabSize, length, batch, seed? }"));
-        }
-        let o = Options::read(&options, "options", TASK_KEYS)?;
+        let o = Options::required(&options, "options", TASK_KEYS, "{ vocabSize, length, batch, seed? }")?;
         let task = repeated_tokens(o.count("vocabSize")?, o.count("length")?, o.count("batch")?, read_seed(&o.raw("seed")?, "options.seed")?)?;
         let rows = |f: &dyn Fn(usize) -> JsValue| -> JsValue {
             (0..task.batch).map(|b| (0..task.t).map(|t| f(b * task.t + t)).collect::<Array>()).collect::<Array>().into()

@@ -9,7 +9,7 @@ use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, missing, read_count, read_number_rows, read_seed, write_object, Options};
+use super::convert::{array_length, describe, get, is_array, js_result, read_count, read_number_rows, read_seed, write_object, Options};
 use super::typed::{read_dtype, write_typed, Element};
 use crate::error::{number_text, AttentionError, Result};
 use crate::model::{self, MlpKind, ModelConfig, NormKind, Positions, Tokens};
@@ -62,10 +62,7 @@ impl JsTransformer {
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "TransformerConfig")] config: JsValue) -> std::result::Result<JsTransformer, JsValue> {
         js_result(|| {
-            if config.is_undefined() || config.is_null() {
-                return Err(missing("config", "{ vocabSize, contextLength, embedDim, numHeads, numLayers }"));
-            }
-            let o = Options::read(&config, "config", CONFIG_KEYS)?;
+            let o = Options::required(&config, "config", CONFIG_KEYS, "{ vocabSize, contextLength, embedDim, numHeads, numLayers }")?;
             let positions = match o.raw("positions")? {
                 p if p.is_undefined() => Positions::Shortformer,
                 p => p.as_string().and_then(|s| Positions::parse(&s)).ok_or_else(|| {
@@ -315,10 +312,6 @@ fn check_parts(c: &ModelConfig) -> Result<()> {
         return unused("ropeBase", number_text(c.rope_base), &format!("config.positions is '{}', not 'rope'", c.positions.name()));
     }
     Ok(())
-}
-
-pub(super) fn self_is_missing(value: &JsValue) -> bool {
-    value.is_undefined() || value.is_null()
 }
 
 /// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }`.
