@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_index, read_seed, Options};
-use super::transformer::{JsTransformer, OnModel};
+use super::transformer::{read_token_array, JsTransformer, OnModel};
 use super::typed::{read_dtype, Element};
 use crate::error::{number_text, AttentionError, Result};
 use crate::model;
@@ -89,12 +89,8 @@ fn read_prompt(raw: &JsValue, v: usize) -> Result<Vec<u32>> {
     if is_missing(raw) {
         return Err(missing("prompt", expected));
     }
-    let values: Vec<f64> = if let Some(a) = raw.dyn_ref::<js_sys::Int32Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = raw.dyn_ref::<js_sys::Uint32Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = raw.dyn_ref::<js_sys::Uint16Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
+    let values: Vec<f64> = if let Some(ids) = read_token_array(raw, false) {
+        ids
     } else if is_array(raw, "prompt")? {
         (0..array_length(raw, "prompt")?)
             .map(|i| {

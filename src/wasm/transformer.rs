@@ -349,15 +349,7 @@ pub(super) fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Token
         return Err(AttentionError::type_error(format!("tokens is {}; {expected}", describe(value))));
     }
     let data = get(value, &JsValue::from_str("data"), "tokens.data")?;
-    let values: Vec<f64> = if let Some(a) = data.dyn_ref::<js_sys::Int32Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = data.dyn_ref::<js_sys::Uint32Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = data.dyn_ref::<js_sys::Uint16Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = data.dyn_ref::<js_sys::Uint8Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else {
+    let Some(values) = read_token_array(&data, true) else {
         return Err(AttentionError::type_error(format!("tokens.data is {}; expected an Int32Array (or Uint32Array, Uint16Array, Uint8Array)", describe(&data))));
     };
     let shape = get(value, &JsValue::from_str("shape"), "tokens.shape")?;
@@ -375,6 +367,20 @@ pub(super) fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Token
             describe(&shape),
             values.len()
         ))),
+    }
+}
+
+/// The token ids of an Int32Array, Uint32Array, Uint16Array or (with `bytes`) Uint8Array, as
+/// numbers (checked by the caller); `None` for any other value.
+pub(super) fn read_token_array(value: &JsValue, bytes: bool) -> Option<Vec<f64>> {
+    if let Some(a) = value.dyn_ref::<js_sys::Int32Array>() {
+        Some(a.to_vec().into_iter().map(f64::from).collect())
+    } else if let Some(a) = value.dyn_ref::<js_sys::Uint32Array>() {
+        Some(a.to_vec().into_iter().map(f64::from).collect())
+    } else if let Some(a) = value.dyn_ref::<js_sys::Uint16Array>() {
+        Some(a.to_vec().into_iter().map(f64::from).collect())
+    } else {
+        value.dyn_ref::<js_sys::Uint8Array>().filter(|_| bytes).map(|a| a.to_vec().into_iter().map(f64::from).collect())
     }
 }
 
