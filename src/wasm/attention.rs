@@ -6,7 +6,6 @@
 //! reference users see in their editor.
 
 use wasm_bindgen::prelude::*;
-use super::convert::missing;
 
 use super::convert::{js_result, read_count, write_trace, Options};
 use super::typed::{read_group, read_qkv, read_typed_weight, Element, Form, OnTyped, SmallOptions, Typed};
@@ -150,10 +149,7 @@ fn read_multi_head_parts<W>(
             "headDimensions (argument 5) is only for the positional form multiHeadAttention(Q, K, V, numberOfHeads, headDimensions); with an options object, put headDimensions inside it",
         ));
     }
-    if options.is_undefined() || options.is_null() {
-        return Err(missing("options", "{ numberOfHeads, headDimensions } or the positional numberOfHeads, headDimensions"));
-    }
-    let o = Options::read(options, "options", MULTI_HEAD_KEYS)?;
+    let o = Options::required(options, "options", MULTI_HEAD_KEYS, "{ numberOfHeads, headDimensions } or the positional numberOfHeads, headDimensions")?;
     let split = HeadSplit {
         number_of_heads: read_count(&o.raw("numberOfHeads")?, "options.numberOfHeads")?,
         head_dimensions: read_count(&o.raw("headDimensions")?, "options.headDimensions")?,

@@ -5,8 +5,7 @@
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-use super::convert::{js_result, missing, write_object, Options};
-use super::paths::read_index;
+use super::convert::{js_result, read_index, write_object, Options};
 use super::transformer::{JsTransformer, OnModel};
 use super::typed::{write_typed, Element};
 use crate::error::Result;
@@ -65,10 +64,7 @@ impl JsTransformer {
             }
         }
         js_result(|| {
-            if options.is_undefined() || options.is_null() {
-                return Err(missing("options", "{ layer, head }"));
-            }
-            let o = Options::read(&options, "options", CIRCUITS_KEYS)?;
+            let o = Options::required(&options, "options", CIRCUITS_KEYS, "{ layer, head }")?;
             let (layer, head) = (read_index(&o.raw("layer")?, "options.layer")?, read_index(&o.raw("head")?, "options.head")?);
             self.inner.with(Circuits(layer, head))
         })

@@ -283,6 +283,15 @@ impl Options {
         Ok(Self { object, name: name.into() })
     }
 
+    /// [`Options::read`] of an object that must be there: `undefined` or `null` is [`missing`]'s
+    /// TypeError, `expected` showing its required keys.
+    pub fn required(value: &JsValue, name: &str, known: &str, expected: &str) -> Result<Self> {
+        if is_missing(value) {
+            return Err(missing(name, expected));
+        }
+        Self::read(value, name, known)
+    }
+
     /// The raw value of `key` (undefined when absent).
     pub fn raw(&self, key: &str) -> Result<JsValue> {
         refused(option_value(&self.object, &self.name, key))
@@ -342,12 +351,7 @@ impl Options {
         if raw.is_undefined() {
             return Ok(default);
         }
-        let place = format!("{}.{key}", self.name);
-        match raw.as_f64() {
-            Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 4294967295.0 => Ok(x as usize),
-            Some(x) => Err(AttentionError::range_error(format!("{place} is {}; expected an integer ≥ 0", number_text(x)))),
-            None => Err(AttentionError::type_error(format!("{place} is {}; expected an integer ≥ 0", describe(&raw)))),
-        }
+        read_index(&raw, &format!("{}.{key}", self.name))
     }
 
     /// An optional finite number > 0, `default` when absent.
@@ -363,6 +367,26 @@ impl Options {
             None => Err(AttentionError::type_error(format!("{place} is {}; expected a finite number > 0", describe(&raw)))),
         }
     }
+}
+
+/// A required integer `0 ..= max`: not a number is a TypeError, anything else wrong (negative,
+/// fractional, NaN, above `max`) a RangeError; both say "expected an integer ≥ 0".
+pub fn read_integer(raw: &JsValue, place: &str, max: f64) -> Result<f64> {
+    match raw.as_f64() {
+        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= max => Ok(x),
+        Some(x) => Err(AttentionError::range_error(format!("{place} is {}; expected an integer ≥ 0", number_text(x)))),
+        None => Err(AttentionError::type_error(format!("{place} is {}; expected an integer ≥ 0", describe(raw)))),
+    }
+}
+
+/// A required integer ≥ 0 up to 2^32 − 1 (a position, a layer, a head; see [`read_integer`]).
+pub fn read_index(raw: &JsValue, place: &str) -> Result<usize> {
+    read_integer(raw, place, 4294967295.0).map(|x| x as usize)
+}
+
+/// Whether an argument is absent: `undefined` or `null`.
+pub fn is_missing(value: &JsValue) -> bool {
+    value.is_undefined() || value.is_null()
 }
 
 /// A required positive integer, e.g. numberOfHeads. Non-numbers are a TypeError; zero,

@@ -2,7 +2,6 @@
 //! today's LLMs run it).
 
 use wasm_bindgen::prelude::*;
-use super::convert::missing;
 
 use super::convert::{js_result, read_count, read_matrix, write_trace};
 use super::typed::{read_group, read_typed_weight};
@@ -112,8 +111,5 @@ fn read_grouped_options(options: &JsValue) -> Result<(Options, HeadSplit, usize,
 
 /// The options object, which must be present; `expected` shows its required keys.
 fn required(options: &JsValue, keys: &str, expected: &str) -> Result<Options> {
-    if options.is_undefined() || options.is_null() {
-        return Err(missing("options", expected));
-    }
-    Options::read(options, "options", keys)
+    Options::required(options, "options", keys, expected)
 }

@@ -7,7 +7,7 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{is_typed_candidate, js_result, read_batch, read_cache_id, read_count, read_rope_option, tag_cache, read_probability, read_seed, write_batch, write_matrix, write_object, write_trace, write_vector, Options};
+use super::convert::{is_missing, is_typed_candidate, js_result, read_batch, read_cache_id, read_count, read_probability, read_rope_option, read_seed, tag_cache, write_batch, write_matrix, write_object, write_trace, write_vector, Options};
 use super::typed::{read_typed_like, read_typed_matrix, write_typed, Element, OnTyped, SamePrecision, Typed, TypedMatrix, TypedValues, is_float_array, read_dtype, read_tensor};
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, MultiHeadAttention, Weights};
@@ -44,10 +44,7 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "MultiHeadAttentionLayerConfig")] config: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
-            if config.is_undefined() || config.is_null() {
-                return Err(missing("config", "{ embedDim, numHeads, bias?, dropout?, seed? }"));
-            }
-            let o = Options::read(&config, "config", CONFIG_KEYS)?;
+            let o = Options::required(&config, "config", CONFIG_KEYS, "{ embedDim, numHeads, bias?, dropout?, seed? }")?;
             let embed_dim = o.count("embedDim")?;
             let number_of_heads = o.count("numHeads")?;
             let kv = o.raw("numKVHeads")?;
@@ -69,7 +66,7 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(js_name = fromFusedQKV)]
     pub fn from_fused_qkv(#[wasm_bindgen(unchecked_param_type = "FusedQKVWeights")] weights: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
-            let o = required_object(&weights, "weights", FUSED_KEYS, "{ W_QKV, b_QKV?, W_O, b_O?, numHeads }")?;
+            let o = Options::required(&weights, "weights", FUSED_KEYS, "{ W_QKV, b_QKV?, W_O, b_O?, numHeads }")?;
             let w_qkv = required_matrix(&o, "W_QKV", "weights")?;
             let w_o = required_matrix(&o, "W_O", "weights")?;
             let (b_qkv, b_o) = (o.vector("b_QKV")?, o.vector("b_O")?);
@@ -84,7 +81,7 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(js_name = fromPyTorch)]
     pub fn from_pytorch(#[wasm_bindgen(unchecked_param_type = "PyTorchAttentionState")] state: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
-            let o = required_object(&state, "state", PYTORCH_KEYS, "{ in_proj_weight, in_proj_bias?, out_proj_weight, out_proj_bias?, numHeads }")?;
+            let o = Options::required(&state, "state", PYTORCH_KEYS, "{ in_proj_weight, in_proj_bias?, out_proj_weight, out_proj_bias?, numHeads }")?;
             let in_proj_weight = required_matrix(&o, "in_proj_weight", "state")?;
             let out_proj_weight = either(o.matrix("out_proj_weight")?, o.matrix("out_proj.weight")?, "out_proj_weight", "out_proj.weight")?
                 .ok_or_else(|| missing("state.out_proj_weight", "a C×C number[][] (or the state dict key \"out_proj.weight\")"))?;
@@ -154,7 +151,7 @@ impl JsMultiHeadAttention {
         #[wasm_bindgen(unchecked_param_type = "MultiHeadAttentionLayerWeightsUpdate")] weights: JsValue,
     ) -> std::result::Result<(), JsValue> {
         js_result(|| {
-            let o = required_object(&weights, "weights", WEIGHT_KEYS, "{ W_Q?, W_K?, W_V?, W_O?, b_Q?, b_K?, b_V?, b_O? }")?;
+            let o = Options::required(&weights, "weights", WEIGHT_KEYS, "{ W_Q?, W_K?, W_V?, W_O?, b_Q?, b_K?, b_V?, b_O? }")?;
             let mut updated = self.inner.weights().into_owned();
             for (key, target) in [("W_Q", &mut updated.w_q), ("W_K", &mut updated.w_k), ("W_V", &mut updated.w_v), ("W_O", &mut updated.w_o)] {
                 let raw = o.raw(key)?;
@@ -367,7 +364,7 @@ fn read_cache(o: &Options, key: &JsValue, value: &JsValue) -> Result<Option<u32>
     }
     let id = read_cache_id(&raw, "options.cache")?;
     for (name, v) in [("key", key), ("value", value)] {
-        if !(v.is_undefined() || v.is_null()) {
+        if !is_missing(v) {
             return Err(AttentionError::type_error(format!(
                 "{name} must be omitted with options.cache: decoding is self-attention over the cached keys and values (forward(x, undefined, undefined, {{ cache, causal: true }}))"
             )));
@@ -412,7 +409,7 @@ fn check_typed_width(m: &TypedMatrix, name: &str, c: usize) -> Result<()> {
 /// A typed `key` (or `value`): `None` for `undefined`/`null` ("the same as `default`"); otherwise a
 /// typed matrix of `default`'s precision, rank and batch size with C columns.
 fn read_typed_default(value: &JsValue, name: &str, default: &TypedMatrix, c: usize) -> Result<Option<TypedMatrix>> {
-    if value.is_undefined() || value.is_null() {
+    if is_missing(value) {
         return Ok(None);
     }
     let m = read_typed_like(value, name, default, "query", "query, key and value", true)?;
@@ -445,14 +442,6 @@ fn write_flat_weights<F: Element>(weights: &Weights<F>) -> Result<JsValue> {
     write_object(&entries)
 }
 
-/// An options-like object that must be present.
-fn required_object(value: &JsValue, name: &str, keys: &str, expected: &str) -> Result<Options> {
-    if value.is_undefined() || value.is_null() {
-        return Err(missing(name, expected));
-    }
-    Options::read(value, name, keys)
-}
-
 /// The optional `dropout` (default 0) and `seed` (default 0) of an options object called `name`.
 fn dropout_and_seed(o: &Options, name: &str) -> Result<(f64, u64)> {
     Ok((read_probability(&o.raw("dropout")?, &format!("{name}.dropout"))?, read_seed(&o.raw("seed")?, &format!("{name}.seed"))?))
@@ -474,7 +463,7 @@ fn either<T>(a: Option<T>, b: Option<T>, a_name: &str, b_name: &str) -> Result<O
 /// `key` (or `value`): `undefined`/`null` means "the same as `default`"; otherwise it must be
 /// batched exactly when the query is.
 fn read_default(value: &JsValue, name: &str, default: &[Matrix], batched: bool, default_name: &str) -> Result<Vec<Matrix>> {
-    if value.is_undefined() || value.is_null() {
+    if is_missing(value) {
         return Ok(default.to_vec());
     }
     let (items, is_batched) = read_batch(value, name)?;

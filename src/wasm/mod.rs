@@ -2,13 +2,19 @@
 //!
 //! [`convert`] walks and checks JS values (with `convert.js`) and turns core errors into JS errors
 //! (in one place); [`typed`] reads the matrix arguments as groups of one precision and writes
-//! results back in their form; [`memory`] and [`threads`] are the module's own exports; the other
+//! results back in their form; [`memory`] and [`threads`] are the module's own exports. The other
 //! files hold the exports, one file per group: `attention.rs` (dotProductAttention,
-//! multiHeadAttention, traceMultiHeadAttention), `grouped.rs`, `linear.rs`, `projected.rs`,
-//! `layer.rs` (MultiHeadAttention), `cache.rs` (KvCache), `transformer.rs` (Transformer, repeatedTokens), `pretrained.rs` (Transformer.fromPretrained, generate)
-//! and `circuits.rs` (the Transformer's compositionScores, circuits and pathMask). Their TypeScript
-//! declarations are `.d.ts` files in `types/` (one per export file), which each file hands to
-//! wasm-bindgen with `include_str!` in a `typescript_custom_section`: no TypeScript in Rust strings.
+//! multiHeadAttention, traceMultiHeadAttention), `grouped.rs` (groupedQueryAttention,
+//! traceGroupedQueryAttention, rotaryEmbedding), `linear.rs`, `projected.rs`, `layer.rs`
+//! (MultiHeadAttention), `cache.rs` (KvCache). The class `Transformer` is spread over four files, one
+//! `impl` block each: `transformer.rs` (the class, its config, forward and headScores),
+//! `training.rs` (gradients, trainStep, the weights and the optimizer state; and repeatedTokens),
+//! `pretrained.rs` (Transformer.fromPretrained, generate) and `circuits.rs` (compositionScores,
+//! circuits); `paths.rs` reads forward's `pathMask`. The hand-written TypeScript declarations are
+//! `.d.ts` files in `types/` (one per export group: `transformer.d.ts` declares the class's
+//! `transformer.rs` and `training.rs` methods; KvCache's and wasmMemoryBytes's are wasm-bindgen's own),
+//! which each file hands to wasm-bindgen with `include_str!` in a `typescript_custom_section`: no
+//! TypeScript in Rust strings.
 
 pub mod attention;
 pub mod cache;
@@ -25,6 +31,8 @@ pub mod paths;
 pub mod pretrained;
 pub mod projected;
 pub mod threads;
+#[cfg(feature = "model")]
+pub mod training;
 #[cfg(feature = "model")]
 pub mod transformer;
 pub mod typed;

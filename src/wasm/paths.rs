@@ -3,21 +3,12 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::{array_length, describe, get, is_array, missing, number_text, Options};
+use super::convert::{array_length, describe, get, is_array, read_index, Options};
 use crate::error::{AttentionError, Result};
 use crate::model::paths::{PathCut, PathInput};
 use crate::model::ModelConfig;
 
 const CUT_KEYS: &str = "from, to, input";
-
-/// A required integer ≥ 0.
-pub fn read_index(raw: &JsValue, place: &str) -> Result<usize> {
-    match raw.as_f64() {
-        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 4294967295.0 => Ok(x as usize),
-        Some(x) => Err(AttentionError::range_error(format!("{place} is {}; expected an integer ≥ 0", number_text(x)))),
-        None => Err(AttentionError::type_error(format!("{place} is {}; expected an integer ≥ 0", describe(raw)))),
-    }
-}
 
 /// `[layer, head]`.
 fn read_head(raw: &JsValue, place: &str) -> Result<(usize, usize)> {
@@ -47,10 +38,7 @@ pub fn read_path_mask(raw: &JsValue, config: &ModelConfig) -> Result<Vec<PathCut
         .map(|k| {
             let place = format!("{name}[{k}]");
             let item = get(raw, &JsValue::from(k as u32), &place)?;
-            if item.is_undefined() || item.is_null() {
-                return Err(missing(&place, "{ from: [layer, head], to: [layer, head], input }"));
-            }
-            let o = Options::read(&item, &place, CUT_KEYS)?;
+            let o = Options::required(&item, &place, CUT_KEYS, "{ from: [layer, head], to: [layer, head], input }")?;
             let input = o.raw("input")?;
             let input = input.as_string().and_then(|s| PathInput::parse(&s)).ok_or_else(|| {
                 let what = input.as_string().map_or_else(|| describe(&input), |s| format!("{s:?}"));

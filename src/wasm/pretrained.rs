@@ -8,8 +8,8 @@ use js_sys::{Array, Function, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, missing, read_seed, Options};
-use super::transformer::{JsTransformer, OnModel};
+use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_index, read_seed, Options};
+use super::transformer::{read_token_array, JsTransformer, OnModel};
 use super::typed::{read_dtype, Element};
 use crate::error::{number_text, AttentionError, Result};
 use crate::model;
@@ -29,7 +29,7 @@ const GENERATE_KEYS: &str = "maxNewTokens, temperature, topK, topP, seed, onToke
 /// `options.config`: a plain object, read through JSON text by the core's reader.
 fn read_config(raw: &JsValue) -> Result<Json> {
     let expected = "expected the parsed config.json of a Hugging Face checkpoint (an object with model_type)";
-    if raw.is_undefined() || raw.is_null() {
+    if is_missing(raw) {
         return Err(missing("options.config", expected));
     }
     if !raw.is_object() || is_array(raw, "options.config")? || raw.is_function() {
@@ -46,7 +46,7 @@ fn read_config(raw: &JsValue) -> Result<Json> {
 /// that a model too big is refused before anything is copied).
 fn read_weights(raw: &JsValue) -> Result<Uint8Array> {
     let expected = "expected the bytes of a model.safetensors file (an ArrayBuffer or a Uint8Array)";
-    if raw.is_undefined() || raw.is_null() {
+    if is_missing(raw) {
         return Err(missing("options.weights", expected));
     }
     if let Some(bytes) = raw.dyn_ref::<Uint8Array>() {
@@ -86,15 +86,11 @@ impl Bytes for JsBytes {
 /// `generate`'s prompt: `number[]` (or an Int32Array / Uint32Array / Uint16Array) of token ids below V.
 fn read_prompt(raw: &JsValue, v: usize) -> Result<Vec<u32>> {
     let expected = "expected number[], the token ids of the prompt";
-    if raw.is_undefined() || raw.is_null() {
+    if is_missing(raw) {
         return Err(missing("prompt", expected));
     }
-    let values: Vec<f64> = if let Some(a) = raw.dyn_ref::<js_sys::Int32Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = raw.dyn_ref::<js_sys::Uint32Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = raw.dyn_ref::<js_sys::Uint16Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
+    let values: Vec<f64> = if let Some(ids) = read_token_array(raw, false) {
+        ids
     } else if is_array(raw, "prompt")? {
         (0..array_length(raw, "prompt")?)
             .map(|i| {
@@ -130,17 +126,12 @@ struct Generate {
 }
 
 fn read_generate(options: &JsValue) -> Result<Generate> {
-    if options.is_undefined() || options.is_null() {
-        return Err(missing("options", "{ maxNewTokens, temperature?, topK?, topP?, seed?, onToken? }"));
-    }
-    let o = Options::read(options, "options", GENERATE_KEYS)?;
+    let o = Options::required(options, "options", GENERATE_KEYS, "{ maxNewTokens, temperature?, topK?, topP?, seed?, onToken? }")?;
     let max_new = o.raw("maxNewTokens")?;
-    let max_new = match max_new.as_f64() {
-        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 4294967295.0 => x as usize,
-        Some(x) => return Err(AttentionError::range_error(format!("options.maxNewTokens is {}; expected an integer ≥ 0", number_text(x)))),
-        None if max_new.is_undefined() => return Err(missing("options.maxNewTokens", "an integer ≥ 0, the tokens to generate")),
-        None => return Err(AttentionError::type_error(format!("options.maxNewTokens is {}; expected an integer ≥ 0", describe(&max_new)))),
-    };
+    if max_new.is_undefined() {
+        return Err(missing("options.maxNewTokens", "an integer ≥ 0, the tokens to generate"));
+    }
+    let max_new = read_index(&max_new, "options.maxNewTokens")?;
     let temperature = o.raw("temperature")?;
     let temperature = match temperature.as_f64() {
         Some(x) => x,
@@ -182,10 +173,7 @@ impl JsTransformer {
     #[wasm_bindgen(js_name = fromPretrained)]
     pub fn from_pretrained(#[wasm_bindgen(unchecked_param_type = "FromPretrainedOptions")] options: JsValue) -> std::result::Result<JsTransformer, JsValue> {
         js_result(|| {
-            if options.is_undefined() || options.is_null() {
-                return Err(missing("options", "{ config, weights, dtype? }"));
-            }
-            let o = Options::read(&options, "options", LOAD_KEYS)?;
+            let o = Options::required(&options, "options", LOAD_KEYS, "{ config, weights, dtype? }")?;
             let config = read_config(&o.raw("config")?)?;
             let bytes = read_weights(&o.raw("weights")?)?;
             let dtype = read_dtype(&o.raw("dtype")?, "options.dtype")?.unwrap_or(f32::wrap(()));

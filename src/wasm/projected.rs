@@ -46,10 +46,7 @@ impl OnTyped<1> for Projected<'_> {
 
 /// The options object, which must be present.
 fn read_options(options: &JsValue) -> Result<Options> {
-    if options.is_undefined() || options.is_null() {
-        return Err(missing("options", "{ numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O, causal?, mask? }"));
-    }
-    Options::read(options, "options", PROJECTED_KEYS)
+    Options::required(options, "options", PROJECTED_KEYS, "{ numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O, causal?, mask? }")
 }
 
 /// `numberOfHeads` and `headDimensions` of an options object.

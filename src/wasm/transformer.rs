@@ -1,20 +1,19 @@
-//! Exports: class `Transformer` and `repeatedTokens` (see [`crate::model`]). The boundary only
-//! converts: tokens, options and weights in, typed arrays and plain objects out. The dtype is
-//! dispatched by [`by_precision!`](crate::by_precision), the one match of the crate's precisions.
+//! Export: class `Transformer` (see [`crate::model`]): the model in its dtype, its construction and
+//! config, `forward` and `headScores`, and the readers of its tokens and forward options. Training
+//! and state (`gradients`, `trainStep`, the weights and the optimizer state) are a second `impl`
+//! block in `training.rs`; `fromPretrained`/`generate` in `pretrained.rs`, the circuits in
+//! `circuits.rs`. The boundary only converts: tokens, options and weights in, typed arrays
+//! and plain objects out. The dtype is dispatched by [`by_precision!`](crate::by_precision).
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::Array;
 use wasm_bindgen::prelude::*;
-use super::convert::missing;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, read_count, read_number_rows, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
-use super::typed::{write_typed, Element, read_dtype, read_tensor};
+use super::convert::{array_length, describe, get, is_array, js_result, read_count, read_number_rows, read_seed, write_object, Options};
+use super::typed::{read_dtype, write_typed, Element};
 use crate::error::{number_text, AttentionError, Result};
+use crate::model::{self, MlpKind, ModelConfig, NormKind, Positions, Tokens};
 use crate::precision::{ByPrecision, Family, Precision, Values};
-use crate::matrix::Matrix;
-use crate::model::adamw::{AdamW, Moments};
-use crate::model::data::repeated_tokens;
-use crate::model::{self, MlpKind, ModelConfig, NormKind, Param, Positions, Tokens};
 use crate::real::Real;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -23,10 +22,6 @@ const TYPESCRIPT: &str = include_str!("types/transformer.d.ts");
 const CONFIG_KEYS: &str =
     "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype, norm, normEps, mlpWidth, mlpBias, numKVHeads, ropeBase, tiedEmbeddings";
 const FORWARD_KEYS: &str = "needWeights, needHidden, headMask, pathMask";
-const TRAIN_KEYS: &str = "learningRate, betas, eps, weightDecay";
-const TASK_KEYS: &str = "vocabSize, length, batch, seed";
-const STATE_KEYS: &str = "dtype, step, weights, m, v";
-const LAYERS: &str = "layers";
 
 /// The model in its dtype, dispatched by [`by_precision!`](crate::by_precision) (in [`Model::with`] and the getters).
 pub(super) type Model = ByPrecision<ModelIn>;
@@ -67,10 +62,7 @@ impl JsTransformer {
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "TransformerConfig")] config: JsValue) -> std::result::Result<JsTransformer, JsValue> {
         js_result(|| {
-            if config.is_undefined() || config.is_null() {
-                return Err(missing("config", "{ vocabSize, contextLength, embedDim, numHeads, numLayers }"));
-            }
-            let o = Options::read(&config, "config", CONFIG_KEYS)?;
+            let o = Options::required(&config, "config", CONFIG_KEYS, "{ vocabSize, contextLength, embedDim, numHeads, numLayers }")?;
             let positions = match o.raw("positions")? {
                 p if p.is_undefined() => Positions::Shortformer,
                 p => p.as_string().and_then(|s| Positions::parse(&s)).ok_or_else(|| {
@@ -215,38 +207,6 @@ impl JsTransformer {
         js_result(|| self.inner.with(Forward(tokens, options)))
     }
 
-    #[wasm_bindgen(skip_typescript)]
-    pub fn gradients(&mut self, tokens: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct Gradients(JsValue);
-        impl OnModel for Gradients {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let tokens = read_tokens(&self.0, model.config())?;
-                let (loss, _, grads) = model.gradients(&tokens)?;
-                let tree = write_tree(model.params(), |i| &grads[i], false)?;
-                write_object(&[("loss", JsValue::from(loss)), ("grads", tree)])
-            }
-        }
-        js_result(|| self.inner.with(Gradients(tokens)))
-    }
-
-    #[wasm_bindgen(js_name = trainStep, skip_typescript)]
-    pub fn train_step(&mut self, tokens: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct TrainStep(JsValue, AdamW);
-        impl OnModel for TrainStep {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let tokens = read_tokens(&self.0, model.config())?;
-                let (loss, losses) = model.train_step(&tokens, &self.1)?;
-                write_object(&[("loss", JsValue::from(loss)), ("losses", write_typed(&f64::wrap::<Values>(losses), &[tokens.batch, tokens.t - 1]))])
-            }
-        }
-        js_result(|| {
-            let adamw = read_adamw(&options)?;
-            self.inner.with(TrainStep(tokens, adamw))
-        })
-    }
-
     #[wasm_bindgen(js_name = headScores, skip_typescript)]
     pub fn head_scores(&mut self, tokens: JsValue) -> std::result::Result<JsValue, JsValue> {
         struct Scores(JsValue);
@@ -274,97 +234,6 @@ impl JsTransformer {
         js_result(|| self.inner.with(Scores(tokens)))
     }
 
-    #[wasm_bindgen(js_name = getWeights, skip_typescript)]
-    pub fn get_weights(&mut self) -> std::result::Result<JsValue, JsValue> {
-        struct Get;
-        impl OnModel for Get {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                write_tree(model.params(), |i| &model.params()[i].data, false)
-            }
-        }
-        js_result(|| self.inner.with(Get))
-    }
-
-    #[wasm_bindgen(js_name = setWeights, skip_typescript)]
-    pub fn set_weights(&mut self, weights: JsValue) -> std::result::Result<(), JsValue> {
-        struct Set(JsValue);
-        impl OnModel for Set {
-            type Out = ();
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<()> {
-                let updates = read_tree(&self.0, "weights", model.params(), false)?;
-                model.set_params(updates, None)
-            }
-        }
-        js_result(|| {
-            if self_is_missing(&weights) {
-                return Err(missing("weights", "an object with some of the keys of getWeights()"));
-            }
-            self.inner.with(Set(weights))
-        })
-    }
-
-    #[wasm_bindgen(js_name = getState, skip_typescript)]
-    pub fn get_state(&mut self) -> std::result::Result<JsValue, JsValue> {
-        struct GetState(&'static str);
-        impl OnModel for GetState {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let params = model.params();
-                let moments = model.moments().full(params);
-                write_object(&[
-                    ("dtype", JsValue::from_str(self.0)),
-                    ("step", JsValue::from(moments.step as f64)),
-                    ("weights", write_tree(params, |i| &params[i].data, true)?),
-                    ("m", write_tree(params, |i| &moments.m[i], true)?),
-                    ("v", write_tree(params, |i| &moments.v[i], true)?),
-                ])
-            }
-        }
-        let dtype = self.inner.dtype();
-        js_result(|| self.inner.with(GetState(dtype)))
-    }
-
-    #[wasm_bindgen(js_name = setState, skip_typescript)]
-    pub fn set_state(&mut self, state: JsValue) -> std::result::Result<(), JsValue> {
-        struct SetState(Options);
-        impl OnModel for SetState {
-            type Out = ();
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<()> {
-                let o = self.0;
-                let step = o.raw("step")?;
-                let step = match step.as_f64() {
-                    Some(s) if s >= 0.0 && s.fract() == 0.0 && s <= 9007199254740991.0 => s as u64,
-                    Some(s) => return Err(AttentionError::range_error(format!("state.step is {}; expected an integer ≥ 0", number_text(s)))),
-                    None => return Err(AttentionError::type_error(format!("state.step is {}; expected an integer ≥ 0", describe(&step)))),
-                };
-                let params = model.params();
-                let full = |key: &str| -> Result<Vec<Vec<F>>> {
-                    let updates = read_tree(&o.raw(key)?, &format!("state.{key}"), params, true)?;
-                    Ok(updates.into_iter().map(|(_, _, v)| v).collect())
-                };
-                let weights = read_tree(&o.raw("weights")?, "state.weights", params, true)?;
-                let moments = Moments { m: full("m")?, v: full("v")?, step };
-                model.set_params(weights, Some(moments))
-            }
-        }
-        js_result(|| {
-            if self_is_missing(&state) {
-                return Err(missing("state", "what getState() returned"));
-            }
-            let o = Options::read(&state, "state", STATE_KEYS)?;
-            let dtype = o.raw("dtype")?;
-            let model = &mut self.inner;
-            if dtype.as_string().as_deref() != Some(model.dtype()) {
-                return Err(AttentionError::type_error(format!(
-                    "state.dtype is {}; this model is '{}': a state restores only a model of the same dtype",
-                    describe(&dtype),
-                    model.dtype()
-                )));
-            }
-            model.with(SetState(o))
-        })
-    }
 }
 
 /// The `config` getter of a loaded model: the toy config's keys, then the checkpoint's parts.
@@ -445,12 +314,8 @@ fn check_parts(c: &ModelConfig) -> Result<()> {
     Ok(())
 }
 
-fn self_is_missing(value: &JsValue) -> bool {
-    value.is_undefined() || value.is_null()
-}
-
 /// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }`.
-fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
+pub(super) fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
     let expected = "expected number[][] [B, T] or { data: Int32Array, shape: [B, T] }";
     // the common case in one pass; anything else is read entry by entry below, for its message
     if let Some((values, b, t)) = read_number_rows(value, "tokens")? {
@@ -484,15 +349,7 @@ fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
         return Err(AttentionError::type_error(format!("tokens is {}; {expected}", describe(value))));
     }
     let data = get(value, &JsValue::from_str("data"), "tokens.data")?;
-    let values: Vec<f64> = if let Some(a) = data.dyn_ref::<js_sys::Int32Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = data.dyn_ref::<js_sys::Uint32Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = data.dyn_ref::<js_sys::Uint16Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else if let Some(a) = data.dyn_ref::<js_sys::Uint8Array>() {
-        a.to_vec().into_iter().map(f64::from).collect()
-    } else {
+    let Some(values) = read_token_array(&data, true) else {
         return Err(AttentionError::type_error(format!("tokens.data is {}; expected an Int32Array (or Uint32Array, Uint16Array, Uint8Array)", describe(&data))));
     };
     let shape = get(value, &JsValue::from_str("shape"), "tokens.shape")?;
@@ -510,6 +367,20 @@ fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
             describe(&shape),
             values.len()
         ))),
+    }
+}
+
+/// The token ids of an Int32Array, Uint32Array, Uint16Array or (with `bytes`) Uint8Array, as
+/// numbers (checked by the caller); `None` for any other value.
+pub(super) fn read_token_array(value: &JsValue, bytes: bool) -> Option<Vec<f64>> {
+    if let Some(a) = value.dyn_ref::<js_sys::Int32Array>() {
+        Some(a.to_vec().into_iter().map(f64::from).collect())
+    } else if let Some(a) = value.dyn_ref::<js_sys::Uint32Array>() {
+        Some(a.to_vec().into_iter().map(f64::from).collect())
+    } else if let Some(a) = value.dyn_ref::<js_sys::Uint16Array>() {
+        Some(a.to_vec().into_iter().map(f64::from).collect())
+    } else {
+        value.dyn_ref::<js_sys::Uint8Array>().filter(|_| bytes).map(|a| a.to_vec().into_iter().map(f64::from).collect())
     }
 }
 
@@ -543,134 +414,3 @@ fn read_head_mask(raw: &JsValue, config: &ModelConfig) -> Result<Option<Vec<Vec<
         .map(Some)
 }
 
-/// `trainStep`'s options.
-fn read_adamw(options: &JsValue) -> Result<AdamW> {
-    if self_is_missing(options) {
-        return Err(missing("options", "{ learningRate, betas?, eps?, weightDecay? }"));
-    }
-    let o = Options::read(options, "options", TRAIN_KEYS)?;
-    let number = |key: &str, default: Option<f64>| -> Result<f64> {
-        let raw = o.raw(key)?;
-        match (raw.as_f64(), default) {
-            (Some(x), _) => Ok(x),
-            (None, Some(d)) if raw.is_undefined() => Ok(d),
-            _ => Err(AttentionError::type_error(format!("options.{key} is {}; expected a number", describe(&raw)))),
-        }
-    };
-    let defaults = AdamW::new(0.0);
-    let betas = o.raw("betas")?;
-    let betas = if betas.is_undefined() {
-        defaults.betas
-    } else {
-        let pair = read_vector(&betas, "options.betas").map_err(|_| AttentionError::type_error(format!("options.betas is {}; expected [beta1, beta2]", describe(&betas))))?;
-        match pair[..] {
-            [b1, b2] => (b1, b2),
-            _ => return Err(AttentionError::range_error(format!("options.betas has {} entries; expected [beta1, beta2]", pair.len()))),
-        }
-    };
-    let adamw = AdamW {
-        learning_rate: number("learningRate", None)?,
-        betas,
-        eps: number("eps", Some(defaults.eps))?,
-        weight_decay: number("weightDecay", Some(defaults.weight_decay))?,
-    };
-    adamw.check()?;
-    Ok(adamw)
-}
-
-/// The parameters as `{ W_E, …, layers: [{ W_Q, … }] }`, each tensor from `values(i)`: number[][] /
-/// number[] (`typed = false`) or a flat typed array of the dtype.
-fn write_tree<'a, F: Element + 'a>(params: &[Param<F>], values: impl Fn(usize) -> &'a [F], typed: bool) -> Result<JsValue> {
-    let top = Object::new();
-    let layers: Vec<Object> = (0..params.iter().filter_map(|p| p.layer).max().map_or(0, |l| l + 1)).map(|_| Object::new()).collect();
-    for (i, p) in params.iter().enumerate() {
-        let data = values(i);
-        let value = if typed {
-            F::array(data)
-        } else {
-            let wide: Vec<f64> = data.iter().map(|x| x.to_f64()).collect();
-            match p.shape[..] {
-                [rows, cols] => write_matrix(&Matrix::new(rows, cols, wide)?),
-                _ => write_vector(&wide),
-            }
-        };
-        let target = p.layer.map_or(&top, |l| &layers[l]);
-        Reflect::set(target, &JsValue::from_str(p.name), &value).map_err(|_| AttentionError::State(format!("could not set {} on the result", p.path())))?;
-    }
-    let layers: Array = layers.into_iter().collect();
-    Reflect::set(&top, &JsValue::from_str(LAYERS), &layers).map_err(|_| AttentionError::State("could not set layers on the result".into()))?;
-    Ok(top.into())
-}
-
-/// Reads a tree like [`write_tree`]'s: with `full`, every parameter must be there; otherwise any
-/// subset. Each tensor: number[][] / number[] or a Float32Array / Float64Array of its entries.
-fn read_tree<F: Real>(value: &JsValue, name: &str, params: &[Param<F>], full: bool) -> Result<Vec<(Option<usize>, String, Vec<F>)>> {
-    if self_is_missing(value) || !value.is_object() {
-        return Err(AttentionError::type_error(format!("{name} is {}; expected an object with the keys of getWeights()", describe(value))));
-    }
-    let num_layers = params.iter().filter_map(|p| p.layer).max().map_or(0, |l| l + 1);
-    let top_keys: Vec<&str> = params.iter().filter(|p| p.layer.is_none()).map(|p| p.name).chain([LAYERS]).collect();
-    let layer_keys: Vec<&str> = params.iter().filter(|p| p.layer == Some(0)).map(|p| p.name).collect();
-    let top = Options::read(value, name, &top_keys.join(", "))?;
-    let layers = top.raw(LAYERS)?;
-    let layer_objects: Vec<Option<Options>> = if layers.is_undefined() {
-        (0..num_layers).map(|_| None).collect()
-    } else {
-        if !is_array(&layers, &format!("{name}.layers"))? {
-            return Err(AttentionError::type_error(format!("{name}.layers is {}; expected an array of numLayers = {num_layers} objects", describe(&layers))));
-        }
-        let len = array_length(&layers, &format!("{name}.layers"))?;
-        if len > num_layers || (full && len != num_layers) {
-            return Err(AttentionError::range_error(format!("{name}.layers has {len} entries; this model has numLayers = {num_layers}")));
-        }
-        (0..num_layers)
-            .map(|l| {
-                let item = if l < len { get(&layers, &JsValue::from(l as u32), &format!("{name}.layers[{l}]"))? } else { JsValue::UNDEFINED };
-                if self_is_missing(&item) && !full {
-                    return Ok(None);
-                }
-                Options::read(&item, &format!("{name}.layers[{l}]"), &layer_keys.join(", ")).map(Some)
-            })
-            .collect::<Result<_>>()?
-    };
-    let mut updates = Vec::new();
-    for p in params {
-        let (object, place) = match p.layer {
-            Some(l) => (layer_objects[l].as_ref(), format!("{name}.layers[{l}].{}", p.name)),
-            None => (Some(&top), format!("{name}.{}", p.name)),
-        };
-        let raw = match object {
-            Some(o) => o.raw(p.name)?,
-            None => JsValue::UNDEFINED,
-        };
-        if raw.is_undefined() {
-            if full {
-                return Err(AttentionError::type_error(format!("{place} is missing; {name} must hold every parameter")));
-            }
-            continue;
-        }
-        updates.push((p.layer, p.name.to_string(), read_tensor(&raw, &place, &p.shape)?));
-    }
-    Ok(updates)
-}
-
-/// Batches of the induction task: each sequence is token 0, then a period of distinct tokens
-/// (drawn from 1 … vocabSize − 1, the period from ⌈length/2⌉ … length) repeated to 1 + 2·length
-/// tokens. Seeded: the same bits in every runtime (the algorithm is in docs/api.md).
-#[wasm_bindgen(js_name = repeatedTokens, unchecked_return_type = "RepeatedTokens")]
-pub fn repeated_tokens_js(#[wasm_bindgen(unchecked_param_type = "{ vocabSize: number; length: number; batch: number; seed?: number | bigint }")] options: JsValue) -> std::result::Result<JsValue, JsValue> {
-    js_result(|| {
-        if self_is_missing(&options) {
-            return Err(missing("options", "{ vocabSize, length, batch, seed? }"));
-        }
-        let o = Options::read(&options, "options", TASK_KEYS)?;
-        let task = repeated_tokens(o.count("vocabSize")?, o.count("length")?, o.count("batch")?, read_seed(&o.raw("seed")?, "options.seed")?)?;
-        let rows = |f: &dyn Fn(usize) -> JsValue| -> JsValue {
-            (0..task.batch).map(|b| (0..task.t).map(|t| f(b * task.t + t)).collect::<Array>()).collect::<Array>().into()
-        };
-        let tokens = rows(&|i| JsValue::from(task.tokens[i]));
-        let repeated = rows(&|i| JsValue::from(task.repeated[i]));
-        let periods: Array = task.periods.iter().map(|&p| JsValue::from(p as u32)).collect();
-        write_object(&[("tokens", tokens), ("repeated", repeated), ("periods", periods.into())])
-    })
-}

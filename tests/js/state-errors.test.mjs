@@ -22,7 +22,7 @@ function documented() {
 }
 
 const layer = () => new MultiHeadAttention({ embedDim: 4, numHeads: 2, seed: 3 });
-const model = () => new Transformer({ vocabSize: 5, contextLength: 4, embedDim: 4, numHeads: 2, numLayers: 1 });
+const model = (extra = {}) => new Transformer({ vocabSize: 5, contextLength: 4, embedDim: 4, numHeads: 2, numLayers: 1, ...extra });
 const X = [[1, 0, 2, 1], [0, 1, 1, 3]];
 const freed = (make) => { const o = make(); o.free(); return o; };
 
@@ -55,6 +55,13 @@ const SITUATIONS = [
     return [() => l.backward(X)];
   }],
   ['`grads()` before any `backward`', () => { const l = layer(); l.forward(X); return [() => l.grads()]; }],
+  ['`circuits` on a model with `tiedEmbeddings: true`', () => {
+    const [tied, both] = [model({ tiedEmbeddings: true }), model({ tiedEmbeddings: true, numKVHeads: 1 })];
+    return [() => tied.circuits({ layer: 0, head: 0 }), () => both.circuits({ layer: 0, head: 0 })];
+  }],
+  ['`circuits` on a model whose query heads share K/V heads', () => { const m = model({ numKVHeads: 1 }); return [() => m.circuits({ layer: 0, head: 0 })]; }],
+  ['`compositionScores` on a model with `tiedEmbeddings: true`', () => { const m = model({ tiedEmbeddings: true }); return [() => m.compositionScores()]; }],
+  ['`compositionScores` on a model whose query heads share K/V heads', () => { const m = model({ numKVHeads: 1 }); return [() => m.compositionScores()]; }],
 ];
 
 test('docs/api.md lists every state error the suite makes happen, and nothing else', () => {
