@@ -61,7 +61,11 @@ build: setup-build tests/node_modules
 # --enable-threads, and binaryen refuses shared memory without it); the same wasm-opt then runs here with
 # the profile's flags (read from Cargo.toml) plus --enable-threads. Without it the .wasm was 2.3× the
 # default build's (docs/performance.md, "Size").
-THREADS_WASM_OPT := $(shell sed -n 's/^wasm-opt = \[\(.*"-O3".*\)\]$$/\1/p' Cargo.toml | tr -d '",') --enable-threads
+# -O1, not the profile's -O3: binaryen 132's -O2 and -O3 (their optimizing inlining) break the workers' start:
+# each worker's first call into the pool traps ("memory access out of bounds"), rayon loses the thread, and every
+# call then runs on the main thread alone, with the right results (so only the CPU time showed it; see
+# tests/package/threads.test.mjs, which checks that a worker computes). -O1 is 3% larger and as fast.
+THREADS_WASM_OPT := $(shell sed -n 's/^wasm-opt = \[\(.*"-O3".*\)\]$$/\1/p' Cargo.toml | tr -d '",' | sed 's/-O3/-O1/') --enable-threads
 THREADS_RUSTFLAGS := -C target-feature=+atomics,+bulk-memory,+simd128 -C llvm-args=-inline-threshold=0 \
   -C link-arg=--shared-memory -C link-arg=--max-memory=4294967296 -C link-arg=--import-memory \
   -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base
