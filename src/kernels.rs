@@ -374,6 +374,12 @@ fn gemm_transposed_b_unpacked(m: usize, k: usize, n: usize, a: &[f32], lda: usiz
     });
 }
 
+/// The fewest multiply-adds for which [`by_columns`] splits a product of a few rows across threads. A
+/// decoding step makes some 70 such products per token, each waking the pool's threads: in Node (AMD EPYC,
+/// 2 threads) splitting every one of them at [`crate::parallel::MIN_PARALLEL_WORK`] made a GPT-2-small
+/// decoding step slower (71 against 58 ms), so only the large ones (the unembedding, V × C) are split.
+const MIN_COLUMN_SPLIT_WORK: usize = 1 << 22;
+
 /// Runs `f(columns, part, width)` for the columns of an `m × n` product (`work` multiply-adds) whose
 /// `m` rows are too few to split: on one thread once over all `n` columns, writing `out` (rows `ldc`
 /// apart) in place; on more, once per column group (a multiple of [`NR`] wide), each into a part of
@@ -385,7 +391,7 @@ fn by_columns(m: usize, n: usize, work: usize, out: &mut [f32], ldc: usize, accu
     if m == 0 || n == 0 {
         return;
     }
-    if !crate::parallel::worth_splitting(panels, work) {
+    if work < MIN_COLUMN_SPLIT_WORK || !crate::parallel::worth_splitting(panels, work) {
         if ldc == n {
             f(0..n, &mut out[..m * n], n);
         } else {
