@@ -13,7 +13,7 @@ export interface ThreadsInfo {
  * Starts a pool of `threads` threads (default: the runtime's core count) and resolves to the
  * number actually in use. After it, the ordinary synchronous calls split their work across them:
  * the layer's forward pass and the functions' heads and query blocks, and every Float32Array
- * product by blocks of rows (by groups of columns when the rows are few, as in a decoding step).
+ * product by blocks of rows (a large one of a few rows, as a decoding step's unembedding, by columns).
  * No sum is divided between threads, so every result has the same bits on any number of threads.
  * The pool is started once: a second call resolves to the threads
  * already in use. Where threads cannot start it resolves to 1 and {@link threadsInfo} says why.
