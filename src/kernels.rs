@@ -109,8 +109,8 @@ impl PackedPanels {
 /// first `n ≤ b.n()` columns. A row `i` is `a[i·lda .. i·lda + kk]`; C row `i` is
 /// `c[i·ldc .. i·ldc + n]`. The slices start at element (0, 0) and may be longer.
 ///
-/// On more than one thread the product is cut into tiles of whole C entries (see [`split_tiles`]), so
-/// each entry is the same sum in the same order on any thread count.
+/// On more than one thread the product is cut into blocks of rows, or of columns (see [`by_columns`]),
+/// so each entry is the same sum in the same order on any thread count.
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_packed(m: usize, kk: usize, n: usize, a: &[f32], lda: usize, b: &PackedPanels, c: &mut [f32], ldc: usize, accumulate: bool) {
     assert!(kk <= b.k && n <= b.n, "gemm_packed: {kk}×{n} does not fit the packed {}×{}", b.k, b.n);
@@ -118,51 +118,23 @@ pub fn gemm_packed(m: usize, kk: usize, n: usize, a: &[f32], lda: usize, b: &Pac
         return;
     }
     assert!(a.len() >= (m - 1) * lda + kk && c.len() >= (m - 1) * ldc + n, "gemm_packed: A or C is too short");
-    let (blocks, panels) = (m.div_ceil(MC), n.div_ceil(NR));
+    let blocks = m.div_ceil(MC);
     let c = &mut c[..(m - 1) * ldc + n];
-    match split_tiles(blocks, panels, m * kk * n) {
-        // one thread, or row blocks for every thread: each block of MC rows of C written in place
-        None | Some((1, _)) => {
-            let split = crate::parallel::worth_splitting(blocks, m * kk * n);
-            crate::parallel::for_each_chunk(c, MC * ldc, split, |block, c_block| {
-                let i0 = block * MC;
-                gemm_block(&a[i0 * lda..], lda, MC.min(m - i0), kk, 0..n, b, c_block, ldc, accumulate);
-            });
-        }
-        // fewer row blocks than threads (a short sequence): each task one column group of one row block,
-        // into a part of its own, then copied into C
-        Some((groups, per_group)) => {
-            let tiles = crate::parallel::map(blocks * groups, true, |task| {
-                let (i0, j0) = ((task / groups) * MC, (task % groups) * per_group * NR);
-                let (rows, width) = (MC.min(m - i0), (per_group * NR).min(n - j0));
-                let mut part = vec![0.0f32; rows * width];
-                if accumulate {
-                    part.chunks_exact_mut(width).enumerate().for_each(|(r, row)| row.copy_from_slice(&c[(i0 + r) * ldc + j0..][..width]));
-                }
-                gemm_block(&a[i0 * lda..], lda, rows, kk, j0..j0 + width, b, &mut part, width, accumulate);
-                part
-            });
-            for (task, part) in tiles.iter().enumerate() {
-                let (i0, j0) = ((task / groups) * MC, (task % groups) * per_group * NR);
-                let width = (per_group * NR).min(n - j0);
-                part.chunks_exact(width).enumerate().for_each(|(r, row)| c[(i0 + r) * ldc + j0..][..width].copy_from_slice(row));
-            }
-        }
+    // row blocks for every thread twice over: each block of MC rows of C written in place
+    if blocks >= 2 * crate::parallel::threads() {
+        let split = crate::parallel::worth_splitting(blocks, m * kk * n);
+        crate::parallel::for_each_chunk(c, MC * ldc, split, |block, c_block| {
+            let i0 = block * MC;
+            gemm_block(&a[i0 * lda..], lda, MC.min(m - i0), kk, 0..n, b, c_block, ldc, accumulate);
+        });
+        return;
     }
-}
-
-/// How a product of `blocks` row blocks and `panels` column panels (`work` multiply-adds) is split
-/// across threads: `None` on one thread or for a small job; else `(groups, panels per group)`, the
-/// columns cut into `groups` so that there are at least two tasks per thread (one group when the row
-/// blocks alone are that many).
-fn split_tiles(blocks: usize, panels: usize, work: usize) -> Option<(usize, usize)> {
-    let threads = crate::parallel::threads();
-    if !crate::parallel::worth_splitting(blocks * panels, work) {
-        return None;
-    }
-    let groups = (2 * threads).div_ceil(blocks).min(panels);
-    let per_group = panels.div_ceil(groups);
-    Some((panels.div_ceil(per_group), per_group))
+    // fewer (a short sequence): split by column groups instead, each over every row block
+    by_columns(m, n, m * kk * n, c, ldc, accumulate, |cols, part, width| {
+        for i0 in (0..m).step_by(MC) {
+            gemm_block(&a[i0 * lda..], lda, MC.min(m - i0), kk, cols.clone(), b, &mut part[i0 * width..], width, accumulate);
+        }
+    });
 }
 
 /// [`gemm_packed`] for one block of at most [`MC`] rows of A (starting at `a`) and the columns `cols` of
@@ -374,14 +346,14 @@ fn gemm_transposed_b_unpacked(m: usize, k: usize, n: usize, a: &[f32], lda: usiz
     });
 }
 
-/// The fewest multiply-adds for which [`by_columns`] splits a product of a few rows across threads. A
+/// The fewest multiply-adds for which [`by_columns`] splits a product across threads. A
 /// decoding step makes some 70 such products per token, each waking the pool's threads: in Node (AMD EPYC,
 /// 2 threads) splitting every one of them at [`crate::parallel::MIN_PARALLEL_WORK`] made a GPT-2-small
 /// decoding step slower (71 against 58 ms), so only the large ones (the unembedding, V × C) are split.
 const MIN_COLUMN_SPLIT_WORK: usize = 1 << 22;
 
 /// Runs `f(columns, part, width)` for the columns of an `m × n` product (`work` multiply-adds) whose
-/// `m` rows are too few to split: on one thread once over all `n` columns, writing `out` (rows `ldc`
+/// `m` rows are too few to split (a few rows, or fewer row blocks than twice the threads): on one thread once over all `n` columns, writing `out` (rows `ldc`
 /// apart) in place; on more, once per column group (a multiple of [`NR`] wide), each into a part of
 /// its own (`m × width`, holding `out`'s values first when `accumulate`), copied into `out` after.
 /// Every entry is computed by one call either way, so the bits do not depend on the thread count.
