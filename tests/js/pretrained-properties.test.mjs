@@ -95,6 +95,29 @@ for (const dtype of ['float64', 'float32']) {
   });
 }
 
+// A product of at most 4 rows (a decoding step, or a short sequence alone) reads the weights where
+// they lie, four rows of W at a time, and the unembedding's transposed rows eight at a time; a larger
+// one packs them. Both must be the same sums in the same order: widths whose products end in partial
+// SIMD vectors and partial groups of four (C = 38, vocab 37, an MLP of 4·38 or 30).
+test('float32: a sequence of 2 to 4 tokens alone gets the bits it gets as one of a batch of 5 (the few-row products are the packed ones)', () => {
+  const made = [
+    gpt2Checkpoint({ vocab: 37, positions: 8, embd: 38, heads: 2, layers: 2, seed: 31 }),
+    llamaCheckpoint({ vocab: 37, positions: 8, hidden: 36, heads: 2, kvHeads: 1, intermediate: 30, layers: 2, tied: true, seed: 32 }),
+  ];
+  for (const [i, c] of made.entries()) {
+    withModel(c, 'float32', (model) => {
+      const r = rng(40 + i);
+      for (let T = 2; T <= 4; T += 1) {
+        const rows = Array.from({ length: 5 }, () => Array.from({ length: T }, () => r.int(0, 36)));
+        const all = model.forward(rows, { needHidden: true });
+        const alone = model.forward([rows[0]], { needHidden: true });
+        assert.equal(bits(alone.logits.data), bits(all.logits.data.subarray(0, T * 37)), `checkpoint ${i}, T = ${T}: logits`);
+        alone.hidden.forEach((h, l) => assert.equal(bits(h.data), bits(all.hidden[l].data.subarray(0, h.data.length)), `checkpoint ${i}, T = ${T}: hidden ${l}`));
+      }
+    });
+  }
+});
+
 test('the file layout changes nothing: transformer. prefix or not, ArrayBuffer or an offset Uint8Array, tensors in another order', () => {
   for (const c of checkpoints(4)) {
     const reference = withModel(c, 'float64', (m) => bits(m.forward([[1, 2, 3, 0, 5]]).logits.data));
