@@ -299,63 +299,57 @@ pub const PACK_COLUMNS: usize = 256 * NR;
 /// each product rounded, then added; the bias added to the finished sum), so the bits are the same.
 const UNPACKED_ROWS: usize = MR;
 
-/// [`linear_f32`] for a few rows, with W read row by row where it lies (see [`UNPACKED_ROWS`]): per
-/// block of [`UNPACKED_BLOCK`] columns, each row's sums are kept in a buffer while W's rows are walked
-/// four at a time ([`add_four_rows`]), every row of x reading the same four rows of W while they are
-/// in cache.
+/// [`linear_f32`] for a few rows, with W read row by row where it lies (see [`UNPACKED_ROWS`]): each
+/// row's sums are kept in a buffer while W's rows are walked [`W_ROWS_AT_ONCE`] at a time
+/// ([`add_rows`]), every row of x reading the same rows of W while they are in cache.
 fn linear_unpacked_f32(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32]) {
     by_columns(rows, n, k * n, out, n, false, |cols, part, width| {
-        let block = UNPACKED_BLOCK.min(width);
-        let mut acc = vec![vec![0.0f32; block]; rows];
-        for c0 in (0..width).step_by(UNPACKED_BLOCK) {
-            let (bw, j0) = (UNPACKED_BLOCK.min(width - c0), cols.start + c0);
-            acc.iter_mut().for_each(|a| a[..bw].fill(0.0));
-            let w_row = |p: usize| &w[p * n + j0..p * n + j0 + bw]; // row p of W, this block's columns
-            let mut p = 0;
-            while p + 4 <= k {
-                let four = [w_row(p), w_row(p + 1), w_row(p + 2), w_row(p + 3)];
-                for (i, a) in acc.iter_mut().enumerate() {
-                    let xs: &[f32; 4] = x[i * k + p..i * k + p + 4].try_into().expect("four values of x");
-                    add_four_rows(&mut a[..bw], xs, four);
-                }
-                p += 4;
+        let mut acc = vec![vec![0.0f32; width]; rows];
+        let w_row = |p: usize| &w[p * n + cols.start..p * n + cols.end]; // row p of W, these columns
+        let mut p = 0;
+        while p + W_ROWS_AT_ONCE <= k {
+            let w_rows: [&[f32]; W_ROWS_AT_ONCE] = std::array::from_fn(|r| w_row(p + r));
+            for (i, a) in acc.iter_mut().enumerate() {
+                let xs: &[f32; W_ROWS_AT_ONCE] = x[i * k + p..i * k + p + W_ROWS_AT_ONCE].try_into().expect("W_ROWS_AT_ONCE values of x");
+                add_rows(a, xs, w_rows);
             }
-            for p in p..k {
-                for (i, a) in acc.iter_mut().enumerate() {
-                    let xp = x[i * k + p];
-                    a[..bw].iter_mut().zip(w_row(p)).for_each(|(s, &b)| *s += xp * b);
-                }
+            p += W_ROWS_AT_ONCE;
+        }
+        for p in p..k {
+            for (i, a) in acc.iter_mut().enumerate() {
+                add_rows(a, &[x[i * k + p]], [w_row(p)]);
             }
-            for (i, a) in acc.iter().enumerate() {
-                let row = &mut part[i * width + c0..i * width + c0 + bw];
-                match bias {
-                    Some(bias) => row.iter_mut().zip(&bias[j0..j0 + bw]).zip(&a[..bw]).for_each(|((o, &b), &s)| *o = b + s),
-                    None => row.copy_from_slice(&a[..bw]),
-                }
+        }
+        for (i, a) in acc.iter().enumerate() {
+            let row = &mut part[i * width..(i + 1) * width];
+            match bias {
+                Some(bias) => row.iter_mut().zip(&bias[cols.clone()]).zip(a).for_each(|((o, &b), &s)| *o = b + s),
+                None => row.copy_from_slice(a),
             }
         }
     });
 }
 
-/// Columns of W that [`linear_unpacked_f32`] sums at a time: long runs of each row of W, read in order.
-const UNPACKED_BLOCK: usize = 4096;
+/// Rows of W that [`linear_unpacked_f32`] adds into the sums at once: one load and store of each sum per
+/// this many multiply-adds.
+const W_ROWS_AT_ONCE: usize = 8;
 
-/// `acc[j] = (((acc[j] + x₀·w₀[j]) + x₁·w₁[j]) + x₂·w₂[j]) + x₃·w₃[j]`: four steps of the sum over p, in
-/// order, each product rounded then added (the packed kernel's sums), `f32x4` at a time.
+/// `acc[j] = ((acc[j] + x₀·w₀[j]) + x₁·w₁[j]) + …`: R steps of the sum over p, in order, each product
+/// rounded then added (the packed kernel's sums), `f32x4` at a time.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
-fn add_four_rows(acc: &mut [f32], xs: &[f32; 4], w: [&[f32]; 4]) {
+fn add_rows<const R: usize>(acc: &mut [f32], xs: &[f32; R], w: [&[f32]; R]) {
     use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, v128, v128_load, v128_store};
     let len = acc.len();
-    assert!(w.iter().all(|r| r.len() == len), "add_four_rows: rows of another length");
-    let x = [f32x4_splat(xs[0]), f32x4_splat(xs[1]), f32x4_splat(xs[2]), f32x4_splat(xs[3])];
+    assert!(w.iter().all(|r| r.len() == len), "add_rows: rows of another length");
+    let x: [v128; R] = std::array::from_fn(|r| f32x4_splat(xs[r]));
     let mut j = 0;
     while j + 4 <= len {
         // SAFETY: j + 4 ≤ len = acc.len() = each w row's length (asserted); no alignment is required.
         unsafe {
             let at = acc.as_mut_ptr().add(j) as *mut v128;
             let mut s = v128_load(at);
-            for r in 0..4 {
+            for r in 0..R {
                 s = f32x4_add(s, f32x4_mul(x[r], v128_load(w[r].as_ptr().add(j) as *const v128)));
             }
             v128_store(at, s);
@@ -363,18 +357,20 @@ fn add_four_rows(acc: &mut [f32], xs: &[f32; 4], w: [&[f32]; 4]) {
         j += 4;
     }
     for j in j..len {
-        acc[j] = acc[j] + xs[0] * w[0][j] + xs[1] * w[1][j] + xs[2] * w[2][j] + xs[3] * w[3][j];
+        for r in 0..R {
+            acc[j] += xs[r] * w[r][j];
+        }
     }
 }
 
-/// `acc[j] = (((acc[j] + x₀·w₀[j]) + x₁·w₁[j]) + x₂·w₂[j]) + x₃·w₃[j]` (the portable version of the SIMD one above).
+/// `acc[j] = ((acc[j] + x₀·w₀[j]) + x₁·w₁[j]) + …` (the portable version of the SIMD one above).
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(always)]
-fn add_four_rows(acc: &mut [f32], xs: &[f32; 4], w: [&[f32]; 4]) {
-    let len = acc.len();
-    let (w0, w1, w2, w3) = (&w[0][..len], &w[1][..len], &w[2][..len], &w[3][..len]);
-    for j in 0..len {
-        acc[j] = acc[j] + xs[0] * w0[j] + xs[1] * w1[j] + xs[2] * w2[j] + xs[3] * w3[j];
+fn add_rows<const R: usize>(acc: &mut [f32], xs: &[f32; R], w: [&[f32]; R]) {
+    for (j, s) in acc.iter_mut().enumerate() {
+        for r in 0..R {
+            *s += xs[r] * w[r][j];
+        }
     }
 }
 
