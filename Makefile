@@ -10,7 +10,7 @@ export PATH := $(CURDIR)/tests/node_modules/.bin:$(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-threads build-threads setup-test apt-install build site package docs test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-first-line bench-matmul clean fuzz fuzz-js fuzz-leak fuzz-core
+.PHONY: start test setup-build setup-threads build-threads setup-test apt-install build site package docs test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-first-line bench-matmul bench-decode-bound clean fuzz fuzz-js fuzz-leak fuzz-core
 
 ## ---- installs -------------------------------------------------------------
 
@@ -178,6 +178,12 @@ bench-matmul: setup-build
 	done
 	node $(MATMUL_DIR)/compare.mjs handwritten=target/matmul-handwritten.wasm gemm=target/matmul-with-gemm.wasm \
 	  matrixmultiply=target/matmul-with-matrixmultiply.wasm
+
+# is a decoding step bound by memory bandwidth? the package's kernels against a read of the same bytes
+bench-decode-bound: setup-build
+	RUSTFLAGS="-C target-feature=+simd128 -C llvm-args=-inline-threshold=0" cargo build --quiet --release \
+	  --manifest-path tests/bench/decode-bound/Cargo.toml --target wasm32-unknown-unknown --target-dir target/decode-bound
+	node tests/bench/decode-bound/run.mjs
 
 ## ---- long reliability runs (not part of `make test`) ---------------------
 # The JS boundary fuzzer (1,000,000 cases, at most FUZZ_JS_SECONDS), the 1,000,000-call leak check,

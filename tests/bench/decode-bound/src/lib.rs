@@ -1,0 +1,94 @@
+//! GPT-2 small's decoding products through the package's own kernels, and a SIMD sum over the same
+//! bytes. Exports (no wasm-bindgen): `setup()` allocates the weights (12 layers of c_attn 768×2304,
+//! attn c_proj 768×768, c_fc 768×3072, mlp c_proj 3072×768, then the tied unembedding 50257×768:
+//! 494 MB, past any cache); `products()` runs one decoding step's products (`linear_f32` for one
+//! row, and `gemm_transposed_b` for the unembedding); `read_only()` sums the same bytes.
+#![allow(dead_code)]
+
+/// One thread: what `src/parallel.rs` gives a build without the `threads` feature.
+mod parallel {
+    pub const MIN_PARALLEL_WORK: usize = 1 << 16;
+    pub fn threads() -> usize {
+        1
+    }
+    pub fn worth_splitting(_tasks: usize, _work: usize) -> bool {
+        false
+    }
+    pub fn map<R: Send>(n: usize, _split: bool, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+        (0..n).map(f).collect()
+    }
+    pub fn for_each_chunk<T: Send>(data: &mut [T], size: usize, _split: bool, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+        data.chunks_mut(size).enumerate().for_each(|(i, c)| f(i, c))
+    }
+}
+
+/// `kernels.rs`'s tests use it; they are not compiled here.
+mod testing {
+    pub fn seeded_values(len: usize, _seed: u64) -> Vec<f64> {
+        vec![0.5; len]
+    }
+}
+
+#[path = "../../../../src/kernels.rs"]
+mod kernels;
+
+const LAYERS: usize = 12;
+const SHAPES: [(usize, usize); 4] = [(768, 2304), (768, 768), (768, 3072), (3072, 768)];
+const VOCAB: usize = 50257;
+
+fn values(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (i.wrapping_mul(2_654_435_761) % 2001) as f32 / 1000.0 - 1.0).collect()
+}
+
+struct Weights {
+    layers: Vec<Vec<f32>>,
+    unembedding: Vec<f32>,
+    x: Vec<f32>,
+    out: Vec<f32>,
+}
+
+static mut WEIGHTS: Option<Weights> = None;
+
+#[allow(static_mut_refs)]
+fn weights() -> &'static mut Weights {
+    // SAFETY: a single-threaded module; setup() runs first.
+    unsafe { WEIGHTS.as_mut().expect("call setup() first") }
+}
+
+#[no_mangle]
+pub extern "C" fn setup() -> usize {
+    let layers: Vec<Vec<f32>> = (0..LAYERS).flat_map(|_| SHAPES.map(|(k, n)| values(k * n))).collect();
+    let w = Weights { layers, unembedding: values(VOCAB * 768), x: values(3072), out: vec![0.0; VOCAB] };
+    let bytes = 4 * (w.layers.iter().map(Vec::len).sum::<usize>() + w.unembedding.len());
+    // SAFETY: as in weights().
+    unsafe { WEIGHTS = Some(w) };
+    bytes
+}
+
+#[no_mangle]
+pub extern "C" fn products() -> f32 {
+    let w = weights();
+    let mut panels = kernels::PackedPanels::new();
+    for (i, m) in w.layers.iter().enumerate() {
+        let (k, n) = SHAPES[i % 4];
+        kernels::linear_f32(&w.x[..k], 1, k, m, n, None, &mut w.out[..n], &mut panels);
+    }
+    kernels::gemm_transposed_b(1, 768, VOCAB, &w.x, 768, &w.unembedding, 768, &mut w.out, VOCAB, false, &mut panels);
+    w.out[0]
+}
+
+#[no_mangle]
+pub extern "C" fn read_only() -> f32 {
+    use core::arch::wasm32::{f32x4_add, f32x4_extract_lane, f32x4_splat, v128, v128_load};
+    let w = weights();
+    let mut acc = [f32x4_splat(0.0); 4];
+    for m in w.layers.iter().chain(std::iter::once(&w.unembedding)) {
+        for c in m.chunks_exact(16) {
+            for (q, a) in acc.iter_mut().enumerate() {
+                // SAFETY: c has 16 floats; v128_load needs no alignment.
+                *a = f32x4_add(*a, unsafe { v128_load(c.as_ptr().add(4 * q) as *const v128) });
+            }
+        }
+    }
+    acc.iter().map(|&a| f32x4_extract_lane::<0>(a)).sum()
+}
