@@ -543,11 +543,14 @@ pub fn packed_transpose(w: &[f32], rows: usize, cols: usize) -> PackedPanels {
 
 /// Below this, `exp` is returned as exactly 0 (e^-87.3 is near the smallest normal f32).
 const EXP_UNDERFLOW: f32 = -87.3;
+/// Above this, `exp` is +∞ (e^88.73 is past the largest f32; 2ⁿ past 2¹²⁸ would wrap in the exponent bits).
+const EXP_OVERFLOW: f32 = 88.7;
 /// 1.5·2²³: adding it rounds to an integer kept in the low mantissa bits.
 const ROUND_MAGIC: f32 = 12_582_912.0;
 
-/// `e^x` for `x ≤ 88`, within about 2 ulp, written without branches or calls so a loop over it
-/// vectorises. `x` below −87.3, including −∞, gives exactly 0 (masked scores become weight 0).
+/// `e^x` within about 2 ulp, written without branches or calls so a loop over it vectorises (the
+/// f32 [`crate::real::Real::exp`]). `x` below −87.3, including −∞, gives exactly 0 (masked scores
+/// become weight 0); above [`EXP_OVERFLOW`], +∞ (from 88.38 on, 2ⁿ is already +∞); NaN gives NaN.
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
     // 1. x = n·ln2 + r with n = round(x·log2 e) and |r| ≤ ln2/2
@@ -568,6 +571,8 @@ pub fn exp_f32(x: f32) -> f32 {
     let two_n = f32::from_bits(n_bits.wrapping_add(127) << 23);
     if x < EXP_UNDERFLOW {
         0.0
+    } else if x > EXP_OVERFLOW {
+        f32::INFINITY
     } else {
         e_r * two_n
     }
@@ -813,6 +818,11 @@ mod tests {
         assert_eq!(exp_f32(0.0), 1.0);
         assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
         assert_eq!(exp_f32(-100.0), 0.0);
+        // past the largest f32: +∞, never a wrapped exponent; NaN stays NaN
+        for x in [88.4f32, 88.7, 88.8, 100.0, 1e10, f32::INFINITY] {
+            assert_eq!(exp_f32(x), f32::INFINITY, "exp({x})");
+        }
+        assert!(exp_f32(88.3).is_finite() && exp_f32(f32::NAN).is_nan());
     }
 
     #[test]

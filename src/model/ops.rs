@@ -136,16 +136,17 @@ pub fn gelu_backward<F: Real>(dy: &[F], x: &[F]) -> Vec<F> {
 /// The cross-entropy of each row of `logits (rows × v)` against `targets` (one per row; `None`
 /// rows, the last position of each sequence, take no part): returns each row's loss (0 for
 /// `None`), and with `scale` the gradient `scale·(softmax(row) − onehot(target))`. Each row's
-/// log-sum-exp is taken in f64, from the max, whatever F.
+/// log-sum-exp is taken from the max, each exponential in F ([`Real::exp`]: for f32 the kernels'
+/// vectorised one), summed and logged in f64.
 pub fn cross_entropy<F: Real>(logits: &[F], v: usize, targets: &[Option<u32>], scale: Option<f64>) -> (Vec<f64>, Option<Vec<F>>) {
     // rows split across threads: each row's sums are its own, so the bits do not depend on the count
     let split = crate::parallel::worth_splitting(targets.len(), logits.len());
     // per row: (loss, max, Σ exp(x − max)), or None for a row without a target
     let rows = crate::parallel::map(targets.len(), split, |r| {
         let (row, target) = (&logits[r * v..(r + 1) * v], targets[r]?);
-        let max = row.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x.to_f64()));
-        let sum: f64 = row.iter().map(|&x| (x.to_f64() - max).exp()).sum();
-        Some((sum.ln() + max - row[target as usize].to_f64(), max, sum))
+        let max = row.iter().fold(F::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+        let sum: f64 = row.iter().map(|&x| (x - max).exp().to_f64()).sum();
+        Some((sum.ln() + max.to_f64() - row[target as usize].to_f64(), max, sum))
     });
     let losses = rows.iter().map(|r| r.map_or(0.0, |(loss, _, _)| loss)).collect();
     let grad = scale.map(|scale| {
@@ -153,7 +154,7 @@ pub fn cross_entropy<F: Real>(logits: &[F], v: usize, targets: &[Option<u32>], s
         crate::parallel::for_each_chunk(&mut grad, v.max(1), split, |r, g| {
             let (Some((_, max, sum)), Some(target)) = (rows[r], targets[r]) else { return };
             for (j, (g, &x)) in g.iter_mut().zip(&logits[r * v..(r + 1) * v]).enumerate() {
-                let p = (x.to_f64() - max).exp() / sum;
+                let p = (x - max).exp().to_f64() / sum;
                 *g = F::from_f64(scale * (p - if j == target as usize { 1.0 } else { 0.0 }));
             }
         });
