@@ -8,8 +8,8 @@
 // same page bundled by Vite and by webpack (fixtures/threads-app) starts its pool too: each emits
 // the package's worker module as a worker and bundles the glue into it, with no configuration.
 // And the pool's worker computes: on Linux, the browser's per-thread CPU times show that a worker
-// thread of the page's process ran part of large products (a worker that trapped on its start, as
-// binaryen's -O3 made it, leaves every call to the page's thread with the same bits).
+// thread of the page's process ran part of large products (a worker that dies on its start, as
+// binaryen's -O3 made Node's, leaves every call to the page's thread with the same bits).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
