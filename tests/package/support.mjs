@@ -97,9 +97,10 @@ export async function launchFirefox() {
 
 /**
  * Opens `url` in a Playwright or Puppeteer browser, waits until the page sets
- * `window.result` (the fixtures' convention, within `timeout` ms), and returns it with any page errors.
+ * `window.result` (the fixtures' convention, within `timeout` ms), and returns it with any page errors;
+ * with `andThen`, also what `await andThen(page)` returns (`then`), before the page closes.
  */
-export async function pageResult(browser, url, { timeout = 30_000 } = {}) {
+export async function pageResult(browser, url, { timeout = 30_000, andThen } = {}) {
   const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(String(error)));
@@ -111,8 +112,9 @@ export async function pageResult(browser, url, { timeout = 30_000 } = {}) {
   // Playwright's waitForFunction takes (fn, arg, options), Puppeteer's (fn, options)
   await (typeof page.context === 'function' ? page.waitForFunction(done, undefined, { timeout }) : page.waitForFunction(done, { timeout }));
   const result = await page.evaluate(() => window.result);
+  const then = andThen && result.error === undefined ? await andThen(page) : undefined;
   await page.close();
-  return { result, errors };
+  return { result, errors, then };
 }
 
 /** Entry-by-entry comparison with an explicit absolute tolerance. */

@@ -7,17 +7,53 @@
 // course site's): the pool's workers are the package's own module file, not blob: URLs. And the
 // same page bundled by Vite and by webpack (fixtures/threads-app) starts its pool too: each emits
 // the package's worker module as a worker and bundles the glue into it, with no configuration.
+// And the pool's worker computes: on Linux, the browser's per-thread CPU times show that a worker
+// thread of the page's process ran part of large products (a worker that dies on its start, as
+// binaryen's -O3 made Node's, leaves every call to the page's thread with the same bits).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FIXTURES, ISOLATION_HEADERS, TOOLS, freshProject, launchChromium, launchFirefox, pageResult, run, serve } from './support.mjs';
 
 /** A policy as strict about workers as the course site's: scripts and workers from the origin only (the fixture page's two inline scripts aside). */
 const csp = (inline) => `default-src 'self'; script-src 'self'${inline ? " 'unsafe-inline'" : ''} 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'self'; img-src 'self' data:`;
+
+/**
+ * The CPU time (utime + stime, in clock ticks) of every thread of every process under this one (the
+ * browser this test launched and its renderer or content processes), by "pid/tid", with the
+ * thread's name (`comm`).
+ */
+function browserThreadTicks() {
+  const field = (stat, i) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[i]);
+  const read = (path) => { try { return readFileSync(path, 'utf8'); } catch { return null; } }; // a process or thread may end meanwhile
+  const childrenOf = new Map();
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    const stat = read(`/proc/${pid}/stat`);
+    if (stat === null) continue;
+    const parent = field(stat, 1);
+    childrenOf.set(parent, [...(childrenOf.get(parent) ?? []), Number(pid)]);
+  }
+  const ticks = new Map();
+  const pending = [...(childrenOf.get(process.pid) ?? [])];
+  while (pending.length > 0) {
+    const pid = pending.pop();
+    pending.push(...(childrenOf.get(pid) ?? []));
+    let tasks;
+    try { tasks = readdirSync(`/proc/${pid}/task`); } catch { continue; }
+    for (const tid of tasks) {
+      const [stat, comm] = [read(`/proc/${pid}/task/${tid}/stat`), read(`/proc/${pid}/task/${tid}/comm`)];
+      if (stat !== null && comm !== null) ticks.set(`${pid}/${tid}`, { pid, comm: comm.trim(), ticks: field(stat, 11) + field(stat, 12) });
+    }
+  }
+  return ticks;
+}
+
+/** How the browsers on Linux name a dedicated worker's thread (`comm`: at most 15 characters). */
+const WORKER_THREAD = { Chromium: /^DedicatedWorker/, Firefox: /^DOM Worker$/ };
 
 let project, isolated, plain, stalled, bundled, webpacked, inNode;
 before(async () => {
@@ -74,6 +110,46 @@ for (const [name, launch] of [['Chromium', launchChromium], ['Firefox', launchFi
       assert.deepEqual(result.two, result.one);
       assert.equal(inNode.inUse, 2);
       assert.deepEqual(result.two, inNode.hashes, 'the same bytes as Node on 2 threads');
+    } finally {
+      await browser.close();
+    }
+  });
+
+  test(`${name}: a worker of the pool runs part of large f32 products on the isolated page (not the page's thread alone)`, { skip: process.platform !== 'linux' && 'needs /proc' }, async (context) => {
+    const browser = await launch();
+    try {
+      // 40 products of 1024×256×1024 after initThreadPool(2): a fixed amount of work (about 1.5 s of CPU
+      // on one thread, AMD EPYC), not a time, so a loaded machine makes it slower but no smaller
+      const { result, errors, then } = await pageResult(browser, `${isolated.url}busy.html?threads=2`, {
+        timeout: 60_000,
+        andThen: async (page) => {
+          const before = browserThreadTicks();
+          // (a pool that waits for a thread that never comes would hang the page: give up, and close the browser)
+          let timer;
+          const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('the 40 products did not finish within 3 minutes')), 180_000); });
+          const times = await Promise.race([page.evaluate(() => window.products(40)), late]).finally(() => clearTimeout(timer));
+          const after = browserThreadTicks();
+          return { before, after, times };
+        },
+      });
+      assert.equal(result.error, undefined, result.error);
+      assert.equal(result.inUse, 2);
+      assert.equal(then.times.length, 40);
+      const gained = [...then.after].map(([key, { pid, comm, ticks }]) => ({ key, pid, comm, gained: ticks - (then.before.get(key)?.ticks ?? 0) }));
+      // the page's process (Chromium's renderer, Firefox's content process): the one whose threads gained most
+      const perProcess = new Map();
+      for (const { pid, gained: g } of gained) perProcess.set(pid, (perProcess.get(pid) ?? 0) + g);
+      const [pagePid] = [...perProcess].sort((a, b) => b[1] - a[1])[0];
+      const threads = gained.filter((t) => t.pid === pagePid).sort((a, b) => b.gained - a.gained);
+      const workers = threads.filter((t) => WORKER_THREAD[name].test(t.comm));
+      const figures = `the page's process ${pagePid}, its busiest threads: ${JSON.stringify(threads.slice(0, 6).map((t) => `${t.comm} ${t.gained}`))}`;
+      context.diagnostic(figures);
+      assert.ok(workers.length > 0, `no thread named as a worker (${WORKER_THREAD[name]}) in ${figures}`);
+      // a dead worker gets 0 ticks; a live one, about half the work (tens of ticks)
+      assert.ok(workers[0].gained >= 10, `no worker computed: the busiest worker thread got ${workers[0].gained} clock ticks in 40 products (${figures})`);
+      assert.ok(threads.some((t) => !WORKER_THREAD[name].test(t.comm) && t.gained >= 10), `the page's own thread did not compute? (${figures})`);
+      // (after the figures: a worker that traps may also log an error)
+      assert.deepEqual(errors, []);
     } finally {
       await browser.close();
     }
