@@ -1,4 +1,4 @@
-// make bench-decode-bound: GPT-2 small's decoding products through src/kernels.rs against a SIMD sum
+// make bench-decode-bound: GPT-2 small's decoding products through src/kernels/ against a SIMD sum
 // that only reads the same 494 MB (see Cargo.toml), alternated, median of 11 rounds of each, wall
 // clock and CPU time. When the products take about the read's time, a decoding step cannot get faster
 // without reading fewer bytes.

@@ -3,33 +3,13 @@
 //! attn c_proj 768×768, c_fc 768×3072, mlp c_proj 3072×768, then the tied unembedding 50257×768:
 //! 494 MB, past any cache); `products()` runs one decoding step's products (`linear_f32` for one
 //! row, and `gemm_transposed_b` for the unembedding); `read_only()` sums the same bytes.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
-/// One thread: what `src/parallel.rs` gives a build without the `threads` feature.
-mod parallel {
-    pub const MIN_PARALLEL_WORK: usize = 1 << 16;
-    pub fn threads() -> usize {
-        1
-    }
-    pub fn worth_splitting(_tasks: usize, _work: usize) -> bool {
-        false
-    }
-    pub fn map<R: Send>(n: usize, _split: bool, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
-        (0..n).map(f).collect()
-    }
-    pub fn for_each_chunk<T: Send>(data: &mut [T], size: usize, _split: bool, f: impl Fn(usize, &mut [T]) + Sync + Send) {
-        data.chunks_mut(size).enumerate().for_each(|(i, c)| f(i, c))
-    }
-}
+#[path = "../../one_thread.rs"]
+mod one_thread;
+use one_thread::{parallel, testing};
 
-/// `kernels.rs`'s tests use it; they are not compiled here.
-mod testing {
-    pub fn seeded_values(len: usize, _seed: u64) -> Vec<f64> {
-        vec![0.5; len]
-    }
-}
-
-#[path = "../../../../src/kernels.rs"]
+#[path = "../../../../src/kernels/mod.rs"]
 mod kernels;
 
 const LAYERS: usize = 12;

@@ -2,8 +2,16 @@
 //! implementation chosen by feature. `alloc` hands out buffers the JS side fills.
 
 #[cfg(feature = "handwritten")]
-#[path = "../../../../src/kernels.rs"]
+#[path = "../../one_thread.rs"]
 #[allow(dead_code)]
+mod one_thread;
+#[cfg(feature = "handwritten")]
+#[allow(unused_imports)]
+use one_thread::{parallel, testing};
+
+#[cfg(feature = "handwritten")]
+#[path = "../../../../src/kernels/mod.rs"]
+#[allow(dead_code, unused_imports)]
 mod kernels;
 
 /// A zeroed buffer of `len` f32 values that lives for the whole instance.

@@ -10,6 +10,12 @@
 //! classic scheme: B is packed once into panels of [`NR`] columns, and an [`MR`]×[`NR`] tile
 //! of C is accumulated in registers while walking the shared dimension.
 
+mod exp;
+mod few_rows;
+
+pub use exp::{all_finite_f32, exp_f32, max_f32, softmax_row_f32};
+use few_rows::{gemm_transposed_b_unpacked, linear_unpacked_f32, UNPACKED_ROWS};
+
 /// Rows of C one micro-tile computes.
 pub const MR: usize = 4;
 /// Columns of C one micro-tile computes (the width of a packed panel of B).
@@ -292,173 +298,6 @@ pub fn with_scratch_panels<R>(f: impl FnOnce(&mut PackedPanels) -> R) -> R {
 /// most of a language model's weights) for the length of the call.
 pub const PACK_COLUMNS: usize = 256 * NR;
 
-/// Rows of A up to which [`linear_f32`] and [`gemm_transposed_b`] read B where it lies instead of
-/// packing it first: a decoding step's single row would otherwise pay for packing all of B (an MLP's
-/// W, or the transposed unembedding: V × C floats) on every call, more than the product itself. Each
-/// entry is the same sum in the same order as [`gemm_packed`]'s (from 0, over p in increasing order,
-/// each product rounded, then added; the bias added to the finished sum), so the bits are the same.
-const UNPACKED_ROWS: usize = MR;
-
-/// [`linear_f32`] for a few rows, with W read row by row where it lies (see [`UNPACKED_ROWS`]): each
-/// row's sums are kept in a buffer while W's rows are walked [`W_ROWS_AT_ONCE`] at a time
-/// ([`add_rows`]), every row of x reading the same rows of W while they are in cache.
-fn linear_unpacked_f32(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32]) {
-    by_columns(rows, n, k * n, out, n, false, |cols, part, width| {
-        let mut acc = vec![vec![0.0f32; width]; rows];
-        let w_row = |p: usize| &w[p * n + cols.start..p * n + cols.end]; // row p of W, these columns
-        let mut p = 0;
-        while p + W_ROWS_AT_ONCE <= k {
-            let w_rows: [&[f32]; W_ROWS_AT_ONCE] = std::array::from_fn(|r| w_row(p + r));
-            for (i, a) in acc.iter_mut().enumerate() {
-                let xs: &[f32; W_ROWS_AT_ONCE] = x[i * k + p..i * k + p + W_ROWS_AT_ONCE].try_into().expect("W_ROWS_AT_ONCE values of x");
-                add_rows(a, xs, w_rows);
-            }
-            p += W_ROWS_AT_ONCE;
-        }
-        for p in p..k {
-            for (i, a) in acc.iter_mut().enumerate() {
-                add_rows(a, &[x[i * k + p]], [w_row(p)]);
-            }
-        }
-        for (i, a) in acc.iter().enumerate() {
-            let row = &mut part[i * width..(i + 1) * width];
-            match bias {
-                Some(bias) => row.iter_mut().zip(&bias[cols.clone()]).zip(a).for_each(|((o, &b), &s)| *o = b + s),
-                None => row.copy_from_slice(a),
-            }
-        }
-    });
-}
-
-/// Rows of W that [`linear_unpacked_f32`] adds into the sums at once: one load and store of each sum per
-/// this many multiply-adds.
-const W_ROWS_AT_ONCE: usize = 8;
-
-/// `acc[j] = ((acc[j] + x₀·w₀[j]) + x₁·w₁[j]) + …`: R steps of the sum over p, in order, each product
-/// rounded then added (the packed kernel's sums), `f32x4` at a time.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn add_rows<const R: usize>(acc: &mut [f32], xs: &[f32; R], w: [&[f32]; R]) {
-    use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, v128, v128_load, v128_store};
-    let len = acc.len();
-    assert!(w.iter().all(|r| r.len() == len), "add_rows: rows of another length");
-    let x: [v128; R] = std::array::from_fn(|r| f32x4_splat(xs[r]));
-    let mut j = 0;
-    while j + 4 <= len {
-        // SAFETY: j + 4 ≤ len = acc.len() = each w row's length (asserted); no alignment is required.
-        unsafe {
-            let at = acc.as_mut_ptr().add(j) as *mut v128;
-            let mut s = v128_load(at);
-            for r in 0..R {
-                s = f32x4_add(s, f32x4_mul(x[r], v128_load(w[r].as_ptr().add(j) as *const v128)));
-            }
-            v128_store(at, s);
-        }
-        j += 4;
-    }
-    for j in j..len {
-        for r in 0..R {
-            acc[j] += xs[r] * w[r][j];
-        }
-    }
-}
-
-/// `acc[j] = ((acc[j] + x₀·w₀[j]) + x₁·w₁[j]) + …` (the portable version of the SIMD one above).
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline(always)]
-fn add_rows<const R: usize>(acc: &mut [f32], xs: &[f32; R], w: [&[f32]; R]) {
-    for (j, s) in acc.iter_mut().enumerate() {
-        for r in 0..R {
-            *s += xs[r] * w[r][j];
-        }
-    }
-}
-
-/// [`gemm_transposed_b`] for a few rows of A, with B's rows read where they lie: [`NR`] rows of B (NR
-/// entries of a row of C) at a time, each entry its own sum over p in increasing order (see
-/// [`UNPACKED_ROWS`]). The rows of A are the inner loop, so the NR rows of B stay in cache for them.
-#[allow(clippy::too_many_arguments)]
-fn gemm_transposed_b_unpacked(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usize, out: &mut [f32], ldc: usize, accumulate: bool) {
-    by_columns(m, n, k * n, out, ldc, accumulate, |cols, part, width| {
-        let mut j0 = cols.start;
-        while j0 < cols.end {
-            let w = NR.min(cols.end - j0);
-            for i in 0..m {
-                let a_row = &a[i * lda..i * lda + k];
-                // rows of B past the end are stood in for by a_row (their sums are not stored)
-                let rows: [&[f32]; NR] = std::array::from_fn(|jj| if jj < w { &b[(j0 + jj) * ldb..(j0 + jj) * ldb + k] } else { a_row });
-                let acc = dot_eight(a_row, rows);
-                let c = &mut part[i * width + j0 - cols.start..][..w];
-                if accumulate {
-                    c.iter_mut().zip(&acc).for_each(|(o, &x)| *o += x);
-                } else {
-                    c.copy_from_slice(&acc[..w]);
-                }
-            }
-            j0 += w;
-        }
-    });
-}
-
-/// The [`NR`] sums `Σ_p a[p]·rows[jj][p]`, each over p in increasing order (each product rounded, then
-/// added): four p at a time, the rows' four values turned into columns (a 4 × 4 transpose of each half),
-/// so that every step is one `f32x4` multiply-add for four of the sums.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn dot_eight(a: &[f32], rows: [&[f32]; NR]) -> [f32; NR] {
-    use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, i32x4_shuffle, v128, v128_load, v128_store};
-    let k = a.len();
-    assert!(rows.iter().all(|r| r.len() == k), "dot_eight: rows of another length");
-    let mut halves = [f32x4_splat(0.0); 2];
-    let mut p = 0;
-    // SAFETY (both blocks): p + 4 ≤ k = a.len() = each row's length (asserted); no alignment is required.
-    let load = |r: &[f32], p: usize| unsafe { v128_load(r.as_ptr().add(p) as *const v128) };
-    while p + 4 <= k {
-        let x = [f32x4_splat(a[p]), f32x4_splat(a[p + 1]), f32x4_splat(a[p + 2]), f32x4_splat(a[p + 3])];
-        for (h, acc) in halves.iter_mut().enumerate() {
-            let [r0, r1, r2, r3] = [load(rows[4 * h], p), load(rows[4 * h + 1], p), load(rows[4 * h + 2], p), load(rows[4 * h + 3], p)];
-            // 4 × 4 transpose: column q holds the four rows' values at p + q
-            let (lo01, lo23) = (i32x4_shuffle::<0, 4, 1, 5>(r0, r1), i32x4_shuffle::<0, 4, 1, 5>(r2, r3));
-            let (hi01, hi23) = (i32x4_shuffle::<2, 6, 3, 7>(r0, r1), i32x4_shuffle::<2, 6, 3, 7>(r2, r3));
-            let columns = [
-                i32x4_shuffle::<0, 1, 4, 5>(lo01, lo23),
-                i32x4_shuffle::<2, 3, 6, 7>(lo01, lo23),
-                i32x4_shuffle::<0, 1, 4, 5>(hi01, hi23),
-                i32x4_shuffle::<2, 3, 6, 7>(hi01, hi23),
-            ];
-            for q in 0..4 {
-                *acc = f32x4_add(*acc, f32x4_mul(x[q], columns[q]));
-            }
-        }
-        p += 4;
-    }
-    let mut sums = [0.0f32; NR];
-    // SAFETY: sums has NR = 8 floats: two v128 stores at offsets 0 and 4.
-    unsafe {
-        v128_store(sums.as_mut_ptr() as *mut v128, halves[0]);
-        v128_store(sums.as_mut_ptr().add(4) as *mut v128, halves[1]);
-    }
-    for p in p..k {
-        for (s, r) in sums.iter_mut().zip(&rows) {
-            *s += a[p] * r[p];
-        }
-    }
-    sums
-}
-
-/// The [`NR`] sums `Σ_p a[p]·rows[jj][p]`, each over p in increasing order (the portable version of the SIMD one above).
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline(always)]
-fn dot_eight(a: &[f32], rows: [&[f32]; NR]) -> [f32; NR] {
-    let mut sums = [0.0f32; NR];
-    for (p, &x) in a.iter().enumerate() {
-        for (s, r) in sums.iter_mut().zip(&rows) {
-            *s += x * r[p];
-        }
-    }
-    sums
-}
-
 /// The fewest multiply-adds for which [`by_columns`] splits a product across threads. A
 /// decoding step makes some 70 such products per token, each waking the pool's threads: in Node (AMD EPYC,
 /// 2 threads) splitting every one of them at [`crate::parallel::MIN_PARALLEL_WORK`] made a GPT-2-small
@@ -470,7 +309,7 @@ const MIN_COLUMN_SPLIT_WORK: usize = 1 << 22;
 /// apart) in place; on more, once per column group (a multiple of [`NR`] wide), each into a part of
 /// its own (`m × width`, holding `out`'s values first when `accumulate`), copied into `out` after.
 /// Every entry is computed by one call either way, so the bits do not depend on the thread count.
-fn by_columns(m: usize, n: usize, work: usize, out: &mut [f32], ldc: usize, accumulate: bool, f: impl Fn(std::ops::Range<usize>, &mut [f32], usize) + Sync + Send) {
+pub(super) fn by_columns(m: usize, n: usize, work: usize, out: &mut [f32], ldc: usize, accumulate: bool, f: impl Fn(std::ops::Range<usize>, &mut [f32], usize) + Sync + Send) {
     let panels = n.div_ceil(NR);
     let threads = crate::parallel::threads();
     if m == 0 || n == 0 {
@@ -537,168 +376,6 @@ pub fn packed_transpose(w: &[f32], rows: usize, cols: usize) -> PackedPanels {
     let mut panels = PackedPanels::new();
     panels.pack_transposed(w, cols, cols, rows);
     panels
-}
-
-// ---- exp and softmax --------------------------------------------------------------------------
-
-/// Below this, `exp` is returned as exactly 0 (e^-87.3 is near the smallest normal f32).
-const EXP_UNDERFLOW: f32 = -87.3;
-/// Above this, `exp` is +∞ (e^88.73 is past the largest f32; 2ⁿ past 2¹²⁸ would wrap in the exponent bits).
-const EXP_OVERFLOW: f32 = 88.7;
-/// 1.5·2²³: adding it rounds to an integer kept in the low mantissa bits.
-const ROUND_MAGIC: f32 = 12_582_912.0;
-
-/// `e^x` within about 2 ulp, written without branches or calls so a loop over it vectorises (the
-/// f32 [`crate::real::Real::exp`]). `x` below −87.3, including −∞, gives exactly 0 (masked scores
-/// become weight 0); above [`EXP_OVERFLOW`], +∞ (from 88.38 on, 2ⁿ is already +∞); NaN gives NaN.
-#[inline(always)]
-pub fn exp_f32(x: f32) -> f32 {
-    // 1. x = n·ln2 + r with n = round(x·log2 e) and |r| ≤ ln2/2
-    let clamped = if x < -88.0 { -88.0 } else { x };
-    let shifted = clamped * std::f32::consts::LOG2_E + ROUND_MAGIC;
-    let n = shifted - ROUND_MAGIC;
-    let r = clamped - n * 0.693_359_4 - n * -2.121_944_4e-4;
-    // 2. e^r by its degree-6 minimax polynomial (Cephes' expf coefficients)
-    let mut p = 1.987_569_2e-4f32;
-    p = p * r + 1.398_199_9e-3;
-    p = p * r + 8.333_452e-3;
-    p = p * r + 4.166_579_6e-2;
-    p = p * r + 1.666_666_5e-1;
-    p = p * r + 5.000_000_1e-1;
-    let e_r = p * r * r + r + 1.0;
-    // 3. times 2^n, built in the exponent bits (n is the integer in shifted's low mantissa bits)
-    let n_bits = shifted.to_bits().wrapping_sub(ROUND_MAGIC.to_bits());
-    let two_n = f32::from_bits(n_bits.wrapping_add(127) << 23);
-    if x < EXP_UNDERFLOW {
-        0.0
-    } else if x > EXP_OVERFLOW {
-        f32::INFINITY
-    } else {
-        e_r * two_n
-    }
-}
-
-const LANES: usize = 8;
-
-/// The largest entry of `row` (−∞ for an empty or all −∞ row).
-pub fn max_f32(row: &[f32]) -> f32 {
-    let mut lanes = [f32::NEG_INFINITY; LANES];
-    let chunks = row.chunks_exact(LANES);
-    let tail = chunks.remainder();
-    for chunk in chunks {
-        for (m, &x) in lanes.iter_mut().zip(chunk) {
-            *m = if x > *m { x } else { *m };
-        }
-    }
-    let mut max = lanes.iter().fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
-    for &x in tail {
-        max = if x > max { x } else { max };
-    }
-    max
-}
-
-/// Pass 2 of [`softmax_row_f32`] over whole chunks of [`LANES`]: `x = exp((x − max)·scale)`,
-/// lane `l`'s values added into `sums[l]` in order.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline(always)]
-fn exp_chunks(chunks: &mut std::slice::ChunksExactMut<f32>, max: f32, scale: f32, sums: &mut [f32; LANES]) {
-    for chunk in chunks {
-        for (x, s) in chunk.iter_mut().zip(sums.iter_mut()) {
-            *x = exp_f32((*x - max) * scale);
-            *s += *x;
-        }
-    }
-}
-
-/// The same in wasm SIMD, two `f32x4` at a time (LLVM did not vectorise the loop above: 21% of the
-/// T=1024 layer forward was this softmax). Every lane runs [`exp_f32`]'s operations in its order
-/// (no fused multiply-add in wasm), and the sums are the same lanes in the same order: the same bits.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn exp_chunks(chunks: &mut std::slice::ChunksExactMut<f32>, max: f32, scale: f32, sums: &mut [f32; LANES]) {
-    use core::arch::wasm32::{f32x4_splat, f32x4_add, f32x4_mul, f32x4_sub, v128, v128_load, v128_store};
-    let (max, scale) = (f32x4_splat(max), f32x4_splat(scale));
-    let (mut low, mut high) = (f32x4_splat(0.0), f32x4_splat(0.0));
-    for chunk in chunks {
-        // SAFETY: a chunk has LANES = 8 floats: two unaligned v128 loads and stores at 0 and 4.
-        unsafe {
-            let p = chunk.as_mut_ptr();
-            let a = exp_f32x4(f32x4_mul(f32x4_sub(v128_load(p as *const v128), max), scale));
-            let b = exp_f32x4(f32x4_mul(f32x4_sub(v128_load(p.add(4) as *const v128), max), scale));
-            v128_store(p as *mut v128, a);
-            v128_store(p.add(4) as *mut v128, b);
-            low = f32x4_add(low, a);
-            high = f32x4_add(high, b);
-        }
-    }
-    // SAFETY: sums has 8 floats: two unaligned v128 stores at 0 and 4.
-    unsafe {
-        let p = sums.as_mut_ptr();
-        v128_store(p as *mut v128, f32x4_add(v128_load(p as *const v128), low));
-        v128_store(p.add(4) as *mut v128, f32x4_add(v128_load(p.add(4) as *const v128), high));
-    }
-}
-
-/// [`exp_f32`] on four lanes, operation for operation.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn exp_f32x4(x: core::arch::wasm32::v128) -> core::arch::wasm32::v128 {
-    use core::arch::wasm32::*;
-    // 1. x = n·ln2 + r with n = round(x·log2 e) and |r| ≤ ln2/2
-    let clamped = v128_bitselect(f32x4_splat(-88.0), x, f32x4_lt(x, f32x4_splat(-88.0)));
-    let shifted = f32x4_add(f32x4_mul(clamped, f32x4_splat(std::f32::consts::LOG2_E)), f32x4_splat(ROUND_MAGIC));
-    let n = f32x4_sub(shifted, f32x4_splat(ROUND_MAGIC));
-    let r = f32x4_sub(f32x4_sub(clamped, f32x4_mul(n, f32x4_splat(0.693_359_4))), f32x4_mul(n, f32x4_splat(-2.121_944_4e-4)));
-    // 2. e^r by its degree-6 minimax polynomial
-    let mut p = f32x4_splat(1.987_569_2e-4);
-    for c in [1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 1.666_666_5e-1, 5.000_000_1e-1] {
-        p = f32x4_add(f32x4_mul(p, r), f32x4_splat(c));
-    }
-    let e_r = f32x4_add(f32x4_add(f32x4_mul(f32x4_mul(p, r), r), r), f32x4_splat(1.0));
-    // 3. times 2^n, built in the exponent bits
-    let n_bits = i32x4_sub(shifted, i32x4_splat(ROUND_MAGIC.to_bits() as i32));
-    let two_n = i32x4_shl(i32x4_add(n_bits, i32x4_splat(127)), 23);
-    let value = f32x4_mul(e_r, two_n);
-    v128_bitselect(f32x4_splat(0.0), value, f32x4_lt(x, f32x4_splat(EXP_UNDERFLOW)))
-}
-
-/// Whether every value is finite, on the bits, eight lanes at a time (no exponent field of all ones: ±Infinity or NaN): a max
-/// over integer lanes vectorises where a `position` scan does not (the scan over the `4·C²`
-/// parameter gradients took about 1.2 ms of a 27 ms backward at C = 768).
-pub fn all_finite_f32(values: &[f32]) -> bool {
-    const EXPONENT: u32 = 0x7f80_0000;
-    let mut lanes = [0u32; 8];
-    let chunks = values.chunks_exact(8);
-    let tail = chunks.remainder();
-    for chunk in chunks {
-        for (lane, &x) in lanes.iter_mut().zip(chunk) {
-            *lane = (*lane).max(x.to_bits() & EXPONENT);
-        }
-    }
-    lanes.iter().copied().chain(tail.iter().map(|x| x.to_bits() & EXPONENT)).all(|e| e != EXPONENT)
-}
-
-/// In place: `row = softmax(scale · row)` (scale > 0). Entries equal to −∞ are masked and get
-/// weight exactly 0; a row with nothing but −∞ becomes all zeros (never NaN).
-pub fn softmax_row_f32(row: &mut [f32], scale: f32) {
-    // 1. the row maximum (scaling by a positive factor keeps it the maximum)
-    let max = max_f32(row);
-    if max == f32::NEG_INFINITY {
-        row.fill(0.0);
-        return;
-    }
-    // 2. shifted exponentials and their sum
-    let mut sums = [0.0f32; LANES];
-    let mut chunks = row.chunks_exact_mut(LANES);
-    exp_chunks(&mut chunks, max, scale, &mut sums);
-    let mut sum: f32 = sums.iter().sum();
-    for x in chunks.into_remainder() {
-        *x = exp_f32((*x - max) * scale);
-        sum += *x;
-    }
-    // 3. normalise (sum ≥ 1: the maximum contributes e^0)
-    let inverse = 1.0 / sum;
-    row.iter_mut().for_each(|x| *x *= inverse);
 }
 
 #[cfg(test)]
@@ -805,35 +482,5 @@ mod tests {
         for (i, (o, y)) in out.iter().zip(want).enumerate() {
             assert!((o - (y + bias[i % 2])).abs() <= 1e-5);
         }
-    }
-
-    #[test]
-    fn exp_is_accurate_and_underflows_to_exact_zero() {
-        let mut x = -87.0f32;
-        while x <= 88.0 {
-            let (got, want) = (exp_f32(x) as f64, (x as f64).exp());
-            assert!(((got - want) / want).abs() < 4e-7, "exp({x}) = {got}, expected {want}");
-            x += 0.0137;
-        }
-        assert_eq!(exp_f32(0.0), 1.0);
-        assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
-        assert_eq!(exp_f32(-100.0), 0.0);
-        // past the largest f32: +∞, never a wrapped exponent; NaN stays NaN
-        for x in [88.4f32, 88.7, 88.8, 100.0, 1e10, f32::INFINITY] {
-            assert_eq!(exp_f32(x), f32::INFINITY, "exp({x})");
-        }
-        assert!(exp_f32(88.3).is_finite() && exp_f32(f32::NAN).is_nan());
-    }
-
-    #[test]
-    fn softmax_masks_and_sums_to_one() {
-        let mut row = [1000.0, 1000.0, f32::NEG_INFINITY, 999.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
-        softmax_row_f32(&mut row, 0.5);
-        assert_eq!(row[2], 0.0);
-        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
-        assert!((row[0] - row[1]).abs() < 1e-7 && row[0] > row[3]);
-        let mut masked = [f32::NEG_INFINITY; 3];
-        softmax_row_f32(&mut masked, 1.0);
-        assert_eq!(masked, [0.0; 3]);
     }
 }
