@@ -234,6 +234,39 @@ export function readNumberRows(value, shape) {
 export const readMatrix = guarded((value, name, maxElements, shape) =>
   fastNumberRows(value, shape) ?? readTable(value, name, 'number[][]', maxElements, shape, Float64Array, finite));
 
+/**
+ * A `number[][]` `[T, C]` or a batch `number[][][]` `[B, T, C]` (a batch when `value[0][0]` is an
+ * array), each matrix read as `readMatrix` reads it (the items named `name[b]`), every item its own
+ * shape: returns the values one item after another, with `shapes` = [batched, rows₀, cols₀, rows₁, …].
+ */
+export const readBatch = guarded((value, name, maxElements) => {
+  let batched = false;
+  if (isArray(value, name) && arrayLength(value, name) > 0) {
+    const first = get(value, 0, `${name}[0]`);
+    if (isArray(first, `${name}[0]`) && arrayLength(first, `${name}[0]`) > 0) {
+      batched = isArray(get(first, 0, `${name}[0][0]`), `${name}[0][0]`);
+    }
+  }
+  const items = batched ? arrayLength(value, name) : 1;
+  const shapes = new Uint32Array(1 + 2 * items);
+  shapes[0] = batched ? 1 : 0;
+  const parts = [];
+  let total = 0;
+  for (let b = 0; b < items; b++) {
+    const place = batched ? `${name}[${b}]` : name;
+    const item = batched ? get(value, b, place) : value;
+    const shape = shapes.subarray(1 + 2 * b, 3 + 2 * b);
+    const data = fastNumberRows(item, shape) ?? readTable(item, place, 'number[][]', maxElements, shape, Float64Array, finite);
+    parts.push(data);
+    total += data.length;
+  }
+  if (items === 1) return [parts[0], shapes];
+  let all;
+  try { all = new Float64Array(total); } catch (_) { throw rangeError(`${name} is a batch of ${items}, too large to hold in memory`); }
+  for (let b = 0, at = 0; b < items; at += parts[b].length, b++) all.set(parts[b], at);
+  return [all, shapes];
+});
+
 /** A `boolean[][]` as a Uint8Array of 0/1, row by row, with `shape` = [rows, cols]. */
 export const readBoolMatrix = guarded((value, name, maxElements, shape) =>
   readTable(value, name, 'boolean[][]', maxElements, shape, Uint8Array, boolean));
@@ -368,6 +401,18 @@ export function readSmallCall(q, k, v, options, headDimensions, multiHead, out) 
   } catch (_) {
     return -1;
   }
+}
+
+// A row-major view of wasm memory as fresh nested arrays of `shape` (a Uint32Array: [rows, cols], or
+// more dimensions in front), in one call with no intermediate copy.
+export function writeNested(data, shape) {
+  if (shape.length <= 2) return writeNumberRows(data, Math.max(1, shape[shape.length - 1]));
+  const n = shape[0];
+  const size = data.length / n;
+  const inner = shape.subarray(1);
+  const out = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = writeNested(data.subarray(i * size, (i + 1) * size), inner);
+  return out;
 }
 
 // A row-major view of wasm memory as a fresh number[][] (one call, no intermediate copy).

@@ -69,8 +69,12 @@ extern "C" {
     pub(super) fn read_typed_matrix_js(value: &JsValue, name: &str, batches: bool, max_elements: u32, out: &mut [u32]) -> JsValue;
     #[wasm_bindgen(js_name = readSmallCall)]
     pub(super) fn read_small_call_js(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool, out: &mut [f64]) -> f64;
+    #[wasm_bindgen(js_name = readBatch)]
+    fn read_batch_js(value: &JsValue, name: &str, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = writeNumberRows)]
     pub(super) fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
+    #[wasm_bindgen(js_name = writeNested)]
+    fn write_nested_js(data: &[f64], shape: &[u32]) -> JsValue;
     #[wasm_bindgen(js_name = writeTraceStep)]
     fn write_trace_step(
         op: &str,
@@ -180,7 +184,7 @@ macro_rules! copy_in_for {
         }
     )*};
 }
-copy_in_for!(Float64Array => f64, Float32Array => f32, Uint8Array => u8);
+copy_in_for!(Float64Array => f64, Float32Array => f32, Uint8Array => u8, js_sys::Uint32Array => u32);
 
 /// Copies `values` into `out`, which has `values.length()` entries.
 fn copy_exact<A: CopyIn>(values: &A, out: &mut [A::Item]) {
@@ -428,33 +432,31 @@ pub fn write_vector(v: &[f64]) -> JsValue {
     Array::from(&Float64Array::from(v)).into()
 }
 
-/// Reads either one `number[][]` matrix `[T, C]` or a batch `number[][][]` `[B, T, C]`
-/// (told apart by whether `value[0][0]` is an array). Returns the items and whether it was
-/// a batch; an unbatched matrix is a batch of one. Items are named `name[b]`.
-pub fn read_batch(value: &JsValue, name: &str) -> Result<(Vec<Matrix>, bool)> {
-    if is_array(value, name)? && array_length(value, name)? > 0 {
-        let first = get(value, &JsValue::from(0u32), &format!("{name}[0]"))?;
-        if is_array(&first, &format!("{name}[0]"))? && array_length(&first, &format!("{name}[0]"))? > 0 {
-            let cell = get(&first, &JsValue::from(0u32), &format!("{name}[0][0]"))?;
-            if is_array(&cell, &format!("{name}[0][0]"))? {
-                let items = (0..array_length(value, name)?)
-                    .map(|b| {
-                        let place = format!("{name}[{b}]");
-                        read_matrix(&get(value, &JsValue::from(b as u32), &place)?, &place)
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                return Ok((items, true));
-            }
-        }
-    }
-    Ok((vec![read_matrix(value, name)?], false))
+/// A `number[][]` `[T, C]` or a batch `number[][][]` `[B, T, C]`, read once at the edge (by
+/// `readBatch`, each matrix as [`read_matrix`] reads it): every item may have its own shape until the
+/// core's `check_items` has checked them, so the shapes come with the values.
+#[derive(Clone)]
+pub struct Items {
+    pub values: Vec<f64>,
+    /// `(rows, cols)` of each item.
+    pub shapes: Vec<(usize, usize)>,
+    pub batched: bool,
 }
 
-/// Items back into a `number[][][]` batch, or the single matrix when `batched` is false.
-pub fn write_batch(items: &[Matrix], batched: bool) -> JsValue {
-    match (batched, items) {
-        (false, [only]) => write_matrix(only),
-        _ => items.iter().map(write_matrix).collect::<Array>().into(),
+/// Reads [`Items`]; an unbatched matrix is a batch of one. Items are named `name[b]` in messages.
+pub fn read_items(value: &JsValue, name: &str) -> Result<Items> {
+    let parts: Array = refused(read_batch_js(value, name, MAX_MATRIX_VALUES))?.unchecked_into();
+    let (values, shapes): (Float64Array, js_sys::Uint32Array) = (parts.get(0).unchecked_into(), parts.get(1).unchecked_into());
+    let shapes = typed_to_vec(&shapes);
+    let data = copy_in(values.length(), name, (shapes[1], shapes[2]), |out| copy_exact(&values, out))?;
+    Ok(Items { values: data, shapes: shapes[1..].chunks(2).map(|s| (s[0] as usize, s[1] as usize)).collect(), batched: shapes[0] == 1 })
+}
+
+/// Row-major values as fresh nested arrays of `shape` (`[rows, cols]` is a `number[][]`).
+pub fn write_nested(data: &[f64], shape: &[usize]) -> JsValue {
+    match shape {
+        [.., cols] if shape.len() <= 2 => write_number_rows(data, (*cols).max(1) as u32),
+        _ => write_nested_js(data, &shape.iter().map(|&n| n as u32).collect::<Vec<_>>()),
     }
 }
 

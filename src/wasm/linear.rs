@@ -5,7 +5,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{describe, is_typed_candidate, js_result, read_matrix, read_vector, write_matrix};
-use super::typed::{precision_mismatch, read_typed_matrix, write_typed, Element, OnTyped, SamePrecision, Typed, TypedValues};
+use super::typed::{precision_mismatch, read_typed_matrix, write_typed, SamePrecision};
+use crate::precision::Precision;
 use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
 use crate::linear as core;
@@ -37,22 +38,10 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
         core::check_shapes((shape[shape.len() - 2], shape[shape.len() - 1]), w_shape)?;
         *shape.last_mut().expect("rank ≥ 2") = w_shape.1;
         let bias = read_bias(&b, w_shape.1)?;
-        let values = SamePrecision::new([x, w], ["X", "W"])?.call(Linear { w_shape, bias })?;
-        Ok(write_typed(&values, &shape))
+        crate::by_precision!(F in SamePrecision::new([x, w], ["X", "W"])?, [x, w] => {
+            Ok(write_typed(&F::wrap(core::linear(x.view(), &w.values, w_shape, bias.as_deref())?), &shape))
+        })
     })
-}
-
-/// The typed `X·W + b`, in either precision.
-struct Linear {
-    w_shape: (usize, usize),
-    bias: Option<Vec<f64>>,
-}
-
-impl OnTyped<2> for Linear {
-    type Out = TypedValues;
-    fn call<F: Element>(self, [x, w]: [Typed<F>; 2]) -> Result<TypedValues> {
-        Ok(F::wrap(core::linear(x.view(), &w.values, self.w_shape, self.bias.as_deref())?))
-    }
 }
 
 /// `b`: undefined, or the values of a `number[]`, a Float32Array or a Float64Array (the core checks

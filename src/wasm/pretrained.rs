@@ -9,10 +9,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_index, read_seed, Options};
-use super::transformer::{read_token_array, JsTransformer, OnModel};
-use super::typed::{read_dtype, Element};
+use super::transformer::{read_token_array, JsTransformer};
+use super::typed::read_dtype;
 use crate::error::{number_text, AttentionError, Result};
-use crate::model;
 use crate::precision::Precision;
 use crate::pretrained::config::PretrainedConfig;
 use crate::pretrained::json::{self, Json};
@@ -195,37 +194,29 @@ impl JsTransformer {
     /// throws, generation stops and the error is thrown. Returns the prompt and the new tokens.
     #[wasm_bindgen(skip_typescript)]
     pub fn generate(&mut self, prompt: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct Run(Vec<u32>, Generate);
-        impl OnModel for Run {
-            type Out = (Vec<u32>, Option<JsValue>);
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<Self::Out> {
-                let Run(prompt, g) = self;
-                let mut sampler = Sampler::new(g.sampling, g.seed)?;
-                let greedy = g.sampling.temperature == 0.0;
-                let mut thrown = None;
-                let result = model.generate(
-                    &prompt,
-                    g.max_new,
-                    |logits| if greedy { argmax(logits) } else { sampler.choose(logits) },
-                    |id, index| match &g.on_token {
-                        Some(f) => f.call2(&JsValue::NULL, &JsValue::from(id), &JsValue::from(index as u32)).map(|_| ()).map_err(|e| {
-                            thrown = Some(e);
-                            AttentionError::State("options.onToken threw".into())
-                        }),
-                        None => Ok(()),
-                    },
-                );
-                match (result, thrown) {
-                    (_, Some(e)) => Ok((Vec::new(), Some(e))),
-                    (r, None) => r.map(|ids| (ids, None)),
-                }
-            }
-        }
         let (ids, thrown) = js_result(|| {
             let v = crate::by_precision!(&self.inner, m => m.config().vocab_size);
             let prompt = read_prompt(&prompt, v)?;
             let g = read_generate(&options)?;
-            self.inner.with(Run(prompt, g))
+            let mut sampler = Sampler::new(g.sampling, g.seed)?;
+            let greedy = g.sampling.temperature == 0.0;
+            let mut thrown = None;
+            let result = crate::by_precision!(&mut self.inner, model => model.generate(
+                &prompt,
+                g.max_new,
+                |logits| if greedy { argmax(logits) } else { sampler.choose(logits) },
+                |id, index| match &g.on_token {
+                    Some(f) => f.call2(&JsValue::NULL, &JsValue::from(id), &JsValue::from(index as u32)).map(|_| ()).map_err(|e| {
+                        thrown = Some(e);
+                        AttentionError::State("options.onToken threw".into())
+                    }),
+                    None => Ok(()),
+                },
+            ));
+            match (result, thrown) {
+                (_, Some(e)) => Ok((Vec::new(), Some(e))),
+                (r, None) => r.map(|ids| (ids, None)),
+            }
         })?;
         match thrown {
             // the caller's own error, unchanged

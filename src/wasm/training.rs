@@ -7,13 +7,13 @@ use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_integer, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
-use super::transformer::{read_tokens, JsTransformer, OnModel};
+use super::transformer::{read_tokens, JsTransformer};
 use super::typed::{read_tensor, write_typed, Element};
 use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
 use crate::model::adamw::{AdamW, Moments};
 use crate::model::data::repeated_tokens;
-use crate::model::{self, Param};
+use crate::model::Param;
 use crate::precision::{Precision, Values};
 use crate::real::Real;
 
@@ -26,105 +26,62 @@ const LAYERS: &str = "layers";
 impl JsTransformer {
     #[wasm_bindgen(skip_typescript)]
     pub fn gradients(&mut self, tokens: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct Gradients(JsValue);
-        impl OnModel for Gradients {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let tokens = read_tokens(&self.0, model.config())?;
-                let (loss, _, grads) = model.gradients(&tokens)?;
-                let tree = write_tree(model.params(), |i| &grads[i], false)?;
-                write_object(&[("loss", JsValue::from(loss)), ("grads", tree)])
-            }
-        }
-        js_result(|| self.inner.with(Gradients(tokens)))
+        js_result(|| crate::by_precision!(&mut self.inner, model => {
+            let tokens = read_tokens(&tokens, model.config())?;
+            let (loss, _, grads) = model.gradients(&tokens)?;
+            let tree = write_tree(model.params(), |i| &grads[i], false)?;
+            write_object(&[("loss", JsValue::from(loss)), ("grads", tree)])
+        }))
     }
 
     #[wasm_bindgen(js_name = trainStep, skip_typescript)]
     pub fn train_step(&mut self, tokens: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct TrainStep(JsValue, AdamW);
-        impl OnModel for TrainStep {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let tokens = read_tokens(&self.0, model.config())?;
-                let (loss, losses) = model.train_step(&tokens, &self.1)?;
-                write_object(&[("loss", JsValue::from(loss)), ("losses", write_typed(&f64::wrap::<Values>(losses), &[tokens.batch, tokens.t - 1]))])
-            }
-        }
         js_result(|| {
             let adamw = read_adamw(&options)?;
-            self.inner.with(TrainStep(tokens, adamw))
+            crate::by_precision!(&mut self.inner, model => {
+                let tokens = read_tokens(&tokens, model.config())?;
+                let (loss, losses) = model.train_step(&tokens, &adamw)?;
+                write_object(&[("loss", JsValue::from(loss)), ("losses", write_typed(&f64::wrap::<Values>(losses), &[tokens.batch, tokens.t - 1]))])
+            })
         })
     }
 
     #[wasm_bindgen(js_name = getWeights, skip_typescript)]
     pub fn get_weights(&mut self) -> std::result::Result<JsValue, JsValue> {
-        struct Get;
-        impl OnModel for Get {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                write_tree(model.params(), |i| &model.params()[i].data, false)
-            }
-        }
-        js_result(|| self.inner.with(Get))
+        js_result(|| crate::by_precision!(&self.inner, model => write_tree(model.params(), |i| &model.params()[i].data, false)))
     }
 
     #[wasm_bindgen(js_name = setWeights, skip_typescript)]
     pub fn set_weights(&mut self, weights: JsValue) -> std::result::Result<(), JsValue> {
-        struct Set(JsValue);
-        impl OnModel for Set {
-            type Out = ();
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<()> {
-                let updates = read_tree(&self.0, "weights", model.params(), false)?;
-                model.set_params(updates, None)
-            }
-        }
         js_result(|| {
             if is_missing(&weights) {
                 return Err(missing("weights", "an object with some of the keys of getWeights()"));
             }
-            self.inner.with(Set(weights))
+            crate::by_precision!(&mut self.inner, model => {
+                let updates = read_tree(&weights, "weights", model.params(), false)?;
+                model.set_params(updates, None)
+            })
         })
     }
 
     #[wasm_bindgen(js_name = getState, skip_typescript)]
     pub fn get_state(&mut self) -> std::result::Result<JsValue, JsValue> {
-        struct GetState(&'static str);
-        impl OnModel for GetState {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let params = model.params();
-                let moments = model.moments().full(params);
-                write_object(&[
-                    ("dtype", JsValue::from_str(self.0)),
-                    ("step", JsValue::from(moments.step as f64)),
-                    ("weights", write_tree(params, |i| &params[i].data, true)?),
-                    ("m", write_tree(params, |i| &moments.m[i], true)?),
-                    ("v", write_tree(params, |i| &moments.v[i], true)?),
-                ])
-            }
-        }
         let dtype = self.inner.dtype();
-        js_result(|| self.inner.with(GetState(dtype)))
+        js_result(|| crate::by_precision!(&self.inner, model => {
+            let params = model.params();
+            let moments = model.moments().full(params);
+            write_object(&[
+                ("dtype", JsValue::from_str(dtype)),
+                ("step", JsValue::from(moments.step as f64)),
+                ("weights", write_tree(params, |i| &params[i].data, true)?),
+                ("m", write_tree(params, |i| &moments.m[i], true)?),
+                ("v", write_tree(params, |i| &moments.v[i], true)?),
+            ])
+        }))
     }
 
     #[wasm_bindgen(js_name = setState, skip_typescript)]
     pub fn set_state(&mut self, state: JsValue) -> std::result::Result<(), JsValue> {
-        struct SetState(Options);
-        impl OnModel for SetState {
-            type Out = ();
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<()> {
-                let o = self.0;
-                let step = read_integer(&o.raw("step")?, "state.step", 9007199254740991.0)? as u64;
-                let params = model.params();
-                let full = |key: &str| -> Result<Vec<Vec<F>>> {
-                    let updates = read_tree(&o.raw(key)?, &format!("state.{key}"), params, true)?;
-                    Ok(updates.into_iter().map(|(_, _, v)| v).collect())
-                };
-                let weights = read_tree(&o.raw("weights")?, "state.weights", params, true)?;
-                let moments = Moments { m: full("m")?, v: full("v")?, step };
-                model.set_params(weights, Some(moments))
-            }
-        }
         js_result(|| {
             let o = Options::required(&state, "state", STATE_KEYS, "what getState() returned")?;
             let dtype = o.raw("dtype")?;
@@ -136,7 +93,17 @@ impl JsTransformer {
                     model.dtype()
                 )));
             }
-            model.with(SetState(o))
+            crate::by_precision!(F in model, model => {
+                let step = read_integer(&o.raw("step")?, "state.step", 9007199254740991.0)? as u64;
+                let params = model.params();
+                let full = |key: &str| -> Result<Vec<Vec<F>>> {
+                    let updates = read_tree(&o.raw(key)?, &format!("state.{key}"), params, true)?;
+                    Ok(updates.into_iter().map(|(_, _, v)| v).collect())
+                };
+                let weights = read_tree(&o.raw("weights")?, "state.weights", params, true)?;
+                let moments = Moments { m: full("m")?, v: full("v")?, step };
+                model.set_params(weights, Some(moments))
+            })
         })
     }
 }

@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{array_length, describe, get, is_array, js_result, read_count, read_number_rows, read_seed, write_object, Options};
-use super::typed::{read_dtype, write_typed, Element};
+use super::typed::{read_dtype, write_typed};
 use crate::error::{number_text, AttentionError, Result};
 use crate::model::{self, MlpKind, ModelConfig, NormKind, Positions, Tokens};
 use crate::precision::{ByPrecision, Family, Precision, Values};
@@ -23,7 +23,8 @@ const CONFIG_KEYS: &str =
     "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype, norm, normEps, mlpWidth, mlpBias, numKVHeads, ropeBase, tiedEmbeddings";
 const FORWARD_KEYS: &str = "needWeights, needHidden, headMask, pathMask";
 
-/// The model in its dtype, dispatched by [`by_precision!`](crate::by_precision) (in [`Model::with`] and the getters).
+/// The model in its dtype; each method's body is written once over it with
+/// [`by_precision!`](crate::by_precision).
 pub(super) type Model = ByPrecision<ModelIn>;
 
 /// [`model::Transformer`] as a [`Family`].
@@ -31,18 +32,6 @@ pub(super) struct ModelIn;
 
 impl Family for ModelIn {
     type Of<F: Real> = model::Transformer<F>;
-}
-
-/// A body written once over the dtype.
-pub(super) trait OnModel {
-    type Out;
-    fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
-}
-
-impl Model {
-    pub(super) fn with<M: OnModel>(&mut self, body: M) -> Result<M::Out> {
-        crate::by_precision!(self, m => body.call(m))
-    }
 }
 
 /// A small transformer (attention-only by default) that trains in the package with AdamW: embed,
@@ -176,64 +165,53 @@ impl JsTransformer {
 
     #[wasm_bindgen(skip_typescript)]
     pub fn forward(&mut self, tokens: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct Forward(JsValue, JsValue);
-        impl OnModel for Forward {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let tokens = read_tokens(&self.0, model.config())?;
-                let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
-                let need_weights = o.flag("needWeights")?;
-                let need_hidden = o.flag("needHidden")?;
-                let head_mask = read_head_mask(&o.raw("headMask")?, model.config())?;
-                let cuts = super::paths::read_path_mask(&o.raw("pathMask")?, model.config())?;
-                let (b, t, v, h, c) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads, model.config().embed_dim);
-                let out = model.forward_all(&tokens, need_weights, need_hidden, head_mask.as_deref(), &cuts)?;
-                let mut entries = vec![
-                    ("logits", write_typed(&F::wrap::<Values>(out.logits), &[b, t, v])),
-                    ("loss", JsValue::from(out.loss)),
-                    ("losses", write_typed(&f64::wrap::<Values>(out.losses), &[b, t - 1])),
-                ];
-                if let Some(weights) = out.weights {
-                    let all: Array = weights.into_iter().map(|w| write_typed(&F::wrap::<Values>(w), &[b, h, t, t])).collect();
-                    entries.push(("weights", all.into()));
-                }
-                if let Some(hidden) = out.hidden {
-                    let all: Array = hidden.into_iter().map(|x| write_typed(&F::wrap::<Values>(x), &[b, t, c])).collect();
-                    entries.push(("hidden", all.into()));
-                }
-                write_object(&entries)
+        js_result(|| crate::by_precision!(F in &mut self.inner, model => {
+            let tokens = read_tokens(&tokens, model.config())?;
+            let o = Options::read(&options, "options", FORWARD_KEYS)?;
+            let need_weights = o.flag("needWeights")?;
+            let need_hidden = o.flag("needHidden")?;
+            let head_mask = read_head_mask(&o.raw("headMask")?, model.config())?;
+            let cuts = super::paths::read_path_mask(&o.raw("pathMask")?, model.config())?;
+            let (b, t, v, h, c) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads, model.config().embed_dim);
+            let out = model.forward_all(&tokens, need_weights, need_hidden, head_mask.as_deref(), &cuts)?;
+            let mut entries = vec![
+                ("logits", write_typed(&F::wrap::<Values>(out.logits), &[b, t, v])),
+                ("loss", JsValue::from(out.loss)),
+                ("losses", write_typed(&f64::wrap::<Values>(out.losses), &[b, t - 1])),
+            ];
+            if let Some(weights) = out.weights {
+                let all: Array = weights.into_iter().map(|w| write_typed(&F::wrap::<Values>(w), &[b, h, t, t])).collect();
+                entries.push(("weights", all.into()));
             }
-        }
-        js_result(|| self.inner.with(Forward(tokens, options)))
+            if let Some(hidden) = out.hidden {
+                let all: Array = hidden.into_iter().map(|x| write_typed(&F::wrap::<Values>(x), &[b, t, c])).collect();
+                entries.push(("hidden", all.into()));
+            }
+            write_object(&entries)
+        }))
     }
 
     #[wasm_bindgen(js_name = headScores, skip_typescript)]
     pub fn head_scores(&mut self, tokens: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct Scores(JsValue);
-        impl OnModel for Scores {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let tokens = read_tokens(&self.0, model.config())?;
-                let layers = model.head_scores(&tokens)?;
-                let mut out = Vec::with_capacity(layers.len());
-                for heads in layers {
-                    let mut row = Vec::with_capacity(heads.len());
-                    for s in heads {
-                        row.push(write_object(&[
-                            ("previousToken", JsValue::from(s.previous_token)),
-                            ("induction", JsValue::from(s.induction)),
-                            ("firstToken", JsValue::from(s.first_token)),
-                            ("self", JsValue::from(s.self_)),
-                        ])?);
-                    }
-                    out.push(JsValue::from(row.into_iter().collect::<Array>()));
+        js_result(|| crate::by_precision!(&mut self.inner, model => {
+            let tokens = read_tokens(&tokens, model.config())?;
+            let layers = model.head_scores(&tokens)?;
+            let mut out = Vec::with_capacity(layers.len());
+            for heads in layers {
+                let mut row = Vec::with_capacity(heads.len());
+                for s in heads {
+                    row.push(write_object(&[
+                        ("previousToken", JsValue::from(s.previous_token)),
+                        ("induction", JsValue::from(s.induction)),
+                        ("firstToken", JsValue::from(s.first_token)),
+                        ("self", JsValue::from(s.self_)),
+                    ])?);
                 }
-                Ok(out.into_iter().collect::<Array>().into())
+                out.push(JsValue::from(row.into_iter().collect::<Array>()));
             }
-        }
-        js_result(|| self.inner.with(Scores(tokens)))
+            Ok(out.into_iter().collect::<Array>().into())
+        }))
     }
-
 }
 
 /// The `config` getter of a loaded model: the toy config's keys, then the checkpoint's parts.

@@ -1,14 +1,15 @@
 //! The typed half of the boundary: arguments read as groups of one precision (`Typed<F>`, whether
-//! they came as `number[][]` or `{ data, shape }`), so each export runs one generic body
-//! ([`OnTyped`]) into the core's `Batch<F>` entry points, and results written back in the form they
-//! came in. The JS values themselves are walked and checked by [`super::convert`].
+//! they came as `number[][]` or `{ data, shape }`), so each export runs one body, written once over
+//! the precision with [`by_precision!`](crate::by_precision), into the core's `Batch<F>` entry
+//! points, and results written back in the form they came in ([`write_in`]). The JS values
+//! themselves are walked and checked by [`super::convert`].
 
 use js_sys::{Float32Array, Float64Array, Object, Reflect, Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{
-    describe, is_typed_candidate, number_text, read_float_array_length, read_matrix, read_small_call_js, read_typed_matrix_js, read_vector, refused, typed_to_vec, write_number_rows, Options,
+    describe, is_typed_candidate, number_text, read_float_array_length, read_matrix, read_small_call_js, read_typed_matrix_js, read_vector, refused, typed_to_vec, write_nested, Options,
     MAX_MATRIX_VALUES,
 };
 use crate::engine::Batch;
@@ -145,11 +146,16 @@ impl<F: Element> Typed<F> {
     /// A result of shape `shape` in this matrix's form: `number[][]` for [`Form::Rows`] (always
     /// f64), `{ data, shape }` of this precision otherwise.
     pub fn write(&self, values: Vec<F>, shape: &[usize]) -> JsValue {
-        let values: TypedValues = F::wrap(values);
-        match (self.form, f64::get(&values)) {
-            (Form::Rows, Some(rows)) => write_number_rows(rows, shape[shape.len() - 1].max(1) as u32),
-            _ => write_typed(&values, shape),
-        }
+        write_in(self.form, F::wrap(values), shape)
+    }
+}
+
+/// Values of shape `shape` in a form: nested `number[][]…` for [`Form::Rows`] (always f64),
+/// `{ data, shape }` of their precision otherwise. Not generic: one body for f32 and f64.
+pub fn write_in(form: Form, values: TypedValues, shape: &[usize]) -> JsValue {
+    match (form, f64::get(&values)) {
+        (Form::Rows, Some(rows)) => write_nested(rows, shape),
+        _ => write_typed(&values, shape),
     }
 }
 
@@ -172,12 +178,6 @@ impl<const N: usize> Family for Group<N> {
     type Of<F: Real> = [Typed<F>; N];
 }
 
-/// What runs on a [`SamePrecision`] group: one generic body for both precisions.
-pub trait OnTyped<const N: usize> {
-    type Out;
-    fn call<F: Element>(self, args: [Typed<F>; N]) -> Result<Self::Out>;
-}
-
 impl<const N: usize> ByPrecision<Group<N>> {
     /// The group, in the precision of its first matrix. The readers (`read_typed_like`) refuse a
     /// mismatch with a TypeError naming the argument; this refuses it the same way.
@@ -194,10 +194,6 @@ impl<const N: usize> ByPrecision<Group<N>> {
         Ok(in_first(group))
     }
 
-    /// Runs `body` in the group's precision.
-    pub fn call<M: OnTyped<N>>(self, body: M) -> Result<M::Out> {
-        crate::by_precision!(self, args => body.call(args))
-    }
 }
 
 /// A `{ data, shape }` argument, checked: `shape` is `[T, C]` or `[B, T, C]` of positive
