@@ -141,6 +141,13 @@ function count(x, place) {
   return x;
 }
 
+/** An integer 0 … `max`: not a number is a TypeError, anything else wrong a RangeError. */
+function index(x, place, max = 4294967295) {
+  if (typeof x !== 'number') throw typeError(`${named(place)} is ${describe(x)}; expected an integer ≥ 0`);
+  if (!(x >= 0 && Number.isInteger(x) && x <= max)) throw rangeError(`${named(place)} is ${x}; expected an integer ≥ 0`);
+  return x;
+}
+
 // ---- matrices -------------------------------------------------------------------------------
 
 /**
@@ -221,15 +228,6 @@ function readTable(value, name, expected, maxElements, shape, Kind, cell) {
   return data;
 }
 
-/**
- * A plain array of equal-length arrays of finite numbers, as `fastNumberRows` reads it, or undefined
- * for anything else: the caller then reads the value carefully, with its own messages (the
- * Transformer's tokens).
- */
-export function readNumberRows(value, shape) {
-  return fastNumberRows(value, shape);
-}
-
 /** A `number[][]` as a Float64Array of its values, row by row, with `shape` = [rows, cols]. */
 export const readMatrix = guarded((value, name, maxElements, shape) =>
   fastNumberRows(value, shape) ?? readTable(value, name, 'number[][]', maxElements, shape, Float64Array, finite));
@@ -272,7 +270,7 @@ export const readBoolMatrix = guarded((value, name, maxElements, shape) =>
   readTable(value, name, 'boolean[][]', maxElements, shape, Uint8Array, boolean));
 
 /** A `number[]` (a bias) as a Float64Array. */
-export const readVector = guarded((value, name, maxElements) => {
+function vector(value, name, maxElements) {
   if (!isArray(value, name)) throw typeError(`${name} is ${describe(value)}; expected an array of numbers (number[])`);
   const len = arrayLength(value, name);
   if (len === 0) throw rangeError(`${name} is empty; expected at least one number`);
@@ -283,6 +281,97 @@ export const readVector = guarded((value, name, maxElements) => {
     out[i] = finite(get(value, i, place), place);
   }
   return out;
+}
+export const readVector = guarded(vector);
+
+/** `linear`'s `b` (not undefined): a `number[]`, a Float32Array or a Float64Array of `out` values, as a Float64Array. */
+export const readBias = guarded((b, out, maxElements) => {
+  const kind = floatKind(b);
+  if (kind === 32 || kind === 64) {
+    const values = new Float64Array(floatArrayLength(b, 'b'));
+    values.set(b);
+    return values;
+  }
+  if (isArray(b, 'b')) return vector(b, 'b', maxElements);
+  throw typeError(`b is ${describe(b)}; expected number[], Float32Array or Float64Array with ${out} entries`);
+});
+
+// ---- token ids ----------------------------------------------------------------------------------
+
+/** The ids of an Int32Array, Uint32Array, Uint16Array or (with `bytes`) Uint8Array, or undefined for anything else. */
+function tokenArray(x, bytes) {
+  const ids = x instanceof Int32Array || x instanceof Uint32Array || x instanceof Uint16Array || (bytes && x instanceof Uint8Array);
+  return ids ? Float64Array.from(x) : undefined;
+}
+
+/**
+ * A Transformer's `[B, T]` tokens, `number[][]` or `{ data: an integer typed array, shape: [B, T] }`, as a
+ * Float64Array of the ids (the core checks them against the model) with `shape` = [B, T].
+ */
+export const readTokens = guarded((value, shape) => {
+  const expected = 'expected number[][] [B, T] or { data: Int32Array, shape: [B, T] }';
+  const fast = fastNumberRows(value, shape); // the common case in one pass
+  if (fast !== undefined) return fast;
+  if (isArray(value, 'tokens')) {
+    const b = arrayLength(value, 'tokens');
+    const values = [];
+    let t = 0;
+    for (let i = 0; i < b; i++) {
+      const place = `tokens[${i}]`;
+      const row = get(value, i, place);
+      if (!isArray(row, place)) throw typeError(`${place} is ${describe(row)}; ${expected}`);
+      const len = arrayLength(row, place);
+      if (i === 0) t = len;
+      else if (len !== t) throw rangeError(`${place} has ${len} tokens but tokens[0] has ${t}; every sequence must have the same T`);
+      for (let j = 0; j < t; j++) {
+        const cell = `tokens[${i}][${j}]`;
+        const x = get(row, j, cell);
+        if (typeof x !== 'number') throw typeError(`${cell} is ${describe(x)}; expected an integer token`);
+        values.push(x);
+      }
+    }
+    shape[0] = b;
+    shape[1] = t;
+    return Float64Array.from(values);
+  }
+  if (value === null || typeof value !== 'object') throw typeError(`tokens is ${describe(value)}; ${expected}`);
+  const data = get(value, 'data', 'tokens.data');
+  const values = tokenArray(data, true);
+  if (values === undefined) throw typeError(`tokens.data is ${describe(data)}; expected an Int32Array (or Uint32Array, Uint16Array, Uint8Array)`);
+  const shapeValue = get(value, 'shape', 'tokens.shape');
+  if (isArray(shapeValue, 'tokens.shape') && arrayLength(shapeValue, 'tokens.shape') === 2) {
+    const [b, t] = [0, 1].map((i) => {
+      const x = get(shapeValue, i, `tokens.shape[${i}]`);
+      return typeof x === 'number' ? x : NaN;
+    });
+    if (Number.isInteger(b) && Number.isInteger(t) && b >= 0 && t >= 0 && b * t === values.length) {
+      shape[0] = b;
+      shape[1] = t;
+      return values;
+    }
+  }
+  throw rangeError(`tokens.shape is ${describe(shapeValue)}; expected [B, T] with B·T = tokens.data.length = ${values.length}`);
+});
+
+/** `generate`'s prompt: `number[]` (or an Int32Array / Uint32Array / Uint16Array) of token ids below `v`, as a Uint32Array. */
+export const readPrompt = guarded((value, v) => {
+  const expected = 'expected number[], the token ids of the prompt';
+  if (value === undefined || value === null) throw typeError(`prompt is missing; expected ${expected}`);
+  let values = tokenArray(value, false);
+  if (values === undefined) {
+    if (!isArray(value, 'prompt')) throw typeError(`prompt is ${describe(value)}; ${expected}`);
+    values = [];
+    for (let i = 0, n = arrayLength(value, 'prompt'); i < n; i++) {
+      const x = get(value, i, `prompt[${i}]`);
+      if (typeof x !== 'number') throw typeError(`prompt[${i}] is ${describe(x)}; expected an integer token id`);
+      values.push(x);
+    }
+  }
+  if (values.length === 0) throw rangeError('prompt is empty; expected at least one token');
+  values.forEach((x, i) => {
+    if (!(Number.isInteger(x) && x >= 0 && x < v)) throw rangeError(`prompt[${i}] is ${x}; expected an integer in 0 … vocabSize − 1 = ${v - 1}`);
+  });
+  return Uint32Array.from(values);
 });
 
 export const readCount = guarded((value, place) => count(value, place));
@@ -470,7 +559,15 @@ function similar(a, b) {
  * An options object: undefined or null give undefined ("no options"); anything else must be a
  * plain object whose string keys are all in `known` (", "-separated, as messages print them).
  */
-export const readOptions = guarded((value, name, known) => {
+export const readOptions = guarded(options);
+
+/** `options` of an object that must be there: undefined or null is a TypeError showing `expected`. */
+function requiredOptions(value, name, known, expected) {
+  if (value === undefined || value === null) throw typeError(`${name} is missing; expected ${expected}`);
+  return options(value, name, known);
+}
+
+function options(value, name, known) {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || isArray(value, name)) {
     throw typeError(`${name} is ${describe(value)}; expected an object with the keys ${known}`);
@@ -484,6 +581,61 @@ export const readOptions = guarded((value, name, known) => {
     const hint = guess === undefined ? '' : ` (did you mean ${guess}?)`;
     throw typeError(`${name}.${key} is not an option${hint}; the options are ${known}`);
   }
+  return value;
+}
+
+// ---- the options of one export, read whole: a fresh object Rust reads through typed getters ------
+
+/** `trainStep`'s options `{ learningRate, betas?, eps?, weightDecay? }` (an absent one undefined: the core has the defaults). */
+export const readAdamW = guarded((value, maxElements) => {
+  const o = requiredOptions(value, 'options', 'learningRate, betas, eps, weightDecay', '{ learningRate, betas?, eps?, weightDecay? }');
+  const at = (key) => get(o, key, () => `options.${key}`);
+  const betas = at('betas');
+  let pair = [undefined, undefined];
+  if (betas !== undefined) {
+    try { pair = vector(betas, 'options.betas', maxElements); } catch (_) { throw typeError(`options.betas is ${describe(betas)}; expected [beta1, beta2]`); }
+    if (pair.length !== 2) throw rangeError(`options.betas has ${pair.length} entries; expected [beta1, beta2]`);
+  }
+  const number = (key, optional) => {
+    const x = at(key);
+    if (typeof x === 'number' || (optional && x === undefined)) return x;
+    throw typeError(`options.${key} is ${describe(x)}; expected a number`);
+  };
+  return { beta1: pair[0], beta2: pair[1], learningRate: number('learningRate', false), eps: number('eps', true), weightDecay: number('weightDecay', true) };
+});
+
+/**
+ * `generate`'s options `{ maxNewTokens, temperature?, topK?, topP?, seed?, onToken? }`, each checked for its
+ * kind (the core checks the sampling values); `options` is the caller's object, whose seed Rust reads last.
+ */
+export const readGenerate = guarded((value) => {
+  const o = requiredOptions(value, 'options', 'maxNewTokens, temperature, topK, topP, seed, onToken', '{ maxNewTokens, temperature?, topK?, topP?, seed?, onToken? }');
+  const at = (key) => get(o, key, () => `options.${key}`);
+  const maxNewTokens = at('maxNewTokens');
+  if (maxNewTokens === undefined) throw typeError('options.maxNewTokens is missing; expected an integer ≥ 0, the tokens to generate');
+  index(maxNewTokens, 'options.maxNewTokens');
+  const temperature = at('temperature');
+  if (temperature !== undefined && typeof temperature !== 'number') {
+    throw typeError(`options.temperature is ${describe(temperature)}; expected a finite number ≥ 0 (0 is greedy)`);
+  }
+  const topK = at('topK');
+  if (topK !== undefined) {
+    if (typeof topK !== 'number') throw typeError(`options.topK is ${describe(topK)}; expected an integer ≥ 1`);
+    if (!(Number.isInteger(topK) && topK >= 1 && topK <= 4294967295)) throw rangeError(`options.topK is ${topK}; expected an integer ≥ 1`);
+  }
+  const topP = at('topP');
+  if (topP !== undefined && typeof topP !== 'number') throw typeError(`options.topP is ${describe(topP)}; expected a number in (0, 1]`);
+  const onToken = at('onToken');
+  if (onToken !== undefined && typeof onToken !== 'function') throw typeError(`options.onToken is ${describe(onToken)}; expected a function (id, index) => void`);
+  return { maxNewTokens, temperature: temperature ?? 0, topK, topP, onToken, options: o };
+});
+
+/** `initThreadPool`'s `threads`: 0 for undefined (the core count), else an integer 1 … `max`. */
+export const readThreads = guarded((value, max) => {
+  if (value === undefined) return 0;
+  const place = 'initThreadPool(threads): threads';
+  if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a number of threads from 1 to ${max}, or nothing for the core count`);
+  if (!(Number.isInteger(value) && value >= 1 && value <= max)) throw rangeError(`${place} is ${value}; expected an integer from 1 to ${max}`);
   return value;
 });
 
@@ -507,7 +659,7 @@ export const optionCount = guarded((options, name, key) => {
 
 // 32 for a Float32Array, 64 for a Float64Array, 1 for another typed array or DataView, 0 for
 // anything else, -1 when asking throws (`instanceof` on a revoked Proxy does)
-export function floatKind(x) {
+function floatKind(x) {
   try { return x instanceof Float32Array ? 32 : x instanceof Float64Array ? 64 : ArrayBuffer.isView(x) ? 1 : 0; } catch (_) { return -1; }
 }
 
@@ -536,7 +688,6 @@ function floatArrayLength(data, place) {
   return real;
 }
 
-export const readFloatArrayLength = guarded((data, place) => floatArrayLength(data, place));
 
 /**
  * `{ data, shape }` with `shape` of rank 2 ([T, C]) or, when `batches` is true, 3 ([B, T, C]).

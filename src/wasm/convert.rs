@@ -27,8 +27,6 @@ extern "C" {
     fn take_refusal() -> String;
     #[wasm_bindgen(js_name = describe)]
     fn describe_js(value: &JsValue) -> String;
-    #[wasm_bindgen(js_name = readNumberRows)]
-    fn read_number_rows_js(value: &JsValue, shape: &mut [u32]) -> JsValue;
     #[wasm_bindgen(js_name = readMatrix)]
     fn read_matrix_js(value: &JsValue, name: &str, max_elements: u32, shape: &mut [u32]) -> JsValue;
     #[wasm_bindgen(js_name = readBoolMatrix)]
@@ -59,16 +57,18 @@ extern "C" {
     fn option_flag(options: &JsValue, name: &str, key: &str, fallback: bool) -> JsValue;
     #[wasm_bindgen(js_name = optionCount)]
     fn option_count(options: &JsValue, name: &str, key: &str) -> JsValue;
-    #[wasm_bindgen(js_name = floatKind)]
-    pub(crate) fn float_kind(value: &JsValue) -> i32;
     #[wasm_bindgen(js_name = isTypedCandidate)]
     pub fn is_typed_candidate(value: &JsValue) -> bool;
-    #[wasm_bindgen(js_name = readFloatArrayLength)]
-    pub(super) fn read_float_array_length(data: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = readTypedMatrix)]
     pub(super) fn read_typed_matrix_js(value: &JsValue, name: &str, batches: bool, max_elements: u32, out: &mut [u32]) -> JsValue;
     #[wasm_bindgen(js_name = readSmallCall)]
     pub(super) fn read_small_call_js(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool, out: &mut [f64]) -> f64;
+    #[wasm_bindgen(js_name = readTokens)]
+    pub(super) fn read_tokens_js(value: &JsValue, shape: &mut [f64]) -> JsValue;
+    #[wasm_bindgen(js_name = readPrompt)]
+    pub(super) fn read_prompt(value: &JsValue, vocab_size: f64) -> JsValue;
+    #[wasm_bindgen(js_name = readBias)]
+    pub(super) fn read_bias_js(value: &JsValue, out: u32, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = readBatch)]
     fn read_batch_js(value: &JsValue, name: &str, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = writeNumberRows)]
@@ -212,17 +212,6 @@ pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
     let values: Float64Array = refused(read_matrix_js(value, name, MAX_MATRIX_VALUES, &mut shape))?.unchecked_into();
     let data = copy_in(values.length(), name, (shape[0], shape[1]), |out| copy_exact(&values, out))?;
     Matrix::new(shape[0] as usize, shape[1] as usize, data)
-}
-
-/// A plain `number[][]` of finite numbers in equal rows, as `(values, rows, cols)` row by row, or
-/// `None` for anything else (which the caller then reads carefully, with its own messages).
-pub fn read_number_rows(value: &JsValue, name: &str) -> Result<Option<(Vec<f64>, usize, usize)>> {
-    let mut shape = [0u32; 2];
-    let Some(values) = read_number_rows_js(value, &mut shape).dyn_into::<Float64Array>().ok() else {
-        return Ok(None);
-    };
-    let data = copy_in(values.length(), name, (shape[0], shape[1]), |out| copy_exact(&values, out))?;
-    Ok(Some((data, shape[0] as usize, shape[1] as usize)))
 }
 
 /// Reads a `boolean[][]` mask.

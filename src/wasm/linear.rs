@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{describe, is_typed_candidate, js_result, read_matrix, read_vector, write_matrix};
+use super::convert::{describe, is_typed_candidate, js_result, read_bias_js, read_matrix, refused, typed_to_vec, write_matrix, MAX_MATRIX_VALUES};
 use super::typed::{precision_mismatch, read_typed_matrix, write_typed, SamePrecision};
 use crate::precision::Precision;
 use crate::engine::Batch;
@@ -44,27 +44,12 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
     })
 }
 
-/// `b`: undefined, or the values of a `number[]`, a Float32Array or a Float64Array (the core checks
-/// that they are finite and that there are `out` of them).
+/// `b`: undefined, or the values of a `number[]`, a Float32Array or a Float64Array (read by
+/// `readBias`; the core checks that they are finite and that there are `out` of them).
 fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
     if b.is_undefined() {
         return Ok(None);
     }
-    let kind = super::convert::float_kind(b); // never throws, unlike `instanceof` on a revoked Proxy
-    if kind == 32 || kind == 64 {
-        super::typed::float_array_length(b, "b")?;
-    }
-    let values: Vec<f64> = if kind == 32 {
-        super::convert::typed_to_vec(b.unchecked_ref::<js_sys::Float32Array>()).into_iter().map(f64::from).collect()
-    } else if kind == 64 {
-        super::convert::typed_to_vec(b.unchecked_ref::<js_sys::Float64Array>())
-    } else if super::convert::is_array(b, "b")? {
-        read_vector(b, "b")?
-    } else {
-        return Err(AttentionError::type_error(format!(
-            "b is {}; expected number[], Float32Array or Float64Array with {out} entries",
-            describe(b)
-        )));
-    };
-    Ok(Some(values))
+    let values: js_sys::Float64Array = refused(read_bias_js(b, out as u32, MAX_MATRIX_VALUES))?.unchecked_into();
+    Ok(Some(typed_to_vec(&values)))
 }

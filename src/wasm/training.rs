@@ -6,7 +6,7 @@
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_integer, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
+use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_integer, read_seed, refused, write_matrix, write_object, write_vector, Options, MAX_MATRIX_VALUES};
 use super::transformer::{read_tokens, JsTransformer};
 use super::typed::{read_tensor, write_typed, Element};
 use crate::error::{AttentionError, Result};
@@ -17,7 +17,6 @@ use crate::model::Param;
 use crate::precision::{Precision, Values};
 use crate::real::Real;
 
-const TRAIN_KEYS: &str = "learningRate, betas, eps, weightDecay";
 const TASK_KEYS: &str = "vocabSize, length, batch, seed";
 const STATE_KEYS: &str = "dtype, step, weights, m, v";
 const LAYERS: &str = "layers";
@@ -108,34 +107,30 @@ impl JsTransformer {
     }
 }
 
-/// `trainStep`'s options.
+#[wasm_bindgen(module = "/src/wasm/convert.js")]
+extern "C" {
+    /// `trainStep`'s options as `readAdamW` checked them (an absent one undefined), read through typed getters.
+    type AdamWOptions;
+    #[wasm_bindgen(js_name = readAdamW)]
+    fn read_adamw_js(options: &JsValue, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(method, getter, js_name = learningRate)]
+    fn learning_rate(this: &AdamWOptions) -> f64;
+    #[wasm_bindgen(method, getter)]
+    fn beta1(this: &AdamWOptions) -> Option<f64>;
+    #[wasm_bindgen(method, getter)]
+    fn beta2(this: &AdamWOptions) -> Option<f64>;
+    #[wasm_bindgen(method, getter)]
+    fn eps(this: &AdamWOptions) -> Option<f64>;
+    #[wasm_bindgen(method, getter, js_name = weightDecay)]
+    fn weight_decay(this: &AdamWOptions) -> Option<f64>;
+}
+
+/// `trainStep`'s options, the defaults the core's.
 fn read_adamw(options: &JsValue) -> Result<AdamW> {
-    let o = Options::required(options, "options", TRAIN_KEYS, "{ learningRate, betas?, eps?, weightDecay? }")?;
-    let number = |key: &str, default: Option<f64>| -> Result<f64> {
-        let raw = o.raw(key)?;
-        match (raw.as_f64(), default) {
-            (Some(x), _) => Ok(x),
-            (None, Some(d)) if raw.is_undefined() => Ok(d),
-            _ => Err(AttentionError::type_error(format!("options.{key} is {}; expected a number", describe(&raw)))),
-        }
-    };
-    let defaults = AdamW::new(0.0);
-    let betas = o.raw("betas")?;
-    let betas = if betas.is_undefined() {
-        defaults.betas
-    } else {
-        let pair = read_vector(&betas, "options.betas").map_err(|_| AttentionError::type_error(format!("options.betas is {}; expected [beta1, beta2]", describe(&betas))))?;
-        match pair[..] {
-            [b1, b2] => (b1, b2),
-            _ => return Err(AttentionError::range_error(format!("options.betas has {} entries; expected [beta1, beta2]", pair.len()))),
-        }
-    };
-    let adamw = AdamW {
-        learning_rate: number("learningRate", None)?,
-        betas,
-        eps: number("eps", Some(defaults.eps))?,
-        weight_decay: number("weightDecay", Some(defaults.weight_decay))?,
-    };
+    let o: AdamWOptions = refused(read_adamw_js(options, MAX_MATRIX_VALUES))?.unchecked_into();
+    let d = AdamW::new(0.0);
+    let betas = o.beta1().zip(o.beta2()).unwrap_or(d.betas);
+    let adamw = AdamW { learning_rate: o.learning_rate(), betas, eps: o.eps().unwrap_or(d.eps), weight_decay: o.weight_decay().unwrap_or(d.weight_decay) };
     adamw.check()?;
     Ok(adamw)
 }

@@ -9,7 +9,7 @@ use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, read_count, read_number_rows, read_seed, write_object, Options};
+use super::convert::{array_length, describe, get, is_array, js_result, read_count, read_seed, read_tokens_js, refused, typed_to_vec, write_object, Options};
 use super::typed::{read_dtype, write_typed};
 use crate::error::{number_text, AttentionError, Result};
 use crate::model::{self, MlpKind, ModelConfig, NormKind, Positions, Tokens};
@@ -292,74 +292,12 @@ fn check_parts(c: &ModelConfig) -> Result<()> {
     Ok(())
 }
 
-/// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }`.
+/// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }` (read by
+/// `readTokens`), checked against the model by the core.
 pub(super) fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
-    let expected = "expected number[][] [B, T] or { data: Int32Array, shape: [B, T] }";
-    // the common case in one pass; anything else is read entry by entry below, for its message
-    if let Some((values, b, t)) = read_number_rows(value, "tokens")? {
-        return Tokens::check(&values, b, t, config);
-    }
-    if is_array(value, "tokens")? {
-        let b = array_length(value, "tokens")?;
-        let mut values = Vec::new();
-        let mut t = 0;
-        for i in 0..b {
-            let place = format!("tokens[{i}]");
-            let row = get(value, &JsValue::from(i as u32), &place)?;
-            if !is_array(&row, &place)? {
-                return Err(AttentionError::type_error(format!("{place} is {}; {expected}", describe(&row))));
-            }
-            let len = array_length(&row, &place)?;
-            if i == 0 {
-                t = len;
-            } else if len != t {
-                return Err(AttentionError::range_error(format!("{place} has {len} tokens but tokens[0] has {t}; every sequence must have the same T")));
-            }
-            for j in 0..t {
-                let cell = format!("tokens[{i}][{j}]");
-                let x = get(&row, &JsValue::from(j as u32), &cell)?;
-                values.push(x.as_f64().ok_or_else(|| AttentionError::type_error(format!("{cell} is {}; expected an integer token", describe(&x))))?);
-            }
-        }
-        return Tokens::check(&values, b, t, config);
-    }
-    if !value.is_object() {
-        return Err(AttentionError::type_error(format!("tokens is {}; {expected}", describe(value))));
-    }
-    let data = get(value, &JsValue::from_str("data"), "tokens.data")?;
-    let Some(values) = read_token_array(&data, true) else {
-        return Err(AttentionError::type_error(format!("tokens.data is {}; expected an Int32Array (or Uint32Array, Uint16Array, Uint8Array)", describe(&data))));
-    };
-    let shape = get(value, &JsValue::from_str("shape"), "tokens.shape")?;
-    let dims: Option<Vec<f64>> = if is_array(&shape, "tokens.shape")? && array_length(&shape, "tokens.shape")? == 2 {
-        Some((0..2u32).map(|i| get(&shape, &JsValue::from(i), &format!("tokens.shape[{i}]")).map(|x| x.as_f64().unwrap_or(f64::NAN))).collect::<Result<_>>()?)
-    } else {
-        None
-    };
-    match dims.as_deref() {
-        Some(&[b, t]) if b.fract() == 0.0 && t.fract() == 0.0 && b >= 0.0 && t >= 0.0 && b * t == values.len() as f64 => {
-            Tokens::check(&values, b as usize, t as usize, config)
-        }
-        _ => Err(AttentionError::range_error(format!(
-            "tokens.shape is {}; expected [B, T] with B·T = tokens.data.length = {}",
-            describe(&shape),
-            values.len()
-        ))),
-    }
-}
-
-/// The token ids of an Int32Array, Uint32Array, Uint16Array or (with `bytes`) Uint8Array, as
-/// numbers (checked by the caller); `None` for any other value.
-pub(super) fn read_token_array(value: &JsValue, bytes: bool) -> Option<Vec<f64>> {
-    if let Some(a) = value.dyn_ref::<js_sys::Int32Array>() {
-        Some(a.to_vec().into_iter().map(f64::from).collect())
-    } else if let Some(a) = value.dyn_ref::<js_sys::Uint32Array>() {
-        Some(a.to_vec().into_iter().map(f64::from).collect())
-    } else if let Some(a) = value.dyn_ref::<js_sys::Uint16Array>() {
-        Some(a.to_vec().into_iter().map(f64::from).collect())
-    } else {
-        value.dyn_ref::<js_sys::Uint8Array>().filter(|_| bytes).map(|a| a.to_vec().into_iter().map(f64::from).collect())
-    }
+    let mut shape = [0.0; 2];
+    let ids: js_sys::Float64Array = refused(read_tokens_js(value, &mut shape))?.unchecked_into();
+    Tokens::check(&typed_to_vec(&ids), shape[0] as usize, shape[1] as usize, config)
 }
 
 /// `options.headMask`: `numLayers` rows of `numHeads` booleans (the counts checked before anything is read).

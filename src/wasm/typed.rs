@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{
-    describe, is_typed_candidate, number_text, read_float_array_length, read_matrix, read_small_call_js, read_typed_matrix_js, read_vector, refused, typed_to_vec, write_nested, Options,
+    describe, is_typed_candidate, number_text, read_matrix, read_small_call_js, read_typed_matrix_js, read_vector, refused, typed_to_vec, write_nested, Options,
     MAX_MATRIX_VALUES,
 };
 use crate::engine::Batch;
@@ -305,13 +305,6 @@ pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &
     let (rows, cols) = typed.rows_cols();
     let values = crate::by_precision!(typed.values, values => values.into_iter().map(|x| x.to_f64()).collect());
     Ok(Some(Matrix::new(rows, cols, values)?))
-}
-
-/// `data.length` of a value `float_kind` called a Float32Array or Float64Array, checked to be what
-/// the view really holds: a Proxy (which `instanceof` lets through) is a TypeError, and a subclass
-/// whose `length` reports another count is a RangeError.
-pub fn float_array_length(data: &JsValue, place: &str) -> Result<usize> {
-    Ok(refused(read_float_array_length(data, place))?.as_f64().unwrap_or(0.0) as usize)
 }
 
 /// One tensor of `shape`: number[][] (2-D), number[] (1-D), or a flat Float32Array / Float64Array.
