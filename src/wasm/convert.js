@@ -86,6 +86,11 @@ function whatThrew(e) {
 
 // ---- reading defensively ------------------------------------------------------------------------
 
+/** `x instanceof Kind`, false when asking throws (a revoked Proxy: the reader after names it). */
+function isInstance(x, Kind) {
+  try { return x instanceof Kind; } catch (_) { return false; }
+}
+
 /** `target[key]`; a throwing getter or trap is a TypeError naming `place` (a string or a function giving it). */
 function get(target, key, place) {
   try {
@@ -265,6 +270,29 @@ export const readBatch = guarded((value, name, maxElements) => {
   return [all, shapes];
 });
 
+/**
+ * One tensor of `shape` ([rows, cols] or [n]) for setWeights and setState: number[][] (2-D), number[]
+ * (1-D), or a flat Float32Array / Float64Array of its entries, as a Float64Array of finite values.
+ */
+export const readTensor = guarded((raw, place, shape, maxElements) => {
+  let values;
+  if (isInstance(raw, Float32Array) || isInstance(raw, Float64Array)) {
+    values = new Float64Array(raw.length);
+    values.set(raw);
+  } else if (shape.length === 2) {
+    const got = [0, 0];
+    values = fastNumberRows(raw, got) ?? readTable(raw, place, 'number[][]', maxElements, got, Float64Array, finite);
+    if (got[0] !== shape[0] || got[1] !== shape[1]) throw rangeError(`${place} is ${got[0]}×${got[1]} but must be ${shape[0]}×${shape[1]}`);
+  } else {
+    values = vector(raw, place, maxElements);
+  }
+  const want = shape.reduce((n, d) => n * d, 1);
+  if (values.length !== want) throw rangeError(`${place} has ${values.length} entries; expected ${want}`);
+  const i = values.findIndex((x) => !Number.isFinite(x));
+  if (i >= 0) throw rangeError(`${place} entry ${i} is ${values[i]}; expected a finite number`);
+  return values;
+});
+
 /** A `boolean[][]` as a Uint8Array of 0/1, row by row, with `shape` = [rows, cols]. */
 export const readBoolMatrix = guarded((value, name, maxElements, shape) =>
   readTable(value, name, 'boolean[][]', maxElements, shape, Uint8Array, boolean));
@@ -300,7 +328,7 @@ export const readBias = guarded((b, out, maxElements) => {
 
 /** The ids of an Int32Array, Uint32Array, Uint16Array or (with `bytes`) Uint8Array, or undefined for anything else. */
 function tokenArray(x, bytes) {
-  const ids = x instanceof Int32Array || x instanceof Uint32Array || x instanceof Uint16Array || (bytes && x instanceof Uint8Array);
+  const ids = isInstance(x, Int32Array) || isInstance(x, Uint32Array) || isInstance(x, Uint16Array) || (bytes && isInstance(x, Uint8Array));
   return ids ? Float64Array.from(x) : undefined;
 }
 
@@ -380,7 +408,8 @@ export const getProperty = guarded((target, key, place) => get(target, key, plac
 export const readArrayLength = guarded((array, place) => arrayLength(array, place));
 
 /** An optional seed: an integer number 0 … 2^53 − 1 or a bigint 0 … 2^64 − 1, as a bigint (default 0). */
-export const readSeed = guarded((value, place) => {
+export const readSeed = guarded(seed);
+function seed(value, place) {
   if (value === undefined) return 0n;
   if (typeof value === 'bigint') {
     if (value >= 0n && value <= 18446744073709551615n) return value;
@@ -389,9 +418,8 @@ export const readSeed = guarded((value, place) => {
   if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a non-negative integer or a bigint`);
   if (value >= 0 && Number.isInteger(value) && value <= 9007199254740991) return BigInt(value);
   throw rangeError(`${place} is ${bare(value)}; expected an integer from 0 to 2^53 − 1 (or a bigint up to 2^64 − 1)`);
-});
+}
 
-/** An optional probability 0 ≤ p < 1 (default 0). */
 // ---- KV caches ----------------------------------------------------------------------------------
 
 /** The key under which a cache made by `createCache()` carries its id (module-private). */
@@ -410,6 +438,7 @@ export const readCacheId = guarded((value, place) => {
   return id;
 });
 
+/** An optional probability 0 ≤ p < 1 (default 0). */
 export const readProbability = guarded((value, place) => {
   if (value === undefined) return 0;
   if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a number in [0, 1)`);
@@ -630,6 +659,58 @@ export const readGenerate = guarded((value) => {
   return { maxNewTokens, temperature: temperature ?? 0, topK, topP, onToken, options: o };
 });
 
+/**
+ * `new Transformer(config)`'s config, each key checked for its kind in the order the model reads them
+ * (the core checks that they fit together). An absent optional key is undefined (the core has the
+ * defaults); `mlp` is undefined (no MLP), 'gelu_new' or 'silu_gated'; `seed` a bigint; `options` the
+ * caller's object, whose dtype Rust reads last.
+ */
+export const readModelConfig = guarded((value) => {
+  const keys = 'vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype, norm, normEps, mlpWidth, mlpBias, numKVHeads, ropeBase, tiedEmbeddings';
+  const o = requiredOptions(value, 'config', keys, '{ vocabSize, contextLength, embedDim, numHeads, numLayers }');
+  const at = (key) => get(o, key, () => `config.${key}`);
+  const choice = (key, choices, expected) => {
+    const x = at(key);
+    if (x === undefined || choices.includes(x)) return x;
+    throw typeError(`config.${key} is ${describe(x)}; expected ${expected}`);
+  };
+  const flag = (key, fallback) => {
+    const x = at(key);
+    return x === undefined ? fallback : boolean(x, `config.${key}`);
+  };
+  const counted = (key, required) => {
+    const x = at(key);
+    if (x === undefined && required) throw typeError(`config.${key} is missing; expected a positive integer`);
+    return x === undefined ? undefined : count(x, `config.${key}`);
+  };
+  const positive = (key) => {
+    const x = at(key);
+    if (x === undefined || (typeof x === 'number' && Number.isFinite(x) && x > 0)) return x;
+    const message = `config.${key} is ${bare(x)}; expected a finite number > 0`;
+    throw typeof x === 'number' ? rangeError(message) : typeError(message);
+  };
+  const positions = choice('positions', ['shortformer', 'learned', 'rope', 'none'], "'shortformer', 'learned', 'rope' or 'none'");
+  const numLayers = at('numLayers');
+  if (typeof numLayers !== 'number') throw typeError(`config.numLayers is ${describe(numLayers)}; expected an integer 0 … 1024`);
+  if (!(numLayers >= 0 && Number.isInteger(numLayers) && numLayers <= 1024)) throw rangeError(`config.numLayers is ${numLayers}; expected an integer 0 … 1024`);
+  const c = { positions, numLayers };
+  for (const key of ['vocabSize', 'contextLength', 'embedDim', 'numHeads']) c[key] = counted(key, true);
+  const mlp = choice('mlp', [false, true, 'gelu_new', 'silu_gated'], "false (no MLP), true or 'gelu_new' (a GELU MLP, GPT-2's) or 'silu_gated' (a SiLU-gated MLP, Llama's)");
+  c.mlp = mlp === true ? 'gelu_new' : mlp || undefined;
+  c.layerNorm = flag('layerNorm', false);
+  c.norm = choice('norm', ['layer', 'rms'], "'layer' (LayerNorm) or 'rms' (RMSNorm)");
+  c.normEps = positive('normEps');
+  c.mlpWidth = counted('mlpWidth', false);
+  c.mlpBias = flag('mlpBias', true);
+  c.numKVHeads = counted('numKVHeads', false);
+  c.ropeBase = positive('ropeBase');
+  c.bias = flag('bias', false);
+  c.seed = seed(at('seed'), 'config.seed');
+  c.tiedEmbeddings = flag('tiedEmbeddings', false);
+  c.options = o;
+  return c;
+});
+
 /** `initThreadPool`'s `threads`: 0 for undefined (the core count), else an integer 1 … `max`. */
 export const readThreads = guarded((value, max) => {
   if (value === undefined) return 0;
@@ -689,14 +770,25 @@ function floatArrayLength(data, place) {
 }
 
 
+const arrayName = (kind) => (kind === 32 ? 'Float32Array' : 'Float64Array');
+const shapeText = (shape) => `[${Array.from(shape).join(', ')}]`;
+
 /**
  * `{ data, shape }` with `shape` of rank 2 ([T, C]) or, when `batches` is true, 3 ([B, T, C]).
  * Returns `data` (checked: its real length is the shape's product, every value finite) and writes
- * `out` = [rank, precision (32 or 64), ...shape].
+ * `out` = [rank, precision (32 or 64), ...shape]. Passed beside a first matrix (`likeName` not '':
+ * its precision `likeKind` and shape `likeShape`; `group` names them all in messages), it must have
+ * that one's form and precision, and with `sameRank` its rank and batch size B. With `cols` ≠ 0 it
+ * must have `cols` columns (a layer's embedDim).
  */
-export const readTypedMatrix = guarded((value, name, batches, maxElements, out) => {
+export const readTypedMatrix = guarded(typedMatrix);
+function typedMatrix(value, name, batches, maxElements, out, cols, likeName, likeKind, likeShape, group, sameRank) {
   const expectedShape = batches ? '[T, C] or [B, T, C]' : '[T, C]';
   const expected = `number[][] or { data: Float32Array | Float64Array, shape: ${expectedShape} }`;
+  const like = likeName !== '';
+  if (like && !isTypedCandidate(value)) {
+    throw typeError(`${name} is ${describe(value)} but ${likeName} is { data: ${arrayName(likeKind)}, shape: ${shapeText(likeShape)} }; pass ${group} in the same form`);
+  }
   if (!isTypedCandidate(value)) throw typeError(`${name} is ${describe(value)}; expected ${expected}`);
   // 1. data: a Float32Array or Float64Array
   const data = get(value, 'data', `${name}.data`);
@@ -732,8 +824,47 @@ export const readTypedMatrix = guarded((value, name, batches, maxElements, out) 
       throw rangeError(`${name}.data[${i}] (${position}) is ${x}; expected a finite number`);
     }
   }
+  if (like && kind !== likeKind) {
+    throw typeError(`${name}.data is a ${arrayName(kind)} but ${likeName}.data is a ${arrayName(likeKind)}; pass ${group} in the same precision`);
+  }
+  if (like && sameRank && (rank !== likeShape.length || (rank === 3 && shape[0] !== likeShape[0]))) {
+    throw rangeError(`${name}.shape is ${shapeText(shape)} but ${likeName}.shape is ${shapeText(likeShape)}; ${group} need the same rank and batch size B`);
+  }
+  if (cols !== 0 && shape[rank - 1] !== cols) {
+    throw rangeError(`${name}.shape is ${shapeText(shape)} but the layer's embedDim is ${cols}: ${name} must be ${rank === 3 ? `[B, T, ${cols}]` : `[T, ${cols}]`}`);
+  }
   out[0] = rank;
   out[1] = kind;
   for (let i = 0; i < rank; i++) out[2 + i] = shape[i];
   return data;
+}
+
+/**
+ * `options[key]` beside a typed input called `input` of precision `kind` (32 or 64): undefined,
+ * number[][], or a [C, C] typed matrix of that precision, as a Float64Array (exact for both) with
+ * `out` = [rows, cols]. For a Float32Array input, a number[][] entry beyond f32's range is a
+ * RangeError rather than an Infinity later.
+ */
+export const readWeight = guarded((options, key, input, kind, maxElements, out) => {
+  const place = `options.${key}`;
+  const at = () => (options === undefined ? undefined : get(options, key, place));
+  let raw = at();
+  if (raw === undefined || !isTypedCandidate(raw)) {
+    raw = at(); // read again: the number[][] reader's own read
+    if (raw === undefined) return undefined;
+    const values = fastNumberRows(raw, out) ?? readTable(raw, place, 'number[][]', maxElements, out, Float64Array, finite);
+    const i = kind === 32 ? values.findIndex((x) => !Number.isFinite(Math.fround(x))) : -1;
+    if (i >= 0) {
+      throw rangeError(`${place}[${Math.floor(i / out[1])}][${i % out[1]}] is ${values[i]}, beyond the range of Float32Array (about 3.4e38); scale ${key} down or pass Float64Array input`);
+    }
+    return values;
+  }
+  const shape = new Uint32Array(5);
+  const data = typedMatrix(raw, place, false, maxElements, shape, 0, '', 0, [], '', false);
+  if (shape[1] !== kind) {
+    throw typeError(`${place}.data is a ${arrayName(shape[1])} but ${input}.data is a ${arrayName(kind)}; pass ${key} in ${input}'s precision (or as number[][])`);
+  }
+  out[0] = shape[2];
+  out[1] = shape[3];
+  return Float64Array.from(data);
 });

@@ -60,7 +60,8 @@ extern "C" {
     #[wasm_bindgen(js_name = isTypedCandidate)]
     pub fn is_typed_candidate(value: &JsValue) -> bool;
     #[wasm_bindgen(js_name = readTypedMatrix)]
-    pub(super) fn read_typed_matrix_js(value: &JsValue, name: &str, batches: bool, max_elements: u32, out: &mut [u32]) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn read_typed_matrix_js(value: &JsValue, name: &str, batches: bool, max_elements: u32, out: &mut [u32], cols: u32, like_name: &str, like_kind: u32, like_shape: &[u32], group: &str, same_rank: bool) -> JsValue;
     #[wasm_bindgen(js_name = readSmallCall)]
     pub(super) fn read_small_call_js(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool, out: &mut [f64]) -> f64;
     #[wasm_bindgen(js_name = readTokens)]
@@ -69,6 +70,18 @@ extern "C" {
     pub(super) fn read_prompt(value: &JsValue, vocab_size: f64) -> JsValue;
     #[wasm_bindgen(js_name = readBias)]
     pub(super) fn read_bias_js(value: &JsValue, out: u32, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readTensor)]
+    pub(super) fn read_tensor_js(value: &JsValue, place: &str, shape: &[u32], max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readWeight)]
+    pub(super) fn read_weight_js(options: &JsValue, key: &str, input: &str, kind: u32, max_elements: u32, shape: &mut [u32]) -> JsValue;
+    #[wasm_bindgen(js_name = readModelConfig)]
+    pub(super) fn read_model_config(config: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = readGenerate)]
+    pub(super) fn read_generate_js(options: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = readAdamW)]
+    pub(super) fn read_adamw_js(options: &JsValue, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readThreads)]
+    pub(super) fn read_threads_js(value: &JsValue, max: u32) -> JsValue;
     #[wasm_bindgen(js_name = readBatch)]
     fn read_batch_js(value: &JsValue, name: &str, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = writeNumberRows)]
@@ -261,6 +274,38 @@ pub fn write_trace(trace: &Trace) -> Result<JsValue> {
     write_object(&[("output", write_rows(&trace.output)), ("steps", steps.into())])
 }
 
+/// An object that a reader in convert.js built from the caller's options and checked, key by key
+/// (`readModelConfig`, `readGenerate`, `readAdamW`): fresh and plain, so reading it cannot throw.
+/// Its fields are read by kind; an option the caller left out is undefined (`None`).
+pub struct Checked(JsValue);
+
+impl Checked {
+    /// What the reader returned, or the TypeError / RangeError it refused the options with.
+    pub fn read(returned: JsValue) -> Result<Self> {
+        Ok(Self(refused(returned)?))
+    }
+
+    pub fn value(&self, key: &str) -> JsValue {
+        Reflect::get(&self.0, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    pub fn number(&self, key: &str) -> Option<f64> {
+        self.value(key).as_f64()
+    }
+
+    pub fn count(&self, key: &str) -> Option<usize> {
+        self.number(key).map(|x| x as usize)
+    }
+
+    pub fn flag(&self, key: &str) -> bool {
+        self.value(key).is_truthy()
+    }
+
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.value(key).as_string()
+    }
+}
+
 /// An options object, read key by key. `undefined` and `null` mean "no options".
 pub struct Options {
     /// The object, or undefined.
@@ -283,6 +328,11 @@ impl Options {
             return Err(missing(name, expected));
         }
         Self::read(value, name, known)
+    }
+
+    /// The object (undefined when there are no options).
+    pub fn object(&self) -> &JsValue {
+        &self.object
     }
 
     /// The raw value of `key` (undefined when absent).
@@ -437,7 +487,8 @@ pub fn read_items(value: &JsValue, name: &str) -> Result<Items> {
     let parts: Array = refused(read_batch_js(value, name, MAX_MATRIX_VALUES))?.unchecked_into();
     let (values, shapes): (Float64Array, js_sys::Uint32Array) = (parts.get(0).unchecked_into(), parts.get(1).unchecked_into());
     let shapes = typed_to_vec(&shapes);
-    let data = copy_in(values.length(), name, (shapes[1], shapes[2]), |out| copy_exact(&values, out))?;
+    let first = (shapes.get(1).copied().unwrap_or(0), shapes.get(2).copied().unwrap_or(0));
+    let data = copy_in(values.length(), name, first, |out| copy_exact(&values, out))?;
     Ok(Items { values: data, shapes: shapes[1..].chunks(2).map(|s| (s[0] as usize, s[1] as usize)).collect(), batched: shapes[0] == 1 })
 }
 

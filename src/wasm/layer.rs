@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
 use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_count, read_items, read_probability, read_rope_option, read_seed, tag_cache, write_matrix, write_object, write_trace, write_vector, Items, Options};
-use super::typed::{is_float_array, read_dtype, read_tensor, read_typed_like, read_typed_matrix, write_in, Element, Form, SamePrecision, Typed, TypedMatrix};
+use super::typed::{is_float_array, read_dtype, read_tensor, read_typed, write_in, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, Weights};
 use crate::engine::Rope;
@@ -249,9 +249,8 @@ impl JsMultiHeadAttention {
     pub fn backward(&mut self, grad_output: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| {
             let (grad, shapes) = if is_typed_candidate(&grad_output) {
-                let grad = read_typed_matrix(&grad_output, "gradOutput", true)?;
-                check_typed_width(&grad, "gradOutput", self.inner.embed_dim())?;
-                (SamePrecision::new([grad], ["gradOutput"])?, None)
+                let grad = read_typed(&grad_output, "gradOutput", true, self.inner.embed_dim(), None)?;
+                (SamePrecision::new([grad])?, None)
             } else {
                 let grad = read_items(&grad_output, "gradOutput")?;
                 (f64::wrap([rows_typed(&grad)]), Some((grad.shapes, grad.batched)))
@@ -308,12 +307,11 @@ fn read_inputs(query: &JsValue, key: &JsValue, value: &JsValue, c: usize) -> Res
         let group = f64::wrap([&query, &key, &value].map(rows_typed));
         return Ok((group, Some([query.shapes, key.shapes, value.shapes]), query.batched));
     }
-    let query = read_typed_matrix(query, "query", true)?;
-    check_typed_width(&query, "query", c)?;
+    let query = read_typed(query, "query", true, c, None)?;
     let key = read_typed_default(key, "key", &query, c)?.unwrap_or_else(|| query.clone());
     let value = read_typed_default(value, "value", &key, c)?.unwrap_or_else(|| key.clone());
     let batched = query.batch().is_some();
-    Ok((SamePrecision::new([query, key, value], ["query", "key", "value"])?, None, batched))
+    Ok((SamePrecision::new([query, key, value])?, None, batched))
 }
 
 /// `number[][]` items as one f64 matrix of [`Form::Rows`], shaped as the first item (the core's
@@ -353,27 +351,13 @@ fn read_cache(o: &Options, key: &JsValue, value: &JsValue) -> Result<Option<u32>
     Ok(Some(id))
 }
 
-/// A RangeError unless the typed matrix has C = the layer's embedDim columns.
-fn check_typed_width(m: &TypedMatrix, name: &str, c: usize) -> Result<()> {
-    if m.rows_cols().1 == c {
-        return Ok(());
-    }
-    let expected = if m.batch().is_some() { format!("[B, T, {c}]") } else { format!("[T, {c}]") };
-    Err(AttentionError::range_error(format!(
-        "{name}.shape is {} but the layer's embedDim is {c}: {name} must be {expected}",
-        m.shape_text()
-    )))
-}
-
 /// A typed `key` (or `value`): `None` for `undefined`/`null` ("the same as `default`"); otherwise a
 /// typed matrix of `default`'s precision, rank and batch size with C columns.
 fn read_typed_default(value: &JsValue, name: &str, default: &TypedMatrix, c: usize) -> Result<Option<TypedMatrix>> {
     if is_missing(value) {
         return Ok(None);
     }
-    let m = read_typed_like(value, name, default, "query", "query, key and value", true)?;
-    check_typed_width(&m, name, c)?;
-    Ok(Some(m))
+    Ok(Some(read_typed(value, name, true, c, Some(Like { name: "query", first: default, group: "query, key and value", same_rank: true }))?))
 }
 
 /// `{ W_Q, …, b_O? }` as a JS object.

@@ -5,7 +5,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{describe, is_typed_candidate, js_result, read_bias_js, read_matrix, refused, typed_to_vec, write_matrix, MAX_MATRIX_VALUES};
-use super::typed::{precision_mismatch, read_typed_matrix, write_typed, SamePrecision};
+use super::typed::{read_typed, read_typed_matrix, write_typed, Like, SamePrecision};
 use crate::precision::Precision;
 use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
@@ -30,15 +30,12 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
         if !is_typed_candidate(&w) {
             return Err(AttentionError::type_error(format!("W is {} but X is a typed matrix; pass X and W in the same form", describe(&w))));
         }
-        let w = read_typed_matrix(&w, "W", false)?;
-        if w.array_name() != x.array_name() {
-            return Err(precision_mismatch("W", w.array_name(), "X", x.array_name(), "X and W"));
-        }
+        let w = read_typed(&w, "W", false, 0, Some(Like { name: "X", first: &x, group: "X and W", same_rank: false }))?;
         let (w_shape, mut shape) = (w.rows_cols(), x.shape.clone());
         core::check_shapes((shape[shape.len() - 2], shape[shape.len() - 1]), w_shape)?;
         *shape.last_mut().expect("rank ≥ 2") = w_shape.1;
         let bias = read_bias(&b, w_shape.1)?;
-        crate::by_precision!(F in SamePrecision::new([x, w], ["X", "W"])?, [x, w] => {
+        crate::by_precision!(F in SamePrecision::new([x, w])?, [x, w] => {
             Ok(write_typed(&F::wrap(core::linear(x.view(), &w.values, w_shape, bias.as_deref())?), &shape))
         })
     })

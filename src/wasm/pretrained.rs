@@ -8,7 +8,7 @@ use js_sys::{Array, Function, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{describe, get, is_array, is_missing, js_result, missing, read_prompt, read_seed, refused, typed_to_vec, Options};
+use super::convert::{describe, get, is_array, is_missing, js_result, missing, read_generate_js, read_prompt, read_seed, refused, typed_to_vec, Checked, Options};
 use super::transformer::JsTransformer;
 use super::typed::read_dtype;
 use crate::error::{AttentionError, Result};
@@ -81,34 +81,13 @@ impl Bytes for JsBytes {
     }
 }
 
-#[wasm_bindgen(module = "/src/wasm/convert.js")]
-extern "C" {
-    /// `generate`'s options as `readGenerate` checked them, read through typed getters.
-    type GenerateOptions;
-    #[wasm_bindgen(js_name = readGenerate)]
-    fn read_generate_js(options: &JsValue) -> JsValue;
-    #[wasm_bindgen(method, getter, js_name = maxNewTokens)]
-    fn max_new_tokens(this: &GenerateOptions) -> f64;
-    #[wasm_bindgen(method, getter)]
-    fn temperature(this: &GenerateOptions) -> f64;
-    #[wasm_bindgen(method, getter, js_name = topK)]
-    fn top_k(this: &GenerateOptions) -> Option<f64>;
-    #[wasm_bindgen(method, getter, js_name = topP)]
-    fn top_p(this: &GenerateOptions) -> Option<f64>;
-    #[wasm_bindgen(method, getter, js_name = onToken)]
-    fn on_token(this: &GenerateOptions) -> Option<Function>;
-    /// The caller's object, for `seed` (read after the core has checked the sampling options).
-    #[wasm_bindgen(method, getter)]
-    fn options(this: &GenerateOptions) -> JsValue;
-}
-
 /// `generate`'s options (maxNewTokens required): the sampling checked by the core, then the seed.
 fn read_generate(options: &JsValue) -> Result<(usize, Sampling, u64, Option<Function>)> {
-    let g: GenerateOptions = refused(read_generate_js(options))?.unchecked_into();
-    let sampling = Sampling { temperature: g.temperature(), top_k: g.top_k().map(|k| k as usize), top_p: g.top_p() };
+    let g = Checked::read(read_generate_js(options))?;
+    let sampling = Sampling { temperature: g.number("temperature").unwrap_or(0.0), top_k: g.count("topK"), top_p: g.number("topP") };
     sampling.check()?;
-    let seed = read_seed(&get(&g.options(), &JsValue::from_str("seed"), "options.seed")?, "options.seed")?;
-    Ok((g.max_new_tokens() as usize, sampling, seed, g.on_token()))
+    let seed = read_seed(&get(&g.value("options"), &JsValue::from_str("seed"), "options.seed")?, "options.seed")?;
+    Ok((g.count("maxNewTokens").unwrap_or(0), sampling, seed, g.value("onToken").dyn_into().ok()))
 }
 
 #[wasm_bindgen(js_class = Transformer)]

@@ -14,7 +14,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::{js_result, refused};
+use super::convert::{js_result, read_threads_js, refused};
 use crate::error::Result;
 
 /// The most threads `initThreadPool` starts.
@@ -22,12 +22,6 @@ pub const MAX_THREADS: u32 = 64;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/threads.d.ts");
-
-#[wasm_bindgen(module = "/src/wasm/convert.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = readThreads)]
-    fn read_threads_js(value: &JsValue, max: u32) -> JsValue;
-}
 
 /// `threads` checked by `readThreads`: `None` for the default (undefined), else an integer in 1..=MAX_THREADS.
 fn read_threads(value: &JsValue) -> Result<Option<u32>> {

@@ -6,7 +6,7 @@
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_integer, read_seed, refused, write_matrix, write_object, write_vector, Options, MAX_MATRIX_VALUES};
+use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_adamw_js, read_integer, read_seed, write_matrix, write_object, write_vector, Checked, Options, MAX_MATRIX_VALUES};
 use super::transformer::{read_tokens, JsTransformer};
 use super::typed::{read_tensor, write_typed, Element};
 use crate::error::{AttentionError, Result};
@@ -107,30 +107,13 @@ impl JsTransformer {
     }
 }
 
-#[wasm_bindgen(module = "/src/wasm/convert.js")]
-extern "C" {
-    /// `trainStep`'s options as `readAdamW` checked them (an absent one undefined), read through typed getters.
-    type AdamWOptions;
-    #[wasm_bindgen(js_name = readAdamW)]
-    fn read_adamw_js(options: &JsValue, max_elements: u32) -> JsValue;
-    #[wasm_bindgen(method, getter, js_name = learningRate)]
-    fn learning_rate(this: &AdamWOptions) -> f64;
-    #[wasm_bindgen(method, getter)]
-    fn beta1(this: &AdamWOptions) -> Option<f64>;
-    #[wasm_bindgen(method, getter)]
-    fn beta2(this: &AdamWOptions) -> Option<f64>;
-    #[wasm_bindgen(method, getter)]
-    fn eps(this: &AdamWOptions) -> Option<f64>;
-    #[wasm_bindgen(method, getter, js_name = weightDecay)]
-    fn weight_decay(this: &AdamWOptions) -> Option<f64>;
-}
-
 /// `trainStep`'s options, the defaults the core's.
 fn read_adamw(options: &JsValue) -> Result<AdamW> {
-    let o: AdamWOptions = refused(read_adamw_js(options, MAX_MATRIX_VALUES))?.unchecked_into();
+    let o = Checked::read(read_adamw_js(options, MAX_MATRIX_VALUES))?;
     let d = AdamW::new(0.0);
-    let betas = o.beta1().zip(o.beta2()).unwrap_or(d.betas);
-    let adamw = AdamW { learning_rate: o.learning_rate(), betas, eps: o.eps().unwrap_or(d.eps), weight_decay: o.weight_decay().unwrap_or(d.weight_decay) };
+    let betas = o.number("beta1").zip(o.number("beta2")).unwrap_or(d.betas);
+    let number = |key, default| o.number(key).unwrap_or(default);
+    let adamw = AdamW { learning_rate: number("learningRate", 0.0), betas, eps: number("eps", d.eps), weight_decay: number("weightDecay", d.weight_decay) };
     adamw.check()?;
     Ok(adamw)
 }

@@ -9,7 +9,7 @@ use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, read_count, read_seed, read_tokens_js, refused, typed_to_vec, write_object, Options};
+use super::convert::{array_length, describe, get, is_array, js_result, read_model_config, read_tokens_js, refused, typed_to_vec, write_object, Checked, Options};
 use super::typed::{read_dtype, write_typed};
 use crate::error::{number_text, AttentionError, Result};
 use crate::model::{self, MlpKind, ModelConfig, NormKind, Positions, Tokens};
@@ -19,8 +19,6 @@ use crate::real::Real;
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/transformer.d.ts");
 
-const CONFIG_KEYS: &str =
-    "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype, norm, normEps, mlpWidth, mlpBias, numKVHeads, ropeBase, tiedEmbeddings";
 const FORWARD_KEYS: &str = "needWeights, needHidden, headMask, pathMask";
 
 /// The model in its dtype; each method's body is written once over it with
@@ -51,60 +49,28 @@ impl JsTransformer {
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "TransformerConfig")] config: JsValue) -> std::result::Result<JsTransformer, JsValue> {
         js_result(|| {
-            let o = Options::required(&config, "config", CONFIG_KEYS, "{ vocabSize, contextLength, embedDim, numHeads, numLayers }")?;
-            let positions = match o.raw("positions")? {
-                p if p.is_undefined() => Positions::Shortformer,
-                p => p.as_string().and_then(|s| Positions::parse(&s)).ok_or_else(|| {
-                    AttentionError::type_error(format!("config.positions is {}; expected 'shortformer', 'learned', 'rope' or 'none'", describe(&p)))
-                })?,
-            };
-            let layers = o.raw("numLayers")?;
-            let num_layers = match layers.as_f64() {
-                Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 1024.0 => x as usize,
-                Some(x) => return Err(AttentionError::range_error(format!("config.numLayers is {}; expected an integer 0 … 1024", number_text(x)))),
-                None => return Err(AttentionError::type_error(format!("config.numLayers is {}; expected an integer 0 … 1024", describe(&layers)))),
-            };
-            let (vocab_size, context_length, embed_dim, num_heads) = (o.count("vocabSize")?, o.count("contextLength")?, o.count("embedDim")?, o.count("numHeads")?);
-            let defaults = ModelConfig::new(vocab_size, context_length, embed_dim, num_heads, num_layers);
-            let (mlp, mlp_kind) = read_mlp(&o.raw("mlp")?)?;
-            let layer_norm = o.flag("layerNorm")?;
-            let norm = match o.raw("norm")? {
-                n if n.is_undefined() => NormKind::Layer,
-                n => match n.as_string().as_deref() {
-                    Some("layer") => NormKind::Layer,
-                    Some("rms") => NormKind::Rms,
-                    _ => return Err(AttentionError::type_error(format!("config.norm is {}; expected 'layer' (LayerNorm) or 'rms' (RMSNorm)", describe(&n)))),
-                },
-            };
-            let norm_eps = o.positive_or("normEps", defaults.norm_eps)?;
-            let mlp_width = match o.raw("mlpWidth")? {
-                w if w.is_undefined() => defaults.mlp_width,
-                w => read_count(&w, "config.mlpWidth")?,
-            };
-            let mlp_bias = o.flag_or("mlpBias", true)?;
-            let kv_heads = match o.raw("numKVHeads")? {
-                k if k.is_undefined() => num_heads,
-                k => read_count(&k, "config.numKVHeads")?,
-            };
-            let rope_base = o.positive_or("ropeBase", defaults.rope_base)?;
+            let c = Checked::read(read_model_config(&config))?;
+            let count = |key| c.count(key).unwrap_or(0);
+            let defaults = ModelConfig::new(count("vocabSize"), count("contextLength"), count("embedDim"), count("numHeads"), count("numLayers"));
+            let mlp = c.text("mlp");
             let config = ModelConfig {
-                positions,
-                mlp,
-                layer_norm,
-                bias: o.flag("bias")?,
-                seed: read_seed(&o.raw("seed")?, "config.seed")?,
-                norm,
-                norm_eps,
-                mlp_kind,
-                mlp_width,
-                mlp_bias,
-                kv_heads,
-                rope_base,
-                tied: o.flag("tiedEmbeddings")?,
+                positions: c.text("positions").and_then(|p| Positions::parse(&p)).unwrap_or(Positions::Shortformer),
+                mlp: mlp.is_some(),
+                mlp_kind: if mlp.as_deref() == Some("silu_gated") { MlpKind::Gated } else { MlpKind::Gelu },
+                layer_norm: c.flag("layerNorm"),
+                norm: if c.text("norm").as_deref() == Some("rms") { NormKind::Rms } else { NormKind::Layer },
+                norm_eps: c.number("normEps").unwrap_or(defaults.norm_eps),
+                mlp_width: c.count("mlpWidth").unwrap_or(defaults.mlp_width),
+                mlp_bias: c.flag("mlpBias"),
+                kv_heads: c.count("numKVHeads").unwrap_or(defaults.num_heads),
+                rope_base: c.number("ropeBase").unwrap_or(defaults.rope_base),
+                bias: c.flag("bias"),
+                seed: u64::try_from(c.value("seed")).unwrap_or_default(),
+                tied: c.flag("tiedEmbeddings"),
                 ..defaults
             };
             check_parts(&config)?;
-            let dtype = read_dtype(&o.raw("dtype")?, "config.dtype")?.unwrap_or(f32::wrap(()));
+            let dtype = read_dtype(&get(&c.value("options"), &JsValue::from_str("dtype"), "config.dtype")?, "config.dtype")?.unwrap_or(f32::wrap(()));
             let inner = crate::by_precision!(F in dtype, () => F::wrap(model::Transformer::<F>::new(config)?));
             Ok(Self { inner, model_type: None })
         })
@@ -244,25 +210,6 @@ fn norm_name(norm: NormKind) -> &'static str {
     match norm {
         NormKind::Layer => "layer",
         NormKind::Rms => "rms",
-    }
-}
-
-/// `config.mlp`: `false` (none, the default), `true` or `'gelu_new'` (GPT-2's GELU MLP), `'silu_gated'`
-/// (Llama's SiLU-gated MLP).
-fn read_mlp(raw: &JsValue) -> Result<(bool, MlpKind)> {
-    if raw.is_undefined() {
-        return Ok((false, MlpKind::Gelu));
-    }
-    if let Some(on) = raw.as_bool() {
-        return Ok((on, MlpKind::Gelu));
-    }
-    match raw.as_string().as_deref() {
-        Some("gelu_new") => Ok((true, MlpKind::Gelu)),
-        Some("silu_gated") => Ok((true, MlpKind::Gated)),
-        _ => Err(AttentionError::type_error(format!(
-            "config.mlp is {}; expected false (no MLP), true or 'gelu_new' (a GELU MLP, GPT-2's) or 'silu_gated' (a SiLU-gated MLP, Llama's)",
-            describe(raw)
-        ))),
     }
 }
 

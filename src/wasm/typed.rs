@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{
-    describe, is_typed_candidate, number_text, read_matrix, read_small_call_js, read_typed_matrix_js, read_vector, refused, typed_to_vec, write_nested, Options,
+    describe, is_typed_candidate, read_matrix, read_small_call_js, read_tensor_js, read_typed_matrix_js, read_weight_js, refused, typed_to_vec, write_nested, Options,
     MAX_MATRIX_VALUES,
 };
 use crate::engine::Batch;
@@ -96,11 +96,11 @@ pub fn read_group<const N: usize>(values: [&JsValue; N], names: [&str; N], group
     let first = read_typed_matrix(values[0], names[0], batches)?;
     let mut read = Vec::with_capacity(N);
     for (value, name) in values.iter().zip(names).skip(1) {
-        read.push(read_typed_like(value, name, &first, names[0], group, batches)?);
+        read.push(read_typed(value, name, batches, 0, Some(Like { name: names[0], first: &first, group, same_rank: true }))?);
     }
     read.insert(0, first);
     let read: [TypedMatrix; N] = read.try_into().map_err(|_| AttentionError::State("a group was read incompletely".into()))?;
-    SamePrecision::new(read, names)
+    SamePrecision::new(read)
 }
 
 /// The values of a typed matrix, in the precision they arrived in.
@@ -179,12 +179,11 @@ impl<const N: usize> Family for Group<N> {
 }
 
 impl<const N: usize> ByPrecision<Group<N>> {
-    /// The group, in the precision of its first matrix. The readers (`read_typed_like`) refuse a
-    /// mismatch with a TypeError naming the argument; this refuses it the same way.
-    pub fn new(group: [TypedMatrix; N], names: [&str; N]) -> Result<Self> {
+    /// The group, in the precision of its first matrix (the readers refused any other, `Like`).
+    pub fn new(group: [TypedMatrix; N]) -> Result<Self> {
         let first = group[0].array_name();
-        if let Some(i) = group.iter().position(|m| m.array_name() != first) {
-            return Err(precision_mismatch(names[i], group[i].array_name(), names[0], first, "them"));
+        if group.iter().any(|m| m.array_name() != first) {
+            return Err(AttentionError::State("a group was read in two precisions".into()));
         }
         // every matrix is in `first`'s precision, so `take` gives every one of them its values
         fn all<F: Element, const N: usize>(group: [TypedMatrix; N]) -> SamePrecision<N> {
@@ -220,19 +219,32 @@ impl TypedMatrix {
         let n = self.shape.len();
         (self.shape[n - 2], self.shape[n - 1])
     }
-
-    /// `[2, 3]`, as messages print a shape.
-    pub fn shape_text(&self) -> String {
-        format!("[{}]", self.shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))
-    }
 }
 
 /// Reads `{ data: Float32Array | Float64Array, shape }` whose shape is `[T, C]`, or also
 /// `[B, T, C]` when `batches`: data of the wrong kind or a shape that is not an array → TypeError;
 /// a shape of another rank, a length that does not match, NaN or ±Infinity → RangeError.
 pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<TypedMatrix> {
+    read_typed(value, name, batches, 0, None)
+}
+
+/// How a typed matrix must agree with a first one (`first`, called `name`; `group` names them all
+/// in messages, "Q, K and V"): in form and precision, and with `same_rank` in rank and batch size B.
+pub struct Like<'a> {
+    pub name: &'a str,
+    pub first: &'a TypedMatrix,
+    pub group: &'a str,
+    pub same_rank: bool,
+}
+
+/// [`read_typed_matrix`], beside `like` and with `cols` columns when not 0 (`readTypedMatrix` checks both).
+pub fn read_typed(value: &JsValue, name: &str, batches: bool, cols: usize, like: Option<Like>) -> Result<TypedMatrix> {
     let mut out = [0u32; 5]; // [rank, 32 | 64, ...shape]
-    let data = refused(read_typed_matrix_js(value, name, batches, MAX_MATRIX_VALUES, &mut out))?;
+    let (like_name, kind, shape, group, same_rank) = match &like {
+        Some(l) => (l.name, if l.first.array_name() == f32::ARRAY { 32 } else { 64 }, l.first.shape.iter().map(|&n| n as u32).collect(), l.group, l.same_rank),
+        None => ("", 0, Vec::new(), "", false),
+    };
+    let data = refused(read_typed_matrix_js(value, name, batches, MAX_MATRIX_VALUES, &mut out, cols as u32, like_name, kind, &shape, group, same_rank))?;
     let rank = (out[0] as usize).clamp(2, 3);
     let shape: Vec<usize> = out[2..2 + rank].iter().map(|&n| n as usize).collect();
     let values = if out[1] == 32 {
@@ -243,93 +255,25 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<T
     Ok(TypedMatrix { values, shape })
 }
 
-/// The TypeError of a typed matrix `name` whose array is `got` where `first_name`'s is `first`: the
-/// one precision-mismatch message of the boundary (`group` names who must agree, "them" when alone).
-pub fn precision_mismatch(name: &str, got: &str, first_name: &str, first: &str, group: &str) -> AttentionError {
-    AttentionError::type_error(format!("{name}.data is a {got} but {first_name}.data is a {first}; pass {group} in the same precision"))
-}
-
-/// A typed matrix passed beside `first` (called `first_name`), e.g. K beside Q: it must have
-/// `first`'s form, precision, rank and batch size; `group` names the arguments in the messages
-/// ("Q, K and V").
-pub fn read_typed_like(value: &JsValue, name: &str, first: &TypedMatrix, first_name: &str, group: &str, batches: bool) -> Result<TypedMatrix> {
-    if !is_typed_candidate(value) {
-        return Err(AttentionError::type_error(format!(
-            "{name} is {} but {first_name} is {{ data: {}, shape: {} }}; pass {group} in the same form",
-            describe(value),
-            first.array_name(),
-            first.shape_text()
-        )));
-    }
-    let m = read_typed_matrix(value, name, batches)?;
-    if m.array_name() != first.array_name() {
-        return Err(precision_mismatch(name, m.array_name(), first_name, first.array_name(), group));
-    }
-    if m.shape.len() != first.shape.len() || m.batch() != first.batch() {
-        return Err(AttentionError::range_error(format!(
-            "{name}.shape is {} but {first_name}.shape is {}; {group} need the same rank and batch size B",
-            m.shape_text(),
-            first.shape_text()
-        )));
-    }
-    Ok(m)
-}
-
 /// `options[key]` beside a typed input called `input`: absent, `number[][]`, or a `[C, C]` typed
 /// matrix of the input's `precision` ("Float32Array" or "Float64Array"), as f64 values (exact for
-/// both). For a Float32Array input, a number[][] entry beyond f32's range is a RangeError rather
-/// than an Infinity later.
+/// both), read by `readWeight`.
 pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &str) -> Result<Option<Matrix>> {
-    let raw = options.raw(key)?;
-    if raw.is_undefined() || !is_typed_candidate(&raw) {
-        let Some(weight) = options.matrix(key)? else { return Ok(None) };
-        if precision == "Float32Array" {
-            if let Some(i) = weight.data().iter().position(|&x| !(x as f32).is_finite()) {
-                return Err(AttentionError::range_error(format!(
-                    "options.{key}[{}][{}] is {}, beyond the range of {precision} (about 3.4e38); scale {key} down or pass Float64Array input",
-                    i / weight.cols(),
-                    i % weight.cols(),
-                    number_text(weight.data()[i])
-                )));
-            }
-        }
-        return Ok(Some(weight));
+    let mut shape = [0u32; 2];
+    let kind = if precision == f32::ARRAY { 32 } else { 64 };
+    let values = refused(read_weight_js(options.object(), key, input, kind, MAX_MATRIX_VALUES, &mut shape))?;
+    if values.is_undefined() {
+        return Ok(None);
     }
-    let typed = read_typed_matrix(&raw, &format!("options.{key}"), false)?;
-    if typed.array_name() != precision {
-        return Err(AttentionError::type_error(format!(
-            "options.{key}.data is a {} but {input}.data is a {precision}; pass {key} in {input}'s precision (or as number[][])",
-            typed.array_name()
-        )));
-    }
-    let (rows, cols) = typed.rows_cols();
-    let values = crate::by_precision!(typed.values, values => values.into_iter().map(|x| x.to_f64()).collect());
-    Ok(Some(Matrix::new(rows, cols, values)?))
+    Matrix::new(shape[0] as usize, shape[1] as usize, typed_to_vec(&values.unchecked_into::<Float64Array>())).map(Some)
 }
 
-/// One tensor of `shape`: number[][] (2-D), number[] (1-D), or a flat Float32Array / Float64Array.
+/// One tensor of `shape` (read by `readTensor`): number[][] (2-D), number[] (1-D), or a flat
+/// Float32Array / Float64Array of its entries.
 pub fn read_tensor<F: Real>(raw: &JsValue, place: &str, shape: &[usize]) -> Result<Vec<F>> {
-    let wide: Vec<f64> = if let Some(a) = raw.dyn_ref::<Float32Array>() {
-        typed_to_vec(a).into_iter().map(f64::from).collect()
-    } else if let Some(a) = raw.dyn_ref::<Float64Array>() {
-        typed_to_vec(a)
-    } else if let [rows, cols] = shape[..] {
-        let m = read_matrix(raw, place)?;
-        if m.shape() != (rows, cols) {
-            return Err(AttentionError::range_error(format!("{place} is {} but must be {rows}×{cols}", m.shape_text())));
-        }
-        m.into_data()
-    } else {
-        read_vector(raw, place)?
-    };
-    let want: usize = shape.iter().product();
-    if wide.len() != want {
-        return Err(AttentionError::range_error(format!("{place} has {} entries; expected {want}", wide.len())));
-    }
-    if let Some(i) = wide.iter().position(|x| !x.is_finite()) {
-        return Err(AttentionError::range_error(format!("{place} entry {i} is {}; expected a finite number", number_text(wide[i]))));
-    }
-    Ok(wide.into_iter().map(F::from_f64).collect())
+    let shape: Vec<u32> = shape.iter().map(|&n| n as u32).collect();
+    let values: Float64Array = refused(read_tensor_js(raw, place, &shape, MAX_MATRIX_VALUES))?.unchecked_into();
+    Ok(typed_to_vec(&values).into_iter().map(F::from_f64).collect())
 }
 
 /// Whether `value` is a Float32Array or a Float64Array (what [`read_tensor`] reads flat).
