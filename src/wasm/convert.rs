@@ -25,8 +25,8 @@ extern "C" {
     fn refusal_is_range() -> bool;
     #[wasm_bindgen(js_name = takeRefusal)]
     fn take_refusal() -> String;
-    #[wasm_bindgen(js_name = describe)]
-    fn describe_js(value: &JsValue) -> String;
+    /// A short description of a value's kind for messages: "a string", "undefined", "NaN", "the number 3", …
+    pub fn describe(value: &JsValue) -> String;
     #[wasm_bindgen(js_name = readMatrix)]
     fn read_matrix_js(value: &JsValue, name: &str, max_elements: u32, shape: &mut [u32]) -> JsValue;
     #[wasm_bindgen(js_name = readBoolMatrix)]
@@ -83,11 +83,11 @@ extern "C" {
     #[wasm_bindgen(js_name = readThreads)]
     pub(super) fn read_threads_js(value: &JsValue, max: u32) -> JsValue;
     #[wasm_bindgen(js_name = readBatch)]
-    fn read_batch_js(value: &JsValue, name: &str, max_elements: u32) -> JsValue;
+    pub(super) fn read_batch_js(value: &JsValue, name: &str, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = writeNumberRows)]
     pub(super) fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
     #[wasm_bindgen(js_name = writeNested)]
-    fn write_nested_js(data: &[f64], shape: &[u32]) -> JsValue;
+    pub(super) fn write_nested_js(data: &[f64], shape: &[u32]) -> JsValue;
     #[wasm_bindgen(js_name = writeTraceStep)]
     fn write_trace_step(
         op: &str,
@@ -138,11 +138,6 @@ pub fn js_result<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<T, JsV
     f().map_err(to_js_error)
 }
 
-/// A short description of a value's kind for messages: "a string", "undefined", "NaN", "the number 3", …
-pub fn describe(value: &JsValue) -> String {
-    describe_js(value)
-}
-
 /// A number the way JS prints it: `Infinity`, `1e+308`, `0.5` (Rust would print `inf` and 309 digits).
 pub fn number_text(x: f64) -> String {
     String::from(js_sys::Number::from(x).to_string_with_radix(10).unwrap_or_else(|_| js_sys::JsString::from("a number")))
@@ -160,7 +155,7 @@ pub fn array_length(array: &JsValue, place: &str) -> Result<usize> {
 
 /// `values` (a Float64Array, Float32Array or Uint8Array from convert.js) copied into wasm memory;
 /// the allocation is fallible, so a matrix too large for wasm memory is a RangeError, not an abort.
-fn copy_in<T: Default + Clone>(length: u32, name: &str, shape: (u32, u32), copy: impl FnOnce(&mut [T])) -> Result<Vec<T>> {
+pub(super) fn copy_in<T: Default + Clone>(length: u32, name: &str, shape: (u32, u32), copy: impl FnOnce(&mut [T])) -> Result<Vec<T>> {
     let mut data = Vec::new();
     data.try_reserve_exact(length as usize)
         .map_err(|_| AttentionError::range_error(format!("{name} is {}×{}, too large to hold in memory", shape.0, shape.1)))?;
@@ -200,7 +195,7 @@ macro_rules! copy_in_for {
 copy_in_for!(Float64Array => f64, Float32Array => f32, Uint8Array => u8, js_sys::Uint32Array => u32);
 
 /// Copies `values` into `out`, which has `values.length()` entries.
-fn copy_exact<A: CopyIn>(values: &A, out: &mut [A::Item]) {
+pub(super) fn copy_exact<A: CopyIn>(values: &A, out: &mut [A::Item]) {
     debug_assert_eq!(values.length() as usize, out.len());
     // SAFETY: `out` is `out.len()` writable items and the view is used at once, before any allocation
     unsafe { A::view(out.as_mut_ptr(), out.len()) }.set(values.unchecked_ref());
@@ -469,35 +464,6 @@ pub fn read_vector(value: &JsValue, name: &str) -> Result<Vec<f64>> {
 /// A vector as a fresh JS `number[]`.
 pub fn write_vector(v: &[f64]) -> JsValue {
     Array::from(&Float64Array::from(v)).into()
-}
-
-/// A `number[][]` `[T, C]` or a batch `number[][][]` `[B, T, C]`, read once at the edge (by
-/// `readBatch`, each matrix as [`read_matrix`] reads it): every item may have its own shape until the
-/// core's `check_items` has checked them, so the shapes come with the values.
-#[derive(Clone)]
-pub struct Items {
-    pub values: Vec<f64>,
-    /// `(rows, cols)` of each item.
-    pub shapes: Vec<(usize, usize)>,
-    pub batched: bool,
-}
-
-/// Reads [`Items`]; an unbatched matrix is a batch of one. Items are named `name[b]` in messages.
-pub fn read_items(value: &JsValue, name: &str) -> Result<Items> {
-    let parts: Array = refused(read_batch_js(value, name, MAX_MATRIX_VALUES))?.unchecked_into();
-    let (values, shapes): (Float64Array, js_sys::Uint32Array) = (parts.get(0).unchecked_into(), parts.get(1).unchecked_into());
-    let shapes = typed_to_vec(&shapes);
-    let first = (shapes.get(1).copied().unwrap_or(0), shapes.get(2).copied().unwrap_or(0));
-    let data = copy_in(values.length(), name, first, |out| copy_exact(&values, out))?;
-    Ok(Items { values: data, shapes: shapes[1..].chunks(2).map(|s| (s[0] as usize, s[1] as usize)).collect(), batched: shapes[0] == 1 })
-}
-
-/// Row-major values as fresh nested arrays of `shape` (`[rows, cols]` is a `number[][]`).
-pub fn write_nested(data: &[f64], shape: &[usize]) -> JsValue {
-    match shape {
-        [.., cols] if shape.len() <= 2 => write_number_rows(data, (*cols).max(1) as u32),
-        _ => write_nested_js(data, &shape.iter().map(|&n| n as u32).collect::<Vec<_>>()),
-    }
 }
 
 /// A fresh plain object with the given properties (defining properties on a new object cannot

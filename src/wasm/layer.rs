@@ -7,8 +7,8 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_count, read_items, read_probability, read_rope_option, read_seed, tag_cache, write_matrix, write_object, write_trace, write_vector, Items, Options};
-use super::typed::{is_float_array, read_dtype, read_tensor, read_typed, write_in, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
+use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_count, read_probability, read_rope_option, read_seed, tag_cache, write_matrix, write_object, write_trace, write_vector, Options};
+use super::typed::{is_float_array, read_dtype, read_items, read_tensor, read_typed, write_in, Items, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, Weights};
 use crate::engine::Rope;

@@ -1,15 +1,17 @@
 //! The typed half of the boundary: arguments read as groups of one precision (`Typed<F>`, whether
 //! they came as `number[][]` or `{ data, shape }`), so each export runs one body, written once over
 //! the precision with [`by_precision!`](crate::by_precision), into the core's `Batch<F>` entry
-//! points, and results written back in the form they came in ([`write_in`]). The JS values
-//! themselves are walked and checked by [`super::convert`].
+//! points, and results written back in the form they came in ([`write_in`]); the layer's
+//! `number[][]` or `number[][][]` arrives as [`Items`] (each item's shape beside the flat values,
+//! for the core's `check_items`). The JS values themselves are walked and checked by [`super::convert`].
 
 use js_sys::{Float32Array, Float64Array, Object, Reflect, Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{
-    describe, is_typed_candidate, read_matrix, read_small_call_js, read_tensor_js, read_typed_matrix_js, read_weight_js, refused, typed_to_vec, write_nested, Options,
+    copy_exact, copy_in, read_batch_js, write_nested_js, write_number_rows,
+    describe, is_typed_candidate, read_matrix, read_small_call_js, read_tensor_js, read_typed_matrix_js, read_weight_js, refused, typed_to_vec, Options,
     MAX_MATRIX_VALUES,
 };
 use crate::engine::Batch;
@@ -301,4 +303,33 @@ pub fn write_typed(values: &TypedValues, shape: &[usize]) -> JsValue {
     let _ = Reflect::set(&object, &JsValue::from_str("data"), &data);
     let _ = Reflect::set(&object, &JsValue::from_str("shape"), &shape);
     object.into()
+}
+
+/// A `number[][]` `[T, C]` or a batch `number[][][]` `[B, T, C]`, read once at the edge (by
+/// `readBatch`, each matrix as [`read_matrix`] reads it): every item may have its own shape until the
+/// core's `check_items` has checked them, so the shapes come with the values.
+#[derive(Clone)]
+pub struct Items {
+    pub values: Vec<f64>,
+    /// `(rows, cols)` of each item.
+    pub shapes: Vec<(usize, usize)>,
+    pub batched: bool,
+}
+
+/// Reads [`Items`]; an unbatched matrix is a batch of one. Items are named `name[b]` in messages.
+pub fn read_items(value: &JsValue, name: &str) -> Result<Items> {
+    let parts: Array = refused(read_batch_js(value, name, MAX_MATRIX_VALUES))?.unchecked_into();
+    let (values, shapes): (Float64Array, js_sys::Uint32Array) = (parts.get(0).unchecked_into(), parts.get(1).unchecked_into());
+    let shapes = typed_to_vec(&shapes);
+    let first = (shapes.get(1).copied().unwrap_or(0), shapes.get(2).copied().unwrap_or(0));
+    let data = copy_in(values.length(), name, first, |out| copy_exact(&values, out))?;
+    Ok(Items { values: data, shapes: shapes[1..].chunks(2).map(|s| (s[0] as usize, s[1] as usize)).collect(), batched: shapes[0] == 1 })
+}
+
+/// Row-major values as fresh nested arrays of `shape` (`[rows, cols]` is a `number[][]`).
+pub fn write_nested(data: &[f64], shape: &[usize]) -> JsValue {
+    match shape {
+        [.., cols] if shape.len() <= 2 => write_number_rows(data, (*cols).max(1) as u32),
+        _ => write_nested_js(data, &shape.iter().map(|&n| n as u32).collect::<Vec<_>>()),
+    }
 }
