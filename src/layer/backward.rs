@@ -75,17 +75,18 @@ pub struct InputGrads {
 impl MultiHeadAttention {
     /// [`Self::backward_batch`] on f64 matrices, one `(T_q, C)` per item (each item's shape checked).
     pub fn backward(&mut self, grad_output: &[Matrix], batched: bool) -> Result<InputGrads> {
-        let c = self.embed_dim;
-        let (t_q, t_k) = match self.kept_shape() {
-            Some((forward_batched, n, t_q, t_k)) => {
-                check_gradient_shape(batched, forward_batched, grad_output.len(), n, grad_output.iter().map(Matrix::shape), t_q, c)?;
-                (t_q, t_k)
-            }
-            None => (0, 0),
-        };
+        let (c, (t_q, t_k)) = (self.embed_dim, self.check_gradient_items(&super::forward::shapes(grad_output), batched)?);
         let data: Vec<f64> = grad_output.iter().flat_map(|m| m.data().iter().copied()).collect();
         let BatchGrads { query, key, value } = self.backward_batch(Batch::new(&data, grad_output.len(), t_q, c), batched)?;
         Ok(InputGrads { query: unflatten(query, t_q, c)?, key: unflatten(key, t_k, c)?, value: unflatten(value, t_k, c)? })
+    }
+
+    /// Checks a gradient given by its items' shapes `(rows, cols)` against the last forward (nothing
+    /// when there is none: [`Self::backward_batch`] says so); returns that forward's `(T_q, T_k)`.
+    pub fn check_gradient_items(&self, shapes: &[(usize, usize)], batched: bool) -> Result<(usize, usize)> {
+        let Some((forward_batched, n, t_q, t_k)) = self.kept_shape() else { return Ok((0, 0)) };
+        check_gradient_shape(batched, forward_batched, shapes.len(), n, shapes.iter().copied(), t_q, self.embed_dim)?;
+        Ok((t_q, t_k))
     }
 
     /// `(batched, B, T_q, T_k)` of what the last forward kept, in either precision.

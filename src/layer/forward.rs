@@ -33,7 +33,7 @@ use super::kernel::{LayerKernel, Prepared};
 use super::limits::{at_item, check_cached_budget};
 use super::{LastForward, MultiHeadAttention};
 use crate::engine::{Batch, Cols, HeadShape, Hooks, Rope, Workspace};
-use crate::error::{AttentionError, Result};
+use crate::error::{shape_text, AttentionError, Result};
 use crate::mask::Mask;
 use crate::matrix::Matrix;
 use crate::multi_head::heads;
@@ -84,6 +84,11 @@ pub(super) fn item_name(name: &str, batched: bool, b: usize) -> String {
     }
 }
 
+/// The `(rows, cols)` of each matrix.
+pub(super) fn shapes(items: &[Matrix]) -> Vec<(usize, usize)> {
+    items.iter().map(Matrix::shape).collect()
+}
+
 /// Matrices one after another, flat, as a batch (`items` empty: no rows).
 fn flatten<F: Real>(items: &[Matrix<F>]) -> (Vec<F>, usize, usize) {
     let (rows, cols) = items.first().map_or((0, 0), Matrix::shape);
@@ -100,7 +105,7 @@ impl MultiHeadAttention {
     /// Runs the layer on a batch of f64 matrices (a one-item batch for unbatched input) and
     /// remembers what `backward` needs: [`Self::forward_batch`] after checking every item's shape.
     pub fn forward(&mut self, query: &[Matrix], key: &[Matrix], value: &[Matrix], options: &ForwardOptions) -> Result<ForwardOutput> {
-        let (t_q, t_k) = self.check_inputs(query, key, value, options)?;
+        let (t_q, t_k) = self.check_items(&shapes(query), &shapes(key), &shapes(value), options)?;
         let ((q, _, c), (k, ..), (v, ..)) = (flatten(query), flatten(key), flatten(value));
         let b = query.len();
         let result = self.forward_batch(Batch::new(&q, b, t_q, c), Batch::new(&k, b, t_k, c), Batch::new(&v, b, t_k, c), options)?;
@@ -310,8 +315,9 @@ impl MultiHeadAttention {
         Ok(())
     }
 
-    /// Checks a batch of matrices (every item its own shape) and returns `(T_q, T_k)`.
-    pub(super) fn check_inputs(&self, query: &[Matrix], key: &[Matrix], value: &[Matrix], options: &ForwardOptions) -> Result<(usize, usize)> {
+    /// Checks a batch of matrices given by their shapes `(rows, cols)`, every item its own (what a
+    /// `number[][]` batch may be before it is one flat [`Batch`]), and returns `(T_q, T_k)`.
+    pub fn check_items(&self, query: &[(usize, usize)], key: &[(usize, usize)], value: &[(usize, usize)], options: &ForwardOptions) -> Result<(usize, usize)> {
         let c = self.embed_dim;
         let batched = options.batched;
         if query.is_empty() {
@@ -331,28 +337,28 @@ impl MultiHeadAttention {
         }
         for (name, items) in [("query", query), ("key", key), ("value", value)] {
             let first = &items[0];
-            for (b, m) in items.iter().enumerate() {
+            for (b, &(rows, cols)) in items.iter().enumerate() {
                 let here = item_name(name, batched, b);
-                if m.rows() == 0 {
-                    return Err(AttentionError::range_error(format!("{here} is {}; expected at least one row", m.shape_text())));
+                if rows == 0 {
+                    return Err(AttentionError::range_error(format!("{here} is {}; expected at least one row", shape_text(rows, cols))));
                 }
-                if m.cols() != c {
+                if cols != c {
                     return Err(AttentionError::range_error(format!(
                         "{here} is {} but the layer's embedDim is {c}: {name} must be T×{c}",
-                        m.shape_text()
+                        shape_text(rows, cols)
                     )));
                 }
-                if m.rows() != first.rows() {
+                if rows != first.0 {
                     return Err(AttentionError::range_error(format!(
                         "{here} is {} but {name}[0] is {}: every item of a batch must have the same T",
-                        m.shape_text(),
-                        first.shape_text()
+                        shape_text(rows, cols),
+                        shape_text(first.0, first.1)
                     )));
                 }
             }
         }
-        let (t_q, t_k) = (query[0].rows(), key[0].rows());
-        self.check_rest(t_q, t_k, value[0].rows(), options)?;
+        let (t_q, t_k) = (query[0].0, key[0].0);
+        self.check_rest(t_q, t_k, value[0].0, options)?;
         Ok((t_q, t_k))
     }
 
@@ -391,12 +397,18 @@ impl MultiHeadAttention {
 
     /// [`Self::forward_cached_batch`] on f64 matrices (every item's shape checked).
     pub fn forward_cached(&mut self, x: &[Matrix], cache: &mut KvCache, options: &ForwardOptions) -> Result<ForwardOutput> {
-        check_cached(self, cache, x.len(), options)?;
-        let (t_new, _) = self.check_inputs(x, x, x, options)?;
+        let t_new = self.check_cached_items(&shapes(x), cache, options)?;
         let (data, _, c) = flatten(x);
         let t_all = cache.held() + t_new; // the keys the new rows attend over
         let result = self.forward_cached_batch(Batch::new(&data, x.len(), t_new, c), cache, options)?;
         self.matrices(result, x.len(), t_new, t_all, options)
+    }
+
+    /// Checks a cached forward's input given by its items' shapes (see [`Self::check_items`]): the
+    /// cache first, then the shapes; returns T_new.
+    pub fn check_cached_items(&self, x: &[(usize, usize)], cache: &KvCache, options: &ForwardOptions) -> Result<usize> {
+        check_cached(self, cache, x.len(), options)?;
+        Ok(self.check_items(x, x, x, options)?.0)
     }
 
     /// Decoding with a KV cache, in either precision: projects `x` (`[B, T_new, C]`, B as the

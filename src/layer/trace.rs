@@ -23,8 +23,7 @@ impl MultiHeadAttention {
     /// `backward` uses.
     pub fn trace(&self, query: &Matrix, key: &Matrix, value: &Matrix, mask: &Mask) -> Result<Trace> {
         let options = ForwardOptions { mask: mask.clone(), ..ForwardOptions::default() };
-        let one = std::slice::from_ref;
-        let (t_q, t_k) = self.check_inputs(one(query), one(key), one(value), &options)?;
+        let (t_q, t_k) = self.check_items(&[query.shape()], &[key.shape()], &[value.shape()], &options)?;
         self.check_rope_alignment(t_q, t_k)?;
         // every head's scores, scaled scores, weights and context are kept: counted like a forward with dropout and needWeights
         check_forward(self.embed_dim, self.number_of_heads, 1, t_q, t_k, true, true)?;

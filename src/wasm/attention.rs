@@ -8,7 +8,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{js_result, read_count, write_trace, Options};
-use super::typed::{read_group, read_qkv, read_typed_weight, Element, Form, OnTyped, SmallOptions, Typed};
+use super::typed::{read_group, read_qkv, read_typed_weight, Element, Form, SmallOptions};
 use crate::attention;
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
@@ -23,72 +23,43 @@ const TYPESCRIPT: &str = include_str!("types/attention.d.ts");
 const ATTENTION_KEYS: &str = "causal, mask";
 const MULTI_HEAD_KEYS: &str = "numberOfHeads, headDimensions, W_O, causal, mask";
 
-/// Scaled dot-product attention `softmax(Q·Kᵀ/√d_k)·V` (see the TypeScript declaration).
+/// Scaled dot-product attention `softmax(Q·Kᵀ/√d_k)·V` (see the TypeScript declaration): in the
+/// precision and form of its input, `[T, d_v]` or `[B, T, d_v]` back.
 #[wasm_bindgen(js_name = dotProductAttention, skip_typescript)]
 pub fn dot_product_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
         let (qkv, small) = read_qkv(&q, &k, &v, &options, &JsValue::UNDEFINED, false)?;
-        qkv.call(DotProduct { options: &options, small })
+        crate::by_precision!(qkv, [q, k, v] => {
+            let mask = match small {
+                Some(small) => causal_or_none(small.causal),
+                None => Options::read(&options, "options", ATTENTION_KEYS)?.mask()?,
+            };
+            let out = attention::dot_product_attention_batch(q.view(), k.view(), v.view(), &mask)?;
+            let mut shape = v.shape; // V's shape with Q's rows
+            let n = shape.len();
+            shape[n - 2] = q.shape[n - 2];
+            Ok(q.write(out, &shape))
+        })
     })
 }
 
-/// `dotProductAttention` in the precision and form of its input: `[T, d_v]` or `[B, T, d_v]` back.
-struct DotProduct<'a> {
-    options: &'a JsValue,
-    /// The options, when the fast path read them with Q, K and V.
-    small: Option<SmallOptions>,
-}
-
-impl OnTyped<3> for DotProduct<'_> {
-    type Out = JsValue;
-    fn call<F: Element>(self, [q, k, v]: [Typed<F>; 3]) -> Result<JsValue> {
-        let mask = match self.small {
-            Some(small) => causal_or_none(small.causal),
-            None => Options::read(self.options, "options", ATTENTION_KEYS)?.mask()?,
-        };
-        let out = attention::dot_product_attention_batch(q.view(), k.view(), v.view(), &mask)?;
-        let mut shape = v.shape; // V's shape with Q's rows
-        let n = shape.len();
-        shape[n - 2] = q.shape[n - 2];
-        Ok(q.write(out, &shape))
-    }
-}
-
-/// Multi-head self-attention, options or positional form (see the TypeScript declaration).
+/// Multi-head self-attention, options or positional form (see the TypeScript declaration), in the
+/// precision and form of its input; W_O is read in that precision.
 #[wasm_bindgen(js_name = multiHeadAttention, skip_typescript)]
-pub fn multi_head_attention(
-    q: JsValue,
-    k: JsValue,
-    v: JsValue,
-    options: JsValue,
-    head_dimensions: JsValue,
-) -> std::result::Result<JsValue, JsValue> {
+pub fn multi_head_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue, head_dimensions: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
         let (qkv, small) = read_qkv(&q, &k, &v, &options, &head_dimensions, true)?;
-        qkv.call(MultiHead { options: &options, head_dimensions: &head_dimensions, small })
+        crate::by_precision!(F in qkv, [q, k, v] => {
+            let (split, w_o, mask) = match small {
+                Some(SmallOptions { heads: (number_of_heads, head_dimensions), causal }) => {
+                    (HeadSplit { number_of_heads, head_dimensions }, None, causal_or_none(causal))
+                }
+                None => read_multi_head_parts(&options, &head_dimensions, |o| read_w_o::<F>(o, q.form))?,
+            };
+            let out = multi_head::multi_head_attention_batch(q.view(), k.view(), v.view(), split, w_o.as_ref(), &mask)?;
+            Ok(q.write(out, &q.shape))
+        })
     })
-}
-
-/// `multiHeadAttention` in the precision and form of its input; W_O is read in that precision.
-struct MultiHead<'a> {
-    options: &'a JsValue,
-    head_dimensions: &'a JsValue,
-    /// The options, when the fast path read them with Q, K and V.
-    small: Option<SmallOptions>,
-}
-
-impl OnTyped<3> for MultiHead<'_> {
-    type Out = JsValue;
-    fn call<F: Element>(self, [q, k, v]: [Typed<F>; 3]) -> Result<JsValue> {
-        let (split, w_o, mask) = match self.small {
-            Some(SmallOptions { heads: (number_of_heads, head_dimensions), causal }) => {
-                (HeadSplit { number_of_heads, head_dimensions }, None, causal_or_none(causal))
-            }
-            None => read_multi_head_parts(self.options, self.head_dimensions, |o| read_w_o::<F>(o, q.form))?,
-        };
-        let out = multi_head::multi_head_attention_batch(q.view(), k.view(), v.view(), split, w_o.as_ref(), &mask)?;
-        Ok(q.write(out, &q.shape))
-    }
 }
 
 /// Multi-head attention with every intermediate step (see the TypeScript declaration).

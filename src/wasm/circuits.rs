@@ -6,10 +6,11 @@ use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{js_result, read_index, write_object, Options};
-use super::transformer::{JsTransformer, OnModel};
-use super::typed::{write_typed, Element};
+use super::transformer::JsTransformer;
+use super::typed::write_typed;
 use crate::error::Result;
-use crate::model;
+use crate::precision::Precision;
+use crate::real::Real;
 use crate::precision::Values;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -30,29 +31,24 @@ impl JsTransformer {
     /// where l1 ≥ l2), and the random baseline (see [`crate::model::circuits`]).
     #[wasm_bindgen(js_name = compositionScores, skip_typescript)]
     pub fn composition_scores(&mut self) -> std::result::Result<JsValue, JsValue> {
-        struct Scores;
-        impl OnModel for Scores {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                circuits_apply(model.config(), "compositionScores")?;
-                let (l, h) = (model.config().num_layers, model.config().num_heads);
-                let s = model.composition_scores();
-                write_object(&[("q", nested(&s.q, l, h)), ("k", nested(&s.k, l, h)), ("v", nested(&s.v, l, h)), ("baseline", JsValue::from(s.baseline))])
-            }
-        }
-        js_result(|| self.inner.with(Scores))
+        js_result(|| crate::by_precision!(&self.inner, model => {
+            circuits_apply(model.config(), "compositionScores")?;
+            let (l, h) = (model.config().num_layers, model.config().num_heads);
+            let s = model.composition_scores();
+            write_object(&[("q", nested(&s.q, l, h)), ("k", nested(&s.k, l, h)), ("v", nested(&s.v, l, h)), ("baseline", JsValue::from(s.baseline))])
+        }))
     }
 
     /// One head's OV, QK and positional QK circuits and its copying score. TypeError for a missing or
     /// non-integer `layer` / `head`, RangeError for one the model lacks.
     #[wasm_bindgen(skip_typescript)]
     pub fn circuits(&mut self, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct Circuits(usize, usize);
-        impl OnModel for Circuits {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
+        js_result(|| {
+            let o = Options::required(&options, "options", CIRCUITS_KEYS, "{ layer, head }")?;
+            let (layer, head) = (read_index(&o.raw("layer")?, "options.layer")?, read_index(&o.raw("head")?, "options.head")?);
+            crate::by_precision!(F in &self.inner, model => {
                 circuits_apply(model.config(), "circuits")?;
-                let c = model.circuits(self.0, self.1)?;
+                let c = model.circuits(layer, head)?;
                 let (v, ctx) = (model.config().vocab_size, model.config().context_length);
                 let typed = |values: Vec<f64>, n: usize| write_typed(&F::wrap::<Values>(values.into_iter().map(F::from_f64).collect()), &[n, n]);
                 write_object(&[
@@ -61,12 +57,7 @@ impl JsTransformer {
                     ("qkPositional", c.qk_positional.map_or(JsValue::NULL, |p| typed(p, ctx))),
                     ("copyingScore", JsValue::from(c.copying_score)),
                 ])
-            }
-        }
-        js_result(|| {
-            let o = Options::required(&options, "options", CIRCUITS_KEYS, "{ layer, head }")?;
-            let (layer, head) = (read_index(&o.raw("layer")?, "options.layer")?, read_index(&o.raw("head")?, "options.head")?);
-            self.inner.with(Circuits(layer, head))
+            })
         })
     }
 }

@@ -86,6 +86,11 @@ function whatThrew(e) {
 
 // ---- reading defensively ------------------------------------------------------------------------
 
+/** `x instanceof Kind`, false when asking throws (a revoked Proxy: the reader after names it). */
+function isInstance(x, Kind) {
+  try { return x instanceof Kind; } catch (_) { return false; }
+}
+
 /** `target[key]`; a throwing getter or trap is a TypeError naming `place` (a string or a function giving it). */
 function get(target, key, place) {
   try {
@@ -138,6 +143,13 @@ function boolean(x, place) {
 function count(x, place) {
   if (typeof x !== 'number') throw typeError(`${named(place)} is ${describe(x)}; expected a positive integer`);
   if (!(x >= 1 && Number.isInteger(x) && x <= 4294967295)) throw rangeError(`${named(place)} is ${bare(x)}; expected a positive integer`);
+  return x;
+}
+
+/** An integer 0 … `max`: not a number is a TypeError, anything else wrong a RangeError. */
+function index(x, place, max = 4294967295) {
+  if (typeof x !== 'number') throw typeError(`${named(place)} is ${describe(x)}; expected an integer ≥ 0`);
+  if (!(x >= 0 && Number.isInteger(x) && x <= max)) throw rangeError(`${named(place)} is ${x}; expected an integer ≥ 0`);
   return x;
 }
 
@@ -221,25 +233,72 @@ function readTable(value, name, expected, maxElements, shape, Kind, cell) {
   return data;
 }
 
-/**
- * A plain array of equal-length arrays of finite numbers, as `fastNumberRows` reads it, or undefined
- * for anything else: the caller then reads the value carefully, with its own messages (the
- * Transformer's tokens).
- */
-export function readNumberRows(value, shape) {
-  return fastNumberRows(value, shape);
-}
-
 /** A `number[][]` as a Float64Array of its values, row by row, with `shape` = [rows, cols]. */
 export const readMatrix = guarded((value, name, maxElements, shape) =>
   fastNumberRows(value, shape) ?? readTable(value, name, 'number[][]', maxElements, shape, Float64Array, finite));
+
+/**
+ * A `number[][]` `[T, C]` or a batch `number[][][]` `[B, T, C]` (a batch when `value[0][0]` is an
+ * array), each matrix read as `readMatrix` reads it (the items named `name[b]`), every item its own
+ * shape: returns the values one item after another, with `shapes` = [batched, rows₀, cols₀, rows₁, …].
+ */
+export const readBatch = guarded((value, name, maxElements) => {
+  let batched = false;
+  if (isArray(value, name) && arrayLength(value, name) > 0) {
+    const first = get(value, 0, `${name}[0]`);
+    if (isArray(first, `${name}[0]`) && arrayLength(first, `${name}[0]`) > 0) {
+      batched = isArray(get(first, 0, `${name}[0][0]`), `${name}[0][0]`);
+    }
+  }
+  const items = batched ? arrayLength(value, name) : 1;
+  const shapes = new Uint32Array(1 + 2 * items);
+  shapes[0] = batched ? 1 : 0;
+  const parts = [];
+  let total = 0;
+  for (let b = 0; b < items; b++) {
+    const place = batched ? `${name}[${b}]` : name;
+    const item = batched ? get(value, b, place) : value;
+    const shape = shapes.subarray(1 + 2 * b, 3 + 2 * b);
+    const data = fastNumberRows(item, shape) ?? readTable(item, place, 'number[][]', maxElements, shape, Float64Array, finite);
+    parts.push(data);
+    total += data.length;
+  }
+  if (items === 1) return [parts[0], shapes];
+  let all;
+  try { all = new Float64Array(total); } catch (_) { throw rangeError(`${name} is a batch of ${items}, too large to hold in memory`); }
+  for (let b = 0, at = 0; b < items; at += parts[b].length, b++) all.set(parts[b], at);
+  return [all, shapes];
+});
+
+/**
+ * One tensor of `shape` ([rows, cols] or [n]) for setWeights and setState: number[][] (2-D), number[]
+ * (1-D), or a flat Float32Array / Float64Array of its entries, as a Float64Array of finite values.
+ */
+export const readTensor = guarded((raw, place, shape, maxElements) => {
+  let values;
+  if (isInstance(raw, Float32Array) || isInstance(raw, Float64Array)) {
+    values = new Float64Array(raw.length);
+    values.set(raw);
+  } else if (shape.length === 2) {
+    const got = [0, 0];
+    values = fastNumberRows(raw, got) ?? readTable(raw, place, 'number[][]', maxElements, got, Float64Array, finite);
+    if (got[0] !== shape[0] || got[1] !== shape[1]) throw rangeError(`${place} is ${got[0]}×${got[1]} but must be ${shape[0]}×${shape[1]}`);
+  } else {
+    values = vector(raw, place, maxElements);
+  }
+  const want = shape.reduce((n, d) => n * d, 1);
+  if (values.length !== want) throw rangeError(`${place} has ${values.length} entries; expected ${want}`);
+  const i = values.findIndex((x) => !Number.isFinite(x));
+  if (i >= 0) throw rangeError(`${place} entry ${i} is ${values[i]}; expected a finite number`);
+  return values;
+});
 
 /** A `boolean[][]` as a Uint8Array of 0/1, row by row, with `shape` = [rows, cols]. */
 export const readBoolMatrix = guarded((value, name, maxElements, shape) =>
   readTable(value, name, 'boolean[][]', maxElements, shape, Uint8Array, boolean));
 
 /** A `number[]` (a bias) as a Float64Array. */
-export const readVector = guarded((value, name, maxElements) => {
+function vector(value, name, maxElements) {
   if (!isArray(value, name)) throw typeError(`${name} is ${describe(value)}; expected an array of numbers (number[])`);
   const len = arrayLength(value, name);
   if (len === 0) throw rangeError(`${name} is empty; expected at least one number`);
@@ -250,6 +309,97 @@ export const readVector = guarded((value, name, maxElements) => {
     out[i] = finite(get(value, i, place), place);
   }
   return out;
+}
+export const readVector = guarded(vector);
+
+/** `linear`'s `b` (not undefined): a `number[]`, a Float32Array or a Float64Array of `out` values, as a Float64Array. */
+export const readBias = guarded((b, out, maxElements) => {
+  const kind = floatKind(b);
+  if (kind === 32 || kind === 64) {
+    const values = new Float64Array(floatArrayLength(b, 'b'));
+    values.set(b);
+    return values;
+  }
+  if (isArray(b, 'b')) return vector(b, 'b', maxElements);
+  throw typeError(`b is ${describe(b)}; expected number[], Float32Array or Float64Array with ${out} entries`);
+});
+
+// ---- token ids ----------------------------------------------------------------------------------
+
+/** The ids of an Int32Array, Uint32Array, Uint16Array or (with `bytes`) Uint8Array, or undefined for anything else. */
+function tokenArray(x, bytes) {
+  const ids = isInstance(x, Int32Array) || isInstance(x, Uint32Array) || isInstance(x, Uint16Array) || (bytes && isInstance(x, Uint8Array));
+  return ids ? Float64Array.from(x) : undefined;
+}
+
+/**
+ * A Transformer's `[B, T]` tokens, `number[][]` or `{ data: an integer typed array, shape: [B, T] }`, as a
+ * Float64Array of the ids (the core checks them against the model) with `shape` = [B, T].
+ */
+export const readTokens = guarded((value, shape) => {
+  const expected = 'expected number[][] [B, T] or { data: Int32Array, shape: [B, T] }';
+  const fast = fastNumberRows(value, shape); // the common case in one pass
+  if (fast !== undefined) return fast;
+  if (isArray(value, 'tokens')) {
+    const b = arrayLength(value, 'tokens');
+    const values = [];
+    let t = 0;
+    for (let i = 0; i < b; i++) {
+      const place = `tokens[${i}]`;
+      const row = get(value, i, place);
+      if (!isArray(row, place)) throw typeError(`${place} is ${describe(row)}; ${expected}`);
+      const len = arrayLength(row, place);
+      if (i === 0) t = len;
+      else if (len !== t) throw rangeError(`${place} has ${len} tokens but tokens[0] has ${t}; every sequence must have the same T`);
+      for (let j = 0; j < t; j++) {
+        const cell = `tokens[${i}][${j}]`;
+        const x = get(row, j, cell);
+        if (typeof x !== 'number') throw typeError(`${cell} is ${describe(x)}; expected an integer token`);
+        values.push(x);
+      }
+    }
+    shape[0] = b;
+    shape[1] = t;
+    return Float64Array.from(values);
+  }
+  if (value === null || typeof value !== 'object') throw typeError(`tokens is ${describe(value)}; ${expected}`);
+  const data = get(value, 'data', 'tokens.data');
+  const values = tokenArray(data, true);
+  if (values === undefined) throw typeError(`tokens.data is ${describe(data)}; expected an Int32Array (or Uint32Array, Uint16Array, Uint8Array)`);
+  const shapeValue = get(value, 'shape', 'tokens.shape');
+  if (isArray(shapeValue, 'tokens.shape') && arrayLength(shapeValue, 'tokens.shape') === 2) {
+    const [b, t] = [0, 1].map((i) => {
+      const x = get(shapeValue, i, `tokens.shape[${i}]`);
+      return typeof x === 'number' ? x : NaN;
+    });
+    if (Number.isInteger(b) && Number.isInteger(t) && b >= 0 && t >= 0 && b * t === values.length) {
+      shape[0] = b;
+      shape[1] = t;
+      return values;
+    }
+  }
+  throw rangeError(`tokens.shape is ${describe(shapeValue)}; expected [B, T] with B·T = tokens.data.length = ${values.length}`);
+});
+
+/** `generate`'s prompt: `number[]` (or an Int32Array / Uint32Array / Uint16Array) of token ids below `v`, as a Uint32Array. */
+export const readPrompt = guarded((value, v) => {
+  const expected = 'expected number[], the token ids of the prompt';
+  if (value === undefined || value === null) throw typeError(`prompt is missing; expected ${expected}`);
+  let values = tokenArray(value, false);
+  if (values === undefined) {
+    if (!isArray(value, 'prompt')) throw typeError(`prompt is ${describe(value)}; ${expected}`);
+    values = [];
+    for (let i = 0, n = arrayLength(value, 'prompt'); i < n; i++) {
+      const x = get(value, i, `prompt[${i}]`);
+      if (typeof x !== 'number') throw typeError(`prompt[${i}] is ${describe(x)}; expected an integer token id`);
+      values.push(x);
+    }
+  }
+  if (values.length === 0) throw rangeError('prompt is empty; expected at least one token');
+  values.forEach((x, i) => {
+    if (!(Number.isInteger(x) && x >= 0 && x < v)) throw rangeError(`prompt[${i}] is ${x}; expected an integer in 0 … vocabSize − 1 = ${v - 1}`);
+  });
+  return Uint32Array.from(values);
 });
 
 export const readCount = guarded((value, place) => count(value, place));
@@ -258,7 +408,8 @@ export const getProperty = guarded((target, key, place) => get(target, key, plac
 export const readArrayLength = guarded((array, place) => arrayLength(array, place));
 
 /** An optional seed: an integer number 0 … 2^53 − 1 or a bigint 0 … 2^64 − 1, as a bigint (default 0). */
-export const readSeed = guarded((value, place) => {
+export const readSeed = guarded(seed);
+function seed(value, place) {
   if (value === undefined) return 0n;
   if (typeof value === 'bigint') {
     if (value >= 0n && value <= 18446744073709551615n) return value;
@@ -267,9 +418,8 @@ export const readSeed = guarded((value, place) => {
   if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a non-negative integer or a bigint`);
   if (value >= 0 && Number.isInteger(value) && value <= 9007199254740991) return BigInt(value);
   throw rangeError(`${place} is ${bare(value)}; expected an integer from 0 to 2^53 − 1 (or a bigint up to 2^64 − 1)`);
-});
+}
 
-/** An optional probability 0 ≤ p < 1 (default 0). */
 // ---- KV caches ----------------------------------------------------------------------------------
 
 /** The key under which a cache made by `createCache()` carries its id (module-private). */
@@ -288,6 +438,7 @@ export const readCacheId = guarded((value, place) => {
   return id;
 });
 
+/** An optional probability 0 ≤ p < 1 (default 0). */
 export const readProbability = guarded((value, place) => {
   if (value === undefined) return 0;
   if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a number in [0, 1)`);
@@ -370,6 +521,18 @@ export function readSmallCall(q, k, v, options, headDimensions, multiHead, out) 
   }
 }
 
+// A row-major view of wasm memory as fresh nested arrays of `shape` (a Uint32Array: [rows, cols], or
+// more dimensions in front), in one call with no intermediate copy.
+export function writeNested(data, shape) {
+  if (shape.length <= 2) return writeNumberRows(data, Math.max(1, shape[shape.length - 1]));
+  const n = shape[0];
+  const size = data.length / n;
+  const inner = shape.subarray(1);
+  const out = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = writeNested(data.subarray(i * size, (i + 1) * size), inner);
+  return out;
+}
+
 // A row-major view of wasm memory as a fresh number[][] (one call, no intermediate copy).
 export function writeNumberRows(data, cols) {
   const rows = data.length / cols;
@@ -425,7 +588,15 @@ function similar(a, b) {
  * An options object: undefined or null give undefined ("no options"); anything else must be a
  * plain object whose string keys are all in `known` (", "-separated, as messages print them).
  */
-export const readOptions = guarded((value, name, known) => {
+export const readOptions = guarded(options);
+
+/** `options` of an object that must be there: undefined or null is a TypeError showing `expected`. */
+function requiredOptions(value, name, known, expected) {
+  if (value === undefined || value === null) throw typeError(`${name} is missing; expected ${expected}`);
+  return options(value, name, known);
+}
+
+function options(value, name, known) {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || isArray(value, name)) {
     throw typeError(`${name} is ${describe(value)}; expected an object with the keys ${known}`);
@@ -439,6 +610,113 @@ export const readOptions = guarded((value, name, known) => {
     const hint = guess === undefined ? '' : ` (did you mean ${guess}?)`;
     throw typeError(`${name}.${key} is not an option${hint}; the options are ${known}`);
   }
+  return value;
+}
+
+// ---- the options of one export, read whole: a fresh object Rust reads through typed getters ------
+
+/** `trainStep`'s options `{ learningRate, betas?, eps?, weightDecay? }` (an absent one undefined: the core has the defaults). */
+export const readAdamW = guarded((value, maxElements) => {
+  const o = requiredOptions(value, 'options', 'learningRate, betas, eps, weightDecay', '{ learningRate, betas?, eps?, weightDecay? }');
+  const at = (key) => get(o, key, () => `options.${key}`);
+  const betas = at('betas');
+  let pair = [undefined, undefined];
+  if (betas !== undefined) {
+    try { pair = vector(betas, 'options.betas', maxElements); } catch (_) { throw typeError(`options.betas is ${describe(betas)}; expected [beta1, beta2]`); }
+    if (pair.length !== 2) throw rangeError(`options.betas has ${pair.length} entries; expected [beta1, beta2]`);
+  }
+  const number = (key, optional) => {
+    const x = at(key);
+    if (typeof x === 'number' || (optional && x === undefined)) return x;
+    throw typeError(`options.${key} is ${describe(x)}; expected a number`);
+  };
+  return { beta1: pair[0], beta2: pair[1], learningRate: number('learningRate', false), eps: number('eps', true), weightDecay: number('weightDecay', true) };
+});
+
+/**
+ * `generate`'s options `{ maxNewTokens, temperature?, topK?, topP?, seed?, onToken? }`, each checked for its
+ * kind (the core checks the sampling values); `options` is the caller's object, whose seed Rust reads last.
+ */
+export const readGenerate = guarded((value) => {
+  const o = requiredOptions(value, 'options', 'maxNewTokens, temperature, topK, topP, seed, onToken', '{ maxNewTokens, temperature?, topK?, topP?, seed?, onToken? }');
+  const at = (key) => get(o, key, () => `options.${key}`);
+  const maxNewTokens = at('maxNewTokens');
+  if (maxNewTokens === undefined) throw typeError('options.maxNewTokens is missing; expected an integer ≥ 0, the tokens to generate');
+  index(maxNewTokens, 'options.maxNewTokens');
+  const temperature = at('temperature');
+  if (temperature !== undefined && typeof temperature !== 'number') {
+    throw typeError(`options.temperature is ${describe(temperature)}; expected a finite number ≥ 0 (0 is greedy)`);
+  }
+  const topK = at('topK');
+  if (topK !== undefined) {
+    if (typeof topK !== 'number') throw typeError(`options.topK is ${describe(topK)}; expected an integer ≥ 1`);
+    if (!(Number.isInteger(topK) && topK >= 1 && topK <= 4294967295)) throw rangeError(`options.topK is ${topK}; expected an integer ≥ 1`);
+  }
+  const topP = at('topP');
+  if (topP !== undefined && typeof topP !== 'number') throw typeError(`options.topP is ${describe(topP)}; expected a number in (0, 1]`);
+  const onToken = at('onToken');
+  if (onToken !== undefined && typeof onToken !== 'function') throw typeError(`options.onToken is ${describe(onToken)}; expected a function (id, index) => void`);
+  return { maxNewTokens, temperature: temperature ?? 0, topK, topP, onToken, options: o };
+});
+
+/**
+ * `new Transformer(config)`'s config, each key checked for its kind in the order the model reads them
+ * (the core checks that they fit together). An absent optional key is undefined (the core has the
+ * defaults); `mlp` is undefined (no MLP), 'gelu_new' or 'silu_gated'; `seed` a bigint; `options` the
+ * caller's object, whose dtype Rust reads last.
+ */
+export const readModelConfig = guarded((value) => {
+  const keys = 'vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype, norm, normEps, mlpWidth, mlpBias, numKVHeads, ropeBase, tiedEmbeddings';
+  const o = requiredOptions(value, 'config', keys, '{ vocabSize, contextLength, embedDim, numHeads, numLayers }');
+  const at = (key) => get(o, key, () => `config.${key}`);
+  const choice = (key, choices, expected) => {
+    const x = at(key);
+    if (x === undefined || choices.includes(x)) return x;
+    throw typeError(`config.${key} is ${describe(x)}; expected ${expected}`);
+  };
+  const flag = (key, fallback) => {
+    const x = at(key);
+    return x === undefined ? fallback : boolean(x, `config.${key}`);
+  };
+  const counted = (key, required) => {
+    const x = at(key);
+    if (x === undefined && required) throw typeError(`config.${key} is missing; expected a positive integer`);
+    return x === undefined ? undefined : count(x, `config.${key}`);
+  };
+  const positive = (key) => {
+    const x = at(key);
+    if (x === undefined || (typeof x === 'number' && Number.isFinite(x) && x > 0)) return x;
+    const message = `config.${key} is ${bare(x)}; expected a finite number > 0`;
+    throw typeof x === 'number' ? rangeError(message) : typeError(message);
+  };
+  const positions = choice('positions', ['shortformer', 'learned', 'rope', 'none'], "'shortformer', 'learned', 'rope' or 'none'");
+  const numLayers = at('numLayers');
+  if (typeof numLayers !== 'number') throw typeError(`config.numLayers is ${describe(numLayers)}; expected an integer 0 … 1024`);
+  if (!(numLayers >= 0 && Number.isInteger(numLayers) && numLayers <= 1024)) throw rangeError(`config.numLayers is ${numLayers}; expected an integer 0 … 1024`);
+  const c = { positions, numLayers };
+  for (const key of ['vocabSize', 'contextLength', 'embedDim', 'numHeads']) c[key] = counted(key, true);
+  const mlp = choice('mlp', [false, true, 'gelu_new', 'silu_gated'], "false (no MLP), true or 'gelu_new' (a GELU MLP, GPT-2's) or 'silu_gated' (a SiLU-gated MLP, Llama's)");
+  c.mlp = mlp === true ? 'gelu_new' : mlp || undefined;
+  c.layerNorm = flag('layerNorm', false);
+  c.norm = choice('norm', ['layer', 'rms'], "'layer' (LayerNorm) or 'rms' (RMSNorm)");
+  c.normEps = positive('normEps');
+  c.mlpWidth = counted('mlpWidth', false);
+  c.mlpBias = flag('mlpBias', true);
+  c.numKVHeads = counted('numKVHeads', false);
+  c.ropeBase = positive('ropeBase');
+  c.bias = flag('bias', false);
+  c.seed = seed(at('seed'), 'config.seed');
+  c.tiedEmbeddings = flag('tiedEmbeddings', false);
+  c.options = o;
+  return c;
+});
+
+/** `initThreadPool`'s `threads`: 0 for undefined (the core count), else an integer 1 … `max`. */
+export const readThreads = guarded((value, max) => {
+  if (value === undefined) return 0;
+  const place = 'initThreadPool(threads): threads';
+  if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a number of threads from 1 to ${max}, or nothing for the core count`);
+  if (!(Number.isInteger(value) && value >= 1 && value <= max)) throw rangeError(`${place} is ${value}; expected an integer from 1 to ${max}`);
   return value;
 });
 
@@ -462,7 +740,7 @@ export const optionCount = guarded((options, name, key) => {
 
 // 32 for a Float32Array, 64 for a Float64Array, 1 for another typed array or DataView, 0 for
 // anything else, -1 when asking throws (`instanceof` on a revoked Proxy does)
-export function floatKind(x) {
+function floatKind(x) {
   try { return x instanceof Float32Array ? 32 : x instanceof Float64Array ? 64 : ArrayBuffer.isView(x) ? 1 : 0; } catch (_) { return -1; }
 }
 
@@ -491,16 +769,26 @@ function floatArrayLength(data, place) {
   return real;
 }
 
-export const readFloatArrayLength = guarded((data, place) => floatArrayLength(data, place));
+
+const arrayName = (kind) => (kind === 32 ? 'Float32Array' : 'Float64Array');
+const shapeText = (shape) => `[${Array.from(shape).join(', ')}]`;
 
 /**
  * `{ data, shape }` with `shape` of rank 2 ([T, C]) or, when `batches` is true, 3 ([B, T, C]).
  * Returns `data` (checked: its real length is the shape's product, every value finite) and writes
- * `out` = [rank, precision (32 or 64), ...shape].
+ * `out` = [rank, precision (32 or 64), ...shape]. Passed beside a first matrix (`likeName` not '':
+ * its precision `likeKind` and shape `likeShape`; `group` names them all in messages), it must have
+ * that one's form and precision, and with `sameRank` its rank and batch size B. With `cols` ≠ 0 it
+ * must have `cols` columns (a layer's embedDim).
  */
-export const readTypedMatrix = guarded((value, name, batches, maxElements, out) => {
+export const readTypedMatrix = guarded(typedMatrix);
+function typedMatrix(value, name, batches, maxElements, out, cols, likeName, likeKind, likeShape, group, sameRank) {
   const expectedShape = batches ? '[T, C] or [B, T, C]' : '[T, C]';
   const expected = `number[][] or { data: Float32Array | Float64Array, shape: ${expectedShape} }`;
+  const like = likeName !== '';
+  if (like && !isTypedCandidate(value)) {
+    throw typeError(`${name} is ${describe(value)} but ${likeName} is { data: ${arrayName(likeKind)}, shape: ${shapeText(likeShape)} }; pass ${group} in the same form`);
+  }
   if (!isTypedCandidate(value)) throw typeError(`${name} is ${describe(value)}; expected ${expected}`);
   // 1. data: a Float32Array or Float64Array
   const data = get(value, 'data', `${name}.data`);
@@ -536,8 +824,47 @@ export const readTypedMatrix = guarded((value, name, batches, maxElements, out) 
       throw rangeError(`${name}.data[${i}] (${position}) is ${x}; expected a finite number`);
     }
   }
+  if (like && kind !== likeKind) {
+    throw typeError(`${name}.data is a ${arrayName(kind)} but ${likeName}.data is a ${arrayName(likeKind)}; pass ${group} in the same precision`);
+  }
+  if (like && sameRank && (rank !== likeShape.length || (rank === 3 && shape[0] !== likeShape[0]))) {
+    throw rangeError(`${name}.shape is ${shapeText(shape)} but ${likeName}.shape is ${shapeText(likeShape)}; ${group} need the same rank and batch size B`);
+  }
+  if (cols !== 0 && shape[rank - 1] !== cols) {
+    throw rangeError(`${name}.shape is ${shapeText(shape)} but the layer's embedDim is ${cols}: ${name} must be ${rank === 3 ? `[B, T, ${cols}]` : `[T, ${cols}]`}`);
+  }
   out[0] = rank;
   out[1] = kind;
   for (let i = 0; i < rank; i++) out[2 + i] = shape[i];
   return data;
+}
+
+/**
+ * `options[key]` beside a typed input called `input` of precision `kind` (32 or 64): undefined,
+ * number[][], or a [C, C] typed matrix of that precision, as a Float64Array (exact for both) with
+ * `out` = [rows, cols]. For a Float32Array input, a number[][] entry beyond f32's range is a
+ * RangeError rather than an Infinity later.
+ */
+export const readWeight = guarded((options, key, input, kind, maxElements, out) => {
+  const place = `options.${key}`;
+  const at = () => (options === undefined ? undefined : get(options, key, place));
+  let raw = at();
+  if (raw === undefined || !isTypedCandidate(raw)) {
+    raw = at(); // read again: the number[][] reader's own read
+    if (raw === undefined) return undefined;
+    const values = fastNumberRows(raw, out) ?? readTable(raw, place, 'number[][]', maxElements, out, Float64Array, finite);
+    const i = kind === 32 ? values.findIndex((x) => !Number.isFinite(Math.fround(x))) : -1;
+    if (i >= 0) {
+      throw rangeError(`${place}[${Math.floor(i / out[1])}][${i % out[1]}] is ${values[i]}, beyond the range of Float32Array (about 3.4e38); scale ${key} down or pass Float64Array input`);
+    }
+    return values;
+  }
+  const shape = new Uint32Array(5);
+  const data = typedMatrix(raw, place, false, maxElements, shape, 0, '', 0, [], '', false);
+  if (shape[1] !== kind) {
+    throw typeError(`${place}.data is a ${arrayName(shape[1])} but ${input}.data is a ${arrayName(kind)}; pass ${key} in ${input}'s precision (or as number[][])`);
+  }
+  out[0] = shape[2];
+  out[1] = shape[3];
+  return Float64Array.from(data);
 });

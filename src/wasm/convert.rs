@@ -25,10 +25,8 @@ extern "C" {
     fn refusal_is_range() -> bool;
     #[wasm_bindgen(js_name = takeRefusal)]
     fn take_refusal() -> String;
-    #[wasm_bindgen(js_name = describe)]
-    fn describe_js(value: &JsValue) -> String;
-    #[wasm_bindgen(js_name = readNumberRows)]
-    fn read_number_rows_js(value: &JsValue, shape: &mut [u32]) -> JsValue;
+    /// A short description of a value's kind for messages: "a string", "undefined", "NaN", "the number 3", …
+    pub fn describe(value: &JsValue) -> String;
     #[wasm_bindgen(js_name = readMatrix)]
     fn read_matrix_js(value: &JsValue, name: &str, max_elements: u32, shape: &mut [u32]) -> JsValue;
     #[wasm_bindgen(js_name = readBoolMatrix)]
@@ -59,18 +57,37 @@ extern "C" {
     fn option_flag(options: &JsValue, name: &str, key: &str, fallback: bool) -> JsValue;
     #[wasm_bindgen(js_name = optionCount)]
     fn option_count(options: &JsValue, name: &str, key: &str) -> JsValue;
-    #[wasm_bindgen(js_name = floatKind)]
-    pub(crate) fn float_kind(value: &JsValue) -> i32;
     #[wasm_bindgen(js_name = isTypedCandidate)]
     pub fn is_typed_candidate(value: &JsValue) -> bool;
-    #[wasm_bindgen(js_name = readFloatArrayLength)]
-    pub(super) fn read_float_array_length(data: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = readTypedMatrix)]
-    pub(super) fn read_typed_matrix_js(value: &JsValue, name: &str, batches: bool, max_elements: u32, out: &mut [u32]) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn read_typed_matrix_js(value: &JsValue, name: &str, batches: bool, max_elements: u32, out: &mut [u32], cols: u32, like_name: &str, like_kind: u32, like_shape: &[u32], group: &str, same_rank: bool) -> JsValue;
     #[wasm_bindgen(js_name = readSmallCall)]
     pub(super) fn read_small_call_js(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_dimensions: &JsValue, multi_head: bool, out: &mut [f64]) -> f64;
+    #[wasm_bindgen(js_name = readTokens)]
+    pub(super) fn read_tokens_js(value: &JsValue, shape: &mut [f64]) -> JsValue;
+    #[wasm_bindgen(js_name = readPrompt)]
+    pub(super) fn read_prompt(value: &JsValue, vocab_size: f64) -> JsValue;
+    #[wasm_bindgen(js_name = readBias)]
+    pub(super) fn read_bias_js(value: &JsValue, out: u32, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readTensor)]
+    pub(super) fn read_tensor_js(value: &JsValue, place: &str, shape: &[u32], max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readWeight)]
+    pub(super) fn read_weight_js(options: &JsValue, key: &str, input: &str, kind: u32, max_elements: u32, shape: &mut [u32]) -> JsValue;
+    #[wasm_bindgen(js_name = readModelConfig)]
+    pub(super) fn read_model_config(config: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = readGenerate)]
+    pub(super) fn read_generate_js(options: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = readAdamW)]
+    pub(super) fn read_adamw_js(options: &JsValue, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readThreads)]
+    pub(super) fn read_threads_js(value: &JsValue, max: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readBatch)]
+    pub(super) fn read_batch_js(value: &JsValue, name: &str, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = writeNumberRows)]
     pub(super) fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
+    #[wasm_bindgen(js_name = writeNested)]
+    pub(super) fn write_nested_js(data: &[f64], shape: &[u32]) -> JsValue;
     #[wasm_bindgen(js_name = writeTraceStep)]
     fn write_trace_step(
         op: &str,
@@ -121,11 +138,6 @@ pub fn js_result<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<T, JsV
     f().map_err(to_js_error)
 }
 
-/// A short description of a value's kind for messages: "a string", "undefined", "NaN", "the number 3", …
-pub fn describe(value: &JsValue) -> String {
-    describe_js(value)
-}
-
 /// A number the way JS prints it: `Infinity`, `1e+308`, `0.5` (Rust would print `inf` and 309 digits).
 pub fn number_text(x: f64) -> String {
     String::from(js_sys::Number::from(x).to_string_with_radix(10).unwrap_or_else(|_| js_sys::JsString::from("a number")))
@@ -143,7 +155,7 @@ pub fn array_length(array: &JsValue, place: &str) -> Result<usize> {
 
 /// `values` (a Float64Array, Float32Array or Uint8Array from convert.js) copied into wasm memory;
 /// the allocation is fallible, so a matrix too large for wasm memory is a RangeError, not an abort.
-fn copy_in<T: Default + Clone>(length: u32, name: &str, shape: (u32, u32), copy: impl FnOnce(&mut [T])) -> Result<Vec<T>> {
+pub(super) fn copy_in<T: Default + Clone>(length: u32, name: &str, shape: (u32, u32), copy: impl FnOnce(&mut [T])) -> Result<Vec<T>> {
     let mut data = Vec::new();
     data.try_reserve_exact(length as usize)
         .map_err(|_| AttentionError::range_error(format!("{name} is {}×{}, too large to hold in memory", shape.0, shape.1)))?;
@@ -180,10 +192,10 @@ macro_rules! copy_in_for {
         }
     )*};
 }
-copy_in_for!(Float64Array => f64, Float32Array => f32, Uint8Array => u8);
+copy_in_for!(Float64Array => f64, Float32Array => f32, Uint8Array => u8, js_sys::Uint32Array => u32);
 
 /// Copies `values` into `out`, which has `values.length()` entries.
-fn copy_exact<A: CopyIn>(values: &A, out: &mut [A::Item]) {
+pub(super) fn copy_exact<A: CopyIn>(values: &A, out: &mut [A::Item]) {
     debug_assert_eq!(values.length() as usize, out.len());
     // SAFETY: `out` is `out.len()` writable items and the view is used at once, before any allocation
     unsafe { A::view(out.as_mut_ptr(), out.len()) }.set(values.unchecked_ref());
@@ -208,17 +220,6 @@ pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
     let values: Float64Array = refused(read_matrix_js(value, name, MAX_MATRIX_VALUES, &mut shape))?.unchecked_into();
     let data = copy_in(values.length(), name, (shape[0], shape[1]), |out| copy_exact(&values, out))?;
     Matrix::new(shape[0] as usize, shape[1] as usize, data)
-}
-
-/// A plain `number[][]` of finite numbers in equal rows, as `(values, rows, cols)` row by row, or
-/// `None` for anything else (which the caller then reads carefully, with its own messages).
-pub fn read_number_rows(value: &JsValue, name: &str) -> Result<Option<(Vec<f64>, usize, usize)>> {
-    let mut shape = [0u32; 2];
-    let Some(values) = read_number_rows_js(value, &mut shape).dyn_into::<Float64Array>().ok() else {
-        return Ok(None);
-    };
-    let data = copy_in(values.length(), name, (shape[0], shape[1]), |out| copy_exact(&values, out))?;
-    Ok(Some((data, shape[0] as usize, shape[1] as usize)))
 }
 
 /// Reads a `boolean[][]` mask.
@@ -268,6 +269,38 @@ pub fn write_trace(trace: &Trace) -> Result<JsValue> {
     write_object(&[("output", write_rows(&trace.output)), ("steps", steps.into())])
 }
 
+/// An object that a reader in convert.js built from the caller's options and checked, key by key
+/// (`readModelConfig`, `readGenerate`, `readAdamW`): fresh and plain, so reading it cannot throw.
+/// Its fields are read by kind; an option the caller left out is undefined (`None`).
+pub struct Checked(JsValue);
+
+impl Checked {
+    /// What the reader returned, or the TypeError / RangeError it refused the options with.
+    pub fn read(returned: JsValue) -> Result<Self> {
+        Ok(Self(refused(returned)?))
+    }
+
+    pub fn value(&self, key: &str) -> JsValue {
+        Reflect::get(&self.0, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    pub fn number(&self, key: &str) -> Option<f64> {
+        self.value(key).as_f64()
+    }
+
+    pub fn count(&self, key: &str) -> Option<usize> {
+        self.number(key).map(|x| x as usize)
+    }
+
+    pub fn flag(&self, key: &str) -> bool {
+        self.value(key).is_truthy()
+    }
+
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.value(key).as_string()
+    }
+}
+
 /// An options object, read key by key. `undefined` and `null` mean "no options".
 pub struct Options {
     /// The object, or undefined.
@@ -290,6 +323,11 @@ impl Options {
             return Err(missing(name, expected));
         }
         Self::read(value, name, known)
+    }
+
+    /// The object (undefined when there are no options).
+    pub fn object(&self) -> &JsValue {
+        &self.object
     }
 
     /// The raw value of `key` (undefined when absent).
@@ -426,36 +464,6 @@ pub fn read_vector(value: &JsValue, name: &str) -> Result<Vec<f64>> {
 /// A vector as a fresh JS `number[]`.
 pub fn write_vector(v: &[f64]) -> JsValue {
     Array::from(&Float64Array::from(v)).into()
-}
-
-/// Reads either one `number[][]` matrix `[T, C]` or a batch `number[][][]` `[B, T, C]`
-/// (told apart by whether `value[0][0]` is an array). Returns the items and whether it was
-/// a batch; an unbatched matrix is a batch of one. Items are named `name[b]`.
-pub fn read_batch(value: &JsValue, name: &str) -> Result<(Vec<Matrix>, bool)> {
-    if is_array(value, name)? && array_length(value, name)? > 0 {
-        let first = get(value, &JsValue::from(0u32), &format!("{name}[0]"))?;
-        if is_array(&first, &format!("{name}[0]"))? && array_length(&first, &format!("{name}[0]"))? > 0 {
-            let cell = get(&first, &JsValue::from(0u32), &format!("{name}[0][0]"))?;
-            if is_array(&cell, &format!("{name}[0][0]"))? {
-                let items = (0..array_length(value, name)?)
-                    .map(|b| {
-                        let place = format!("{name}[{b}]");
-                        read_matrix(&get(value, &JsValue::from(b as u32), &place)?, &place)
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                return Ok((items, true));
-            }
-        }
-    }
-    Ok((vec![read_matrix(value, name)?], false))
-}
-
-/// Items back into a `number[][][]` batch, or the single matrix when `batched` is false.
-pub fn write_batch(items: &[Matrix], batched: bool) -> JsValue {
-    match (batched, items) {
-        (false, [only]) => write_matrix(only),
-        _ => items.iter().map(write_matrix).collect::<Array>().into(),
-    }
 }
 
 /// A fresh plain object with the given properties (defining properties on a new object cannot

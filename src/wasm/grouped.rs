@@ -6,7 +6,8 @@ use wasm_bindgen::prelude::*;
 use super::convert::{js_result, read_count, read_matrix, write_trace};
 use super::typed::{read_group, read_typed_weight};
 use super::convert::{read_rope_option, Options};
-use super::typed::{Element, Form, OnTyped, Typed};
+use super::typed::Form;
+use crate::precision::Precision;
 use crate::engine::Rope;
 use crate::error::Result;
 use crate::grouped_query::{grouped_query_attention_batch, rotary_embedding_batch};
@@ -42,62 +43,34 @@ pub fn trace_grouped_query_attention(q: JsValue, k: JsValue, v: JsValue, options
     })
 }
 
-/// Grouped-query attention (see the TypeScript declaration).
+/// Grouped-query attention (see the TypeScript declaration), in the precision and form of its input.
 #[wasm_bindgen(js_name = groupedQueryAttention, skip_typescript)]
 pub fn grouped_query_attention(q: JsValue, k: JsValue, v: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
         // the matrices first, then the options (the order multiHeadAttention reads them in)
         let qkv = read_group([&q, &k, &v], ["Q", "K", "V"], "Q, K and V", true, false)?;
         let (o, split, kv_heads, mask) = read_grouped_options(&options)?;
-        qkv.call(Grouped { options: &o, split, kv_heads, mask })
+        crate::by_precision!(F in qkv, [q, k, v] => {
+            let w_o = match q.form {
+                Form::Rows => o.matrix("W_O")?,
+                Form::Typed => read_typed_weight(&o, "W_O", "Q", F::ARRAY)?,
+            };
+            let w_o: Option<Matrix<F>> = w_o.map(|w| w.cast());
+            let out = grouped_query_attention_batch(q.view(), k.view(), v.view(), split, kv_heads, w_o.as_ref(), &mask)?;
+            Ok(q.write(out, &q.shape))
+        })
     })
 }
 
-/// `groupedQueryAttention` in the precision and form of its input.
-struct Grouped<'a> {
-    options: &'a Options,
-    split: HeadSplit,
-    kv_heads: usize,
-    mask: Mask,
-}
-
-impl OnTyped<3> for Grouped<'_> {
-    type Out = JsValue;
-    fn call<F: Element>(self, [q, k, v]: [Typed<F>; 3]) -> Result<JsValue> {
-        let w_o = match q.form {
-            Form::Rows => self.options.matrix("W_O")?,
-            Form::Typed => read_typed_weight(self.options, "W_O", "Q", F::ARRAY)?,
-        };
-        let w_o: Option<Matrix<F>> = w_o.map(|w| w.cast());
-        let out = grouped_query_attention_batch(q.view(), k.view(), v.view(), self.split, self.kv_heads, w_o.as_ref(), &self.mask)?;
-        Ok(q.write(out, &q.shape))
-    }
-}
-
-/// Rotary position embedding (see the TypeScript declaration).
+/// Rotary position embedding (see the TypeScript declaration), in the precision and form of its input.
 #[wasm_bindgen(js_name = rotaryEmbedding, skip_typescript)]
 pub fn rotary_embedding(x: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
         let x = read_group([&x], ["X"], "X", true, false)?;
         let o = required(&options, ROTARY_KEYS, "{ numberOfHeads, headDimensions }")?;
         let (split, rope, offset) = (read_split(&o)?, Rope { base: o.positive_or("base", Rope::default().base)? }, o.index_or("offset", 0)?);
-        x.call(Rotary { split, rope, offset })
+        crate::by_precision!(x, [x] => Ok(x.write(rotary_embedding_batch(x.view(), split, rope, offset)?, &x.shape)))
     })
-}
-
-/// `rotaryEmbedding` in the precision and form of its input.
-struct Rotary {
-    split: HeadSplit,
-    rope: Rope,
-    offset: usize,
-}
-
-impl OnTyped<1> for Rotary {
-    type Out = JsValue;
-    fn call<F: Element>(self, [x]: [Typed<F>; 1]) -> Result<JsValue> {
-        let out = rotary_embedding_batch(x.view(), self.split, self.rope, self.offset)?;
-        Ok(x.write(out, &x.shape))
-    }
 }
 
 /// The options of `groupedQueryAttention`: the object, the head split, the K/V heads and the mask.

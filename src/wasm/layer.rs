@@ -7,14 +7,14 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{is_missing, is_typed_candidate, js_result, read_batch, read_cache_id, read_count, read_probability, read_rope_option, read_seed, tag_cache, write_batch, write_matrix, write_object, write_trace, write_vector, Options};
-use super::typed::{read_typed_like, read_typed_matrix, write_typed, Element, OnTyped, SamePrecision, Typed, TypedMatrix, TypedValues, is_float_array, read_dtype, read_tensor};
+use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_count, read_probability, read_rope_option, read_seed, tag_cache, write_matrix, write_object, write_trace, write_vector, Options};
+use super::typed::{is_float_array, read_dtype, read_items, read_tensor, read_typed, write_in, Items, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
 use crate::error::{AttentionError, Result};
-use crate::layer::{self, Biases, ForwardOptions, LayerConfig, MultiHeadAttention, Weights};
+use crate::layer::{self, Biases, ForwardOptions, LayerConfig, Weights};
 use crate::engine::Rope;
 use crate::matrix::Matrix;
 use super::cache::{store_cache, with_cache, JsKvCache};
-use crate::precision::Dtype;
+use crate::precision::{Dtype, Precision};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/layer.d.ts");
@@ -193,29 +193,38 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(skip_typescript)]
     pub fn forward(&mut self, query: JsValue, key: JsValue, value: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| {
-            if is_typed_candidate(&query) {
-                return self.forward_typed(&query, &key, &value, &options);
-            }
-            let (query, batched) = read_batch(&query, "query")?;
-            let key_items = read_default(&key, "key", &query, batched, "query")?;
-            let value_items = read_default(&value, "value", &key_items, batched, "key")?;
+            let (inputs, shapes, batched) = read_inputs(&query, &key, &value, self.inner.embed_dim())?;
             let o = Options::read(&options, "options", FORWARD_KEYS)?;
             let options = read_forward_options(&o, batched)?;
-            let result = match read_cache(&o, &key, &value)? {
-                Some(id) => with_cache(id, |cache| self.inner.forward_cached(&query, cache, &options))?,
-                None => self.inner.forward(&query, &key_items, &value_items, &options)?,
-            };
-            let mut entries = vec![("output", write_batch(&result.output, batched))];
-            if let Some(weights) = &result.weights {
-                // per item: h heads, or one averaged matrix
-                let per_item: Vec<JsValue> = weights
-                    .iter()
-                    .map(|heads| if options.average_weights { write_matrix(&heads[0]) } else { write_batch(heads, true) })
-                    .collect();
-                let weights = if batched { per_item.into_iter().collect::<js_sys::Array>().into() } else { per_item.into_iter().next().unwrap_or(JsValue::UNDEFINED) };
-                entries.push(("weights", weights));
-            }
-            write_object(&entries)
+            let cache = read_cache(&o, &key, &value)?;
+            let h = self.inner.number_of_heads();
+            let layer = &mut self.inner;
+            crate::by_precision!(F in inputs, [q, k, v] => {
+                // number[][] items have their shapes checked here, typed matrices as they were read
+                let (result, t_k) = match cache {
+                    Some(id) => with_cache(id, |cache| {
+                        if let Some([x, ..]) = &shapes {
+                            layer.check_cached_items(x, cache, &options)?;
+                        }
+                        let t_k = cache.held() + q.view().rows;
+                        Ok((layer.forward_cached_batch(q.view(), cache, &options)?, t_k))
+                    })?,
+                    None => {
+                        if let Some([x, y, z]) = &shapes {
+                            layer.check_items(x, y, z, &options)?;
+                        }
+                        (layer.forward_batch(q.view(), k.view(), v.view(), &options)?, k.view().rows)
+                    }
+                };
+                // `[B?, T_q, C]`, and `[B?, h, T_q, T_k]` or `[B?, T_q, T_k]`
+                let (view, lead) = (q.view(), |shape: &[usize]| if batched { [&[q.view().items][..], shape].concat() } else { shape.to_vec() });
+                let mut entries = vec![("output", write_in(q.form, F::wrap(result.output), &lead(&[view.rows, view.cols])))];
+                if let Some(weights) = result.weights {
+                    let shape = if options.average_weights { lead(&[view.rows, t_k]) } else { lead(&[h, view.rows, t_k]) };
+                    entries.push(("weights", write_in(q.form, F::wrap(weights), &shape)));
+                }
+                write_object(&entries)
+            })
         })
     }
 
@@ -223,15 +232,15 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(skip_typescript)]
     pub fn trace(&self, query: JsValue, key: JsValue, value: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| {
-            let (query, batched) = read_batch(&query, "query")?;
-            if batched {
+            let query = read_items(&query, "query")?;
+            if query.batched {
                 return Err(AttentionError::range_error("query is a batch [B, T, C]; trace takes one [T, C] matrix"));
             }
-            let key = read_default(&key, "key", &query, false, "query")?;
-            let value = read_default(&value, "value", &key, false, "key")?;
+            let key = read_default(&key, "key", &query, "query")?;
+            let value = read_default(&value, "value", &key, "key")?;
             let mask = Options::read(&options, "options", TRACE_KEYS)?.mask()?;
-            let trace = self.inner.trace(&query[0], &key[0], &value[0], &mask)?;
-            write_trace(&trace)
+            let [q, k, v] = [query, key, value].map(|m| Matrix::new(m.shapes[0].0, m.shapes[0].1, m.values));
+            write_trace(&self.inner.trace(&q?, &k?, &v?, &mask)?)
         })
     }
 
@@ -239,16 +248,29 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(skip_typescript)]
     pub fn backward(&mut self, grad_output: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| {
-            if is_typed_candidate(&grad_output) {
-                return self.backward_typed(&grad_output);
-            }
-            let (grad_output, batched) = read_batch(&grad_output, "gradOutput")?;
-            let grads = self.inner.backward(&grad_output, batched)?;
-            write_object(&[
-                ("query", write_batch(&grads.query, batched)),
-                ("key", write_batch(&grads.key, batched)),
-                ("value", write_batch(&grads.value, batched)),
-            ])
+            let (grad, shapes) = if is_typed_candidate(&grad_output) {
+                let grad = read_typed(&grad_output, "gradOutput", true, self.inner.embed_dim(), None)?;
+                (SamePrecision::new([grad])?, None)
+            } else {
+                let grad = read_items(&grad_output, "gradOutput")?;
+                (f64::wrap([rows_typed(&grad)]), Some((grad.shapes, grad.batched)))
+            };
+            let layer = &mut self.inner;
+            crate::by_precision!(F in grad, [g] => {
+                let batched = g.shape.len() == 3;
+                if let Some((shapes, batched)) = &shapes {
+                    layer.check_gradient_items(shapes, *batched)?;
+                }
+                let view = g.view();
+                let layer::BatchGrads { query, key, value } = layer.backward_batch(view, batched)?;
+                // each gradient has its input's shape: [B, T, C] or [T, C], T from its length
+                let write = |values: Vec<F>| {
+                    let (b, c) = (view.items, view.cols);
+                    let rows = values.len() / (b * c);
+                    write_in(g.form, F::wrap(values), &if batched { vec![b, rows, c] } else { vec![rows, c] })
+                };
+                write_object(&[("query", write(query)), ("key", write(key)), ("value", write(value))])
+            })
         })
     }
 
@@ -272,76 +294,32 @@ impl JsMultiHeadAttention {
     }
 }
 
-/// The typed-array forms of `forward` and `backward`.
-impl JsMultiHeadAttention {
-    /// `forward` on `{ data: Float32Array | Float64Array, shape: [T, C] | [B, T, C] }`: Float64Array
-    /// runs the f64 forward (the same bits as number[][]), Float32Array the f32 one.
-    fn forward_typed(&mut self, query: &JsValue, key: &JsValue, value: &JsValue, options: &JsValue) -> Result<JsValue> {
-        let c = self.inner.embed_dim();
-        let query = read_typed_matrix(query, "query", true)?;
-        check_typed_width(&query, "query", c)?;
-        let key_typed = read_typed_default(key, "key", &query, c)?.unwrap_or_else(|| query.clone());
-        let value_typed = read_typed_default(value, "value", &key_typed, c)?.unwrap_or_else(|| key_typed.clone());
-        let o = Options::read(options, "options", FORWARD_KEYS)?;
-        let options = read_forward_options(&o, query.batch().is_some())?;
-        if let Some(id) = read_cache(&o, key, value)? {
-            let query = SamePrecision::new([query], ["query"])?;
-            return query.call(LayerForward { layer: &mut self.inner, options, cache: Some(id) });
-        }
-        let (key, value) = (key_typed, value_typed);
-        let qkv = SamePrecision::new([query, key, value], ["query", "key", "value"])?;
-        qkv.call(LayerForward { layer: &mut self.inner, options, cache: None })
-    }
+/// query, key and value of `forward` as one group: `{ data, shape }` matrices (each checked to have
+/// the layer's C columns as it is read), or `number[][]` items in f64 with their shapes, for the
+/// core's `check_items` once the options are read; and whether they are a batch.
+type Inputs = (SamePrecision<3>, Option<[Vec<(usize, usize)>; 3]>, bool);
 
-    /// `backward` on `{ data: Float32Array | Float64Array, shape }`; the gradients come back in
-    /// the same precision (Float32Array ones from the f32 backward after an f32 training forward).
-    fn backward_typed(&mut self, grad_output: &JsValue) -> Result<JsValue> {
-        let c = self.inner.embed_dim();
-        let grad = read_typed_matrix(grad_output, "gradOutput", true)?;
-        check_typed_width(&grad, "gradOutput", c)?;
-        SamePrecision::new([grad], ["gradOutput"])?.call(LayerBackward { layer: &mut self.inner })
+fn read_inputs(query: &JsValue, key: &JsValue, value: &JsValue, c: usize) -> Result<Inputs> {
+    if !is_typed_candidate(query) {
+        let query = read_items(query, "query")?;
+        let key = read_default(key, "key", &query, "query")?;
+        let value = read_default(value, "value", &key, "key")?;
+        let group = f64::wrap([&query, &key, &value].map(rows_typed));
+        return Ok((group, Some([query.shapes, key.shapes, value.shapes]), query.batched));
     }
+    let query = read_typed(query, "query", true, c, None)?;
+    let key = read_typed_default(key, "key", &query, c)?.unwrap_or_else(|| query.clone());
+    let value = read_typed_default(value, "value", &key, c)?.unwrap_or_else(|| key.clone());
+    let batched = query.batch().is_some();
+    Ok((SamePrecision::new([query, key, value])?, None, batched))
 }
 
-/// The typed `forward`, in either precision: over query, key and value, or over one input with a cache.
-struct LayerForward<'a> {
-    layer: &'a mut MultiHeadAttention,
-    options: ForwardOptions,
-    cache: Option<u32>,
-}
-
-impl OnTyped<1> for LayerForward<'_> {
-    type Out = JsValue;
-    fn call<F: Element>(self, [x]: [Typed<F>; 1]) -> Result<JsValue> {
-        let id = self.cache.ok_or_else(|| AttentionError::State("a typed forward of one input needs a cache".into()))?;
-        let view = x.view();
-        let held = with_cache(id, |cache| Ok(cache.held()))?;
-        let result = with_cache(id, |cache| self.layer.forward_cached_batch(view, cache, &self.options))?;
-        write_forward(&self.options, self.layer.number_of_heads(), (view.items, view.rows, view.cols, held + view.rows), F::wrap(result.output), result.weights.map(F::wrap))
-    }
-}
-
-impl OnTyped<3> for LayerForward<'_> {
-    type Out = JsValue;
-    fn call<F: Element>(self, [query, key, value]: [Typed<F>; 3]) -> Result<JsValue> {
-        let (q, k) = (query.view(), key.view());
-        let result = self.layer.forward_batch(q, k, value.view(), &self.options)?;
-        write_forward(&self.options, self.layer.number_of_heads(), (q.items, q.rows, q.cols, k.rows), F::wrap(result.output), result.weights.map(F::wrap))
-    }
-}
-
-/// `{ output, weights? }` of a typed forward: `[B?, T_q, C]`, and `[B?, h, T_q, T_k]` or `[B?, T_q, T_k]`.
-/// `(B, T_q, C, T_k)` are the query's items, rows and columns and the keys' rows. Not generic over the
-/// precision (the values come wrapped), so the module holds one body for f32 and f64.
-fn write_forward(options: &ForwardOptions, h: usize, (items, t_q, c, t_k): (usize, usize, usize, usize), output: TypedValues, weights: Option<TypedValues>) -> Result<JsValue> {
-    // [B, …] in front when batched
-    let lead = |shape: &[usize]| -> Vec<usize> { if options.batched { [&[items][..], shape].concat() } else { shape.to_vec() } };
-    let mut entries = vec![("output", write_typed(&output, &lead(&[t_q, c])))];
-    if let Some(weights) = weights {
-        let shape = if options.average_weights { lead(&[t_q, t_k]) } else { lead(&[h, t_q, t_k]) };
-        entries.push(("weights", write_typed(&weights, &shape)));
-    }
-    write_object(&entries)
+/// `number[][]` items as one f64 matrix of [`Form::Rows`], shaped as the first item (the core's
+/// `check_items` then checks that they all are).
+fn rows_typed(items: &Items) -> Typed<f64> {
+    let (rows, cols) = items.shapes.first().copied().unwrap_or((0, 0));
+    let shape = if items.batched { vec![items.shapes.len(), rows, cols] } else { vec![rows, cols] };
+    Typed { values: items.values.clone(), shape, form: Form::Rows }
 }
 
 /// The forward options other than the cache.
@@ -373,48 +351,13 @@ fn read_cache(o: &Options, key: &JsValue, value: &JsValue) -> Result<Option<u32>
     Ok(Some(id))
 }
 
-/// The typed `backward`, in either precision.
-struct LayerBackward<'a> {
-    layer: &'a mut MultiHeadAttention,
-}
-
-impl OnTyped<1> for LayerBackward<'_> {
-    type Out = JsValue;
-    fn call<F: Element>(self, [grad]: [Typed<F>; 1]) -> Result<JsValue> {
-        let view = grad.view();
-        let batched = grad.shape.len() == 3;
-        let layer::BatchGrads { query, key, value } = self.layer.backward_batch(view, batched)?;
-        // each gradient has its input's shape: [B, T, C] or [T, C], T from its length
-        let write = |values: Vec<F>| {
-            let (b, c) = (view.items, view.cols);
-            let rows = values.len() / (b * c);
-            write_typed(&F::wrap(values), &if batched { vec![b, rows, c] } else { vec![rows, c] })
-        };
-        write_object(&[("query", write(query)), ("key", write(key)), ("value", write(value))])
-    }
-}
-
-/// A RangeError unless the typed matrix has C = the layer's embedDim columns.
-fn check_typed_width(m: &TypedMatrix, name: &str, c: usize) -> Result<()> {
-    if m.rows_cols().1 == c {
-        return Ok(());
-    }
-    let expected = if m.batch().is_some() { format!("[B, T, {c}]") } else { format!("[T, {c}]") };
-    Err(AttentionError::range_error(format!(
-        "{name}.shape is {} but the layer's embedDim is {c}: {name} must be {expected}",
-        m.shape_text()
-    )))
-}
-
 /// A typed `key` (or `value`): `None` for `undefined`/`null` ("the same as `default`"); otherwise a
 /// typed matrix of `default`'s precision, rank and batch size with C columns.
 fn read_typed_default(value: &JsValue, name: &str, default: &TypedMatrix, c: usize) -> Result<Option<TypedMatrix>> {
     if is_missing(value) {
         return Ok(None);
     }
-    let m = read_typed_like(value, name, default, "query", "query, key and value", true)?;
-    check_typed_width(&m, name, c)?;
-    Ok(Some(m))
+    Ok(Some(read_typed(value, name, true, c, Some(Like { name: "query", first: default, group: "query, key and value", same_rank: true }))?))
 }
 
 /// `{ W_Q, …, b_O? }` as a JS object.
@@ -461,18 +404,18 @@ fn either<T>(a: Option<T>, b: Option<T>, a_name: &str, b_name: &str) -> Result<O
 }
 
 /// `key` (or `value`): `undefined`/`null` means "the same as `default`"; otherwise it must be
-/// batched exactly when the query is.
-fn read_default(value: &JsValue, name: &str, default: &[Matrix], batched: bool, default_name: &str) -> Result<Vec<Matrix>> {
+/// batched exactly when `default` is.
+fn read_default(value: &JsValue, name: &str, default: &Items, default_name: &str) -> Result<Items> {
     if is_missing(value) {
-        return Ok(default.to_vec());
+        return Ok(default.clone());
     }
-    let (items, is_batched) = read_batch(value, name)?;
-    if is_batched != batched {
+    let items = read_items(value, name)?;
+    if items.batched != default.batched {
         let rank = |b: bool| if b { "a batch [B, T, C]" } else { "one [T, C] matrix" };
         return Err(AttentionError::range_error(format!(
             "{name} is {} but {default_name} is {}: query, key and value must all be batched or all not",
-            rank(is_batched),
-            rank(batched)
+            rank(items.batched),
+            rank(default.batched)
         )));
     }
     Ok(items)

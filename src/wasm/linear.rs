@@ -4,8 +4,9 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{describe, is_typed_candidate, js_result, read_matrix, read_vector, write_matrix};
-use super::typed::{precision_mismatch, read_typed_matrix, write_typed, Element, OnTyped, SamePrecision, Typed, TypedValues};
+use super::convert::{describe, is_typed_candidate, js_result, read_bias_js, read_matrix, refused, typed_to_vec, write_matrix, MAX_MATRIX_VALUES};
+use super::typed::{read_typed, read_typed_matrix, write_typed, Like, SamePrecision};
+use crate::precision::Precision;
 use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
 use crate::linear as core;
@@ -29,53 +30,23 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
         if !is_typed_candidate(&w) {
             return Err(AttentionError::type_error(format!("W is {} but X is a typed matrix; pass X and W in the same form", describe(&w))));
         }
-        let w = read_typed_matrix(&w, "W", false)?;
-        if w.array_name() != x.array_name() {
-            return Err(precision_mismatch("W", w.array_name(), "X", x.array_name(), "X and W"));
-        }
+        let w = read_typed(&w, "W", false, 0, Some(Like { name: "X", first: &x, group: "X and W", same_rank: false }))?;
         let (w_shape, mut shape) = (w.rows_cols(), x.shape.clone());
         core::check_shapes((shape[shape.len() - 2], shape[shape.len() - 1]), w_shape)?;
         *shape.last_mut().expect("rank ≥ 2") = w_shape.1;
         let bias = read_bias(&b, w_shape.1)?;
-        let values = SamePrecision::new([x, w], ["X", "W"])?.call(Linear { w_shape, bias })?;
-        Ok(write_typed(&values, &shape))
+        crate::by_precision!(F in SamePrecision::new([x, w])?, [x, w] => {
+            Ok(write_typed(&F::wrap(core::linear(x.view(), &w.values, w_shape, bias.as_deref())?), &shape))
+        })
     })
 }
 
-/// The typed `X·W + b`, in either precision.
-struct Linear {
-    w_shape: (usize, usize),
-    bias: Option<Vec<f64>>,
-}
-
-impl OnTyped<2> for Linear {
-    type Out = TypedValues;
-    fn call<F: Element>(self, [x, w]: [Typed<F>; 2]) -> Result<TypedValues> {
-        Ok(F::wrap(core::linear(x.view(), &w.values, self.w_shape, self.bias.as_deref())?))
-    }
-}
-
-/// `b`: undefined, or the values of a `number[]`, a Float32Array or a Float64Array (the core checks
-/// that they are finite and that there are `out` of them).
+/// `b`: undefined, or the values of a `number[]`, a Float32Array or a Float64Array (read by
+/// `readBias`; the core checks that they are finite and that there are `out` of them).
 fn read_bias(b: &JsValue, out: usize) -> Result<Option<Vec<f64>>> {
     if b.is_undefined() {
         return Ok(None);
     }
-    let kind = super::convert::float_kind(b); // never throws, unlike `instanceof` on a revoked Proxy
-    if kind == 32 || kind == 64 {
-        super::typed::float_array_length(b, "b")?;
-    }
-    let values: Vec<f64> = if kind == 32 {
-        super::convert::typed_to_vec(b.unchecked_ref::<js_sys::Float32Array>()).into_iter().map(f64::from).collect()
-    } else if kind == 64 {
-        super::convert::typed_to_vec(b.unchecked_ref::<js_sys::Float64Array>())
-    } else if super::convert::is_array(b, "b")? {
-        read_vector(b, "b")?
-    } else {
-        return Err(AttentionError::type_error(format!(
-            "b is {}; expected number[], Float32Array or Float64Array with {out} entries",
-            describe(b)
-        )));
-    };
-    Ok(Some(values))
+    let values: js_sys::Float64Array = refused(read_bias_js(b, out as u32, MAX_MATRIX_VALUES))?.unchecked_into();
+    Ok(Some(typed_to_vec(&values)))
 }

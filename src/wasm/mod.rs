@@ -1,8 +1,10 @@
 //! The JavaScript boundary: the only module that knows about wasm-bindgen.
 //!
-//! [`convert`] walks and checks JS values (with `convert.js`) and turns core errors into JS errors
-//! (in one place); [`typed`] reads the matrix arguments as groups of one precision and writes
-//! results back in their form; [`memory`] and [`threads`] are the module's own exports. The other
+//! [`convert`] walks and checks JS values (with `convert.js`, which holds the readers and the words
+//! of their messages; an export whose options are read whole, as `Transformer`'s config, generate's
+//! and trainStep's options, gets a fresh checked object back and reads its fields by kind through
+//! [`convert::Checked`]) and turns core errors into JS errors (in one place); [`typed`] reads
+//! the matrix arguments as groups of one precision and writes results back in their form; [`memory`] and [`threads`] are the module's own exports. The other
 //! files hold the exports, one file per group: `attention.rs` (dotProductAttention,
 //! multiHeadAttention, traceMultiHeadAttention), `grouped.rs` (groupedQueryAttention,
 //! traceGroupedQueryAttention, rotaryEmbedding), `linear.rs`, `projected.rs`, `layer.rs`

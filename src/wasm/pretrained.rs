@@ -8,11 +8,10 @@ use js_sys::{Array, Function, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_index, read_seed, Options};
-use super::transformer::{read_token_array, JsTransformer, OnModel};
-use super::typed::{read_dtype, Element};
-use crate::error::{number_text, AttentionError, Result};
-use crate::model;
+use super::convert::{describe, get, is_array, is_missing, js_result, missing, read_generate_js, read_prompt, read_seed, refused, typed_to_vec, Checked, Options};
+use super::transformer::JsTransformer;
+use super::typed::read_dtype;
+use crate::error::{AttentionError, Result};
 use crate::precision::Precision;
 use crate::pretrained::config::PretrainedConfig;
 use crate::pretrained::json::{self, Json};
@@ -24,7 +23,6 @@ use crate::pretrained::sample::{Sampler, Sampling};
 const TYPESCRIPT: &str = include_str!("types/pretrained.d.ts");
 
 const LOAD_KEYS: &str = "config, weights, dtype";
-const GENERATE_KEYS: &str = "maxNewTokens, temperature, topK, topP, seed, onToken";
 
 /// `options.config`: a plain object, read through JSON text by the core's reader.
 fn read_config(raw: &JsValue) -> Result<Json> {
@@ -83,83 +81,13 @@ impl Bytes for JsBytes {
     }
 }
 
-/// `generate`'s prompt: `number[]` (or an Int32Array / Uint32Array / Uint16Array) of token ids below V.
-fn read_prompt(raw: &JsValue, v: usize) -> Result<Vec<u32>> {
-    let expected = "expected number[], the token ids of the prompt";
-    if is_missing(raw) {
-        return Err(missing("prompt", expected));
-    }
-    let values: Vec<f64> = if let Some(ids) = read_token_array(raw, false) {
-        ids
-    } else if is_array(raw, "prompt")? {
-        (0..array_length(raw, "prompt")?)
-            .map(|i| {
-                let x = get(raw, &JsValue::from(i as u32), &format!("prompt[{i}]"))?;
-                x.as_f64().ok_or_else(|| AttentionError::type_error(format!("prompt[{i}] is {}; expected an integer token id", describe(&x))))
-            })
-            .collect::<Result<_>>()?
-    } else {
-        return Err(AttentionError::type_error(format!("prompt is {}; {expected}", describe(raw))));
-    };
-    if values.is_empty() {
-        return Err(AttentionError::range_error("prompt is empty; expected at least one token"));
-    }
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, &x)| {
-            if x.fract() == 0.0 && x >= 0.0 && x < v as f64 {
-                Ok(x as u32)
-            } else {
-                Err(AttentionError::range_error(format!("prompt[{i}] is {}; expected an integer in 0 … vocabSize − 1 = {}", number_text(x), v - 1)))
-            }
-        })
-        .collect()
-}
-
-/// `generate`'s options (maxNewTokens required).
-struct Generate {
-    max_new: usize,
-    sampling: Sampling,
-    seed: u64,
-    on_token: Option<Function>,
-}
-
-fn read_generate(options: &JsValue) -> Result<Generate> {
-    let o = Options::required(options, "options", GENERATE_KEYS, "{ maxNewTokens, temperature?, topK?, topP?, seed?, onToken? }")?;
-    let max_new = o.raw("maxNewTokens")?;
-    if max_new.is_undefined() {
-        return Err(missing("options.maxNewTokens", "an integer ≥ 0, the tokens to generate"));
-    }
-    let max_new = read_index(&max_new, "options.maxNewTokens")?;
-    let temperature = o.raw("temperature")?;
-    let temperature = match temperature.as_f64() {
-        Some(x) => x,
-        None if temperature.is_undefined() => 0.0,
-        None => return Err(AttentionError::type_error(format!("options.temperature is {}; expected a finite number ≥ 0 (0 is greedy)", describe(&temperature)))),
-    };
-    let top_k = o.raw("topK")?;
-    let top_k = match top_k.as_f64() {
-        None if top_k.is_undefined() => None,
-        Some(x) if x >= 1.0 && x.fract() == 0.0 && x <= 4294967295.0 => Some(x as usize),
-        Some(x) => return Err(AttentionError::range_error(format!("options.topK is {}; expected an integer ≥ 1", number_text(x)))),
-        None => return Err(AttentionError::type_error(format!("options.topK is {}; expected an integer ≥ 1", describe(&top_k)))),
-    };
-    let top_p = o.raw("topP")?;
-    let top_p = match top_p.as_f64() {
-        None if top_p.is_undefined() => None,
-        Some(x) => Some(x),
-        None => return Err(AttentionError::type_error(format!("options.topP is {}; expected a number in (0, 1]", describe(&top_p)))),
-    };
-    let on_token = o.raw("onToken")?;
-    let on_token = if on_token.is_undefined() {
-        None
-    } else {
-        Some(on_token.dyn_into::<Function>().map_err(|f| AttentionError::type_error(format!("options.onToken is {}; expected a function (id, index) => void", describe(&f))))?)
-    };
-    let sampling = Sampling { temperature, top_k, top_p };
+/// `generate`'s options (maxNewTokens required): the sampling checked by the core, then the seed.
+fn read_generate(options: &JsValue) -> Result<(usize, Sampling, u64, Option<Function>)> {
+    let g = Checked::read(read_generate_js(options))?;
+    let sampling = Sampling { temperature: g.number("temperature").unwrap_or(0.0), top_k: g.count("topK"), top_p: g.number("topP") };
     sampling.check()?;
-    Ok(Generate { max_new, sampling, seed: read_seed(&o.raw("seed")?, "options.seed")?, on_token })
+    let seed = read_seed(&get(&g.value("options"), &JsValue::from_str("seed"), "options.seed")?, "options.seed")?;
+    Ok((g.count("maxNewTokens").unwrap_or(0), sampling, seed, g.value("onToken").dyn_into().ok()))
 }
 
 #[wasm_bindgen(js_class = Transformer)]
@@ -195,37 +123,29 @@ impl JsTransformer {
     /// throws, generation stops and the error is thrown. Returns the prompt and the new tokens.
     #[wasm_bindgen(skip_typescript)]
     pub fn generate(&mut self, prompt: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct Run(Vec<u32>, Generate);
-        impl OnModel for Run {
-            type Out = (Vec<u32>, Option<JsValue>);
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<Self::Out> {
-                let Run(prompt, g) = self;
-                let mut sampler = Sampler::new(g.sampling, g.seed)?;
-                let greedy = g.sampling.temperature == 0.0;
-                let mut thrown = None;
-                let result = model.generate(
-                    &prompt,
-                    g.max_new,
-                    |logits| if greedy { argmax(logits) } else { sampler.choose(logits) },
-                    |id, index| match &g.on_token {
-                        Some(f) => f.call2(&JsValue::NULL, &JsValue::from(id), &JsValue::from(index as u32)).map(|_| ()).map_err(|e| {
-                            thrown = Some(e);
-                            AttentionError::State("options.onToken threw".into())
-                        }),
-                        None => Ok(()),
-                    },
-                );
-                match (result, thrown) {
-                    (_, Some(e)) => Ok((Vec::new(), Some(e))),
-                    (r, None) => r.map(|ids| (ids, None)),
-                }
-            }
-        }
         let (ids, thrown) = js_result(|| {
             let v = crate::by_precision!(&self.inner, m => m.config().vocab_size);
-            let prompt = read_prompt(&prompt, v)?;
-            let g = read_generate(&options)?;
-            self.inner.with(Run(prompt, g))
+            let prompt = typed_to_vec(&refused(read_prompt(&prompt, v as f64))?.unchecked_into::<js_sys::Uint32Array>());
+            let (max_new, sampling, seed, on_token) = read_generate(&options)?;
+            let mut sampler = Sampler::new(sampling, seed)?;
+            let greedy = sampling.temperature == 0.0;
+            let mut thrown = None;
+            let result = crate::by_precision!(&mut self.inner, model => model.generate(
+                &prompt,
+                max_new,
+                |logits| if greedy { argmax(logits) } else { sampler.choose(logits) },
+                |id, index| match &on_token {
+                    Some(f) => f.call2(&JsValue::NULL, &JsValue::from(id), &JsValue::from(index as u32)).map(|_| ()).map_err(|e| {
+                        thrown = Some(e);
+                        AttentionError::State("options.onToken threw".into())
+                    }),
+                    None => Ok(()),
+                },
+            ));
+            match (result, thrown) {
+                (_, Some(e)) => Ok((Vec::new(), Some(e))),
+                (r, None) => r.map(|ids| (ids, None)),
+            }
         })?;
         match thrown {
             // the caller's own error, unchanged

@@ -5,7 +5,8 @@ use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
 use super::convert::{js_result, read_count, Options};
-use super::typed::{read_group, read_typed_weight, Element, Form, OnTyped, Typed};
+use super::typed::{read_group, read_typed_weight, Form};
+use crate::precision::Precision;
 use crate::error::Result;
 use crate::layer::{projected_self_attention_batch, ProjectedOptions};
 use crate::matrix::Matrix;
@@ -17,31 +18,24 @@ const TYPESCRIPT: &str = include_str!("types/projected.d.ts");
 const PROJECTED_KEYS: &str = "numberOfHeads, headDimensions, W_Q, W_K, W_V, W_O, causal, mask";
 
 /// Self-attention of X with the projections W_Q, W_K, W_V and W_O (see the TypeScript declaration).
-#[wasm_bindgen(js_name = projectedSelfAttention, skip_typescript)]
-pub fn projected_self_attention(x: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-    js_result(|| read_group([&x], ["X"], "X", true, false)?.call(Projected { options: &options }))
-}
-
 /// One body for every form of X: `number[][]` (f64, weights as number[][]), `{ data: Float64Array }`
 /// and `{ data: Float32Array }` (weights as number[][] or typed matrices of X's precision, rounded to
 /// it: what the f32 forward packs), through the layer's forward in X's precision.
-struct Projected<'a> {
-    options: &'a JsValue,
-}
-
-impl OnTyped<1> for Projected<'_> {
-    type Out = JsValue;
-    fn call<F: Element>(self, [x]: [Typed<F>; 1]) -> Result<JsValue> {
-        let o = read_options(self.options)?;
-        let split = read_split(&o)?;
-        let weight = |key| match x.form {
-            Form::Rows => required_weight(&o, key),
-            Form::Typed => required_typed_weight(&o, key, F::ARRAY).map(|w| w.cast::<F>().cast()),
-        };
-        let options = ProjectedOptions { split, w_q: weight("W_Q")?, w_k: weight("W_K")?, w_v: weight("W_V")?, w_o: weight("W_O")?, mask: o.mask()? };
-        let out = projected_self_attention_batch(x.view(), x.shape.len() == 3, options)?;
-        Ok(x.write(out, &x.shape))
-    }
+#[wasm_bindgen(js_name = projectedSelfAttention, skip_typescript)]
+pub fn projected_self_attention(x: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+    js_result(|| {
+        crate::by_precision!(F in read_group([&x], ["X"], "X", true, false)?, [x] => {
+            let o = read_options(&options)?;
+            let split = read_split(&o)?;
+            let weight = |key| match x.form {
+                Form::Rows => required_weight(&o, key),
+                Form::Typed => required_typed_weight(&o, key, F::ARRAY).map(|w| w.cast::<F>().cast()),
+            };
+            let options = ProjectedOptions { split, w_q: weight("W_Q")?, w_k: weight("W_K")?, w_v: weight("W_V")?, w_o: weight("W_O")?, mask: o.mask()? };
+            let out = projected_self_attention_batch(x.view(), x.shape.len() == 3, options)?;
+            Ok(x.write(out, &x.shape))
+        })
+    })
 }
 
 /// The options object, which must be present.

@@ -14,8 +14,8 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::{describe, js_result, number_text};
-use crate::error::{AttentionError, Result};
+use super::convert::{js_result, read_threads_js, refused};
+use crate::error::Result;
 
 /// The most threads `initThreadPool` starts.
 pub const MAX_THREADS: u32 = 64;
@@ -23,18 +23,10 @@ pub const MAX_THREADS: u32 = 64;
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/threads.d.ts");
 
-/// `threads` checked: `None` for the default (undefined), else an integer in 1..=MAX_THREADS.
+/// `threads` checked by `readThreads`: `None` for the default (undefined), else an integer in 1..=MAX_THREADS.
 fn read_threads(value: &JsValue) -> Result<Option<u32>> {
-    if value.is_undefined() {
-        return Ok(None);
-    }
-    let Some(n) = value.as_f64() else {
-        return Err(AttentionError::type_error(format!("initThreadPool(threads): threads is {}; expected a number of threads from 1 to {MAX_THREADS}, or nothing for the core count", describe(value))));
-    };
-    if n.fract() != 0.0 || !(1.0..=f64::from(MAX_THREADS)).contains(&n) {
-        return Err(AttentionError::range_error(format!("initThreadPool(threads): threads is {}; expected an integer from 1 to {MAX_THREADS}", number_text(n))));
-    }
-    Ok(Some(n as u32))
+    let n = refused(read_threads_js(value, MAX_THREADS))?.as_f64().unwrap_or(0.0) as u32;
+    Ok((n > 0).then_some(n))
 }
 
 /// `threadsInfo()`'s object.

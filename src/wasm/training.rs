@@ -6,18 +6,17 @@
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_integer, read_seed, read_vector, write_matrix, write_object, write_vector, Options};
-use super::transformer::{read_tokens, JsTransformer, OnModel};
+use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_adamw_js, read_integer, read_seed, write_matrix, write_object, write_vector, Checked, Options, MAX_MATRIX_VALUES};
+use super::transformer::{read_tokens, JsTransformer};
 use super::typed::{read_tensor, write_typed, Element};
 use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
 use crate::model::adamw::{AdamW, Moments};
 use crate::model::data::repeated_tokens;
-use crate::model::{self, Param};
+use crate::model::Param;
 use crate::precision::{Precision, Values};
 use crate::real::Real;
 
-const TRAIN_KEYS: &str = "learningRate, betas, eps, weightDecay";
 const TASK_KEYS: &str = "vocabSize, length, batch, seed";
 const STATE_KEYS: &str = "dtype, step, weights, m, v";
 const LAYERS: &str = "layers";
@@ -26,105 +25,62 @@ const LAYERS: &str = "layers";
 impl JsTransformer {
     #[wasm_bindgen(skip_typescript)]
     pub fn gradients(&mut self, tokens: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct Gradients(JsValue);
-        impl OnModel for Gradients {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let tokens = read_tokens(&self.0, model.config())?;
-                let (loss, _, grads) = model.gradients(&tokens)?;
-                let tree = write_tree(model.params(), |i| &grads[i], false)?;
-                write_object(&[("loss", JsValue::from(loss)), ("grads", tree)])
-            }
-        }
-        js_result(|| self.inner.with(Gradients(tokens)))
+        js_result(|| crate::by_precision!(&mut self.inner, model => {
+            let tokens = read_tokens(&tokens, model.config())?;
+            let (loss, _, grads) = model.gradients(&tokens)?;
+            let tree = write_tree(model.params(), |i| &grads[i], false)?;
+            write_object(&[("loss", JsValue::from(loss)), ("grads", tree)])
+        }))
     }
 
     #[wasm_bindgen(js_name = trainStep, skip_typescript)]
     pub fn train_step(&mut self, tokens: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct TrainStep(JsValue, AdamW);
-        impl OnModel for TrainStep {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let tokens = read_tokens(&self.0, model.config())?;
-                let (loss, losses) = model.train_step(&tokens, &self.1)?;
-                write_object(&[("loss", JsValue::from(loss)), ("losses", write_typed(&f64::wrap::<Values>(losses), &[tokens.batch, tokens.t - 1]))])
-            }
-        }
         js_result(|| {
             let adamw = read_adamw(&options)?;
-            self.inner.with(TrainStep(tokens, adamw))
+            crate::by_precision!(&mut self.inner, model => {
+                let tokens = read_tokens(&tokens, model.config())?;
+                let (loss, losses) = model.train_step(&tokens, &adamw)?;
+                write_object(&[("loss", JsValue::from(loss)), ("losses", write_typed(&f64::wrap::<Values>(losses), &[tokens.batch, tokens.t - 1]))])
+            })
         })
     }
 
     #[wasm_bindgen(js_name = getWeights, skip_typescript)]
     pub fn get_weights(&mut self) -> std::result::Result<JsValue, JsValue> {
-        struct Get;
-        impl OnModel for Get {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                write_tree(model.params(), |i| &model.params()[i].data, false)
-            }
-        }
-        js_result(|| self.inner.with(Get))
+        js_result(|| crate::by_precision!(&self.inner, model => write_tree(model.params(), |i| &model.params()[i].data, false)))
     }
 
     #[wasm_bindgen(js_name = setWeights, skip_typescript)]
     pub fn set_weights(&mut self, weights: JsValue) -> std::result::Result<(), JsValue> {
-        struct Set(JsValue);
-        impl OnModel for Set {
-            type Out = ();
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<()> {
-                let updates = read_tree(&self.0, "weights", model.params(), false)?;
-                model.set_params(updates, None)
-            }
-        }
         js_result(|| {
             if is_missing(&weights) {
                 return Err(missing("weights", "an object with some of the keys of getWeights()"));
             }
-            self.inner.with(Set(weights))
+            crate::by_precision!(&mut self.inner, model => {
+                let updates = read_tree(&weights, "weights", model.params(), false)?;
+                model.set_params(updates, None)
+            })
         })
     }
 
     #[wasm_bindgen(js_name = getState, skip_typescript)]
     pub fn get_state(&mut self) -> std::result::Result<JsValue, JsValue> {
-        struct GetState(&'static str);
-        impl OnModel for GetState {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let params = model.params();
-                let moments = model.moments().full(params);
-                write_object(&[
-                    ("dtype", JsValue::from_str(self.0)),
-                    ("step", JsValue::from(moments.step as f64)),
-                    ("weights", write_tree(params, |i| &params[i].data, true)?),
-                    ("m", write_tree(params, |i| &moments.m[i], true)?),
-                    ("v", write_tree(params, |i| &moments.v[i], true)?),
-                ])
-            }
-        }
         let dtype = self.inner.dtype();
-        js_result(|| self.inner.with(GetState(dtype)))
+        js_result(|| crate::by_precision!(&self.inner, model => {
+            let params = model.params();
+            let moments = model.moments().full(params);
+            write_object(&[
+                ("dtype", JsValue::from_str(dtype)),
+                ("step", JsValue::from(moments.step as f64)),
+                ("weights", write_tree(params, |i| &params[i].data, true)?),
+                ("m", write_tree(params, |i| &moments.m[i], true)?),
+                ("v", write_tree(params, |i| &moments.v[i], true)?),
+            ])
+        }))
     }
 
     #[wasm_bindgen(js_name = setState, skip_typescript)]
     pub fn set_state(&mut self, state: JsValue) -> std::result::Result<(), JsValue> {
-        struct SetState(Options);
-        impl OnModel for SetState {
-            type Out = ();
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<()> {
-                let o = self.0;
-                let step = read_integer(&o.raw("step")?, "state.step", 9007199254740991.0)? as u64;
-                let params = model.params();
-                let full = |key: &str| -> Result<Vec<Vec<F>>> {
-                    let updates = read_tree(&o.raw(key)?, &format!("state.{key}"), params, true)?;
-                    Ok(updates.into_iter().map(|(_, _, v)| v).collect())
-                };
-                let weights = read_tree(&o.raw("weights")?, "state.weights", params, true)?;
-                let moments = Moments { m: full("m")?, v: full("v")?, step };
-                model.set_params(weights, Some(moments))
-            }
-        }
         js_result(|| {
             let o = Options::required(&state, "state", STATE_KEYS, "what getState() returned")?;
             let dtype = o.raw("dtype")?;
@@ -136,39 +92,28 @@ impl JsTransformer {
                     model.dtype()
                 )));
             }
-            model.with(SetState(o))
+            crate::by_precision!(F in model, model => {
+                let step = read_integer(&o.raw("step")?, "state.step", 9007199254740991.0)? as u64;
+                let params = model.params();
+                let full = |key: &str| -> Result<Vec<Vec<F>>> {
+                    let updates = read_tree(&o.raw(key)?, &format!("state.{key}"), params, true)?;
+                    Ok(updates.into_iter().map(|(_, _, v)| v).collect())
+                };
+                let weights = read_tree(&o.raw("weights")?, "state.weights", params, true)?;
+                let moments = Moments { m: full("m")?, v: full("v")?, step };
+                model.set_params(weights, Some(moments))
+            })
         })
     }
 }
 
-/// `trainStep`'s options.
+/// `trainStep`'s options, the defaults the core's.
 fn read_adamw(options: &JsValue) -> Result<AdamW> {
-    let o = Options::required(options, "options", TRAIN_KEYS, "{ learningRate, betas?, eps?, weightDecay? }")?;
-    let number = |key: &str, default: Option<f64>| -> Result<f64> {
-        let raw = o.raw(key)?;
-        match (raw.as_f64(), default) {
-            (Some(x), _) => Ok(x),
-            (None, Some(d)) if raw.is_undefined() => Ok(d),
-            _ => Err(AttentionError::type_error(format!("options.{key} is {}; expected a number", describe(&raw)))),
-        }
-    };
-    let defaults = AdamW::new(0.0);
-    let betas = o.raw("betas")?;
-    let betas = if betas.is_undefined() {
-        defaults.betas
-    } else {
-        let pair = read_vector(&betas, "options.betas").map_err(|_| AttentionError::type_error(format!("options.betas is {}; expected [beta1, beta2]", describe(&betas))))?;
-        match pair[..] {
-            [b1, b2] => (b1, b2),
-            _ => return Err(AttentionError::range_error(format!("options.betas has {} entries; expected [beta1, beta2]", pair.len()))),
-        }
-    };
-    let adamw = AdamW {
-        learning_rate: number("learningRate", None)?,
-        betas,
-        eps: number("eps", Some(defaults.eps))?,
-        weight_decay: number("weightDecay", Some(defaults.weight_decay))?,
-    };
+    let o = Checked::read(read_adamw_js(options, MAX_MATRIX_VALUES))?;
+    let d = AdamW::new(0.0);
+    let betas = o.number("beta1").zip(o.number("beta2")).unwrap_or(d.betas);
+    let number = |key, default| o.number(key).unwrap_or(default);
+    let adamw = AdamW { learning_rate: number("learningRate", 0.0), betas, eps: number("eps", d.eps), weight_decay: number("weightDecay", d.weight_decay) };
     adamw.check()?;
     Ok(adamw)
 }

@@ -9,8 +9,8 @@ use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, read_count, read_number_rows, read_seed, write_object, Options};
-use super::typed::{read_dtype, write_typed, Element};
+use super::convert::{array_length, describe, get, is_array, js_result, read_model_config, read_tokens_js, refused, typed_to_vec, write_object, Checked, Options};
+use super::typed::{read_dtype, write_typed};
 use crate::error::{number_text, AttentionError, Result};
 use crate::model::{self, MlpKind, ModelConfig, NormKind, Positions, Tokens};
 use crate::precision::{ByPrecision, Family, Precision, Values};
@@ -19,11 +19,10 @@ use crate::real::Real;
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/transformer.d.ts");
 
-const CONFIG_KEYS: &str =
-    "vocabSize, contextLength, embedDim, numHeads, numLayers, positions, mlp, layerNorm, bias, seed, dtype, norm, normEps, mlpWidth, mlpBias, numKVHeads, ropeBase, tiedEmbeddings";
 const FORWARD_KEYS: &str = "needWeights, needHidden, headMask, pathMask";
 
-/// The model in its dtype, dispatched by [`by_precision!`](crate::by_precision) (in [`Model::with`] and the getters).
+/// The model in its dtype; each method's body is written once over it with
+/// [`by_precision!`](crate::by_precision).
 pub(super) type Model = ByPrecision<ModelIn>;
 
 /// [`model::Transformer`] as a [`Family`].
@@ -31,18 +30,6 @@ pub(super) struct ModelIn;
 
 impl Family for ModelIn {
     type Of<F: Real> = model::Transformer<F>;
-}
-
-/// A body written once over the dtype.
-pub(super) trait OnModel {
-    type Out;
-    fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<Self::Out>;
-}
-
-impl Model {
-    pub(super) fn with<M: OnModel>(&mut self, body: M) -> Result<M::Out> {
-        crate::by_precision!(self, m => body.call(m))
-    }
 }
 
 /// A small transformer (attention-only by default) that trains in the package with AdamW: embed,
@@ -62,60 +49,28 @@ impl JsTransformer {
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "TransformerConfig")] config: JsValue) -> std::result::Result<JsTransformer, JsValue> {
         js_result(|| {
-            let o = Options::required(&config, "config", CONFIG_KEYS, "{ vocabSize, contextLength, embedDim, numHeads, numLayers }")?;
-            let positions = match o.raw("positions")? {
-                p if p.is_undefined() => Positions::Shortformer,
-                p => p.as_string().and_then(|s| Positions::parse(&s)).ok_or_else(|| {
-                    AttentionError::type_error(format!("config.positions is {}; expected 'shortformer', 'learned', 'rope' or 'none'", describe(&p)))
-                })?,
-            };
-            let layers = o.raw("numLayers")?;
-            let num_layers = match layers.as_f64() {
-                Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 1024.0 => x as usize,
-                Some(x) => return Err(AttentionError::range_error(format!("config.numLayers is {}; expected an integer 0 … 1024", number_text(x)))),
-                None => return Err(AttentionError::type_error(format!("config.numLayers is {}; expected an integer 0 … 1024", describe(&layers)))),
-            };
-            let (vocab_size, context_length, embed_dim, num_heads) = (o.count("vocabSize")?, o.count("contextLength")?, o.count("embedDim")?, o.count("numHeads")?);
-            let defaults = ModelConfig::new(vocab_size, context_length, embed_dim, num_heads, num_layers);
-            let (mlp, mlp_kind) = read_mlp(&o.raw("mlp")?)?;
-            let layer_norm = o.flag("layerNorm")?;
-            let norm = match o.raw("norm")? {
-                n if n.is_undefined() => NormKind::Layer,
-                n => match n.as_string().as_deref() {
-                    Some("layer") => NormKind::Layer,
-                    Some("rms") => NormKind::Rms,
-                    _ => return Err(AttentionError::type_error(format!("config.norm is {}; expected 'layer' (LayerNorm) or 'rms' (RMSNorm)", describe(&n)))),
-                },
-            };
-            let norm_eps = o.positive_or("normEps", defaults.norm_eps)?;
-            let mlp_width = match o.raw("mlpWidth")? {
-                w if w.is_undefined() => defaults.mlp_width,
-                w => read_count(&w, "config.mlpWidth")?,
-            };
-            let mlp_bias = o.flag_or("mlpBias", true)?;
-            let kv_heads = match o.raw("numKVHeads")? {
-                k if k.is_undefined() => num_heads,
-                k => read_count(&k, "config.numKVHeads")?,
-            };
-            let rope_base = o.positive_or("ropeBase", defaults.rope_base)?;
+            let c = Checked::read(read_model_config(&config))?;
+            let count = |key| c.count(key).unwrap_or(0);
+            let defaults = ModelConfig::new(count("vocabSize"), count("contextLength"), count("embedDim"), count("numHeads"), count("numLayers"));
+            let mlp = c.text("mlp");
             let config = ModelConfig {
-                positions,
-                mlp,
-                layer_norm,
-                bias: o.flag("bias")?,
-                seed: read_seed(&o.raw("seed")?, "config.seed")?,
-                norm,
-                norm_eps,
-                mlp_kind,
-                mlp_width,
-                mlp_bias,
-                kv_heads,
-                rope_base,
-                tied: o.flag("tiedEmbeddings")?,
+                positions: c.text("positions").and_then(|p| Positions::parse(&p)).unwrap_or(Positions::Shortformer),
+                mlp: mlp.is_some(),
+                mlp_kind: if mlp.as_deref() == Some("silu_gated") { MlpKind::Gated } else { MlpKind::Gelu },
+                layer_norm: c.flag("layerNorm"),
+                norm: if c.text("norm").as_deref() == Some("rms") { NormKind::Rms } else { NormKind::Layer },
+                norm_eps: c.number("normEps").unwrap_or(defaults.norm_eps),
+                mlp_width: c.count("mlpWidth").unwrap_or(defaults.mlp_width),
+                mlp_bias: c.flag("mlpBias"),
+                kv_heads: c.count("numKVHeads").unwrap_or(defaults.num_heads),
+                rope_base: c.number("ropeBase").unwrap_or(defaults.rope_base),
+                bias: c.flag("bias"),
+                seed: u64::try_from(c.value("seed")).unwrap_or_default(),
+                tied: c.flag("tiedEmbeddings"),
                 ..defaults
             };
             check_parts(&config)?;
-            let dtype = read_dtype(&o.raw("dtype")?, "config.dtype")?.unwrap_or(f32::wrap(()));
+            let dtype = read_dtype(&get(&c.value("options"), &JsValue::from_str("dtype"), "config.dtype")?, "config.dtype")?.unwrap_or(f32::wrap(()));
             let inner = crate::by_precision!(F in dtype, () => F::wrap(model::Transformer::<F>::new(config)?));
             Ok(Self { inner, model_type: None })
         })
@@ -176,64 +131,53 @@ impl JsTransformer {
 
     #[wasm_bindgen(skip_typescript)]
     pub fn forward(&mut self, tokens: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct Forward(JsValue, JsValue);
-        impl OnModel for Forward {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let tokens = read_tokens(&self.0, model.config())?;
-                let o = Options::read(&self.1, "options", FORWARD_KEYS)?;
-                let need_weights = o.flag("needWeights")?;
-                let need_hidden = o.flag("needHidden")?;
-                let head_mask = read_head_mask(&o.raw("headMask")?, model.config())?;
-                let cuts = super::paths::read_path_mask(&o.raw("pathMask")?, model.config())?;
-                let (b, t, v, h, c) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads, model.config().embed_dim);
-                let out = model.forward_all(&tokens, need_weights, need_hidden, head_mask.as_deref(), &cuts)?;
-                let mut entries = vec![
-                    ("logits", write_typed(&F::wrap::<Values>(out.logits), &[b, t, v])),
-                    ("loss", JsValue::from(out.loss)),
-                    ("losses", write_typed(&f64::wrap::<Values>(out.losses), &[b, t - 1])),
-                ];
-                if let Some(weights) = out.weights {
-                    let all: Array = weights.into_iter().map(|w| write_typed(&F::wrap::<Values>(w), &[b, h, t, t])).collect();
-                    entries.push(("weights", all.into()));
-                }
-                if let Some(hidden) = out.hidden {
-                    let all: Array = hidden.into_iter().map(|x| write_typed(&F::wrap::<Values>(x), &[b, t, c])).collect();
-                    entries.push(("hidden", all.into()));
-                }
-                write_object(&entries)
+        js_result(|| crate::by_precision!(F in &mut self.inner, model => {
+            let tokens = read_tokens(&tokens, model.config())?;
+            let o = Options::read(&options, "options", FORWARD_KEYS)?;
+            let need_weights = o.flag("needWeights")?;
+            let need_hidden = o.flag("needHidden")?;
+            let head_mask = read_head_mask(&o.raw("headMask")?, model.config())?;
+            let cuts = super::paths::read_path_mask(&o.raw("pathMask")?, model.config())?;
+            let (b, t, v, h, c) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads, model.config().embed_dim);
+            let out = model.forward_all(&tokens, need_weights, need_hidden, head_mask.as_deref(), &cuts)?;
+            let mut entries = vec![
+                ("logits", write_typed(&F::wrap::<Values>(out.logits), &[b, t, v])),
+                ("loss", JsValue::from(out.loss)),
+                ("losses", write_typed(&f64::wrap::<Values>(out.losses), &[b, t - 1])),
+            ];
+            if let Some(weights) = out.weights {
+                let all: Array = weights.into_iter().map(|w| write_typed(&F::wrap::<Values>(w), &[b, h, t, t])).collect();
+                entries.push(("weights", all.into()));
             }
-        }
-        js_result(|| self.inner.with(Forward(tokens, options)))
+            if let Some(hidden) = out.hidden {
+                let all: Array = hidden.into_iter().map(|x| write_typed(&F::wrap::<Values>(x), &[b, t, c])).collect();
+                entries.push(("hidden", all.into()));
+            }
+            write_object(&entries)
+        }))
     }
 
     #[wasm_bindgen(js_name = headScores, skip_typescript)]
     pub fn head_scores(&mut self, tokens: JsValue) -> std::result::Result<JsValue, JsValue> {
-        struct Scores(JsValue);
-        impl OnModel for Scores {
-            type Out = JsValue;
-            fn call<F: Element>(self, model: &mut model::Transformer<F>) -> Result<JsValue> {
-                let tokens = read_tokens(&self.0, model.config())?;
-                let layers = model.head_scores(&tokens)?;
-                let mut out = Vec::with_capacity(layers.len());
-                for heads in layers {
-                    let mut row = Vec::with_capacity(heads.len());
-                    for s in heads {
-                        row.push(write_object(&[
-                            ("previousToken", JsValue::from(s.previous_token)),
-                            ("induction", JsValue::from(s.induction)),
-                            ("firstToken", JsValue::from(s.first_token)),
-                            ("self", JsValue::from(s.self_)),
-                        ])?);
-                    }
-                    out.push(JsValue::from(row.into_iter().collect::<Array>()));
+        js_result(|| crate::by_precision!(&mut self.inner, model => {
+            let tokens = read_tokens(&tokens, model.config())?;
+            let layers = model.head_scores(&tokens)?;
+            let mut out = Vec::with_capacity(layers.len());
+            for heads in layers {
+                let mut row = Vec::with_capacity(heads.len());
+                for s in heads {
+                    row.push(write_object(&[
+                        ("previousToken", JsValue::from(s.previous_token)),
+                        ("induction", JsValue::from(s.induction)),
+                        ("firstToken", JsValue::from(s.first_token)),
+                        ("self", JsValue::from(s.self_)),
+                    ])?);
                 }
-                Ok(out.into_iter().collect::<Array>().into())
+                out.push(JsValue::from(row.into_iter().collect::<Array>()));
             }
-        }
-        js_result(|| self.inner.with(Scores(tokens)))
+            Ok(out.into_iter().collect::<Array>().into())
+        }))
     }
-
 }
 
 /// The `config` getter of a loaded model: the toy config's keys, then the checkpoint's parts.
@@ -269,25 +213,6 @@ fn norm_name(norm: NormKind) -> &'static str {
     }
 }
 
-/// `config.mlp`: `false` (none, the default), `true` or `'gelu_new'` (GPT-2's GELU MLP), `'silu_gated'`
-/// (Llama's SiLU-gated MLP).
-fn read_mlp(raw: &JsValue) -> Result<(bool, MlpKind)> {
-    if raw.is_undefined() {
-        return Ok((false, MlpKind::Gelu));
-    }
-    if let Some(on) = raw.as_bool() {
-        return Ok((on, MlpKind::Gelu));
-    }
-    match raw.as_string().as_deref() {
-        Some("gelu_new") => Ok((true, MlpKind::Gelu)),
-        Some("silu_gated") => Ok((true, MlpKind::Gated)),
-        _ => Err(AttentionError::type_error(format!(
-            "config.mlp is {}; expected false (no MLP), true or 'gelu_new' (a GELU MLP, GPT-2's) or 'silu_gated' (a SiLU-gated MLP, Llama's)",
-            describe(raw)
-        ))),
-    }
-}
-
 /// A RangeError for an option of a part the config leaves out, set to other than its default: the
 /// norm's options without `layerNorm`, the MLP's without `mlp`, `ropeBase` without `positions: 'rope'`
 /// (a value the model would silently ignore).
@@ -314,74 +239,12 @@ fn check_parts(c: &ModelConfig) -> Result<()> {
     Ok(())
 }
 
-/// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }`.
+/// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }` (read by
+/// `readTokens`), checked against the model by the core.
 pub(super) fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
-    let expected = "expected number[][] [B, T] or { data: Int32Array, shape: [B, T] }";
-    // the common case in one pass; anything else is read entry by entry below, for its message
-    if let Some((values, b, t)) = read_number_rows(value, "tokens")? {
-        return Tokens::check(&values, b, t, config);
-    }
-    if is_array(value, "tokens")? {
-        let b = array_length(value, "tokens")?;
-        let mut values = Vec::new();
-        let mut t = 0;
-        for i in 0..b {
-            let place = format!("tokens[{i}]");
-            let row = get(value, &JsValue::from(i as u32), &place)?;
-            if !is_array(&row, &place)? {
-                return Err(AttentionError::type_error(format!("{place} is {}; {expected}", describe(&row))));
-            }
-            let len = array_length(&row, &place)?;
-            if i == 0 {
-                t = len;
-            } else if len != t {
-                return Err(AttentionError::range_error(format!("{place} has {len} tokens but tokens[0] has {t}; every sequence must have the same T")));
-            }
-            for j in 0..t {
-                let cell = format!("tokens[{i}][{j}]");
-                let x = get(&row, &JsValue::from(j as u32), &cell)?;
-                values.push(x.as_f64().ok_or_else(|| AttentionError::type_error(format!("{cell} is {}; expected an integer token", describe(&x))))?);
-            }
-        }
-        return Tokens::check(&values, b, t, config);
-    }
-    if !value.is_object() {
-        return Err(AttentionError::type_error(format!("tokens is {}; {expected}", describe(value))));
-    }
-    let data = get(value, &JsValue::from_str("data"), "tokens.data")?;
-    let Some(values) = read_token_array(&data, true) else {
-        return Err(AttentionError::type_error(format!("tokens.data is {}; expected an Int32Array (or Uint32Array, Uint16Array, Uint8Array)", describe(&data))));
-    };
-    let shape = get(value, &JsValue::from_str("shape"), "tokens.shape")?;
-    let dims: Option<Vec<f64>> = if is_array(&shape, "tokens.shape")? && array_length(&shape, "tokens.shape")? == 2 {
-        Some((0..2u32).map(|i| get(&shape, &JsValue::from(i), &format!("tokens.shape[{i}]")).map(|x| x.as_f64().unwrap_or(f64::NAN))).collect::<Result<_>>()?)
-    } else {
-        None
-    };
-    match dims.as_deref() {
-        Some(&[b, t]) if b.fract() == 0.0 && t.fract() == 0.0 && b >= 0.0 && t >= 0.0 && b * t == values.len() as f64 => {
-            Tokens::check(&values, b as usize, t as usize, config)
-        }
-        _ => Err(AttentionError::range_error(format!(
-            "tokens.shape is {}; expected [B, T] with B·T = tokens.data.length = {}",
-            describe(&shape),
-            values.len()
-        ))),
-    }
-}
-
-/// The token ids of an Int32Array, Uint32Array, Uint16Array or (with `bytes`) Uint8Array, as
-/// numbers (checked by the caller); `None` for any other value.
-pub(super) fn read_token_array(value: &JsValue, bytes: bool) -> Option<Vec<f64>> {
-    if let Some(a) = value.dyn_ref::<js_sys::Int32Array>() {
-        Some(a.to_vec().into_iter().map(f64::from).collect())
-    } else if let Some(a) = value.dyn_ref::<js_sys::Uint32Array>() {
-        Some(a.to_vec().into_iter().map(f64::from).collect())
-    } else if let Some(a) = value.dyn_ref::<js_sys::Uint16Array>() {
-        Some(a.to_vec().into_iter().map(f64::from).collect())
-    } else {
-        value.dyn_ref::<js_sys::Uint8Array>().filter(|_| bytes).map(|a| a.to_vec().into_iter().map(f64::from).collect())
-    }
+    let mut shape = [0.0; 2];
+    let ids: js_sys::Float64Array = refused(read_tokens_js(value, &mut shape))?.unchecked_into();
+    Tokens::check(&typed_to_vec(&ids), shape[0] as usize, shape[1] as usize, config)
 }
 
 /// `options.headMask`: `numLayers` rows of `numHeads` booleans (the counts checked before anything is read).

@@ -1,14 +1,17 @@
 //! The typed half of the boundary: arguments read as groups of one precision (`Typed<F>`, whether
-//! they came as `number[][]` or `{ data, shape }`), so each export runs one generic body
-//! ([`OnTyped`]) into the core's `Batch<F>` entry points, and results written back in the form they
-//! came in. The JS values themselves are walked and checked by [`super::convert`].
+//! they came as `number[][]` or `{ data, shape }`), so each export runs one body, written once over
+//! the precision with [`by_precision!`](crate::by_precision), into the core's `Batch<F>` entry
+//! points, and results written back in the form they came in ([`write_in`]); the layer's
+//! `number[][]` or `number[][][]` arrives as [`Items`] (each item's shape beside the flat values,
+//! for the core's `check_items`). The JS values themselves are walked and checked by [`super::convert`].
 
 use js_sys::{Float32Array, Float64Array, Object, Reflect, Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{
-    describe, is_typed_candidate, number_text, read_float_array_length, read_matrix, read_small_call_js, read_typed_matrix_js, read_vector, refused, typed_to_vec, write_number_rows, Options,
+    copy_exact, copy_in, read_batch_js, write_nested_js, write_number_rows,
+    describe, is_typed_candidate, read_matrix, read_small_call_js, read_tensor_js, read_typed_matrix_js, read_weight_js, refused, typed_to_vec, Options,
     MAX_MATRIX_VALUES,
 };
 use crate::engine::Batch;
@@ -95,11 +98,11 @@ pub fn read_group<const N: usize>(values: [&JsValue; N], names: [&str; N], group
     let first = read_typed_matrix(values[0], names[0], batches)?;
     let mut read = Vec::with_capacity(N);
     for (value, name) in values.iter().zip(names).skip(1) {
-        read.push(read_typed_like(value, name, &first, names[0], group, batches)?);
+        read.push(read_typed(value, name, batches, 0, Some(Like { name: names[0], first: &first, group, same_rank: true }))?);
     }
     read.insert(0, first);
     let read: [TypedMatrix; N] = read.try_into().map_err(|_| AttentionError::State("a group was read incompletely".into()))?;
-    SamePrecision::new(read, names)
+    SamePrecision::new(read)
 }
 
 /// The values of a typed matrix, in the precision they arrived in.
@@ -145,11 +148,16 @@ impl<F: Element> Typed<F> {
     /// A result of shape `shape` in this matrix's form: `number[][]` for [`Form::Rows`] (always
     /// f64), `{ data, shape }` of this precision otherwise.
     pub fn write(&self, values: Vec<F>, shape: &[usize]) -> JsValue {
-        let values: TypedValues = F::wrap(values);
-        match (self.form, f64::get(&values)) {
-            (Form::Rows, Some(rows)) => write_number_rows(rows, shape[shape.len() - 1].max(1) as u32),
-            _ => write_typed(&values, shape),
-        }
+        write_in(self.form, F::wrap(values), shape)
+    }
+}
+
+/// Values of shape `shape` in a form: nested `number[][]…` for [`Form::Rows`] (always f64),
+/// `{ data, shape }` of their precision otherwise. Not generic: one body for f32 and f64.
+pub fn write_in(form: Form, values: TypedValues, shape: &[usize]) -> JsValue {
+    match (form, f64::get(&values)) {
+        (Form::Rows, Some(rows)) => write_nested(rows, shape),
+        _ => write_typed(&values, shape),
     }
 }
 
@@ -172,19 +180,12 @@ impl<const N: usize> Family for Group<N> {
     type Of<F: Real> = [Typed<F>; N];
 }
 
-/// What runs on a [`SamePrecision`] group: one generic body for both precisions.
-pub trait OnTyped<const N: usize> {
-    type Out;
-    fn call<F: Element>(self, args: [Typed<F>; N]) -> Result<Self::Out>;
-}
-
 impl<const N: usize> ByPrecision<Group<N>> {
-    /// The group, in the precision of its first matrix. The readers (`read_typed_like`) refuse a
-    /// mismatch with a TypeError naming the argument; this refuses it the same way.
-    pub fn new(group: [TypedMatrix; N], names: [&str; N]) -> Result<Self> {
+    /// The group, in the precision of its first matrix (the readers refused any other, `Like`).
+    pub fn new(group: [TypedMatrix; N]) -> Result<Self> {
         let first = group[0].array_name();
-        if let Some(i) = group.iter().position(|m| m.array_name() != first) {
-            return Err(precision_mismatch(names[i], group[i].array_name(), names[0], first, "them"));
+        if group.iter().any(|m| m.array_name() != first) {
+            return Err(AttentionError::State("a group was read in two precisions".into()));
         }
         // every matrix is in `first`'s precision, so `take` gives every one of them its values
         fn all<F: Element, const N: usize>(group: [TypedMatrix; N]) -> SamePrecision<N> {
@@ -194,10 +195,6 @@ impl<const N: usize> ByPrecision<Group<N>> {
         Ok(in_first(group))
     }
 
-    /// Runs `body` in the group's precision.
-    pub fn call<M: OnTyped<N>>(self, body: M) -> Result<M::Out> {
-        crate::by_precision!(self, args => body.call(args))
-    }
 }
 
 /// A `{ data, shape }` argument, checked: `shape` is `[T, C]` or `[B, T, C]` of positive
@@ -224,19 +221,32 @@ impl TypedMatrix {
         let n = self.shape.len();
         (self.shape[n - 2], self.shape[n - 1])
     }
-
-    /// `[2, 3]`, as messages print a shape.
-    pub fn shape_text(&self) -> String {
-        format!("[{}]", self.shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))
-    }
 }
 
 /// Reads `{ data: Float32Array | Float64Array, shape }` whose shape is `[T, C]`, or also
 /// `[B, T, C]` when `batches`: data of the wrong kind or a shape that is not an array → TypeError;
 /// a shape of another rank, a length that does not match, NaN or ±Infinity → RangeError.
 pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<TypedMatrix> {
+    read_typed(value, name, batches, 0, None)
+}
+
+/// How a typed matrix must agree with a first one (`first`, called `name`; `group` names them all
+/// in messages, "Q, K and V"): in form and precision, and with `same_rank` in rank and batch size B.
+pub struct Like<'a> {
+    pub name: &'a str,
+    pub first: &'a TypedMatrix,
+    pub group: &'a str,
+    pub same_rank: bool,
+}
+
+/// [`read_typed_matrix`], beside `like` and with `cols` columns when not 0 (`readTypedMatrix` checks both).
+pub fn read_typed(value: &JsValue, name: &str, batches: bool, cols: usize, like: Option<Like>) -> Result<TypedMatrix> {
     let mut out = [0u32; 5]; // [rank, 32 | 64, ...shape]
-    let data = refused(read_typed_matrix_js(value, name, batches, MAX_MATRIX_VALUES, &mut out))?;
+    let (like_name, kind, shape, group, same_rank) = match &like {
+        Some(l) => (l.name, if l.first.array_name() == f32::ARRAY { 32 } else { 64 }, l.first.shape.iter().map(|&n| n as u32).collect(), l.group, l.same_rank),
+        None => ("", 0, Vec::new(), "", false),
+    };
+    let data = refused(read_typed_matrix_js(value, name, batches, MAX_MATRIX_VALUES, &mut out, cols as u32, like_name, kind, &shape, group, same_rank))?;
     let rank = (out[0] as usize).clamp(2, 3);
     let shape: Vec<usize> = out[2..2 + rank].iter().map(|&n| n as usize).collect();
     let values = if out[1] == 32 {
@@ -247,100 +257,25 @@ pub fn read_typed_matrix(value: &JsValue, name: &str, batches: bool) -> Result<T
     Ok(TypedMatrix { values, shape })
 }
 
-/// The TypeError of a typed matrix `name` whose array is `got` where `first_name`'s is `first`: the
-/// one precision-mismatch message of the boundary (`group` names who must agree, "them" when alone).
-pub fn precision_mismatch(name: &str, got: &str, first_name: &str, first: &str, group: &str) -> AttentionError {
-    AttentionError::type_error(format!("{name}.data is a {got} but {first_name}.data is a {first}; pass {group} in the same precision"))
-}
-
-/// A typed matrix passed beside `first` (called `first_name`), e.g. K beside Q: it must have
-/// `first`'s form, precision, rank and batch size; `group` names the arguments in the messages
-/// ("Q, K and V").
-pub fn read_typed_like(value: &JsValue, name: &str, first: &TypedMatrix, first_name: &str, group: &str, batches: bool) -> Result<TypedMatrix> {
-    if !is_typed_candidate(value) {
-        return Err(AttentionError::type_error(format!(
-            "{name} is {} but {first_name} is {{ data: {}, shape: {} }}; pass {group} in the same form",
-            describe(value),
-            first.array_name(),
-            first.shape_text()
-        )));
-    }
-    let m = read_typed_matrix(value, name, batches)?;
-    if m.array_name() != first.array_name() {
-        return Err(precision_mismatch(name, m.array_name(), first_name, first.array_name(), group));
-    }
-    if m.shape.len() != first.shape.len() || m.batch() != first.batch() {
-        return Err(AttentionError::range_error(format!(
-            "{name}.shape is {} but {first_name}.shape is {}; {group} need the same rank and batch size B",
-            m.shape_text(),
-            first.shape_text()
-        )));
-    }
-    Ok(m)
-}
-
 /// `options[key]` beside a typed input called `input`: absent, `number[][]`, or a `[C, C]` typed
 /// matrix of the input's `precision` ("Float32Array" or "Float64Array"), as f64 values (exact for
-/// both). For a Float32Array input, a number[][] entry beyond f32's range is a RangeError rather
-/// than an Infinity later.
+/// both), read by `readWeight`.
 pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &str) -> Result<Option<Matrix>> {
-    let raw = options.raw(key)?;
-    if raw.is_undefined() || !is_typed_candidate(&raw) {
-        let Some(weight) = options.matrix(key)? else { return Ok(None) };
-        if precision == "Float32Array" {
-            if let Some(i) = weight.data().iter().position(|&x| !(x as f32).is_finite()) {
-                return Err(AttentionError::range_error(format!(
-                    "options.{key}[{}][{}] is {}, beyond the range of {precision} (about 3.4e38); scale {key} down or pass Float64Array input",
-                    i / weight.cols(),
-                    i % weight.cols(),
-                    number_text(weight.data()[i])
-                )));
-            }
-        }
-        return Ok(Some(weight));
+    let mut shape = [0u32; 2];
+    let kind = if precision == f32::ARRAY { 32 } else { 64 };
+    let values = refused(read_weight_js(options.object(), key, input, kind, MAX_MATRIX_VALUES, &mut shape))?;
+    if values.is_undefined() {
+        return Ok(None);
     }
-    let typed = read_typed_matrix(&raw, &format!("options.{key}"), false)?;
-    if typed.array_name() != precision {
-        return Err(AttentionError::type_error(format!(
-            "options.{key}.data is a {} but {input}.data is a {precision}; pass {key} in {input}'s precision (or as number[][])",
-            typed.array_name()
-        )));
-    }
-    let (rows, cols) = typed.rows_cols();
-    let values = crate::by_precision!(typed.values, values => values.into_iter().map(|x| x.to_f64()).collect());
-    Ok(Some(Matrix::new(rows, cols, values)?))
+    Matrix::new(shape[0] as usize, shape[1] as usize, typed_to_vec(&values.unchecked_into::<Float64Array>())).map(Some)
 }
 
-/// `data.length` of a value `float_kind` called a Float32Array or Float64Array, checked to be what
-/// the view really holds: a Proxy (which `instanceof` lets through) is a TypeError, and a subclass
-/// whose `length` reports another count is a RangeError.
-pub fn float_array_length(data: &JsValue, place: &str) -> Result<usize> {
-    Ok(refused(read_float_array_length(data, place))?.as_f64().unwrap_or(0.0) as usize)
-}
-
-/// One tensor of `shape`: number[][] (2-D), number[] (1-D), or a flat Float32Array / Float64Array.
+/// One tensor of `shape` (read by `readTensor`): number[][] (2-D), number[] (1-D), or a flat
+/// Float32Array / Float64Array of its entries.
 pub fn read_tensor<F: Real>(raw: &JsValue, place: &str, shape: &[usize]) -> Result<Vec<F>> {
-    let wide: Vec<f64> = if let Some(a) = raw.dyn_ref::<Float32Array>() {
-        typed_to_vec(a).into_iter().map(f64::from).collect()
-    } else if let Some(a) = raw.dyn_ref::<Float64Array>() {
-        typed_to_vec(a)
-    } else if let [rows, cols] = shape[..] {
-        let m = read_matrix(raw, place)?;
-        if m.shape() != (rows, cols) {
-            return Err(AttentionError::range_error(format!("{place} is {} but must be {rows}×{cols}", m.shape_text())));
-        }
-        m.into_data()
-    } else {
-        read_vector(raw, place)?
-    };
-    let want: usize = shape.iter().product();
-    if wide.len() != want {
-        return Err(AttentionError::range_error(format!("{place} has {} entries; expected {want}", wide.len())));
-    }
-    if let Some(i) = wide.iter().position(|x| !x.is_finite()) {
-        return Err(AttentionError::range_error(format!("{place} entry {i} is {}; expected a finite number", number_text(wide[i]))));
-    }
-    Ok(wide.into_iter().map(F::from_f64).collect())
+    let shape: Vec<u32> = shape.iter().map(|&n| n as u32).collect();
+    let values: Float64Array = refused(read_tensor_js(raw, place, &shape, MAX_MATRIX_VALUES))?.unchecked_into();
+    Ok(typed_to_vec(&values).into_iter().map(F::from_f64).collect())
 }
 
 /// Whether `value` is a Float32Array or a Float64Array (what [`read_tensor`] reads flat).
@@ -368,4 +303,33 @@ pub fn write_typed(values: &TypedValues, shape: &[usize]) -> JsValue {
     let _ = Reflect::set(&object, &JsValue::from_str("data"), &data);
     let _ = Reflect::set(&object, &JsValue::from_str("shape"), &shape);
     object.into()
+}
+
+/// A `number[][]` `[T, C]` or a batch `number[][][]` `[B, T, C]`, read once at the edge (by
+/// `readBatch`, each matrix as [`read_matrix`] reads it): every item may have its own shape until the
+/// core's `check_items` has checked them, so the shapes come with the values.
+#[derive(Clone)]
+pub struct Items {
+    pub values: Vec<f64>,
+    /// `(rows, cols)` of each item.
+    pub shapes: Vec<(usize, usize)>,
+    pub batched: bool,
+}
+
+/// Reads [`Items`]; an unbatched matrix is a batch of one. Items are named `name[b]` in messages.
+pub fn read_items(value: &JsValue, name: &str) -> Result<Items> {
+    let parts: Array = refused(read_batch_js(value, name, MAX_MATRIX_VALUES))?.unchecked_into();
+    let (values, shapes): (Float64Array, js_sys::Uint32Array) = (parts.get(0).unchecked_into(), parts.get(1).unchecked_into());
+    let shapes = typed_to_vec(&shapes);
+    let first = (shapes.get(1).copied().unwrap_or(0), shapes.get(2).copied().unwrap_or(0));
+    let data = copy_in(values.length(), name, first, |out| copy_exact(&values, out))?;
+    Ok(Items { values: data, shapes: shapes[1..].chunks(2).map(|s| (s[0] as usize, s[1] as usize)).collect(), batched: shapes[0] == 1 })
+}
+
+/// Row-major values as fresh nested arrays of `shape` (`[rows, cols]` is a `number[][]`).
+pub fn write_nested(data: &[f64], shape: &[usize]) -> JsValue {
+    match shape {
+        [.., cols] if shape.len() <= 2 => write_number_rows(data, (*cols).max(1) as u32),
+        _ => write_nested_js(data, &shape.iter().map(|&n| n as u32).collect::<Vec<_>>()),
+    }
 }
