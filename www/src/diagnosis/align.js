@@ -200,7 +200,7 @@ const BUILDS_ON = {
 };
 
 /** Every step built on `step`, directly or not. */
-function builtOn(step, seen = new Set()) {
+export function builtOn(step, seen = new Set()) {
   for (const next of BUILDS_ON[step] ?? []) if (!seen.has(next)) { seen.add(next); builtOn(next, seen); }
   return seen;
 }

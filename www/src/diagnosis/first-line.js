@@ -15,7 +15,7 @@
 import { STEPS } from './steps.js';
 import { follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
-import { alignProbe, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
+import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
 import { anotherHead, passedOther, stackedHeads } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
@@ -244,6 +244,25 @@ function checkLine(errors, traced, functionName) {
   return line ? { line } : null;
 }
 
+/**
+ * Whether the traced run saw step `step` built whole and kept, on every traced input, while the step
+ * it finds wrong first (`wrong`, a later one) is either not built on it (so `step` cannot be what
+ * made it wrong) or built on it in part (some of its own numbers were built, which takes the right
+ * values of `step`, a step of new numbers): the probes' reading of `step` is then the later step's mistake seen from outside.
+ */
+function builtWhole(step, wrong, statuses) {
+  if (ORDER.indexOf(step) >= ORDER.indexOf(wrong.step)) return false;
+  const status = statuses.find((s) => s.step === step);
+  const kept = (e) => e.status === 'ok' && e.site !== null && e.site !== undefined && !e.transposed && !(e.inner && !e.kept);
+  if (!status?.entries.length || !status.entries.every(kept)) return false;
+  const missing = wrong.entries.filter((e) => e.status === 'missing');
+  const partly = missing.length > 0 && missing.every((e) => e.coverage > 0 && e.partial);
+  // (a layout step, the mask, moves numbers the step before it built: a later step's right numbers
+  // may come from those, not from the layout, as with a mask applied after the softmax)
+  const values = status.entries.every((e) => !e.layout);
+  return builtOn(step).has(wrong.step) ? partly && values : wrong.coverage < 1 / 3;
+}
+
 /** A finding of the traced run alone (the probe diagnosis was contradicted or found nothing). */
 function tracedFinding(aligned, table, labels = {}) {
   const { step, entry } = aligned.wrong;
@@ -294,7 +313,7 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // array of another layout step's shape holding that step's numbers moved)
     const moved = wrong?.entries.some((e) => e.layout && e.status === 'missing' && Number.isInteger(e.site));
     const held = moved && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.layout && e.status === 'ok' && e.site !== null);
-    const contradicted = wrong && (later || bounded || held || confirmed(located.step, aligned.statuses));
+    const contradicted = wrong && (later || bounded || held || builtWhole(located.step, wrong, aligned.statuses) || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;
