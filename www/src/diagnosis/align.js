@@ -384,7 +384,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (when that array is a variable, as it is returned or passed on: the last write into it before)
     if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
-    const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe]) : null;
+    const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
     // a layout of every head's numbers (not one head's) that no array holds, its numbers written one
     // by one into an array: the write that placed them

@@ -13,7 +13,7 @@
 //   - a check (an error case) takes the line of the throw, or, when nothing threw, the first line of
 //     the function; a crash, the line it threw from.
 import { STEPS } from './steps.js';
-import { follows } from './bounds.js';
+import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
 import { anotherHead, passedOther, stackedHeads } from './heads.js';
@@ -35,7 +35,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   // what the alignment reads: every site but those recorded only as arguments (the rules below follow a parameter to them)
   const full = runs.map((r) => r.recording);
   const recordings = full.map((r) => ({ ...r, sites: r.sites.map((s, id) => (traced.sites[id]?.argument ? { values: [], moments: [], callers: [], snapshots: [], flags: { values: [], moments: [] } } : s)) }));
-  const alignments = runs.map((r, k) => stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k], traced.sites));
+  const alignments = runs.map((r, k) => droppedKeys(stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k], traced.sites), recordings[k], references[k], foreignTest(references[k])));
   const statuses = stepStatuses(alignments, ORDER);
   const site = (step) => {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
