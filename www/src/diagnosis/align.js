@@ -20,7 +20,7 @@
 // (bounds.js), a layout written straight into place, a matrix kept in a step's place, rows sliced
 // apart from the keys scored (see docs/contributors.md).
 
-import { boundSite, scoredRight, slicedApart } from './bounds.js';
+import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
 import { shortLoop } from './loops.js';
 
 const TOLERANCE = 1e-9;
@@ -102,7 +102,8 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
       const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
       if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
-      if (!entry.allowed && snap.rows === 1 && snap.cols === M[0].length && moved && !rowMoved && !knownRows.some((row) => row.length === snap.cols && sameMatrix(snap.data, 1, snap.cols, [row]))) rowMoved = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+      // (of a mask, a row that holds −∞: the keys it hides are written, in the wrong places)
+      if ((!entry.allowed || snap.data.includes(-Infinity)) && snap.rows === 1 && snap.cols === M[0].length && moved && !rowMoved && !knownRows.some((row) => row.length === snap.cols && sameMatrix(snap.data, 1, snap.cols, [row]))) rowMoved = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
     }
   }
   // an array of its shape that is nothing known outweighs rows seen one by one (they may be moved later)
@@ -382,6 +383,9 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const entry = alignment[index];
     // a wrong layout: the array itself (or the call that made it, in a helper used from several places)
     // (when that array is a variable, as it is returned or passed on: the last write into it before)
+    // (a mask's row written wrong where the keys scored already differ: the bound or predicate that chose them)
+    const chosen = entry.status === 'missing' && entry.allowed && Number.isInteger(entry.site) && skipsKeys(entry, recordings[probe], references[probe]) ? boundSite(entry, recordings[probe], references[probe], sites) : null;
+    if (chosen) return { site: chosen.site, probe, final: true };
     if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;

@@ -225,3 +225,9 @@ export function droppedKeys(alignment, recording, reference, foreign) {
     return k === at ? { ...e, status: 'missing', coverage: 0, site: null, partial, dropped: true } : e;
   });
 }
+
+/** Whether some query scored fewer than all the keys (the answer bounds or skips keys: it masks by choosing them). */
+export function skipsKeys(entry, recording, reference) {
+  const actual = scoredFor(entry, recording, reference);
+  return Boolean(actual) && actual.some((s) => s.size < entry.allowed[0].length);
+}
