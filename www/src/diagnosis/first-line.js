@@ -73,7 +73,9 @@ function constantBehind(id, sites, recording, reference) {
     const k = sites.findIndex((s, j) => j !== id && s.declares === name);
     const values = k >= 0 ? recording.sites[k].values : [];
     const one = values.length > 0 && values.every((x) => x === values[0]) ? values[0] : null;
-    if (one !== null && Number.isFinite(one) && !Number.isInteger(one) && !known.has(one.toPrecision(12))) return k;
+    // (or known by chance, where the reference scales its scores and this is no factor it scales by: `1 / Math.sqrt(T)`)
+    const scale = reference.scales?.length > 0 && !reference.scales.some((x) => Math.abs(x - one) <= 1e-9 * Math.abs(x));
+    if (one !== null && Number.isFinite(one) && !Number.isInteger(one) && (!known.has(one.toPrecision(12)) || scale)) return k;
     // a whole number the site computes with, declared for this line alone (`const f = this.d` read only by `x / f`): its role is this line's
     const only = sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
     if (one !== null && Number.isInteger(one) && only && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
