@@ -294,7 +294,9 @@ function wrongInEveryCall(found, fn, sites, recording, foreign) {
   events.sort((a, b) => a.moment - b.moment);
   for (const e of events) {
     const inside = sites[e.id].fn === fn;
-    if (inside && e.caller !== found.caller && e.caller >= 0) return true; // the next call, wrong too
+    // the next call, wrong too (from another call site, or from the same one after the first call returned)
+    const returned = recording.sites[found.caller]?.moments.some((m) => m > found.moment && m < e.moment);
+    if (inside && e.caller >= 0 && (e.caller !== found.caller || returned)) return true;
     if (!inside && e.id !== found.caller) return false; // something built on the wrong result first
   }
   return false;
