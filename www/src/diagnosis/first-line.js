@@ -163,7 +163,8 @@ const bound = (s, name, fn) => Boolean(fn) && s.callee === fn && !s.plain && Boo
 function integerBehind(id, sites, recording, reference) {
   const behind = (names, fn) => {
     for (const name of names ?? []) {
-      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || bound(s, name, fn)) && !s.counter;
+      // (not an argument of a recursive call, `h + 1` of `heads(…, h + 1)`: the first call's value is not among its values)
+      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || (bound(s, name, fn) && s.fn !== fn)) && !s.counter;
       const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
       const at = k >= 0 ? k : sites.findIndex(declared);
       const values = at < 0 ? [] : ofName(sites[at], recording.sites[at].values, name);
