@@ -16,7 +16,7 @@ import { STEPS } from './steps.js';
 import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
-import { anotherHead, passedOther, stackedHeads } from './heads.js';
+import { anotherHead, passedOther, repeatedSlice, stackedHeads } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
 
@@ -35,7 +35,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   // what the alignment reads: every site but those recorded only as arguments (the rules below follow a parameter to them)
   const full = runs.map((r) => r.recording);
   const recordings = full.map((r) => ({ ...r, sites: r.sites.map((s, id) => (traced.sites[id]?.argument ? { values: [], moments: [], callers: [], snapshots: [], flags: { values: [], moments: [] } } : s)) }));
-  const alignments = runs.map((r, k) => droppedKeys(stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k], traced.sites), recordings[k], references[k], foreignTest(references[k])));
+  const alignments = runs.map((r, k) => droppedKeys(repeatedSlice(stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k], traced.sites), recordings[k]), recordings[k], references[k], foreignTest(references[k])));
   const statuses = stepStatuses(alignments, ORDER);
   const site = (step) => {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
