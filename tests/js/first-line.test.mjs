@@ -69,7 +69,6 @@ const FRESH_MISSES = new Set([
 // The second held-out batch (tests/corpus-lines/fresh2/: written after the fixes the first led to,
 // before the diagnosis was run on it). First run: step right 11/12, line right 8/12.
 const FRESH2_MISSES = new Set([
-  '02/0', // `row.slice(h * d, h + d)`: head 1's slice is one column narrower, so no array of its shape holds it moved; named at the scores
   '06/0', // `Math.floor(h / ratio)` without `* d`: the K/V head's columns read one at a time by index, no array holds them; the probes' slice (“the wrong columns of V”) stands, at the scores
   '08/0', // `p - j <= w`: the band kept by a filter of { j, s } entries, whose booleans are not one per key of a grid; named where the exps are built
 ]);

@@ -103,22 +103,25 @@ export function passedOther(entries, sites, recording) {
 
 /**
  * A head's slice that no array holds, where the site that held another head's slice of the same
- * step held that slice AGAIN after it, in this head's turn (`row.slice(0, d)` for `row.slice(from, from + d)`): that head
+ * step held that slice AGAIN after it (or an array of its rows, not of its width), in this head's turn (`row.slice(0, d)` for `row.slice(from, from + d)`): that head
  * was given another head's columns, at that site (the same role's: Q, K or V). Returns the alignment with the entry missing there;
  * unchanged otherwise. `recording`: one probe's.
  */
 export function repeatedSlice(alignment, recording) {
   return alignment.map((entry) => {
     if (!entry.layout || entry.status !== 'unknown' || !Number.isInteger(entry.head)) return entry;
-    // (held again in this head's turn: after the step's entries of the heads before it, before those of the heads after it)
-    const held = alignment.filter((e) => e.step === entry.step && e.status === 'ok' && Number.isFinite(e.moment));
-    const from = Math.max(...held.filter((e) => e.head < entry.head).map((e) => e.moment));
-    const to = Math.min(...held.filter((e) => e.head > entry.head).map((e) => e.moment));
+    // (in this head's turn: after the role's entries of the heads before it, before those of the heads after it)
     // (its role: Q, K or V, the entry's place among its head's entries of the step)
     const role = (e) => alignment.filter((x) => x.step === e.step && x.head === e.head).indexOf(e);
+    const held = alignment.filter((e) => e.step === entry.step && e.status === 'ok' && Number.isFinite(e.moment) && role(e) === role(entry));
+    const from = Math.max(...held.filter((e) => e.head < entry.head).map((e) => e.moment));
+    const to = Math.min(...held.filter((e) => e.head > entry.head).map((e) => e.moment));
+    // (or an array of its rows but not of its width: `row.slice(from, d)`, empty past head 0)
+    const [rows, cols] = [entry.matrix.length, entry.matrix[0].length];
+    const narrow = (snap) => snap.rows === rows && snap.cols !== cols;
     for (const other of held) {
-      if (other.head === entry.head || !Number.isInteger(other.site) || role(other) !== role(entry)) continue;
-      const again = recording.sites[other.site].snapshots.find((snap) => snap.moment > other.moment && snap.moment > from && snap.moment < to && sameRows(snap, other.matrix));
+      if (other.head === entry.head || !Number.isInteger(other.site)) continue;
+      const again = recording.sites[other.site].snapshots.find((snap) => snap.moment > other.moment && snap.moment > from && snap.moment < to && (sameRows(snap, other.matrix) || narrow(snap)));
       if (again) return { ...entry, status: 'missing', coverage: 0, site: other.site, moment: again.moment, caller: again.caller ?? -1 };
     }
     return entry;

@@ -261,6 +261,8 @@ function snapshot(v) {
     return { rows: 1, cols: v.length, data: Array.from(v) };
   }
   const cols = isArrayLike(v[0]) ? v[0].length : -1;
+  // rows that are all empty (`row.slice(a, a)` of every row): a matrix of no column, its shape kept
+  if (cols === 0 && v.every((row) => isArrayLike(row) && row.length === 0)) return { rows: v.length, cols: 0, data: [] };
   if (cols <= 0 || v.length * cols > LIMITS.MAX_PER_SNAPSHOT) return null;
   const data = [];
   for (const row of v) {
