@@ -118,6 +118,12 @@ function targets(ast) {
   };
   const names = [];
   const own = ownFunctions(ast);
+  // the arrays the code fills cell by cell (`concat[i][c] = …`, `concat[i].push(…)`): recorded when a method reads them whole
+  const filled = new Set();
+  walk(ast, (node) => {
+    const name = node.type === 'AssignmentExpression' ? arrayWritten(node) : node.type === 'CallExpression' ? arrayMutated(node) : null;
+    if (name) filled.add(name);
+  });
   walk(ast, (node, parent, key, spine) => {
     if (spine) return;
     // the innermost named function (a callback belongs to the function it is written in)
@@ -138,6 +144,11 @@ function targets(ast) {
       const callee = node.callee.type === 'Identifier' ? node.callee.name : node.callee.type === 'MemberExpression' && !node.callee.computed ? node.callee.property.name : null;
       const mine = own.has(callee);
       if (mine || parent?.type !== 'ExpressionStatement') add(node, parent, fn, mine);
+      // a statement that writes into an array by its method (`concat[i].unshift(…row)`): when, not what it returns
+      else if (arrayMutated(node)) { add(node, parent, fn); chosen.get(`${node.start}:${node.end}`).touch = true; }
+      // an array filled cell by cell, read whole by a method of its own (`concat.map(…)`): its cells as they are then
+      const object = node.callee.type === 'MemberExpression' && !node.callee.computed ? node.callee.object : null;
+      if (object?.type === 'Identifier' && filled.has(object.name) && !MUTATORS.has(node.callee.property.name)) add(object, node.callee, fn);
       // the arguments of a call of the learner's own function, each with the parameter names it binds there
       if (mine) node.arguments.forEach((arg, k) => { const p = own.get(callee)[k]; if (arg.type !== 'SpreadElement' && p?.names.length) add(arg, node, fn, false, null, { callee, binds: p.names, pattern: p.pattern }); });
     }
@@ -184,13 +195,15 @@ export function instrument(source) {
   const idOf = new Map(); // a recorded node → its site
   const counters = loopCounters(ast);
   const counterNames = new Set([...counters].flatMap((d) => boundNames(d.id)));
-  for (const { node, parent, fn, call, loop, param, argument } of targets(ast)) {
+  for (const { node, parent, fn, call, loop, param, argument, touch } of targets(ast)) {
     const id = sites.length;
     idOf.set(node, id);
     const inner = node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator);
     sites.push({
       fn: fn ?? null,
       call,
+      // a write by an array's method, as a statement: only the moment it ran is recorded
+      touch: Boolean(touch),
       line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn), at: node.start,
       // for the bound of a `for` loop's test: the loop's [start, end] in the source (the sites it encloses have their `at` in it)
       loop,
@@ -256,6 +269,7 @@ const isArrayLike = (v) => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v ins
 /** A copy of a matrix-like value: { rows, cols, data } for an array of equal-length rows, 1×n for a flat one; null otherwise. */
 function snapshot(v) {
   if (!isArrayLike(v) || v.length === 0 || v.length > LIMITS.MAX_PER_SNAPSHOT) return null;
+  const cell = (x) => (x === undefined ? NaN : x); // a cell never written (`new Array(C)`): no number
   if (typeof v[0] === 'number') {
     for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'number') return null;
     return { rows: 1, cols: v.length, data: Array.from(v) };
@@ -267,7 +281,7 @@ function snapshot(v) {
   const data = [];
   for (const row of v) {
     if (!isArrayLike(row) || row.length !== cols) return null;
-    for (let j = 0; j < cols; j++) { if (typeof row[j] !== 'number') return null; data.push(row[j]); }
+    for (let j = 0; j < cols; j++) { if (typeof cell(row[j]) !== 'number') return null; data.push(cell(row[j])); }
   }
   return { rows: v.length, cols, data };
 }
@@ -299,7 +313,8 @@ export function createRecorder(siteCount, sites = []) {
     try {
       if (sites[id]?.call) while (frames.length && frames.pop() !== id) { /* a frame left by a throw */ }
       moment++;
-      if (typeof value === 'number') keep(id, value);
+      if (sites[id]?.touch) { if (moments[id].length < LIMITS.MAX_PER_SITE) moments[id].push(moment); }
+      else if (typeof value === 'number') keep(id, value);
       else if (typeof value === 'boolean') {
         if (kept < LIMITS.MAX_TOTAL && flags[id].values.length < LIMITS.MAX_PER_SITE) { flags[id].values.push(value); flags[id].moments.push(moment); kept++; } else dropped++;
       }
