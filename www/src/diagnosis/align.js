@@ -324,14 +324,20 @@ function writeSite(entry, recording, sites) {
 
 /** The site that last wrote into the variable a wrong array is (`out` of `return out`) before it was recorded, or null. `found`: { site, moment }. */
 function lastWrite(found, sites, recording) {
-  const name = sites[found.site]?.reads;
-  let best = null;
-  if (name) sites.forEach((site, id) => {
-    if (site.writes !== name || site.fn !== sites[found.site].fn) return;
-    const m = recording.sites[id].moments.findLast((t) => t < found.moment);
-    if (m !== undefined && (!best || m > best.moment)) best = { id, moment: m };
-  });
-  return best?.id ?? null;
+  let at = { id: found.site, moment: found.moment };
+  // (and on, while that write put in another array: `out.push(Array.from(row))`, the last write into `row` before)
+  for (let depth = 0; depth < 4; depth++) {
+    const name = sites[at.id]?.reads;
+    let best = null;
+    if (name) sites.forEach((site, id) => {
+      if (site.writes !== name || site.fn !== sites[found.site].fn || id === at.id) return;
+      const m = recording.sites[id].moments.findLast((t) => t < at.moment);
+      if (m !== undefined && (!best || m > best.moment)) best = { id, moment: m };
+    });
+    if (!best) return depth ? at.id : null;
+    at = best;
+  }
+  return at.id;
 }
 
 /**

@@ -167,9 +167,13 @@ function arrayMutated(call) {
   return target.type === 'Identifier' ? target.name : null;
 }
 
-/** The variable a value is, or is an element, a slice or a view of: `out`, `out[i]`, `buffer.subarray(a, b)`; else null. */
+/** The variable a value is, or is an element, a slice, a view or a copy of: `out`, `out[i]`, `buffer.subarray(a, b)`, `Array.from(out)`; else null. */
 function arrayRead(node) {
   let target = node;
+  // a copy of it: `Array.from(out)`, `Float64Array.from(out)`, `[...out]`
+  const copied = target.type === 'CallExpression' && target.callee.type === 'MemberExpression' && !target.callee.computed && target.callee.property.name === 'from' && target.arguments.length === 1;
+  if (copied) target = target.arguments[0];
+  else if (target.type === 'ArrayExpression' && target.elements.length === 1 && target.elements[0]?.type === 'SpreadElement') target = target.elements[0].argument;
   if (target.type === 'CallExpression' && target.callee.type === 'MemberExpression' && !target.callee.computed && ['slice', 'subarray'].includes(target.callee.property.name)) target = target.callee.object;
   while (target.type === 'MemberExpression') target = target.object;
   return target.type === 'Identifier' ? target.name : null;
@@ -233,7 +237,8 @@ export function instrument(source) {
       // whether its value is what its function returns (a `return`, an arrow function's expression body)
       returns: parent?.type === 'ReturnStatement' || (parent?.type === 'ArrowFunctionExpression' && parent.body === node),
       // the variable a site's value is, or is a part or a view of (`return out`, `out[i]`, `buffer.subarray(a, b)`)
-      reads: arrayRead(node),
+      // (for a write by an array's method, what it puts in: `row` of `out.push(Array.from(row))`)
+      reads: arrayMutated(node) && node.arguments.length === 1 ? arrayRead(node.arguments[0].type === 'SpreadElement' ? node.arguments[0].argument : node.arguments[0]) : arrayRead(node),
       // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into
       operator: node.type === 'AssignmentExpression' ? node.operator : null,
       target: node.type === 'AssignmentExpression' ? (node.left.type === 'Identifier' ? node.left.name : arrayWritten(node)) : null,
