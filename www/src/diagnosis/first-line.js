@@ -193,7 +193,8 @@ function readBehind(id, sites, recording, reference) {
   const roles = reference.reads.map(inColumns);
   const all = inColumns(X[0].map((_, c) => c));
   for (const name of sites[id].operands ?? []) {
-    const at = sites.findIndex((s, j) => j !== id && ((s.declares === name && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
+    // (declared alone, or by position in an array pattern: `const [a, b] = [x[2 * i], x[2 * i + 1]]`)
+    const at = sites.findIndex((s, j) => j !== id && (((s.declares === name || s.pattern?.includes(name)) && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
     const values = at >= 0 ? ofName(sites[at], recording.sites[at].values, name) : [];
     if (!values.length || values.every(Number.isInteger) || !values.every((v) => all.has(v))) continue;
     // input numbers, not all of them from the columns of one role
