@@ -149,7 +149,7 @@ function ofName(site, values, name) {
  * Whether site `s` is an argument that binds parameter `name` of the learner's function `fn` and
  * computes it there (`[x[2 * i], x[2 * i + 1]]` for `[a, b]`; not a name passed on as it is).
  */
-const bound = (s, name, fn) => Boolean(fn) && s.callee === fn && !s.plain && Boolean(s.binds?.includes(name));
+const bound = (s, name, fn) => Boolean(fn) && (s.callee === fn || s.home === fn) && !s.plain && Boolean(s.binds?.includes(name));
 
 /**
  * The declaration of a whole number that site `id` computes with (an operand of its arithmetic, not

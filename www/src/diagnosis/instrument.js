@@ -70,7 +70,36 @@ function ownFunctions(ast) {
     if (FUNCTIONS.has(node.type) && parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') own.set(parent.id.name, params(node));
     if ((node.type === 'MethodDefinition' || node.type === 'Property') && FUNCTIONS.has(node.value?.type) && node.key.type === 'Identifier') own.set(node.key.name, params(node.value));
   });
-  return own;
+  // a function made by one of them and bound to a name (`const turn = atPosition(p)`, where
+  // atPosition returns `(x) => …`): its own too, under that name; its code is its maker's
+  // (`home`: that name → the named function its code is written in, `rotor` for both)
+  const returned = new Map();
+  const home = new Map();
+  const nodes = new Map();
+  walk(ast, (node, parent) => {
+    if (node.type === 'FunctionDeclaration' && node.id) nodes.set(node.id.name, node);
+    if (FUNCTIONS.has(node.type) && parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') nodes.set(parent.id.name, node);
+  });
+  for (let pass = 0; pass < 3; pass++) {
+    walk(ast, (node) => {
+      if (node.type !== 'VariableDeclarator' || node.id.type !== 'Identifier' || own.has(node.id.name) || node.init?.type !== 'CallExpression' || node.init.callee.type !== 'Identifier') return;
+      const made = madeBy(nodes.get(node.init.callee.name));
+      if (!made || returned.has(made)) return;
+      own.set(node.id.name, params(made));
+      nodes.set(node.id.name, made);
+      returned.set(made, node.id.name);
+      home.set(node.id.name, home.get(node.init.callee.name) ?? node.init.callee.name);
+    });
+  }
+  return { own, home };
+}
+
+/** The function a function returns (its expression body, or a `return` of its body's own statements), or null. */
+function madeBy(fn) {
+  if (!fn || !/Function/.test(fn.type)) return null;
+  if (fn.expression) return /Function/.test(fn.body.type) ? fn.body : null;
+  const ret = fn.body.body.find((st) => st.type === 'ReturnStatement' && /Function/.test(st.argument?.type ?? ''));
+  return ret ? ret.argument : null;
 }
 
 /** The identifiers a node reads (at most 16). */
@@ -117,7 +146,7 @@ function targets(ast) {
     else chosen.get(key).argument = false;
   };
   const names = [];
-  const own = ownFunctions(ast);
+  const { own, home } = ownFunctions(ast);
   // the arrays the code fills cell by cell (`concat[i][c] = …`, `concat[i].push(…)`): recorded when a method reads them whole
   const filled = new Set();
   walk(ast, (node) => {
@@ -150,7 +179,7 @@ function targets(ast) {
       const object = node.callee.type === 'MemberExpression' && !node.callee.computed ? node.callee.object : null;
       if (object?.type === 'Identifier' && filled.has(object.name) && !MUTATORS.has(node.callee.property.name)) add(object, node.callee, fn);
       // the arguments of a call of the learner's own function, each with the parameter names it binds there
-      if (mine) node.arguments.forEach((arg, k) => { const p = own.get(callee)[k]; if (arg.type !== 'SpreadElement' && p?.names.length) add(arg, node, fn, false, null, { callee, binds: p.names, pattern: p.pattern }); });
+      if (mine) node.arguments.forEach((arg, k) => { const p = own.get(callee)[k]; if (arg.type !== 'SpreadElement' && p?.names.length) add(arg, node, fn, false, null, { callee, binds: p.names, pattern: p.pattern, home: home.get(callee) ?? null }); });
     }
   });
   return [...chosen.values()];
@@ -213,6 +242,8 @@ export function instrument(source) {
       loop,
       // for an argument of a call of the learner's own function: that function, and the parameter names the argument binds
       callee: param?.callee ?? null, binds: param?.binds ?? null, argument,
+      // (for a function another made, `turn` of `const turn = atPosition(p)`: the function its code is written in)
+      home: param?.home ?? null,
       // a name passed on as it is (`qk(second, h)`): it computes nothing there
       plain: node.type === 'Identifier',
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
