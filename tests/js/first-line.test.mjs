@@ -79,7 +79,6 @@ const FRESH2_MISSES = new Set([
 // run: step right 29/39, line right 18/39.
 const FRESH3_MISSES = new Set([
   '01/3', // `dot(k, k)`: the helper is right and called from one place, given a key for the query; the first foreign number is inside it, where it is named
-  '02/0', // `columnsOf(from, headDimensions)`: the slice is found wrong where the cutting closure is applied (`M.map(cut)`), not where it was made
   '02/2', // `z += Math.exp(x)`: the unshifted sums are numbers a right answer without the max builds; the first foreign number is the division, named there
   '03/3', // no max subtracted: on the traced input nothing overflows and the softmax is right; the probes' large input shows it, named where the weights are kept
   '04/1', // `[W_Q, W_V, W_K]`: K's and V's numbers are both built (matched by value), each in the other's variable; the scores are named

@@ -341,6 +341,19 @@ function lastWrite(found, sites, recording) {
 }
 
 /**
+ * The declaration of a function value that site `id` applies (`cut` of `M.map(cut)`), made by a
+ * call of the learner's own function (`const cut = columnsOf(from, headDimensions)`): what the site
+ * does is what that call chose. Its id, or null.
+ */
+function madeWith(id, sites, recording) {
+  for (const name of sites[id]?.uses ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn && s.call);
+    if (k >= 0 && recording.sites[k].functions > 0) return k;
+  }
+  return null;
+}
+
+/**
  * A step none of whose numbers were built, where a matrix the code already had was kept in its
  * place (`const V = X`; `const K = project(X, W_Q)`: another step's numbers built again): the
  * earliest snapshot of an input, or of another step after its numbers were built a second time, of
@@ -394,7 +407,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (a mask's row written wrong where the keys scored already differ: the bound or predicate that chose them)
     const chosen = entry.status === 'missing' && entry.allowed && Number.isInteger(entry.site) && skipsKeys(entry, recordings[probe], references[probe]) ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (chosen) return { site: chosen.site, probe, final: true };
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? entry.site, probe };
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow

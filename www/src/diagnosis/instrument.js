@@ -324,7 +324,7 @@ function snapshot(v) {
 
 /**
  * A fresh recorder for `siteCount` sites: `record(id, value)` returns value unchanged (and never
- * throws); `take()` gives what was kept: per site { values, moments, callers, snapshots, flags } (plain arrays) and the counts.
+ * throws); `take()` gives what was kept: per site { values, moments, callers, snapshots, flags, functions } (plain arrays; functions: how many of its values were functions) and the counts.
  */
 export function createRecorder(siteCount, sites = []) {
   const values = Array.from({ length: siteCount }, () => []);
@@ -334,6 +334,8 @@ export function createRecorder(siteCount, sites = []) {
   const snapshots = Array.from({ length: siteCount }, () => []);
   // the booleans a site built (a band or a mask as a predicate: `(p, j) => j <= p && j > p - w`), with their moments
   const flags = Array.from({ length: siteCount }, () => ({ values: [], moments: [] }));
+  // how many functions a site's value was (`const cut = columnsOf(a, b)`: a closure, no number)
+  const functions = new Array(siteCount).fill(0);
   const frames = [];
   let moment = 0;
   let kept = 0;
@@ -351,6 +353,7 @@ export function createRecorder(siteCount, sites = []) {
       moment++;
       if (sites[id]?.touch) { if (moments[id].length < LIMITS.MAX_PER_SITE) moments[id].push(moment); }
       else if (typeof value === 'number') keep(id, value);
+      else if (typeof value === 'function') functions[id]++;
       else if (typeof value === 'boolean') {
         if (kept < LIMITS.MAX_TOTAL && flags[id].values.length < LIMITS.MAX_PER_SITE) { flags[id].values.push(value); flags[id].moments.push(moment); kept++; } else dropped++;
       }
@@ -366,7 +369,7 @@ export function createRecorder(siteCount, sites = []) {
   }
   /** Opens the frame of a call of the learner's own function (closed when its result is recorded). */
   record.enter = (id) => { if (frames.length < 10_000) frames.push(id); };
-  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id], flags: flags[id] })), kept, dropped });
+  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id], flags: flags[id], functions: functions[id] })), kept, dropped });
   return { record, take };
 }
 
