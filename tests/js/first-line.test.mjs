@@ -85,7 +85,6 @@ const FRESH3_MISSES = new Set([
   '04/2', // `headOutput(Q, K, V, h, d)`: the head's first column is passed as the head's index, a right index by value; named inside the helper
   '05/0', // `keys.set(K[t], t)`: the cache is a flat buffer read only by index, never whole, so no array holds it moved; named at the scores
   '05/1', // `n++` left out: the line at fault is gone; named where the cache is made
-  '06/1', // `q[kvBase + c]`: the query's columns read one at a time by index, no array holds them; named at the scores
   '07/1', // `atPosition(offset)`: the position passed is the option itself, a name passed on as it is; named where the angles are built
   '08/3', // `new Float64Array(w)`: the extra cells are never written (0), so the keys scored are right; the first foreign number is the softmax's total
 ]);

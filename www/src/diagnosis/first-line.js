@@ -16,7 +16,7 @@ import { STEPS } from './steps.js';
 import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
-import { anotherHead, passedOther, repeatedSlice, stackedHeads } from './heads.js';
+import { anotherHead, passedOther, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
 
@@ -52,7 +52,8 @@ export function alignAnswer(data, traced, lab, functionName) {
   };
   const first = firstWrongStep(statuses);
   // a head that read another head's columns: its slice, at the line that passed them
-  const moved = first && anotherHead(first.step, alignments, recordings, traced.sites);
+  // (or columns read by index at the wrong place: the layout that chose them, at the line that read them)
+  const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shiftedColumns(first.step, alignments, recordings, references));
   const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : first;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result

@@ -127,3 +127,66 @@ export function repeatedSlice(alignment, recording) {
     return entry;
   });
 }
+
+/** A·Bᵀ. */
+const productT = (A, B) => A.map((a) => B.map((b) => a.reduce((s, x, c) => s + x * b[c], 0)));
+/** Columns o … o + width − 1 of every row of M. */
+const window = (M, o, width) => M.map((row) => row.slice(o, o + width));
+const sameMatrix = (A, B) => A.length === B.length && A.every((row, i) => row.length === B[i].length && row.every((x, j) => near(x, B[i][j])));
+
+/**
+ * Columns read at the wrong place, one at a time by index (`q[kvBase + c]` for `q[h * d + c]`): the
+ * first wrong step's entries, each a product A·Bᵀ of two layouts of its head before it (its query
+ * and key columns), are missing, and for each some site built every number of A′·B′ᵀ instead, A′
+ * and B′ each its own or as many columns at another place of the matrix it is a window of (an
+ * input, or a step of every head: a projection). The layout read at the wrong place, the same for
+ * every head that shows one (A's when either fits): { step, entry, site, probe }, or null.
+ */
+export function shiftedColumns(step, alignments, recordings, references) {
+  for (const [probe, alignment] of alignments.entries()) {
+    const sorted = recordings[probe].sites.map((s) => Float64Array.from(s.values.filter(Number.isFinite)).sort());
+    const sources = [...references[probe].inputs, ...references[probe].steps.filter((e) => !e.layout && (e.head === null || e.head === undefined)).map((e) => e.matrix)];
+    const found = []; // per missing entry: { A, B, fits: { a: site, b: site } } (a: A read elsewhere, b: B)
+    alignment.forEach((entry, k) => {
+      if (entry.step !== step || entry.status !== 'missing' || entry.layout || !Number.isInteger(entry.head)) return;
+      const [A, B] = alignment.slice(0, k).filter((e) => e.layout && e.head === entry.head);
+      if (!A || !B || A.matrix[0].length !== B.matrix[0].length || !sameMatrix(productT(A.matrix, B.matrix), entry.matrix)) return;
+      const fits = {};
+      for (const a of elsewhere(A.matrix, sources)) {
+        for (const b of elsewhere(B.matrix, sources)) {
+          if (a === A.matrix && b === B.matrix) continue;
+          const numbers = productT(a, b).flat().filter((x) => !isInteger(x));
+          const site = numbers.length ? sorted.findIndex((values) => numbers.every((x) => holdsNear(values, x))) : -1;
+          const role = a === A.matrix ? 'b' : b === B.matrix ? 'a' : 'both';
+          if (site >= 0 && fits[role] === undefined) fits[role] = site;
+        }
+      }
+      if (Object.keys(fits).length) found.push({ A, B, fits });
+    });
+    if (!found.length) continue;
+    // one role read elsewhere for every head (or both, when no one role fits them all)
+    const role = ['a', 'b', 'both'].find((r) => found.every(({ fits }) => fits[r] !== undefined));
+    if (!role) continue;
+    const { A, B, fits } = found[0];
+    const entry = role === 'b' ? B : A;
+    return { step: entry.step, entry, site: fits[role], probe };
+  }
+  return null;
+}
+
+/** M itself, then every window of as many columns of the matrix M is a window of, at its other places. */
+function elsewhere(M, sources) {
+  const width = M[0].length;
+  const source = sources.find((X) => X.length === M.length && X[0].length > width && Array.from({ length: X[0].length - width + 1 }, (_, o) => o).some((o) => sameMatrix(window(X, o, width), M)));
+  if (!source) return [M];
+  return [M, ...Array.from({ length: source[0].length - width + 1 }, (_, o) => window(source, o, width)).filter((W) => !sameMatrix(W, M))];
+}
+
+/** Whether a sorted array holds a number near x. */
+function holdsNear(sorted, x) {
+  let lo = 0;
+  let hi = sorted.length;
+  const floor = x - 1e-9 * Math.max(1, Math.abs(x));
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (sorted[mid] < floor) lo = mid + 1; else hi = mid; }
+  return lo < sorted.length && near(sorted[lo], x);
+}
