@@ -318,7 +318,10 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // array of another layout step's shape holding that step's numbers moved)
     const moved = wrong?.entries.some((e) => e.layout && e.status === 'missing' && Number.isInteger(e.site));
     const held = moved && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.layout && e.status === 'ok' && e.site !== null);
-    const contradicted = wrong && (later || bounded || held || builtWhole(located.step, wrong, aligned.statuses) || confirmed(located.step, aligned.statuses));
+    // (or the probes' step is none of the challenge's steps, a whole-output reading, and the traced run finds a step clearly wrong)
+    // (clearly: most of its numbers differ, or it is a step the traced run built right whose place another took: heads.js)
+    const outside = wrong && (wrong.coverage < 1 / 3 || wrong.status === 'ok') && Array.isArray(data.locate?.steps) && !data.locate.steps.includes(located.step);
+    const contradicted = wrong && (later || bounded || held || outside || builtWhole(located.step, wrong, aligned.statuses) || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

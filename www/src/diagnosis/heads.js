@@ -139,13 +139,15 @@ const sameMatrix = (A, B) => A.length === B.length && A.every((row, i) => row.le
  * first wrong step's entries, each a product A·Bᵀ of two layouts of its head before it (its query
  * and key columns), are missing, and for each some site built every number of A′·B′ᵀ instead, A′
  * and B′ each its own or as many columns at another place of the matrix it is a window of (an
- * input, or a step of every head: a projection). The layout read at the wrong place, the same for
- * every head that shows one (A's when either fits): { step, entry, site, probe }, or null.
+ * input, or a step of every head: a projection); or B′ the same columns of another step of every
+ * head's than B's (K's columns of V: that step, the projection, is at fault). The layout read at
+ * the wrong place, the same for every head that shows one (A's when either fits): { step, entry, site, probe }, or null.
  */
 export function shiftedColumns(step, alignments, recordings, references) {
   for (const [probe, alignment] of alignments.entries()) {
     const sorted = recordings[probe].sites.map((s) => Float64Array.from(s.values.filter(Number.isFinite)).sort());
-    const sources = [...references[probe].inputs, ...references[probe].steps.filter((e) => !e.layout && (e.head === null || e.head === undefined)).map((e) => e.matrix)];
+    const whole = references[probe].steps.filter((e) => !e.layout && (e.head === null || e.head === undefined));
+    const sources = [...references[probe].inputs, ...whole.map((e) => e.matrix)];
     const found = []; // per missing entry: { A, B, fits: { a: site, b: site } } (a: A read elsewhere, b: B)
     alignment.forEach((entry, k) => {
       if (entry.step !== step || entry.status !== 'missing' || entry.layout || !Number.isInteger(entry.head)) return;
@@ -155,23 +157,41 @@ export function shiftedColumns(step, alignments, recordings, references) {
       for (const a of elsewhere(A.matrix, sources)) {
         for (const b of elsewhere(B.matrix, sources)) {
           if (a === A.matrix && b === B.matrix) continue;
-          const numbers = productT(a, b).flat().filter((x) => !isInteger(x));
-          const site = numbers.length ? sorted.findIndex((values) => numbers.every((x) => holdsNear(values, x))) : -1;
+          const site = builtAt(productT(a, b), sorted);
           const role = a === A.matrix ? 'b' : b === B.matrix ? 'a' : 'both';
           if (site >= 0 && fits[role] === undefined) fits[role] = site;
         }
+      }
+      // (or B's columns of another step of every head's, where B's came from one: `[W_Q, W_V, W_K]`, that step at fault)
+      const own = whole.find((e) => windowOf(B.matrix, e.matrix) !== null);
+      for (const other of own ? whole.filter((e) => e !== own && e.matrix.length === own.matrix.length && e.matrix[0].length === own.matrix[0].length) : []) {
+        const site = builtAt(productT(A.matrix, window(other.matrix, windowOf(B.matrix, own.matrix), B.matrix[0].length)), sorted);
+        if (site >= 0 && fits.source === undefined) [fits.source, fits.sourceEntry] = [site, own];
       }
       if (Object.keys(fits).length) found.push({ A, B, fits });
     });
     if (!found.length) continue;
     // one role read elsewhere for every head (or both, when no one role fits them all)
-    const role = ['a', 'b', 'both'].find((r) => found.every(({ fits }) => fits[r] !== undefined));
+    const role = ['a', 'b', 'both', 'source'].find((r) => found.every(({ fits }) => fits[r] !== undefined));
     if (!role) continue;
     const { A, B, fits } = found[0];
-    const entry = role === 'b' ? B : A;
+    const entry = role === 'source' ? fits.sourceEntry : role === 'b' ? B : A;
     return { step: entry.step, entry, site: fits[role], probe };
   }
   return null;
+}
+
+/** The site that built every number of M that is no whole number, or −1. `sorted`: each site's values, sorted. */
+function builtAt(M, sorted) {
+  const numbers = M.flat().filter((x) => !isInteger(x));
+  return numbers.length ? sorted.findIndex((values) => numbers.every((x) => holdsNear(values, x))) : -1;
+}
+
+/** The first column at which M is a window of X (as many rows), or null. */
+function windowOf(M, X) {
+  if (X.length !== M.length || X[0].length < M[0].length) return null;
+  const o = Array.from({ length: X[0].length - M[0].length + 1 }, (_, k) => k).find((k) => sameMatrix(window(X, k, M[0].length), M));
+  return o ?? null;
 }
 
 /** M itself, then every window of as many columns of the matrix M is a window of, at its other places. */
