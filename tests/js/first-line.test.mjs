@@ -70,7 +70,7 @@ const FRESH_MISSES = new Set([
 // The second held-out batch (tests/corpus-lines/fresh2/: written after the fixes the first led to,
 // before the diagnosis was run on it). First run: step right 11/12, line right 8/12.
 const FRESH2_MISSES = new Set([
-  '06/0', // `Math.floor(h / ratio)` without `* d`: the K/V head's columns read one at a time by index, no array holds them; the probes' slice (“the wrong columns of V”) stands, at the scores
+  '06/0', // `Math.floor(h / ratio)` without `* d`: the K/V head's columns read by index are found at their wrong place (kv-head), named where the scores read them, not where the offset was computed
   '08/0', // `p - j <= w`: the band kept by a filter of { j, s } entries, whose booleans are not one per key of a grid; named where the exps are built
 ]);
 
@@ -81,7 +81,7 @@ const FRESH3_MISSES = new Set([
   '01/3', // `dot(k, k)`: the helper is right and called from one place, given a key for the query; the first foreign number is inside it, where it is named
   '02/2', // `z += Math.exp(x)`: the unshifted sums are numbers a right answer without the max builds; the first foreign number is the division, named there
   '03/3', // no max subtracted: on the traced input nothing overflows and the softmax is right; the probes' large input shows it, named where the weights are kept
-  '04/1', // `[W_Q, W_V, W_K]`: K's and V's numbers are both built (matched by value), each in the other's variable; the scores are named
+  '04/1', // `[W_Q, W_V, W_K]`: found as K's columns taken from V (project-K), named where the scores were built from them, not at the swap
   '04/2', // `headOutput(Q, K, V, h, d)`: the head's first column is passed as the head's index, a right index by value; named inside the helper
   '05/0', // `keys.set(K[t], t)`: the cache is a flat buffer read only by index, never whole, so no array holds it moved; named at the scores
   '05/1', // `n++` left out: the line at fault is gone; named where the cache is made

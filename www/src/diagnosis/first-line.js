@@ -53,14 +53,16 @@ export function alignAnswer(data, traced, lab, functionName) {
   const first = firstWrongStep(statuses);
   // a head that read another head's columns: its slice, at the line that passed them
   // (or columns read by index at the wrong place: the layout that chose them, at the line that read them)
-  const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shiftedColumns(first.step, alignments, recordings, references));
+  const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest)) : null;
+  const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shifted);
   const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : first;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result
   const foreign = firstForeignSite(recordings[0], references[0], 0);
   const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
   const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: wrong.site ?? site(wrong.step) } : null, siteFor: site, anywhere, references };
+  // (`shifted`: the columns each head read were found, so the layout at fault is known, whatever the probes read)
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: wrong.site ?? site(wrong.step), shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references };
 }
 
 /**
@@ -321,7 +323,7 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // (or the probes' step is none of the challenge's steps, a whole-output reading, and the traced run finds a step clearly wrong)
     // (clearly: most of its numbers differ, or it is a step the traced run built right whose place another took: heads.js)
     const outside = wrong && (wrong.coverage < 1 / 3 || wrong.status === 'ok') && Array.isArray(data.locate?.steps) && !data.locate.steps.includes(located.step);
-    const contradicted = wrong && (later || bounded || held || outside || builtWhole(located.step, wrong, aligned.statuses) || confirmed(located.step, aligned.statuses));
+    const contradicted = wrong && (later || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses) || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

@@ -141,9 +141,10 @@ const sameMatrix = (A, B) => A.length === B.length && A.every((row, i) => row.le
  * and B′ each its own or as many columns at another place of the matrix it is a window of (an
  * input, or a step of every head: a projection); or B′ the same columns of another step of every
  * head's than B's (K's columns of V: that step, the projection, is at fault). The layout read at
- * the wrong place, the same for every head that shows one (A's when either fits): { step, entry, site, probe }, or null.
+ * the wrong place, the same for every head that shows one (one whose products are numbers of no step
+ * first, then A's): { step, entry, site, probe }, or null. `foreign`: per probe, align.js's foreignTest.
  */
-export function shiftedColumns(step, alignments, recordings, references) {
+export function shiftedColumns(step, alignments, recordings, references, foreign) {
   for (const [probe, alignment] of alignments.entries()) {
     const sorted = recordings[probe].sites.map((s) => Float64Array.from(s.values.filter(Number.isFinite)).sort());
     const whole = references[probe].steps.filter((e) => !e.layout && (e.head === null || e.head === undefined));
@@ -157,28 +158,58 @@ export function shiftedColumns(step, alignments, recordings, references) {
       for (const a of elsewhere(A.matrix, sources)) {
         for (const b of elsewhere(B.matrix, sources)) {
           if (a === A.matrix && b === B.matrix) continue;
-          const site = builtAt(productT(a, b), sorted);
+          const product = productT(a, b);
+          const site = builtAt(product, sorted);
           const role = a === A.matrix ? 'b' : b === B.matrix ? 'a' : 'both';
-          if (site >= 0 && fits[role] === undefined) fits[role] = site;
+          // (strong: numbers of no step, not another head's product built in its own turn)
+          const strong = product.flat().some(foreign[probe]);
+          if (site >= 0 && (fits[role] === undefined || (strong && !fits[role].strong))) fits[role] = { site, strong, product };
         }
       }
       // (or B's columns of another step of every head's, where B's came from one: `[W_Q, W_V, W_K]`, that step at fault)
       const own = whole.find((e) => windowOf(B.matrix, e.matrix) !== null);
       for (const other of own ? whole.filter((e) => e !== own && e.matrix.length === own.matrix.length && e.matrix[0].length === own.matrix[0].length) : []) {
-        const site = builtAt(productT(A.matrix, window(other.matrix, windowOf(B.matrix, own.matrix), B.matrix[0].length)), sorted);
-        if (site >= 0 && fits.source === undefined) [fits.source, fits.sourceEntry] = [site, own];
+        const product = productT(A.matrix, window(other.matrix, windowOf(B.matrix, own.matrix), B.matrix[0].length));
+        const site = builtAt(product, sorted);
+        if (site >= 0 && fits.source === undefined) [fits.source, fits.sourceEntry] = [{ site, strong: true, product }, own];
       }
-      if (Object.keys(fits).length) found.push({ A, B, fits });
+      if (Object.keys(fits).length) found.push({ head: entry.head, A, B, fits });
     });
     if (!found.length) continue;
     // one role read elsewhere for every head (or both, when no one role fits them all)
-    const role = ['a', 'b', 'both', 'source'].find((r) => found.every(({ fits }) => fits[r] !== undefined));
+    // (built in the heads' order, each head's product after the head before it began: a product only
+    // another head built, in its own turn, explains no head; a role whose fits are all strong first)
+    const entries = alignment.filter((e) => e.step === step && Number.isInteger(e.head)).sort((x, y) => x.head - y.head);
+    const ordered = (r) => {
+      let prev = -Infinity;
+      for (const e of entries) {
+        const fit = e.status === 'missing' ? found.find((f) => f.head === e.head)?.fits[r] : null;
+        if (e.status === 'missing' && !fit) return false;
+        const start = fit ? rebuiltAfter(recordings[probe].sites[fit.site], fit.product, prev) : e.start ?? e.moment;
+        if (!(start > prev)) return false;
+        prev = start;
+      }
+      return true;
+    };
+    const roles = ['a', 'b', 'both', 'source'].filter((r) => found.every(({ fits }) => fits[r] !== undefined) && ordered(r));
+    const role = roles.find((r) => found.every(({ fits }) => fits[r].strong)) ?? roles[0];
     if (!role) continue;
     const { A, B, fits } = found[0];
     const entry = role === 'source' ? fits.sourceEntry : role === 'b' ? B : A;
-    return { step: entry.step, entry, site: fits[role], probe };
+    return { step: entry.step, entry, site: fits[role].site, probe };
   }
   return null;
+}
+
+/** The first moment after `after` from which the site built every number of M (no whole number) again, or null. */
+function rebuiltAfter(site, M, after) {
+  let start = Infinity;
+  for (const x of M.flat().filter((y) => !isInteger(y))) {
+    const k = site.values.findIndex((v, n) => site.moments[n] > after && near(v, x));
+    if (k < 0) return null;
+    start = Math.min(start, site.moments[k]);
+  }
+  return start;
 }
 
 /** The site that built every number of M that is no whole number, or −1. `sorted`: each site's values, sorted. */
