@@ -20,7 +20,7 @@
 // (bounds.js), a layout written straight into place, a matrix kept in a step's place, rows sliced
 // apart from the keys scored (see docs/contributors.md).
 
-import { boundSite, scoredRight, slicedApart } from './bounds.js';
+import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
 import { shortLoop } from './loops.js';
 
 const TOLERANCE = 1e-9;
@@ -102,7 +102,8 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
       const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
       if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
-      if (!entry.allowed && snap.rows === 1 && snap.cols === M[0].length && moved && !rowMoved && !knownRows.some((row) => row.length === snap.cols && sameMatrix(snap.data, 1, snap.cols, [row]))) rowMoved = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+      // (of a mask, a row that holds −∞: the keys it hides are written, in the wrong places)
+      if ((!entry.allowed || snap.data.includes(-Infinity)) && snap.rows === 1 && snap.cols === M[0].length && moved && !rowMoved && !knownRows.some((row) => row.length === snap.cols && sameMatrix(snap.data, 1, snap.cols, [row]))) rowMoved = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
     }
   }
   // an array of its shape that is nothing known outweighs rows seen one by one (they may be moved later)
@@ -200,7 +201,7 @@ const BUILDS_ON = {
 };
 
 /** Every step built on `step`, directly or not. */
-function builtOn(step, seen = new Set()) {
+export function builtOn(step, seen = new Set()) {
   for (const next of BUILDS_ON[step] ?? []) if (!seen.has(next)) { seen.add(next); builtOn(next, seen); }
   return seen;
 }
@@ -293,7 +294,9 @@ function wrongInEveryCall(found, fn, sites, recording, foreign) {
   events.sort((a, b) => a.moment - b.moment);
   for (const e of events) {
     const inside = sites[e.id].fn === fn;
-    if (inside && e.caller !== found.caller && e.caller >= 0) return true; // the next call, wrong too
+    // the next call, wrong too (from another call site, or from the same one after the first call returned)
+    const returned = recording.sites[found.caller]?.moments.some((m) => m > found.moment && m < e.moment);
+    if (inside && e.caller >= 0 && (e.caller !== found.caller || returned)) return true;
     if (!inside && e.id !== found.caller) return false; // something built on the wrong result first
   }
   return false;
@@ -321,14 +324,33 @@ function writeSite(entry, recording, sites) {
 
 /** The site that last wrote into the variable a wrong array is (`out` of `return out`) before it was recorded, or null. `found`: { site, moment }. */
 function lastWrite(found, sites, recording) {
-  const name = sites[found.site]?.reads;
-  let best = null;
-  if (name) sites.forEach((site, id) => {
-    if (site.writes !== name || site.fn !== sites[found.site].fn) return;
-    const m = recording.sites[id].moments.findLast((t) => t < found.moment);
-    if (m !== undefined && (!best || m > best.moment)) best = { id, moment: m };
-  });
-  return best?.id ?? null;
+  let at = { id: found.site, moment: found.moment };
+  // (and on, while that write put in another array: `out.push(Array.from(row))`, the last write into `row` before)
+  for (let depth = 0; depth < 4; depth++) {
+    const name = sites[at.id]?.reads;
+    let best = null;
+    if (name) sites.forEach((site, id) => {
+      if (site.writes !== name || site.fn !== sites[found.site].fn || id === at.id) return;
+      const m = recording.sites[id].moments.findLast((t) => t < at.moment);
+      if (m !== undefined && (!best || m > best.moment)) best = { id, moment: m };
+    });
+    if (!best) return depth ? at.id : null;
+    at = best;
+  }
+  return at.id;
+}
+
+/**
+ * The declaration of a function value that site `id` applies (`cut` of `M.map(cut)`), made by a
+ * call of the learner's own function (`const cut = columnsOf(from, headDimensions)`): what the site
+ * does is what that call chose. Its id, or null.
+ */
+function madeWith(id, sites, recording) {
+  for (const name of sites[id]?.uses ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn && s.call);
+    if (k >= 0 && recording.sites[k].functions > 0) return k;
+  }
+  return null;
 }
 
 /**
@@ -382,9 +404,12 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const entry = alignment[index];
     // a wrong layout: the array itself (or the call that made it, in a helper used from several places)
     // (when that array is a variable, as it is returned or passed on: the last write into it before)
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? entry.site, probe };
+    // (a mask's row written wrong where the keys scored already differ: the bound or predicate that chose them)
+    const chosen = entry.status === 'missing' && entry.allowed && Number.isInteger(entry.site) && skipsKeys(entry, recordings[probe], references[probe]) ? boundSite(entry, recordings[probe], references[probe], sites) : null;
+    if (chosen) return { site: chosen.site, probe, final: true };
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
-    const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe]) : null;
+    const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
     // a layout of every head's numbers (not one head's) that no array holds, its numbers written one
     // by one into an array: the write that placed them

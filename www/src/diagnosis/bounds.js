@@ -91,9 +91,10 @@ const sameSet = (indices, set) => indices.length === set.size && indices.every((
 /**
  * The site that computed the bound of a mask applied by bounds, for the mask entry `entry` (with
  * `allowed`, the reference's visible keys) of one traced probe; null when the keys scored are the
- * reference's, or no site holds a bound. `sites`: the instrumented sites.
+ * reference's, or no site holds a bound. `sites`: the instrumented sites (a part of a larger
+ * expression, `p - lo` of `p - lo + 1`, is not what the code bounds by: the larger one is).
  */
-export function boundSite(entry, recording, reference) {
+export function boundSite(entry, recording, reference, sites = []) {
   const at = reference.steps.findIndex((e) => e.step === entry.step && e.head === entry.head);
   // the entries before it that hold the scores of the visible keys (scores, scaled scores)
   const scoreEntries = reference.steps.slice(0, at).filter((e) => !e.layout && e.allowed && e.head === entry.head);
@@ -106,7 +107,7 @@ export function boundSite(entry, recording, reference) {
   let best = null;
   recording.sites.forEach((site, id) => {
     const moment = site.moments[0];
-    if (site.values.length === 0 || (best && moment >= best.moment)) return;
+    if (site.values.length === 0 || (best && moment >= best.moment) || sites[id]?.inner) return;
     // the integers of a bound, query by query: the scored keys' bound, not the reference's
     // (a site that is also a right bound of another kind counts only when its bound has a value for
     // every query: a query that scored no key has a count, no first or last key)
@@ -193,4 +194,40 @@ export function slicedApart(recording, reference) {
     }
   });
   return best;
+}
+
+/**
+ * Keys left out of the scoring (`for (let j = lo; j < p; j++)`): the score entries before a mask
+ * entry (`allowed`) missing only because some visible keys were never scored. When, on this traced
+ * input, each query scored only keys it may see (some query fewer), and the site that built the
+ * first of those scores built no number foreign to the reference and no score twice (a key scored
+ * in another's place, `K[p]` for `K[j]`, builds the same one again), the scores are right and the
+ * mask is wrong: returns the alignment with those entries ok at that site and the mask entry
+ * missing (its line: boundSite, or the loop). `foreign`: align.js's foreignTest. Else unchanged.
+ */
+export function droppedKeys(alignment, recording, reference, foreign) {
+  const at = alignment.findIndex((e) => e.layout && e.allowed && e.status !== 'ok');
+  if (at < 0) return alignment;
+  const scores = alignment.slice(0, at).filter((e) => !e.layout && e.allowed && e.head === alignment[at].head);
+  const missing = scores.filter((e) => e.status === 'missing');
+  if (!missing.length || !missing.every((e) => e.partial) || scores.some((e) => e.status === 'unknown')) return alignment;
+  const { sets: actual } = scoredKeys(scores, recording);
+  const expected = visible(alignment[at]);
+  const within = actual.every((s, i) => [...s].every((j) => expected[i].has(j)));
+  if (!within || actual.every((s, i) => s.size === expected[i].size) || actual.every((s) => s.size === 0)) return alignment;
+  const site = recording.sites[missing[0].partial.site];
+  const numbers = site.values.filter((v) => Number.isFinite(v) && !isInteger(v));
+  const twice = numbers.some((v, k) => numbers.findIndex((w) => near(w, v)) !== k);
+  if (!numbers.length || twice || numbers.some(foreign)) return alignment;
+  const partial = missing[0].partial;
+  return alignment.map((e, k) => {
+    if (missing.includes(e)) return { ...e, status: 'ok', site: e.partial.site, moment: e.partial.start, start: e.partial.start, dropped: true };
+    return k === at ? { ...e, status: 'missing', coverage: 0, site: null, partial, dropped: true } : e;
+  });
+}
+
+/** Whether some query scored fewer than all the keys (the answer bounds or skips keys: it masks by choosing them). */
+export function skipsKeys(entry, recording, reference) {
+  const actual = scoredFor(entry, recording, reference);
+  return Boolean(actual) && actual.some((s) => s.size < entry.allowed[0].length);
 }

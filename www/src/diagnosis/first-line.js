@@ -13,10 +13,10 @@
 //   - a check (an error case) takes the line of the throw, or, when nothing threw, the first line of
 //     the function; a crash, the line it threw from.
 import { STEPS } from './steps.js';
-import { follows } from './bounds.js';
+import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
-import { alignProbe, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
-import { anotherHead, passedOther, stackedHeads } from './heads.js';
+import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
+import { anotherHead, passedOther, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
 
@@ -35,7 +35,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   // what the alignment reads: every site but those recorded only as arguments (the rules below follow a parameter to them)
   const full = runs.map((r) => r.recording);
   const recordings = full.map((r) => ({ ...r, sites: r.sites.map((s, id) => (traced.sites[id]?.argument ? { values: [], moments: [], callers: [], snapshots: [], flags: { values: [], moments: [] } } : s)) }));
-  const alignments = runs.map((r, k) => stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k], traced.sites));
+  const alignments = runs.map((r, k) => droppedKeys(repeatedSlice(stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k], traced.sites), recordings[k]), recordings[k], references[k], foreignTest(references[k])));
   const statuses = stepStatuses(alignments, ORDER);
   const site = (step) => {
     const found = siteOf(step, alignments, recordings, references, traced.sites);
@@ -52,14 +52,17 @@ export function alignAnswer(data, traced, lab, functionName) {
   };
   const first = firstWrongStep(statuses);
   // a head that read another head's columns: its slice, at the line that passed them
-  const moved = first && anotherHead(first.step, alignments, recordings, traced.sites);
+  // (or columns read by index at the wrong place: the layout that chose them, at the line that read them)
+  const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest)) : null;
+  const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shifted);
   const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : first;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result
   const foreign = firstForeignSite(recordings[0], references[0], 0);
   const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
   const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: wrong.site ?? site(wrong.step) } : null, siteFor: site, anywhere, references };
+  // (`shifted`: the columns each head read were found, so the layout at fault is known, whatever the probes read)
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: wrong.site ?? site(wrong.step), shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references };
 }
 
 /**
@@ -73,7 +76,9 @@ function constantBehind(id, sites, recording, reference) {
     const k = sites.findIndex((s, j) => j !== id && s.declares === name);
     const values = k >= 0 ? recording.sites[k].values : [];
     const one = values.length > 0 && values.every((x) => x === values[0]) ? values[0] : null;
-    if (one !== null && Number.isFinite(one) && !Number.isInteger(one) && !known.has(one.toPrecision(12))) return k;
+    // (or known by chance, where the reference scales its scores and this is no factor it scales by: `1 / Math.sqrt(T)`)
+    const scale = reference.scales?.length > 0 && !reference.scales.some((x) => Math.abs(x - one) <= 1e-9 * Math.abs(x));
+    if (one !== null && Number.isFinite(one) && !Number.isInteger(one) && (!known.has(one.toPrecision(12)) || scale)) return k;
     // a whole number the site computes with, declared for this line alone (`const f = this.d` read only by `x / f`): its role is this line's
     const only = sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
     if (one !== null && Number.isInteger(one) && only && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
@@ -147,7 +152,7 @@ function ofName(site, values, name) {
  * Whether site `s` is an argument that binds parameter `name` of the learner's function `fn` and
  * computes it there (`[x[2 * i], x[2 * i + 1]]` for `[a, b]`; not a name passed on as it is).
  */
-const bound = (s, name, fn) => Boolean(fn) && s.callee === fn && !s.plain && Boolean(s.binds?.includes(name));
+const bound = (s, name, fn) => Boolean(fn) && (s.callee === fn || s.home === fn) && !s.plain && Boolean(s.binds?.includes(name));
 
 /**
  * The declaration of a whole number that site `id` computes with (an operand of its arithmetic, not
@@ -161,7 +166,8 @@ const bound = (s, name, fn) => Boolean(fn) && s.callee === fn && !s.plain && Boo
 function integerBehind(id, sites, recording, reference) {
   const behind = (names, fn) => {
     for (const name of names ?? []) {
-      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || bound(s, name, fn)) && !s.counter;
+      // (not an argument of a recursive call, `h + 1` of `heads(…, h + 1)`: the first call's value is not among its values)
+      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || (bound(s, name, fn) && s.fn !== fn)) && !s.counter;
       const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
       const at = k >= 0 ? k : sites.findIndex(declared);
       const values = at < 0 ? [] : ofName(sites[at], recording.sites[at].values, name);
@@ -190,7 +196,8 @@ function readBehind(id, sites, recording, reference) {
   const roles = reference.reads.map(inColumns);
   const all = inColumns(X[0].map((_, c) => c));
   for (const name of sites[id].operands ?? []) {
-    const at = sites.findIndex((s, j) => j !== id && ((s.declares === name && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
+    // (declared alone, or by position in an array pattern: `const [a, b] = [x[2 * i], x[2 * i + 1]]`)
+    const at = sites.findIndex((s, j) => j !== id && (((s.declares === name || s.pattern?.includes(name)) && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
     const values = at >= 0 ? ofName(sites[at], recording.sites[at].values, name) : [];
     if (!values.length || values.every(Number.isInteger) || !values.every((v) => all.has(v))) continue;
     // input numbers, not all of them from the columns of one role
@@ -244,6 +251,25 @@ function checkLine(errors, traced, functionName) {
   return line ? { line } : null;
 }
 
+/**
+ * Whether the traced run saw step `step` built whole and kept, on every traced input, while the step
+ * it finds wrong first (`wrong`, a later one) is either not built on it (so `step` cannot be what
+ * made it wrong) or built on it in part (some of its own numbers were built, which takes the right
+ * values of `step`, a step of new numbers): the probes' reading of `step` is then the later step's mistake seen from outside.
+ */
+function builtWhole(step, wrong, statuses) {
+  if (ORDER.indexOf(step) >= ORDER.indexOf(wrong.step)) return false;
+  const status = statuses.find((s) => s.step === step);
+  const kept = (e) => e.status === 'ok' && e.site !== null && e.site !== undefined && !e.transposed && !(e.inner && !e.kept);
+  if (!status?.entries.length || !status.entries.every(kept)) return false;
+  const missing = wrong.entries.filter((e) => e.status === 'missing');
+  const partly = missing.length > 0 && missing.every((e) => e.coverage > 0 && e.partial);
+  // (a layout step, the mask, moves numbers the step before it built: a later step's right numbers
+  // may come from those, not from the layout, as with a mask applied after the softmax)
+  const values = status.entries.every((e) => !e.layout);
+  return builtOn(step).has(wrong.step) ? partly && values : wrong.coverage < 1 / 3;
+}
+
 /** A finding of the traced run alone (the probe diagnosis was contradicted or found nothing). */
 function tracedFinding(aligned, table, labels = {}) {
   const { step, entry } = aligned.wrong;
@@ -294,7 +320,10 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // array of another layout step's shape holding that step's numbers moved)
     const moved = wrong?.entries.some((e) => e.layout && e.status === 'missing' && Number.isInteger(e.site));
     const held = moved && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.layout && e.status === 'ok' && e.site !== null);
-    const contradicted = wrong && (later || bounded || held || confirmed(located.step, aligned.statuses));
+    // (or the probes' step is none of the challenge's steps, a whole-output reading, and the traced run finds a step clearly wrong)
+    // (clearly: most of its numbers differ, or it is a step the traced run built right whose place another took: heads.js)
+    const outside = wrong && (wrong.coverage < 1 / 3 || wrong.status === 'ok') && Array.isArray(data.locate?.steps) && !data.locate.steps.includes(located.step);
+    const contradicted = wrong && (later || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses) || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

@@ -100,3 +100,144 @@ export function passedOther(entries, sites, recording) {
   }
   return null;
 }
+
+/**
+ * A head's slice that no array holds, where the site that held another head's slice of the same
+ * step held that slice AGAIN after it (or an array of its rows, not of its width), in this head's turn (`row.slice(0, d)` for `row.slice(from, from + d)`): that head
+ * was given another head's columns, at that site (the same role's: Q, K or V). Returns the alignment with the entry missing there;
+ * unchanged otherwise. `recording`: one probe's.
+ */
+export function repeatedSlice(alignment, recording) {
+  return alignment.map((entry) => {
+    if (!entry.layout || entry.status !== 'unknown' || !Number.isInteger(entry.head)) return entry;
+    // (in this head's turn: after the role's entries of the heads before it, before those of the heads after it)
+    // (its role: Q, K or V, the entry's place among its head's entries of the step)
+    const role = (e) => alignment.filter((x) => x.step === e.step && x.head === e.head).indexOf(e);
+    const held = alignment.filter((e) => e.step === entry.step && e.status === 'ok' && Number.isFinite(e.moment) && role(e) === role(entry));
+    const from = Math.max(...held.filter((e) => e.head < entry.head).map((e) => e.moment));
+    const to = Math.min(...held.filter((e) => e.head > entry.head).map((e) => e.moment));
+    // (or an array of its rows but not of its width: `row.slice(from, d)`, empty past head 0)
+    const [rows, cols] = [entry.matrix.length, entry.matrix[0].length];
+    const narrow = (snap) => snap.rows === rows && snap.cols !== cols;
+    for (const other of held) {
+      if (other.head === entry.head || !Number.isInteger(other.site)) continue;
+      const again = recording.sites[other.site].snapshots.find((snap) => snap.moment > other.moment && snap.moment > from && snap.moment < to && (sameRows(snap, other.matrix) || narrow(snap)));
+      if (again) return { ...entry, status: 'missing', coverage: 0, site: other.site, moment: again.moment, caller: again.caller ?? -1 };
+    }
+    return entry;
+  });
+}
+
+/** A·Bᵀ. */
+const productT = (A, B) => A.map((a) => B.map((b) => a.reduce((s, x, c) => s + x * b[c], 0)));
+/** Columns o … o + width − 1 of every row of M. */
+const window = (M, o, width) => M.map((row) => row.slice(o, o + width));
+const sameMatrix = (A, B) => A.length === B.length && A.every((row, i) => row.length === B[i].length && row.every((x, j) => near(x, B[i][j])));
+
+/**
+ * Columns read at the wrong place, one at a time by index (`q[kvBase + c]` for `q[h * d + c]`): the
+ * first wrong step's entries, each a product A·Bᵀ of two layouts of its head before it (its query
+ * and key columns), are missing, and for each some site built every number of A′·B′ᵀ instead, A′
+ * and B′ each its own or as many columns at another place of the matrix it is a window of (an
+ * input, or a step of every head: a projection); or B′ the same columns of another step of every
+ * head's than B's (K's columns of V: that step, the projection, is at fault). The layout read at
+ * the wrong place, the same for every head that shows one (one whose products are numbers of no step
+ * first, then A's): { step, entry, site, probe }, or null. `foreign`: per probe, align.js's foreignTest.
+ */
+export function shiftedColumns(step, alignments, recordings, references, foreign) {
+  for (const [probe, alignment] of alignments.entries()) {
+    const sorted = recordings[probe].sites.map((s) => Float64Array.from(s.values.filter(Number.isFinite)).sort());
+    const whole = references[probe].steps.filter((e) => !e.layout && (e.head === null || e.head === undefined));
+    const sources = [...references[probe].inputs, ...whole.map((e) => e.matrix)];
+    const found = []; // per missing entry: { A, B, fits: { a: site, b: site } } (a: A read elsewhere, b: B)
+    alignment.forEach((entry, k) => {
+      if (entry.step !== step || entry.status !== 'missing' || entry.layout || !Number.isInteger(entry.head)) return;
+      const [A, B] = alignment.slice(0, k).filter((e) => e.layout && e.head === entry.head);
+      if (!A || !B || A.matrix[0].length !== B.matrix[0].length || !sameMatrix(productT(A.matrix, B.matrix), entry.matrix)) return;
+      const fits = {};
+      for (const a of elsewhere(A.matrix, sources)) {
+        for (const b of elsewhere(B.matrix, sources)) {
+          if (a === A.matrix && b === B.matrix) continue;
+          const product = productT(a, b);
+          const site = builtAt(product, sorted);
+          const role = a === A.matrix ? 'b' : b === B.matrix ? 'a' : 'both';
+          // (strong: numbers of no step, not another head's product built in its own turn)
+          const strong = product.flat().some(foreign[probe]);
+          if (site >= 0 && (fits[role] === undefined || (strong && !fits[role].strong))) fits[role] = { site, strong, product };
+        }
+      }
+      // (or B's columns of another step of every head's, where B's came from one: `[W_Q, W_V, W_K]`, that step at fault)
+      const own = whole.find((e) => windowOf(B.matrix, e.matrix) !== null);
+      for (const other of own ? whole.filter((e) => e !== own && e.matrix.length === own.matrix.length && e.matrix[0].length === own.matrix[0].length) : []) {
+        const product = productT(A.matrix, window(other.matrix, windowOf(B.matrix, own.matrix), B.matrix[0].length));
+        const site = builtAt(product, sorted);
+        if (site >= 0 && fits.source === undefined) [fits.source, fits.sourceEntry] = [{ site, strong: true, product }, own];
+      }
+      if (Object.keys(fits).length) found.push({ head: entry.head, A, B, fits });
+    });
+    if (!found.length) continue;
+    // one role read elsewhere for every head (or both, when no one role fits them all)
+    // (built in the heads' order, each head's product after the head before it began: a product only
+    // another head built, in its own turn, explains no head; a role whose fits are all strong first)
+    const entries = alignment.filter((e) => e.step === step && Number.isInteger(e.head)).sort((x, y) => x.head - y.head);
+    const ordered = (r) => {
+      let prev = -Infinity;
+      for (const e of entries) {
+        const fit = e.status === 'missing' ? found.find((f) => f.head === e.head)?.fits[r] : null;
+        if (e.status === 'missing' && !fit) return false;
+        const start = fit ? rebuiltAfter(recordings[probe].sites[fit.site], fit.product, prev) : e.start ?? e.moment;
+        if (!(start > prev)) return false;
+        prev = start;
+      }
+      return true;
+    };
+    const roles = ['a', 'b', 'both', 'source'].filter((r) => found.every(({ fits }) => fits[r] !== undefined) && ordered(r));
+    const role = roles.find((r) => found.every(({ fits }) => fits[r].strong)) ?? roles[0];
+    if (!role) continue;
+    const { A, B, fits } = found[0];
+    const entry = role === 'source' ? fits.sourceEntry : role === 'b' ? B : A;
+    return { step: entry.step, entry, site: fits[role].site, probe };
+  }
+  return null;
+}
+
+/** The first moment after `after` from which the site built every number of M (no whole number) again, or null. */
+function rebuiltAfter(site, M, after) {
+  let start = Infinity;
+  for (const x of M.flat().filter((y) => !isInteger(y))) {
+    const k = site.values.findIndex((v, n) => site.moments[n] > after && near(v, x));
+    if (k < 0) return null;
+    start = Math.min(start, site.moments[k]);
+  }
+  return start;
+}
+
+/** The site that built every number of M that is no whole number, or −1. `sorted`: each site's values, sorted. */
+function builtAt(M, sorted) {
+  const numbers = M.flat().filter((x) => !isInteger(x));
+  return numbers.length ? sorted.findIndex((values) => numbers.every((x) => holdsNear(values, x))) : -1;
+}
+
+/** The first column at which M is a window of X (as many rows), or null. */
+function windowOf(M, X) {
+  if (X.length !== M.length || X[0].length < M[0].length) return null;
+  const o = Array.from({ length: X[0].length - M[0].length + 1 }, (_, k) => k).find((k) => sameMatrix(window(X, k, M[0].length), M));
+  return o ?? null;
+}
+
+/** M itself, then every window of as many columns of the matrix M is a window of, at its other places. */
+function elsewhere(M, sources) {
+  const width = M[0].length;
+  const source = sources.find((X) => X.length === M.length && X[0].length > width && Array.from({ length: X[0].length - width + 1 }, (_, o) => o).some((o) => sameMatrix(window(X, o, width), M)));
+  if (!source) return [M];
+  return [M, ...Array.from({ length: source[0].length - width + 1 }, (_, o) => window(source, o, width)).filter((W) => !sameMatrix(W, M))];
+}
+
+/** Whether a sorted array holds a number near x. */
+function holdsNear(sorted, x) {
+  let lo = 0;
+  let hi = sorted.length;
+  const floor = x - 1e-9 * Math.max(1, Math.abs(x));
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (sorted[mid] < floor) lo = mid + 1; else hi = mid; }
+  return lo < sorted.length && near(sorted[lo], x);
+}

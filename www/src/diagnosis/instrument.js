@@ -70,7 +70,36 @@ function ownFunctions(ast) {
     if (FUNCTIONS.has(node.type) && parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') own.set(parent.id.name, params(node));
     if ((node.type === 'MethodDefinition' || node.type === 'Property') && FUNCTIONS.has(node.value?.type) && node.key.type === 'Identifier') own.set(node.key.name, params(node.value));
   });
-  return own;
+  // a function made by one of them and bound to a name (`const turn = atPosition(p)`, where
+  // atPosition returns `(x) => …`): its own too, under that name; its code is its maker's
+  // (`home`: that name → the named function its code is written in, `rotor` for both)
+  const returned = new Map();
+  const home = new Map();
+  const nodes = new Map();
+  walk(ast, (node, parent) => {
+    if (node.type === 'FunctionDeclaration' && node.id) nodes.set(node.id.name, node);
+    if (FUNCTIONS.has(node.type) && parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') nodes.set(parent.id.name, node);
+  });
+  for (let pass = 0; pass < 3; pass++) {
+    walk(ast, (node) => {
+      if (node.type !== 'VariableDeclarator' || node.id.type !== 'Identifier' || own.has(node.id.name) || node.init?.type !== 'CallExpression' || node.init.callee.type !== 'Identifier') return;
+      const made = madeBy(nodes.get(node.init.callee.name));
+      if (!made || returned.has(made)) return;
+      own.set(node.id.name, params(made));
+      nodes.set(node.id.name, made);
+      returned.set(made, node.id.name);
+      home.set(node.id.name, home.get(node.init.callee.name) ?? node.init.callee.name);
+    });
+  }
+  return { own, home };
+}
+
+/** The function a function returns (its expression body, or a `return` of its body's own statements), or null. */
+function madeBy(fn) {
+  if (!fn || !/Function/.test(fn.type)) return null;
+  if (fn.expression) return /Function/.test(fn.body.type) ? fn.body : null;
+  const ret = fn.body.body.find((st) => st.type === 'ReturnStatement' && /Function/.test(st.argument?.type ?? ''));
+  return ret ? ret.argument : null;
 }
 
 /** The identifiers a node reads (at most 16). */
@@ -117,7 +146,13 @@ function targets(ast) {
     else chosen.get(key).argument = false;
   };
   const names = [];
-  const own = ownFunctions(ast);
+  const { own, home } = ownFunctions(ast);
+  // the arrays the code fills cell by cell (`concat[i][c] = …`, `concat[i].push(…)`): recorded when a method reads them whole
+  const filled = new Set();
+  walk(ast, (node) => {
+    const name = node.type === 'AssignmentExpression' ? arrayWritten(node) : node.type === 'CallExpression' ? arrayMutated(node) : null;
+    if (name) filled.add(name);
+  });
   walk(ast, (node, parent, key, spine) => {
     if (spine) return;
     // the innermost named function (a callback belongs to the function it is written in)
@@ -138,8 +173,13 @@ function targets(ast) {
       const callee = node.callee.type === 'Identifier' ? node.callee.name : node.callee.type === 'MemberExpression' && !node.callee.computed ? node.callee.property.name : null;
       const mine = own.has(callee);
       if (mine || parent?.type !== 'ExpressionStatement') add(node, parent, fn, mine);
+      // a statement that writes into an array by its method (`concat[i].unshift(…row)`): when, not what it returns
+      else if (arrayMutated(node)) { add(node, parent, fn); chosen.get(`${node.start}:${node.end}`).touch = true; }
+      // an array filled cell by cell, read whole by a method of its own (`concat.map(…)`): its cells as they are then
+      const object = node.callee.type === 'MemberExpression' && !node.callee.computed ? node.callee.object : null;
+      if (object?.type === 'Identifier' && filled.has(object.name) && !MUTATORS.has(node.callee.property.name)) add(object, node.callee, fn);
       // the arguments of a call of the learner's own function, each with the parameter names it binds there
-      if (mine) node.arguments.forEach((arg, k) => { const p = own.get(callee)[k]; if (arg.type !== 'SpreadElement' && p?.names.length) add(arg, node, fn, false, null, { callee, binds: p.names, pattern: p.pattern }); });
+      if (mine) node.arguments.forEach((arg, k) => { const p = own.get(callee)[k]; if (arg.type !== 'SpreadElement' && p?.names.length) add(arg, node, fn, false, null, { callee, binds: p.names, pattern: p.pattern, home: home.get(callee) ?? null }); });
     }
   });
   return [...chosen.values()];
@@ -156,9 +196,13 @@ function arrayMutated(call) {
   return target.type === 'Identifier' ? target.name : null;
 }
 
-/** The variable a value is, or is an element, a slice or a view of: `out`, `out[i]`, `buffer.subarray(a, b)`; else null. */
+/** The variable a value is, or is an element, a slice, a view or a copy of: `out`, `out[i]`, `buffer.subarray(a, b)`, `Array.from(out)`; else null. */
 function arrayRead(node) {
   let target = node;
+  // a copy of it: `Array.from(out)`, `Float64Array.from(out)`, `[...out]`
+  const copied = target.type === 'CallExpression' && target.callee.type === 'MemberExpression' && !target.callee.computed && target.callee.property.name === 'from' && target.arguments.length === 1;
+  if (copied) target = target.arguments[0];
+  else if (target.type === 'ArrayExpression' && target.elements.length === 1 && target.elements[0]?.type === 'SpreadElement') target = target.elements[0].argument;
   if (target.type === 'CallExpression' && target.callee.type === 'MemberExpression' && !target.callee.computed && ['slice', 'subarray'].includes(target.callee.property.name)) target = target.callee.object;
   while (target.type === 'MemberExpression') target = target.object;
   return target.type === 'Identifier' ? target.name : null;
@@ -184,18 +228,22 @@ export function instrument(source) {
   const idOf = new Map(); // a recorded node → its site
   const counters = loopCounters(ast);
   const counterNames = new Set([...counters].flatMap((d) => boundNames(d.id)));
-  for (const { node, parent, fn, call, loop, param, argument } of targets(ast)) {
+  for (const { node, parent, fn, call, loop, param, argument, touch } of targets(ast)) {
     const id = sites.length;
     idOf.set(node, id);
     const inner = node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator);
     sites.push({
       fn: fn ?? null,
       call,
+      // a write by an array's method, as a statement: only the moment it ran is recorded
+      touch: Boolean(touch),
       line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn), at: node.start,
       // for the bound of a `for` loop's test: the loop's [start, end] in the source (the sites it encloses have their `at` in it)
       loop,
       // for an argument of a call of the learner's own function: that function, and the parameter names the argument binds
       callee: param?.callee ?? null, binds: param?.binds ?? null, argument,
+      // (for a function another made, `turn` of `const turn = atPosition(p)`: the function its code is written in)
+      home: param?.home ?? null,
       // a name passed on as it is (`qk(second, h)`): it computes nothing there
       plain: node.type === 'Identifier',
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
@@ -220,7 +268,8 @@ export function instrument(source) {
       // whether its value is what its function returns (a `return`, an arrow function's expression body)
       returns: parent?.type === 'ReturnStatement' || (parent?.type === 'ArrowFunctionExpression' && parent.body === node),
       // the variable a site's value is, or is a part or a view of (`return out`, `out[i]`, `buffer.subarray(a, b)`)
-      reads: arrayRead(node),
+      // (for a write by an array's method, what it puts in: `row` of `out.push(Array.from(row))`)
+      reads: arrayMutated(node) && node.arguments.length === 1 ? arrayRead(node.arguments[0].type === 'SpreadElement' ? node.arguments[0].argument : node.arguments[0]) : arrayRead(node),
       // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into
       operator: node.type === 'AssignmentExpression' ? node.operator : null,
       target: node.type === 'AssignmentExpression' ? (node.left.type === 'Identifier' ? node.left.name : arrayWritten(node)) : null,
@@ -256,23 +305,26 @@ const isArrayLike = (v) => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v ins
 /** A copy of a matrix-like value: { rows, cols, data } for an array of equal-length rows, 1×n for a flat one; null otherwise. */
 function snapshot(v) {
   if (!isArrayLike(v) || v.length === 0 || v.length > LIMITS.MAX_PER_SNAPSHOT) return null;
+  const cell = (x) => (x === undefined ? NaN : x); // a cell never written (`new Array(C)`): no number
   if (typeof v[0] === 'number') {
     for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'number') return null;
     return { rows: 1, cols: v.length, data: Array.from(v) };
   }
   const cols = isArrayLike(v[0]) ? v[0].length : -1;
+  // rows that are all empty (`row.slice(a, a)` of every row): a matrix of no column, its shape kept
+  if (cols === 0 && v.every((row) => isArrayLike(row) && row.length === 0)) return { rows: v.length, cols: 0, data: [] };
   if (cols <= 0 || v.length * cols > LIMITS.MAX_PER_SNAPSHOT) return null;
   const data = [];
   for (const row of v) {
     if (!isArrayLike(row) || row.length !== cols) return null;
-    for (let j = 0; j < cols; j++) { if (typeof row[j] !== 'number') return null; data.push(row[j]); }
+    for (let j = 0; j < cols; j++) { if (typeof cell(row[j]) !== 'number') return null; data.push(cell(row[j])); }
   }
   return { rows: v.length, cols, data };
 }
 
 /**
  * A fresh recorder for `siteCount` sites: `record(id, value)` returns value unchanged (and never
- * throws); `take()` gives what was kept: per site { values, moments, callers, snapshots, flags } (plain arrays) and the counts.
+ * throws); `take()` gives what was kept: per site { values, moments, callers, snapshots, flags, functions } (plain arrays; functions: how many of its values were functions) and the counts.
  */
 export function createRecorder(siteCount, sites = []) {
   const values = Array.from({ length: siteCount }, () => []);
@@ -282,6 +334,8 @@ export function createRecorder(siteCount, sites = []) {
   const snapshots = Array.from({ length: siteCount }, () => []);
   // the booleans a site built (a band or a mask as a predicate: `(p, j) => j <= p && j > p - w`), with their moments
   const flags = Array.from({ length: siteCount }, () => ({ values: [], moments: [] }));
+  // how many functions a site's value was (`const cut = columnsOf(a, b)`: a closure, no number)
+  const functions = new Array(siteCount).fill(0);
   const frames = [];
   let moment = 0;
   let kept = 0;
@@ -297,7 +351,9 @@ export function createRecorder(siteCount, sites = []) {
     try {
       if (sites[id]?.call) while (frames.length && frames.pop() !== id) { /* a frame left by a throw */ }
       moment++;
-      if (typeof value === 'number') keep(id, value);
+      if (sites[id]?.touch) { if (moments[id].length < LIMITS.MAX_PER_SITE) moments[id].push(moment); }
+      else if (typeof value === 'number') keep(id, value);
+      else if (typeof value === 'function') functions[id]++;
       else if (typeof value === 'boolean') {
         if (kept < LIMITS.MAX_TOTAL && flags[id].values.length < LIMITS.MAX_PER_SITE) { flags[id].values.push(value); flags[id].moments.push(moment); kept++; } else dropped++;
       }
@@ -313,7 +369,7 @@ export function createRecorder(siteCount, sites = []) {
   }
   /** Opens the frame of a call of the learner's own function (closed when its result is recorded). */
   record.enter = (id) => { if (frames.length < 10_000) frames.push(id); };
-  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id], flags: flags[id] })), kept, dropped });
+  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id], flags: flags[id], functions: functions[id] })), kept, dropped });
   return { record, take };
 }
 

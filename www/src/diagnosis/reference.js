@@ -208,5 +208,16 @@ export function referenceSteps(form, args, lab) {
   const made = make(structuredClone(args), lab);
   // the booleans of the call's options (`causal: true`): a flag the code computes otherwise is its own
   const flags = args.flatMap((a) => (a && typeof a === 'object' && !Array.isArray(a) ? Object.values(a).filter((v) => typeof v === 'boolean') : []));
-  return { ...made, indices: indicesOf(args, made.steps, form), sizes: sizesOf(args, made.steps), flags };
+  return { ...made, indices: indicesOf(args, made.steps, form), sizes: sizesOf(args, made.steps), flags, scales: scalesOf(made.steps) };
+}
+
+/** The factors a right answer scales its scores by (each head's scale entry over its scores entry), and their inverses. */
+function scalesOf(steps) {
+  const scales = [];
+  for (const e of steps.filter((s) => s.step === 'scale')) {
+    const scores = steps.find((s) => s.step === 'scores' && s.head === e.head)?.matrix;
+    const at = scores?.flat().findIndex((x) => Number.isFinite(x) && Math.abs(x) > 1e-6) ?? -1;
+    if (at >= 0) scales.push(e.matrix.flat()[at] / scores.flat()[at]);
+  }
+  return [...scales, ...scales.map((x) => 1 / x)];
 }
