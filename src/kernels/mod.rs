@@ -56,16 +56,25 @@ impl PackedPanels {
         self.data.resize(n.div_ceil(NR) * k * NR, 0.0);
     }
 
-    /// Packs B = `b[p·ldb + j]` for `p < k`, `j < n` (row-major, row stride `ldb`).
+    /// Packs B = `b[p·ldb + j]` for `p < k`, `j < n` (row-major, row stride `ldb`): [`PACK_GROUP`]
+    /// panels at a time, row by row, so each row of B is read in runs of `PACK_GROUP · NR` values
+    /// (one panel at a time read 32 bytes of each of k rows, then came back for the next 32).
     pub fn pack(&mut self, b: &[f32], ldb: usize, k: usize, n: usize) {
         self.reset(k, n);
-        let split = crate::parallel::worth_splitting(n.div_ceil(NR), k * n);
-        crate::parallel::for_each_chunk(&mut self.data, (k * NR).max(1), split, |jb, panel| {
-            let j0 = jb * NR;
-            let width = NR.min(n - j0);
-            for (p, dst) in panel.chunks_exact_mut(NR).enumerate() {
-                dst[..width].copy_from_slice(&b[p * ldb + j0..p * ldb + j0 + width]);
-                dst[width..].fill(0.0);
+        if k == 0 || n == 0 {
+            return;
+        }
+        let panel_len = k * NR;
+        let split = crate::parallel::worth_splitting(n.div_ceil(NR * PACK_GROUP), k * n);
+        crate::parallel::for_each_chunk(&mut self.data, panel_len * PACK_GROUP, split, |g, group| {
+            let first = g * PACK_GROUP * NR; // the group's first column
+            for p in 0..k {
+                let row = &b[p * ldb..];
+                for (q, panel) in group.chunks_exact_mut(panel_len).enumerate() {
+                    let j0 = first + q * NR;
+                    let width = NR.min(n - j0);
+                    copy_panel_row(&mut panel[p * NR..(p + 1) * NR], &row[j0..j0 + width]);
+                }
             }
         });
     }
@@ -108,6 +117,24 @@ impl PackedPanels {
     fn panel(&self, jb: usize, kk: usize) -> &[f32] {
         let start = jb * self.k * NR;
         &self.data[start..start + kk * NR]
+    }
+}
+
+/// Panels [`PackedPanels::pack`] fills per pass over B's rows.
+const PACK_GROUP: usize = 16;
+
+/// One row of a panel: `src` (at most [`NR`] values) then zeros.
+#[inline(always)]
+fn copy_panel_row(dst: &mut [f32], src: &[f32]) {
+    match <&[f32; NR]>::try_from(src) {
+        Ok(full) => {
+            let dst: &mut [f32; NR] = dst.try_into().expect("a panel row has NR values");
+            *dst = *full;
+        }
+        Err(_) => {
+            dst[..src.len()].copy_from_slice(src);
+            dst[src.len()..].fill(0.0);
+        }
     }
 }
 
