@@ -227,19 +227,54 @@ export function firstWrongStep(statuses) {
 
 /**
  * The site that built the first number foreign to the reference after moment `after`: the line
- * where the learner's values leave the reference. null when no site built one.
+ * where the learner's values leave the reference. null when no site built one. With `sites` (the
+ * instrumented sites), a number the enclosing expression turned back into the reference's is on the
+ * way, not a departure (`(offset + t) / Math.pow(base, 2 * i / d)`: the divisor, for a right angle).
  */
-export function firstForeignSite(recording, reference, after) {
+export function firstForeignSite(recording, reference, after, sites = null) {
   const foreign = foreignTest(reference);
+  const onTheWay = sites ? wayTest(recording, sites, foreign) : () => false;
   let best = null;
   recording.sites.forEach((site, id) => {
     for (let k = 0; k < site.values.length; k++) {
       const moment = site.moments[k];
       if (moment <= after || (best && moment >= best.moment)) continue;
-      if (foreign(site.values[k])) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
+      if (foreign(site.values[k]) && !onTheWay(id, moment)) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
     }
   });
   return best;
+}
+
+/**
+ * (id, moment) → whether the innermost recorded expression around site `id` next built, after
+ * `moment`, numbers all known to the reference (finite, not integers only: else the one around it).
+ */
+function wayTest(recording, sites, foreign) {
+  const around = new Map();
+  const enclosing = (id) => {
+    if (!around.has(id)) {
+      const s = sites[id];
+      let best = null;
+      sites.forEach((o, j) => {
+        if (j === id || o.end === undefined || s.end === undefined || !(o.at <= s.at && s.end <= o.end) || (o.at === s.at && o.end === s.end)) return;
+        if (best === null || o.end - o.at < sites[best].end - sites[best].at) best = j;
+      });
+      around.set(id, best);
+    }
+    return around.get(id);
+  };
+  // (whole numbers only, `base ** 0.5` = 10: the expression around that one says)
+  const way = (id, moment, depth) => {
+    const j = enclosing(id);
+    if (j === null || depth > 8) return false;
+    const { values, moments } = recording.sites[j];
+    const k = moments.findIndex((m) => m > moment);
+    if (k < 0) return false;
+    const next = values.filter((_, n) => moments[n] === moments[k]);
+    if (next.some(foreign)) return false;
+    return next.some((x) => Number.isFinite(x) && !isInteger(x)) || way(j, moments[k], depth + 1);
+  };
+  return (id, moment) => way(id, moment, 0);
 }
 
 /** x → whether x is foreign to the reference: finite, not an integer, in no step, input or part. */
@@ -424,7 +459,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // from the moment the earliest right step before it began (a row-by-row answer builds each
     // row's steps in turn; a helper may build a later step's input first)
     const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
-    const found = firstForeignSite(recordings[probe], references[probe], starts.length ? Math.min(...starts) : 0);
+    const found = firstForeignSite(recordings[probe], references[probe], starts.length ? Math.min(...starts) : 0, sites);
     // some of the step's numbers built before any foreign number (a loop that stops short, a key
     // scored against itself): the site that first built them is where the step went wrong
     // (unless the foreign number is written into the same array: the step's other part, written wrong)
