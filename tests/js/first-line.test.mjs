@@ -99,9 +99,7 @@ const FRESH4_MISSES = new Set([
   '02/2', // `concat[i][c] = x`: the heads overwrite each other's columns and the rest is never written; no array holds the concatenation, and W_O, which reads it, is named
   '03/1', // `if (j > i) continue` without `causal`: the traced input is causal, where this mask is right; the probes find it, named where the weights are made
   '03/2', // `w[j] / w.length` in the normalize helper: on the traced input row 0's wrong weight is 1/4, a number the reference holds; the first foreign number is that row's weighted sum
-  '04/0', // `times(X, transpose(W_Q))`: the first foreign number is a product inside dot, whose every call from times builds some; named inside dot, two calls below the line that passed the transposed weight
   '04/2', // `Q[t].slice(from, d)`: head 1's query is empty and its scores are 0 (whole numbers, nothing foreign); found as the scores, named where the weights are made
-  '04/3', // `vt.map(…).concat(row)`: the heads in reverse are found in the rows the reduce's callback returns; named at its `rows.map`, not the line inside
   '05/0', // `state.cache = [{ … }]`: the cache is an array of objects, which holds no numbers; named where the scores read it
   '06/0', // `kv.get(h % numberOfKVHeads)`: every K/V head's slices are held (in the Map), so the choice of one looks right; named where the slices were made
 ]);

@@ -318,6 +318,26 @@ function calledFrom(found, sites, recording) {
 }
 
 /**
+ * When the helper the first foreign number was built in is wrong in every call (`dot`, given a
+ * transposed weight's rows by `times`), the call that passed it those arguments is in a helper of
+ * its own: up through the calls that built the foreign number, the first helper used from several
+ * places that is not wrong in every call (`times(X, transpose(W_Q))`), its call site. Its id, or null.
+ */
+function outerCallAtFault(found, sites, recording, reference) {
+  let at = found;
+  for (let depth = 0; depth < 4 && at.caller >= 0; depth++) {
+    const c = at.caller;
+    const r = recording.sites[c];
+    const k = r.moments.findIndex((m) => m > at.moment);
+    if (k < 0) return null;
+    at = { site: c, moment: r.moments[k], caller: r.callers[k] ?? -1 };
+    const call = callSiteAtFault(at, sites, recording, reference);
+    if (call !== null) return call;
+  }
+  return null;
+}
+
+/**
  * Whether a helper builds wrong numbers on its own: the next call of it also builds a foreign
  * number, and nothing outside it built one in between but the first call's own result (so the
  * second call's wrong numbers are not made of the first's: `project(X, W_Q)`, `project(X, W_K)`
@@ -389,6 +409,26 @@ function madeWith(id, sites, recording) {
 }
 
 /**
+ * A wrong array that a call returned (`rows.map((row, t) => { …; return row.concat(part); })`),
+ * whose last row was built, just before, by an expression inside that call (the callback's return):
+ * that expression put the numbers where they are. Its id, or null. `found`: { site, moment }.
+ */
+function rowBuilder(found, sites, recording) {
+  const outer = sites[found.site];
+  const snap = recording.sites[found.site]?.snapshots.find((x) => x.moment === found.moment);
+  if (!snap || snap.rows < 2 || outer?.end === undefined) return null;
+  const last = snap.data.slice((snap.rows - 1) * snap.cols);
+  let best = null;
+  sites.forEach((site, id) => {
+    if (id === found.site || !(outer.at < site.at && site.end <= outer.end)) return;
+    const before = recording.sites[id].snapshots.findLast((x) => x.moment < found.moment);
+    const same = before && before.rows === 1 && before.cols === snap.cols && before.data.every((x, k) => Object.is(x, last[k]) || x === last[k]);
+    if (same && (!best || before.moment > best.moment)) best = { id, moment: before.moment };
+  });
+  return best?.id ?? null;
+}
+
+/**
  * A step none of whose numbers were built, where a matrix the code already had was kept in its
  * place (`const V = X`; `const K = project(X, W_Q)`: another step's numbers built again): the
  * earliest snapshot of an input, or of another step after its numbers were built a second time, of
@@ -442,7 +482,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (a mask's row written wrong where the keys scored already differ: the bound or predicate that chose them)
     const chosen = entry.status === 'missing' && entry.allowed && Number.isInteger(entry.site) && skipsKeys(entry, recordings[probe], references[probe]) ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (chosen) return { site: chosen.site, probe, final: true };
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? entry.site, probe };
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
@@ -469,7 +509,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)
     if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: shortLoop(partial.site, sites, recordings[probe], references[probe]) ?? partial.site, probe };
-    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? found.site, probe };
+    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? found.site, probe };
   }
   return null;
 }
