@@ -296,7 +296,8 @@ export function callSiteAtFault(found, sites, recording, reference = null) {
   // the call sites outside the helper (a call inside it, whose arguments it evaluates, is not one)
   sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0 && sites[c].fn !== fn) callers.add(c); });
   if (!(callers.size > 1 && sites[found.caller]?.fn !== fn)) return null;
-  return reference && wrongInEveryCall(found, fn, sites, recording, foreignTest(reference)) ? null : found.caller;
+  const foreign = reference ? foreignTest(reference) : null;
+  return reference && wrongInEveryCall(found, fn, sites, recording, foreign) && !rightElsewhere(found, fn, sites, recording, foreign) ? null : found.caller;
 }
 
 /**
@@ -335,6 +336,27 @@ function outerCallAtFault(found, sites, recording, reference) {
     if (call !== null) return call;
   }
   return null;
+}
+
+/**
+ * Whether the calls of helper `fn` that built foreign numbers all came from the call site of
+ * `found`, and a call of it from another site built numbers, none foreign (`matmul(q, k)` wrong in
+ * every call from its line, `matmul(weights, v)` not): the helper is right, that line passes it
+ * the wrong arguments.
+ */
+function rightElsewhere(found, fn, sites, recording, foreign) {
+  const built = new Map(); // call site → [numbers built, foreign ones]
+  sites.forEach((site, id) => {
+    if (site.fn !== fn) return;
+    recording.sites[id].values.forEach((v, k) => {
+      const c = recording.sites[id].callers[k];
+      if (c < 0 || sites[c]?.fn === fn || !Number.isFinite(v)) return;
+      const [n, f] = built.get(c) ?? [0, 0];
+      built.set(c, [n + 1, f + (foreign(v) ? 1 : 0)]);
+    });
+  });
+  const wrong = [...built].filter(([, [, f]]) => f > 0).map(([c]) => c);
+  return wrong.length === 1 && wrong[0] === found.caller && [...built].some(([c, [n, f]]) => c !== found.caller && n > 0 && f === 0);
 }
 
 /**
