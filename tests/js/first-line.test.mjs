@@ -100,7 +100,6 @@ const FRESH4_MISSES = new Set([
   '03/2', // `w[j] / w.length` in the normalize helper: on the traced input row 0's wrong weight is 1/4, a number the reference holds; the first foreign number is that row's weighted sum
   '04/2', // `Q[t].slice(from, d)`: head 1's query is empty and its scores are 0 (whole numbers, nothing foreign); found as the scores, named where the weights are made
   '05/0', // `state.cache = [{ … }]`: the cache is an array of objects, which holds no numbers; named where the scores read it
-  '06/0', // `kv.get(h % numberOfKVHeads)`: every K/V head's slices are held (in the Map), so the choice of one looks right; named where the slices were made
 ]);
 
 for (const [name, batch, misses] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES]]) {
