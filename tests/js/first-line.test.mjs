@@ -62,7 +62,6 @@ const FRESH_MISSES = new Set([
   '03/3', // `if (this.causal) return S`: an if's test is not recorded (and its flag is the option's either way); named at the chained call
   '05/0', // `j < t`: the loop's bound changes with the token, so it is no loop that stops short; named at the weighted sum
   '05/1', // the keys put first (`unshift`): every score is built, only paired with the wrong values; the weighted sum is named
-  '06/0', // `kv.get(h % numberOfKVHeads)`: every K/V head's slice is held (in the Map), so the choice of one looks right; named in the slicing helper
   '07/1', // `angle(r, i)`: on the traced input the wrong angles are whole numbers or other rows' right ones; the first foreign number is in rotate
   '07/4', // the pairs written back interleaved: the rotation's numbers are all built (matched by value), their places are not read
   '08/5', // `const w = window` (undefined): undefined is not recorded; named where the masked scores are read

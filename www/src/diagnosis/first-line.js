@@ -42,11 +42,11 @@ export function alignAnswer(data, traced, lab, functionName) {
     if (!found) return null;
     const [sites, recording] = [traced.sites, full[found.probe]];
     // a layout held right for every head, where a call was passed another head's: that argument
-    const passed = found.right ? passedOther(references[found.probe].steps.filter((e) => e.step === step && e.layout), sites, recording) : null;
-    if (passed !== null) return { ...traced.sites[passed], probe: found.probe };
-    // (or a layout held right for every head, chosen for each head by an index of another order)
+    // (chosen for each head by an index of another order: that index)
     const chosen = found.right ? chosenIndex(step, sites, recording, references[found.probe]) : null;
     if (chosen !== null) return { ...traced.sites[chosen], probe: found.probe };
+    const passed = found.right ? passedOther(references[found.probe].steps.filter((e) => e.step === step && e.layout), sites, recording) : null;
+    if (passed !== null) return { ...traced.sites[passed], probe: found.probe };
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
     if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
