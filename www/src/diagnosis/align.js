@@ -227,19 +227,54 @@ export function firstWrongStep(statuses) {
 
 /**
  * The site that built the first number foreign to the reference after moment `after`: the line
- * where the learner's values leave the reference. null when no site built one.
+ * where the learner's values leave the reference. null when no site built one. With `sites` (the
+ * instrumented sites), a number the enclosing expression turned back into the reference's is on the
+ * way, not a departure (`(offset + t) / Math.pow(base, 2 * i / d)`: the divisor, for a right angle).
  */
-export function firstForeignSite(recording, reference, after) {
+export function firstForeignSite(recording, reference, after, sites = null) {
   const foreign = foreignTest(reference);
+  const onTheWay = sites ? wayTest(recording, sites, foreign) : () => false;
   let best = null;
   recording.sites.forEach((site, id) => {
     for (let k = 0; k < site.values.length; k++) {
       const moment = site.moments[k];
       if (moment <= after || (best && moment >= best.moment)) continue;
-      if (foreign(site.values[k])) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
+      if (foreign(site.values[k]) && !onTheWay(id, moment)) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
     }
   });
   return best;
+}
+
+/**
+ * (id, moment) → whether the innermost recorded expression around site `id` next built, after
+ * `moment`, numbers all known to the reference (finite, not integers only: else the one around it).
+ */
+function wayTest(recording, sites, foreign) {
+  const around = new Map();
+  const enclosing = (id) => {
+    if (!around.has(id)) {
+      const s = sites[id];
+      let best = null;
+      sites.forEach((o, j) => {
+        if (j === id || o.end === undefined || s.end === undefined || !(o.at <= s.at && s.end <= o.end) || (o.at === s.at && o.end === s.end)) return;
+        if (best === null || o.end - o.at < sites[best].end - sites[best].at) best = j;
+      });
+      around.set(id, best);
+    }
+    return around.get(id);
+  };
+  // (whole numbers only, `base ** 0.5` = 10: the expression around that one says)
+  const way = (id, moment, depth) => {
+    const j = enclosing(id);
+    if (j === null || depth > 8) return false;
+    const { values, moments } = recording.sites[j];
+    const k = moments.findIndex((m) => m > moment);
+    if (k < 0) return false;
+    const next = values.filter((_, n) => moments[n] === moments[k]);
+    if (next.some(foreign)) return false;
+    return next.some((x) => Number.isFinite(x) && !isInteger(x)) || way(j, moments[k], depth + 1);
+  };
+  return (id, moment) => way(id, moment, 0);
 }
 
 /** x → whether x is foreign to the reference: finite, not an integer, in no step, input or part. */
@@ -261,7 +296,8 @@ export function callSiteAtFault(found, sites, recording, reference = null) {
   // the call sites outside the helper (a call inside it, whose arguments it evaluates, is not one)
   sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0 && sites[c].fn !== fn) callers.add(c); });
   if (!(callers.size > 1 && sites[found.caller]?.fn !== fn)) return null;
-  return reference && wrongInEveryCall(found, fn, sites, recording, foreignTest(reference)) ? null : found.caller;
+  const foreign = reference ? foreignTest(reference) : null;
+  return reference && wrongInEveryCall(found, fn, sites, recording, foreign) && !rightElsewhere(found, fn, sites, recording, foreign) ? null : found.caller;
 }
 
 /**
@@ -280,6 +316,47 @@ function calledFrom(found, sites, recording) {
     at = { site: call, moment: snap.moment, caller: snap.caller ?? -1 };
   }
   return at.site;
+}
+
+/**
+ * When the helper the first foreign number was built in is wrong in every call (`dot`, given a
+ * transposed weight's rows by `times`), the call that passed it those arguments is in a helper of
+ * its own: up through the calls that built the foreign number, the first helper used from several
+ * places that is not wrong in every call (`times(X, transpose(W_Q))`), its call site. Its id, or null.
+ */
+function outerCallAtFault(found, sites, recording, reference) {
+  let at = found;
+  for (let depth = 0; depth < 4 && at.caller >= 0; depth++) {
+    const c = at.caller;
+    const r = recording.sites[c];
+    const k = r.moments.findIndex((m) => m > at.moment);
+    if (k < 0) return null;
+    at = { site: c, moment: r.moments[k], caller: r.callers[k] ?? -1 };
+    const call = callSiteAtFault(at, sites, recording, reference);
+    if (call !== null) return call;
+  }
+  return null;
+}
+
+/**
+ * Whether the calls of helper `fn` that built foreign numbers all came from the call site of
+ * `found`, and a call of it from another site built numbers, none foreign (`matmul(q, k)` wrong in
+ * every call from its line, `matmul(weights, v)` not): the helper is right, that line passes it
+ * the wrong arguments.
+ */
+function rightElsewhere(found, fn, sites, recording, foreign) {
+  const built = new Map(); // call site → [numbers built, foreign ones]
+  sites.forEach((site, id) => {
+    if (site.fn !== fn) return;
+    recording.sites[id].values.forEach((v, k) => {
+      const c = recording.sites[id].callers[k];
+      if (c < 0 || sites[c]?.fn === fn || !Number.isFinite(v)) return;
+      const [n, f] = built.get(c) ?? [0, 0];
+      built.set(c, [n + 1, f + (foreign(v) ? 1 : 0)]);
+    });
+  });
+  const wrong = [...built].filter(([, [, f]]) => f > 0).map(([c]) => c);
+  return wrong.length === 1 && wrong[0] === found.caller && [...built].some(([c, [n, f]]) => c !== found.caller && n > 0 && f === 0);
 }
 
 /**
@@ -354,6 +431,26 @@ function madeWith(id, sites, recording) {
 }
 
 /**
+ * A wrong array that a call returned (`rows.map((row, t) => { …; return row.concat(part); })`),
+ * whose last row was built, just before, by an expression inside that call (the callback's return):
+ * that expression put the numbers where they are. Its id, or null. `found`: { site, moment }.
+ */
+function rowBuilder(found, sites, recording) {
+  const outer = sites[found.site];
+  const snap = recording.sites[found.site]?.snapshots.find((x) => x.moment === found.moment);
+  if (!snap || snap.rows < 2 || outer?.end === undefined) return null;
+  const last = snap.data.slice((snap.rows - 1) * snap.cols);
+  let best = null;
+  sites.forEach((site, id) => {
+    if (id === found.site || !(outer.at < site.at && site.end <= outer.end)) return;
+    const before = recording.sites[id].snapshots.findLast((x) => x.moment < found.moment);
+    const same = before && before.rows === 1 && before.cols === snap.cols && before.data.every((x, k) => Object.is(x, last[k]) || x === last[k]);
+    if (same && (!best || before.moment > best.moment)) best = { id, moment: before.moment };
+  });
+  return best?.id ?? null;
+}
+
+/**
  * A step none of whose numbers were built, where a matrix the code already had was kept in its
  * place (`const V = X`; `const K = project(X, W_Q)`: another step's numbers built again): the
  * earliest snapshot of an input, or of another step after its numbers were built a second time, of
@@ -407,7 +504,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (a mask's row written wrong where the keys scored already differ: the bound or predicate that chose them)
     const chosen = entry.status === 'missing' && entry.allowed && Number.isInteger(entry.site) && skipsKeys(entry, recordings[probe], references[probe]) ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (chosen) return { site: chosen.site, probe, final: true };
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? entry.site, probe };
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
@@ -424,7 +521,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // from the moment the earliest right step before it began (a row-by-row answer builds each
     // row's steps in turn; a helper may build a later step's input first)
     const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
-    const found = firstForeignSite(recordings[probe], references[probe], starts.length ? Math.min(...starts) : 0);
+    const found = firstForeignSite(recordings[probe], references[probe], starts.length ? Math.min(...starts) : 0, sites);
     // some of the step's numbers built before any foreign number (a loop that stops short, a key
     // scored against itself): the site that first built them is where the step went wrong
     // (unless the foreign number is written into the same array: the step's other part, written wrong)
@@ -434,7 +531,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)
     if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: shortLoop(partial.site, sites, recordings[probe], references[probe]) ?? partial.site, probe };
-    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? found.site, probe };
+    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? found.site, probe };
   }
   return null;
 }

@@ -121,7 +121,9 @@ export function boundSite(entry, recording, reference, sites = []) {
     if (bound || sliced) best = { site: id, moment };
   });
   const flagged = predicateSite(recording, actual, expected, entry.allowed[0].length);
-  if (flagged && (!best || flagged.moment < best.moment)) best = flagged;
+  // (a loop over every key, `j < K.length`, bounds nothing: the predicate that skipped keys in it chose them)
+  const everyKey = best && recording.sites[best.site].values.every((v) => v === entry.allowed[0].length);
+  if (flagged && (!best || flagged.moment < best.moment || everyKey)) best = flagged;
   // no bound held anywhere (the keys are what a cache held when it was read): the call of the
   // learner's function the first query with the wrong keys was scored under
   const wrong = actual.map((s, i) => i).filter((i) => actual[i].size > 0 && !sameSet([...actual[i]], expected[i]) && callers[i] >= 0).sort((a, b) => first[a] - first[b]);

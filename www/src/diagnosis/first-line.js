@@ -42,6 +42,9 @@ export function alignAnswer(data, traced, lab, functionName) {
     if (!found) return null;
     const [sites, recording] = [traced.sites, full[found.probe]];
     // a layout held right for every head, where a call was passed another head's: that argument
+    // (chosen for each head by an index of another order: that index)
+    const chosen = found.right ? chosenIndex(step, sites, recording, references[found.probe]) : null;
+    if (chosen !== null) return { ...traced.sites[chosen], probe: found.probe };
     const passed = found.right ? passedOther(references[found.probe].steps.filter((e) => e.step === step && e.layout), sites, recording) : null;
     if (passed !== null) return { ...traced.sites[passed], probe: found.probe };
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
@@ -63,6 +66,29 @@ export function alignAnswer(data, traced, lab, functionName) {
   const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
   // (`shifted`: the columns each head read were found, so the layout at fault is known, whatever the probes read)
   return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: wrong.site ?? site(wrong.step), shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references };
+}
+
+/**
+ * A step whose reference says which of its parts each head reads (`kvHead`), held right for every
+ * head, while the probes find a head reading another's: the choice was made by an index. The site
+ * whose whole numbers, one per head, are those parts' indices in another order than the
+ * reference's (`kv.get(h % numberOfKVHeads)` for `⌊h / group⌋`). Its id, or null.
+ */
+function chosenIndex(step, sites, recording, reference) {
+  const byHead = new Map(reference.steps.filter((e) => e.step === step && Number.isInteger(e.kvHead)).map((e) => [e.head, e.kvHead]));
+  const sequence = [...byHead.keys()].sort((a, b) => a - b).map((h) => byHead.get(h));
+  const allowed = new Set(sequence);
+  if (allowed.size < 2) return null;
+  const T = sequence.length;
+  // one number per head, in the heads' order or each repeated
+  const perHead = (values, at) => { const m = new Map(); return values.every((v, k) => (m.has(at(k)) ? m.get(at(k)) === v : (m.set(at(k), v), true))); };
+  for (const [id, site] of sites.entries()) {
+    const { values } = recording.sites[id];
+    if (site.counter || !values.length || values.length % T !== 0 || !values.every((v) => allowed.has(v)) || new Set(values).size < 2) continue;
+    const r = values.length / T;
+    if (!follows({ values, moments: [] }, sequence) && (perHead(values, (k) => k % T) || perHead(values, (k) => Math.floor(k / r)))) return id;
+  }
+  return null;
 }
 
 /**

@@ -12,9 +12,9 @@
 //   - every assignment, whole (`s += a * b`, `out[i][j] = x`, `this.w = …`): its value is the new value;
 //   - every `return` value, and the body of every arrow function with an expression body (map/reduce callbacks);
 //   - every arithmetic expression (`a * b + c` and `a * b`), except array indices;
-//   - the bound of a `for` loop's test (`n` of `i < n`);
+//   - the bound of a `for`, `while` or `do … while` loop's test (`n` of `i < n`);
 //   - every argument of a call of the learner's own function (with the parameter names it binds);
-//   - the test of every conditional expression (`c ? a : b`); booleans are kept apart from the numbers (`flags`);
+//   - the test of every conditional expression (`c ? a : b`) and `if` statement; booleans are kept apart from the numbers (`flags`);
 //   - every call's result (the learner's own helpers, `map`, `reduce`, `Math.exp`), except calls
 //     whose result is dropped (a statement of its own) and the links of an optional chain.
 // Functions and classes assigned to a name are not wrapped (that would lose their inferred `name`).
@@ -25,6 +25,7 @@ export const RECORD = '__rec__';
 
 const ARITHMETIC = new Set(['+', '-', '*', '/', '%', '**']);
 const COMPARISONS = new Set(['<', '<=', '>', '>=']);
+const LOOPS = new Set(['ForStatement', 'WhileStatement', 'DoWhileStatement']);
 const FUNCTIONS = new Set(['FunctionExpression', 'ArrowFunctionExpression', 'ClassExpression']);
 
 /** Visits every node of an acorn tree: visit(node, parent, key, spine) — `spine`: node is a link of an optional chain. */
@@ -159,13 +160,13 @@ function targets(ast) {
     const fn = names.findLast((f) => f.name && f.start <= node.start && node.end <= f.end)?.name;
     const self = /Function/.test(node.type) ? node.id?.name ?? (parent?.type === 'VariableDeclarator' ? parent.id.name : parent?.type === 'MethodDefinition' || parent?.type === 'Property' ? parent.key.name : null) : null;
     if (/Function/.test(node.type)) names.push({ start: node.start, end: node.end, name: self });
-    // the bound a `for` loop's counter is compared with (`h < numberOfHeads`): a loop that stops short shows there
-    if (node.type === 'ForStatement' && node.test?.type === 'BinaryExpression' && COMPARISONS.has(node.test.operator)) add(node.test.right, node.test, fn, false, [node.start, node.end]);
+    // the bound a loop's counter is compared with (`h < numberOfHeads`): a loop that stops short shows there
+    if (LOOPS.has(node.type) && node.test?.type === 'BinaryExpression' && COMPARISONS.has(node.test.operator)) add(node.test.right, node.test, fn, false, [node.start, node.end]);
     if (node.type === 'VariableDeclarator' && node.init && !FUNCTIONS.has(node.init.type)) add(node.init, node, fn);
     else if (node.type === 'AssignmentExpression' && !FUNCTIONS.has(node.right.type)) add(node, parent, fn);
     else if (node.type === 'ReturnStatement' && node.argument) add(node.argument, node, fn);
     else if (node.type === 'ArrowFunctionExpression' && node.expression) add(node.body, node, self ?? fn); // a named arrow's body is its own
-    else if (node.type === 'ConditionalExpression') add(node.test, node, fn); // its boolean: which branch (`j > i ? -Infinity : x`)
+    else if (node.type === 'ConditionalExpression' || node.type === 'IfStatement') add(node.test, node, fn); // its boolean: which branch (`j > i ? -Infinity : x`, `if (j > i) continue`)
     else if (node.type === 'BinaryExpression' && ARITHMETIC.has(node.operator)) {
       if (!(parent?.type === 'MemberExpression' && key === 'property')) add(node, parent, fn);
     } else if (node.type === 'CallExpression' && node.callee.type !== 'Super') {
@@ -237,7 +238,7 @@ export function instrument(source) {
       call,
       // a write by an array's method, as a statement: only the moment it ran is recorded
       touch: Boolean(touch),
-      line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn), at: node.start,
+      line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn), at: node.start, end: node.end,
       // for the bound of a `for` loop's test: the loop's [start, end] in the source (the sites it encloses have their `at` in it)
       loop,
       // for an argument of a call of the learner's own function: that function, and the parameter names the argument binds
