@@ -7,8 +7,10 @@
 use wasm_bindgen::prelude::*;
 use super::convert::missing;
 
-use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_count, read_probability, read_rope_option, read_seed, tag_cache, write_matrix, write_object, write_trace, write_vector, Options};
-use super::typed::{is_float_array, read_dtype, read_items, read_tensor, read_typed, write_in, Items, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
+use js_sys::{Array, Float64Array};
+use super::convert::{copy_exact, copy_in, refused, read_layer_weights, MAX_MATRIX_VALUES};
+use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_layer_config, read_probability, read_seed, tag_cache, write_matrix, write_object, write_trace, write_vector, Checked, Options};
+use super::typed::{read_dtype, read_items, read_typed, write_in, Items, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, Weights};
 use crate::engine::Rope;
@@ -19,9 +21,7 @@ use crate::precision::{Dtype, Precision};
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/layer.d.ts");
 
-const CONFIG_KEYS: &str = "embedDim, numHeads, numKVHeads, bias, dropout, seed, rope";
-const ROPE_KEYS: &str = "base";
-const WEIGHT_KEYS: &str = "W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O";
+const WEIGHT_KEYS: [&str; 8] = ["W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"];
 const FUSED_KEYS: &str = "W_QKV, b_QKV, W_O, b_O, numHeads, dropout, seed";
 const PYTORCH_KEYS: &str = "in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, out_proj.weight, out_proj.bias, numHeads, dropout, seed";
 const FORWARD_KEYS: &str = "mask, causal, window, needWeights, averageWeights, training, cache";
@@ -44,18 +44,16 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "MultiHeadAttentionLayerConfig")] config: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
-            let o = Options::required(&config, "config", CONFIG_KEYS, "{ embedDim, numHeads, bias?, dropout?, seed? }")?;
-            let embed_dim = o.count("embedDim")?;
-            let number_of_heads = o.count("numHeads")?;
-            let kv = o.raw("numKVHeads")?;
+            // read whole and checked by readLayerConfig in convert.js
+            let c = Checked::read(read_layer_config(&config))?;
             let config = LayerConfig {
-                embed_dim,
-                number_of_heads,
-                kv_heads: if kv.is_undefined() { number_of_heads } else { read_count(&kv, "config.numKVHeads")? },
-                bias: o.flag_or("bias", true)?,
-                dropout: read_probability(&o.raw("dropout")?, "config.dropout")?,
-                seed: read_seed(&o.raw("seed")?, "config.seed")?,
-                rope: read_rope(&o.raw("rope")?)?,
+                embed_dim: c.count("embedDim").unwrap_or_default(),
+                number_of_heads: c.count("numHeads").unwrap_or_default(),
+                kv_heads: c.count("numKVHeads").unwrap_or_default(),
+                bias: c.flag("bias"),
+                dropout: c.number("dropout").unwrap_or_default(),
+                seed: u64::try_from(c.value("seed")).unwrap_or_default(),
+                rope: c.number("ropeBase").map(|base| Rope { base }),
             };
             let inner = layer::MultiHeadAttention::new(&config)?;
             Ok(Self { inner, created_by: "new MultiHeadAttention" })
@@ -151,37 +149,25 @@ impl JsMultiHeadAttention {
         #[wasm_bindgen(unchecked_param_type = "MultiHeadAttentionLayerWeightsUpdate")] weights: JsValue,
     ) -> std::result::Result<(), JsValue> {
         js_result(|| {
-            let o = Options::required(&weights, "weights", WEIGHT_KEYS, "{ W_Q?, W_K?, W_V?, W_O?, b_Q?, b_K?, b_V?, b_O? }")?;
             let mut updated = self.inner.weights().into_owned();
-            for (key, target) in [("W_Q", &mut updated.w_q), ("W_K", &mut updated.w_k), ("W_V", &mut updated.w_v), ("W_O", &mut updated.w_o)] {
-                let raw = o.raw(key)?;
-                if is_float_array(&raw) {
-                    let (rows, cols) = target.shape();
-                    *target = Matrix::new(rows, cols, read_tensor(&raw, &format!("weights.{key}"), &[rows, cols])?)?;
-                } else if let Some(m) = o.matrix(key)? {
-                    *target = m;
+            let w = &mut updated;
+            let mut shapes: Vec<u32> = [&w.w_q, &w.w_k, &w.w_v, &w.w_o].iter().flat_map(|m| [m.rows() as u32, m.cols() as u32]).collect();
+            let lengths: Vec<u32> = w.biases.iter().flat_map(|b| [&b.b_q, &b.b_k, &b.b_v, &b.b_o].map(|v| v.len() as u32)).collect();
+            let read = Array::from(&refused(read_layer_weights(&weights, &mut shapes, &lengths, self.created_by, MAX_MATRIX_VALUES))?);
+            // the values of key `i`, if given, copied into wasm memory (a RangeError if they do not fit)
+            let take = |i: usize, shape: (u32, u32)| -> Result<Option<Vec<f64>>> {
+                let values: Float64Array = match read.get(i as u32) { v if v.is_undefined() => return Ok(None), v => v.unchecked_into() };
+                copy_in(values.length(), &format!("weights.{}", WEIGHT_KEYS[i]), shape, |out| copy_exact(&values, out)).map(Some)
+            };
+            for (i, target) in [&mut w.w_q, &mut w.w_k, &mut w.w_v, &mut w.w_o].into_iter().enumerate() {
+                if let Some(values) = take(i, (shapes[2 * i], shapes[2 * i + 1]))? {
+                    *target = Matrix::new(shapes[2 * i] as usize, shapes[2 * i + 1] as usize, values)?;
                 }
             }
-            let bias_keys = ["b_Q", "b_K", "b_V", "b_O"];
-            match &mut updated.biases {
-                Some(Biases { b_q, b_k, b_v, b_o }) => {
-                    for (key, target) in bias_keys.into_iter().zip([b_q, b_k, b_v, b_o]) {
-                        let raw = o.raw(key)?;
-                        if is_float_array(&raw) {
-                            *target = read_tensor(&raw, &format!("weights.{key}"), &[target.len()])?;
-                        } else if let Some(v) = o.vector(key)? {
-                            *target = v;
-                        }
-                    }
-                }
-                None => {
-                    for key in bias_keys {
-                        if !o.raw(key)?.is_undefined() {
-                            return Err(AttentionError::type_error(format!(
-                                "weights.{key}: this layer has no biases (it was built with bias: false by {})",
-                                self.created_by
-                            )));
-                        }
+            if let Some(Biases { b_q, b_k, b_v, b_o }) = &mut w.biases {
+                for (i, target) in [b_q, b_k, b_v, b_o].into_iter().enumerate() {
+                    if let Some(values) = take(4 + i, (1, target.len() as u32))? {
+                        *target = values;
                     }
                 }
             }
@@ -419,12 +405,4 @@ fn read_default(value: &JsValue, name: &str, default: &Items, default_name: &str
         )));
     }
     Ok(items)
-}
-
-/// `config.rope`: absent or false → none, true → base 10000, `{ base? }` → that base.
-fn read_rope(raw: &JsValue) -> Result<Option<Rope>> {
-    match read_rope_option(raw, "config.rope", ROPE_KEYS)? {
-        Some(o) => Ok(Some(Rope { base: o.positive_or("base", Rope::default().base)? })),
-        None => Ok(None),
-    }
 }
