@@ -470,7 +470,6 @@ export const readCacheId = guarded((value, place) => {
 });
 
 /** An optional probability 0 ≤ p < 1 (default 0). */
-export const readProbability = guarded(probability);
 function probability(value, place) {
   if (value === undefined) return 0;
   if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a number in [0, 1)`);
@@ -818,6 +817,51 @@ export const readLayerWeights = guarded((value, shapes, lengths, createdBy, maxE
     else if (at(key) !== undefined) throw typeError(`weights.${key}: this layer has no biases (it was built with bias: false by ${createdBy})`);
   });
   return out;
+});
+
+/**
+ * `MultiHeadAttention.fromFusedQKV(weights)` (`fused`) or `.fromPyTorch(state)`, read in the layer's order:
+ * the input and output projections `w`, `wO` as `{ values, rows, cols, place }`, their biases `b`, `bO` the
+ * same or undefined, `numHeads`, `dropout` and `seed` (a bigint). PyTorch's output projection may be given
+ * under either spelling of its key, not both.
+ */
+export const readLayerParts = guarded((value, fused, maxElements) => {
+  const name = fused ? 'weights' : 'state';
+  const o = fused
+    ? requiredOptions(value, name, 'W_QKV, b_QKV, W_O, b_O, numHeads, dropout, seed', '{ W_QKV, b_QKV?, W_O, b_O?, numHeads }')
+    : requiredOptions(value, name, 'in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, out_proj.weight, out_proj.bias, numHeads, dropout, seed', '{ in_proj_weight, in_proj_bias?, out_proj_weight, out_proj_bias?, numHeads }');
+  const at = (key) => get(o, key, () => `${name}.${key}`);
+  const read = (key, nested) => {
+    const raw = at(key);
+    if (raw === undefined) return undefined;
+    const place = `${name}.${key}`;
+    const shape = [1, 0];
+    const values = nested ? fastNumberRows(raw, shape) ?? readTable(raw, place, 'number[][]', maxElements, shape, Float64Array, finite) : vector(raw, place, maxElements);
+    return { values, rows: shape[0], cols: nested ? shape[1] : values.length, place };
+  };
+  const required = (key) => {
+    const m = read(key, true);
+    if (m === undefined) throw typeError(`${name}.${key} is missing; expected a number[][]`);
+    return m;
+  };
+  const either = (a, b, aKey, bKey) => {
+    if (a !== undefined && b !== undefined) throw typeError(`state has both ${aKey} and "${bKey}"; give one of them`);
+    return a ?? b;
+  };
+  let p;
+  if (fused) p = { w: required('W_QKV'), wO: required('W_O'), b: read('b_QKV', false), bO: read('b_O', false) };
+  else {
+    const w = required('in_proj_weight');
+    const wO = either(read('out_proj_weight', true), read('out_proj.weight', true), 'out_proj_weight', 'out_proj.weight');
+    if (wO === undefined) throw typeError('state.out_proj_weight is missing; expected a C×C number[][] (or the state dict key "out_proj.weight")');
+    p = { w, wO, b: read('in_proj_bias', false), bO: either(read('out_proj_bias', false), read('out_proj.bias', false), 'out_proj_bias', 'out_proj.bias') };
+  }
+  const heads = at('numHeads');
+  if (heads === undefined) throw typeError(`${name}.numHeads is missing; expected a positive integer`);
+  p.numHeads = count(heads, `${name}.numHeads`);
+  p.dropout = probability(at('dropout'), `${name}.dropout`);
+  p.seed = seed(at('seed'), `${name}.seed`);
+  return p;
 });
 
 /** `initThreadPool`'s `threads`: 0 for undefined (the core count), else an integer 1 … `max`. */

@@ -48,8 +48,6 @@ extern "C" {
     pub(crate) fn tag_cache(cache: &JsValue, id: u32) -> JsValue;
     #[wasm_bindgen(js_name = readCacheId)]
     fn read_cache_id_js(value: &JsValue, place: &str) -> JsValue;
-    #[wasm_bindgen(js_name = readProbability)]
-    fn read_probability_js(value: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = readIndex)]
     fn read_index_js(value: &JsValue, place: &str, max: f64) -> JsValue;
     #[wasm_bindgen(js_name = readRope)]
@@ -86,6 +84,8 @@ extern "C" {
     pub(super) fn read_tree_js(value: &JsValue, name: &str, names: &str, layers: &[i32], shapes: &[u32], num_layers: u32, full: bool, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = readLayerWeights)]
     pub(super) fn read_layer_weights(value: &JsValue, shapes: &mut [u32], lengths: &[u32], created_by: &str, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readLayerParts)]
+    pub(super) fn read_layer_parts(value: &JsValue, fused: bool, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = readModelConfig)]
     pub(super) fn read_model_config(config: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = readGenerate)]
@@ -470,11 +470,6 @@ pub fn read_seed(value: &JsValue, place: &str) -> Result<u64> {
     let seed = refused(read_seed_js(value, place))?;
     // convert.js returns a bigint it has checked to be in range
     u64::try_from(seed).map_err(|_| AttentionError::range_error(format!("{place} is outside 0 ..= 2^64 − 1")))
-}
-
-/// An optional probability `0 ≤ p < 1` (default 0).
-pub fn read_probability(value: &JsValue, place: &str) -> Result<f64> {
-    Ok(refused(read_probability_js(value, place))?.as_f64().unwrap_or(0.0))
 }
 
 // ---- typed matrices: { data: Float32Array | Float64Array, shape: [T, C] | [B, T, C] } -------

@@ -5,11 +5,10 @@
 //! below as `TYPESCRIPT`); they merge with the class wasm-bindgen declares.
 
 use wasm_bindgen::prelude::*;
-use super::convert::missing;
 
 use js_sys::{Array, Float64Array};
-use super::convert::{copy_exact, copy_in, refused, read_layer_weights, MAX_MATRIX_VALUES};
-use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_layer_config, read_probability, read_seed, tag_cache, write_matrix, write_object, write_trace, write_vector, Checked, Options};
+use super::convert::{copy_exact, copy_in, refused, read_layer_parts, read_layer_weights, MAX_MATRIX_VALUES};
+use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_layer_config, tag_cache, write_matrix, write_object, write_trace, write_vector, Checked, Options};
 use super::typed::{read_dtype, read_items, read_typed, write_in, Items, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, Weights};
@@ -22,8 +21,6 @@ use crate::precision::{Dtype, Precision};
 const TYPESCRIPT: &str = include_str!("types/layer.d.ts");
 
 const WEIGHT_KEYS: [&str; 8] = ["W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"];
-const FUSED_KEYS: &str = "W_QKV, b_QKV, W_O, b_O, numHeads, dropout, seed";
-const PYTORCH_KEYS: &str = "in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, out_proj.weight, out_proj.bias, numHeads, dropout, seed";
 const FORWARD_KEYS: &str = "mask, causal, window, needWeights, averageWeights, training, cache";
 const TRACE_KEYS: &str = "mask, causal";
 const DTYPE_KEYS: &str = "dtype";
@@ -64,13 +61,8 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(js_name = fromFusedQKV)]
     pub fn from_fused_qkv(#[wasm_bindgen(unchecked_param_type = "FusedQKVWeights")] weights: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
-            let o = Options::required(&weights, "weights", FUSED_KEYS, "{ W_QKV, b_QKV?, W_O, b_O?, numHeads }")?;
-            let w_qkv = required_matrix(&o, "W_QKV", "weights")?;
-            let w_o = required_matrix(&o, "W_O", "weights")?;
-            let (b_qkv, b_o) = (o.vector("b_QKV")?, o.vector("b_O")?);
-            let number_of_heads = o.count("numHeads")?;
-            let (dropout, seed) = dropout_and_seed(&o, "weights")?;
-            let inner = layer::MultiHeadAttention::from_fused_qkv(&w_qkv, b_qkv.as_deref(), &w_o, b_o.as_deref(), number_of_heads, dropout, seed)?;
+            let p = LayerParts::read(&weights, true)?;
+            let inner = layer::MultiHeadAttention::from_fused_qkv(&p.w, p.b.as_deref(), &p.w_o, p.b_o.as_deref(), p.heads, p.dropout, p.seed)?;
             Ok(Self { inner, created_by: "MultiHeadAttention.fromFusedQKV" })
         })
     }
@@ -79,23 +71,8 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(js_name = fromPyTorch)]
     pub fn from_pytorch(#[wasm_bindgen(unchecked_param_type = "PyTorchAttentionState")] state: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
-            let o = Options::required(&state, "state", PYTORCH_KEYS, "{ in_proj_weight, in_proj_bias?, out_proj_weight, out_proj_bias?, numHeads }")?;
-            let in_proj_weight = required_matrix(&o, "in_proj_weight", "state")?;
-            let out_proj_weight = either(o.matrix("out_proj_weight")?, o.matrix("out_proj.weight")?, "out_proj_weight", "out_proj.weight")?
-                .ok_or_else(|| missing("state.out_proj_weight", "a C×C number[][] (or the state dict key \"out_proj.weight\")"))?;
-            let in_proj_bias = o.vector("in_proj_bias")?;
-            let out_proj_bias = either(o.vector("out_proj_bias")?, o.vector("out_proj.bias")?, "out_proj_bias", "out_proj.bias")?;
-            let number_of_heads = o.count("numHeads")?;
-            let (dropout, seed) = dropout_and_seed(&o, "state")?;
-            let inner = layer::MultiHeadAttention::from_pytorch(
-                &in_proj_weight,
-                in_proj_bias.as_deref(),
-                &out_proj_weight,
-                out_proj_bias.as_deref(),
-                number_of_heads,
-                dropout,
-                seed,
-            )?;
+            let p = LayerParts::read(&state, false)?;
+            let inner = layer::MultiHeadAttention::from_pytorch(&p.w, p.b.as_deref(), &p.w_o, p.b_o.as_deref(), p.heads, p.dropout, p.seed)?;
             Ok(Self { inner, created_by: "MultiHeadAttention.fromPyTorch" })
         })
     }
@@ -371,24 +348,6 @@ fn write_flat_weights<F: Element>(weights: &Weights<F>) -> Result<JsValue> {
     write_object(&entries)
 }
 
-/// The optional `dropout` (default 0) and `seed` (default 0) of an options object called `name`.
-fn dropout_and_seed(o: &Options, name: &str) -> Result<(f64, u64)> {
-    Ok((read_probability(&o.raw("dropout")?, &format!("{name}.dropout"))?, read_seed(&o.raw("seed")?, &format!("{name}.seed"))?))
-}
-
-/// A `number[][]` property that must be present.
-fn required_matrix(o: &Options, key: &str, name: &str) -> Result<Matrix> {
-    o.matrix(key)?.ok_or_else(|| missing(&format!("{name}.{key}"), "a number[][]"))
-}
-
-/// One of two spellings of the same property, not both.
-fn either<T>(a: Option<T>, b: Option<T>, a_name: &str, b_name: &str) -> Result<Option<T>> {
-    match (a, b) {
-        (Some(_), Some(_)) => Err(AttentionError::type_error(format!("state has both {a_name} and \"{b_name}\"; give one of them"))),
-        (a, b) => Ok(a.or(b)),
-    }
-}
-
 /// `key` (or `value`): `undefined`/`null` means "the same as `default`"; otherwise it must be
 /// batched exactly when `default` is.
 fn read_default(value: &JsValue, name: &str, default: &Items, default_name: &str) -> Result<Items> {
@@ -405,4 +364,41 @@ fn read_default(value: &JsValue, name: &str, default: &Items, default_name: &str
         )));
     }
     Ok(items)
+}
+
+/// What `readLayerParts` read of `fromFusedQKV`'s weights (`fused`) or `fromPyTorch`'s state: the input and
+/// output projections and their biases, the heads, dropout and seed.
+struct LayerParts {
+    w: Matrix,
+    w_o: Matrix,
+    b: Option<Vec<f64>>,
+    b_o: Option<Vec<f64>>,
+    heads: usize,
+    dropout: f64,
+    seed: u64,
+}
+
+impl LayerParts {
+    fn read(value: &JsValue, fused: bool) -> Result<Self> {
+        let c = Checked::read(read_layer_parts(value, fused, MAX_MATRIX_VALUES))?;
+        // `{ values, rows, cols, place }` copied into wasm memory (a RangeError if it does not fit)
+        // (an absent one is undefined: Reflect.get on it would throw, and a thrown call leaks an externref slot)
+        let take = |key: &str| -> Result<Option<(Vec<f64>, usize, usize)>> {
+            let m = match c.value(key) { m if m.is_undefined() => return Ok(None), m => Checked::read(m)? };
+            let place = m.text("place").unwrap_or_default();
+            let (values, rows, cols): (Float64Array, _, _) = (m.value("values").unchecked_into(), m.count("rows").unwrap_or_default(), m.count("cols").unwrap_or_default());
+            Ok(Some((copy_in(values.length(), &place, (rows as u32, cols as u32), |out| copy_exact(&values, out))?, rows, cols)))
+        };
+        let matrix = |key| take(key)?.map_or_else(|| Matrix::new(0, 0, vec![]), |(values, rows, cols)| Matrix::new(rows, cols, values));
+        let vector = |key| Ok::<_, AttentionError>(take(key)?.map(|(values, _, _)| values));
+        Ok(Self {
+            w: matrix("w")?,
+            w_o: matrix("wO")?,
+            b: vector("b")?,
+            b_o: vector("bO")?,
+            heads: c.count("numHeads").unwrap_or_default(),
+            dropout: c.number("dropout").unwrap_or_default(),
+            seed: u64::try_from(c.value("seed")).unwrap_or_default(),
+        })
+    }
 }
