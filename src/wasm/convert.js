@@ -478,6 +478,12 @@ function probability(value, place) {
   throw rangeError(`${place} is ${bare(value)}; expected a probability with 0 ≤ ${last} < 1`);
 }
 
+/** A `dtype`: undefined, 'float32' or 'float64' (returned as given). */
+export const readDtype = guarded((value, place) => {
+  if (value === undefined || value === 'float32' || value === 'float64') return value;
+  throw typeError(`${place} is ${describe(value)}; expected 'float32' or 'float64'`);
+});
+
 /** An integer 0 … `max` (a position, a layer, a head, a step). */
 export const readIndex = guarded(index);
 

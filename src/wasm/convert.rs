@@ -86,6 +86,8 @@ extern "C" {
     pub(super) fn read_layer_weights(value: &JsValue, shapes: &mut [u32], lengths: &[u32], created_by: &str, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = readLayerParts)]
     pub(super) fn read_layer_parts(value: &JsValue, fused: bool, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readDtype)]
+    pub(super) fn read_dtype_js(value: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = readModelConfig)]
     pub(super) fn read_model_config(config: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = readGenerate)]

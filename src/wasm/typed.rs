@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 
 use super::convert::{
     copy_exact, copy_in, read_batch_js, write_nested_js, write_number_rows,
-    describe, is_typed_candidate, read_matrix, read_small_call_js, read_typed_matrix_js, read_weight_js, refused, typed_to_vec, Options,
+    is_typed_candidate, read_matrix, read_dtype_js, read_small_call_js, read_typed_matrix_js, read_weight_js, refused, typed_to_vec, Options,
     MAX_MATRIX_VALUES,
 };
 use crate::engine::Batch;
@@ -270,15 +270,9 @@ pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &
     Matrix::new(shape[0] as usize, shape[1] as usize, typed_to_vec(&values.unchecked_into::<Float64Array>())).map(Some)
 }
 
-/// A `dtype` argument called `place`: absent → `None`; `'float32'` or `'float64'`; anything else a TypeError.
+/// A `dtype` argument called `place` (read by `readDtype`): absent → `None`; `'float32'` or `'float64'`.
 pub fn read_dtype(raw: &JsValue, place: &str) -> Result<Option<Dtype>> {
-    if raw.is_undefined() {
-        return Ok(None);
-    }
-    match raw.as_string().and_then(|name| Dtype::parse(&name)) {
-        Some(dtype) => Ok(Some(dtype)),
-        None => Err(AttentionError::type_error(format!("{place} is {}; expected 'float32' or 'float64'", describe(raw)))),
-    }
+    Ok(refused(read_dtype_js(raw, place))?.as_string().and_then(|name| Dtype::parse(&name)))
 }
 
 /// A fresh `{ data: Float32Array, shape }` (or Float64Array) for JS.
