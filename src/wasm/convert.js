@@ -274,7 +274,7 @@ export const readBatch = guarded((value, name, maxElements) => {
  * One tensor of `shape` ([rows, cols] or [n]) for setWeights and setState: number[][] (2-D), number[]
  * (1-D), or a flat Float32Array / Float64Array of its entries, as a Float64Array of finite values.
  */
-export const readTensor = guarded((raw, place, shape, maxElements) => {
+function tensor(raw, place, shape, maxElements) {
   let values;
   if (isInstance(raw, Float32Array) || isInstance(raw, Float64Array)) {
     values = new Float64Array(raw.length);
@@ -291,6 +291,37 @@ export const readTensor = guarded((raw, place, shape, maxElements) => {
   const i = values.findIndex((x) => !Number.isFinite(x));
   if (i >= 0) throw rangeError(`${place} entry ${i} is ${values[i]}; expected a finite number`);
   return values;
+}
+
+/**
+ * A Transformer's parameters as getWeights() writes them, `{ W_E, …, layers: [{ W_Q, … }] }` (setWeights,
+ * setState): `names` are the parameters (", "-separated), `layers[i]` parameter i's layer (-1 for none),
+ * `shapes[2i, 2i + 1]` its [rows, cols] (cols 0 for a vector). With `full` every parameter must be there,
+ * otherwise any subset. An array with each parameter's values as `tensor` reads them, undefined where absent.
+ */
+export const readTree = guarded((value, name, names, layers, shapes, numLayers, full, maxElements) => {
+  if (value === null || typeof value !== 'object') throw typeError(`${name} is ${describe(value)}; expected an object with the keys of getWeights()`);
+  const params = names.split(', ').map((key, i) => ({ key, layer: layers[i], shape: shapes[2 * i + 1] === 0 ? [shapes[2 * i]] : [shapes[2 * i], shapes[2 * i + 1]] }));
+  const keysOf = (layer) => params.filter((p) => p.layer === layer).map((p) => p.key);
+  const top = options(value, name, keysOf(-1).concat(['layers']).join(', '));
+  const list = get(top, 'layers', () => `${name}.layers`);
+  const objects = [];
+  if (list !== undefined) {
+    const place = `${name}.layers`;
+    if (!isArray(list, place)) throw typeError(`${place} is ${describe(list)}; expected an array of numLayers = ${numLayers} objects`);
+    const len = arrayLength(list, place);
+    if (len > numLayers || (full && len !== numLayers)) throw rangeError(`${place} has ${len} entries; this model has numLayers = ${numLayers}`);
+    for (let l = 0; l < numLayers; l++) {
+      const item = l < len ? get(list, l, `${place}[${l}]`) : undefined;
+      objects.push(options(item, `${place}[${l}]`, keysOf(0).join(', ')));
+    }
+  }
+  return params.map((p) => {
+    const [object, place] = p.layer < 0 ? [top, `${name}.${p.key}`] : [objects[p.layer], `${name}.layers[${p.layer}].${p.key}`];
+    const raw = object === undefined ? undefined : get(object, p.key, place);
+    if (raw === undefined && full) throw typeError(`${place} is missing; ${name} must hold every parameter`);
+    return raw === undefined ? undefined : tensor(raw, place, p.shape, maxElements);
+  });
 });
 
 /** A `boolean[][]` as a Uint8Array of 0/1, row by row, with `shape` = [rows, cols]. */
@@ -439,13 +470,51 @@ export const readCacheId = guarded((value, place) => {
 });
 
 /** An optional probability 0 ≤ p < 1 (default 0). */
-export const readProbability = guarded((value, place) => {
+function probability(value, place) {
   if (value === undefined) return 0;
   if (typeof value !== 'number') throw typeError(`${place} is ${describe(value)}; expected a number in [0, 1)`);
   if (value >= 0 && value < 1) return value;
   const last = place.slice(place.lastIndexOf('.') + 1);
   throw rangeError(`${place} is ${bare(value)}; expected a probability with 0 ≤ ${last} < 1`);
+}
+
+/** A `dtype`: undefined, 'float32' or 'float64' (returned as given). */
+export const readDtype = guarded((value, place) => {
+  if (value === undefined || value === 'float32' || value === 'float64') return value;
+  throw typeError(`${place} is ${describe(value)}; expected 'float32' or 'float64'`);
 });
+
+/** An integer 0 … `max` (a position, a layer, a head, a step). */
+export const readIndex = guarded(index);
+
+/** An optional finite number > 0 (undefined stays undefined): not a number is a TypeError, anything else wrong a RangeError. */
+function positive(x, place) {
+  if (x === undefined || (typeof x === 'number' && Number.isFinite(x) && x > 0)) return x;
+  const message = `${place} is ${bare(x)}; expected a finite number > 0`;
+  throw typeof x === 'number' ? rangeError(message) : typeError(message);
+}
+
+/**
+ * The rotary embedding's `{ base?, offset? }` read from `o` (an options object called `name`, already
+ * checked, or undefined), as [base, offset] (defaults 10000 and 0); `offset` only `withOffset`.
+ */
+export const readRopeSettings = guarded(ropeSettings);
+function ropeSettings(o, name, withOffset) {
+  const at = (key) => (o === undefined ? undefined : get(o, key, () => `${name}.${key}`));
+  const base = positive(at('base'), `${name}.base`) ?? 10000;
+  const offset = withOffset ? at('offset') : undefined;
+  return [base, offset === undefined ? 0 : index(offset, `${name}.offset`)];
+}
+
+/** A `rope` option: undefined for absent or false; true (every default) or `{ keys }` as `ropeSettings`. */
+function rope(value, place, keys) {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return ropeSettings(undefined, place, false);
+  const boxed = isInstance(value, Boolean) || isInstance(value, Number) || isInstance(value, String);
+  if (value === null || typeof value !== 'object' || boxed) throw typeError(`${place} is ${describe(value)}; expected true, false or { ${keys} }`);
+  return ropeSettings(options(value, place, keys), place, keys.includes('offset'));
+}
+export const readRope = guarded(rope);
 
 // ---- a whole small call, and results -------------------------------------------------------
 
@@ -683,12 +752,6 @@ export const readModelConfig = guarded((value) => {
     if (x === undefined && required) throw typeError(`config.${key} is missing; expected a positive integer`);
     return x === undefined ? undefined : count(x, `config.${key}`);
   };
-  const positive = (key) => {
-    const x = at(key);
-    if (x === undefined || (typeof x === 'number' && Number.isFinite(x) && x > 0)) return x;
-    const message = `config.${key} is ${bare(x)}; expected a finite number > 0`;
-    throw typeof x === 'number' ? rangeError(message) : typeError(message);
-  };
   const positions = choice('positions', ['shortformer', 'learned', 'rope', 'none'], "'shortformer', 'learned', 'rope' or 'none'");
   const numLayers = at('numLayers');
   if (typeof numLayers !== 'number') throw typeError(`config.numLayers is ${describe(numLayers)}; expected an integer 0 … 1024`);
@@ -699,16 +762,112 @@ export const readModelConfig = guarded((value) => {
   c.mlp = mlp === true ? 'gelu_new' : mlp || undefined;
   c.layerNorm = flag('layerNorm', false);
   c.norm = choice('norm', ['layer', 'rms'], "'layer' (LayerNorm) or 'rms' (RMSNorm)");
-  c.normEps = positive('normEps');
+  c.normEps = positive(at('normEps'), 'config.normEps');
   c.mlpWidth = counted('mlpWidth', false);
   c.mlpBias = flag('mlpBias', true);
   c.numKVHeads = counted('numKVHeads', false);
-  c.ropeBase = positive('ropeBase');
+  c.ropeBase = positive(at('ropeBase'), 'config.ropeBase');
   c.bias = flag('bias', false);
   c.seed = seed(at('seed'), 'config.seed');
   c.tiedEmbeddings = flag('tiedEmbeddings', false);
   c.options = o;
   return c;
+});
+
+/**
+ * `new MultiHeadAttention(config)`'s config, read in the layer's order: `numKVHeads` is `numHeads` when
+ * absent, `seed` a bigint, `ropeBase` undefined without `rope`.
+ */
+export const readLayerConfig = guarded((value) => {
+  const keys = 'embedDim, numHeads, numKVHeads, bias, dropout, seed, rope';
+  const o = requiredOptions(value, 'config', keys, '{ embedDim, numHeads, bias?, dropout?, seed? }');
+  const at = (key) => get(o, key, () => `config.${key}`);
+  const counted = (key) => {
+    const x = at(key);
+    if (x === undefined) throw typeError(`config.${key} is missing; expected a positive integer`);
+    return count(x, `config.${key}`);
+  };
+  const c = { embedDim: counted('embedDim'), numHeads: counted('numHeads') };
+  const kv = at('numKVHeads');
+  c.numKVHeads = kv === undefined ? c.numHeads : count(kv, 'config.numKVHeads');
+  const bias = at('bias');
+  c.bias = bias === undefined ? true : boolean(bias, 'config.bias');
+  c.dropout = probability(at('dropout'), 'config.dropout');
+  c.seed = seed(at('seed'), 'config.seed');
+  c.ropeBase = rope(at('rope'), 'config.rope', 'base')?.[0];
+  return c;
+});
+
+/**
+ * `setWeights`' `{ W_Q?, …, b_O? }`, in that order: each weight nested (any shape: the core checks it) or a
+ * flat Float32Array / Float64Array of `shapes[2i]`×`shapes[2i + 1]` entries, its [rows, cols] written back
+ * into `shapes`; each bias a number[] or a flat array of `lengths[i]` entries (`lengths` empty: the layer has
+ * no biases, and one given is refused naming `createdBy`). An array of 8 Float64Arrays, undefined where absent.
+ */
+export const readLayerWeights = guarded((value, shapes, lengths, createdBy, maxElements) => {
+  const o = requiredOptions(value, 'weights', 'W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O', '{ W_Q?, W_K?, W_V?, W_O?, b_Q?, b_K?, b_V?, b_O? }');
+  const at = (key) => get(o, key, () => `weights.${key}`);
+  // a flat array as `tensor` reads it; otherwise the property is read a second time and read nested
+  const read = (key, shape, nested) => {
+    const raw = at(key);
+    if (isInstance(raw, Float32Array) || isInstance(raw, Float64Array)) return tensor(raw, `weights.${key}`, shape, maxElements);
+    const again = at(key);
+    return again === undefined ? undefined : nested(again, `weights.${key}`);
+  };
+  const out = ['W_Q', 'W_K', 'W_V', 'W_O'].map((key, i) => {
+    const shape = shapes.subarray(2 * i, 2 * i + 2);
+    return read(key, Array.from(shape), (raw, place) => fastNumberRows(raw, shape) ?? readTable(raw, place, 'number[][]', maxElements, shape, Float64Array, finite));
+  });
+  ['b_Q', 'b_K', 'b_V', 'b_O'].forEach((key, i) => {
+    if (lengths.length > 0) out.push(read(key, [lengths[i]], (raw, place) => vector(raw, place, maxElements)));
+    else if (at(key) !== undefined) throw typeError(`weights.${key}: this layer has no biases (it was built with bias: false by ${createdBy})`);
+  });
+  return out;
+});
+
+/**
+ * `MultiHeadAttention.fromFusedQKV(weights)` (`fused`) or `.fromPyTorch(state)`, read in the layer's order:
+ * the input and output projections `w`, `wO` as `{ values, rows, cols, place }`, their biases `b`, `bO` the
+ * same or undefined, `numHeads`, `dropout` and `seed` (a bigint). PyTorch's output projection may be given
+ * under either spelling of its key, not both.
+ */
+export const readLayerParts = guarded((value, fused, maxElements) => {
+  const name = fused ? 'weights' : 'state';
+  const o = fused
+    ? requiredOptions(value, name, 'W_QKV, b_QKV, W_O, b_O, numHeads, dropout, seed', '{ W_QKV, b_QKV?, W_O, b_O?, numHeads }')
+    : requiredOptions(value, name, 'in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, out_proj.weight, out_proj.bias, numHeads, dropout, seed', '{ in_proj_weight, in_proj_bias?, out_proj_weight, out_proj_bias?, numHeads }');
+  const at = (key) => get(o, key, () => `${name}.${key}`);
+  const read = (key, nested) => {
+    const raw = at(key);
+    if (raw === undefined) return undefined;
+    const place = `${name}.${key}`;
+    const shape = [1, 0];
+    const values = nested ? fastNumberRows(raw, shape) ?? readTable(raw, place, 'number[][]', maxElements, shape, Float64Array, finite) : vector(raw, place, maxElements);
+    return { values, rows: shape[0], cols: nested ? shape[1] : values.length, place };
+  };
+  const required = (key) => {
+    const m = read(key, true);
+    if (m === undefined) throw typeError(`${name}.${key} is missing; expected a number[][]`);
+    return m;
+  };
+  const either = (a, b, aKey, bKey) => {
+    if (a !== undefined && b !== undefined) throw typeError(`state has both ${aKey} and "${bKey}"; give one of them`);
+    return a ?? b;
+  };
+  let p;
+  if (fused) p = { w: required('W_QKV'), wO: required('W_O'), b: read('b_QKV', false), bO: read('b_O', false) };
+  else {
+    const w = required('in_proj_weight');
+    const wO = either(read('out_proj_weight', true), read('out_proj.weight', true), 'out_proj_weight', 'out_proj.weight');
+    if (wO === undefined) throw typeError('state.out_proj_weight is missing; expected a C×C number[][] (or the state dict key "out_proj.weight")');
+    p = { w, wO, b: read('in_proj_bias', false), bO: either(read('out_proj_bias', false), read('out_proj.bias', false), 'out_proj_bias', 'out_proj.bias') };
+  }
+  const heads = at('numHeads');
+  if (heads === undefined) throw typeError(`${name}.numHeads is missing; expected a positive integer`);
+  p.numHeads = count(heads, `${name}.numHeads`);
+  p.dropout = probability(at('dropout'), `${name}.dropout`);
+  p.seed = seed(at('seed'), `${name}.seed`);
+  return p;
 });
 
 /** `initThreadPool`'s `threads`: 0 for undefined (the core count), else an integer 1 … `max`. */

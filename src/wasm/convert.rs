@@ -11,6 +11,7 @@ use js_sys::{Array, Float32Array, Float64Array, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::engine::Rope;
 use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::{Matrix, MAX_ELEMENTS};
@@ -47,8 +48,14 @@ extern "C" {
     pub(crate) fn tag_cache(cache: &JsValue, id: u32) -> JsValue;
     #[wasm_bindgen(js_name = readCacheId)]
     fn read_cache_id_js(value: &JsValue, place: &str) -> JsValue;
-    #[wasm_bindgen(js_name = readProbability)]
-    fn read_probability_js(value: &JsValue, place: &str) -> JsValue;
+    #[wasm_bindgen(js_name = readIndex)]
+    fn read_index_js(value: &JsValue, place: &str, max: f64) -> JsValue;
+    #[wasm_bindgen(js_name = readRope)]
+    fn read_rope_js(value: &JsValue, place: &str, keys: &str) -> JsValue;
+    #[wasm_bindgen(js_name = readRopeSettings)]
+    fn read_rope_settings(options: &JsValue, name: &str, with_offset: bool) -> JsValue;
+    #[wasm_bindgen(js_name = readLayerConfig)]
+    pub(super) fn read_layer_config(config: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = readOptions)]
     fn read_options_js(value: &JsValue, name: &str, known: &str) -> JsValue;
     #[wasm_bindgen(js_name = optionValue)]
@@ -70,10 +77,17 @@ extern "C" {
     pub(super) fn read_prompt(value: &JsValue, vocab_size: f64) -> JsValue;
     #[wasm_bindgen(js_name = readBias)]
     pub(super) fn read_bias_js(value: &JsValue, out: u32, max_elements: u32) -> JsValue;
-    #[wasm_bindgen(js_name = readTensor)]
-    pub(super) fn read_tensor_js(value: &JsValue, place: &str, shape: &[u32], max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = readWeight)]
     pub(super) fn read_weight_js(options: &JsValue, key: &str, input: &str, kind: u32, max_elements: u32, shape: &mut [u32]) -> JsValue;
+    #[wasm_bindgen(js_name = readTree)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn read_tree_js(value: &JsValue, name: &str, names: &str, layers: &[i32], shapes: &[u32], num_layers: u32, full: bool, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readLayerWeights)]
+    pub(super) fn read_layer_weights(value: &JsValue, shapes: &mut [u32], lengths: &[u32], created_by: &str, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readLayerParts)]
+    pub(super) fn read_layer_parts(value: &JsValue, fused: bool, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readDtype)]
+    pub(super) fn read_dtype_js(value: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = readModelConfig)]
     pub(super) fn read_model_config(config: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = readGenerate)]
@@ -383,38 +397,17 @@ impl Options {
         Ok(Mask { causal, allowed, window })
     }
 
-    /// An optional integer ≥ 0 (a position), `default` when absent.
-    pub fn index_or(&self, key: &str, default: usize) -> Result<usize> {
-        let raw = self.raw(key)?;
-        if raw.is_undefined() {
-            return Ok(default);
-        }
-        read_index(&raw, &format!("{}.{key}", self.name))
-    }
-
-    /// An optional finite number > 0, `default` when absent.
-    pub fn positive_or(&self, key: &str, default: f64) -> Result<f64> {
-        let raw = self.raw(key)?;
-        if raw.is_undefined() {
-            return Ok(default);
-        }
-        let place = format!("{}.{key}", self.name);
-        match raw.as_f64() {
-            Some(x) if x.is_finite() && x > 0.0 => Ok(x),
-            Some(x) => Err(AttentionError::range_error(format!("{place} is {}; expected a finite number > 0", number_text(x)))),
-            None => Err(AttentionError::type_error(format!("{place} is {}; expected a finite number > 0", describe(&raw)))),
-        }
+    /// The rotary embedding's `{ base?, offset? }` read from these options (`offset` only `with_offset`):
+    /// the [`Rope`] and the offset, each defaulted.
+    pub fn rope(&self, with_offset: bool) -> Result<(Rope, usize)> {
+        rope_pair(refused(read_rope_settings(&self.object, &self.name, with_offset))?)
     }
 }
 
 /// A required integer `0 ..= max`: not a number is a TypeError, anything else wrong (negative,
 /// fractional, NaN, above `max`) a RangeError; both say "expected an integer ≥ 0".
 pub fn read_integer(raw: &JsValue, place: &str, max: f64) -> Result<f64> {
-    match raw.as_f64() {
-        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= max => Ok(x),
-        Some(x) => Err(AttentionError::range_error(format!("{place} is {}; expected an integer ≥ 0", number_text(x)))),
-        None => Err(AttentionError::type_error(format!("{place} is {}; expected an integer ≥ 0", describe(raw)))),
-    }
+    Ok(refused(read_index_js(raw, place, max))?.as_f64().unwrap_or(0.0))
 }
 
 /// A required integer ≥ 0 up to 2^32 − 1 (a position, a layer, a head; see [`read_integer`]).
@@ -433,21 +426,17 @@ pub fn read_count(value: &JsValue, place: &str) -> Result<usize> {
     Ok(refused(read_count_js(value, place))?.as_f64().unwrap_or(0.0) as usize)
 }
 
-/// A `rope` option: absent or `false` → `None`; `true` → an empty options object (every default);
-/// a plain object → it, read with `keys`. `null`, numbers, strings and boxed primitives are a
-/// TypeError naming `place`.
-pub fn read_rope_option(raw: &JsValue, place: &str, keys: &str) -> Result<Option<Options>> {
-    if raw.is_undefined() || raw.as_bool() == Some(false) {
-        return Ok(None);
-    }
-    if raw.as_bool() == Some(true) {
-        return Ok(Some(Options::read(&JsValue::UNDEFINED, place, keys)?));
-    }
-    let boxed = raw.is_instance_of::<js_sys::Boolean>() || raw.is_instance_of::<js_sys::Number>() || raw.is_instance_of::<js_sys::JsString>();
-    if raw.is_null() || !raw.is_object() || boxed {
-        return Err(AttentionError::type_error(format!("{place} is {}; expected true, false or {{ {keys} }}", describe(raw))));
-    }
-    Ok(Some(Options::read(raw, place, keys)?))
+/// A `rope` option: absent or `false` → `None`; `true` → every default; a plain object → its
+/// `{ keys }` (`base`, and `offset` where `keys` lists it). Anything else is a TypeError naming `place`.
+pub fn read_rope_option(raw: &JsValue, place: &str, keys: &str) -> Result<Option<(Rope, usize)>> {
+    let pair = refused(read_rope_js(raw, place, keys))?;
+    if pair.is_undefined() { Ok(None) } else { rope_pair(pair).map(Some) }
+}
+
+/// `[base, offset]` from convert.js.
+fn rope_pair(pair: JsValue) -> Result<(Rope, usize)> {
+    let pair = Array::from(&pair);
+    Ok((Rope { base: pair.get(0).as_f64().unwrap_or_default() }, pair.get(1).as_f64().unwrap_or_default() as usize))
 }
 
 /// The registry id of a cache made by `createCache()` (a TypeError naming `place` for anything else).
@@ -483,11 +472,6 @@ pub fn read_seed(value: &JsValue, place: &str) -> Result<u64> {
     let seed = refused(read_seed_js(value, place))?;
     // convert.js returns a bigint it has checked to be in range
     u64::try_from(seed).map_err(|_| AttentionError::range_error(format!("{place} is outside 0 ..= 2^64 − 1")))
-}
-
-/// An optional probability `0 ≤ p < 1` (default 0).
-pub fn read_probability(value: &JsValue, place: &str) -> Result<f64> {
-    Ok(refused(read_probability_js(value, place))?.as_f64().unwrap_or(0.0))
 }
 
 // ---- typed matrices: { data: Float32Array | Float64Array, shape: [T, C] | [B, T, C] } -------

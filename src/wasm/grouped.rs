@@ -8,7 +8,6 @@ use super::typed::{read_group, read_typed_weight};
 use super::convert::{read_rope_option, Options};
 use super::typed::Form;
 use crate::precision::Precision;
-use crate::engine::Rope;
 use crate::error::Result;
 use crate::grouped_query::{grouped_query_attention_batch, rotary_embedding_batch};
 use crate::mask::Mask;
@@ -35,10 +34,7 @@ pub fn trace_grouped_query_attention(q: JsValue, k: JsValue, v: JsValue, options
         let kv_heads = read_count(&o.raw("numberOfKVHeads")?, "options.numberOfKVHeads")?;
         let mask = o.mask()?;
         let w_o = o.matrix("W_O")?;
-        let rope = match read_rope_option(&o.raw("rope")?, "options.rope", ROPE_KEYS)? {
-            Some(r) => Some((Rope { base: r.positive_or("base", Rope::default().base)? }, r.index_or("offset", 0)?)),
-            None => None,
-        };
+        let rope = read_rope_option(&o.raw("rope")?, "options.rope", ROPE_KEYS)?;
         write_trace(&trace::trace_grouped_query_attention(&q, &k, &v, split, kv_heads, w_o.as_ref(), &mask, rope)?)
     })
 }
@@ -68,7 +64,8 @@ pub fn rotary_embedding(x: JsValue, options: JsValue) -> std::result::Result<JsV
     js_result(|| {
         let x = read_group([&x], ["X"], "X", true, false)?;
         let o = required(&options, ROTARY_KEYS, "{ numberOfHeads, headDimensions }")?;
-        let (split, rope, offset) = (read_split(&o)?, Rope { base: o.positive_or("base", Rope::default().base)? }, o.index_or("offset", 0)?);
+        let split = read_split(&o)?;
+        let (rope, offset) = o.rope(true)?;
         crate::by_precision!(x, [x] => Ok(x.write(rotary_embedding_batch(x.view(), split, rope, offset)?, &x.shape)))
     })
 }

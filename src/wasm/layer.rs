@@ -5,10 +5,11 @@
 //! below as `TYPESCRIPT`); they merge with the class wasm-bindgen declares.
 
 use wasm_bindgen::prelude::*;
-use super::convert::missing;
 
-use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_count, read_probability, read_rope_option, read_seed, tag_cache, write_matrix, write_object, write_trace, write_vector, Options};
-use super::typed::{is_float_array, read_dtype, read_items, read_tensor, read_typed, write_in, Items, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
+use js_sys::{Array, Float64Array};
+use super::convert::{copy_exact, copy_in, refused, read_layer_parts, read_layer_weights, MAX_MATRIX_VALUES};
+use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_layer_config, tag_cache, write_matrix, write_object, write_trace, write_vector, Checked, Options};
+use super::typed::{read_dtype, read_items, read_typed, write_in, Items, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, Weights};
 use crate::engine::Rope;
@@ -19,11 +20,7 @@ use crate::precision::{Dtype, Precision};
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/layer.d.ts");
 
-const CONFIG_KEYS: &str = "embedDim, numHeads, numKVHeads, bias, dropout, seed, rope";
-const ROPE_KEYS: &str = "base";
-const WEIGHT_KEYS: &str = "W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O";
-const FUSED_KEYS: &str = "W_QKV, b_QKV, W_O, b_O, numHeads, dropout, seed";
-const PYTORCH_KEYS: &str = "in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, out_proj.weight, out_proj.bias, numHeads, dropout, seed";
+const WEIGHT_KEYS: [&str; 8] = ["W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"];
 const FORWARD_KEYS: &str = "mask, causal, window, needWeights, averageWeights, training, cache";
 const TRACE_KEYS: &str = "mask, causal";
 const DTYPE_KEYS: &str = "dtype";
@@ -44,18 +41,16 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "MultiHeadAttentionLayerConfig")] config: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
-            let o = Options::required(&config, "config", CONFIG_KEYS, "{ embedDim, numHeads, bias?, dropout?, seed? }")?;
-            let embed_dim = o.count("embedDim")?;
-            let number_of_heads = o.count("numHeads")?;
-            let kv = o.raw("numKVHeads")?;
+            // read whole and checked by readLayerConfig in convert.js
+            let c = Checked::read(read_layer_config(&config))?;
             let config = LayerConfig {
-                embed_dim,
-                number_of_heads,
-                kv_heads: if kv.is_undefined() { number_of_heads } else { read_count(&kv, "config.numKVHeads")? },
-                bias: o.flag_or("bias", true)?,
-                dropout: read_probability(&o.raw("dropout")?, "config.dropout")?,
-                seed: read_seed(&o.raw("seed")?, "config.seed")?,
-                rope: read_rope(&o.raw("rope")?)?,
+                embed_dim: c.count("embedDim").unwrap_or_default(),
+                number_of_heads: c.count("numHeads").unwrap_or_default(),
+                kv_heads: c.count("numKVHeads").unwrap_or_default(),
+                bias: c.flag("bias"),
+                dropout: c.number("dropout").unwrap_or_default(),
+                seed: u64::try_from(c.value("seed")).unwrap_or_default(),
+                rope: c.number("ropeBase").map(|base| Rope { base }),
             };
             let inner = layer::MultiHeadAttention::new(&config)?;
             Ok(Self { inner, created_by: "new MultiHeadAttention" })
@@ -66,13 +61,8 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(js_name = fromFusedQKV)]
     pub fn from_fused_qkv(#[wasm_bindgen(unchecked_param_type = "FusedQKVWeights")] weights: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
-            let o = Options::required(&weights, "weights", FUSED_KEYS, "{ W_QKV, b_QKV?, W_O, b_O?, numHeads }")?;
-            let w_qkv = required_matrix(&o, "W_QKV", "weights")?;
-            let w_o = required_matrix(&o, "W_O", "weights")?;
-            let (b_qkv, b_o) = (o.vector("b_QKV")?, o.vector("b_O")?);
-            let number_of_heads = o.count("numHeads")?;
-            let (dropout, seed) = dropout_and_seed(&o, "weights")?;
-            let inner = layer::MultiHeadAttention::from_fused_qkv(&w_qkv, b_qkv.as_deref(), &w_o, b_o.as_deref(), number_of_heads, dropout, seed)?;
+            let p = LayerParts::read(&weights, true)?;
+            let inner = layer::MultiHeadAttention::from_fused_qkv(&p.w, p.b.as_deref(), &p.w_o, p.b_o.as_deref(), p.heads, p.dropout, p.seed)?;
             Ok(Self { inner, created_by: "MultiHeadAttention.fromFusedQKV" })
         })
     }
@@ -81,23 +71,8 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(js_name = fromPyTorch)]
     pub fn from_pytorch(#[wasm_bindgen(unchecked_param_type = "PyTorchAttentionState")] state: JsValue) -> std::result::Result<JsMultiHeadAttention, JsValue> {
         js_result(|| {
-            let o = Options::required(&state, "state", PYTORCH_KEYS, "{ in_proj_weight, in_proj_bias?, out_proj_weight, out_proj_bias?, numHeads }")?;
-            let in_proj_weight = required_matrix(&o, "in_proj_weight", "state")?;
-            let out_proj_weight = either(o.matrix("out_proj_weight")?, o.matrix("out_proj.weight")?, "out_proj_weight", "out_proj.weight")?
-                .ok_or_else(|| missing("state.out_proj_weight", "a C×C number[][] (or the state dict key \"out_proj.weight\")"))?;
-            let in_proj_bias = o.vector("in_proj_bias")?;
-            let out_proj_bias = either(o.vector("out_proj_bias")?, o.vector("out_proj.bias")?, "out_proj_bias", "out_proj.bias")?;
-            let number_of_heads = o.count("numHeads")?;
-            let (dropout, seed) = dropout_and_seed(&o, "state")?;
-            let inner = layer::MultiHeadAttention::from_pytorch(
-                &in_proj_weight,
-                in_proj_bias.as_deref(),
-                &out_proj_weight,
-                out_proj_bias.as_deref(),
-                number_of_heads,
-                dropout,
-                seed,
-            )?;
+            let p = LayerParts::read(&state, false)?;
+            let inner = layer::MultiHeadAttention::from_pytorch(&p.w, p.b.as_deref(), &p.w_o, p.b_o.as_deref(), p.heads, p.dropout, p.seed)?;
             Ok(Self { inner, created_by: "MultiHeadAttention.fromPyTorch" })
         })
     }
@@ -151,37 +126,25 @@ impl JsMultiHeadAttention {
         #[wasm_bindgen(unchecked_param_type = "MultiHeadAttentionLayerWeightsUpdate")] weights: JsValue,
     ) -> std::result::Result<(), JsValue> {
         js_result(|| {
-            let o = Options::required(&weights, "weights", WEIGHT_KEYS, "{ W_Q?, W_K?, W_V?, W_O?, b_Q?, b_K?, b_V?, b_O? }")?;
             let mut updated = self.inner.weights().into_owned();
-            for (key, target) in [("W_Q", &mut updated.w_q), ("W_K", &mut updated.w_k), ("W_V", &mut updated.w_v), ("W_O", &mut updated.w_o)] {
-                let raw = o.raw(key)?;
-                if is_float_array(&raw) {
-                    let (rows, cols) = target.shape();
-                    *target = Matrix::new(rows, cols, read_tensor(&raw, &format!("weights.{key}"), &[rows, cols])?)?;
-                } else if let Some(m) = o.matrix(key)? {
-                    *target = m;
+            let w = &mut updated;
+            let mut shapes: Vec<u32> = [&w.w_q, &w.w_k, &w.w_v, &w.w_o].iter().flat_map(|m| [m.rows() as u32, m.cols() as u32]).collect();
+            let lengths: Vec<u32> = w.biases.iter().flat_map(|b| [&b.b_q, &b.b_k, &b.b_v, &b.b_o].map(|v| v.len() as u32)).collect();
+            let read = Array::from(&refused(read_layer_weights(&weights, &mut shapes, &lengths, self.created_by, MAX_MATRIX_VALUES))?);
+            // the values of key `i`, if given, copied into wasm memory (a RangeError if they do not fit)
+            let take = |i: usize, shape: (u32, u32)| -> Result<Option<Vec<f64>>> {
+                let values: Float64Array = match read.get(i as u32) { v if v.is_undefined() => return Ok(None), v => v.unchecked_into() };
+                copy_in(values.length(), &format!("weights.{}", WEIGHT_KEYS[i]), shape, |out| copy_exact(&values, out)).map(Some)
+            };
+            for (i, target) in [&mut w.w_q, &mut w.w_k, &mut w.w_v, &mut w.w_o].into_iter().enumerate() {
+                if let Some(values) = take(i, (shapes[2 * i], shapes[2 * i + 1]))? {
+                    *target = Matrix::new(shapes[2 * i] as usize, shapes[2 * i + 1] as usize, values)?;
                 }
             }
-            let bias_keys = ["b_Q", "b_K", "b_V", "b_O"];
-            match &mut updated.biases {
-                Some(Biases { b_q, b_k, b_v, b_o }) => {
-                    for (key, target) in bias_keys.into_iter().zip([b_q, b_k, b_v, b_o]) {
-                        let raw = o.raw(key)?;
-                        if is_float_array(&raw) {
-                            *target = read_tensor(&raw, &format!("weights.{key}"), &[target.len()])?;
-                        } else if let Some(v) = o.vector(key)? {
-                            *target = v;
-                        }
-                    }
-                }
-                None => {
-                    for key in bias_keys {
-                        if !o.raw(key)?.is_undefined() {
-                            return Err(AttentionError::type_error(format!(
-                                "weights.{key}: this layer has no biases (it was built with bias: false by {})",
-                                self.created_by
-                            )));
-                        }
+            if let Some(Biases { b_q, b_k, b_v, b_o }) = &mut w.biases {
+                for (i, target) in [b_q, b_k, b_v, b_o].into_iter().enumerate() {
+                    if let Some(values) = take(4 + i, (1, target.len() as u32))? {
+                        *target = values;
                     }
                 }
             }
@@ -385,24 +348,6 @@ fn write_flat_weights<F: Element>(weights: &Weights<F>) -> Result<JsValue> {
     write_object(&entries)
 }
 
-/// The optional `dropout` (default 0) and `seed` (default 0) of an options object called `name`.
-fn dropout_and_seed(o: &Options, name: &str) -> Result<(f64, u64)> {
-    Ok((read_probability(&o.raw("dropout")?, &format!("{name}.dropout"))?, read_seed(&o.raw("seed")?, &format!("{name}.seed"))?))
-}
-
-/// A `number[][]` property that must be present.
-fn required_matrix(o: &Options, key: &str, name: &str) -> Result<Matrix> {
-    o.matrix(key)?.ok_or_else(|| missing(&format!("{name}.{key}"), "a number[][]"))
-}
-
-/// One of two spellings of the same property, not both.
-fn either<T>(a: Option<T>, b: Option<T>, a_name: &str, b_name: &str) -> Result<Option<T>> {
-    match (a, b) {
-        (Some(_), Some(_)) => Err(AttentionError::type_error(format!("state has both {a_name} and \"{b_name}\"; give one of them"))),
-        (a, b) => Ok(a.or(b)),
-    }
-}
-
 /// `key` (or `value`): `undefined`/`null` means "the same as `default`"; otherwise it must be
 /// batched exactly when `default` is.
 fn read_default(value: &JsValue, name: &str, default: &Items, default_name: &str) -> Result<Items> {
@@ -421,10 +366,39 @@ fn read_default(value: &JsValue, name: &str, default: &Items, default_name: &str
     Ok(items)
 }
 
-/// `config.rope`: absent or false → none, true → base 10000, `{ base? }` → that base.
-fn read_rope(raw: &JsValue) -> Result<Option<Rope>> {
-    match read_rope_option(raw, "config.rope", ROPE_KEYS)? {
-        Some(o) => Ok(Some(Rope { base: o.positive_or("base", Rope::default().base)? })),
-        None => Ok(None),
+/// What `readLayerParts` read of `fromFusedQKV`'s weights (`fused`) or `fromPyTorch`'s state: the input and
+/// output projections and their biases, the heads, dropout and seed.
+struct LayerParts {
+    w: Matrix,
+    w_o: Matrix,
+    b: Option<Vec<f64>>,
+    b_o: Option<Vec<f64>>,
+    heads: usize,
+    dropout: f64,
+    seed: u64,
+}
+
+impl LayerParts {
+    fn read(value: &JsValue, fused: bool) -> Result<Self> {
+        let c = Checked::read(read_layer_parts(value, fused, MAX_MATRIX_VALUES))?;
+        // `{ values, rows, cols, place }` copied into wasm memory (a RangeError if it does not fit)
+        // (an absent one is undefined: Reflect.get on it would throw, and a thrown call leaks an externref slot)
+        let take = |key: &str| -> Result<Option<(Vec<f64>, usize, usize)>> {
+            let m = match c.value(key) { m if m.is_undefined() => return Ok(None), m => Checked::read(m)? };
+            let place = m.text("place").unwrap_or_default();
+            let (values, rows, cols): (Float64Array, _, _) = (m.value("values").unchecked_into(), m.count("rows").unwrap_or_default(), m.count("cols").unwrap_or_default());
+            Ok(Some((copy_in(values.length(), &place, (rows as u32, cols as u32), |out| copy_exact(&values, out))?, rows, cols)))
+        };
+        let matrix = |key| take(key)?.map_or_else(|| Matrix::new(0, 0, vec![]), |(values, rows, cols)| Matrix::new(rows, cols, values));
+        let vector = |key| Ok::<_, AttentionError>(take(key)?.map(|(values, _, _)| values));
+        Ok(Self {
+            w: matrix("w")?,
+            w_o: matrix("wO")?,
+            b: vector("b")?,
+            b_o: vector("bO")?,
+            heads: c.count("numHeads").unwrap_or_default(),
+            dropout: c.number("dropout").unwrap_or_default(),
+            seed: u64::try_from(c.value("seed")).unwrap_or_default(),
+        })
     }
 }

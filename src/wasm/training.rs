@@ -3,12 +3,12 @@
 //! and `repeatedTokens`, the induction task's batches. The parameters cross as a tree of tensors
 //! ([`write_tree`], [`read_tree`]).
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::{Array, Float64Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{array_length, describe, get, is_array, is_missing, js_result, missing, read_adamw_js, read_integer, read_seed, write_matrix, write_object, write_vector, Checked, Options, MAX_MATRIX_VALUES};
+use super::convert::{describe, is_missing, js_result, missing, read_adamw_js, read_integer, read_seed, read_tree_js, refused, typed_to_vec, write_matrix, write_object, write_vector, Checked, Options, MAX_MATRIX_VALUES};
 use super::transformer::{read_tokens, JsTransformer};
-use super::typed::{read_tensor, write_typed, Element};
+use super::typed::{write_typed, Element};
 use crate::error::{AttentionError, Result};
 use crate::matrix::Matrix;
 use crate::model::adamw::{AdamW, Moments};
@@ -142,56 +142,16 @@ fn write_tree<'a, F: Element + 'a>(params: &[Param<F>], values: impl Fn(usize) -
     Ok(top.into())
 }
 
-/// Reads a tree like [`write_tree`]'s: with `full`, every parameter must be there; otherwise any
-/// subset. Each tensor: number[][] / number[] or a Float32Array / Float64Array of its entries.
+/// Reads a tree like [`write_tree`]'s (`readTree` in convert.js): with `full`, every parameter must be
+/// there; otherwise any subset. Each tensor: number[][] / number[] or a Float32Array / Float64Array of its entries.
 fn read_tree<F: Real>(value: &JsValue, name: &str, params: &[Param<F>], full: bool) -> Result<Vec<(Option<usize>, String, Vec<F>)>> {
-    if is_missing(value) || !value.is_object() {
-        return Err(AttentionError::type_error(format!("{name} is {}; expected an object with the keys of getWeights()", describe(value))));
-    }
-    let num_layers = params.iter().filter_map(|p| p.layer).max().map_or(0, |l| l + 1);
-    let top_keys: Vec<&str> = params.iter().filter(|p| p.layer.is_none()).map(|p| p.name).chain([LAYERS]).collect();
-    let layer_keys: Vec<&str> = params.iter().filter(|p| p.layer == Some(0)).map(|p| p.name).collect();
-    let top = Options::read(value, name, &top_keys.join(", "))?;
-    let layers = top.raw(LAYERS)?;
-    let layer_objects: Vec<Option<Options>> = if layers.is_undefined() {
-        (0..num_layers).map(|_| None).collect()
-    } else {
-        if !is_array(&layers, &format!("{name}.layers"))? {
-            return Err(AttentionError::type_error(format!("{name}.layers is {}; expected an array of numLayers = {num_layers} objects", describe(&layers))));
-        }
-        let len = array_length(&layers, &format!("{name}.layers"))?;
-        if len > num_layers || (full && len != num_layers) {
-            return Err(AttentionError::range_error(format!("{name}.layers has {len} entries; this model has numLayers = {num_layers}")));
-        }
-        (0..num_layers)
-            .map(|l| {
-                let item = if l < len { get(&layers, &JsValue::from(l as u32), &format!("{name}.layers[{l}]"))? } else { JsValue::UNDEFINED };
-                if is_missing(&item) && !full {
-                    return Ok(None);
-                }
-                Options::read(&item, &format!("{name}.layers[{l}]"), &layer_keys.join(", ")).map(Some)
-            })
-            .collect::<Result<_>>()?
-    };
-    let mut updates = Vec::new();
-    for p in params {
-        let (object, place) = match p.layer {
-            Some(l) => (layer_objects[l].as_ref(), format!("{name}.layers[{l}].{}", p.name)),
-            None => (Some(&top), format!("{name}.{}", p.name)),
-        };
-        let raw = match object {
-            Some(o) => o.raw(p.name)?,
-            None => JsValue::UNDEFINED,
-        };
-        if raw.is_undefined() {
-            if full {
-                return Err(AttentionError::type_error(format!("{place} is missing; {name} must hold every parameter")));
-            }
-            continue;
-        }
-        updates.push((p.layer, p.name.to_string(), read_tensor(&raw, &place, &p.shape)?));
-    }
-    Ok(updates)
+    let names: Vec<&str> = params.iter().map(|p| p.name).collect();
+    let layers: Vec<i32> = params.iter().map(|p| p.layer.map_or(-1, |l| l as i32)).collect();
+    let shapes: Vec<u32> = params.iter().flat_map(|p| [p.shape[0] as u32, p.shape.get(1).map_or(0, |&c| c as u32)]).collect();
+    let num_layers = params.iter().filter_map(|p| p.layer).max().map_or(0, |l| l + 1) as u32;
+    let tensors = Array::from(&refused(read_tree_js(value, name, &names.join(", "), &layers, &shapes, num_layers, full, MAX_MATRIX_VALUES))?);
+    let read = |(p, t): (&Param<F>, JsValue)| (p.layer, p.name.to_string(), typed_to_vec(t.unchecked_ref::<Float64Array>()).into_iter().map(F::from_f64).collect());
+    Ok(params.iter().zip(tensors.iter()).filter(|(_, t)| !t.is_undefined()).map(read).collect())
 }
 
 /// Batches of the induction task: each sequence is token 0, then a period of distinct tokens

@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 
 use super::convert::{
     copy_exact, copy_in, read_batch_js, write_nested_js, write_number_rows,
-    describe, is_typed_candidate, read_matrix, read_small_call_js, read_tensor_js, read_typed_matrix_js, read_weight_js, refused, typed_to_vec, Options,
+    is_typed_candidate, read_matrix, read_dtype_js, read_small_call_js, read_typed_matrix_js, read_weight_js, refused, typed_to_vec, Options,
     MAX_MATRIX_VALUES,
 };
 use crate::engine::Batch;
@@ -270,28 +270,9 @@ pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &
     Matrix::new(shape[0] as usize, shape[1] as usize, typed_to_vec(&values.unchecked_into::<Float64Array>())).map(Some)
 }
 
-/// One tensor of `shape` (read by `readTensor`): number[][] (2-D), number[] (1-D), or a flat
-/// Float32Array / Float64Array of its entries.
-pub fn read_tensor<F: Real>(raw: &JsValue, place: &str, shape: &[usize]) -> Result<Vec<F>> {
-    let shape: Vec<u32> = shape.iter().map(|&n| n as u32).collect();
-    let values: Float64Array = refused(read_tensor_js(raw, place, &shape, MAX_MATRIX_VALUES))?.unchecked_into();
-    Ok(typed_to_vec(&values).into_iter().map(F::from_f64).collect())
-}
-
-/// Whether `value` is a Float32Array or a Float64Array (what [`read_tensor`] reads flat).
-pub fn is_float_array(value: &JsValue) -> bool {
-    value.is_instance_of::<Float32Array>() || value.is_instance_of::<Float64Array>()
-}
-
-/// A `dtype` argument called `place`: absent → `None`; `'float32'` or `'float64'`; anything else a TypeError.
+/// A `dtype` argument called `place` (read by `readDtype`): absent → `None`; `'float32'` or `'float64'`.
 pub fn read_dtype(raw: &JsValue, place: &str) -> Result<Option<Dtype>> {
-    if raw.is_undefined() {
-        return Ok(None);
-    }
-    match raw.as_string().and_then(|name| Dtype::parse(&name)) {
-        Some(dtype) => Ok(Some(dtype)),
-        None => Err(AttentionError::type_error(format!("{place} is {}; expected 'float32' or 'float64'", describe(raw)))),
-    }
+    Ok(refused(read_dtype_js(raw, place))?.as_string().and_then(|name| Dtype::parse(&name)))
 }
 
 /// A fresh `{ data: Float32Array, shape }` (or Float64Array) for JS.
