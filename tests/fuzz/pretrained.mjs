@@ -17,7 +17,7 @@ import * as O from '../oracle/pretrained.mjs';
 import { Invalid } from '../oracle/reference.mjs';
 import { gpt2Checkpoint, llamaCheckpoint } from '../pretrained/checkpoint.mjs';
 import * as OT from '../oracle/transformer.mjs';
-import { readTokens, readForwardOptions as readModelForwardOptions, readTrainOptions, compareGradientTree } from './transformer.mjs';
+import { readTokens, readForwardOptions as readModelForwardOptions, readTrainOptions, compareGradientTree, adamwMayRefuse } from './transformer.mjs';
 
 const typeError = (why) => new Invalid('TypeError', why);
 const rangeError = (why) => new Invalid('RangeError', why);
@@ -334,7 +334,7 @@ export const PRETRAINED_EXPORTS = [
       const fo = readModelForwardOptions(a[2], c);
       if (fo.pathMask.length > 0) throw new Error('fuzz: no pathMask here');
       const train = readTrainOptions(a[3]);
-      return { load, tokens, fo, train };
+      return { load, tokens, fo, train, mayRefuse: adamwMayRefuse(train) };
     },
     compare(result, v) {
       const { m, dtype } = v.load;

@@ -530,6 +530,18 @@ function closeAt(actual, expected, scale, tol, what) {
   return actual.length === expected.length && worst <= tol * scale ? null : `${what}: error ${worst} > ${tol} × the gradient's scale ${scale}`;
 }
 
+/**
+ * The refusals a valid trainStep may give (a RangeError the contract allows but does not require):
+ * a step beyond the dtype's range (a learning rate, or learning rate × weight decay, above 1e30) names
+ * options.learningRate; eps = 0 divides by zero where v is 0, and the package refuses that step and says so.
+ */
+export function adamwMayRefuse(o) {
+  const big = o.learningRate > 1e30 || o.weightDecay * o.learningRate > 1e30;
+  const tooLarge = /^options\.learningRate = \S+ is too large: (the AdamW step overflows|this AdamW step would move)/;
+  if (o.eps === 0) return new RegExp(`the AdamW step makes .* with eps = 0, m / \\(√v \\+ eps\\) divides by zero|${tooLarge.source}`);
+  return big ? tooLarge : undefined;
+}
+
 export function compareGradientTree(actual, expected, c, tol) {
   const exp = Object.fromEntries(O.leaves(expected));
   const treeScale = Math.max(...Object.values(exp).flat().map(Math.abs));
@@ -730,13 +742,7 @@ export const MODEL_EXPORTS = [
       const tokens = readTokens(a[1], c);
       // an eps > 0 that is 0 in float32 is refused before the step (it would divide 0 by 0 where v is 0)
       if (c.dtype !== 'float64' && o.eps > 0 && Math.fround(o.eps) === 0) throw rangeError('options.eps rounds to 0 in float32');
-      // a step beyond the dtype's range may be refused (a RangeError naming the parameter)
-      // (eps = 0: a parameter whose m and v are 0 steps by 0/0, which the package refuses as well)
-      const big = o.learningRate > 1e30 || o.weightDecay * o.learningRate > 1e30;
-      // eps = 0 divides by zero where v is 0: the package refuses that step and says so
-      // (a step whose weights the next forward could overflow names options.learningRate)
-      const tooLarge = /^options\.learningRate = \S+ is too large: (the AdamW step overflows|this AdamW step would move)/;
-      const mayRefuse = o.eps === 0 ? new RegExp(`the AdamW step makes .* with eps = 0, m / \\(√v \\+ eps\\) divides by zero|${tooLarge.source}`) : big ? tooLarge : undefined;
+      const mayRefuse = adamwMayRefuse(o);
       return { c, o, tokens, mayRefuse };
     },
     compare(actual, { c, o }) {
