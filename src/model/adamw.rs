@@ -30,6 +30,18 @@ impl AdamW {
         Self { learning_rate, betas: (0.9, 0.999), eps: 1e-8, weight_decay: 0.01 }
     }
 
+    /// The option a step too large is blamed on, as "options.X = v is too large" and "lower the …":
+    /// the weight decay when it multiplies the weights by 1 − learningRate·weightDecay < 0 and is the
+    /// larger of the two (a learning rate of 1e-3 with a weight decay of 1e308), else the learning rate.
+    pub(crate) fn too_large(&self) -> (String, &'static str) {
+        let (name, value, remedy) = if self.learning_rate * self.weight_decay > 1.0 && self.weight_decay > self.learning_rate {
+            ("weightDecay", self.weight_decay, "the weight decay")
+        } else {
+            ("learningRate", self.learning_rate, "the learning rate")
+        };
+        (format!("options.{name} = {}", super::bounds::magnitude_text(value)), remedy)
+    }
+
     /// RangeErrors naming the option (`options.learningRate` …).
     pub fn check(&self) -> Result<()> {
         let finite_at_least_zero = |name: &str, x: f64| {
@@ -137,9 +149,9 @@ impl<F: Real> Moments<F> {
                         crate::limits::non_finite_name(p.data[i].to_f64())
                     )
                 } else {
+                    let (option, remedy) = o.too_large();
                     format!(
-                        "options.learningRate = {} is too large: the AdamW step overflows {} entry {i} beyond the largest {}; lower the learning rate (the model was not changed)",
-                        super::bounds::magnitude_text(o.learning_rate),
+                        "{option} is too large: the AdamW step overflows {} entry {i} beyond the largest {}; lower {remedy} (the model was not changed)",
                         p.path(),
                         F::LARGEST
                     )

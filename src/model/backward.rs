@@ -145,7 +145,7 @@ impl<F: LayerKernel> Transformer<F> {
         Ok((loss, losses))
     }
 
-    /// A RangeError naming `options.learningRate` when the stepped `params` are so large that the
+    /// A RangeError naming `options.learningRate` (or `options.weightDecay`, [`AdamW::too_large`]) when the stepped `params` are so large that the
     /// next forward pass could overflow ([`bounds`]) while the current ones cannot: refused before
     /// anything changes, not left for the next call to trip over.
     fn refuse_runaway_step(&self, params: &[Param<F>], adamw: &AdamW) -> Result<()> {
@@ -157,9 +157,9 @@ impl<F: LayerKernel> Transformer<F> {
             .flat_map(|p| (0..params[p].data.len()).map(move |i| (p, i)))
             .max_by(|&(a, i), &(b, j)| params[a].data[i].to_f64().abs().total_cmp(&params[b].data[j].to_f64().abs()))
             .expect("a model has parameters");
+        let (option, remedy) = adamw.too_large();
         Err(AttentionError::range_error(format!(
-            "options.learningRate = {} is too large: this AdamW step would move {} entry {i} from {} to {}, and with weights that large the next forward pass can overflow {} ({what} could reach {}); lower the learning rate (the model was not changed)",
-            bounds::magnitude_text(adamw.learning_rate),
+            "{option} is too large: this AdamW step would move {} entry {i} from {} to {}, and with weights that large the next forward pass can overflow {} ({what} could reach {}); lower {remedy} (the model was not changed)",
             params[p].path(),
             bounds::magnitude_text(self.params[p].data[i].to_f64()),
             bounds::magnitude_text(params[p].data[i].to_f64()),

@@ -267,11 +267,15 @@ fn induction_forms() {
 /// `trainStep(tokens, { learningRate: 1e30 })` on an f32 model: weights of about 1e30 are finite, but
 /// the next forward's Q = x·W_Q would reach 1e60. Refused before anything changes, naming the option.
 fn refused_learning_rate<F: LayerKernel>(config: &ModelConfig, learning_rate: f64) -> Option<String> {
+    refused_step::<F>(config, &AdamW::new(learning_rate))
+}
+
+fn refused_step<F: LayerKernel>(config: &ModelConfig, adamw: &AdamW) -> Option<String> {
     let mut model = Transformer::<F>::new(config.clone()).unwrap();
     let toks = tokens(config, 2, 5, 4);
     model.train_step(&toks, &AdamW::new(1e-2)).unwrap();
     let (params, moments) = (model.params().to_vec(), model.moments().clone());
-    match model.train_step(&toks, &AdamW::new(learning_rate)) {
+    match model.train_step(&toks, adamw) {
         Ok(_) => {
             model.forward(&toks, false, None).expect("an accepted step leaves a model that runs");
             None
@@ -296,6 +300,11 @@ fn a_learning_rate_whose_step_the_next_forward_could_not_run_is_refused_naming_i
         // a step that overflows a weight itself names the option too
         let message = refused_learning_rate::<f32>(&config, 1e39).expect("1e39 is refused in f32");
         assert!(message.starts_with("options.learningRate = ") && message.contains("the AdamW step overflows"), "{message}");
+        // a weight decay that multiplies the weights by 1 − 1e-3·1e308 is named, not the learning rate
+        let message = refused_step::<f32>(&config, &AdamW { weight_decay: 1e308, ..AdamW::new(1e-3) }).expect("weight decay 1e308 is refused");
+        assert!(message.starts_with("options.weightDecay = 1.00e308 is too large: ") && message.ends_with("lower the weight decay (the model was not changed)"), "{message}");
+        let message = refused_step::<f64>(&config, &AdamW { weight_decay: 1e308, ..AdamW::new(1e-3) }).expect("weight decay 1e308 is refused");
+        assert!(message.starts_with("options.weightDecay = 1.00e308 is too large: "), "{message}");
         // f64 runs weights of 1e10, which f32 cannot (its scores would reach about 1e80), not of 1e200
         assert_eq!(refused_learning_rate::<f64>(&config, 1e10), None);
         assert!(refused_learning_rate::<f32>(&config, 1e10).is_some());

@@ -533,11 +533,11 @@ function closeAt(actual, expected, scale, tol, what) {
 /**
  * The refusals a valid trainStep may give (a RangeError the contract allows but does not require):
  * a step beyond the dtype's range (a learning rate, or learning rate × weight decay, above 1e30) names
- * options.learningRate; eps = 0 divides by zero where v is 0, and the package refuses that step and says so.
+ * options.learningRate (or options.weightDecay, when learningRate × weightDecay > 1 and the decay is the larger); eps = 0 divides by zero where v is 0, and the package refuses that step and says so.
  */
 export function adamwMayRefuse(o) {
   const big = o.learningRate > 1e30 || o.weightDecay * o.learningRate > 1e30;
-  const tooLarge = /^options\.learningRate = \S+ is too large: (the AdamW step overflows|this AdamW step would move)/;
+  const tooLarge = /^options\.(learningRate|weightDecay) = \S+ is too large: (the AdamW step overflows|this AdamW step would move)/;
   if (o.eps === 0) return new RegExp(`the AdamW step makes .* with eps = 0, m / \\(√v \\+ eps\\) divides by zero|${tooLarge.source}`);
   return big ? tooLarge : undefined;
 }
