@@ -80,13 +80,18 @@ build-threads: setup-build setup-threads tests/node_modules
 	node tests/package/guard-freed.mjs target/pkg-node-threads/attention_lab.js target/pkg-web-threads/attention_lab.js
 	rm -rf www/pkg-threads && mkdir -p www/pkg-threads && cp -r target/pkg-web-threads/attention_lab* target/pkg-web-threads/snippets www/pkg-threads/
 
-# The npm package in pkg/: one wasm-pack build per runtime, assembled with pkg.json as the manifest
+# The npm package in pkg/: one wasm-pack build per runtime, assembled with pkg.json as the manifest, plus the
+# attention-only build as the light entry attention-lab/attention (bundlers) and attention-lab/attention/web
 # (tests/package/assemble.mjs says what goes where and fails when pkg.json's version is not Cargo.toml's).
 # It also ships the command `attention-lab` (cli/) with the course it runs, and www/node_modules/acorn bundled.
 package: build build-threads www/node_modules
 	rm -rf target/pkg-bundler/snippets
 	$(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler --out-name attention_lab
 	node tests/package/guard-freed.mjs target/pkg-bundler/attention_lab_bg.js
+	@# attention-lab/attention: the attention-only build (no `model` feature) for bundlers; its web build is `build`'s
+	rm -rf target/pkg-bundler-attention/snippets
+	CARGO_TARGET_DIR=target/attention $(WASM_PACK) build --release --target bundler --out-dir target/pkg-bundler-attention --out-name attention_lab --no-default-features
+	node tests/package/guard-freed.mjs --without Transformer target/pkg-bundler-attention/attention_lab_bg.js
 	node tests/package/assemble.mjs
 	@# what `npm publish` would upload; tests/package/files.test.mjs checks the list and npm's warnings
 	cd pkg && npm publish --dry-run --json --loglevel=warn >../target/npm-publish-dry-run.json 2>../target/npm-publish-dry-run.log \

@@ -10,6 +10,13 @@
 //   target/pkg-bundler/  --target bundler  → bundler.js + attention_lab_bg.js + bundler.d.ts, and bundler.jsx (the
 //                        browser condition's entry for Vite, webpack: see BUNDLER_ENTRY)
 //   target/pkg-web/      --target web      → web.js    + web.d.ts     (`attention-lab/web`: `await init()`, no bundler)
+//   target/pkg-bundler-attention/, target/pkg-web-attention/: the attention-only build (no `model` feature: no
+//                        Transformer, repeatedTokens; the site's walkthrough and challenges load the same one)
+//                        → attention/: bundler.js, bundler.jsx, attention_lab_bg.js, bundler.d.ts (`attention-lab/attention`
+//                        for bundlers), web.js + web.d.ts (`attention-lab/attention/web`), their one .wasm and snippets.
+//                        The light entry for pages that need attention and the layer, not the model: a
+//                        .wasm of about 40% of the whole one's. Single-threaded (no threads build of it is shipped);
+//                        in Node `attention-lab/attention` is the main entry (size does not matter there).
 //
 // wasm-bindgen 0.2.130 emits the same `attention_lab_bg.wasm` for all three targets (each glue file
 // finds it by that name next to itself), so the package ships it once; the script checks that the
@@ -55,7 +62,11 @@ const BUILDS = {
   webThreads: { dir: 'target/pkg-web-threads', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
   bundler: { dir: 'target/pkg-bundler', files: [`${NAME}.js`, `${NAME}_bg.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
   web: { dir: 'target/pkg-web', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
+  bundlerAttention: { dir: 'target/pkg-bundler-attention', files: [`${NAME}.js`, `${NAME}_bg.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
+  webAttention: { dir: 'target/pkg-web-attention', files: [`${NAME}.js`, `${NAME}.d.ts`, `${NAME}_bg.wasm`, `${NAME}_bg.wasm.d.ts`, SNIPPETS] },
 };
+/** The light entry's folder in pkg/ (the attention-only build). */
+const LIGHT = 'attention';
 const WASM_PACK_EXTRAS = ['package.json', 'README.md', 'LICENSE', '.gitignore'];
 
 /**
@@ -73,6 +84,12 @@ const COPIES = [
   { build: 'web', from: `${NAME}.js`, to: 'web-single.js', selfTypes: './web.d.ts' },
   { build: 'web', from: `${NAME}.d.ts`, to: 'web.d.ts', declarations: true },
   { build: 'web', from: `${NAME}_bg.wasm`, to: `${NAME}_bg.wasm` },
+  { build: 'bundlerAttention', from: `${NAME}.js`, to: `${LIGHT}/bundler.js`, selfTypes: './bundler.d.ts' },
+  { build: 'bundlerAttention', from: `${NAME}_bg.js`, to: `${LIGHT}/${NAME}_bg.js` },
+  { build: 'bundlerAttention', from: `${NAME}.d.ts`, to: `${LIGHT}/bundler.d.ts`, declarations: true },
+  { build: 'webAttention', from: `${NAME}.js`, to: `${LIGHT}/web.js`, selfTypes: './web.d.ts' },
+  { build: 'webAttention', from: `${NAME}.d.ts`, to: `${LIGHT}/web.d.ts`, declarations: true },
+  { build: 'webAttention', from: `${NAME}_bg.wasm`, to: `${LIGHT}/${NAME}_bg.wasm` },
 ];
 
 /** The lib that types `Symbol.dispose`, for declaration files that use it. */
@@ -117,6 +134,9 @@ for (const target of ['node', 'bundler']) {
     fail(`${BUILDS[target].dir}/${NAME}_bg.wasm differs from the web build's; the package can no longer share one .wasm`);
   }
 }
+if (!wasmOf('bundlerAttention').equals(wasmOf('webAttention'))) fail('the two attention-only builds emit different .wasm files; attention/ can no longer share one');
+if (wasmOf('webAttention').length >= wasmOf('web').length) fail('the attention-only .wasm is not smaller than the whole one: was it built without --no-default-features?');
+if (/\bclass Transformer\b/.test(declarationsOf('webAttention'))) fail(`${BUILDS.webAttention.dir} declares Transformer: the light entry must be the attention-only build`);
 
 /** Every file under `dir`, relative to it, with its bytes. */
 const tree = (dir, prefix = '') => readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -130,6 +150,7 @@ for (const target of ['node', 'bundler']) {
     fail(`${BUILDS[target].dir}/${SNIPPETS} differs from the web build's; the package can no longer share one copy`);
   }
 }
+if (snippetsOfTarget('bundlerAttention') !== snippetsOfTarget('webAttention')) fail('the two attention-only builds emit different snippets; attention/ can no longer share one copy');
 
 /**
  * web.js: the exports of the single-threaded web glue (web-single.js) as live bindings, which
@@ -239,6 +260,7 @@ if (aMajor !== wantedAcorn[0] || aMinor < wantedAcorn[1] || (aMinor === wantedAc
 
 rmSync(OUT, { recursive: true, force: true });
 mkdirSync(join(OUT, 'threads'), { recursive: true });
+mkdirSync(join(OUT, LIGHT), { recursive: true });
 for (const { build, from, to, selfTypes, declarations } of COPIES) {
   const source = join(ROOT, BUILDS[build].dir, from);
   if (selfTypes) {
@@ -255,6 +277,7 @@ for (const { build, from, to, selfTypes, declarations } of COPIES) {
 }
 cpSync(join(ROOT, BUILDS.web.dir, SNIPPETS), join(OUT, SNIPPETS), { recursive: true });
 cpSync(join(ROOT, BUILDS.webThreads.dir, SNIPPETS), join(OUT, 'threads', SNIPPETS), { recursive: true });
+cpSync(join(ROOT, BUILDS.webAttention.dir, SNIPPETS), join(OUT, LIGHT, SNIPPETS), { recursive: true });
 // The snippets are ES modules that the Node glue require()s, in a package whose "type" is
 // "module": threads/ gets a package.json without "type", where Node tells CommonJS and ES modules
 // apart by their syntax (as in the folder wasm-pack makes).
@@ -271,6 +294,7 @@ writeFileSync(join(OUT, 'web.js'), webEntry(readFileSync(join(ROOT, BUILDS.web.d
 // The bundlers' entry (the `browser` and `default` conditions): bundler.js re-exported from a file Vite's
 // dependency optimizer leaves alone (see BUNDLER_ENTRY).
 writeFileSync(join(OUT, 'bundler.jsx'), BUNDLER_ENTRY);
+writeFileSync(join(OUT, LIGHT, 'bundler.jsx'), BUNDLER_ENTRY);
 // the command, the site's modules, the challenges and the runner's parser
 cpSync(join(ROOT, 'cli'), join(OUT, 'cli'), { recursive: true, filter: (path) => !/\.test\.mjs$/.test(path) });
 mkdirSync(join(OUT, 'course/challenges'), { recursive: true });

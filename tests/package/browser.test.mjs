@@ -1,12 +1,12 @@
 // The packed tarball in headless Chromium: through a Vite build and a webpack 5 build (the `browser`
-// condition picks the bundler build), and from a plain <script type="module"> page importing
-// `attention-lab/web`.
+// condition picks the bundler build), the light entry `attention-lab/attention` through Vite, and from a
+// plain <script type="module"> page importing `attention-lab/web`.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CHALLENGE, TOOLS, assertCloseMatrix, freshProject, launchChromium, pageResult, run, serve } from './support.mjs';
+import { CHALLENGE, PKG, TOOLS, assertCloseMatrix, freshProject, launchChromium, pageResult, run, serve } from './support.mjs';
 
 let browser;
 before(async () => { browser = await launchChromium(); });
@@ -33,6 +33,21 @@ test('a Vite app built with `vite build` shows the challenge values', { timeout:
   assert.ok(assets.some((f) => /^attention_lab_bg-.*\.wasm$/.test(f)), `the .wasm is emitted as an asset: ${assets}`);
   const code = assets.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(project, 'dist/assets', f), 'utf8')).join();
   assert.ok(!code.includes('readFileSync'), 'the Node build did not leak into the browser bundle');
+
+  await showsTheChallengeValues(join(project, 'dist'));
+});
+
+test('the same Vite app importing the light entry, attention-lab/attention, ships the attention-only .wasm and shows the challenge values', { timeout: 120_000 }, async () => {
+  const project = freshProject('vite-app', { type: 'module' });
+  const main = join(project, 'src/main.js');
+  writeFileSync(main, readFileSync(main, 'utf8').replace("from 'attention-lab';", "from 'attention-lab/attention';"));
+  run(join(TOOLS, 'vite'), ['build', '--logLevel', 'warn'], { cwd: project });
+
+  const wasm = readdirSync(join(project, 'dist/assets')).filter((f) => f.endsWith('.wasm'));
+  assert.equal(wasm.length, 1, `one .wasm asset: ${wasm}`);
+  const emitted = readFileSync(join(project, 'dist/assets', wasm[0]));
+  assert.ok(emitted.equals(readFileSync(join(PKG, 'attention/attention_lab_bg.wasm'))), 'the asset is the attention-only build');
+  assert.ok(emitted.length < statSync(join(PKG, 'attention_lab_bg.wasm')).size, 'smaller than the whole build');
 
   await showsTheChallengeValues(join(project, 'dist'));
 });

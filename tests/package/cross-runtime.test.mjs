@@ -7,7 +7,8 @@
 // option, f64): every step's losses and the final weights and AdamW moments; and issue 32's
 // compositionScores, circuits and path-cut losses of those three models; issue 30's fromPretrained
 // (a GPT-2 and a Llama checkpoint, f32 and f64: logits, attention weights, hidden states, greedy and
-// sampled tokens).
+// sampled tokens). The light entry, attention-lab/attention/web (the attention-only build), computes the
+// attention part in the same three runtimes: the same bits as the whole build's.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -60,10 +61,23 @@ test('Node computes the fingerprint', () => {
 test('Chromium computes the fingerprint', { timeout: 120_000 }, async () => { results.Chromium = await inBrowser(launchChromium); });
 test('Firefox computes the fingerprint', { timeout: 120_000 }, async () => { results.Firefox = await inBrowser(launchFirefox); });
 
+/** The outputs the light entry (attention-lab/attention, the attention-only build) computes: all but the model's. */
+const ATTENTION = ['inputs', 'output', 'causal', 'grouped', 'groupedTrace', 'rotary', 'layer', 'decoded', 'training', 'trainingGradients', 'trainingGrads'];
+
+test('the light entry (attention-lab/attention) gives the whole build\'s bits in every runtime, and has no Transformer', () => {
+  for (const runtime of ['Node', 'Chromium', 'Firefox']) {
+    const { light } = results[runtime];
+    assert.deepEqual(Object.keys(light).sort(), [...ATTENTION].sort(), `${runtime}: the light entry computes the attention part only`);
+    for (const key of ATTENTION) {
+      assert.equal(light[key].sha256, results[runtime][key].sha256, `${key}: the light entry differs from the whole build in ${runtime} first at Float64 entry ${firstDifference(light[key].bytes, results[runtime][key].bytes)}`);
+    }
+  }
+});
+
 test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
   assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
   const model = ['repeatedTokens', ...TRANSFORMERS.flatMap(outputsOf), ...PRETRAINED, ...PRETRAINED.map((k) => `${k}Tuned`)];
-  for (const key of ['inputs', 'output', 'causal', 'grouped', 'groupedTrace', 'rotary', 'layer', 'decoded', 'training', 'trainingGradients', 'trainingGrads', ...model]) {
+  for (const key of [...ATTENTION, ...model]) {
     const reference = results.Node[key];
     t.diagnostic(`${key}: ${reference.count} Float64 values, SHA-256 ${reference.sha256}`);
     for (const runtime of ['Chromium', 'Firefox']) {

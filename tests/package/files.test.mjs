@@ -21,6 +21,14 @@ const MODEL_CHECKS = {
 const EXPECTED_FILES = [
   'LICENSE', // MIT, as pkg.json and Cargo.toml say
   'README.md',
+  // attention-lab/attention and attention-lab/attention/web: the attention-only build (no Transformer), the light entry
+  'attention/attention_lab_bg.js',
+  'attention/attention_lab_bg.wasm', // one module, shared by its bundler and web glue
+  'attention/bundler.d.ts',
+  'attention/bundler.js',
+  'attention/bundler.jsx',
+  'attention/web.d.ts',
+  'attention/web.js',
   'attention_lab_bg.js', // the bundler build's glue, imported by bundler.js
   'attention_lab_bg.wasm', // one module, shared by the three builds
   'bundler.d.ts',
@@ -82,6 +90,8 @@ test('npm pack lists exactly the expected files', () => {
   const paths = report.files.map((f) => f.path).sort();
   // wasm-bindgen names the snippet folder after the crate and a hash of it
   const snippets = paths.filter((p) => p.startsWith('snippets/'));
+  // the light entry has its own copy of the readers
+  assert.deepEqual(paths.filter((p) => p.startsWith('attention/snippets/')).map((p) => p.replace(/attention-lab-[0-9a-f]{16}/, 'H')), ['attention/snippets/H/src/wasm/convert.js']);
   assert.equal(snippets.length, 1, 'the readers (src/wasm/convert.js) are packed as the one snippet');
   for (const path of snippets) assert.match(path, /^snippets\/attention-lab-[0-9a-f]{16}\/src\/wasm\/convert\.js$/);
   // the threads build has its own copy of the readers, and the workers' starter

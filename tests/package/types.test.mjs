@@ -28,8 +28,8 @@ function tsc(compiler, config) {
 const COMPILING = {
   node: { what: 'every export from Node ESM (.mts) and CommonJS (.cts), no DOM types', declarations: ['node.d.cts'] },
   web: { what: "the 'attention-lab/web' subpath: init, initSync and the API", declarations: ['web.d.ts'] },
-  bundler: { what: 'a bundler project (moduleResolution bundler)', declarations: ['bundler.d.ts', 'web.d.ts'] },
-  browser: { what: 'a bundler project with the browser condition', declarations: ['bundler.d.ts', 'web.d.ts'] },
+  bundler: { what: 'a bundler project (moduleResolution bundler), with the light entry attention-lab/attention', declarations: ['attention/bundler.d.ts', 'attention/web.d.ts', 'bundler.d.ts', 'web.d.ts'] },
+  browser: { what: 'a bundler project with the browser condition, with the light entry', declarations: ['attention/bundler.d.ts', 'attention/web.d.ts', 'bundler.d.ts', 'web.d.ts'] },
 };
 
 /** The package's files in tsc's --listFiles output. */
