@@ -106,9 +106,7 @@ const FRESH4_MISSES = new Set([
 // before the diagnosis was run on it; right answers 01–09 in styles none of the others has). First
 // run: step right 40/43, line right 27/43.
 const FRESH5_MISSES = new Set([
-  '01/1', // `dot(Q[i], k) / d`: first run named line 13
-  '01/2', // `total(scores)`: first run named line 2
-  '01/3', // `j === V.length - 1` in the recursive fold: first run named softmax at line 20
+  '01/2', // `total(scores)`: the helper is right and called from one place, given the scores for the exps; the first foreign number is inside it, where it is named
   '02/0', // `row.slice(h * d + 1, …)` in a static method: first run named line 28
   '02/2', // softmax over the columns: first run named line 17
   '02/3', // `heads.unshift`: first run named line 34

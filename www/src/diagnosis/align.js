@@ -234,12 +234,16 @@ export function firstWrongStep(statuses) {
 export function firstForeignSite(recording, reference, after, sites = null) {
   const foreign = foreignTest(reference);
   const onTheWay = sites ? wayTest(recording, sites, foreign) : () => false;
+  // (a sum from the last term back, built in a call the function made of itself: a recursion's partial sum)
+  const tails = sortedFinite(reference.tails ?? []);
+  const recursive = (id, caller) => Boolean(sites) && caller >= 0 && Boolean(sites[id]?.fn) && sites[caller]?.fn === sites[id].fn;
   let best = null;
   recording.sites.forEach((site, id) => {
     for (let k = 0; k < site.values.length; k++) {
       const moment = site.moments[k];
       if (moment <= after || (best && moment >= best.moment)) continue;
-      if (foreign(site.values[k]) && !onTheWay(id, moment)) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
+      const tail = holds(tails, site.values[k]) && recursive(id, site.callers?.[k] ?? -1);
+      if (foreign(site.values[k]) && !tail && !onTheWay(id, moment)) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
     }
   });
   return best;

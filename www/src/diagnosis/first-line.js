@@ -65,7 +65,30 @@ export function alignAnswer(data, traced, lab, functionName) {
   const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
   const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
   // (`shifted`: the columns each head read were found, so the layout at fault is known, whatever the probes read)
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: wrong.site ?? site(wrong.step), shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references };
+  const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], returned ? traced.sites.indexOf(returned) : -1) : null;
+  // (no number foreign to the reference built on any traced input, nor a NaN)
+  const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references, clean };
+}
+
+/**
+ * When the wrong step has no site (none of its numbers built, none foreign: the result is made of
+ * running sums a right answer builds on the way, stopped short), the first return of the result's
+ * first number by a function that calls itself: a recursion's base case that returned early
+ * (`if (j === V.length - 1) return acc`). Its site, or null.
+ */
+function earlyReturn(sites, recording, resultId) {
+  const first = resultId >= 0 ? recording.sites[resultId].values.find((v) => Number.isFinite(v) && !Number.isInteger(v)) : undefined;
+  if (first === undefined) return null;
+  let best = null;
+  sites.forEach((s, id) => {
+    if (!s.returns || !s.plain || !s.fn) return; // (a variable returned as it is, built before)
+    const r = recording.sites[id];
+    const k = r.values.indexOf(first);
+    const recursive = r.callers.some((c) => c >= 0 && sites[c]?.fn === s.fn);
+    if (k >= 0 && recursive && (!best || r.moments[k] < best.moment)) best = { id, moment: r.moments[k] };
+  });
+  return best ? { ...sites[best.id], probe: 0 } : null;
 }
 
 /**
@@ -106,7 +129,8 @@ function constantBehind(id, sites, recording, reference) {
     const scale = reference.scales?.length > 0 && !reference.scales.some((x) => Math.abs(x - one) <= 1e-9 * Math.abs(x));
     if (one !== null && Number.isFinite(one) && !Number.isInteger(one) && (!known.has(one.toPrecision(12)) || scale)) return k;
     // a whole number the site computes with, declared for this line alone (`const f = this.d` read only by `x / f`): its role is this line's
-    const only = sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
+    // (not an array's length read as it is, `const d = Q[0].length`: a shape is right whatever line reads it)
+    const only = k >= 0 && !sites[k].lengthRead && sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
     if (one !== null && Number.isInteger(one) && only && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
   }
   return null;
@@ -283,17 +307,20 @@ function checkLine(errors, traced, functionName) {
  * made it wrong) or built on it in part (some of its own numbers were built, which takes the right
  * values of `step`, a step of new numbers): the probes' reading of `step` is then the later step's mistake seen from outside.
  */
-function builtWhole(step, wrong, statuses) {
+function builtWhole(step, wrong, statuses, clean) {
   if (ORDER.indexOf(step) >= ORDER.indexOf(wrong.step)) return false;
   const status = statuses.find((s) => s.step === step);
   const kept = (e) => e.status === 'ok' && e.site !== null && e.site !== undefined && !e.transposed && !(e.inner && !e.kept);
   if (!status?.entries.length || !status.entries.every(kept)) return false;
   const missing = wrong.entries.filter((e) => e.status === 'missing');
   const partly = missing.length > 0 && missing.every((e) => e.coverage > 0 && e.partial);
+  // (or none of its numbers built at all, and no number foreign to the reference anywhere: the later
+  // step stopped short on `step`'s numbers kept whole, a sum that ends early)
+  const none = missing.length > 0 && missing.every((e) => !e.coverage && !e.partial);
   // (a layout step, the mask, moves numbers the step before it built: a later step's right numbers
   // may come from those, not from the layout, as with a mask applied after the softmax)
   const values = status.entries.every((e) => !e.layout);
-  return builtOn(step).has(wrong.step) ? partly && values : wrong.coverage < 1 / 3;
+  return builtOn(step).has(wrong.step) ? (partly || (none && clean)) && values : wrong.coverage < 1 / 3;
 }
 
 /** A finding of the traced run alone (the probe diagnosis was contradicted or found nothing). */
@@ -349,7 +376,7 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // (or the probes' step is none of the challenge's steps, a whole-output reading, and the traced run finds a step clearly wrong)
     // (clearly: most of its numbers differ, or it is a step the traced run built right whose place another took: heads.js)
     const outside = wrong && (wrong.coverage < 1 / 3 || wrong.status === 'ok') && Array.isArray(data.locate?.steps) && !data.locate.steps.includes(located.step);
-    const contradicted = wrong && (later || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses) || confirmed(located.step, aligned.statuses));
+    const contradicted = wrong && (later || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean) || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

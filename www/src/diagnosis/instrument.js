@@ -247,6 +247,8 @@ export function instrument(source) {
       home: param?.home ?? null,
       // a name passed on as it is (`qk(second, h)`): it computes nothing there
       plain: node.type === 'Identifier',
+      // an array's length read as it is (`Q[0].length`): a shape, which a right answer holds
+      lengthRead: node.type === 'MemberExpression' && !node.computed && node.property.name === 'length',
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
       // the names an array pattern declares, by position (`const [start, end] = […]`)
