@@ -107,7 +107,6 @@ const FRESH4_MISSES = new Set([
 // run: step right 40/43, line right 27/43.
 const FRESH5_MISSES = new Set([
   '01/2', // `total(scores)`: the helper is right and called from one place, given the scores for the exps; the first foreign number is inside it, where it is named
-  '02/0', // `row.slice(h * d + 1, …)` in a static method: first run named line 28
   '02/2', // softmax over the columns: first run named line 17
   '02/3', // `heads.unshift`: first run named line 34
   '04/2', // `[h * d, h * d + d - 1]`: first run named scores at line 7

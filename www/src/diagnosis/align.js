@@ -20,7 +20,7 @@
 // (bounds.js), a layout written straight into place, a matrix kept in a step's place, rows sliced
 // apart from the keys scored (see docs/contributors.md).
 
-import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
+import { boundSite, follows, scoredRight, skipsKeys, slicedApart } from './bounds.js';
 import { shortLoop } from './loops.js';
 
 const TOLERANCE = 1e-9;
@@ -487,6 +487,21 @@ function standInSite(entry, index, alignment, recording, reference) {
 }
 
 /**
+ * When every part of a layout step (each head's Q, K and V slices) is missing, all found in arrays
+ * built in one helper of the learner's, and every whole number its calls pass it follows an index a
+ * right answer holds (a head's index, its first or last column) or is a size of the problem, the
+ * helper computes the layout wrong from right arguments: `entry`'s site, inside it. Else null.
+ */
+function helperWrong(entry, alignment, sites, recording, reference) {
+  const fn = sites[entry.site]?.fn;
+  const parts = alignment.filter((e) => e.step === entry.step);
+  if (!fn || !parts.every((e) => e.status === 'missing' && Number.isInteger(e.site) && sites[e.site]?.fn === fn)) return null;
+  const integers = sites.map((s, k) => (s.argument && s.callee === fn ? (recording.whole ?? recording.sites)[k].values : null)).filter((v) => v?.length && v.every(Number.isInteger));
+  const right = (values) => values.every((v) => (reference.sizes ?? []).includes(v)) || (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
+  return integers.length > 0 && integers.every(right) ? entry.site : null;
+}
+
+/**
  * The site to name for `step`: where it was built when some site matched it, else the first
  * foreign number after the last right step before it. { site, probe } or null.
  */
@@ -508,6 +523,10 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (a mask's row written wrong where the keys scored already differ: the bound or predicate that chose them)
     const chosen = entry.status === 'missing' && entry.allowed && Number.isInteger(entry.site) && skipsKeys(entry, recordings[probe], references[probe]) ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (chosen) return { site: chosen.site, probe, final: true };
+    // (a layout helper wrong on every part of the step, though every whole number passed to it is
+    // one a right answer passes, a head's index or a size: the helper itself)
+    const helper = entry.status === 'missing' && entry.layout && Number.isInteger(entry.site) ? helperWrong(entry, alignment, sites, recordings[probe], references[probe]) : null;
+    if (helper !== null) return { site: helper, probe };
     if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;

@@ -34,7 +34,8 @@ export function alignAnswer(data, traced, lab, functionName) {
   const references = runs.map((r) => referenceSteps(data.reference, calls.find((c) => c.id === r.id).args, lab));
   // what the alignment reads: every site but those recorded only as arguments (the rules below follow a parameter to them)
   const full = runs.map((r) => r.recording);
-  const recordings = full.map((r) => ({ ...r, sites: r.sites.map((s, id) => (traced.sites[id]?.argument ? { values: [], moments: [], callers: [], snapshots: [], flags: { values: [], moments: [] } } : s)) }));
+  // (`whole`: every site's, for a rule that reads what a call passed)
+  const recordings = full.map((r) => ({ ...r, whole: r.sites, sites: r.sites.map((s, id) => (traced.sites[id]?.argument ? { values: [], moments: [], callers: [], snapshots: [], flags: { values: [], moments: [] } } : s)) }));
   const alignments = runs.map((r, k) => droppedKeys(repeatedSlice(stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k], traced.sites), recordings[k]), recordings[k], references[k], foreignTest(references[k])));
   const statuses = stepStatuses(alignments, ORDER);
   const site = (step) => {
