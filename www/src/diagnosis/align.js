@@ -22,6 +22,7 @@
 
 import { boundSite, follows, scoredRight, skipsKeys, slicedApart } from './bounds.js';
 import { shortLoop } from './loops.js';
+import { transposedFeed } from './feeds.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -554,7 +555,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)
     if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: shortLoop(partial.site, sites, recordings[probe], references[probe]) ?? partial.site, probe };
-    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? found.site, probe };
+    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? transposedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, references[probe]) ?? found.site, probe };
   }
   return null;
 }

@@ -1,0 +1,34 @@
+// What a call passed on (issue 28): when the first number foreign to the reference is built inside
+// a helper that is right, the mistake is in what its caller gave it. Used by align.js's siteOf.
+
+const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
+
+/** Whether `values` holds the numbers of `flat`, in order, one after another somewhere. */
+function holdsRun(values, flat) {
+  if (!flat.length || values.length < flat.length) return false;
+  for (let k = 0; k + flat.length <= values.length; k++) {
+    if (near(values[k], flat[0]) && flat.every((x, n) => near(values[k + n], x))) return true;
+  }
+  return false;
+}
+
+/**
+ * The first foreign number (`found`: { site, moment, caller }) built inside a helper of the
+ * learner's, called from a line where an expression built a step's matrix transposed (row after row
+ * of Mᵀ, M no symmetric matrix) and fed it on (`softmaxRows(transpose(S))`: a softmax down each
+ * column): the site of that transposition, on the caller's line. Its id, or null. `whole`: every
+ * site's recorded values (arguments too).
+ */
+export function transposedFeed(found, sites, whole, reference) {
+  const caller = found.caller;
+  if (!(caller >= 0) || !sites[found.site]?.fn || sites[caller]?.fn === sites[found.site].fn) return null;
+  const line = sites[caller].line;
+  const matrices = reference.steps.filter((e) => !e.layout && e.matrix.length > 1 && e.matrix[0].length > 1).map((e) => e.matrix)
+    .filter((M) => M.flat().every(Number.isFinite)).map(transpose).filter((T) => !(T.length === T[0].length && T.every((row, i) => row.every((x, j) => near(x, T[j][i])))));
+  for (const [id, site] of sites.entries()) {
+    if (site.line !== line || site.argument || !whole[id]?.values.length) continue;
+    if (matrices.some((T) => holdsRun(whole[id].values, T.flat()))) return id;
+  }
+  return null;
+}
