@@ -114,7 +114,6 @@ const FRESH5_MISSES = new Set([
   '06/2', // `row.slice(g * d, …)`: first run named line 19
   '06/4', // `z += Math.exp(s)` over the scores: first run named line 28
   '07/2', // the pairs read as (2i, 2i + 1): first run named line 20
-  '07/4', // the second half rotated from the already rotated first: first run named line 21
   '08/0', // `j < p - w`: first run named line 26
   '08/2', // no scale: first run named line 13
   '08/3', // `xs.map((x) => Math.exp(x) / z)`: first run named line 27

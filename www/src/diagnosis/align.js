@@ -387,6 +387,13 @@ function wrongInEveryCall(found, fn, sites, recording, foreign) {
 /** The array an assignment site writes into (`out` of `out[i + half] = …`), or null. */
 const arrayOf = (site) => site?.writes ?? null;
 
+/** The site of the largest arithmetic expression site `id` is a part of (itself when it is none). */
+function outermost(id, sites) {
+  let k = id;
+  for (let depth = 0; depth < 16 && Number.isInteger(sites[k]?.outer); depth++) k = sites[k].outer;
+  return k;
+}
+
 /**
  * The assignment into an array (`concat[i][off + c] += …`) that wrote every number of a layout
  * step, when no array held the step whole: the line that put the numbers where they are. The site
@@ -550,7 +557,8 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // scored against itself): the site that first built them is where the step went wrong
     // (unless the foreign number is written into the same array: the step's other part, written wrong)
     const partial = entry.status === 'missing' ? entry.partial : null;
-    const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[found.site]);
+    // (the foreign number's own expression, or the larger one it is a part of, writes there)
+    const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[outermost(found.site, sites)]);
     // (or when the foreign number is computed from the value that site declared: built on it)
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)
