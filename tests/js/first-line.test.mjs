@@ -95,7 +95,6 @@ const FRESH3_MISSES = new Set([
 // First run: step right 34/36, line right 20/36.
 const FRESH4_MISSES = new Set([
   '01/2', // the `j = 0` before the normalize pass left out: the line at fault is gone and the pass never runs; named where the unnormalized weights are read
-  '02/2', // `concat[i][c] = x`: the heads overwrite each other's columns and the rest is never written; no array holds the concatenation, and W_O, which reads it, is named
   '03/1', // `if (j > i) continue` without `causal`: the traced input is causal, where this mask is right; the probes find it, named where the weights are made
   '03/2', // `w[j] / w.length` in the normalize helper: on the traced input row 0's wrong weight is 1/4, a number the reference holds; the first foreign number is that row's weighted sum
   '04/2', // `Q[t].slice(from, d)`: head 1's query is empty and its scores are 0 (whole numbers, nothing foreign); found as the scores, named where the weights are made

@@ -59,7 +59,8 @@ export function alignAnswer(data, traced, lab, functionName) {
   // (or columns read by index at the wrong place: the layout that chose them, at the line that read them)
   const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest)) : null;
   const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shifted);
-  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : first;
+  const held = moved ? null : holes(first, statuses, recordings, site);
+  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : held ?? first;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result
   const foreign = firstForeignSite(recordings[0], references[0], 0);
@@ -70,6 +71,22 @@ export function alignAnswer(data, traced, lab, functionName) {
   // (no number foreign to the reference built on any traced input, nor a NaN)
   const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
   return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references, clean };
+}
+
+/**
+ * A layout step no array holds (`unknown`), just before the first wrong step, when the traced run
+ * read a NaN (a number never written in its place: `concat[i][c] = x` leaves columns empty) and
+ * the layout's numbers were written one by one somewhere (`siteFor`): that layout, at that write.
+ * The first wrong step's entries are none built. { step, entries, site } or null.
+ */
+function holes(first, statuses, recordings, siteFor) {
+  const k = first ? statuses.indexOf(first) : -1;
+  const layout = k > 0 ? statuses[k - 1] : null;
+  if (!layout || layout.status !== 'unknown' || !layout.entries.every((e) => e.layout && e.head === null)) return null;
+  if (!first.entries.every((e) => e.status === 'missing' && !e.coverage && !e.partial)) return null;
+  if (!recordings.some((r) => r.sites.some((x) => x.values.some(Number.isNaN)))) return null;
+  const at = siteFor(layout.step);
+  return at ? { step: layout.step, entries: layout.entries.map((e) => ({ ...e, status: 'missing' })), site: at } : null;
 }
 
 /**
