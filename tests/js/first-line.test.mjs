@@ -107,7 +107,6 @@ const FRESH4_MISSES = new Set([
 const FRESH5_MISSES = new Set([
   '01/2', // `total(scores)`: the helper is right and called from one place, given the scores for the exps; the first foreign number is inside it, where it is named
   '02/3', // `heads.unshift`: first run named line 34
-  '04/2', // `[h * d, h * d + d - 1]`: first run named scores at line 7
   '05/0', // `keys.set(K[t], 0)`: first run named line 16
   '05/4', // `values[t * C + …]`: first run named cache at line 26
   '06/2', // `row.slice(g * d, …)`: first run named line 19

@@ -89,6 +89,7 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
   let sameShape = false;
   let transposed = null;
   let rowMoved = null;
+  let narrow = null;
   const rowsSeen = new Map();
   const knownRows = knownMatrices.flat();
   for (const [id, site] of recording.sites.entries()) {
@@ -104,6 +105,8 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
       if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
       // (of a mask, a row that holds −∞: the keys it hides are written, in the wrong places)
+      // (a head's slice narrower than the head, as many rows, of its input's numbers: `slice(from, from + d - 1)`)
+      if (Number.isInteger(entry.head) && !narrow && snap.rows === M.length && snap.rows > 1 && snap.cols < M[0].length && moved && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) narrow = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       if ((!entry.allowed || snap.data.includes(-Infinity)) && snap.rows === 1 && snap.cols === M[0].length && moved && !rowMoved && !knownRows.some((row) => row.length === snap.cols && sameMatrix(snap.data, 1, snap.cols, [row]))) rowMoved = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
     }
   }
@@ -112,6 +115,7 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
   if (transposed) return { missing: true, ...transposed };
   if (rowsSeen.size === M.length) return [...rowsSeen.values()].reduce((a, b) => (b.moment > a.moment ? b : a));
   if (rowMoved) return { missing: true, ...rowMoved };
+  if (narrow) return { missing: true, ...narrow };
   return null;
 }
 
