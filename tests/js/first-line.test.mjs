@@ -80,7 +80,6 @@ const FRESH2_MISSES = new Set([
 // run: step right 29/39, line right 18/39.
 const FRESH3_MISSES = new Set([
   '01/3', // `dot(k, k)`: the helper is right and called from one place, given a key for the query; the first foreign number is inside it, where it is named
-  '02/2', // `z += Math.exp(x)`: the unshifted sums are numbers a right answer without the max builds; the first foreign number is the division, named there
   '03/3', // no max subtracted: on the traced input nothing overflows and the softmax is right; the probes' large input shows it, named where the weights are kept
   '04/1', // `[W_Q, W_V, W_K]`: found as K's columns taken from V (project-K), named where the scores were built from them, not at the swap
   '04/2', // `headOutput(Q, K, V, h, d)`: the head's first column is passed as the head's index, a right index by value; named inside the helper
@@ -110,7 +109,6 @@ const FRESH5_MISSES = new Set([
   '05/0', // `keys.set(K[t], 0)`: first run named line 16
   '05/4', // `values[t * C + …]`: first run named cache at line 26
   '06/2', // `row.slice(g * d, …)`: first run named line 19
-  '06/4', // `z += Math.exp(s)` over the scores: first run named line 28
   '07/2', // the pairs read as (2i, 2i + 1): first run named line 20
   '08/0', // `j < p - w`: first run named line 26
   '08/2', // no scale: first run named line 13

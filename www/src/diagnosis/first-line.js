@@ -51,7 +51,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
     if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const first = firstWrongStep(statuses);
@@ -150,6 +150,23 @@ function constantBehind(id, sites, recording, reference) {
     // (not an array's length read as it is, `const d = Q[0].length`: a shape is right whatever line reads it)
     const only = k >= 0 && !sites[k].lengthRead && sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
     if (one !== null && Number.isInteger(one) && only && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
+  }
+  return null;
+}
+
+/**
+ * A variable site `id` computes with, accumulated in its function (`z += Math.exp(x)`) into sums of
+ * exps taken without the row's maximum, where the site's result is foreign (so the other operands
+ * are the exps with it: `e / z`): that accumulation, the line that left the maximum out. Its id, or null.
+ */
+function unshiftedBehind(id, sites, recording, reference) {
+  if (!reference.unshifted?.length) return null;
+  const known = new Set([...reference.inputs.flat(2), ...reference.steps.flatMap((s) => s.matrix.flat()), ...reference.parts].filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  const unshifted = new Set(reference.unshifted.map((x) => x.toPrecision(12)));
+  for (const name of sites[id].operands ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && s.fn === sites[id].fn && s.operator === '+=' && s.target === name);
+    const values = k >= 0 ? recording.sites[k].values.filter((x) => Number.isFinite(x) && !Number.isInteger(x)) : [];
+    if (values.length && values.every((x) => unshifted.has(x.toPrecision(12)) && known.has(x.toPrecision(12)))) return k;
   }
   return null;
 }

@@ -96,7 +96,10 @@ function softmaxParts(S, into) {
     const max = Math.max(...finite);
     for (const shift of [max, 0]) {
       const exps = finite.map((x) => Math.exp(x - shift));
-      into.push(...finite.map((x) => x - shift), ...exps, ...runningSums(exps, into));
+      const made = [...finite.map((x) => x - shift), ...exps, ...runningSums(exps, into)];
+      into.push(...made);
+      // (without the maximum: a right answer's only when the whole softmax goes without it)
+      if (shift === 0) (into.unshifted ??= []).push(...exps, ...made.slice(2 * finite.length));
     }
   }
 }
@@ -226,7 +229,7 @@ export function referenceSteps(form, args, lab) {
   const made = make(structuredClone(args), lab);
   // the booleans of the call's options (`causal: true`): a flag the code computes otherwise is its own
   const flags = args.flatMap((a) => (a && typeof a === 'object' && !Array.isArray(a) ? Object.values(a).filter((v) => typeof v === 'boolean') : []));
-  return { ...made, tails: made.parts?.tails ?? [], indices: indicesOf(args, made.steps, form), sizes: sizesOf(args, made.steps), flags, scales: scalesOf(made.steps) };
+  return { ...made, tails: made.parts?.tails ?? [], unshifted: made.parts?.unshifted ?? [], indices: indicesOf(args, made.steps, form), sizes: sizesOf(args, made.steps), flags, scales: scalesOf(made.steps) };
 }
 
 /** The factors a right answer scales its scores by (each head's scale entry over its scores entry), and their inverses. */
