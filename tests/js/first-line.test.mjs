@@ -104,7 +104,6 @@ const FRESH4_MISSES = new Set([
 // before the diagnosis was run on it; right answers 01–09 in styles none of the others has). First
 // run: step right 40/43, line right 27/43.
 const FRESH5_MISSES = new Set([
-  '01/2', // `total(scores)`: the helper is right and called from one place, given the scores for the exps; the first foreign number is inside it, where it is named
   '02/3', // `heads.unshift`: first run named line 34
   '05/0', // `keys.set(K[t], 0)`: first run named line 16
   '05/4', // `values[t * C + …]`: first run named cache at line 26

@@ -22,7 +22,7 @@
 
 import { boundSite, follows, scoredRight, skipsKeys, slicedApart } from './bounds.js';
 import { shortLoop } from './loops.js';
-import { transposedFeed } from './feeds.js';
+import { summedFeed, transposedFeed } from './feeds.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -391,6 +391,9 @@ function wrongInEveryCall(found, fn, sites, recording, foreign) {
 /** The array an assignment site writes into (`out` of `out[i + half] = …`), or null. */
 const arrayOf = (site) => site?.writes ?? null;
 
+/** The number recorded at `found` ({ site, moment }). */
+const foundValue = (found, recording) => recording.sites[found.site].values[recording.sites[found.site].moments.indexOf(found.moment)];
+
 /** The site of the largest arithmetic expression site `id` is a part of (itself when it is none). */
 function outermost(id, sites) {
   let k = id;
@@ -567,7 +570,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)
     if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: shortLoop(partial.site, sites, recordings[probe], references[probe]) ?? partial.site, probe };
-    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? transposedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, references[probe]) ?? found.site, probe };
+    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? transposedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, references[probe]) ?? summedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, foundValue(found, recordings[probe]), references[probe]) ?? found.site, probe };
   }
   return null;
 }

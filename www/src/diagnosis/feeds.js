@@ -32,3 +32,32 @@ export function transposedFeed(found, sites, whole, reference) {
   }
   return null;
 }
+
+/**
+ * The first foreign number (`found`) built inside a helper of the learner's that sums what it is
+ * given (the number is a sum of two or more numbers in a row of an argument its calls from outside
+ * it passed: `total(scores)` for the exps' total), called from one line outside it: the helper is
+ * right and that line gives it the wrong numbers, a step's (the scores for the exps). The site
+ * of the argument there, or null.
+ */
+export function summedFeed(found, sites, whole, value, reference) {
+  const fn = sites[found.site]?.fn;
+  if (!fn || !Number.isFinite(value)) return null;
+  const args = sites.map((s, k) => k).filter((k) => sites[k].argument && sites[k].callee === fn && sites[k].fn !== fn && whole[k]?.values.length);
+  if (!args.length || new Set(args.map((k) => sites[k].line)).size !== 1) return null;
+  // (an argument of a step's own numbers, not an input's: what the code computed and passed on)
+  const computed = reference.steps.filter((e) => !e.layout).flatMap((e) => e.matrix.flat()).filter((x) => Number.isFinite(x) && !Number.isInteger(x));
+  const ofSteps = (x) => computed.some((y) => near(x, y));
+  for (const k of args) {
+    const xs = whole[k].values;
+    if (!xs.every(ofSteps)) continue;
+    for (let a = 0; a < xs.length; a++) {
+      let sum = xs[a];
+      for (let b = a + 1; b < xs.length && b - a < 64; b++) {
+        sum += xs[b];
+        if (near(sum, value)) return k;
+      }
+    }
+  }
+  return null;
+}
