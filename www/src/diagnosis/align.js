@@ -20,9 +20,9 @@
 // (bounds.js), a layout written straight into place, a matrix kept in a step's place, rows sliced
 // apart from the keys scored (see docs/contributors.md).
 
-import { boundSite, follows, scoredRight, skipsKeys, slicedApart } from './bounds.js';
+import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
 import { shortLoop } from './loops.js';
-import { summedFeed, transposedFeed } from './feeds.js';
+import { helperWrong, reordered, summedFeed, transposedFeed } from './feeds.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -391,6 +391,7 @@ function wrongInEveryCall(found, fn, sites, recording, foreign) {
 /** The array an assignment site writes into (`out` of `out[i + half] = …`), or null. */
 const arrayOf = (site) => site?.writes ?? null;
 
+
 /** The number recorded at `found` ({ site, moment }). */
 const foundValue = (found, recording) => recording.sites[found.site].values[recording.sites[found.site].moments.indexOf(found.moment)];
 
@@ -501,20 +502,6 @@ function standInSite(entry, index, alignment, recording, reference) {
   return best;
 }
 
-/**
- * When every part of a layout step (each head's Q, K and V slices) is missing, all found in arrays
- * built in one helper of the learner's, and every whole number its calls pass it follows an index a
- * right answer holds (a head's index, its first or last column) or is a size of the problem, the
- * helper computes the layout wrong from right arguments: `entry`'s site, inside it. Else null.
- */
-function helperWrong(entry, alignment, sites, recording, reference) {
-  const fn = sites[entry.site]?.fn;
-  const parts = alignment.filter((e) => e.step === entry.step);
-  if (!fn || !parts.every((e) => e.status === 'missing' && Number.isInteger(e.site) && sites[e.site]?.fn === fn)) return null;
-  const integers = sites.map((s, k) => (s.argument && s.callee === fn ? (recording.whole ?? recording.sites)[k].values : null)).filter((v) => v?.length && v.every(Number.isInteger));
-  const right = (values) => values.every((v) => (reference.sizes ?? []).includes(v)) || (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
-  return integers.length > 0 && integers.every(right) ? entry.site : null;
-}
 
 /**
  * The site to name for `step`: where it was built when some site matched it, else the first
@@ -542,6 +529,8 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // one a right answer passes, a head's index or a size: the helper itself)
     const helper = entry.status === 'missing' && entry.layout && Number.isInteger(entry.site) ? helperWrong(entry, alignment, sites, recordings[probe], references[probe]) : null;
     if (helper !== null) return { site: helper, probe };
+    const order = entry.status === 'missing' && entry.layout && Number.isInteger(entry.site) ? reordered(entry, sites, recordings[probe]) : null;
+    if (order !== null) return { site: order, probe };
     if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;

@@ -1,5 +1,8 @@
-// What a call passed on (issue 28): when the first number foreign to the reference is built inside
-// a helper that is right, the mistake is in what its caller gave it. Used by align.js's siteOf.
+// What a call passed on, and how an array was filled (issue 28): when the first number foreign to the
+// reference is built inside a helper that is right, the mistake is in what its caller gave it; when a
+// layout helper is wrong from right arguments, in the helper; when a layout is built in the wrong
+// order from an array, where that order was made. Used by align.js's siteOf.
+import { follows } from './bounds.js';
 
 const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
 const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
@@ -58,6 +61,34 @@ export function summedFeed(found, sites, whole, value, reference) {
         if (near(sum, value)) return k;
       }
     }
+  }
+  return null;
+}
+
+/**
+ * When every part of a layout step (each head's Q, K and V slices) is missing, all found in arrays
+ * built in one helper of the learner's, and every whole number its calls pass it follows an index a
+ * right answer holds (a head's index, its first or last column) or is a size of the problem, the
+ * helper computes the layout wrong from right arguments: `entry`'s site, inside it. Else null.
+ */
+export function helperWrong(entry, alignment, sites, recording, reference) {
+  const fn = sites[entry.site]?.fn;
+  const parts = alignment.filter((e) => e.step === entry.step);
+  if (!fn || !parts.every((e) => e.status === 'missing' && Number.isInteger(e.site) && sites[e.site]?.fn === fn)) return null;
+  const integers = sites.map((s, k) => (s.argument && s.callee === fn ? (recording.whole ?? recording.sites)[k].values : null)).filter((v) => v?.length && v.every(Number.isInteger));
+  const right = (values) => values.every((v) => (reference.sizes ?? []).includes(v)) || (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
+  return integers.length > 0 && integers.every(right) ? entry.site : null;
+}
+
+/**
+ * A wrong layout (`entry`: its site and moment) built from an array that a call of `unshift`,
+ * `reverse` or `sort` on another line put in its order before (`heads.unshift(out)`, then the
+ * heads joined in that order): that call. Its id, or null.
+ */
+export function reordered(entry, sites, recording) {
+  for (const name of sites[entry.site]?.uses ?? []) {
+    const k = sites.findIndex((s, j) => s.writes === name && ['unshift', 'reverse', 'sort'].includes(s.mutator) && s.line !== sites[entry.site].line && recording.sites[j].moments.some((m) => m < entry.moment));
+    if (k >= 0) return k;
   }
   return null;
 }

@@ -267,6 +267,8 @@ export function instrument(source) {
       args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : operandsIn(a))))].slice(0, 16) : null,
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
       // (or a call of its mutating method: `out[i].push(…row)`)
+      // (and for a call of a mutating method, which: `unshift`, `reverse`, `sort` choose an order)
+      mutator: node.type === 'CallExpression' && arrayMutated(node) ? node.callee.property.name : null,
       writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null) ?? (node.type === 'CallExpression' ? arrayMutated(node) : null),
       // whether its value is what its function returns (a `return`, an arrow function's expression body)
       returns: parent?.type === 'ReturnStatement' || (parent?.type === 'ArrowFunctionExpression' && parent.body === node),
