@@ -280,7 +280,7 @@ function renderLocated(found) {
   return el('section', { class: 'diagnosis located', role: 'alert', 'data-step': found.step ?? 'none', ...(found.line ? { 'data-line': String(found.line) } : {}), 'aria-labelledby': 'located-heading' },
     el('h3', { id: 'located-heading' }, heading),
     el('p', { class: 'located-title' }, el('strong', {}, found.title)),
-    found.line ? el('pre', { class: 'line-text', tabindex: '0', 'aria-label': `line ${found.line} of your code` }, el('code', {}, `${found.line} │ ${found.lineText}`)) : null,
+    found.line ? el('pre', { class: 'line-text', 'aria-label': `line ${found.line} of your code` }, el('span', { class: 'line-number', 'aria-hidden': 'true' }, `${found.line} │`), el('code', {}, found.lineText)) : null,
     found.line ? el('p', {}, el('button', { type: 'button', class: 'line-link', onclick: () => { showLine(found.line); editor.focus(); } }, `Show line ${found.line} in the editor`)) : null,
     el('p', {}, found.detail),
     el('p', { class: 'hint' }, foundByLine(found)),

@@ -22,6 +22,7 @@
 
 import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
 import { shortLoop } from './loops.js';
+import { helperWrong, reordered, summedFeed, transposedFeed } from './feeds.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -88,6 +89,7 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
   let sameShape = false;
   let transposed = null;
   let rowMoved = null;
+  let narrow = null;
   const rowsSeen = new Map();
   const knownRows = knownMatrices.flat();
   for (const [id, site] of recording.sites.entries()) {
@@ -103,6 +105,8 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
       if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
       // (of a mask, a row that holds −∞: the keys it hides are written, in the wrong places)
+      // (a head's slice narrower than the head, as many rows, of its input's numbers: `slice(from, from + d - 1)`)
+      if (Number.isInteger(entry.head) && !narrow && snap.rows === M.length && snap.rows > 1 && snap.cols < M[0].length && moved && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) narrow = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       if ((!entry.allowed || snap.data.includes(-Infinity)) && snap.rows === 1 && snap.cols === M[0].length && moved && !rowMoved && !knownRows.some((row) => row.length === snap.cols && sameMatrix(snap.data, 1, snap.cols, [row]))) rowMoved = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
     }
   }
@@ -111,6 +115,7 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
   if (transposed) return { missing: true, ...transposed };
   if (rowsSeen.size === M.length) return [...rowsSeen.values()].reduce((a, b) => (b.moment > a.moment ? b : a));
   if (rowMoved) return { missing: true, ...rowMoved };
+  if (narrow) return { missing: true, ...narrow };
   return null;
 }
 
@@ -234,12 +239,16 @@ export function firstWrongStep(statuses) {
 export function firstForeignSite(recording, reference, after, sites = null) {
   const foreign = foreignTest(reference);
   const onTheWay = sites ? wayTest(recording, sites, foreign) : () => false;
+  // (a sum from the last term back, built in a call the function made of itself: a recursion's partial sum)
+  const tails = sortedFinite(reference.tails ?? []);
+  const recursive = (id, caller) => Boolean(sites) && caller >= 0 && Boolean(sites[id]?.fn) && sites[caller]?.fn === sites[id].fn;
   let best = null;
   recording.sites.forEach((site, id) => {
     for (let k = 0; k < site.values.length; k++) {
       const moment = site.moments[k];
       if (moment <= after || (best && moment >= best.moment)) continue;
-      if (foreign(site.values[k]) && !onTheWay(id, moment)) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
+      const tail = holds(tails, site.values[k]) && recursive(id, site.callers?.[k] ?? -1);
+      if (foreign(site.values[k]) && !tail && !onTheWay(id, moment)) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
     }
   });
   return best;
@@ -382,6 +391,17 @@ function wrongInEveryCall(found, fn, sites, recording, foreign) {
 /** The array an assignment site writes into (`out` of `out[i + half] = …`), or null. */
 const arrayOf = (site) => site?.writes ?? null;
 
+
+/** The number recorded at `found` ({ site, moment }). */
+const foundValue = (found, recording) => recording.sites[found.site].values[recording.sites[found.site].moments.indexOf(found.moment)];
+
+/** The site of the largest arithmetic expression site `id` is a part of (itself when it is none). */
+function outermost(id, sites) {
+  let k = id;
+  for (let depth = 0; depth < 16 && Number.isInteger(sites[k]?.outer); depth++) k = sites[k].outer;
+  return k;
+}
+
 /**
  * The assignment into an array (`concat[i][off + c] += …`) that wrote every number of a layout
  * step, when no array held the step whole: the line that put the numbers where they are. The site
@@ -482,6 +502,7 @@ function standInSite(entry, index, alignment, recording, reference) {
   return best;
 }
 
+
 /**
  * The site to name for `step`: where it was built when some site matched it, else the first
  * foreign number after the last right step before it. { site, probe } or null.
@@ -504,6 +525,12 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (a mask's row written wrong where the keys scored already differ: the bound or predicate that chose them)
     const chosen = entry.status === 'missing' && entry.allowed && Number.isInteger(entry.site) && skipsKeys(entry, recordings[probe], references[probe]) ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (chosen) return { site: chosen.site, probe, final: true };
+    // (a layout helper wrong on every part of the step, though every whole number passed to it is
+    // one a right answer passes, a head's index or a size: the helper itself)
+    const helper = entry.status === 'missing' && entry.layout && Number.isInteger(entry.site) ? helperWrong(entry, alignment, sites, recordings[probe], references[probe]) : null;
+    if (helper !== null) return { site: helper, probe };
+    const order = entry.status === 'missing' && entry.layout && Number.isInteger(entry.site) ? reordered(entry, sites, recordings[probe]) : null;
+    if (order !== null) return { site: order, probe };
     if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;
@@ -526,12 +553,13 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // scored against itself): the site that first built them is where the step went wrong
     // (unless the foreign number is written into the same array: the step's other part, written wrong)
     const partial = entry.status === 'missing' ? entry.partial : null;
-    const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[found.site]);
+    // (the foreign number's own expression, or the larger one it is a part of, writes there)
+    const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[outermost(found.site, sites)]);
     // (or when the foreign number is computed from the value that site declared: built on it)
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)
     if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: shortLoop(partial.site, sites, recordings[probe], references[probe]) ?? partial.site, probe };
-    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? found.site, probe };
+    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? transposedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, references[probe]) ?? summedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, foundValue(found, recordings[probe]), references[probe]) ?? found.site, probe };
   }
   return null;
 }

@@ -34,7 +34,8 @@ export function alignAnswer(data, traced, lab, functionName) {
   const references = runs.map((r) => referenceSteps(data.reference, calls.find((c) => c.id === r.id).args, lab));
   // what the alignment reads: every site but those recorded only as arguments (the rules below follow a parameter to them)
   const full = runs.map((r) => r.recording);
-  const recordings = full.map((r) => ({ ...r, sites: r.sites.map((s, id) => (traced.sites[id]?.argument ? { values: [], moments: [], callers: [], snapshots: [], flags: { values: [], moments: [] } } : s)) }));
+  // (`whole`: every site's, for a rule that reads what a call passed)
+  const recordings = full.map((r) => ({ ...r, whole: r.sites, sites: r.sites.map((s, id) => (traced.sites[id]?.argument ? { values: [], moments: [], callers: [], snapshots: [], flags: { values: [], moments: [] } } : s)) }));
   const alignments = runs.map((r, k) => droppedKeys(repeatedSlice(stackedHeads(alignProbe(recordings[k], references[k], traced.sites), recordings[k], traced.sites), recordings[k]), recordings[k], references[k], foreignTest(references[k])));
   const statuses = stepStatuses(alignments, ORDER);
   const site = (step) => {
@@ -50,7 +51,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
     if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const first = firstWrongStep(statuses);
@@ -58,14 +59,54 @@ export function alignAnswer(data, traced, lab, functionName) {
   // (or columns read by index at the wrong place: the layout that chose them, at the line that read them)
   const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest)) : null;
   const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shifted);
-  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : first;
+  const held = moved ? null : holes(first, statuses, recordings, site);
+  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : held ?? first;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result
   const foreign = firstForeignSite(recordings[0], references[0], 0);
   const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
   const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
   // (`shifted`: the columns each head read were found, so the layout at fault is known, whatever the probes read)
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: wrong.site ?? site(wrong.step), shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references };
+  const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], returned ? traced.sites.indexOf(returned) : -1) : null;
+  // (no number foreign to the reference built on any traced input, nor a NaN)
+  const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references, clean };
+}
+
+/**
+ * A layout step no array holds (`unknown`), just before the first wrong step, when the traced run
+ * read a NaN (a number never written in its place: `concat[i][c] = x` leaves columns empty) and
+ * the layout's numbers were written one by one somewhere (`siteFor`): that layout, at that write.
+ * The first wrong step's entries are none built. { step, entries, site } or null.
+ */
+function holes(first, statuses, recordings, siteFor) {
+  const k = first ? statuses.indexOf(first) : -1;
+  const layout = k > 0 ? statuses[k - 1] : null;
+  if (!layout || layout.status !== 'unknown' || !layout.entries.every((e) => e.layout && e.head === null)) return null;
+  if (!first.entries.every((e) => e.status === 'missing' && !e.coverage && !e.partial)) return null;
+  if (!recordings.some((r) => r.sites.some((x) => x.values.some(Number.isNaN)))) return null;
+  const at = siteFor(layout.step);
+  return at ? { step: layout.step, entries: layout.entries.map((e) => ({ ...e, status: 'missing' })), site: at } : null;
+}
+
+/**
+ * When the wrong step has no site (none of its numbers built, none foreign: the result is made of
+ * running sums a right answer builds on the way, stopped short), the first return of the result's
+ * first number by a function that calls itself: a recursion's base case that returned early
+ * (`if (j === V.length - 1) return acc`). Its site, or null.
+ */
+function earlyReturn(sites, recording, resultId) {
+  const first = resultId >= 0 ? recording.sites[resultId].values.find((v) => Number.isFinite(v) && !Number.isInteger(v)) : undefined;
+  if (first === undefined) return null;
+  let best = null;
+  sites.forEach((s, id) => {
+    if (!s.returns || !s.plain || !s.fn) return; // (a variable returned as it is, built before)
+    const r = recording.sites[id];
+    const k = r.values.indexOf(first);
+    const recursive = r.callers.some((c) => c >= 0 && sites[c]?.fn === s.fn);
+    if (k >= 0 && recursive && (!best || r.moments[k] < best.moment)) best = { id, moment: r.moments[k] };
+  });
+  return best ? { ...sites[best.id], probe: 0 } : null;
 }
 
 /**
@@ -106,8 +147,26 @@ function constantBehind(id, sites, recording, reference) {
     const scale = reference.scales?.length > 0 && !reference.scales.some((x) => Math.abs(x - one) <= 1e-9 * Math.abs(x));
     if (one !== null && Number.isFinite(one) && !Number.isInteger(one) && (!known.has(one.toPrecision(12)) || scale)) return k;
     // a whole number the site computes with, declared for this line alone (`const f = this.d` read only by `x / f`): its role is this line's
-    const only = sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
+    // (not an array's length read as it is, `const d = Q[0].length`: a shape is right whatever line reads it)
+    const only = k >= 0 && !sites[k].lengthRead && sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
     if (one !== null && Number.isInteger(one) && only && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
+  }
+  return null;
+}
+
+/**
+ * A variable site `id` computes with, accumulated in its function (`z += Math.exp(x)`) into sums of
+ * exps taken without the row's maximum, where the site's result is foreign (so the other operands
+ * are the exps with it: `e / z`): that accumulation, the line that left the maximum out. Its id, or null.
+ */
+function unshiftedBehind(id, sites, recording, reference) {
+  if (!reference.unshifted?.length) return null;
+  const known = new Set([...reference.inputs.flat(2), ...reference.steps.flatMap((s) => s.matrix.flat()), ...reference.parts].filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  const unshifted = new Set(reference.unshifted.map((x) => x.toPrecision(12)));
+  for (const name of sites[id].operands ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && s.fn === sites[id].fn && s.operator === '+=' && s.target === name);
+    const values = k >= 0 ? recording.sites[k].values.filter((x) => Number.isFinite(x) && !Number.isInteger(x)) : [];
+    if (values.length && values.every((x) => unshifted.has(x.toPrecision(12)) && known.has(x.toPrecision(12)))) return k;
   }
   return null;
 }
@@ -283,17 +342,20 @@ function checkLine(errors, traced, functionName) {
  * made it wrong) or built on it in part (some of its own numbers were built, which takes the right
  * values of `step`, a step of new numbers): the probes' reading of `step` is then the later step's mistake seen from outside.
  */
-function builtWhole(step, wrong, statuses) {
+function builtWhole(step, wrong, statuses, clean) {
   if (ORDER.indexOf(step) >= ORDER.indexOf(wrong.step)) return false;
   const status = statuses.find((s) => s.step === step);
   const kept = (e) => e.status === 'ok' && e.site !== null && e.site !== undefined && !e.transposed && !(e.inner && !e.kept);
   if (!status?.entries.length || !status.entries.every(kept)) return false;
   const missing = wrong.entries.filter((e) => e.status === 'missing');
   const partly = missing.length > 0 && missing.every((e) => e.coverage > 0 && e.partial);
+  // (or none of its numbers built at all, and no number foreign to the reference anywhere: the later
+  // step stopped short on `step`'s numbers kept whole, a sum that ends early)
+  const none = missing.length > 0 && missing.every((e) => !e.coverage && !e.partial);
   // (a layout step, the mask, moves numbers the step before it built: a later step's right numbers
   // may come from those, not from the layout, as with a mask applied after the softmax)
   const values = status.entries.every((e) => !e.layout);
-  return builtOn(step).has(wrong.step) ? partly && values : wrong.coverage < 1 / 3;
+  return builtOn(step).has(wrong.step) ? (partly || (none && clean)) && values : wrong.coverage < 1 / 3;
 }
 
 /** A finding of the traced run alone (the probe diagnosis was contradicted or found nothing). */
@@ -349,7 +411,7 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // (or the probes' step is none of the challenge's steps, a whole-output reading, and the traced run finds a step clearly wrong)
     // (clearly: most of its numbers differ, or it is a step the traced run built right whose place another took: heads.js)
     const outside = wrong && (wrong.coverage < 1 / 3 || wrong.status === 'ok') && Array.isArray(data.locate?.steps) && !data.locate.steps.includes(located.step);
-    const contradicted = wrong && (later || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses) || confirmed(located.step, aligned.statuses));
+    const contradicted = wrong && (later || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean) || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

@@ -247,6 +247,8 @@ export function instrument(source) {
       home: param?.home ?? null,
       // a name passed on as it is (`qk(second, h)`): it computes nothing there
       plain: node.type === 'Identifier',
+      // an array's length read as it is (`Q[0].length`): a shape, which a right answer holds
+      lengthRead: node.type === 'MemberExpression' && !node.computed && node.property.name === 'length',
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
       declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
       // the names an array pattern declares, by position (`const [start, end] = […]`)
@@ -265,6 +267,8 @@ export function instrument(source) {
       args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : operandsIn(a))))].slice(0, 16) : null,
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
       // (or a call of its mutating method: `out[i].push(…row)`)
+      // (and for a call of a mutating method, which: `unshift`, `reverse`, `sort` choose an order)
+      mutator: node.type === 'CallExpression' && arrayMutated(node) ? node.callee.property.name : null,
       writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null) ?? (node.type === 'CallExpression' ? arrayMutated(node) : null),
       // whether its value is what its function returns (a `return`, an arrow function's expression body)
       returns: parent?.type === 'ReturnStatement' || (parent?.type === 'ArrowFunctionExpression' && parent.body === node),

@@ -65,10 +65,28 @@ const withInputs = (trace, inputs) => ({ ...trace, inputs });
 function productSums(A, B, into) {
   for (const row of A) {
     for (let j = 0; j < B[0].length; j++) {
-      let sum = 0;
-      row.forEach((a, k) => { const p = a * B[k][j]; sum += p; into.push(p, sum); });
+      const products = row.map((a, k) => a * B[k][j]);
+      into.push(...products, ...runningSums(products, into));
     }
   }
+}
+
+/**
+ * The running sums of xs from the first term on; those from the last term back go to `into.tails`
+ * (a recursion adds the last term first: align.js takes them for on the way only in a recursive
+ * call, since a loop that skips the first term builds them too).
+ */
+function runningSums(xs, into) {
+  const sums = [];
+  into.tails ??= [];
+  let [forward, backward] = [0, 0];
+  for (let k = 0; k < xs.length; k++) {
+    forward += xs[k];
+    backward += xs[xs.length - 1 - k];
+    sums.push(forward);
+    into.tails.push(backward);
+  }
+  return sums;
 }
 
 /** The exps of a softmax (with and without the row's maximum subtracted) and their running sums. */
@@ -77,8 +95,11 @@ function softmaxParts(S, into) {
     const finite = row.filter(Number.isFinite);
     const max = Math.max(...finite);
     for (const shift of [max, 0]) {
-      let sum = 0;
-      for (const x of finite) { const e = Math.exp(x - shift); sum += e; into.push(e, sum, x - shift); }
+      const exps = finite.map((x) => Math.exp(x - shift));
+      const made = [...finite.map((x) => x - shift), ...exps, ...runningSums(exps, into)];
+      into.push(...made);
+      // (without the maximum: a right answer's only when the whole softmax goes without it)
+      if (shift === 0) (into.unshifted ??= []).push(...exps, ...made.slice(2 * finite.length));
     }
   }
 }
@@ -208,7 +229,7 @@ export function referenceSteps(form, args, lab) {
   const made = make(structuredClone(args), lab);
   // the booleans of the call's options (`causal: true`): a flag the code computes otherwise is its own
   const flags = args.flatMap((a) => (a && typeof a === 'object' && !Array.isArray(a) ? Object.values(a).filter((v) => typeof v === 'boolean') : []));
-  return { ...made, indices: indicesOf(args, made.steps, form), sizes: sizesOf(args, made.steps), flags, scales: scalesOf(made.steps) };
+  return { ...made, tails: made.parts?.tails ?? [], unshifted: made.parts?.unshifted ?? [], indices: indicesOf(args, made.steps, form), sizes: sizesOf(args, made.steps), flags, scales: scalesOf(made.steps) };
 }
 
 /** The factors a right answer scales its scores by (each head's scale entry over its scores entry), and their inverses. */
