@@ -51,6 +51,7 @@ const EXPECTED_FILES = [
   'course/diagnosis/bounds.js',
   'course/diagnosis/checks.js',
   'course/diagnosis/composition.js',
+  'course/diagnosis/feeds.js',
   'course/diagnosis/first-line.js',
   'course/diagnosis/forms.js',
   'course/diagnosis/heads.js',
