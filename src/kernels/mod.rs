@@ -101,9 +101,10 @@ impl PackedPanels {
         crate::parallel::for_each_chunk(&mut self.data, (k * NR).max(1), split, |jb, panel| {
             let j0 = jb * NR;
             let width = NR.min(n - j0);
-            for jj in 0..width {
-                let row = &src[(j0 + jj) * lds..(j0 + jj) * lds + k];
-                for (p, &x) in row.iter().enumerate() {
+            let rows: [&[f32]; NR] = std::array::from_fn(|jj| if jj < width { &src[(j0 + jj) * lds..(j0 + jj) * lds + k] } else { &[] });
+            let done = if width == NR { transpose_into_panel(panel, rows) } else { 0 };
+            for (jj, row) in rows.iter().enumerate().take(width) {
+                for (p, &x) in row.iter().enumerate().skip(done) {
                     panel[p * NR + jj] = x;
                 }
             }
@@ -118,6 +119,45 @@ impl PackedPanels {
         let start = jb * self.k * NR;
         &self.data[start..start + kk * NR]
     }
+}
+
+/// A full panel of [`PackedPanels::pack_transposed`]: `panel[p·NR + jj] = rows[jj][p]` for the first p, four at a
+/// time (each half of the panel a 4 × 4 transpose of four rows' four values: four loads, eight shuffles, four
+/// stores, instead of sixteen single values); returns how many p it filled (the rest are left to the caller).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn transpose_into_panel(panel: &mut [f32], rows: [&[f32]; NR]) -> usize {
+    use core::arch::wasm32::{i32x4_shuffle, v128, v128_load, v128_store};
+    let k = rows[0].len();
+    assert!(rows.iter().all(|r| r.len() == k) && panel.len() >= k * NR, "transpose_into_panel: rows or panel of another length");
+    let out = panel.as_mut_ptr();
+    let mut p = 0;
+    while p + 4 <= k {
+        for h in 0..2 {
+            // SAFETY: p + 4 ≤ k = each row's length, and (p + 3)·NR + 4h + 4 ≤ k·NR ≤ panel.len() (asserted);
+            // v128_load/v128_store have no alignment requirement.
+            unsafe {
+                let load = |q: usize| v128_load(rows[4 * h + q].as_ptr().add(p) as *const v128);
+                let [r0, r1, r2, r3] = [load(0), load(1), load(2), load(3)];
+                let (lo01, lo23) = (i32x4_shuffle::<0, 4, 1, 5>(r0, r1), i32x4_shuffle::<0, 4, 1, 5>(r2, r3));
+                let (hi01, hi23) = (i32x4_shuffle::<2, 6, 3, 7>(r0, r1), i32x4_shuffle::<2, 6, 3, 7>(r2, r3));
+                let at = |q: usize| out.add((p + q) * NR + 4 * h) as *mut v128;
+                v128_store(at(0), i32x4_shuffle::<0, 1, 4, 5>(lo01, lo23));
+                v128_store(at(1), i32x4_shuffle::<2, 3, 6, 7>(lo01, lo23));
+                v128_store(at(2), i32x4_shuffle::<0, 1, 4, 5>(hi01, hi23));
+                v128_store(at(3), i32x4_shuffle::<2, 3, 6, 7>(hi01, hi23));
+            }
+        }
+        p += 4;
+    }
+    p
+}
+
+/// The portable build leaves every value to the caller's loop.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[inline(always)]
+fn transpose_into_panel(_panel: &mut [f32], _rows: [&[f32]; NR]) -> usize {
+    0
 }
 
 /// Panels [`PackedPanels::pack`] fills per pass over B's rows.
@@ -201,6 +241,8 @@ fn gemm_block(a: &[f32], lda: usize, m: usize, kk: usize, cols: std::ops::Range<
                 let strip = &packed_a[start..start + rows * kk];
                 let c_tile = &mut c[i * ldc + j0..];
                 match rows {
+                    6 => store(micro::<6>(strip, panel), c_tile, ldc, width, accumulate),
+                    5 => store(micro::<5>(strip, panel), c_tile, ldc, width, accumulate),
                     4 => store(micro::<4>(strip, panel), c_tile, ldc, width, accumulate),
                     3 => store(micro::<3>(strip, panel), c_tile, ldc, width, accumulate),
                     2 => store(micro::<2>(strip, panel), c_tile, ldc, width, accumulate),
