@@ -1,14 +1,14 @@
 //! The products of a few rows of A (a decoding step's one row, a short sequence alone): B read where
 //! it lies instead of packed first, each entry the same sum in the same order as [`super::gemm_packed`]'s.
 
-use super::{by_columns, NR};
+use super::{by_columns, MR, NR};
 
 /// Rows of A up to which [`super::linear_f32`] and [`super::gemm_transposed_b`] read B where it lies instead of
 /// packing it first: a decoding step's single row would otherwise pay for packing all of B (an MLP's
 /// W, or the transposed unembedding: V × C floats) on every call, more than the product itself. Each
 /// entry is the same sum in the same order as [`super::gemm_packed`]'s (from 0, over p in increasing order,
 /// each product rounded, then added; the bias added to the finished sum), so the bits are the same.
-pub(super) const UNPACKED_ROWS: usize = 4;
+pub(super) const UNPACKED_ROWS: usize = MR;
 
 /// [`super::linear_f32`] for a few rows, with W read row by row where it lies (see [`UNPACKED_ROWS`]): each
 /// row's sums are kept in a buffer while W's rows are walked [`W_ROWS_AT_ONCE`] at a time

@@ -241,8 +241,6 @@ fn gemm_block(a: &[f32], lda: usize, m: usize, kk: usize, cols: std::ops::Range<
                 let strip = &packed_a[start..start + rows * kk];
                 let c_tile = &mut c[i * ldc + j0..];
                 match rows {
-                    6 => store(micro::<6>(strip, panel), c_tile, ldc, width, accumulate),
-                    5 => store(micro::<5>(strip, panel), c_tile, ldc, width, accumulate),
                     4 => store(micro::<4>(strip, panel), c_tile, ldc, width, accumulate),
                     3 => store(micro::<3>(strip, panel), c_tile, ldc, width, accumulate),
                     2 => store(micro::<2>(strip, panel), c_tile, ldc, width, accumulate),
