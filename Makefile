@@ -188,14 +188,16 @@ bench-decode-bound: setup-build
 # GPT-2 small's T = 128 products through src/kernels/ (CPU time, Gmadd/s); GEMM_BASE=<commit> also builds that
 # commit's kernels into the same bench and alternates the two in one process (checking that they give the same bits)
 GEMM_BASE ?=
+# the package's own flags (.cargo/config.toml), which RUSTFLAGS replaces
+GEMM_RUSTFLAGS := -C target-feature=+simd128 -C llvm-args=-inline-threshold=0
 bench-gemm: setup-build
-	RUSTFLAGS="-C target-feature=+simd128" cargo build --quiet --release \
+	RUSTFLAGS="$(GEMM_RUSTFLAGS)" cargo build --quiet --release \
 	  --manifest-path tests/bench/gemm-shapes/Cargo.toml --target wasm32-unknown-unknown --target-dir target/gemm-shapes
 	@if [ -n "$(GEMM_BASE)" ]; then \
 	  rm -rf target/gemm-base && mkdir -p target/gemm-base/tests/bench/gemm-shapes && \
 	  git archive $(GEMM_BASE) src/kernels tests/bench/one_thread.rs | tar -x -C target/gemm-base && \
 	  cp -r tests/bench/gemm-shapes/Cargo.toml tests/bench/gemm-shapes/src target/gemm-base/tests/bench/gemm-shapes/ && \
-	  RUSTFLAGS="-C target-feature=+simd128" cargo build --quiet --release --manifest-path target/gemm-base/tests/bench/gemm-shapes/Cargo.toml \
+	  RUSTFLAGS="$(GEMM_RUSTFLAGS)" cargo build --quiet --release --manifest-path target/gemm-base/tests/bench/gemm-shapes/Cargo.toml \
 	    --target wasm32-unknown-unknown --target-dir target/gemm-shapes-base && \
 	  node tests/bench/gemm-shapes/run.mjs $(GEMM_BASE)=target/gemm-shapes-base/wasm32-unknown-unknown/release/gemm_shapes.wasm \
 	    this=target/gemm-shapes/wasm32-unknown-unknown/release/gemm_shapes.wasm; \

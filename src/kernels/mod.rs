@@ -134,18 +134,19 @@ fn transpose_into_panel(panel: &mut [f32], rows: [&[f32]; NR]) -> usize {
     let mut p = 0;
     while p + 4 <= k {
         for h in 0..2 {
+            let [q0, q1, q2, q3] = [rows[4 * h], rows[4 * h + 1], rows[4 * h + 2], rows[4 * h + 3]];
             // SAFETY: p + 4 ≤ k = each row's length, and (p + 3)·NR + 4h + 4 ≤ k·NR ≤ panel.len() (asserted);
             // v128_load/v128_store have no alignment requirement.
             unsafe {
-                let load = |q: usize| v128_load(rows[4 * h + q].as_ptr().add(p) as *const v128);
-                let [r0, r1, r2, r3] = [load(0), load(1), load(2), load(3)];
+                let (r0, r1) = (v128_load(q0.as_ptr().add(p) as *const v128), v128_load(q1.as_ptr().add(p) as *const v128));
+                let (r2, r3) = (v128_load(q2.as_ptr().add(p) as *const v128), v128_load(q3.as_ptr().add(p) as *const v128));
                 let (lo01, lo23) = (i32x4_shuffle::<0, 4, 1, 5>(r0, r1), i32x4_shuffle::<0, 4, 1, 5>(r2, r3));
                 let (hi01, hi23) = (i32x4_shuffle::<2, 6, 3, 7>(r0, r1), i32x4_shuffle::<2, 6, 3, 7>(r2, r3));
-                let at = |q: usize| out.add((p + q) * NR + 4 * h) as *mut v128;
-                v128_store(at(0), i32x4_shuffle::<0, 1, 4, 5>(lo01, lo23));
-                v128_store(at(1), i32x4_shuffle::<2, 3, 6, 7>(lo01, lo23));
-                v128_store(at(2), i32x4_shuffle::<0, 1, 4, 5>(hi01, hi23));
-                v128_store(at(3), i32x4_shuffle::<2, 3, 6, 7>(hi01, hi23));
+                let at = out.add(p * NR + 4 * h);
+                v128_store(at as *mut v128, i32x4_shuffle::<0, 1, 4, 5>(lo01, lo23));
+                v128_store(at.add(NR) as *mut v128, i32x4_shuffle::<2, 3, 6, 7>(lo01, lo23));
+                v128_store(at.add(2 * NR) as *mut v128, i32x4_shuffle::<0, 1, 4, 5>(hi01, hi23));
+                v128_store(at.add(3 * NR) as *mut v128, i32x4_shuffle::<2, 3, 6, 7>(hi01, hi23));
             }
         }
         p += 4;
