@@ -56,18 +56,22 @@ impl PackedPanels {
         self.data.resize(n.div_ceil(NR) * k * NR, 0.0);
     }
 
-    /// Packs B = `b[p·ldb + j]` for `p < k`, `j < n` (row-major, row stride `ldb`): [`PACK_GROUP`]
-    /// panels at a time, row by row, so each row of B is read in runs of `PACK_GROUP · NR` values
-    /// (one panel at a time read 32 bytes of each of k rows, then came back for the next 32).
+    /// Packs B = `b[p·ldb + j]` for `p < k`, `j < n` (row-major, row stride `ldb`): each thread's share of the
+    /// panels (all of them on one thread, at most [`PACK_GROUP`]) in one pass over B's rows, so each row of B is
+    /// read in runs of up to `PACK_GROUP · NR` values (one panel at a time read 32 bytes of each of k rows, then
+    /// came back for the next 32; 16 panels at a time, 512 bytes, still left the reads waiting on memory).
     pub fn pack(&mut self, b: &[f32], ldb: usize, k: usize, n: usize) {
         self.reset(k, n);
         if k == 0 || n == 0 {
             return;
         }
         let panel_len = k * NR;
-        let split = crate::parallel::worth_splitting(n.div_ceil(NR * PACK_GROUP), k * n);
-        crate::parallel::for_each_chunk(&mut self.data, panel_len * PACK_GROUP, split, |g, group| {
-            let first = g * PACK_GROUP * NR; // the group's first column
+        let panels = n.div_ceil(NR);
+        // one group per thread (each its own pass over B's rows), at most PACK_GROUP panels
+        let per_group = panels.div_ceil(crate::parallel::threads()).min(PACK_GROUP);
+        let split = crate::parallel::worth_splitting(panels.div_ceil(per_group), k * n);
+        crate::parallel::for_each_chunk(&mut self.data, panel_len * per_group, split, |g, group| {
+            let first = g * per_group * NR; // the group's first column
             for p in 0..k {
                 let row = &b[p * ldb..];
                 for (q, panel) in group.chunks_exact_mut(panel_len).enumerate() {
@@ -161,8 +165,10 @@ fn transpose_into_panel(_panel: &mut [f32], _rows: [&[f32]; NR]) -> usize {
     0
 }
 
-/// Panels [`PackedPanels::pack`] fills per pass over B's rows.
-const PACK_GROUP: usize = 16;
+/// The most panels [`PackedPanels::pack`] fills per pass over B's rows: [`PACK_COLUMNS`] columns, all that
+/// [`linear_f32`] packs at a time (GPT-2 small's weights, T = 128 products: 16 panels per pass packed c_attn, attn
+/// c_proj, c_fc and mlp c_proj in 3.0, 1.3, 4.9 and 6.7 ms; all in one pass 2.4, 0.8, 3.6, 3.1 ms; `make bench-gemm`).
+const PACK_GROUP: usize = PACK_COLUMNS / NR;
 
 /// One row of a panel: `src` (at most [`NR`] values) then zeros.
 #[inline(always)]

@@ -1,6 +1,6 @@
 // make bench-gemm: GPT-2 small's T = 128 products (see Cargo.toml) through one or more builds of
 // src/kernels/, alternated round by round in one process (so the machine's load falls on each alike),
-// CPU time (process.cpuUsage), medians. Usage: node run.mjs [name=]file.wasm ... [--rounds N]
+// CPU time (process.cpuUsage), medians. Usage: node run.mjs [name=]file.wasm ... [--rounds N] [--only <text in the case's label>]
 // Checks that every build gives the same bits (a hash of each output).
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -8,6 +8,8 @@ import { cpus, loadavg } from 'node:os';
 const args = process.argv.slice(2);
 const at = args.indexOf('--rounds');
 const rounds = at >= 0 ? Number(args.splice(at, 2)[1]) : 9;
+const atOnly = args.indexOf('--only'); // only the cases whose label contains this text
+const only = atOnly >= 0 ? args.splice(atOnly, 2)[1] : '';
 const files = args.length ? args : ['target/gemm-shapes/wasm32-unknown-unknown/release/gemm_shapes.wasm'];
 const builds = [];
 for (const arg of files) {
@@ -26,6 +28,7 @@ for (let s = 0; s < names.length; s += 1) {
   cases.push({ label: `${names[s].split(' ').slice(0, -1).join(' ')} ${s === 4 ? '768×2048' : names[s].split(' ').at(-1)} prepacked`, s, prepacked: true });
   cases.push({ label: `${names[s]}: packing alone`, s, packOnly: true });
 }
+if (only) cases.splice(0, cases.length, ...cases.filter(({ label }) => label.includes(only)));
 const times = cases.map(() => builds.map(() => []));
 const hashes = cases.map(() => builds.map(() => new Set()));
 const load = [loadavg()[0]];
