@@ -522,6 +522,23 @@ mod tests {
         }
     }
 
+    /// Packing over more than one pass of [`PACK_GROUP`] panels (a ragged last panel, rows `ldb > n` apart) and
+    /// transposed packing (k not a multiple of 4, a ragged last panel) put every value where it belongs.
+    #[test]
+    fn packing_in_groups_and_transposed_puts_every_value_in_place() {
+        let (k, n, ldb) = (5, PACK_GROUP * NR + 3 * NR + 5, PACK_GROUP * NR + 40);
+        let b = values(k * ldb, 5);
+        let mut panels = PackedPanels::new();
+        panels.pack(&b, ldb, k, n);
+        let expected: Vec<f32> = (0..k).flat_map(|p| b[p * ldb..p * ldb + n].iter().copied()).collect();
+        assert_eq!(panels.unpack(), expected);
+        let (k, n, lds) = (7, 21, 9);
+        let src = values(n * lds, 6);
+        panels.pack_transposed(&src, lds, k, n);
+        let expected: Vec<f32> = (0..k).flat_map(|p| (0..n).map(move |j| (p, j))).map(|(p, j)| src[j * lds + p]).collect();
+        assert_eq!(panels.unpack(), expected);
+    }
+
     /// The unpacked path for a few rows gives the packed kernel's bits (the same sums in the same order).
     #[test]
     fn few_rows_unpacked_are_the_packed_bits() {
