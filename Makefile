@@ -10,7 +10,7 @@ export PATH := $(CURDIR)/tests/node_modules/.bin:$(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := chromium chromium-driver firefox-esr
 
-.PHONY: start test setup-build setup-threads build-threads setup-test apt-install build site package docs test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-first-line bench-matmul bench-decode-bound clean fuzz fuzz-js fuzz-leak fuzz-core
+.PHONY: start test setup-build setup-threads build-threads setup-test apt-install build site package docs test-native test-wasm test-js test-e2e test-package test-bench-smoke bench bench-first-line bench-matmul bench-decode-bound bench-gemm clean fuzz fuzz-js fuzz-leak fuzz-core
 
 ## ---- installs -------------------------------------------------------------
 
@@ -189,6 +189,24 @@ bench-decode-bound: setup-build
 	RUSTFLAGS="-C target-feature=+simd128 -C llvm-args=-inline-threshold=0" cargo build --quiet --release \
 	  --manifest-path tests/bench/decode-bound/Cargo.toml --target wasm32-unknown-unknown --target-dir target/decode-bound
 	node tests/bench/decode-bound/run.mjs
+
+# GPT-2 small's T = 128 products through src/kernels/ (CPU time, Gmadd/s); GEMM_BASE=<commit> also builds that
+# commit's kernels into the same bench and alternates the two in one process (checking that they give the same bits)
+GEMM_BASE ?=
+# the package's own flags (.cargo/config.toml), which RUSTFLAGS replaces
+GEMM_RUSTFLAGS := -C target-feature=+simd128 -C llvm-args=-inline-threshold=0
+bench-gemm: setup-build
+	RUSTFLAGS="$(GEMM_RUSTFLAGS)" cargo build --quiet --release \
+	  --manifest-path tests/bench/gemm-shapes/Cargo.toml --target wasm32-unknown-unknown --target-dir target/gemm-shapes
+	@if [ -n "$(GEMM_BASE)" ]; then \
+	  rm -rf target/gemm-base && mkdir -p target/gemm-base/tests/bench/gemm-shapes && \
+	  git archive $(GEMM_BASE) src/kernels tests/bench/one_thread.rs | tar -x -C target/gemm-base && \
+	  cp -r tests/bench/gemm-shapes/Cargo.toml tests/bench/gemm-shapes/src target/gemm-base/tests/bench/gemm-shapes/ && \
+	  RUSTFLAGS="$(GEMM_RUSTFLAGS)" cargo build --quiet --release --manifest-path target/gemm-base/tests/bench/gemm-shapes/Cargo.toml \
+	    --target wasm32-unknown-unknown --target-dir target/gemm-shapes-base && \
+	  node tests/bench/gemm-shapes/run.mjs $(GEMM_BASE)=target/gemm-shapes-base/wasm32-unknown-unknown/release/gemm_shapes.wasm \
+	    this=target/gemm-shapes/wasm32-unknown-unknown/release/gemm_shapes.wasm; \
+	else node tests/bench/gemm-shapes/run.mjs this=target/gemm-shapes/wasm32-unknown-unknown/release/gemm_shapes.wasm; fi
 
 ## ---- long reliability runs (not part of `make test`) ---------------------
 # The JS boundary fuzzer (1,000,000 cases, at most FUZZ_JS_SECONDS), the 1,000,000-call leak check,
