@@ -770,8 +770,8 @@ mod tests {
         own.set_weights(weights.cast()).unwrap();
         let mut lent = own.clone();
         lent.hold_nothing();
-        assert!(lent.reclaim_f32().is_none() && lent.has_bias());
-        lent.lend_f32(weights.clone());
+        assert!(lent.reclaim::<f32>().is_none() && lent.has_bias());
+        lent.lend(weights.clone());
         assert_eq!(*lent.weights_in::<f32>().unwrap(), weights);
         assert_eq!(*lent.weights(), *own.weights());
         let (x, fx) = batch(1, t, c, 9);
@@ -793,8 +793,8 @@ mod tests {
         let options = ForwardOptions::default();
         assert_eq!(lent.forward(&x, &x, &x, &options).unwrap().output, own.forward(&x, &x, &x, &options).unwrap().output);
         // reclaimed: the same values, moved back
-        assert_eq!(lent.reclaim_f32(), Some(weights));
-        assert!(lent.reclaim_f32().is_none());
+        assert_eq!(lent.reclaim::<f32>(), Some(weights));
+        assert!(lent.reclaim::<f32>().is_none());
     }
 
     #[test]

@@ -52,21 +52,6 @@ pub trait LayerKernel: Kernel + LayerLimits {
     fn prepare(layer: &mut MultiHeadAttention, transposed: bool);
     /// The weights as the products read them ([`Self::prepare`] first).
     fn prepared(layer: &MultiHeadAttention) -> Prepared<'_, Self>;
-    /// What a model's layer keeps between calls: f64 its own weights (the model's parameters are
-    /// f64 too); f32 nothing ([`MultiHeadAttention::hold_nothing`]): the model lends its f32
-    /// parameters for each call ([`Self::lend`]), so that the weights are held once.
-    fn hold(_layer: &mut MultiHeadAttention) {}
-    /// Whether a model's layer keeps weights of its own ([`Self::hold`]).
-    const LAYERS_HOLD_WEIGHTS: bool = true;
-    /// Lends `weights` for the next calls (f32), or gives them back at once (f64: the layer has its own).
-    fn lend(_layer: &mut MultiHeadAttention, weights: Weights<Self>) -> Option<Weights<Self>> {
-        Some(weights)
-    }
-    /// The weights lent by [`Self::lend`], back.
-    fn reclaim(_layer: &mut MultiHeadAttention) -> Option<Weights<Self>> {
-        None
-    }
-
     /// `out (rows × n) = x (rows × k)·W (+ b)`.
     fn project(x: &[Self], rows: usize, w: &Self::Weight, bias: Option<&[Self]>, out: &mut [Self]);
     /// `out (rows × k) = a (rows × n)·Wᵀ`, for W `(k × n)` prepared as [`Prepared::t`].
@@ -190,7 +175,7 @@ impl LayerKernel for f64 {
 pub enum WeightF32 {
     /// Rounded once and packed: the layer's own weights.
     Packed(PackedPanels),
-    /// Row-major, as a model lends its parameters for one call ([`MultiHeadAttention::lend_f32`]):
+    /// Row-major, as a model lends its parameters for one call ([`MultiHeadAttention::lend`]):
     /// a product of a few rows reads it in place, a larger one packs it as it goes
     /// ([`crate::kernels::linear_f32`], the same bits as the packed product).
     Plain(Matrix<f32>),
@@ -316,21 +301,6 @@ impl LayerKernel for f32 {
             let shapes = packed.panels.each_ref().map(WeightF32::shape);
             packed.transposed = Some(std::array::from_fn(|i| WeightF32::Packed(packed_transpose(&rounded[i], shapes[i].0, shapes[i].1)))); // Wᵀ, (out, in)
         }
-    }
-
-    const LAYERS_HOLD_WEIGHTS: bool = false;
-
-    fn hold(layer: &mut MultiHeadAttention) {
-        layer.hold_nothing();
-    }
-
-    fn lend(layer: &mut MultiHeadAttention, weights: Weights<f32>) -> Option<Weights<f32>> {
-        layer.lend_f32(weights);
-        None
-    }
-
-    fn reclaim(layer: &mut MultiHeadAttention) -> Option<Weights<f32>> {
-        layer.reclaim_f32()
     }
 
     fn prepared(layer: &MultiHeadAttention) -> Prepared<'_, f32> {

@@ -40,7 +40,7 @@ use crate::engine::Rope;
 use crate::grouped_query::check_kv_heads;
 use crate::error::{number_text, AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};
-use crate::precision::Precision;
+use crate::precision::{ByPrecision, Nothing, Precision};
 use crate::real::Real;
 use kept::{Grads, Kept};
 use std::borrow::Cow;
@@ -212,9 +212,9 @@ pub struct MultiHeadAttention {
     /// Rotary position embedding of Q and K, after the projections.
     rope: Option<Rope>,
     dropout: f64,
-    /// The weights in f64; `None` in a float32 model's layer, which holds no weights between calls
-    /// ([`Self::hold_nothing`]): the model lends it its f32 parameters for each call
-    /// ([`Self::lend_f32`]), in `packed_f32`.
+    /// The weights in f64; `None` in a model's layer, which holds no weights between calls
+    /// ([`Self::hold_nothing`]): the model lends it its parameters for each call ([`Self::lend`]),
+    /// here in f64 and in `packed_f32` in f32.
     weights: Option<Weights>,
     /// Whether the projections have biases.
     bias: bool,
@@ -246,7 +246,7 @@ pub(crate) enum LastForward {
 }
 
 /// Why a layer holding no weights must not be asked for them (a model's internal invariant).
-const NOTHING_HELD: &str = "a float32 model's layer holds no weights between calls: the model lends them for each call";
+const NOTHING_HELD: &str = "a model's layer holds no weights between calls: the model lends them for each call";
 
 /// A new layer identity (for [`KvCache`]'s owner check).
 fn next_id() -> u64 {
@@ -471,31 +471,33 @@ impl MultiHeadAttention {
         }
     }
 
-    /// Drops the layer's weights: a float32 model's layer, whose weights are the model's parameters,
-    /// lent for each call ([`Self::lend_f32`]), so that they are held once. Until `set_weights`, the
-    /// layer is used only with weights lent.
+    /// Drops the layer's weights: a model's layer, whose weights are the model's parameters, lent for
+    /// each call ([`Self::lend`]), so that they are held once. Until `set_weights`, the layer is used
+    /// only with weights lent.
     pub fn hold_nothing(&mut self) {
         self.weights = None;
         self.packed_f32 = None;
     }
 
-    /// Lends f32 weights (moved, not copied) to a layer holding none ([`Self::hold_nothing`]) for the
-    /// calls until [`Self::reclaim_f32`]. What the last forward kept stays: the same weights are lent
-    /// again for its backward.
-    pub fn lend_f32(&mut self, weights: Weights<f32>) {
-        debug_assert!(self.weights.is_none() && self.packed_f32.is_none(), "lend_f32 to a layer holding weights");
-        self.packed_f32 = Some(kernel::PackedWeights::lent(weights));
+    /// Lends a model's parameters (moved, not copied) to a layer holding none ([`Self::hold_nothing`])
+    /// for the calls until [`Self::reclaim`]. What the last forward kept stays: the same weights are
+    /// lent again for its backward.
+    pub fn lend<F: Precision>(&mut self, weights: Weights<F>) {
+        debug_assert!(self.weights.is_none() && self.packed_f32.is_none(), "lend to a layer holding weights");
+        match F::wrap::<WeightsIn>(weights) {
+            ByPrecision::F64(w) => self.weights = Some(w),
+            ByPrecision::F32(w) => self.packed_f32 = Some(kernel::PackedWeights::lent(w)),
+        }
     }
 
-    /// The weights [`Self::lend_f32`] lent, back; `None` when none are lent.
-    pub fn reclaim_f32(&mut self) -> Option<Weights<f32>> {
-        match self.packed_f32.take() {
-            Some(packed) if packed.is_lent() => Some(packed.into_lent()),
-            other => {
-                self.packed_f32 = other;
-                None
-            }
-        }
+    /// The weights [`Self::lend`] lent, back; `None` when none are lent in `F`. (f64 weights lent are
+    /// where a layer's own are: call it on a layer holding nothing of its own.)
+    pub fn reclaim<F: Precision>(&mut self) -> Option<Weights<F>> {
+        let lent = match F::wrap::<Nothing>(()) {
+            ByPrecision::F64(()) => f64::wrap::<WeightsIn>(self.weights.take()?),
+            ByPrecision::F32(()) => f32::wrap(self.packed_f32.take_if(|p| p.is_lent())?.into_lent()),
+        };
+        F::take(lent)
     }
 
     /// Replaces the weights (same C, same bias presence). Forgets the last forward pass,
