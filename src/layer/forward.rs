@@ -142,8 +142,7 @@ impl MultiHeadAttention {
         let positions = Positions::aligned(t_q, t_k);
         // pass 5's dropout: (p, 1/(1−p) computed in f64 and rounded once)
         let dropout = (options.training && self.dropout > 0.0).then(|| (self.dropout, F::from_f64(1.0 / (1.0 - self.dropout))));
-        F::prepare(self, false);
-        let w = F::prepared(self);
+        let w = F::prepared(self, false);
         // Draw into a copy of the generator and commit it only on success
         let mut rng = self.dropout_rng.clone();
         let per_item = if options.average_weights { 1 } else { h };
@@ -435,8 +434,7 @@ impl MultiHeadAttention {
                 F::INPUT
             ))
         })?;
-        F::prepare(self, false);
-        let w = F::prepared(self);
+        let w = F::prepared(self, false);
         let per_item = if options.average_weights { 1 } else { h };
         let t_all = held + t_new;
         let mut output = vec![F::ZERO; b * t_new * c];
@@ -749,12 +747,12 @@ mod tests {
         let input = BatchF32::new(&fx, 1, t, c);
         let options = ForwardOptions::default();
         let before = layer.forward_batch(input, input, input, &options).unwrap();
-        assert!(layer.packed_f32.is_some());
+        assert!(layer.packed_f32.get().is_some());
         // new weights must be used by the next f32 forward (the packed ones are dropped)
         let mut weights = layer.weights().into_owned();
         weights.w_o = seeded_matrix(c, c, 77);
         layer.set_weights(weights).unwrap();
-        assert!(layer.packed_f32.is_none());
+        assert!(layer.packed_f32.get().is_none());
         let after = layer.forward_batch(input, input, input, &options).unwrap();
         assert_ne!(before.output, after.output);
         let want = layer.forward(&x, &x, &x, &options).unwrap();

@@ -44,6 +44,7 @@ use crate::precision::{ByPrecision, Nothing, Precision};
 use crate::real::Real;
 use kept::{Grads, Kept};
 use std::borrow::Cow;
+use std::sync::OnceLock;
 use init::{xavier_uniform, SplitMix64, DROPOUT_STREAM};
 
 /// How to build a layer with seeded weights.
@@ -223,9 +224,9 @@ pub struct MultiHeadAttention {
     kept: Option<Kept>,
     /// The parameter gradients of the last `backward`, in its precision.
     grads: Option<Grads>,
-    /// The weights rounded to f32 and packed for the f32 products ([`LayerKernel::prepare`]), built at
+    /// The weights rounded to f32 and packed for the f32 products ([`LayerKernel::prepared`]), built at
     /// the first f32 pass after construction or `set_weights`; or a model's f32 parameters, lent.
-    packed_f32: Option<kernel::PackedWeights>,
+    packed_f32: OnceLock<kernel::PackedWeights>,
     /// What the last forward pass was, for `backward`'s message when it kept nothing.
     last_forward: LastForward,
     /// This layer's identity, which its KV caches carry.
@@ -301,7 +302,7 @@ impl MultiHeadAttention {
             dropout_rng: SplitMix64::new(config.seed ^ DROPOUT_STREAM),
             kept: None,
             grads: None,
-            packed_f32: None,
+            packed_f32: OnceLock::new(),
             last_forward: LastForward::None,
             id: next_id(),
         })
@@ -334,7 +335,7 @@ impl MultiHeadAttention {
             dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
             kept: None,
             grads: None,
-            packed_f32: None,
+            packed_f32: OnceLock::new(),
             last_forward: LastForward::None,
             id: next_id(),
         })
@@ -464,7 +465,7 @@ impl MultiHeadAttention {
 
     /// The weights in f64: the layer's own, or the f32 ones lent to it, widened (exact).
     pub fn weights(&self) -> Cow<'_, Weights> {
-        match (&self.weights, &self.packed_f32) {
+        match (&self.weights, self.packed_f32.get()) {
             (Some(w), _) => Cow::Borrowed(w),
             (None, Some(packed)) => Cow::Owned(packed.unpack().cast()),
             (None, None) => unreachable!("{NOTHING_HELD}"),
@@ -476,17 +477,17 @@ impl MultiHeadAttention {
     /// only with weights lent.
     pub fn hold_nothing(&mut self) {
         self.weights = None;
-        self.packed_f32 = None;
+        self.packed_f32 = OnceLock::new();
     }
 
     /// Lends a model's parameters (moved, not copied) to a layer holding none ([`Self::hold_nothing`])
     /// for the calls until [`Self::reclaim`]. What the last forward kept stays: the same weights are
     /// lent again for its backward.
     pub fn lend<F: Precision>(&mut self, weights: Weights<F>) {
-        debug_assert!(self.weights.is_none() && self.packed_f32.is_none(), "lend to a layer holding weights");
+        debug_assert!(self.weights.is_none() && self.packed_f32.get().is_none(), "lend to a layer holding weights");
         match F::wrap::<WeightsIn>(weights) {
             ByPrecision::F64(w) => self.weights = Some(w),
-            ByPrecision::F32(w) => self.packed_f32 = Some(kernel::PackedWeights::lent(w)),
+            ByPrecision::F32(w) => self.packed_f32 = OnceLock::from(kernel::PackedWeights::lent(w)),
         }
     }
 
@@ -494,8 +495,12 @@ impl MultiHeadAttention {
     /// where a layer's own are: call it on a layer holding nothing of its own.)
     pub fn reclaim<F: Precision>(&mut self) -> Option<Weights<F>> {
         let lent = match F::wrap::<Nothing>(()) {
-            ByPrecision::F64(()) => f64::wrap::<WeightsIn>(self.weights.take()?),
-            ByPrecision::F32(()) => f32::wrap(self.packed_f32.take_if(|p| p.is_lent())?.into_lent()),
+            ByPrecision::F64(()) => {
+                self.packed_f32 = OnceLock::new(); // any f32 packing of them goes with them
+                f64::wrap::<WeightsIn>(self.weights.take()?)
+            }
+            ByPrecision::F32(()) if self.packed_f32.get()?.is_lent() => f32::wrap(self.packed_f32.take()?.into_lent()),
+            ByPrecision::F32(()) => return None,
         };
         F::take(lent)
     }
@@ -518,7 +523,7 @@ impl MultiHeadAttention {
         self.weights = Some(weights);
         self.kept = None;
         self.grads = None;
-        self.packed_f32 = None;
+        self.packed_f32 = OnceLock::new();
         self.last_forward = LastForward::None;
         Ok(())
     }
@@ -544,7 +549,7 @@ impl MultiHeadAttention {
     /// The weights in precision `F`: the layer's own (f64, no copy), or rounded ([`Weights::to_precision`]);
     /// a layer holding f32 only unpacks them.
     pub fn weights_in<F: Precision>(&self) -> Result<Cow<'_, Weights<F>>> {
-        match (&self.weights, &self.packed_f32) {
+        match (&self.weights, self.packed_f32.get()) {
             (Some(w), _) => w.to_precision("getWeights()"),
             (None, Some(packed)) => Ok(Cow::Owned(packed.unpack().to_precision::<F>("getWeights()")?.into_owned())),
             (None, None) => unreachable!("{NOTHING_HELD}"),
