@@ -77,21 +77,6 @@ pub trait LayerKernel: Kernel + LayerLimits {
     fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<Self>, batched: bool) -> Result<BatchGrads<Self>>;
 }
 
-/// `out = Aᵀ·B` summed per entry over `k` in increasing order from zero, into `sums` (m × n).
-#[allow(clippy::too_many_arguments)]
-fn at_b_f64(m: usize, k: usize, n: usize, a: &[f64], lda: usize, b: &[f64], ldb: usize, sums: &mut Vec<f64>) {
-    sums.clear();
-    sums.resize(m * n, 0.0);
-    for p in 0..k {
-        let (a_row, b_row) = (&a[p * lda..p * lda + m], &b[p * ldb..p * ldb + n]);
-        for (i, &x) in a_row.iter().enumerate() {
-            for (o, &y) in sums[i * n..(i + 1) * n].iter_mut().zip(b_row) {
-                *o += x * y;
-            }
-        }
-    }
-}
-
 #[allow(private_interfaces)]
 impl LayerKernel for f64 {
     type Weight = Matrix;
@@ -133,8 +118,18 @@ impl LayerKernel for f64 {
     }
 
     fn at_b(m: usize, k: usize, n: usize, a: &[f64], lda: usize, b: &[f64], ldb: usize, out: &mut [f64], ldc: usize, accumulate: bool, sums: &mut Vec<f64>) {
-        // Matrix::transposed_matmul's sums, then written or added (Matrix::add_assign)
-        at_b_f64(m, k, n, a, lda, b, ldb, sums);
+        // Matrix::transposed_matmul's sums (each entry over k in increasing order from zero), then
+        // written or added (Matrix::add_assign)
+        sums.clear();
+        sums.resize(m * n, 0.0);
+        for p in 0..k {
+            let (a_row, b_row) = (&a[p * lda..p * lda + m], &b[p * ldb..p * ldb + n]);
+            for (i, &x) in a_row.iter().enumerate() {
+                for (o, &y) in sums[i * n..(i + 1) * n].iter_mut().zip(b_row) {
+                    *o += x * y;
+                }
+            }
+        }
         for (i, row) in sums.chunks_exact(n.max(1)).take(m).enumerate() {
             let o = &mut out[i * ldc..i * ldc + n];
             if accumulate {
@@ -148,7 +143,6 @@ impl LayerKernel for f64 {
     fn all_finite(values: &[f64]) -> bool {
         values.iter().all(|x| x.is_finite())
     }
-
 
     /// After an f32 training forward: what it kept, widened exactly, differentiated in f64 (the
     /// f64 derivative of the f32 forward).
@@ -364,7 +358,6 @@ impl LayerKernel for f32 {
     fn all_finite(values: &[f32]) -> bool {
         all_finite_f32(values)
     }
-
 
     /// After an f64 forward: `gradOutput` widened exactly, the f64 backward, the input gradients
     /// rounded once to f32.

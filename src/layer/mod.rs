@@ -259,30 +259,23 @@ impl MultiHeadAttention {
     /// A layer with Xavier-uniform weights drawn from `config.seed` (each matrix with its own
     /// fan-in and fan-out) and zero biases.
     pub fn new(config: &LayerConfig) -> Result<Self> {
-        // the messages name the config's fields as JS passes them
-        let (c, d) = check_split(config.embed_dim, config.number_of_heads, "config.embedDim", "config.numHeads")?;
-        check_kv_heads(config.number_of_heads, config.kv_heads, "numHeads", "numKVHeads", "config.")?;
-        check_dropout(config.dropout, "config.dropout")?;
-        let kv_c = config.kv_heads * d;
+        let mut layer = Self::holding_nothing(config)?;
+        let (c, kv_c) = (layer.embed_dim, layer.kv_heads * layer.head_dimensions);
         let mut rng = SplitMix64::new(config.seed);
-        let weights = Weights {
+        layer.weights = Some(Weights {
             w_q: xavier_uniform(&mut rng, c, c),
             w_k: xavier_uniform(&mut rng, c, kv_c),
             w_v: xavier_uniform(&mut rng, c, kv_c),
             w_o: xavier_uniform(&mut rng, c, c),
             biases: config.bias.then(|| Biases { b_q: vec![0.0; c], b_k: vec![0.0; kv_c], b_v: vec![0.0; kv_c], b_o: vec![0.0; c] }),
-        };
-        let layer = Self::from_weights(weights, config.number_of_heads, config.dropout, config.seed)?;
-        if let Some(r) = config.rope {
-            Rope::check_width(d, "headDim")?;
-            Rope::check_base(r.base, "config.rope.base")?;
-        }
-        layer.with_rope(config.rope)
+        });
+        Ok(layer)
     }
 
-    /// A layer like [`Self::new`]'s holding no weights ([`Self::hold_nothing`]): a float32 model's,
-    /// whose weights are its parameters, lent for each call. Nothing is drawn.
+    /// A layer like [`Self::new`]'s holding no weights ([`Self::hold_nothing`]): a model's, whose
+    /// weights are its parameters, lent for each call. Nothing is drawn.
     pub fn holding_nothing(config: &LayerConfig) -> Result<Self> {
+        // the messages name the config's fields as JS passes them
         let (c, d) = check_split(config.embed_dim, config.number_of_heads, "config.embedDim", "config.numHeads")?;
         check_kv_heads(config.number_of_heads, config.kv_heads, "numHeads", "numKVHeads", "config.")?;
         check_dropout(config.dropout, "config.dropout")?;
