@@ -316,22 +316,9 @@ impl MultiHeadAttention {
         let kv_heads = kv_c / head_dimensions;
         check_kv_heads(number_of_heads, kv_heads, "numHeads", "numKVHeads (W_K's columns / headDim)", "")?;
         weights.check(c, kv_c)?;
-        Ok(Self {
-            embed_dim: c,
-            number_of_heads,
-            head_dimensions,
-            kv_heads,
-            rope: None,
-            dropout,
-            bias: weights.biases.is_some(),
-            weights: Some(weights),
-            dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
-            kept: None,
-            grads: None,
-            packed_f32: OnceLock::new(),
-            last_forward: LastForward::None,
-            id: next_id(),
-        })
+        let mut layer = Self::holding_nothing(&LayerConfig { bias: weights.biases.is_some(), dropout, seed, kv_heads, ..LayerConfig::new(c, number_of_heads) })?;
+        layer.weights = Some(weights);
+        Ok(layer)
     }
 
     /// From the fused layout of a small GPT: `w_qkv` is `C × 3C` with the Q, K and V weights
