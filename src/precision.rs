@@ -3,7 +3,9 @@
 //! gradients, a KV cache's keys, a typed array's values, a group of typed arguments, a model), and
 //! [`Precision`], implemented for `f64` and `f32` by one macro, is how generic code puts a value of its
 //! own precision in and takes it out. [`by_precision!`](crate::by_precision) is the one match that runs a
-//! body written once in the value's precision (candle's `Map2`); no other code matches the variants.
+//! body written once in the value's precision (candle's `Map2`); the only other code that matches the
+//! variants is the layer's `lend` and `reclaim`, which put a model's parameters, lent for one call,
+//! where each precision's products read them.
 //!
 //! A new part written over the precision (a model part, a kept value) needs a [`Family`] naming its
 //! type, and nothing per precision.

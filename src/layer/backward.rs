@@ -105,8 +105,6 @@ impl MultiHeadAttention {
         if self.kept.as_ref().and_then(F::get).is_none() {
             return F::backward_across(self, grad_output, batched);
         }
-        // the weights' transposes, prepared once per set of weights
-        F::prepare(self, true);
         let kept = self.kept.take().expect("checked above");
         let result = self.differentiate(F::get(&kept).expect("checked above"), grad_output, batched);
         self.kept = Some(kept);
@@ -131,7 +129,7 @@ impl MultiHeadAttention {
         let shapes = std::iter::repeat_n((grad_output.rows, grad_output.cols), grad_output.items.min(1));
         check_gradient_shape(batched, cache.batched, grad_output.items, n, shapes, t_q, c)?;
         F::check_backward_budget(self, n, t_q, t_k, cache.keep_scale.is_some())?;
-        let w = F::prepared(self);
+        let w = F::prepared(self, true); // with the transposes, packed once per set of weights
         let kv_c = self.kv_heads * self.head_dimensions;
         let zeros = |rows: usize, cols: usize| Matrix::<F>::zeros(rows, cols);
         let mut grads = Weights {

@@ -142,8 +142,7 @@ impl MultiHeadAttention {
         let positions = Positions::aligned(t_q, t_k);
         // pass 5's dropout: (p, 1/(1−p) computed in f64 and rounded once)
         let dropout = (options.training && self.dropout > 0.0).then(|| (self.dropout, F::from_f64(1.0 / (1.0 - self.dropout))));
-        F::prepare(self, false);
-        let w = F::prepared(self);
+        let w = F::prepared(self, false);
         // Draw into a copy of the generator and commit it only on success
         let mut rng = self.dropout_rng.clone();
         let per_item = if options.average_weights { 1 } else { h };
@@ -158,10 +157,8 @@ impl MultiHeadAttention {
             let mut workspace = Workspace::new();
             let mut results = Vec::with_capacity(b);
             for i in 0..b {
-                let result = self.forward_item(&run, (query.item(i), key.item(i), value.item(i)), &mut rng, &mut workspace);
-                let failed = result.is_err();
-                results.push(result);
-                if failed {
+                results.push(self.forward_item(&run, (query.item(i), key.item(i), value.item(i)), &mut rng, &mut workspace));
+                if results[i].is_err() {
                     break;
                 }
             }
@@ -205,23 +202,10 @@ impl MultiHeadAttention {
         // by the hook), used·V_g, straight into the head's columns of concat (T_q, C)
         let hook = Keep { t_q, t_k, dropout: run.dropout, rng, heads: Vec::new() };
         let write = if run.keep_heads { None } else { weights.as_deref_mut() };
-        let (concat, kept) = self.attend_item(&q, &k, &v, &options.mask, run.positions, workspace, hook, run.keep_heads, write)?;
-        // the weights that multiplied V, per head or their mean (summed in head order, then divided)
-        if let Some(all) = weights.as_mut() {
-            if !kept.is_empty() {
-                let mut used = vec![F::ZERO; t_q * t_k];
-                for (head, cache) in kept.iter().enumerate() {
-                    cache.used_into(run.dropout.map(|(_, s)| s), &mut used);
-                    if options.average_weights {
-                        all.iter_mut().zip(&used).for_each(|(m, &x)| *m += x);
-                    } else {
-                        all[head * t_q * t_k..(head + 1) * t_q * t_k].copy_from_slice(&used);
-                    }
-                }
-                if options.average_weights {
-                    all.iter_mut().for_each(|m| *m = *m / F::from_usize(h));
-                }
-            }
+        let (concat, kept) = self.attend_item((&q, &k, &v), &options.mask, run.positions, workspace, hook, run.keep_heads, write)?;
+        // the weights that multiplied V (the hook wrote them already when it kept none)
+        if let (Some(all), false) = (weights.as_mut(), kept.is_empty()) {
+            gather_weights(all, t_q * t_k, options.average_weights, &kept, |head, out| head.used_into(run.dropout.map(|(_, s)| s), out));
         }
         // 8. output = concat·W_O + b_O
         let mut output = vec![F::ZERO; t_q * c];
@@ -280,18 +264,7 @@ impl MultiHeadAttention {
     /// (`[h, T_q, T_k]`), and without either the engine runs with no hook (in blocks, on threads).
     /// Returns `(concat (T_q, C), the heads' caches)`.
     #[allow(clippy::too_many_arguments)]
-    fn attend_item<F: LayerKernel>(
-        &self,
-        q: &[F],
-        k: &[F],
-        v: &[F],
-        mask: &Mask,
-        positions: Positions,
-        workspace: &mut Workspace<F>,
-        mut hook: Keep<'_, F>,
-        keep: bool,
-        write: Option<&mut [F]>,
-    ) -> Result<(Vec<F>, Vec<HeadCache<F>>)> {
+    fn attend_item<F: LayerKernel>(&self, (q, k, v): (&[F], &[F], &[F]), mask: &Mask, positions: Positions, workspace: &mut Workspace<F>, mut hook: Keep<'_, F>, keep: bool, write: Option<&mut [F]>) -> Result<(Vec<F>, Vec<HeadCache<F>>)> {
         let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
         let (t_q, t_k) = (q.len() / c, k.len() / kv_c);
         let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
@@ -435,8 +408,7 @@ impl MultiHeadAttention {
                 F::INPUT
             ))
         })?;
-        F::prepare(self, false);
-        let w = F::prepared(self);
+        let w = F::prepared(self, false);
         let per_item = if options.average_weights { 1 } else { h };
         let t_all = held + t_new;
         let mut output = vec![F::ZERO; b * t_new * c];
@@ -457,18 +429,9 @@ impl MultiHeadAttention {
                 // 1–7. The engine over every held key: query i at position length + i, key j at start + j
                 let positions = Positions { query: length, key: start };
                 let hook = Keep { t_q: t_new, t_k: t_all, dropout: None, rng: &mut rng, heads: Vec::new() };
-                let (concat, kept) = self.attend_item(&q, &store.keys[item], &store.values[item], &options.mask, positions, &mut workspace, hook, options.need_weights, None)?;
+                let (concat, kept) = self.attend_item((&q, &store.keys[item], &store.values[item]), &options.mask, positions, &mut workspace, hook, options.need_weights, None)?;
                 if let Some(all) = item_weights {
-                    for (head, cache) in kept.iter().enumerate() {
-                        if options.average_weights {
-                            all.iter_mut().zip(&cache.weights).for_each(|(m, &x)| *m += x);
-                        } else {
-                            all[head * t_new * t_all..(head + 1) * t_new * t_all].copy_from_slice(&cache.weights);
-                        }
-                    }
-                    if options.average_weights {
-                        all.iter_mut().for_each(|m| *m = *m / F::from_usize(h));
-                    }
+                    gather_weights(all, t_new * t_all, options.average_weights, &kept, |head, out| out.copy_from_slice(&head.weights));
                 }
                 // 8. output = concat·W_O + b_O
                 F::project(&concat, t_new, w.w[3], w.bias(3), out); // (T_new, C)
@@ -498,6 +461,23 @@ impl MultiHeadAttention {
         self.kept = None;
         self.last_forward = LastForward::Cached;
         Ok(BatchOutput { output, weights })
+    }
+}
+
+/// Every head's `n` weights (each written into `one` by `weights`) into `all`, `[h, n]`, or with
+/// `average` their mean (summed in head order from zero, then divided by h).
+fn gather_weights<F: Real>(all: &mut [F], n: usize, average: bool, heads: &[HeadCache<F>], weights: impl Fn(&HeadCache<F>, &mut [F])) {
+    let mut one = vec![F::ZERO; n];
+    for (i, head) in heads.iter().enumerate() {
+        weights(head, &mut one);
+        if average {
+            all.iter_mut().zip(&one).for_each(|(m, &x)| *m += x);
+        } else {
+            all[i * n..(i + 1) * n].copy_from_slice(&one);
+        }
+    }
+    if average {
+        all.iter_mut().for_each(|m| *m = *m / F::from_usize(heads.len()));
     }
 }
 
@@ -749,12 +729,12 @@ mod tests {
         let input = BatchF32::new(&fx, 1, t, c);
         let options = ForwardOptions::default();
         let before = layer.forward_batch(input, input, input, &options).unwrap();
-        assert!(layer.packed_f32.is_some());
+        assert!(layer.packed_f32.get().is_some());
         // new weights must be used by the next f32 forward (the packed ones are dropped)
         let mut weights = layer.weights().into_owned();
         weights.w_o = seeded_matrix(c, c, 77);
         layer.set_weights(weights).unwrap();
-        assert!(layer.packed_f32.is_none());
+        assert!(layer.packed_f32.get().is_none());
         let after = layer.forward_batch(input, input, input, &options).unwrap();
         assert_ne!(before.output, after.output);
         let want = layer.forward(&x, &x, &x, &options).unwrap();
@@ -770,8 +750,8 @@ mod tests {
         own.set_weights(weights.cast()).unwrap();
         let mut lent = own.clone();
         lent.hold_nothing();
-        assert!(lent.reclaim_f32().is_none() && lent.has_bias());
-        lent.lend_f32(weights.clone());
+        assert!(lent.reclaim::<f32>().is_none() && lent.has_bias());
+        lent.lend(weights.clone());
         assert_eq!(*lent.weights_in::<f32>().unwrap(), weights);
         assert_eq!(*lent.weights(), *own.weights());
         let (x, fx) = batch(1, t, c, 9);
@@ -793,8 +773,8 @@ mod tests {
         let options = ForwardOptions::default();
         assert_eq!(lent.forward(&x, &x, &x, &options).unwrap().output, own.forward(&x, &x, &x, &options).unwrap().output);
         // reclaimed: the same values, moved back
-        assert_eq!(lent.reclaim_f32(), Some(weights));
-        assert!(lent.reclaim_f32().is_none());
+        assert_eq!(lent.reclaim::<f32>(), Some(weights));
+        assert!(lent.reclaim::<f32>().is_none());
     }
 
     #[test]

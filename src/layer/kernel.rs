@@ -20,6 +20,7 @@ use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_f32,
 use crate::limits::refuse_overflow_f32;
 use crate::matrix::{matmul_into, Matrix, Strided};
 use crate::precision::Precision;
+use std::sync::OnceLock;
 
 /// The layer's four weights and biases as one precision's products read them; `transposed` (for the
 /// backward's `d_x = d_Q·Wᵀ`) where the precision keeps them apart.
@@ -47,26 +48,9 @@ pub trait LayerKernel: Kernel + LayerLimits {
     /// Buffers the backward's products reuse.
     type Scratch: Default;
 
-    /// Builds what [`Self::prepared`] returns when missing (f32: the packing, once per set of
-    /// weights; with `transposed`, the transposes too).
-    fn prepare(layer: &mut MultiHeadAttention, transposed: bool);
-    /// The weights as the products read them ([`Self::prepare`] first).
-    fn prepared(layer: &MultiHeadAttention) -> Prepared<'_, Self>;
-    /// What a model's layer keeps between calls: f64 its own weights (the model's parameters are
-    /// f64 too); f32 nothing ([`MultiHeadAttention::hold_nothing`]): the model lends its f32
-    /// parameters for each call ([`Self::lend`]), so that the weights are held once.
-    fn hold(_layer: &mut MultiHeadAttention) {}
-    /// Whether a model's layer keeps weights of its own ([`Self::hold`]).
-    const LAYERS_HOLD_WEIGHTS: bool = true;
-    /// Lends `weights` for the next calls (f32), or gives them back at once (f64: the layer has its own).
-    fn lend(_layer: &mut MultiHeadAttention, weights: Weights<Self>) -> Option<Weights<Self>> {
-        Some(weights)
-    }
-    /// The weights lent by [`Self::lend`], back.
-    fn reclaim(_layer: &mut MultiHeadAttention) -> Option<Weights<Self>> {
-        None
-    }
-
+    /// The weights as the products read them; with `transposed`, [`Prepared::t`] as the backward's
+    /// `d_x = d_Q·Wᵀ` reads them (f32: packed at the first pass that needs them, once per set of weights).
+    fn prepared(layer: &MultiHeadAttention, transposed: bool) -> Prepared<'_, Self>;
     /// `out (rows × n) = x (rows × k)·W (+ b)`.
     fn project(x: &[Self], rows: usize, w: &Self::Weight, bias: Option<&[Self]>, out: &mut [Self]);
     /// `out (rows × k) = a (rows × n)·Wᵀ`, for W `(k × n)` prepared as [`Prepared::t`].
@@ -93,35 +77,14 @@ pub trait LayerKernel: Kernel + LayerLimits {
     fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<Self>, batched: bool) -> Result<BatchGrads<Self>>;
 }
 
-/// `out = Aᵀ·B` summed per entry over `k` in increasing order from zero, into `sums` (m × n).
-#[allow(clippy::too_many_arguments)]
-fn at_b_f64(m: usize, k: usize, n: usize, a: &[f64], lda: usize, b: &[f64], ldb: usize, sums: &mut Vec<f64>) {
-    sums.clear();
-    sums.resize(m * n, 0.0);
-    for p in 0..k {
-        let (a_row, b_row) = (&a[p * lda..p * lda + m], &b[p * ldb..p * ldb + n]);
-        for (i, &x) in a_row.iter().enumerate() {
-            for (o, &y) in sums[i * n..(i + 1) * n].iter_mut().zip(b_row) {
-                *o += x * y;
-            }
-        }
-    }
-}
-
 #[allow(private_interfaces)]
 impl LayerKernel for f64 {
     type Weight = Matrix;
     type Scratch = Vec<f64>;
 
-    fn prepare(layer: &mut MultiHeadAttention, _: bool) {
-        if layer.weights.is_none() {
-            // a layer holding f32 only, run in f64: its weights widened (exact), kept from now on
-            layer.weights = Some(layer.weights().into_owned());
-        }
-    }
-
-    fn prepared(layer: &MultiHeadAttention) -> Prepared<'_, f64> {
-        let w = layer.weights.as_ref().expect("LayerKernel::prepare runs first");
+    fn prepared(layer: &MultiHeadAttention, _: bool) -> Prepared<'_, f64> {
+        // a layer holding f32 weights lent, run in f64: those widened (exact), once per lending
+        let w = layer.weights.as_ref().unwrap_or_else(|| layer.packed_f32.get().expect(super::NOTHING_HELD).widened());
         let all = [&w.w_q, &w.w_k, &w.w_v, &w.w_o];
         Prepared { w: all, b: w.biases.as_ref().map(|b| [&b.b_q[..], &b.b_k[..], &b.b_v[..], &b.b_o[..]]), t: all }
     }
@@ -155,8 +118,18 @@ impl LayerKernel for f64 {
     }
 
     fn at_b(m: usize, k: usize, n: usize, a: &[f64], lda: usize, b: &[f64], ldb: usize, out: &mut [f64], ldc: usize, accumulate: bool, sums: &mut Vec<f64>) {
-        // Matrix::transposed_matmul's sums, then written or added (Matrix::add_assign)
-        at_b_f64(m, k, n, a, lda, b, ldb, sums);
+        // Matrix::transposed_matmul's sums (each entry over k in increasing order from zero), then
+        // written or added (Matrix::add_assign)
+        sums.clear();
+        sums.resize(m * n, 0.0);
+        for p in 0..k {
+            let (a_row, b_row) = (&a[p * lda..p * lda + m], &b[p * ldb..p * ldb + n]);
+            for (i, &x) in a_row.iter().enumerate() {
+                for (o, &y) in sums[i * n..(i + 1) * n].iter_mut().zip(b_row) {
+                    *o += x * y;
+                }
+            }
+        }
         for (i, row) in sums.chunks_exact(n.max(1)).take(m).enumerate() {
             let o = &mut out[i * ldc..i * ldc + n];
             if accumulate {
@@ -170,7 +143,6 @@ impl LayerKernel for f64 {
     fn all_finite(values: &[f64]) -> bool {
         values.iter().all(|x| x.is_finite())
     }
-
 
     /// After an f32 training forward: what it kept, widened exactly, differentiated in f64 (the
     /// f64 derivative of the f32 forward).
@@ -190,7 +162,7 @@ impl LayerKernel for f64 {
 pub enum WeightF32 {
     /// Rounded once and packed: the layer's own weights.
     Packed(PackedPanels),
-    /// Row-major, as a model lends its parameters for one call ([`MultiHeadAttention::lend_f32`]):
+    /// Row-major, as a model lends its parameters for one call ([`MultiHeadAttention::lend`]):
     /// a product of a few rows reads it in place, a larger one packs it as it goes
     /// ([`crate::kernels::linear_f32`], the same bits as the packed product).
     Plain(Matrix<f32>),
@@ -223,7 +195,9 @@ pub(crate) struct PackedWeights {
     /// b_Q, b_K, b_V, b_O in f32, when the layer has biases.
     biases: Option<[Vec<f32>; 4]>,
     /// W_Qᵀ, W_Kᵀ, W_Vᵀ, W_Oᵀ, packed at the first f32 backward (own weights only).
-    transposed: Option<[WeightF32; 4]>,
+    transposed: OnceLock<[WeightF32; 4]>,
+    /// Lent weights widened to f64, at the first f64 pass that reads them.
+    widened: OnceLock<Weights>,
 }
 
 impl PackedWeights {
@@ -243,6 +217,11 @@ impl PackedWeights {
         }
     }
 
+    /// The weights widened to f64 (exact), kept while they are held.
+    fn widened(&self) -> &Weights {
+        self.widened.get_or_init(|| self.unpack().cast())
+    }
+
     /// Whether these are lent weights ([`Self::lent`]).
     pub fn is_lent(&self) -> bool {
         matches!(self.panels[0], WeightF32::Plain(_))
@@ -253,7 +232,8 @@ impl PackedWeights {
         Self {
             panels: [w.w_q, w.w_k, w.w_v, w.w_o].map(WeightF32::Plain),
             biases: w.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]),
-            transposed: None,
+            transposed: OnceLock::new(),
+            widened: OnceLock::new(),
         }
     }
 
@@ -277,7 +257,8 @@ impl PackedWeights {
         Self {
             panels: [pack(&w.w_q), pack(&w.w_k), pack(&w.w_v), pack(&w.w_o)],
             biases: w.biases.as_ref().map(|b| [to_f32(&b.b_q), to_f32(&b.b_k), to_f32(&b.b_v), to_f32(&b.b_o)]),
-            transposed: None,
+            transposed: OnceLock::new(),
+            widened: OnceLock::new(),
         }
     }
 }
@@ -301,43 +282,21 @@ impl LayerKernel for f32 {
     type Weight = WeightF32;
     type Scratch = ScratchF32;
 
-    fn prepare(layer: &mut MultiHeadAttention, transposed: bool) {
-        if layer.packed_f32.is_none() {
-            let w = layer.weights.as_ref().expect("a layer holds its weights in f64, or in f32 (its own or lent)");
-            layer.packed_f32 = Some(PackedWeights::new(w));
-        }
-        let packed = layer.packed_f32.as_mut().expect("packed above");
+    fn prepared(layer: &MultiHeadAttention, transposed: bool) -> Prepared<'_, f32> {
+        let own = || layer.weights.as_ref().expect("a layer holds its weights in f64, or f32 weights lent");
+        let packed = layer.packed_f32.get_or_init(|| PackedWeights::new(own()));
+        let w = packed.panels.each_ref();
         // lent weights are read as they lie: their transposed products pack as they go
-        if transposed && packed.transposed.is_none() && !packed.is_lent() {
-            let rounded: [Vec<f32>; 4] = match &layer.weights {
-                Some(w) => [&w.w_q, &w.w_k, &w.w_v, &w.w_o].map(|m| m.data().iter().map(|&x| x as f32).collect()),
-                None => packed.panels.each_ref().map(WeightF32::unpack),
-            };
-            let shapes = packed.panels.each_ref().map(WeightF32::shape);
-            packed.transposed = Some(std::array::from_fn(|i| WeightF32::Packed(packed_transpose(&rounded[i], shapes[i].0, shapes[i].1)))); // Wᵀ, (out, in)
-        }
-    }
-
-    const LAYERS_HOLD_WEIGHTS: bool = false;
-
-    fn hold(layer: &mut MultiHeadAttention) {
-        layer.hold_nothing();
-    }
-
-    fn lend(layer: &mut MultiHeadAttention, weights: Weights<f32>) -> Option<Weights<f32>> {
-        layer.lend_f32(weights);
-        None
-    }
-
-    fn reclaim(layer: &mut MultiHeadAttention) -> Option<Weights<f32>> {
-        layer.reclaim_f32()
-    }
-
-    fn prepared(layer: &MultiHeadAttention) -> Prepared<'_, f32> {
-        let packed = layer.packed_f32.as_ref().expect("LayerKernel::prepare runs first");
-        let [q, k, v, o] = &packed.panels;
-        let t = packed.transposed.as_ref().map_or([q, k, v, o], |[a, b, c, d]| [a, b, c, d]);
-        Prepared { w: [q, k, v, o], b: packed.biases.as_ref().map(|[q, k, v, o]| [&q[..], &k[..], &v[..], &o[..]]), t }
+        let t = match transposed && !packed.is_lent() {
+            false => w,
+            true => packed.transposed.get_or_init(|| {
+                [&own().w_q, &own().w_k, &own().w_v, &own().w_o].map(|m| {
+                    let rounded: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
+                    WeightF32::Packed(packed_transpose(&rounded, m.rows(), m.cols())) // Wᵀ, (out, in)
+                })
+            }).each_ref(),
+        };
+        Prepared { w, b: packed.biases.as_ref().map(|[q, k, v, o]| [&q[..], &k[..], &v[..], &o[..]]), t }
     }
 
     fn project(x: &[f32], rows: usize, w: &WeightF32, bias: Option<&[f32]>, out: &mut [f32]) {
@@ -399,7 +358,6 @@ impl LayerKernel for f32 {
     fn all_finite(values: &[f32]) -> bool {
         all_finite_f32(values)
     }
-
 
     /// After an f64 forward: `gradOutput` widened exactly, the f64 backward, the input gradients
     /// rounded once to f32.

@@ -58,80 +58,6 @@ pub(super) fn check_cached_budget(layer: &super::MultiHeadAttention, batch: usiz
     check_budget(shape, &parts, || format!("MultiHeadAttention.forward with a cache, a batch of {batch}, {t_new} new positions over {t_all} and C = {c}"))
 }
 
-/// Values a backward pass holds on top of the forward's cache: the forward's own count
-/// ([`check_forward`]) plus the input gradients of every item, and per item in flight
-/// ([`items_at_once`]) its `d_concat`, `d_Q`, `d_K`, `d_V`, input gradients, one head's four
-/// `T_q × T_k` gradients and its weights' gradients; and the parameter gradients.
-pub(super) fn check_backward(c: usize, h: usize, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
-    let what = || format!("MultiHeadAttention.backward with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {c}");
-    let m = items_at_once(batch) as u128;
-    let [c, h, b, tq, tk] = [c, h, batch, t_q, t_k].map(|n| n as u128);
-    let cache = b * (4 * (tq + tk) * c + h * tq * tk * if dropout { 3 } else { 1 }) + 4 * c * c;
-    let in_flight = 2 * (tq + 2 * tk) * c + tq * c + 4 * tq * tk + 4 * c * c;
-    let needed = cache + b * (tq + 2 * tk) * c + m * in_flight + 4 * c * c + 4 * c;
-    check_working_set(needed, what)
-}
-
-/// Values an f32 forward holds. In evaluation mode (`keep` false): the inputs, per item in flight
-/// ([`items_at_once`]) Q, K, V, concat and its output, the output, and the weights if asked for
-/// (with their mean, every head's for one item). In training, per item: the inputs, Q, K, V,
-/// concat and the output (twice: the item's, copied into the batch's); per head the weights (and with dropout the
-/// flags, counted as values); the returned weights; the parameters packed both ways (8·C², counting
-/// W_K and W_V as C × C). Plus the engine's workspace.
-pub(super) fn check_forward_f32(layer: &super::MultiHeadAttention, b: usize, t_q: usize, t_k: usize, need_weights: bool, average_weights: bool, keep: bool) -> Result<()> {
-    let (c, h, d_head) = (layer.embed_dim(), layer.number_of_heads(), layer.head_dimensions());
-    let kv_c = layer.kv_heads() * d_head;
-    let mut shape = HeadShape::new(t_q, t_k, h, layer.kv_heads(), d_head);
-    shape.offset = super::Positions::aligned(t_q, t_k).offset(t_q, t_k);
-    let m = items_at_once(b);
-    if !keep {
-        let weights_len = if !need_weights {
-            (0, 0)
-        } else if average_weights {
-            (b * (1 + h) * t_q, t_k)
-        } else {
-            (b * h * t_q, t_k)
-        };
-        // the inputs and outputs; per item in flight Q, K, V, concat and its output
-        let parts = [(b * (t_q + 2 * t_k), c), (m * (3 * t_q + 2 * t_k), c), (b * t_q, c), weights_len];
-        return check_budget(shape, &parts, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"));
-    }
-    let kept = 1 + usize::from(layer.dropout() > 0.0);
-    let returned = if !need_weights {
-        0
-    } else if average_weights {
-        1 + h
-    } else {
-        h
-    };
-    let rows = |n: u128| usize::try_from(n).unwrap_or(usize::MAX);
-    let (b_, h_, t_q_, t_k_) = (b as u128, h as u128, t_q as u128, t_k as u128);
-    let parts = [
-        (rows(b_ * (4 * t_q_ + 3 * t_k_)), c),
-        (rows(b_ * 2 * t_k_), kv_c),
-        (rows(b_ * h_ * (kept + returned) as u128 * t_q_), t_k),
-        (8 * c, c),
-    ];
-    check_budget(shape, &parts, || {
-        format!("MultiHeadAttention.forward (training) with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c} ({h} heads of {t_q}×{t_k} weights per item, kept for backward)")
-    })
-}
-
-/// Values the f32 backward holds on top of what the f32 training forward kept (counted as in
-/// [`check_forward_f32`] in training): the input gradients of every item; per item in flight
-/// ([`items_at_once`]) its `d_concat`, `d_Q`, `d_K`, `d_V`, input gradients, one head's `used`,
-/// `d_used`, `d_scores`, a packed panel and a transposed copy of a `T_q × T_k` matrix, and its
-/// weights' gradients; the parameter gradients and the transposed weights.
-pub(super) fn check_backward_f32(layer: &super::MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
-    let m = items_at_once(batch) as u128;
-    let (c, h) = (layer.embed_dim() as u128, layer.number_of_heads() as u128);
-    let [b, tq, tk] = [batch, t_q, t_k].map(|n| n as u128);
-    let kept = b * (3 * (tq + tk) * c + h * tq * tk * if dropout { 2 } else { 1 }) + 8 * c * c;
-    let in_flight = 2 * (tq + 2 * tk) * c + tq * c + 5 * (tq + 8) * tk + 4 * c * c;
-    let needed = kept + b * (tq + 2 * tk) * c + m * in_flight + 4 * c * c + 4 * c;
-    check_working_set(needed, || format!("MultiHeadAttention.backward (f32) with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {}", layer.embed_dim()))
-}
-
 /// What the layer refuses differently per precision, and how it says so: the working-set budgets and
 /// the overflow checks (the products are [`super::LayerKernel`]'s).
 pub trait LayerLimits: Precision {
@@ -163,8 +89,19 @@ impl LayerLimits for f64 {
         check_forward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, need_weights, dropout)
     }
 
-    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
-        check_backward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, dropout)
+    /// Values a backward pass holds on top of the forward's cache: the forward's own count
+    /// ([`check_forward`]) plus the input gradients of every item, and per item in flight
+    /// ([`items_at_once`]) its `d_concat`, `d_Q`, `d_K`, `d_V`, input gradients, one head's four
+    /// `T_q × T_k` gradients and its weights' gradients; and the parameter gradients.
+    fn check_backward_budget(layer: &MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
+        let (c, h) = (layer.embed_dim, layer.number_of_heads);
+        let what = || format!("MultiHeadAttention.backward with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {c}");
+        let m = items_at_once(batch) as u128;
+        let [c, h, b, tq, tk] = [c, h, batch, t_q, t_k].map(|n| n as u128);
+        let cache = b * (4 * (tq + tk) * c + h * tq * tk * if dropout { 3 } else { 1 }) + 4 * c * c;
+        let in_flight = 2 * (tq + 2 * tk) * c + tq * c + 4 * tq * tk + 4 * c * c;
+        let needed = cache + b * (tq + 2 * tk) * c + m * in_flight + 4 * c * c + 4 * c;
+        check_working_set(needed, what)
     }
 }
 
@@ -182,15 +119,66 @@ impl LayerLimits for f32 {
         refuse_overflow_f32(values, cols, name, "this gradient, a sum of products of finite gradients and weights,")
     }
 
+    /// Values an f32 forward holds. In evaluation mode (`keep` false): the inputs, per item in flight
+    /// ([`items_at_once`]) Q, K, V, concat and its output, the output, and the weights if asked for
+    /// (with their mean, every head's for one item). In training, per item: the inputs, Q, K, V,
+    /// concat and the output (twice: the item's, copied into the batch's); per head the weights (and with dropout the
+    /// flags, counted as values); the returned weights; the parameters packed both ways (8·C², counting
+    /// W_K and W_V as C × C). Plus the engine's workspace.
     fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, _): (bool, bool, bool), keep: bool) -> Result<()> {
-        check_forward_f32(layer, b, t_q, t_k, need_weights, average_weights, keep)
+        let (c, h, d_head) = (layer.embed_dim(), layer.number_of_heads(), layer.head_dimensions());
+        let kv_c = layer.kv_heads() * d_head;
+        let mut shape = HeadShape::new(t_q, t_k, h, layer.kv_heads(), d_head);
+        shape.offset = super::Positions::aligned(t_q, t_k).offset(t_q, t_k);
+        let m = items_at_once(b);
+        if !keep {
+            let weights_len = if !need_weights {
+                (0, 0)
+            } else if average_weights {
+                (b * (1 + h) * t_q, t_k)
+            } else {
+                (b * h * t_q, t_k)
+            };
+            // the inputs and outputs; per item in flight Q, K, V, concat and its output
+            let parts = [(b * (t_q + 2 * t_k), c), (m * (3 * t_q + 2 * t_k), c), (b * t_q, c), weights_len];
+            return check_budget(shape, &parts, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"));
+        }
+        let kept = 1 + usize::from(layer.dropout() > 0.0);
+        let returned = if !need_weights {
+            0
+        } else if average_weights {
+            1 + h
+        } else {
+            h
+        };
+        let rows = |n: u128| usize::try_from(n).unwrap_or(usize::MAX);
+        let (b_, h_, t_q_, t_k_) = (b as u128, h as u128, t_q as u128, t_k as u128);
+        let parts = [
+            (rows(b_ * (4 * t_q_ + 3 * t_k_)), c),
+            (rows(b_ * 2 * t_k_), kv_c),
+            (rows(b_ * h_ * (kept + returned) as u128 * t_q_), t_k),
+            (8 * c, c),
+        ];
+        check_budget(shape, &parts, || {
+            format!("MultiHeadAttention.forward (training) with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c} ({h} heads of {t_q}×{t_k} weights per item, kept for backward)")
+        })
     }
 
-    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
-        check_backward_f32(layer, b, t_q, t_k, dropout)
+    /// Values the f32 backward holds on top of what the f32 training forward kept (counted as in
+    /// [`LayerLimits::check_forward_budget`] in training): the input gradients of every item; per item in flight
+    /// ([`items_at_once`]) its `d_concat`, `d_Q`, `d_K`, `d_V`, input gradients, one head's `used`,
+    /// `d_used`, `d_scores`, a packed panel and a transposed copy of a `T_q × T_k` matrix, and its
+    /// weights' gradients; the parameter gradients and the transposed weights.
+    fn check_backward_budget(layer: &MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
+        let m = items_at_once(batch) as u128;
+        let (c, h) = (layer.embed_dim() as u128, layer.number_of_heads() as u128);
+        let [b, tq, tk] = [batch, t_q, t_k].map(|n| n as u128);
+        let kept = b * (3 * (tq + tk) * c + h * tq * tk * if dropout { 2 } else { 1 }) + 8 * c * c;
+        let in_flight = 2 * (tq + 2 * tk) * c + tq * c + 5 * (tq + 8) * tk + 4 * c * c;
+        let needed = kept + b * (tq + 2 * tk) * c + m * in_flight + 4 * c * c + 4 * c;
+        check_working_set(needed, || format!("MultiHeadAttention.backward (f32) with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {}", layer.embed_dim()))
     }
 }
-
 
 /// Names the batch item in an error from one item's pass (`query[b]: …`); unbatched, unchanged.
 pub(super) fn at_item(error: AttentionError, batched: bool, b: usize) -> AttentionError {

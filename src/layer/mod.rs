@@ -40,10 +40,11 @@ use crate::engine::Rope;
 use crate::grouped_query::check_kv_heads;
 use crate::error::{number_text, AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};
-use crate::precision::Precision;
+use crate::precision::{ByPrecision, Nothing, Precision};
 use crate::real::Real;
 use kept::{Grads, Kept};
 use std::borrow::Cow;
+use std::sync::OnceLock;
 use init::{xavier_uniform, SplitMix64, DROPOUT_STREAM};
 
 /// How to build a layer with seeded weights.
@@ -212,9 +213,9 @@ pub struct MultiHeadAttention {
     /// Rotary position embedding of Q and K, after the projections.
     rope: Option<Rope>,
     dropout: f64,
-    /// The weights in f64; `None` in a float32 model's layer, which holds no weights between calls
-    /// ([`Self::hold_nothing`]): the model lends it its f32 parameters for each call
-    /// ([`Self::lend_f32`]), in `packed_f32`.
+    /// The weights in f64; `None` in a model's layer, which holds no weights between calls
+    /// ([`Self::hold_nothing`]): the model lends it its parameters for each call ([`Self::lend`]),
+    /// here in f64 and in `packed_f32` in f32.
     weights: Option<Weights>,
     /// Whether the projections have biases.
     bias: bool,
@@ -223,9 +224,9 @@ pub struct MultiHeadAttention {
     kept: Option<Kept>,
     /// The parameter gradients of the last `backward`, in its precision.
     grads: Option<Grads>,
-    /// The weights rounded to f32 and packed for the f32 products ([`LayerKernel::prepare`]), built at
+    /// The weights rounded to f32 and packed for the f32 products ([`LayerKernel::prepared`]), built at
     /// the first f32 pass after construction or `set_weights`; or a model's f32 parameters, lent.
-    packed_f32: Option<kernel::PackedWeights>,
+    packed_f32: OnceLock<kernel::PackedWeights>,
     /// What the last forward pass was, for `backward`'s message when it kept nothing.
     last_forward: LastForward,
     /// This layer's identity, which its KV caches carry.
@@ -246,7 +247,7 @@ pub(crate) enum LastForward {
 }
 
 /// Why a layer holding no weights must not be asked for them (a model's internal invariant).
-const NOTHING_HELD: &str = "a float32 model's layer holds no weights between calls: the model lends them for each call";
+const NOTHING_HELD: &str = "a model's layer holds no weights between calls: the model lends them for each call";
 
 /// A new layer identity (for [`KvCache`]'s owner check).
 fn next_id() -> u64 {
@@ -258,30 +259,23 @@ impl MultiHeadAttention {
     /// A layer with Xavier-uniform weights drawn from `config.seed` (each matrix with its own
     /// fan-in and fan-out) and zero biases.
     pub fn new(config: &LayerConfig) -> Result<Self> {
-        // the messages name the config's fields as JS passes them
-        let (c, d) = check_split(config.embed_dim, config.number_of_heads, "config.embedDim", "config.numHeads")?;
-        check_kv_heads(config.number_of_heads, config.kv_heads, "numHeads", "numKVHeads", "config.")?;
-        check_dropout(config.dropout, "config.dropout")?;
-        let kv_c = config.kv_heads * d;
+        let mut layer = Self::holding_nothing(config)?;
+        let (c, kv_c) = (layer.embed_dim, layer.kv_heads * layer.head_dimensions);
         let mut rng = SplitMix64::new(config.seed);
-        let weights = Weights {
+        layer.weights = Some(Weights {
             w_q: xavier_uniform(&mut rng, c, c),
             w_k: xavier_uniform(&mut rng, c, kv_c),
             w_v: xavier_uniform(&mut rng, c, kv_c),
             w_o: xavier_uniform(&mut rng, c, c),
             biases: config.bias.then(|| Biases { b_q: vec![0.0; c], b_k: vec![0.0; kv_c], b_v: vec![0.0; kv_c], b_o: vec![0.0; c] }),
-        };
-        let layer = Self::from_weights(weights, config.number_of_heads, config.dropout, config.seed)?;
-        if let Some(r) = config.rope {
-            Rope::check_width(d, "headDim")?;
-            Rope::check_base(r.base, "config.rope.base")?;
-        }
-        layer.with_rope(config.rope)
+        });
+        Ok(layer)
     }
 
-    /// A layer like [`Self::new`]'s holding no weights ([`Self::hold_nothing`]): a float32 model's,
-    /// whose weights are its parameters, lent for each call. Nothing is drawn.
+    /// A layer like [`Self::new`]'s holding no weights ([`Self::hold_nothing`]): a model's, whose
+    /// weights are its parameters, lent for each call. Nothing is drawn.
     pub fn holding_nothing(config: &LayerConfig) -> Result<Self> {
+        // the messages name the config's fields as JS passes them
         let (c, d) = check_split(config.embed_dim, config.number_of_heads, "config.embedDim", "config.numHeads")?;
         check_kv_heads(config.number_of_heads, config.kv_heads, "numHeads", "numKVHeads", "config.")?;
         check_dropout(config.dropout, "config.dropout")?;
@@ -301,7 +295,7 @@ impl MultiHeadAttention {
             dropout_rng: SplitMix64::new(config.seed ^ DROPOUT_STREAM),
             kept: None,
             grads: None,
-            packed_f32: None,
+            packed_f32: OnceLock::new(),
             last_forward: LastForward::None,
             id: next_id(),
         })
@@ -322,22 +316,9 @@ impl MultiHeadAttention {
         let kv_heads = kv_c / head_dimensions;
         check_kv_heads(number_of_heads, kv_heads, "numHeads", "numKVHeads (W_K's columns / headDim)", "")?;
         weights.check(c, kv_c)?;
-        Ok(Self {
-            embed_dim: c,
-            number_of_heads,
-            head_dimensions,
-            kv_heads,
-            rope: None,
-            dropout,
-            bias: weights.biases.is_some(),
-            weights: Some(weights),
-            dropout_rng: SplitMix64::new(seed ^ DROPOUT_STREAM),
-            kept: None,
-            grads: None,
-            packed_f32: None,
-            last_forward: LastForward::None,
-            id: next_id(),
-        })
+        let mut layer = Self::holding_nothing(&LayerConfig { bias: weights.biases.is_some(), dropout, seed, kv_heads, ..LayerConfig::new(c, number_of_heads) })?;
+        layer.weights = Some(weights);
+        Ok(layer)
     }
 
     /// From the fused layout of a small GPT: `w_qkv` is `C × 3C` with the Q, K and V weights
@@ -464,38 +445,44 @@ impl MultiHeadAttention {
 
     /// The weights in f64: the layer's own, or the f32 ones lent to it, widened (exact).
     pub fn weights(&self) -> Cow<'_, Weights> {
-        match (&self.weights, &self.packed_f32) {
+        match (&self.weights, self.packed_f32.get()) {
             (Some(w), _) => Cow::Borrowed(w),
             (None, Some(packed)) => Cow::Owned(packed.unpack().cast()),
             (None, None) => unreachable!("{NOTHING_HELD}"),
         }
     }
 
-    /// Drops the layer's weights: a float32 model's layer, whose weights are the model's parameters,
-    /// lent for each call ([`Self::lend_f32`]), so that they are held once. Until `set_weights`, the
-    /// layer is used only with weights lent.
+    /// Drops the layer's weights: a model's layer, whose weights are the model's parameters, lent for
+    /// each call ([`Self::lend`]), so that they are held once. Until `set_weights`, the layer is used
+    /// only with weights lent.
     pub fn hold_nothing(&mut self) {
         self.weights = None;
-        self.packed_f32 = None;
+        self.packed_f32 = OnceLock::new();
     }
 
-    /// Lends f32 weights (moved, not copied) to a layer holding none ([`Self::hold_nothing`]) for the
-    /// calls until [`Self::reclaim_f32`]. What the last forward kept stays: the same weights are lent
-    /// again for its backward.
-    pub fn lend_f32(&mut self, weights: Weights<f32>) {
-        debug_assert!(self.weights.is_none() && self.packed_f32.is_none(), "lend_f32 to a layer holding weights");
-        self.packed_f32 = Some(kernel::PackedWeights::lent(weights));
-    }
-
-    /// The weights [`Self::lend_f32`] lent, back; `None` when none are lent.
-    pub fn reclaim_f32(&mut self) -> Option<Weights<f32>> {
-        match self.packed_f32.take() {
-            Some(packed) if packed.is_lent() => Some(packed.into_lent()),
-            other => {
-                self.packed_f32 = other;
-                None
-            }
+    /// Lends a model's parameters (moved, not copied) to a layer holding none ([`Self::hold_nothing`])
+    /// for the calls until [`Self::reclaim`]. What the last forward kept stays: the same weights are
+    /// lent again for its backward.
+    pub fn lend<F: Precision>(&mut self, weights: Weights<F>) {
+        debug_assert!(self.weights.is_none() && self.packed_f32.get().is_none(), "lend to a layer holding weights");
+        match F::wrap::<WeightsIn>(weights) {
+            ByPrecision::F64(w) => self.weights = Some(w),
+            ByPrecision::F32(w) => self.packed_f32 = OnceLock::from(kernel::PackedWeights::lent(w)),
         }
+    }
+
+    /// The weights [`Self::lend`] lent, back; `None` when none are lent in `F`. (f64 weights lent are
+    /// where a layer's own are: call it on a layer holding nothing of its own.)
+    pub fn reclaim<F: Precision>(&mut self) -> Option<Weights<F>> {
+        let lent = match F::wrap::<Nothing>(()) {
+            ByPrecision::F64(()) => {
+                self.packed_f32 = OnceLock::new(); // any f32 packing of them goes with them
+                f64::wrap::<WeightsIn>(self.weights.take()?)
+            }
+            ByPrecision::F32(()) if self.packed_f32.get()?.is_lent() => f32::wrap(self.packed_f32.take()?.into_lent()),
+            ByPrecision::F32(()) => return None,
+        };
+        F::take(lent)
     }
 
     /// Replaces the weights (same C, same bias presence). Forgets the last forward pass,
@@ -516,7 +503,7 @@ impl MultiHeadAttention {
         self.weights = Some(weights);
         self.kept = None;
         self.grads = None;
-        self.packed_f32 = None;
+        self.packed_f32 = OnceLock::new();
         self.last_forward = LastForward::None;
         Ok(())
     }
@@ -542,7 +529,7 @@ impl MultiHeadAttention {
     /// The weights in precision `F`: the layer's own (f64, no copy), or rounded ([`Weights::to_precision`]);
     /// a layer holding f32 only unpacks them.
     pub fn weights_in<F: Precision>(&self) -> Result<Cow<'_, Weights<F>>> {
-        match (&self.weights, &self.packed_f32) {
+        match (&self.weights, self.packed_f32.get()) {
             (Some(w), _) => w.to_precision("getWeights()"),
             (None, Some(packed)) => Ok(Cow::Owned(packed.unpack().to_precision::<F>("getWeights()")?.into_owned())),
             (None, None) => unreachable!("{NOTHING_HELD}"),

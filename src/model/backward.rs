@@ -69,14 +69,14 @@ impl<F: LayerKernel> Transformer<F> {
                 ops::add_into(&mut dx, &d_x);
             }
             // 4. x = x + attention_l(q, k, v): the layer's backward gives d q, d k, d v and its weights' gradients
-            let (BatchGrads { query: dq, key: dk, value: dv }, layer_grads) = self.with_layer(l, |model| {
+            //    (its gradients read in F, where the layer's backward left them: no copy, no conversion)
+            let BatchGrads { query: dq, key: dk, value: dv } = self.with_layer(l, |model| {
                 let inputs = model.attention[l].backward_batch(batch(&dx, b, t, c), true)?;
-                Ok((inputs, model.attention[l].grads_in::<F>()?.into_owned()))
+                for (name, g) in model.attention[l].grads_in::<F>()?.tensors() {
+                    ops::add_into(&mut grads[at(model, Some(l), name)], g);
+                }
+                Ok(inputs)
             })?;
-            for (name, g) in layer_grads.tensors() {
-                let i = at(self, Some(l), name);
-                ops::add_into(&mut grads[i], g);
-            }
             // 3. q = k = a (+ W_pos[t]), v = a: d a = d q + d k + d v; d W_pos[t] += d q + d k (shortformer)
             let mut da = dv;
             ops::add_into(&mut da, &dq);

@@ -87,8 +87,8 @@ struct Pass<F> {
 pub struct Transformer<F> {
     config: ModelConfig,
     params: Vec<Param<F>>,
-    /// One attention layer per block: in f64 its weights are a copy of the `layers[l].W_*` parameters;
-    /// in f32 it holds none, and [`Self::with_layer`] lends it the parameters for each call.
+    /// One attention layer per block, holding no weights: [`Self::with_layer`] lends it the
+    /// `layers[l].W_*` parameters for each call.
     attention: Vec<MultiHeadAttention>,
     optimizer: Moments<F>,
 }
@@ -115,7 +115,7 @@ impl<F: LayerKernel> Transformer<F> {
         for l in 0..config.num_layers {
             let mut layer = MultiHeadAttention::new(&Self::layer_config(&config, rng.next_u64()))?;
             params.extend(attention_params(l, &layer.weights()));
-            F::hold(&mut layer); // f64: its own copy; f32: none, the parameters are lent (with_layer)
+            layer.hold_nothing(); // the parameters are lent for each call (with_layer)
             let f = config.mlp_width;
             let norm = |params: &mut Vec<Param<F>>, prefix: &'static [&'static str; 2]| {
                 params.push(Param::filled(Some(l), prefix[0], c, 1.0));
@@ -164,7 +164,7 @@ impl<F: LayerKernel> Transformer<F> {
         config.check_shape()?;
         let mut attention = Vec::with_capacity(config.num_layers);
         for l in 0..config.num_layers {
-            let mut layer = MultiHeadAttention::holding_nothing(&Self::layer_config(&config, 0))?;
+            let layer = MultiHeadAttention::holding_nothing(&Self::layer_config(&config, 0))?;
             let (c, kv) = (config.embed_dim, config.kv_heads * config.head_dim());
             for name in ATTENTION_NAMES.iter().take(if config.bias { 8 } else { 4 }) {
                 let len = match *name {
@@ -177,22 +177,6 @@ impl<F: LayerKernel> Transformer<F> {
                     return Err(AttentionError::type_error(format!("layers[{l}].{name} is missing or does not have its {len} values")));
                 }
             }
-            if !F::LAYERS_HOLD_WEIGHTS {
-                // its weights are the parameters, lent for each call
-                attention.push(layer);
-                continue;
-            }
-            let find = |name: &str| params.iter().find(|p| p.layer == Some(l) && p.name == name).map(|p| p.data.iter().map(|x| x.to_f64()).collect::<Vec<f64>>());
-            let matrix = |name: &str, rows: usize, cols: usize| Matrix::new(rows, cols, find(name).unwrap_or_default());
-            let kv = config.kv_heads * config.head_dim();
-            let c = config.embed_dim;
-            layer.set_weights(Weights {
-                w_q: matrix("W_Q", c, c)?,
-                w_k: matrix("W_K", c, kv)?,
-                w_v: matrix("W_V", c, kv)?,
-                w_o: matrix("W_O", c, c)?,
-                biases: config.bias.then(|| Biases { b_q: find("b_Q").unwrap_or_default(), b_k: find("b_K").unwrap_or_default(), b_v: find("b_V").unwrap_or_default(), b_o: find("b_O").unwrap_or_default() }),
-            })?;
             attention.push(layer);
         }
         let optimizer = Moments::zeros(&params);
@@ -295,24 +279,21 @@ impl<F: LayerKernel> Transformer<F> {
                     biases: self.config.bias.then(|| Biases { b_q: find(l, "b_Q"), b_k: find(l, "b_K"), b_v: find(l, "b_V"), b_o: find(l, "b_O") }),
                 };
                 let mut layer = self.attention[l].clone();
-                layer.set_weights(weights)?;
-                F::hold(&mut layer);
+                layer.set_weights(weights)?; // its checks, then the weights lent for each call
+                layer.hold_nothing();
                 Ok(layer)
             })
             .collect()
     }
 
-    /// Runs `f` with layer `l`'s weights lent to it from the parameters (moved, not copied: a float32
-    /// model's layers hold no weights of their own, [`LayerKernel::hold`]), and moves them back after.
+    /// Runs `f` with layer `l`'s weights lent to it from the parameters (moved, not copied: the model's
+    /// layers hold no weights of their own, [`MultiHeadAttention::lend`]), and moves them back after.
     fn with_layer<R>(&mut self, l: usize, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         let weights = self.take_attention(l);
-        if let Some(back) = F::lend(&mut self.attention[l], weights) {
-            self.put_attention(l, back);
-        }
+        self.attention[l].lend(weights);
         let result = f(self);
-        if let Some(back) = F::reclaim(&mut self.attention[l]) {
-            self.put_attention(l, back);
-        }
+        let back = self.attention[l].reclaim().expect("the weights lent above");
+        self.put_attention(l, back);
         result
     }
 
