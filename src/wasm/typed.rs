@@ -11,14 +11,14 @@ use wasm_bindgen::JsCast;
 
 use super::convert::{
     copy_exact, copy_in, read_batch_js, write_nested_js, write_number_rows,
-    is_typed_candidate, read_matrix, read_dtype_js, read_small_call_js, read_typed_matrix_js, read_weight_js, refused, typed_to_vec, Options,
+    is_typed_candidate, read_matrix, read_small_call_js, read_typed_matrix_js, refused, typed_to_vec,
     MAX_MATRIX_VALUES,
 };
 use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
 use crate::layer::LayerKernel;
 use crate::matrix::Matrix;
-use crate::precision::{ByPrecision, Dtype, Family, Precision, Values};
+use crate::precision::{ByPrecision, Family, Precision, Values};
 use crate::real::Real;
 
 /// Values [`read_small_call`] can take in one JS call (Q, K and V together): 32 KiB of f64, enough
@@ -161,6 +161,22 @@ pub fn write_in(form: Form, values: TypedValues, shape: &[usize]) -> JsValue {
     }
 }
 
+impl<F: Element> Typed<F> {
+    /// How `readCall` is told the input's form: 0 for `number[][]`, else its precision (32 or 64).
+    pub fn kind(&self) -> u32 {
+        match self.form {
+            Form::Rows => 0,
+            Form::Typed => 8 * std::mem::size_of::<F>() as u32,
+        }
+    }
+
+    /// As a core matrix (`[T, C]`).
+    pub fn matrix(self) -> Result<Matrix<F>> {
+        let (rows, cols) = (self.view().rows, self.view().cols);
+        Matrix::new(rows, cols, self.values)
+    }
+}
+
 impl<F: Real> Typed<F> {
     /// The batch view: `[T, C]` is one item, `[B, T, C]` B items (the reader checked the length).
     pub fn view(&self) -> Batch<'_, F> {
@@ -255,24 +271,6 @@ pub fn read_typed(value: &JsValue, name: &str, batches: bool, cols: usize, like:
         f64::wrap(typed_to_vec(&data.unchecked_into::<Float64Array>()))
     };
     Ok(TypedMatrix { values, shape })
-}
-
-/// `options[key]` beside a typed input called `input`: absent, `number[][]`, or a `[C, C]` typed
-/// matrix of the input's `precision` ("Float32Array" or "Float64Array"), as f64 values (exact for
-/// both), read by `readWeight`.
-pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &str) -> Result<Option<Matrix>> {
-    let mut shape = [0u32; 2];
-    let kind = if precision == f32::ARRAY { 32 } else { 64 };
-    let values = refused(read_weight_js(options.object(), key, input, kind, MAX_MATRIX_VALUES, &mut shape))?;
-    if values.is_undefined() {
-        return Ok(None);
-    }
-    Matrix::new(shape[0] as usize, shape[1] as usize, typed_to_vec(&values.unchecked_into::<Float64Array>())).map(Some)
-}
-
-/// A `dtype` argument called `place` (read by `readDtype`): absent → `None`; `'float32'` or `'float64'`.
-pub fn read_dtype(raw: &JsValue, place: &str) -> Result<Option<Dtype>> {
-    Ok(refused(read_dtype_js(raw, place))?.as_string().and_then(|name| Dtype::parse(&name)))
 }
 
 /// A fresh `{ data: Float32Array, shape }` (or Float64Array) for JS.
