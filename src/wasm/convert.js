@@ -241,8 +241,9 @@ export const readMatrix = guarded((value, name, maxElements, shape) =>
  * A `number[][]` `[T, C]` or a batch `number[][][]` `[B, T, C]` (a batch when `value[0][0]` is an
  * array), each matrix read as `readMatrix` reads it (the items named `name[b]`), every item its own
  * shape: returns the values one item after another, with `shapes` = [batched, rows₀, cols₀, rows₁, …].
+ * With `like` 0 or 1 it must be batched as `likeName` is (1: a batch); with `like` 2 one matrix (a trace's).
  */
-export const readBatch = guarded((value, name, maxElements) => {
+export const readBatch = guarded((value, name, maxElements, like, likeName) => {
   let batched = false;
   if (isArray(value, name) && arrayLength(value, name) > 0) {
     const first = get(value, 0, `${name}[0]`);
@@ -262,6 +263,11 @@ export const readBatch = guarded((value, name, maxElements) => {
     const data = fastNumberRows(item, shape) ?? readTable(item, place, 'number[][]', maxElements, shape, Float64Array, finite);
     parts.push(data);
     total += data.length;
+  }
+  if (like === 2 && batched) throw rangeError(`${name} is a batch [B, T, C]; trace takes one [T, C] matrix`);
+  if ((like === 0 || like === 1) && batched !== (like === 1)) {
+    const rank = (b) => (b ? 'a batch [B, T, C]' : 'one [T, C] matrix');
+    throw rangeError(`${name} is ${rank(batched)} but ${likeName} is ${rank(like === 1)}: query, key and value must all be batched or all not`);
   }
   if (items === 1) return [parts[0], shapes];
   let all;
@@ -341,9 +347,10 @@ function vector(value, name, maxElements) {
   return out;
 }
 
-/** A typed matrix `name` beside another typed matrix `other` (linear's W beside X): not an object is a mixed call. */
-export const checkSameForm = guarded((value, name, other) => {
-  if (!isTypedCandidate(value)) throw typeError(`${name} is ${describe(value)} but ${other} is a typed matrix; pass ${other} and ${name} in the same form`);
+/** `name` beside a first matrix `first` of the same `group`, typed (`typed`) or number[][]: in that form, or a mixed call. */
+export const checkSameForm = guarded((value, name, first, group, typed) => {
+  if (typed && !isTypedCandidate(value)) throw typeError(`${name} is ${describe(value)} but ${first} is a typed matrix; pass ${group} in the same form`);
+  if (!typed && isTypedCandidate(value)) throw typeError(`${name} is an object but ${first} is number[][]; pass ${group} in the same form`);
 });
 
 /** `linear`'s `b` (not undefined): a `number[]`, a Float32Array or a Float64Array of `out` values, as a Float64Array. */
@@ -611,18 +618,19 @@ export function writeNumberRows(data, cols) {
 }
 
 /**
- * One trace step as `{ op, name, inputs, head?, shape, values, columns?, scalar?, allowed? }`, built in
- * one call: `inputs` joined by newlines, `head` -1 for none, `columns` empty for none, `allowed` (0/1,
- * row-major) empty for none. Object literals define own properties, so no setter on
- * Object.prototype is ever called.
+ * One trace step as `{ op, name, inputs, head?, kvHead?, shape, values, columns?, scalar?, rotation?, allowed? }`,
+ * built in one call: `inputs` joined by newlines, `ints` = [head, kvHead, rows, cols, column₀, column₁,
+ * position] (-1 for none), `allowed` (0/1, row-major) empty for none. Object literals define own
+ * properties, so no setter on Object.prototype is ever called.
  */
-export function writeTraceStep(op, name, inputs, head, rows, cols, values, columns, scalar, allowed, kvHead, base, position) {
+export function writeTraceStep(op, name, inputs, ints, values, scalar, allowed, base) {
+  const [head, kvHead, rows, cols, column0, column1, position] = ints;
   const step = { op, name, inputs: inputs.split('\n') };
   if (head >= 0) step.head = head;
   if (kvHead >= 0) step.kvHead = kvHead;
   step.shape = [rows, cols];
   step.values = writeNumberRows(values, cols);
-  if (columns.length === 2) step.columns = [columns[0], columns[1]];
+  if (column0 >= 0) step.columns = [column0, column1];
   if (scalar !== undefined) step.scalar = scalar;
   if (base !== undefined) step.rotation = { base, position };
   if (allowed.length > 0) {
@@ -1062,7 +1070,8 @@ const HOW = {
   // fromPretrained's config, as JSON text for the core's reader
   config: (raw, place) => {
     const expected = 'expected the parsed config.json of a Hugging Face checkpoint (an object with model_type)';
-    if (raw === undefined || raw === null) throw typeError(`${place} is missing; ${expected}`);
+    // (the doubled "expected" of a missing config and weights is their message as published, kept word for word)
+    if (raw === undefined || raw === null) throw typeError(`${place} is missing; expected ${expected}`);
     if (typeof raw !== 'object' || isArray(raw, place)) throw typeError(`${place} is ${describe(raw)}; ${expected}`);
     let text;
     try { text = JSON.stringify(raw); } catch (_) { /* below */ }
@@ -1072,7 +1081,7 @@ const HOW = {
   // fromPretrained's weights: the file's bytes, never copied here
   bytes: (raw, place) => {
     const expected = 'expected the bytes of a model.safetensors file (an ArrayBuffer or a Uint8Array)';
-    if (raw === undefined || raw === null) throw typeError(`${place} is missing; ${expected}`);
+    if (raw === undefined || raw === null) throw typeError(`${place} is missing; expected ${expected}`);
     if (isInstance(raw, Uint8Array)) return raw;
     if (isInstance(raw, ArrayBuffer)) return new Uint8Array(raw);
     throw typeError(`${place} is ${describe(raw)}; ${expected}`);

@@ -41,7 +41,7 @@ extern "C" {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn read_multi_head_js(value: &JsValue, head_dimensions: &JsValue, known: &str, expected: &str, steps: &str, kind: u32, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = checkSameForm)]
-    pub(super) fn check_same_form(value: &JsValue, name: &str, other: &str) -> JsValue;
+    pub(super) fn check_same_form(value: &JsValue, name: &str, first: &str, group: &str, typed: bool) -> JsValue;
     #[wasm_bindgen(js_name = readKey)]
     fn read_key_js(options: &JsValue, key: &str, place: &str, how: &str) -> JsValue;
     #[wasm_bindgen(js_name = isTypedCandidate)]
@@ -73,27 +73,14 @@ extern "C" {
     #[wasm_bindgen(js_name = readThreads)]
     pub(super) fn read_threads_js(value: &JsValue, max: u32) -> JsValue;
     #[wasm_bindgen(js_name = readBatch)]
-    pub(super) fn read_batch_js(value: &JsValue, name: &str, max_elements: u32) -> JsValue;
+    pub(super) fn read_batch_js(value: &JsValue, name: &str, max_elements: u32, like: i32, like_name: &str) -> JsValue;
     #[wasm_bindgen(js_name = writeNumberRows)]
     pub(super) fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
     #[wasm_bindgen(js_name = writeNested)]
     pub(super) fn write_nested_js(data: &[f64], shape: &[u32]) -> JsValue;
     #[wasm_bindgen(js_name = writeTraceStep)]
-    fn write_trace_step(
-        op: &str,
-        name: &str,
-        inputs: &str,
-        head: i32,
-        rows: u32,
-        cols: u32,
-        values: &[f64],
-        columns: &[u32],
-        scalar: Option<f64>,
-        allowed: &[u8],
-        kv_head: i32,
-        base: Option<f64>,
-        position: i32,
-    ) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    fn write_trace_step(op: &str, name: &str, inputs: &str, ints: &[i32], values: &[f64], scalar: Option<f64>, allowed: &[u8], base: Option<f64>) -> JsValue;
 }
 
 /// What a reader in convert.js returned, or the TypeError / RangeError it refused the argument with.
@@ -121,11 +108,6 @@ pub fn to_js_error(error: AttentionError) -> JsValue {
 /// Runs a conversion-and-compute closure and turns its error into a JS error.
 pub fn js_result<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<T, JsValue> {
     f().map_err(to_js_error)
-}
-
-/// A number the way JS prints it: `Infinity`, `1e+308`, `0.5` (Rust would print `inf` and 309 digits).
-pub fn number_text(x: f64) -> String {
-    String::from(js_sys::Number::from(x).to_string_with_radix(10).unwrap_or_else(|_| js_sys::JsString::from("a number")))
 }
 
 /// `values` (a Float64Array, Float32Array or Uint8Array from convert.js) copied into wasm memory;
@@ -208,26 +190,13 @@ fn write_rows(rows: &[Vec<f64>]) -> JsValue {
     write_number_rows(&rows.concat(), cols as u32)
 }
 
-/// One step, in one call to convert.js (`writeTraceStep` leaves absent fields out).
-fn write_step(step: &Step) -> JsValue {
-    let [rows, cols] = step.shape;
-    let allowed: Vec<u8> = step.allowed.iter().flatten().flatten().map(|&b| u8::from(b)).collect();
-    let columns: Vec<u32> = step.columns.iter().flatten().map(|&c| c as u32).collect();
-    write_trace_step(
-        step.op.name(),
-        &step.name,
-        &step.inputs.join("\n"),
-        step.head.map_or(-1, |h| h as i32),
-        rows as u32,
-        cols as u32,
-        &step.values.concat(),
-        &columns,
-        step.scalar,
-        &allowed,
-        step.kv_head.map_or(-1, |h| h as i32),
-        step.rotation.map(|(base, _)| base),
-        step.rotation.map_or(-1, |(_, p)| p as i32),
-    )
+/// One step, in one call to convert.js (`writeTraceStep`: -1 for an absent head, K/V head, columns, position).
+fn write_step(s: &Step) -> JsValue {
+    let opt = |x: Option<usize>| x.map_or(-1, |x| x as i32);
+    let [c0, c1] = s.columns.map_or([-1, -1], |c| c.map(|x| x as i32));
+    let ints = [opt(s.head), opt(s.kv_head), s.shape[0] as i32, s.shape[1] as i32, c0, c1, opt(s.rotation.map(|r| r.1))];
+    let allowed: Vec<u8> = s.allowed.iter().flatten().flatten().map(|&b| u8::from(b)).collect();
+    write_trace_step(s.op.name(), &s.name, &s.inputs.join("\n"), &ints, &s.values.concat(), s.scalar, &allowed, s.rotation.map(|r| r.0))
 }
 
 /// A trace as `{ output: number[][], steps: Step[] }`.

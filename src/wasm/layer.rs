@@ -196,10 +196,7 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(skip_typescript)]
     pub fn trace(&self, query: JsValue, key: JsValue, value: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| {
-            let query = read_items(&query, "query")?;
-            if query.batched {
-                return Err(AttentionError::range_error("query is a batch [B, T, C]; trace takes one [T, C] matrix"));
-            }
+            let query = read_items(&query, "query", 2, "")?;
             let key = read_default(&key, "key", &query, "query")?;
             let value = read_default(&value, "value", &key, "key")?;
             let mask = Checked::options(&options, "mask, causal", "", MASK)?.mask()?;
@@ -216,7 +213,7 @@ impl JsMultiHeadAttention {
                 let grad = read_typed(&grad_output, "gradOutput", true, self.inner.embed_dim(), None)?;
                 (SamePrecision::new([grad])?, None)
             } else {
-                let grad = read_items(&grad_output, "gradOutput")?;
+                let grad = read_items(&grad_output, "gradOutput", -1, "")?;
                 (f64::wrap([rows_typed(&grad)]), Some((grad.shapes, grad.batched)))
             };
             let layer = &mut self.inner;
@@ -265,7 +262,7 @@ type Inputs = (SamePrecision<3>, Option<[Vec<(usize, usize)>; 3]>, bool);
 
 fn read_inputs(query: &JsValue, key: &JsValue, value: &JsValue, c: usize) -> Result<Inputs> {
     if !is_typed_candidate(query) {
-        let query = read_items(query, "query")?;
+        let query = read_items(query, "query", -1, "")?;
         let key = read_default(key, "key", &query, "query")?;
         let value = read_default(value, "value", &key, "key")?;
         let group = f64::wrap([&query, &key, &value].map(rows_typed));
@@ -326,16 +323,7 @@ fn read_default(value: &JsValue, name: &str, default: &Items, default_name: &str
     if is_missing(value) {
         return Ok(default.clone());
     }
-    let items = read_items(value, name)?;
-    if items.batched != default.batched {
-        let rank = |b: bool| if b { "a batch [B, T, C]" } else { "one [T, C] matrix" };
-        return Err(AttentionError::range_error(format!(
-            "{name} is {} but {default_name} is {}: query, key and value must all be batched or all not",
-            rank(items.batched),
-            rank(default.batched)
-        )));
-    }
-    Ok(items)
+    read_items(value, name, i32::from(default.batched), default_name)
 }
 
 /// What `readLayerParts` read of `fromFusedQKV`'s weights (`fused`) or `fromPyTorch`'s state: the input and

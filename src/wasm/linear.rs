@@ -20,7 +20,7 @@ pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue
     js_result(|| {
         let xw = if is_typed_candidate(&x) {
             let x = read_typed_matrix(&x, "X", true)?;
-            refused(check_same_form(&w, "W", "X"))?;
+            refused(check_same_form(&w, "W", "X", "X and W", true))?;
             let w = read_typed(&w, "W", false, 0, Some(Like { name: "X", first: &x, group: "X and W", same_rank: false }))?;
             SamePrecision::new([x, w])?
         } else {

@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 
 use super::convert::{js_result, read_key, read_model_config, read_tokens_js, refused, typed_to_vec, write_object, Checked};
 use super::typed::write_typed;
-use crate::error::{number_text, AttentionError, Result};
+use crate::error::Result;
 use crate::model::paths::{PathCut, PathInput};
 use crate::model::{self, MlpKind, ModelConfig, NormKind, Positions, Tokens};
 use crate::precision::{ByPrecision, Dtype, Family, Precision, Values};
@@ -68,7 +68,7 @@ impl JsTransformer {
                 tied: c.flag("tiedEmbeddings"),
                 ..defaults
             };
-            check_parts(&config)?;
+            config.check_parts()?;
             let dtype = read_key(&c.value("options"), "dtype", "config.dtype", "dtype")?.as_string().and_then(|d| Dtype::parse(&d)).unwrap_or(f32::wrap(()));
             let inner = crate::by_precision!(F in dtype, () => F::wrap(model::Transformer::<F>::new(config)?));
             Ok(Self { inner, model_type: None })
@@ -104,7 +104,7 @@ impl JsTransformer {
             ];
             // a part's options only with the part (`{ ...model.config, embedDim }` then builds a model)
             if c.layer_norm {
-                entries.extend([("norm", JsValue::from_str(norm_name(c.norm))), ("normEps", JsValue::from(c.norm_eps))]);
+                entries.extend([("norm", JsValue::from_str(c.norm.name())), ("normEps", JsValue::from(c.norm_eps))]);
             }
             if c.mlp {
                 entries.extend([("mlpWidth", JsValue::from(c.mlp_width as f64)), ("mlpBias", JsValue::from(c.mlp_bias))]);
@@ -190,7 +190,7 @@ fn loaded_config(c: &ModelConfig, model_type: &str, dtype: &str) -> Result<JsVal
         ("numLayers", n(c.num_layers)),
         ("positions", JsValue::from_str(c.positions.name())),
         ("ropeBase", if c.positions == Positions::Rope { JsValue::from(c.rope_base) } else { JsValue::NULL }),
-        ("norm", JsValue::from_str(norm_name(c.norm))),
+        ("norm", JsValue::from_str(c.norm.name())),
         ("normEps", JsValue::from(c.norm_eps)),
         ("mlp", JsValue::from_str(if c.mlp_kind == MlpKind::Gelu { "gelu_new" } else { "silu_gated" })),
         ("mlpWidth", n(c.mlp_width)),
@@ -199,40 +199,6 @@ fn loaded_config(c: &ModelConfig, model_type: &str, dtype: &str) -> Result<JsVal
         ("tiedEmbeddings", JsValue::from(c.tied)),
         ("dtype", JsValue::from_str(dtype)),
     ])
-}
-
-/// `'layer'` or `'rms'`.
-fn norm_name(norm: NormKind) -> &'static str {
-    match norm {
-        NormKind::Layer => "layer",
-        NormKind::Rms => "rms",
-    }
-}
-
-/// A RangeError for an option of a part the config leaves out, set to other than its default: the
-/// norm's options without `layerNorm`, the MLP's without `mlp`, `ropeBase` without `positions: 'rope'`
-/// (a value the model would silently ignore).
-fn check_parts(c: &ModelConfig) -> Result<()> {
-    let d = ModelConfig::new(c.vocab_size, c.context_length, c.embed_dim, c.num_heads, c.num_layers);
-    let unused = |key: &str, value: String, part: &str| {
-        Err(AttentionError::range_error(format!("config.{key} is {value} but {part}; the option would change nothing (leave it out, or turn the part on)")))
-    };
-    if !c.layer_norm && c.norm != d.norm {
-        return unused("norm", format!("'{}'", norm_name(c.norm)), "config.layerNorm is false: the model has no norms");
-    }
-    if !c.layer_norm && c.norm_eps != d.norm_eps {
-        return unused("normEps", number_text(c.norm_eps), "config.layerNorm is false: the model has no norms");
-    }
-    if !c.mlp && c.mlp_width != d.mlp_width {
-        return unused("mlpWidth", c.mlp_width.to_string(), "config.mlp is false: the model has no MLP");
-    }
-    if !c.mlp && !c.mlp_bias {
-        return unused("mlpBias", "false".into(), "config.mlp is false: the model has no MLP");
-    }
-    if c.positions != Positions::Rope && c.rope_base != d.rope_base {
-        return unused("ropeBase", number_text(c.rope_base), &format!("config.positions is '{}', not 'rope'", c.positions.name()));
-    }
-    Ok(())
 }
 
 /// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }` (read by

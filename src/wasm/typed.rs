@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{
-    copy_exact, copy_in, read_batch_js, write_nested_js, write_number_rows,
+    check_same_form, copy_exact, copy_in, read_batch_js, write_nested_js, write_number_rows,
     is_typed_candidate, read_matrix, read_small_call_js, read_typed_matrix_js, refused, typed_to_vec,
     MAX_MATRIX_VALUES,
 };
@@ -83,11 +83,8 @@ pub fn read_group<const N: usize>(values: [&JsValue; N], names: [&str; N], group
     if !is_typed_candidate(values[0]) {
         let mut read = Vec::with_capacity(N);
         for (i, (value, name)) in values.iter().zip(names).enumerate() {
-            if i > 0 && same_form && is_typed_candidate(value) {
-                return Err(AttentionError::type_error(format!(
-                    "{name} is an object but {} is number[][]; pass {group} in the same form",
-                    names[0]
-                )));
+            if i > 0 && same_form {
+                refused(check_same_form(value, name, names[0], group, false))?;
             }
             let m = read_matrix(value, name)?;
             let shape = vec![m.rows(), m.cols()];
@@ -295,9 +292,10 @@ pub struct Items {
     pub batched: bool,
 }
 
-/// Reads [`Items`]; an unbatched matrix is a batch of one. Items are named `name[b]` in messages.
-pub fn read_items(value: &JsValue, name: &str) -> Result<Items> {
-    let parts: Array = refused(read_batch_js(value, name, MAX_MATRIX_VALUES))?.unchecked_into();
+/// Reads [`Items`]; an unbatched matrix is a batch of one. Items are named `name[b]` in messages. With
+/// `like` 0 or 1 it must be batched as `like_name` is (1: a batch); with `like` 2 it must be one matrix.
+pub fn read_items(value: &JsValue, name: &str, like: i32, like_name: &str) -> Result<Items> {
+    let parts: Array = refused(read_batch_js(value, name, MAX_MATRIX_VALUES, like, like_name))?.unchecked_into();
     let (values, shapes): (Float64Array, js_sys::Uint32Array) = (parts.get(0).unchecked_into(), parts.get(1).unchecked_into());
     let shapes = typed_to_vec(&shapes);
     let first = (shapes.get(1).copied().unwrap_or(0), shapes.get(2).copied().unwrap_or(0));
