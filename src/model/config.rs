@@ -46,6 +46,16 @@ pub enum NormKind {
     Rms,
 }
 
+impl NormKind {
+    /// The JS name: `'layer'` or `'rms'`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NormKind::Layer => "layer",
+            NormKind::Rms => "rms",
+        }
+    }
+}
+
 /// The MLP's form (with `mlp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MlpKind {
@@ -119,6 +129,33 @@ impl ModelConfig {
     /// d_head = C / h.
     pub fn head_dim(&self) -> usize {
         self.embed_dim / self.num_heads.max(1)
+    }
+
+    /// A RangeError for an option of a part the config leaves out, set to other than its default: the
+    /// norm's options without `layerNorm`, the MLP's without `mlp`, `ropeBase` without `positions: 'rope'`
+    /// (a value the model would silently ignore).
+    pub fn check_parts(&self) -> Result<()> {
+        let d = ModelConfig::new(self.vocab_size, self.context_length, self.embed_dim, self.num_heads, self.num_layers);
+        let unused = |key: &str, value: String, part: &str| {
+            Err(AttentionError::range_error(format!("config.{key} is {value} but {part}; the option would change nothing (leave it out, or turn the part on)")))
+        };
+        let (no_norms, no_mlp) = ("config.layerNorm is false: the model has no norms", "config.mlp is false: the model has no MLP");
+        if !self.layer_norm && self.norm != d.norm {
+            return unused("norm", format!("'{}'", self.norm.name()), no_norms);
+        }
+        if !self.layer_norm && self.norm_eps != d.norm_eps {
+            return unused("normEps", crate::error::number_text(self.norm_eps), no_norms);
+        }
+        if !self.mlp && self.mlp_width != d.mlp_width {
+            return unused("mlpWidth", self.mlp_width.to_string(), no_mlp);
+        }
+        if !self.mlp && !self.mlp_bias {
+            return unused("mlpBias", "false".into(), no_mlp);
+        }
+        if self.positions != Positions::Rope && self.rope_base != d.rope_base {
+            return unused("ropeBase", crate::error::number_text(self.rope_base), &format!("config.positions is '{}', not 'rope'", self.positions.name()));
+        }
+        Ok(())
     }
 
     /// `headMask` must have numLayers rows (checked before any row is read) …

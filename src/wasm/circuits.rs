@@ -5,7 +5,7 @@
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-use super::convert::{js_result, read_index, write_object, Options};
+use super::convert::{js_result, write_object, Checked};
 use super::transformer::JsTransformer;
 use super::typed::write_typed;
 use crate::error::Result;
@@ -15,8 +15,6 @@ use crate::precision::Values;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/circuits.d.ts");
-
-const CIRCUITS_KEYS: &str = "layer, head";
 
 /// `[l1][i][l2][j]` nested arrays from a flat `L·h·L·h` vector.
 fn nested(values: &[f64], l: usize, h: usize) -> JsValue {
@@ -44,8 +42,8 @@ impl JsTransformer {
     #[wasm_bindgen(skip_typescript)]
     pub fn circuits(&mut self, options: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| {
-            let o = Options::required(&options, "options", CIRCUITS_KEYS, "{ layer, head }")?;
-            let (layer, head) = (read_index(&o.raw("layer")?, "options.layer")?, read_index(&o.raw("head")?, "options.head")?);
+            let o = Checked::options(&options, "layer, head", "{ layer, head }", "layer:index head:index")?;
+            let (layer, head) = (o.count("layer").unwrap_or_default(), o.count("head").unwrap_or_default());
             crate::by_precision!(F in &self.inner, model => {
                 circuits_apply(model.config(), "circuits")?;
                 let c = model.circuits(layer, head)?;

@@ -241,8 +241,9 @@ export const readMatrix = guarded((value, name, maxElements, shape) =>
  * A `number[][]` `[T, C]` or a batch `number[][][]` `[B, T, C]` (a batch when `value[0][0]` is an
  * array), each matrix read as `readMatrix` reads it (the items named `name[b]`), every item its own
  * shape: returns the values one item after another, with `shapes` = [batched, rows₀, cols₀, rows₁, …].
+ * With `like` 0 or 1 it must be batched as `likeName` is (1: a batch); with `like` 2 one matrix (a trace's).
  */
-export const readBatch = guarded((value, name, maxElements) => {
+export const readBatch = guarded((value, name, maxElements, like, likeName) => {
   let batched = false;
   if (isArray(value, name) && arrayLength(value, name) > 0) {
     const first = get(value, 0, `${name}[0]`);
@@ -262,6 +263,11 @@ export const readBatch = guarded((value, name, maxElements) => {
     const data = fastNumberRows(item, shape) ?? readTable(item, place, 'number[][]', maxElements, shape, Float64Array, finite);
     parts.push(data);
     total += data.length;
+  }
+  if (like === 2 && batched) throw rangeError(`${name} is a batch [B, T, C]; trace takes one [T, C] matrix`);
+  if ((like === 0 || like === 1) && batched !== (like === 1)) {
+    const rank = (b) => (b ? 'a batch [B, T, C]' : 'one [T, C] matrix');
+    throw rangeError(`${name} is ${rank(batched)} but ${likeName} is ${rank(like === 1)}: query, key and value must all be batched or all not`);
   }
   if (items === 1) return [parts[0], shapes];
   let all;
@@ -299,7 +305,9 @@ function tensor(raw, place, shape, maxElements) {
  * `shapes[2i, 2i + 1]` its [rows, cols] (cols 0 for a vector). With `full` every parameter must be there,
  * otherwise any subset. An array with each parameter's values as `tensor` reads them, undefined where absent.
  */
-export const readTree = guarded((value, name, names, layers, shapes, numLayers, full, maxElements) => {
+export const readTree = guarded(tree);
+function tree(value, name, names, layers, shapes, numLayers, full, maxElements) {
+  if (!full && (value === undefined || value === null)) throw typeError(`${name} is missing; expected an object with some of the keys of getWeights()`);
   if (value === null || typeof value !== 'object') throw typeError(`${name} is ${describe(value)}; expected an object with the keys of getWeights()`);
   const params = names.split(', ').map((key, i) => ({ key, layer: layers[i], shape: shapes[2 * i + 1] === 0 ? [shapes[2 * i]] : [shapes[2 * i], shapes[2 * i + 1]] }));
   const keysOf = (layer) => params.filter((p) => p.layer === layer).map((p) => p.key);
@@ -322,11 +330,8 @@ export const readTree = guarded((value, name, names, layers, shapes, numLayers, 
     if (raw === undefined && full) throw typeError(`${place} is missing; ${name} must hold every parameter`);
     return raw === undefined ? undefined : tensor(raw, place, p.shape, maxElements);
   });
-});
+}
 
-/** A `boolean[][]` as a Uint8Array of 0/1, row by row, with `shape` = [rows, cols]. */
-export const readBoolMatrix = guarded((value, name, maxElements, shape) =>
-  readTable(value, name, 'boolean[][]', maxElements, shape, Uint8Array, boolean));
 
 /** A `number[]` (a bias) as a Float64Array. */
 function vector(value, name, maxElements) {
@@ -341,7 +346,12 @@ function vector(value, name, maxElements) {
   }
   return out;
 }
-export const readVector = guarded(vector);
+
+/** `name` beside a first matrix `first` of the same `group`, typed (`typed`) or number[][]: in that form, or a mixed call. */
+export const checkSameForm = guarded((value, name, first, group, typed) => {
+  if (typed && !isTypedCandidate(value)) throw typeError(`${name} is ${describe(value)} but ${first} is a typed matrix; pass ${group} in the same form`);
+  if (!typed && isTypedCandidate(value)) throw typeError(`${name} is an object but ${first} is number[][]; pass ${group} in the same form`);
+});
 
 /** `linear`'s `b` (not undefined): a `number[]`, a Float32Array or a Float64Array of `out` values, as a Float64Array. */
 export const readBias = guarded((b, out, maxElements) => {
@@ -433,10 +443,6 @@ export const readPrompt = guarded((value, v) => {
   return Uint32Array.from(values);
 });
 
-export const readCount = guarded((value, place) => count(value, place));
-export const checkIsArray = guarded((value, place) => isArray(value, place));
-export const getProperty = guarded((target, key, place) => get(target, key, place));
-export const readArrayLength = guarded((array, place) => arrayLength(array, place));
 
 /** An optional seed: an integer number 0 … 2^53 − 1 or a bigint 0 … 2^64 − 1, as a bigint (default 0). */
 export const readSeed = guarded(seed);
@@ -463,11 +469,11 @@ export function tagCache(cache, id) {
 }
 
 /** The registry id of a cache from `createCache()`, or a TypeError naming `place`. */
-export const readCacheId = guarded((value, place) => {
+function cacheId(value, place) {
   const id = value !== null && typeof value === 'object' ? value[CACHE_ID] : undefined;
   if (typeof id !== 'number') throw typeError(`${place} is ${describe(value)}; expected a cache from layer.createCache()`);
   return id;
-});
+}
 
 /** An optional probability 0 ≤ p < 1 (default 0). */
 function probability(value, place) {
@@ -479,13 +485,12 @@ function probability(value, place) {
 }
 
 /** A `dtype`: undefined, 'float32' or 'float64' (returned as given). */
-export const readDtype = guarded((value, place) => {
+export const readDtype = guarded(dtype);
+function dtype(value, place) {
   if (value === undefined || value === 'float32' || value === 'float64') return value;
   throw typeError(`${place} is ${describe(value)}; expected 'float32' or 'float64'`);
-});
+}
 
-/** An integer 0 … `max` (a position, a layer, a head, a step). */
-export const readIndex = guarded(index);
 
 /** An optional finite number > 0 (undefined stays undefined): not a number is a TypeError, anything else wrong a RangeError. */
 function positive(x, place) {
@@ -498,7 +503,6 @@ function positive(x, place) {
  * The rotary embedding's `{ base?, offset? }` read from `o` (an options object called `name`, already
  * checked, or undefined), as [base, offset] (defaults 10000 and 0); `offset` only `withOffset`.
  */
-export const readRopeSettings = guarded(ropeSettings);
 function ropeSettings(o, name, withOffset) {
   const at = (key) => (o === undefined ? undefined : get(o, key, () => `${name}.${key}`));
   const base = positive(at('base'), `${name}.base`) ?? 10000;
@@ -514,7 +518,6 @@ function rope(value, place, keys) {
   if (value === null || typeof value !== 'object' || boxed) throw typeError(`${place} is ${describe(value)}; expected true, false or { ${keys} }`);
   return ropeSettings(options(value, place, keys), place, keys.includes('offset'));
 }
-export const readRope = guarded(rope);
 
 // ---- a whole small call, and results -------------------------------------------------------
 
@@ -615,18 +618,19 @@ export function writeNumberRows(data, cols) {
 }
 
 /**
- * One trace step as `{ op, name, inputs, head?, shape, values, columns?, scalar?, allowed? }`, built in
- * one call: `inputs` joined by newlines, `head` -1 for none, `columns` empty for none, `allowed` (0/1,
- * row-major) empty for none. Object literals define own properties, so no setter on
- * Object.prototype is ever called.
+ * One trace step as `{ op, name, inputs, head?, kvHead?, shape, values, columns?, scalar?, rotation?, allowed? }`,
+ * built in one call: `inputs` joined by newlines, `ints` = [head, kvHead, rows, cols, column₀, column₁,
+ * position] (-1 for none), `allowed` (0/1, row-major) empty for none. Object literals define own
+ * properties, so no setter on Object.prototype is ever called.
  */
-export function writeTraceStep(op, name, inputs, head, rows, cols, values, columns, scalar, allowed, kvHead, base, position) {
+export function writeTraceStep(op, name, inputs, ints, values, scalar, allowed, base) {
+  const [head, kvHead, rows, cols, column0, column1, position] = ints;
   const step = { op, name, inputs: inputs.split('\n') };
   if (head >= 0) step.head = head;
   if (kvHead >= 0) step.kvHead = kvHead;
   step.shape = [rows, cols];
   step.values = writeNumberRows(values, cols);
-  if (columns.length === 2) step.columns = [columns[0], columns[1]];
+  if (column0 >= 0) step.columns = [column0, column1];
   if (scalar !== undefined) step.scalar = scalar;
   if (base !== undefined) step.rotation = { base, position };
   if (allowed.length > 0) {
@@ -657,7 +661,6 @@ function similar(a, b) {
  * An options object: undefined or null give undefined ("no options"); anything else must be a
  * plain object whose string keys are all in `known` (", "-separated, as messages print them).
  */
-export const readOptions = guarded(options);
 
 /** `options` of an object that must be there: undefined or null is a TypeError showing `expected`. */
 function requiredOptions(value, name, known, expected) {
@@ -879,21 +882,6 @@ export const readThreads = guarded((value, max) => {
   return value;
 });
 
-/** `options[key]` (undefined when there are no options). */
-export const optionValue = guarded((options, name, key) => (options === undefined ? undefined : get(options, key, () => `${name}.${key}`)));
-
-/** An optional boolean option. */
-export const optionFlag = guarded((options, name, key, fallback) => {
-  const x = options === undefined ? undefined : get(options, key, () => `${name}.${key}`);
-  return x === undefined ? fallback : boolean(x, () => `${name}.${key}`);
-});
-
-/** A required positive-integer option. */
-export const optionCount = guarded((options, name, key) => {
-  const x = options === undefined ? undefined : get(options, key, () => `${name}.${key}`);
-  if (x === undefined) throw typeError(`${name}.${key} is missing; expected a positive integer`);
-  return count(x, () => `${name}.${key}`);
-});
 
 // ---- typed matrices: { data: Float32Array | Float64Array, shape: [T, C] | [B, T, C] } --------
 
@@ -1004,7 +992,7 @@ function typedMatrix(value, name, batches, maxElements, out, cols, likeName, lik
  * `out` = [rows, cols]. For a Float32Array input, a number[][] entry beyond f32's range is a
  * RangeError rather than an Infinity later.
  */
-export const readWeight = guarded((options, key, input, kind, maxElements, out) => {
+function weight(options, key, input, kind, maxElements, out) {
   const place = `options.${key}`;
   const at = () => (options === undefined ? undefined : get(options, key, place));
   let raw = at();
@@ -1026,4 +1014,176 @@ export const readWeight = guarded((options, key, input, kind, maxElements, out) 
   out[0] = shape[2];
   out[1] = shape[3];
   return Float64Array.from(data);
+}
+
+// ---- an export's options, read whole in the order of its steps ----------------------------------
+
+/** A number[][] (or with `bools` a boolean[][]) as `{ values, rows, cols, place }` (Checked::table). */
+function table(raw, place, maxElements, bools) {
+  const shape = [0, 0];
+  const values = bools
+    ? readTable(raw, place, 'boolean[][]', maxElements, shape, Uint8Array, boolean)
+    : fastNumberRows(raw, shape) ?? readTable(raw, place, 'number[][]', maxElements, shape, Float64Array, finite);
+  return { values, rows: shape[0], cols: shape[1], place };
+}
+
+/** `[layer, head]`, two integers ≥ 0. */
+function headAt(raw, place) {
+  const expected = 'expected [layer, head], two integers ≥ 0';
+  if (!isArray(raw, place)) throw typeError(`${place} is ${describe(raw)}; ${expected}`);
+  const len = arrayLength(raw, place);
+  if (len !== 2) throw rangeError(`${place} has ${len} entries; ${expected}`);
+  return [0, 1].map((i) => index(get(raw, i, `${place}[${i}]`), `${place}[${i}]`));
+}
+
+/** A string as Rust's `{:?}` prints it in messages: quoted, with quotes, backslashes and control characters escaped. */
+const quoted = (s) => `"${s.replace(/[\\"]/g, (c) => `\\${c}`).replace(/\t/g, '\\t').replace(/\r/g, '\\r').replace(/\n/g, '\\n')
+  .replace(/\0/g, '\\0').replace(/[\x01-\x1f\x7f-\x9f]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`)}"`;
+
+/**
+ * How each kind of option is read: `(raw, place, call)`, `raw` the property's value (undefined when
+ * absent), `call` what the export passed (`o` the options object, `kind` 0 for number[][] input or the
+ * typed input's precision 32 | 64, `input` that input's name, `extra` the export's flags).
+ */
+const HOW = {
+  count: (raw, place) => count(raw, place),
+  need: (raw, place) => {
+    if (raw === undefined) throw typeError(`${place} is missing; expected a positive integer`);
+    return count(raw, place);
+  },
+  window: (raw, place) => (raw === undefined ? undefined : count(raw, place)),
+  flag: (raw, place) => (raw === undefined ? false : boolean(raw, place)),
+  index: (raw, place) => index(raw, place),
+  step: (raw, place) => index(raw, place, 9007199254740991),
+  seed: (raw, place) => seed(raw, place),
+  dtype: (raw, place) => dtype(raw, place),
+  raw: (raw) => raw,
+  matrix: (raw, place, call) => (raw === undefined ? undefined : table(raw, place, call.maxElements, false)),
+  bools: (raw, place, call) => (raw === undefined ? undefined : table(raw, place, call.maxElements, true)),
+  rope: (raw, place) => rope(raw, place, 'base, offset'),
+  base: (raw, place) => positive(raw, place) ?? 10000,
+  offset: (raw, place) => (raw === undefined ? 0 : index(raw, place)),
+  // setState's dtype: the model's own (`input`)
+  sameDtype: (raw, place, call) => {
+    if (raw !== call.input) throw typeError(`${place} is ${describe(raw)}; this model is '${call.input}': a state restores only a model of the same dtype`);
+  },
+  // fromPretrained's config, as JSON text for the core's reader
+  config: (raw, place) => {
+    const expected = 'expected the parsed config.json of a Hugging Face checkpoint (an object with model_type)';
+    // (the doubled "expected" of a missing config and weights is their message as published, kept word for word)
+    if (raw === undefined || raw === null) throw typeError(`${place} is missing; expected ${expected}`);
+    if (typeof raw !== 'object' || isArray(raw, place)) throw typeError(`${place} is ${describe(raw)}; ${expected}`);
+    let text;
+    try { text = JSON.stringify(raw); } catch (_) { /* below */ }
+    if (typeof text !== 'string') throw typeError(`${place} cannot be written as JSON (a cycle or a bigint?); ${expected}`);
+    return text;
+  },
+  // fromPretrained's weights: the file's bytes, never copied here
+  bytes: (raw, place) => {
+    const expected = 'expected the bytes of a model.safetensors file (an ArrayBuffer or a Uint8Array)';
+    if (raw === undefined || raw === null) throw typeError(`${place} is missing; expected ${expected}`);
+    if (isInstance(raw, Uint8Array)) return raw;
+    if (isInstance(raw, ArrayBuffer)) return new Uint8Array(raw);
+    throw typeError(`${place} is ${describe(raw)}; ${expected}`);
+  },
+  // forward's cache: then key and value must be omitted (the cache holds the layer's own: self-attention)
+  cache: (raw, place, call) => {
+    if (raw === undefined) return undefined;
+    const id = cacheId(raw, place);
+    ['key', 'value'].forEach((name, i) => {
+      if (call.extra[0] & (1 << i)) {
+        throw typeError(`${name} must be omitted with options.cache: decoding is self-attention over the cached keys and values (forward(x, undefined, undefined, { cache, causal: true }))`);
+      }
+    });
+    return id;
+  },
+  // W_O beside Q (or a projection beside X): number[][] for number[][] input, else also a typed matrix of its precision
+  weight: (raw, place, call, key) => weightAt(call, key, place, raw),
+  required: (raw, place, call, key) => {
+    const w = weightAt(call, key, place, raw);
+    if (w !== undefined) return w;
+    const typed = call.kind === 0 ? '' : ` or { data: ${arrayName(call.kind)}, shape: [C, C] }`;
+    throw typeError(`${place} is missing; expected a C×C number[][]${typed} oriented [in, out]`);
+  },
+  // [rows, each row's length…] and the values, read only while the counts are the model's (`extra`:
+  // numLayers, numHeads), so that the core names a wrong count before anything after it is read
+  headMask: (raw, place, call) => {
+    if (raw === undefined) return undefined;
+    const expected = 'expected boolean[][], numLayers rows of numHeads booleans (false switches a head off)';
+    const name = 'options.headMask';
+    if (!isArray(raw, name)) throw typeError(`${name} is ${describe(raw)}; ${expected}`);
+    const [layers, heads] = call.extra;
+    const lengths = [arrayLength(raw, name)];
+    const values = [];
+    for (let l = 0; l < layers && lengths[0] === layers; l++) {
+      const here = `${name}[${l}]`;
+      const row = get(raw, l, here);
+      if (!isArray(row, here)) throw typeError(`${here} is ${describe(row)}; ${expected}`);
+      lengths.push(arrayLength(row, here));
+      if (lengths[l + 1] !== heads) break;
+      for (let i = 0; i < heads; i++) values.push(boolean(get(row, i, `${here}[${i}]`), `${here}[${i}]`) ? 1 : 0);
+    }
+    return { values: Uint8Array.from(values), lengths: Uint32Array.from(lengths) };
+  },
+  // [l1, i, l2, j, input] per cut, input 0 (query), 1 (key) or 2 (value)
+  pathMask: (raw) => {
+    if (raw === undefined) return new Uint32Array(0);
+    const name = 'options.pathMask';
+    if (!isArray(raw, name)) throw typeError(`${name} is ${describe(raw)}; expected an array of { from: [layer, head], to: [layer, head], input: 'query' | 'key' | 'value' }`);
+    const n = arrayLength(raw, name);
+    const out = new Uint32Array(5 * n);
+    for (let k = 0; k < n; k++) {
+      const place = `${name}[${k}]`;
+      const o = requiredOptions(get(raw, k, place), place, 'from, to, input', '{ from: [layer, head], to: [layer, head], input }');
+      const input = get(o, 'input', () => `${place}.input`);
+      const i = ['query', 'key', 'value'].indexOf(input);
+      if (i < 0) throw typeError(`${place}.input is ${typeof input === 'string' ? quoted(input) : describe(input)}; expected 'query', 'key' or 'value'`);
+      out.set([...headAt(get(o, 'from', () => `${place}.from`), `${place}.from`), ...headAt(get(o, 'to', () => `${place}.to`), `${place}.to`), i], 5 * k);
+    }
+    return out;
+  },
+};
+
+/** `weight` of `call`'s options for `key`, as `table` gives it (the typed reader reads the property itself). */
+function weightAt(call, key, place, raw) {
+  if (call.kind === 0) return HOW.matrix(raw, place, call); // read by `call`
+  const out = [0, 0];
+  const values = weight(call.o, key, call.input, call.kind, call.maxElements, out);
+  return values === undefined ? undefined : { values, rows: out[0], cols: out[1], place };
+}
+
+/**
+ * An export's options `{ known }` (`expected` '' when they may be left out, else what a missing one is
+ * told to be), read in the order of `steps` ("key:how …", see HOW) into a fresh object Rust reads by
+ * kind (convert::Checked); `kind`, `input` and `extra` as HOW's `call`.
+ */
+export const readCall = guarded(call);
+function call(value, name, known, expected, steps, kind, input, extra, maxElements) {
+  const o = expected === '' ? options(value, name, known) : requiredOptions(value, name, known, expected);
+  const c = { o, kind, input, extra, maxElements };
+  const out = {};
+  for (const step of steps.split(' ')) {
+    const [key, how] = step.split(':');
+    // `weight` reads the property itself, as the typed reader always has
+    const raw = (how === 'weight' || how === 'required') && kind !== 0 ? undefined : o === undefined ? undefined : get(o, key, () => `${name}.${key}`);
+    out[key] = HOW[how](raw, `${name}.${key}`, c, key);
+  }
+  return out;
+}
+
+/**
+ * `multiHeadAttention`'s (and its trace's) options: the positional `numberOfHeads, headDimensions`
+ * pair, or an options object read by `call` (`headDimensions` then undefined).
+ */
+export const readMultiHead = guarded((value, headDimensions, known, expected, steps, kind, maxElements) => {
+  if (typeof value === 'number') {
+    return { numberOfHeads: count(value, 'numberOfHeads (argument 4)'), headDimensions: count(headDimensions, 'headDimensions (argument 5)') };
+  }
+  if (headDimensions !== undefined) {
+    throw typeError('headDimensions (argument 5) is only for the positional form multiHeadAttention(Q, K, V, numberOfHeads, headDimensions); with an options object, put headDimensions inside it');
+  }
+  return call(value, 'options', known, expected, steps, kind, 'Q', [], maxElements);
 });
+
+/** `key` of an options object a reader above already checked (`o`; none when undefined or null), read later by `how`. */
+export const readKey = guarded((o, key, place, how) => HOW[how](o === undefined || o === null ? undefined : get(o, key, place), place));

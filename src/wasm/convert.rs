@@ -15,6 +15,8 @@ use crate::engine::Rope;
 use crate::error::{AttentionError, Result};
 use crate::mask::{BoolMatrix, Mask};
 use crate::matrix::{Matrix, MAX_ELEMENTS};
+use crate::multi_head::HeadSplit;
+use crate::precision::Dtype;
 use crate::trace::{Step, Trace};
 
 #[wasm_bindgen(module = "/src/wasm/convert.js")]
@@ -26,44 +28,22 @@ extern "C" {
     fn refusal_is_range() -> bool;
     #[wasm_bindgen(js_name = takeRefusal)]
     fn take_refusal() -> String;
-    /// A short description of a value's kind for messages: "a string", "undefined", "NaN", "the number 3", …
-    pub fn describe(value: &JsValue) -> String;
     #[wasm_bindgen(js_name = readMatrix)]
     fn read_matrix_js(value: &JsValue, name: &str, max_elements: u32, shape: &mut [u32]) -> JsValue;
-    #[wasm_bindgen(js_name = readBoolMatrix)]
-    fn read_bool_matrix_js(value: &JsValue, name: &str, max_elements: u32, shape: &mut [u32]) -> JsValue;
-    #[wasm_bindgen(js_name = readVector)]
-    fn read_vector_js(value: &JsValue, name: &str, max_elements: u32) -> JsValue;
-    #[wasm_bindgen(js_name = readCount)]
-    fn read_count_js(value: &JsValue, place: &str) -> JsValue;
-    #[wasm_bindgen(js_name = checkIsArray)]
-    fn check_is_array(value: &JsValue, place: &str) -> JsValue;
-    #[wasm_bindgen(js_name = getProperty)]
-    fn get_property(target: &JsValue, key: &JsValue, place: &str) -> JsValue;
-    #[wasm_bindgen(js_name = readArrayLength)]
-    fn read_array_length(array: &JsValue, place: &str) -> JsValue;
-    #[wasm_bindgen(js_name = readSeed)]
-    fn read_seed_js(value: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = tagCache)]
     pub(crate) fn tag_cache(cache: &JsValue, id: u32) -> JsValue;
-    #[wasm_bindgen(js_name = readCacheId)]
-    fn read_cache_id_js(value: &JsValue, place: &str) -> JsValue;
-    #[wasm_bindgen(js_name = readIndex)]
-    fn read_index_js(value: &JsValue, place: &str, max: f64) -> JsValue;
-    #[wasm_bindgen(js_name = readRope)]
-    fn read_rope_js(value: &JsValue, place: &str, keys: &str) -> JsValue;
-    #[wasm_bindgen(js_name = readRopeSettings)]
-    fn read_rope_settings(options: &JsValue, name: &str, with_offset: bool) -> JsValue;
     #[wasm_bindgen(js_name = readLayerConfig)]
     pub(super) fn read_layer_config(config: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = readOptions)]
-    fn read_options_js(value: &JsValue, name: &str, known: &str) -> JsValue;
-    #[wasm_bindgen(js_name = optionValue)]
-    fn option_value(options: &JsValue, name: &str, key: &str) -> JsValue;
-    #[wasm_bindgen(js_name = optionFlag)]
-    fn option_flag(options: &JsValue, name: &str, key: &str, fallback: bool) -> JsValue;
-    #[wasm_bindgen(js_name = optionCount)]
-    fn option_count(options: &JsValue, name: &str, key: &str) -> JsValue;
+    #[wasm_bindgen(js_name = readCall)]
+    #[allow(clippy::too_many_arguments)]
+    fn read_call_js(value: &JsValue, name: &str, known: &str, expected: &str, steps: &str, kind: u32, input: &str, extra: &[u32], max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = readMultiHead)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn read_multi_head_js(value: &JsValue, head_dimensions: &JsValue, known: &str, expected: &str, steps: &str, kind: u32, max_elements: u32) -> JsValue;
+    #[wasm_bindgen(js_name = checkSameForm)]
+    pub(super) fn check_same_form(value: &JsValue, name: &str, first: &str, group: &str, typed: bool) -> JsValue;
+    #[wasm_bindgen(js_name = readKey)]
+    fn read_key_js(options: &JsValue, key: &str, place: &str, how: &str) -> JsValue;
     #[wasm_bindgen(js_name = isTypedCandidate)]
     pub fn is_typed_candidate(value: &JsValue) -> bool;
     #[wasm_bindgen(js_name = readTypedMatrix)]
@@ -77,8 +57,6 @@ extern "C" {
     pub(super) fn read_prompt(value: &JsValue, vocab_size: f64) -> JsValue;
     #[wasm_bindgen(js_name = readBias)]
     pub(super) fn read_bias_js(value: &JsValue, out: u32, max_elements: u32) -> JsValue;
-    #[wasm_bindgen(js_name = readWeight)]
-    pub(super) fn read_weight_js(options: &JsValue, key: &str, input: &str, kind: u32, max_elements: u32, shape: &mut [u32]) -> JsValue;
     #[wasm_bindgen(js_name = readTree)]
     #[allow(clippy::too_many_arguments)]
     pub(super) fn read_tree_js(value: &JsValue, name: &str, names: &str, layers: &[i32], shapes: &[u32], num_layers: u32, full: bool, max_elements: u32) -> JsValue;
@@ -86,8 +64,6 @@ extern "C" {
     pub(super) fn read_layer_weights(value: &JsValue, shapes: &mut [u32], lengths: &[u32], created_by: &str, max_elements: u32) -> JsValue;
     #[wasm_bindgen(js_name = readLayerParts)]
     pub(super) fn read_layer_parts(value: &JsValue, fused: bool, max_elements: u32) -> JsValue;
-    #[wasm_bindgen(js_name = readDtype)]
-    pub(super) fn read_dtype_js(value: &JsValue, place: &str) -> JsValue;
     #[wasm_bindgen(js_name = readModelConfig)]
     pub(super) fn read_model_config(config: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = readGenerate)]
@@ -97,27 +73,14 @@ extern "C" {
     #[wasm_bindgen(js_name = readThreads)]
     pub(super) fn read_threads_js(value: &JsValue, max: u32) -> JsValue;
     #[wasm_bindgen(js_name = readBatch)]
-    pub(super) fn read_batch_js(value: &JsValue, name: &str, max_elements: u32) -> JsValue;
+    pub(super) fn read_batch_js(value: &JsValue, name: &str, max_elements: u32, like: i32, like_name: &str) -> JsValue;
     #[wasm_bindgen(js_name = writeNumberRows)]
     pub(super) fn write_number_rows(data: &[f64], cols: u32) -> JsValue;
     #[wasm_bindgen(js_name = writeNested)]
     pub(super) fn write_nested_js(data: &[f64], shape: &[u32]) -> JsValue;
     #[wasm_bindgen(js_name = writeTraceStep)]
-    fn write_trace_step(
-        op: &str,
-        name: &str,
-        inputs: &str,
-        head: i32,
-        rows: u32,
-        cols: u32,
-        values: &[f64],
-        columns: &[u32],
-        scalar: Option<f64>,
-        allowed: &[u8],
-        kv_head: i32,
-        base: Option<f64>,
-        position: i32,
-    ) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    fn write_trace_step(op: &str, name: &str, inputs: &str, ints: &[i32], values: &[f64], scalar: Option<f64>, allowed: &[u8], base: Option<f64>) -> JsValue;
 }
 
 /// What a reader in convert.js returned, or the TypeError / RangeError it refused the argument with.
@@ -133,11 +96,6 @@ pub(super) fn refused(value: JsValue) -> Result<JsValue> {
 /// The reader's limit on one matrix (2^27 values: it fits u32).
 pub(super) const MAX_MATRIX_VALUES: u32 = MAX_ELEMENTS as u32;
 
-/// `Array.isArray(value)`; a revoked Proxy becomes a `TypeError` naming `place`.
-pub fn is_array(value: &JsValue, place: &str) -> Result<bool> {
-    Ok(refused(check_is_array(value, place))?.is_truthy())
-}
-
 /// Core error → JS error: the one place where error classes are chosen.
 pub fn to_js_error(error: AttentionError) -> JsValue {
     match error {
@@ -150,21 +108,6 @@ pub fn to_js_error(error: AttentionError) -> JsValue {
 /// Runs a conversion-and-compute closure and turns its error into a JS error.
 pub fn js_result<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<T, JsValue> {
     f().map_err(to_js_error)
-}
-
-/// A number the way JS prints it: `Infinity`, `1e+308`, `0.5` (Rust would print `inf` and 309 digits).
-pub fn number_text(x: f64) -> String {
-    String::from(js_sys::Number::from(x).to_string_with_radix(10).unwrap_or_else(|_| js_sys::JsString::from("a number")))
-}
-
-/// `target[key]`, with a throwing getter or Proxy trap turned into a `TypeError` naming `place`.
-pub fn get(target: &JsValue, key: &JsValue, place: &str) -> Result<JsValue> {
-    refused(get_property(target, key, place))
-}
-
-/// The length of an array, read defensively.
-pub fn array_length(array: &JsValue, place: &str) -> Result<usize> {
-    Ok(refused(read_array_length(array, place))?.as_f64().unwrap_or(0.0) as usize)
 }
 
 /// `values` (a Float64Array, Float32Array or Uint8Array from convert.js) copied into wasm memory;
@@ -236,14 +179,6 @@ pub fn read_matrix(value: &JsValue, name: &str) -> Result<Matrix> {
     Matrix::new(shape[0] as usize, shape[1] as usize, data)
 }
 
-/// Reads a `boolean[][]` mask.
-pub fn read_bool_matrix(value: &JsValue, name: &str) -> Result<BoolMatrix> {
-    let mut shape = [0u32; 2];
-    let values: Uint8Array = refused(read_bool_matrix_js(value, name, MAX_MATRIX_VALUES, &mut shape))?.unchecked_into();
-    let bytes: Vec<u8> = copy_in(values.length(), name, (shape[0], shape[1]), |out| copy_exact(&values, out))?;
-    BoolMatrix::new(shape[0] as usize, shape[1] as usize, bytes.into_iter().map(|b| b != 0).collect())
-}
-
 /// A matrix as a fresh JS `number[][]`.
 pub fn write_matrix(m: &Matrix) -> JsValue {
     write_number_rows(m.data(), m.cols().max(1) as u32)
@@ -255,26 +190,13 @@ fn write_rows(rows: &[Vec<f64>]) -> JsValue {
     write_number_rows(&rows.concat(), cols as u32)
 }
 
-/// One step, in one call to convert.js (`writeTraceStep` leaves absent fields out).
-fn write_step(step: &Step) -> JsValue {
-    let [rows, cols] = step.shape;
-    let allowed: Vec<u8> = step.allowed.iter().flatten().flatten().map(|&b| u8::from(b)).collect();
-    let columns: Vec<u32> = step.columns.iter().flatten().map(|&c| c as u32).collect();
-    write_trace_step(
-        step.op.name(),
-        &step.name,
-        &step.inputs.join("\n"),
-        step.head.map_or(-1, |h| h as i32),
-        rows as u32,
-        cols as u32,
-        &step.values.concat(),
-        &columns,
-        step.scalar,
-        &allowed,
-        step.kv_head.map_or(-1, |h| h as i32),
-        step.rotation.map(|(base, _)| base),
-        step.rotation.map_or(-1, |(_, p)| p as i32),
-    )
+/// One step, in one call to convert.js (`writeTraceStep`: -1 for an absent head, K/V head, columns, position).
+fn write_step(s: &Step) -> JsValue {
+    let opt = |x: Option<usize>| x.map_or(-1, |x| x as i32);
+    let [c0, c1] = s.columns.map_or([-1, -1], |c| c.map(|x| x as i32));
+    let ints = [opt(s.head), opt(s.kv_head), s.shape[0] as i32, s.shape[1] as i32, c0, c1, opt(s.rotation.map(|r| r.1))];
+    let allowed: Vec<u8> = s.allowed.iter().flatten().flatten().map(|&b| u8::from(b)).collect();
+    write_trace_step(s.op.name(), &s.name, &s.inputs.join("\n"), &ints, &s.values.concat(), s.scalar, &allowed, s.rotation.map(|r| r.0))
 }
 
 /// A trace as `{ output: number[][], steps: Step[] }`.
@@ -283,15 +205,33 @@ pub fn write_trace(trace: &Trace) -> Result<JsValue> {
     write_object(&[("output", write_rows(&trace.output)), ("steps", steps.into())])
 }
 
-/// An object that a reader in convert.js built from the caller's options and checked, key by key
-/// (`readModelConfig`, `readGenerate`, `readAdamW`): fresh and plain, so reading it cannot throw.
-/// Its fields are read by kind; an option the caller left out is undefined (`None`).
+/// An object that a reader in convert.js built from the caller's arguments and checked, key by key
+/// (`readCall` for an export's options, `readModelConfig`, `readGenerate`, `readAdamW`, …): fresh and
+/// plain, so reading it cannot throw. Its fields are read by kind; an option the caller left out is
+/// undefined (`None`).
 pub struct Checked(JsValue);
+
+/// The steps of `readCall` that read `{ causal?, mask?, window? }` ([`Checked::mask`]).
+pub const MASK: &str = "causal:flag mask:bools window:window";
 
 impl Checked {
     /// What the reader returned, or the TypeError / RangeError it refused the options with.
     pub fn read(returned: JsValue) -> Result<Self> {
         Ok(Self(refused(returned)?))
+    }
+
+    /// An export's options (`name`, keys `known`; `expected` shows what a missing object should be, ''
+    /// when it may be left out), read whole by `readCall` in the order of `steps` (`"key:how …"`):
+    /// `kind` is 0 for `number[][]` input, else the typed input's precision (32 or 64), `input` its name;
+    /// `extra` what a step needs besides (the cache's key/value flags, the model's headMask counts).
+    #[allow(clippy::too_many_arguments)]
+    pub fn call(value: &JsValue, name: &str, known: &str, expected: &str, steps: &str, kind: u32, input: &str, extra: &[u32]) -> Result<Self> {
+        Self::read(read_call_js(value, name, known, expected, steps, kind, input, extra, MAX_MATRIX_VALUES))
+    }
+
+    /// [`Checked::call`] with no typed input and nothing extra.
+    pub fn options(value: &JsValue, known: &str, expected: &str, steps: &str) -> Result<Self> {
+        Self::call(value, "options", known, expected, steps, 0, "", &[])
     }
 
     pub fn value(&self, key: &str) -> JsValue {
@@ -313,141 +253,62 @@ impl Checked {
     pub fn text(&self, key: &str) -> Option<String> {
         self.value(key).as_string()
     }
-}
 
-/// An options object, read key by key. `undefined` and `null` mean "no options".
-pub struct Options {
-    /// The object, or undefined.
-    object: JsValue,
-    name: String,
-}
-
-impl Options {
-    /// Checks that `value` is a plain object whose keys are all in `known` (", "-separated, as
-    /// messages list them); an unknown key is a TypeError that suggests the nearest known one.
-    pub fn read(value: &JsValue, name: &str, known: &str) -> Result<Self> {
-        let object = refused(read_options_js(value, name, known))?;
-        Ok(Self { object, name: name.into() })
-    }
-
-    /// [`Options::read`] of an object that must be there: `undefined` or `null` is [`missing`]'s
-    /// TypeError, `expected` showing its required keys.
-    pub fn required(value: &JsValue, name: &str, known: &str, expected: &str) -> Result<Self> {
-        if is_missing(value) {
-            return Err(missing(name, expected));
-        }
-        Self::read(value, name, known)
-    }
-
-    /// The object (undefined when there are no options).
-    pub fn object(&self) -> &JsValue {
-        &self.object
-    }
-
-    /// The raw value of `key` (undefined when absent).
-    pub fn raw(&self, key: &str) -> Result<JsValue> {
-        refused(option_value(&self.object, &self.name, key))
-    }
-
-    /// An optional boolean (default false).
-    pub fn flag(&self, key: &str) -> Result<bool> {
-        self.flag_or(key, false)
-    }
-
-    /// An optional boolean with the given default.
-    pub fn flag_or(&self, key: &str, default: bool) -> Result<bool> {
-        Ok(refused(option_flag(&self.object, &self.name, key, default))?.is_truthy())
-    }
-
-    /// An optional matrix.
-    pub fn matrix(&self, key: &str) -> Result<Option<Matrix>> {
-        let v = self.raw(key)?;
-        if v.is_undefined() {
-            return Ok(None);
-        }
-        read_matrix(&v, &format!("{}.{key}", self.name)).map(Some)
-    }
-
-    /// An optional `number[]`.
-    pub fn vector(&self, key: &str) -> Result<Option<Vec<f64>>> {
-        let v = self.raw(key)?;
-        if v.is_undefined() {
-            return Ok(None);
-        }
-        read_vector(&v, &format!("{}.{key}", self.name)).map(Some)
-    }
-
-    /// A required positive integer.
-    pub fn count(&self, key: &str) -> Result<usize> {
-        Ok(refused(option_count(&self.object, &self.name, key))?.as_f64().unwrap_or(0.0) as usize)
-    }
-
-    /// `{ causal?, mask?, window? }` as a core [`Mask`] (`window` only where the export lists it
-    /// among its keys: elsewhere it is refused as an unknown option).
-    pub fn mask(&self) -> Result<Mask> {
-        let causal = self.flag("causal")?;
-        let raw = self.raw("mask")?;
-        let allowed = if raw.is_undefined() {
-            None
-        } else {
-            Some(read_bool_matrix(&raw, &format!("{}.mask", self.name))?)
+    /// A table `{ values, rows, cols, place }` copied into wasm memory (a RangeError if it does not fit).
+    #[allow(clippy::type_complexity)]
+    pub fn table<A: CopyIn>(&self, key: &str) -> Result<Option<(Vec<A::Item>, usize, usize)>>
+    where
+        A::Item: Default + Clone,
+    {
+        let m = match self.value(key) {
+            m if m.is_undefined() => return Ok(None),
+            m => Checked(m),
         };
-        let window = self.raw("window")?;
-        let window = if window.is_undefined() { None } else { Some(read_count(&window, &format!("{}.window", self.name))?) };
-        Ok(Mask { causal, allowed, window })
+        let (values, rows, cols): (A, _, _) = (m.value("values").unchecked_into(), m.count("rows").unwrap_or_default(), m.count("cols").unwrap_or_default());
+        let place = m.text("place").unwrap_or_default();
+        Ok(Some((copy_in(values.length(), &place, (rows as u32, cols as u32), |out| copy_exact(&values, out))?, rows, cols)))
     }
 
-    /// The rotary embedding's `{ base?, offset? }` read from these options (`offset` only `with_offset`):
-    /// the [`Rope`] and the offset, each defaulted.
-    pub fn rope(&self, with_offset: bool) -> Result<(Rope, usize)> {
-        rope_pair(refused(read_rope_settings(&self.object, &self.name, with_offset))?)
+    /// An optional `number[][]` (or a typed weight, as f64).
+    pub fn matrix(&self, key: &str) -> Result<Option<Matrix>> {
+        self.table::<Float64Array>(key)?.map(|(values, rows, cols)| Matrix::new(rows, cols, values)).transpose()
+    }
+
+    /// `{ causal?, mask?, window? }` as a core [`Mask`] (read by the steps [`MASK`]).
+    pub fn mask(&self) -> Result<Mask> {
+        let allowed = self.table::<Uint8Array>("mask")?.map(|(bytes, rows, cols)| BoolMatrix::new(rows, cols, bytes.into_iter().map(|b| b != 0).collect()));
+        Ok(Mask { causal: self.flag("causal"), allowed: allowed.transpose()?, window: self.count("window") })
+    }
+
+    /// `numberOfHeads` and `headDimensions`.
+    pub fn split(&self) -> HeadSplit {
+        HeadSplit { number_of_heads: self.count("numberOfHeads").unwrap_or_default(), head_dimensions: self.count("headDimensions").unwrap_or_default() }
+    }
+
+    /// A `dtype`: `None` when absent.
+    pub fn dtype(&self, key: &str) -> Option<Dtype> {
+        self.text(key).and_then(|name| Dtype::parse(&name))
+    }
+
+    /// A `rope` option: `None` when absent or false, else its base and offset.
+    pub fn rope(&self, key: &str) -> Option<(Rope, usize)> {
+        let pair = self.value(key);
+        (!pair.is_undefined()).then(|| {
+            let pair = Array::from(&pair);
+            (Rope { base: pair.get(0).as_f64().unwrap_or_default() }, pair.get(1).as_f64().unwrap_or_default() as usize)
+        })
     }
 }
 
-/// A required integer `0 ..= max`: not a number is a TypeError, anything else wrong (negative,
-/// fractional, NaN, above `max`) a RangeError; both say "expected an integer ≥ 0".
-pub fn read_integer(raw: &JsValue, place: &str, max: f64) -> Result<f64> {
-    Ok(refused(read_index_js(raw, place, max))?.as_f64().unwrap_or(0.0))
-}
-
-/// A required integer ≥ 0 up to 2^32 − 1 (a position, a layer, a head; see [`read_integer`]).
-pub fn read_index(raw: &JsValue, place: &str) -> Result<usize> {
-    read_integer(raw, place, 4294967295.0).map(|x| x as usize)
+/// `key` of an options object a reader already checked (`options`, as the caller gave it), read later
+/// by `readKey`'s `how` (a step kind of `readCall`), when the core has checked what came before it.
+pub fn read_key(options: &JsValue, key: &str, place: &str, how: &str) -> Result<JsValue> {
+    refused(read_key_js(options, key, place, how))
 }
 
 /// Whether an argument is absent: `undefined` or `null`.
 pub fn is_missing(value: &JsValue) -> bool {
     value.is_undefined() || value.is_null()
-}
-
-/// A required positive integer, e.g. numberOfHeads. Non-numbers are a TypeError; zero,
-/// negative, fractional, NaN or absurdly large values are a RangeError.
-pub fn read_count(value: &JsValue, place: &str) -> Result<usize> {
-    Ok(refused(read_count_js(value, place))?.as_f64().unwrap_or(0.0) as usize)
-}
-
-/// A `rope` option: absent or `false` → `None`; `true` → every default; a plain object → its
-/// `{ keys }` (`base`, and `offset` where `keys` lists it). Anything else is a TypeError naming `place`.
-pub fn read_rope_option(raw: &JsValue, place: &str, keys: &str) -> Result<Option<(Rope, usize)>> {
-    let pair = refused(read_rope_js(raw, place, keys))?;
-    if pair.is_undefined() { Ok(None) } else { rope_pair(pair).map(Some) }
-}
-
-/// `[base, offset]` from convert.js.
-fn rope_pair(pair: JsValue) -> Result<(Rope, usize)> {
-    let pair = Array::from(&pair);
-    Ok((Rope { base: pair.get(0).as_f64().unwrap_or_default() }, pair.get(1).as_f64().unwrap_or_default() as usize))
-}
-
-/// The registry id of a cache made by `createCache()` (a TypeError naming `place` for anything else).
-pub fn read_cache_id(value: &JsValue, place: &str) -> Result<u32> {
-    Ok(refused(read_cache_id_js(value, place))?.as_f64().unwrap_or(0.0) as u32)
-}
-
-/// Reads a `number[]` (e.g. a bias). Not an array → TypeError; empty, NaN or ±Infinity → RangeError.
-pub fn read_vector(value: &JsValue, name: &str) -> Result<Vec<f64>> {
-    let values: Float64Array = refused(read_vector_js(value, name, MAX_MATRIX_VALUES))?.unchecked_into();
-    copy_in(values.length(), name, (1, values.length()), |out| copy_exact(&values, out))
 }
 
 /// A vector as a fresh JS `number[]`.
@@ -464,19 +325,4 @@ pub fn write_object(entries: &[(&str, JsValue)]) -> Result<JsValue> {
             .map_err(|_| AttentionError::State(format!("could not set {key} on the result object")))?;
     }
     Ok(object.into())
-}
-
-/// An optional seed: a non-negative integer number up to 2^53 − 1, or a `bigint` in
-/// `0 ..= 2^64 − 1` (default 0). Wrong kind → TypeError, out of range → RangeError.
-pub fn read_seed(value: &JsValue, place: &str) -> Result<u64> {
-    let seed = refused(read_seed_js(value, place))?;
-    // convert.js returns a bigint it has checked to be in range
-    u64::try_from(seed).map_err(|_| AttentionError::range_error(format!("{place} is outside 0 ..= 2^64 − 1")))
-}
-
-// ---- typed matrices: { data: Float32Array | Float64Array, shape: [T, C] | [B, T, C] } -------
-
-/// The TypeError of a required argument that is missing: `"{name} is missing; expected {expected}"`.
-pub fn missing(name: &str, expected: &str) -> AttentionError {
-    AttentionError::type_error(format!("{name} is missing; expected {expected}"))
 }

@@ -8,8 +8,8 @@ use wasm_bindgen::prelude::*;
 
 use js_sys::{Array, Float64Array};
 use super::convert::{copy_exact, copy_in, refused, read_layer_parts, read_layer_weights, MAX_MATRIX_VALUES};
-use super::convert::{is_missing, is_typed_candidate, js_result, read_cache_id, read_layer_config, tag_cache, write_matrix, write_object, write_trace, write_vector, Checked, Options};
-use super::typed::{read_dtype, read_items, read_typed, write_in, Items, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
+use super::convert::{is_missing, is_typed_candidate, js_result, read_layer_config, tag_cache, write_matrix, write_object, write_trace, write_vector, Checked, MASK};
+use super::typed::{read_items, read_typed, write_in, Items, Element, Form, Like, SamePrecision, Typed, TypedMatrix};
 use crate::error::{AttentionError, Result};
 use crate::layer::{self, Biases, ForwardOptions, LayerConfig, Weights};
 use crate::engine::Rope;
@@ -21,9 +21,6 @@ use crate::precision::{Dtype, Precision};
 const TYPESCRIPT: &str = include_str!("types/layer.d.ts");
 
 const WEIGHT_KEYS: [&str; 8] = ["W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"];
-const FORWARD_KEYS: &str = "mask, causal, window, needWeights, averageWeights, training, cache";
-const TRACE_KEYS: &str = "mask, causal";
-const DTYPE_KEYS: &str = "dtype";
 
 /// Multi-head attention with learned Q/K/V/output projections, biases, masks,
 /// cross-attention, batches, dropout and a backward pass.
@@ -157,9 +154,13 @@ impl JsMultiHeadAttention {
     pub fn forward(&mut self, query: JsValue, key: JsValue, value: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| {
             let (inputs, shapes, batched) = read_inputs(&query, &key, &value, self.inner.embed_dim())?;
-            let o = Options::read(&options, "options", FORWARD_KEYS)?;
-            let options = read_forward_options(&o, batched)?;
-            let cache = read_cache(&o, &key, &value)?;
+            // options.cache: then key and value must be omitted (readCall is told which were given)
+            let given = u32::from(!is_missing(&key)) | u32::from(!is_missing(&value)) << 1;
+            let keys = "mask, causal, window, needWeights, averageWeights, training, cache";
+            let steps = format!("{MASK} needWeights:flag averageWeights:flag training:flag cache:cache");
+            let o = Checked::call(&options, "options", keys, "", &steps, 0, "", &[given])?;
+            let options = ForwardOptions { mask: o.mask()?, need_weights: o.flag("needWeights"), average_weights: o.flag("averageWeights"), training: o.flag("training"), batched };
+            let cache = o.number("cache").map(|id| id as u32);
             let h = self.inner.number_of_heads();
             let layer = &mut self.inner;
             crate::by_precision!(F in inputs, [q, k, v] => {
@@ -195,13 +196,10 @@ impl JsMultiHeadAttention {
     #[wasm_bindgen(skip_typescript)]
     pub fn trace(&self, query: JsValue, key: JsValue, value: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| {
-            let query = read_items(&query, "query")?;
-            if query.batched {
-                return Err(AttentionError::range_error("query is a batch [B, T, C]; trace takes one [T, C] matrix"));
-            }
+            let query = read_items(&query, "query", 2, "")?;
             let key = read_default(&key, "key", &query, "query")?;
             let value = read_default(&value, "value", &key, "key")?;
-            let mask = Options::read(&options, "options", TRACE_KEYS)?.mask()?;
+            let mask = Checked::options(&options, "mask, causal", "", MASK)?.mask()?;
             let [q, k, v] = [query, key, value].map(|m| Matrix::new(m.shapes[0].0, m.shapes[0].1, m.values));
             write_trace(&self.inner.trace(&q?, &k?, &v?, &mask)?)
         })
@@ -215,7 +213,7 @@ impl JsMultiHeadAttention {
                 let grad = read_typed(&grad_output, "gradOutput", true, self.inner.embed_dim(), None)?;
                 (SamePrecision::new([grad])?, None)
             } else {
-                let grad = read_items(&grad_output, "gradOutput")?;
+                let grad = read_items(&grad_output, "gradOutput", -1, "")?;
                 (f64::wrap([rows_typed(&grad)]), Some((grad.shapes, grad.batched)))
             };
             let layer = &mut self.inner;
@@ -264,7 +262,7 @@ type Inputs = (SamePrecision<3>, Option<[Vec<(usize, usize)>; 3]>, bool);
 
 fn read_inputs(query: &JsValue, key: &JsValue, value: &JsValue, c: usize) -> Result<Inputs> {
     if !is_typed_candidate(query) {
-        let query = read_items(query, "query")?;
+        let query = read_items(query, "query", -1, "")?;
         let key = read_default(key, "key", &query, "query")?;
         let value = read_default(value, "value", &key, "key")?;
         let group = f64::wrap([&query, &key, &value].map(rows_typed));
@@ -283,35 +281,6 @@ fn rows_typed(items: &Items) -> Typed<f64> {
     let (rows, cols) = items.shapes.first().copied().unwrap_or((0, 0));
     let shape = if items.batched { vec![items.shapes.len(), rows, cols] } else { vec![rows, cols] };
     Typed { values: items.values.clone(), shape, form: Form::Rows }
-}
-
-/// The forward options other than the cache.
-fn read_forward_options(o: &Options, batched: bool) -> Result<ForwardOptions> {
-    Ok(ForwardOptions {
-        mask: o.mask()?,
-        need_weights: o.flag("needWeights")?,
-        average_weights: o.flag("averageWeights")?,
-        training: o.flag("training")?,
-        batched,
-    })
-}
-
-/// `options.cache`'s registry id, if given; then key and value must be omitted (the cache holds
-/// this layer's own keys and values: self-attention).
-fn read_cache(o: &Options, key: &JsValue, value: &JsValue) -> Result<Option<u32>> {
-    let raw = o.raw("cache")?;
-    if raw.is_undefined() {
-        return Ok(None);
-    }
-    let id = read_cache_id(&raw, "options.cache")?;
-    for (name, v) in [("key", key), ("value", value)] {
-        if !is_missing(v) {
-            return Err(AttentionError::type_error(format!(
-                "{name} must be omitted with options.cache: decoding is self-attention over the cached keys and values (forward(x, undefined, undefined, {{ cache, causal: true }}))"
-            )));
-        }
-    }
-    Ok(Some(id))
 }
 
 /// A typed `key` (or `value`): `None` for `undefined`/`null` ("the same as `default`"); otherwise a
@@ -339,7 +308,7 @@ fn write_weights(weights: &Weights) -> Result<JsValue> {
 
 /// `{ dtype }` of `getWeights` and `grads`: `None` for the nested form.
 fn read_dtype_option(options: &JsValue) -> Result<Option<Dtype>> {
-    read_dtype(&Options::read(options, "options", DTYPE_KEYS)?.raw("dtype")?, "options.dtype")
+    Ok(Checked::options(options, "dtype", "", "dtype:dtype")?.dtype("dtype"))
 }
 
 /// `{ W_Q, …, b_O? }` in the flat typed form: a Float32Array or Float64Array per tensor.
@@ -354,16 +323,7 @@ fn read_default(value: &JsValue, name: &str, default: &Items, default_name: &str
     if is_missing(value) {
         return Ok(default.clone());
     }
-    let items = read_items(value, name)?;
-    if items.batched != default.batched {
-        let rank = |b: bool| if b { "a batch [B, T, C]" } else { "one [T, C] matrix" };
-        return Err(AttentionError::range_error(format!(
-            "{name} is {} but {default_name} is {}: query, key and value must all be batched or all not",
-            rank(items.batched),
-            rank(default.batched)
-        )));
-    }
-    Ok(items)
+    read_items(value, name, i32::from(default.batched), default_name)
 }
 
 /// What `readLayerParts` read of `fromFusedQKV`'s weights (`fused`) or `fromPyTorch`'s state: the input and
@@ -381,16 +341,8 @@ struct LayerParts {
 impl LayerParts {
     fn read(value: &JsValue, fused: bool) -> Result<Self> {
         let c = Checked::read(read_layer_parts(value, fused, MAX_MATRIX_VALUES))?;
-        // `{ values, rows, cols, place }` copied into wasm memory (a RangeError if it does not fit)
-        // (an absent one is undefined: Reflect.get on it would throw, and a thrown call leaks an externref slot)
-        let take = |key: &str| -> Result<Option<(Vec<f64>, usize, usize)>> {
-            let m = match c.value(key) { m if m.is_undefined() => return Ok(None), m => Checked::read(m)? };
-            let place = m.text("place").unwrap_or_default();
-            let (values, rows, cols): (Float64Array, _, _) = (m.value("values").unchecked_into(), m.count("rows").unwrap_or_default(), m.count("cols").unwrap_or_default());
-            Ok(Some((copy_in(values.length(), &place, (rows as u32, cols as u32), |out| copy_exact(&values, out))?, rows, cols)))
-        };
-        let matrix = |key| take(key)?.map_or_else(|| Matrix::new(0, 0, vec![]), |(values, rows, cols)| Matrix::new(rows, cols, values));
-        let vector = |key| Ok::<_, AttentionError>(take(key)?.map(|(values, _, _)| values));
+        let matrix = |key| Ok::<_, AttentionError>(c.matrix(key)?.unwrap_or_else(|| Matrix::zeros(0, 0)));
+        let vector = |key| Ok::<_, AttentionError>(c.table::<Float64Array>(key)?.map(|(values, _, _)| values));
         Ok(Self {
             w: matrix("w")?,
             w_o: matrix("wO")?,

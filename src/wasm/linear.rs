@@ -4,39 +4,34 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{describe, is_typed_candidate, js_result, read_bias_js, read_matrix, refused, typed_to_vec, write_matrix, MAX_MATRIX_VALUES};
-use super::typed::{read_typed, read_typed_matrix, write_typed, Like, SamePrecision};
-use crate::precision::Precision;
-use crate::engine::Batch;
-use crate::error::{AttentionError, Result};
+use super::convert::{check_same_form, is_typed_candidate, js_result, read_bias_js, refused, typed_to_vec, MAX_MATRIX_VALUES};
+use super::typed::{read_group, read_typed, read_typed_matrix, write_in, Like, SamePrecision};
+use crate::error::Result;
 use crate::linear as core;
-use crate::matrix::Matrix;
+use crate::precision::Precision;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/linear.d.ts");
 
-/// `X·W + b` (see the TypeScript declaration): the arguments converted, then [`crate::linear::linear`].
+/// `X·W + b` (see the TypeScript declaration): the arguments converted, then [`crate::linear::linear`],
+/// one body for `number[][]` (f64) and typed input of either precision.
 #[wasm_bindgen(js_name = linear, skip_typescript)]
 pub fn linear(x: JsValue, w: JsValue, b: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        if !is_typed_candidate(&x) {
-            let (x, w) = (read_matrix(&x, "X")?, read_matrix(&w, "W")?);
-            core::check_shapes((x.rows(), x.cols()), w.shape())?;
-            let bias = read_bias(&b, w.cols())?;
-            let product = core::linear(Batch::of(&x), w.data(), w.shape(), bias.as_deref())?;
-            return Ok(write_matrix(&Matrix::new(x.rows(), w.cols(), product)?));
-        }
-        let x = read_typed_matrix(&x, "X", true)?;
-        if !is_typed_candidate(&w) {
-            return Err(AttentionError::type_error(format!("W is {} but X is a typed matrix; pass X and W in the same form", describe(&w))));
-        }
-        let w = read_typed(&w, "W", false, 0, Some(Like { name: "X", first: &x, group: "X and W", same_rank: false }))?;
-        let (w_shape, mut shape) = (w.rows_cols(), x.shape.clone());
-        core::check_shapes((shape[shape.len() - 2], shape[shape.len() - 1]), w_shape)?;
-        *shape.last_mut().expect("rank ≥ 2") = w_shape.1;
-        let bias = read_bias(&b, w_shape.1)?;
-        crate::by_precision!(F in SamePrecision::new([x, w])?, [x, w] => {
-            Ok(write_typed(&F::wrap(core::linear(x.view(), &w.values, w_shape, bias.as_deref())?), &shape))
+        let xw = if is_typed_candidate(&x) {
+            let x = read_typed_matrix(&x, "X", true)?;
+            refused(check_same_form(&w, "W", "X", "X and W", true))?;
+            let w = read_typed(&w, "W", false, 0, Some(Like { name: "X", first: &x, group: "X and W", same_rank: false }))?;
+            SamePrecision::new([x, w])?
+        } else {
+            read_group([&x, &w], ["X", "W"], "X and W", false, false)?
+        };
+        crate::by_precision!(F in xw, [x, w] => {
+            let (mut shape, w_shape) = (x.shape.clone(), (w.shape[0], w.shape[1]));
+            core::check_shapes((shape[shape.len() - 2], shape[shape.len() - 1]), w_shape)?;
+            *shape.last_mut().expect("rank ≥ 2") = w_shape.1;
+            let bias = read_bias(&b, w_shape.1)?;
+            Ok(write_in(x.form, F::wrap(core::linear(x.view(), &w.values, w_shape, bias.as_deref())?), &shape))
         })
     })
 }

@@ -1,9 +1,10 @@
 //! The JavaScript boundary: the only module that knows about wasm-bindgen.
 //!
 //! [`convert`] walks and checks JS values (with `convert.js`, which holds the readers and the words
-//! of their messages; an export whose options are read whole, as `Transformer`'s config, generate's
-//! and trainStep's options, gets a fresh checked object back and reads its fields by kind through
-//! [`convert::Checked`]) and turns core errors into JS errors (in one place); [`typed`] reads
+//! of their messages; every export's options are read whole, in its order, by `readCall`'s steps or
+//! a reader of their own, as `Transformer`'s config, generate's and trainStep's options: the export
+//! gets a fresh checked object back and reads its fields by kind through [`convert::Checked`]) and
+//! turns core errors into JS errors (in one place); [`typed`] reads
 //! the matrix arguments as groups of one precision and writes results back in their form; [`memory`] and [`threads`] are the module's own exports. The other
 //! files hold the exports, one file per group: `attention.rs` (dotProductAttention,
 //! multiHeadAttention, traceMultiHeadAttention), `grouped.rs` (groupedQueryAttention,
@@ -12,7 +13,7 @@
 //! `impl` block each: `transformer.rs` (the class, its config, forward and headScores),
 //! `training.rs` (gradients, trainStep, the weights and the optimizer state; and repeatedTokens),
 //! `pretrained.rs` (Transformer.fromPretrained, generate) and `circuits.rs` (compositionScores,
-//! circuits); `paths.rs` reads forward's `pathMask`. The hand-written TypeScript declarations are
+//! circuits). The hand-written TypeScript declarations are
 //! `.d.ts` files in `types/` (one per export group: `transformer.d.ts` declares the class's
 //! `transformer.rs` and `training.rs` methods; KvCache's and wasmMemoryBytes's are wasm-bindgen's own),
 //! which each file hands to wasm-bindgen with `include_str!` in a `typescript_custom_section`: no
@@ -27,8 +28,6 @@ pub mod grouped;
 pub mod layer;
 pub mod linear;
 pub mod memory;
-#[cfg(feature = "model")]
-pub mod paths;
 #[cfg(feature = "model")]
 pub mod pretrained;
 pub mod projected;

@@ -4,17 +4,16 @@
 //! the caller's buffer a range at a time (the file is never copied into the module whole), the model
 //! is built in the dtype asked for, dispatched by [`by_precision!`](crate::by_precision).
 
-use js_sys::{Array, Function, Uint8Array};
+use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{describe, get, is_array, is_missing, js_result, missing, read_generate_js, read_prompt, read_seed, refused, typed_to_vec, Checked, Options};
+use super::convert::{js_result, read_generate_js, read_key, read_prompt, refused, typed_to_vec, Checked};
 use super::transformer::JsTransformer;
-use super::typed::read_dtype;
 use crate::error::{AttentionError, Result};
 use crate::precision::Precision;
 use crate::pretrained::config::PretrainedConfig;
-use crate::pretrained::json::{self, Json};
+use crate::pretrained::json;
 use crate::pretrained::model::{argmax, check_memory, load};
 use crate::pretrained::safetensors::{copy_f32_in_chunks, Bytes};
 use crate::pretrained::sample::{Sampler, Sampling};
@@ -22,43 +21,9 @@ use crate::pretrained::sample::{Sampler, Sampling};
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/pretrained.d.ts");
 
-const LOAD_KEYS: &str = "config, weights, dtype";
-
-/// `options.config`: a plain object, read through JSON text by the core's reader.
-fn read_config(raw: &JsValue) -> Result<Json> {
-    let expected = "expected the parsed config.json of a Hugging Face checkpoint (an object with model_type)";
-    if is_missing(raw) {
-        return Err(missing("options.config", expected));
-    }
-    if !raw.is_object() || is_array(raw, "options.config")? || raw.is_function() {
-        return Err(AttentionError::type_error(format!("options.config is {}; {expected}", describe(raw))));
-    }
-    let text = js_sys::JSON::stringify(raw)
-        .ok()
-        .and_then(|s| s.as_string())
-        .ok_or_else(|| AttentionError::type_error(format!("options.config cannot be written as JSON (a cycle or a bigint?); {expected}")))?;
-    json::parse(&text).map_err(|e| AttentionError::type_error(format!("options.config is not plain JSON data ({e}); {expected}")))
-}
-
-/// `options.weights`: the file's bytes as an ArrayBuffer or a Uint8Array (its length first, so
-/// that a model too big is refused before anything is copied).
-fn read_weights(raw: &JsValue) -> Result<Uint8Array> {
-    let expected = "expected the bytes of a model.safetensors file (an ArrayBuffer or a Uint8Array)";
-    if is_missing(raw) {
-        return Err(missing("options.weights", expected));
-    }
-    if let Some(bytes) = raw.dyn_ref::<Uint8Array>() {
-        return Ok(bytes.clone());
-    }
-    if raw.is_instance_of::<js_sys::ArrayBuffer>() {
-        return Ok(Uint8Array::new(raw));
-    }
-    Err(AttentionError::type_error(format!("options.weights is {}; {expected}", describe(raw))))
-}
-
 /// The caller's Uint8Array, read through [`Bytes`]: each range is copied into the module as the
 /// reader asks for it.
-struct JsBytes(Uint8Array);
+struct JsBytes(js_sys::Uint8Array);
 
 impl Bytes for JsBytes {
     fn length(&self) -> usize {
@@ -86,7 +51,7 @@ fn read_generate(options: &JsValue) -> Result<(usize, Sampling, u64, Option<Func
     let g = Checked::read(read_generate_js(options))?;
     let sampling = Sampling { temperature: g.number("temperature").unwrap_or(0.0), top_k: g.count("topK"), top_p: g.number("topP") };
     sampling.check()?;
-    let seed = read_seed(&get(&g.value("options"), &JsValue::from_str("seed"), "options.seed")?, "options.seed")?;
+    let seed = u64::try_from(read_key(&g.value("options"), "seed", "options.seed", "seed")?).unwrap_or_default();
     Ok((g.count("maxNewTokens").unwrap_or(0), sampling, seed, g.value("onToken").dyn_into().ok()))
 }
 
@@ -101,10 +66,13 @@ impl JsTransformer {
     #[wasm_bindgen(js_name = fromPretrained)]
     pub fn from_pretrained(#[wasm_bindgen(unchecked_param_type = "FromPretrainedOptions")] options: JsValue) -> std::result::Result<JsTransformer, JsValue> {
         js_result(|| {
-            let o = Options::required(&options, "options", LOAD_KEYS, "{ config, weights, dtype? }")?;
-            let config = read_config(&o.raw("config")?)?;
-            let bytes = read_weights(&o.raw("weights")?)?;
-            let dtype = read_dtype(&o.raw("dtype")?, "options.dtype")?.unwrap_or(f32::wrap(()));
+            let o = Checked::options(&options, "config, weights, dtype", "{ config, weights, dtype? }", "config:config weights:bytes dtype:dtype")?;
+            // the config as JSON text (convert.js wrote it), read by the core's reader
+            let config = json::parse(&o.text("config").unwrap_or_default()).map_err(|e| {
+                AttentionError::type_error(format!("options.config is not plain JSON data ({e}); expected the parsed config.json of a Hugging Face checkpoint (an object with model_type)"))
+            })?;
+            let bytes = o.value("weights").unchecked_into();
+            let dtype = o.dtype("dtype").unwrap_or(f32::wrap(()));
             let checked = PretrainedConfig::from_json(&config)?;
             crate::by_precision!(F in &dtype, () => check_memory::<F>(&checked))?;
             let bytes = JsBytes(bytes);

@@ -6,7 +6,7 @@
 use js_sys::{Array, Float64Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{describe, is_missing, js_result, missing, read_adamw_js, read_integer, read_seed, read_tree_js, refused, typed_to_vec, write_matrix, write_object, write_vector, Checked, Options, MAX_MATRIX_VALUES};
+use super::convert::{js_result, read_adamw_js, read_key, read_tree_js, refused, typed_to_vec, write_matrix, write_object, write_vector, Checked, MAX_MATRIX_VALUES};
 use super::transformer::{read_tokens, JsTransformer};
 use super::typed::{write_typed, Element};
 use crate::error::{AttentionError, Result};
@@ -17,8 +17,6 @@ use crate::model::Param;
 use crate::precision::{Precision, Values};
 use crate::real::Real;
 
-const TASK_KEYS: &str = "vocabSize, length, batch, seed";
-const STATE_KEYS: &str = "dtype, step, weights, m, v";
 const LAYERS: &str = "layers";
 
 #[wasm_bindgen(js_class = Transformer)]
@@ -52,15 +50,10 @@ impl JsTransformer {
 
     #[wasm_bindgen(js_name = setWeights, skip_typescript)]
     pub fn set_weights(&mut self, weights: JsValue) -> std::result::Result<(), JsValue> {
-        js_result(|| {
-            if is_missing(&weights) {
-                return Err(missing("weights", "an object with some of the keys of getWeights()"));
-            }
-            crate::by_precision!(&mut self.inner, model => {
-                let updates = read_tree(&weights, "weights", model.params(), false)?;
-                model.set_params(updates, None)
-            })
-        })
+        js_result(|| crate::by_precision!(&mut self.inner, model => {
+            let updates = read_tree(&weights, "weights", model.params(), false)?;
+            model.set_params(updates, None)
+        }))
     }
 
     #[wasm_bindgen(js_name = getState, skip_typescript)]
@@ -82,24 +75,15 @@ impl JsTransformer {
     #[wasm_bindgen(js_name = setState, skip_typescript)]
     pub fn set_state(&mut self, state: JsValue) -> std::result::Result<(), JsValue> {
         js_result(|| {
-            let o = Options::required(&state, "state", STATE_KEYS, "what getState() returned")?;
-            let dtype = o.raw("dtype")?;
             let model = &mut self.inner;
-            if dtype.as_string().as_deref() != Some(model.dtype()) {
-                return Err(AttentionError::type_error(format!(
-                    "state.dtype is {}; this model is '{}': a state restores only a model of the same dtype",
-                    describe(&dtype),
-                    model.dtype()
-                )));
-            }
+            // the dtype must be the model's, then the step (the trees are read after it)
+            let o = Checked::call(&state, "state", "dtype, step, weights, m, v", "what getState() returned", "dtype:sameDtype step:step", 0, model.dtype(), &[])?;
             crate::by_precision!(F in model, model => {
-                let step = read_integer(&o.raw("step")?, "state.step", 9007199254740991.0)? as u64;
+                let step = o.number("step").unwrap_or_default() as u64;
                 let params = model.params();
-                let full = |key: &str| -> Result<Vec<Vec<F>>> {
-                    let updates = read_tree(&o.raw(key)?, &format!("state.{key}"), params, true)?;
-                    Ok(updates.into_iter().map(|(_, _, v)| v).collect())
-                };
-                let weights = read_tree(&o.raw("weights")?, "state.weights", params, true)?;
+                let tree = |key: &str| read_tree(&read_key(&state, key, &format!("state.{key}"), "raw")?, &format!("state.{key}"), params, true);
+                let full = |key: &str| -> Result<Vec<Vec<F>>> { Ok(tree(key)?.into_iter().map(|(_, _, v)| v).collect()) };
+                let weights = tree("weights")?;
                 let moments = Moments { m: full("m")?, v: full("v")?, step };
                 model.set_params(weights, Some(moments))
             })
@@ -160,8 +144,9 @@ fn read_tree<F: Real>(value: &JsValue, name: &str, params: &[Param<F>], full: bo
 #[wasm_bindgen(js_name = repeatedTokens, unchecked_return_type = "RepeatedTokens")]
 pub fn repeated_tokens_js(#[wasm_bindgen(unchecked_param_type = "{ vocabSize: number; length: number; batch: number; seed?: number | bigint }")] options: JsValue) -> std::result::Result<JsValue, JsValue> {
     js_result(|| {
-        let o = Options::required(&options, "options", TASK_KEYS, "{ vocabSize, length, batch, seed? }")?;
-        let task = repeated_tokens(o.count("vocabSize")?, o.count("length")?, o.count("batch")?, read_seed(&o.raw("seed")?, "options.seed")?)?;
+        let o = Checked::options(&options, "vocabSize, length, batch, seed", "{ vocabSize, length, batch, seed? }", "vocabSize:need length:need batch:need seed:seed")?;
+        let count = |key| o.count(key).unwrap_or_default();
+        let task = repeated_tokens(count("vocabSize"), count("length"), count("batch"), u64::try_from(o.value("seed")).unwrap_or_default())?;
         let rows = |f: &dyn Fn(usize) -> JsValue| -> JsValue {
             (0..task.batch).map(|b| (0..task.t).map(|t| f(b * task.t + t)).collect::<Array>()).collect::<Array>().into()
         };

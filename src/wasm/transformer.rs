@@ -9,17 +9,16 @@ use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{array_length, describe, get, is_array, js_result, read_model_config, read_tokens_js, refused, typed_to_vec, write_object, Checked, Options};
-use super::typed::{read_dtype, write_typed};
-use crate::error::{number_text, AttentionError, Result};
+use super::convert::{js_result, read_key, read_model_config, read_tokens_js, refused, typed_to_vec, write_object, Checked};
+use super::typed::write_typed;
+use crate::error::Result;
+use crate::model::paths::{PathCut, PathInput};
 use crate::model::{self, MlpKind, ModelConfig, NormKind, Positions, Tokens};
-use crate::precision::{ByPrecision, Family, Precision, Values};
+use crate::precision::{ByPrecision, Dtype, Family, Precision, Values};
 use crate::real::Real;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/transformer.d.ts");
-
-const FORWARD_KEYS: &str = "needWeights, needHidden, headMask, pathMask";
 
 /// The model in its dtype; each method's body is written once over it with
 /// [`by_precision!`](crate::by_precision).
@@ -69,8 +68,8 @@ impl JsTransformer {
                 tied: c.flag("tiedEmbeddings"),
                 ..defaults
             };
-            check_parts(&config)?;
-            let dtype = read_dtype(&get(&c.value("options"), &JsValue::from_str("dtype"), "config.dtype")?, "config.dtype")?.unwrap_or(f32::wrap(()));
+            config.check_parts()?;
+            let dtype = read_key(&c.value("options"), "dtype", "config.dtype", "dtype")?.as_string().and_then(|d| Dtype::parse(&d)).unwrap_or(f32::wrap(()));
             let inner = crate::by_precision!(F in dtype, () => F::wrap(model::Transformer::<F>::new(config)?));
             Ok(Self { inner, model_type: None })
         })
@@ -105,7 +104,7 @@ impl JsTransformer {
             ];
             // a part's options only with the part (`{ ...model.config, embedDim }` then builds a model)
             if c.layer_norm {
-                entries.extend([("norm", JsValue::from_str(norm_name(c.norm))), ("normEps", JsValue::from(c.norm_eps))]);
+                entries.extend([("norm", JsValue::from_str(c.norm.name())), ("normEps", JsValue::from(c.norm_eps))]);
             }
             if c.mlp {
                 entries.extend([("mlpWidth", JsValue::from(c.mlp_width as f64)), ("mlpBias", JsValue::from(c.mlp_bias))]);
@@ -133,11 +132,8 @@ impl JsTransformer {
     pub fn forward(&mut self, tokens: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| crate::by_precision!(F in &mut self.inner, model => {
             let tokens = read_tokens(&tokens, model.config())?;
-            let o = Options::read(&options, "options", FORWARD_KEYS)?;
-            let need_weights = o.flag("needWeights")?;
-            let need_hidden = o.flag("needHidden")?;
-            let head_mask = read_head_mask(&o.raw("headMask")?, model.config())?;
-            let cuts = super::paths::read_path_mask(&o.raw("pathMask")?, model.config())?;
+            let (head_mask, cuts, o) = read_masks(&options, model.config())?;
+            let (need_weights, need_hidden) = (o.flag("needWeights"), o.flag("needHidden"));
             let (b, t, v, h, c) = (tokens.batch, tokens.t, model.config().vocab_size, model.config().num_heads, model.config().embed_dim);
             let out = model.forward_all(&tokens, need_weights, need_hidden, head_mask.as_deref(), &cuts)?;
             let mut entries = vec![
@@ -194,7 +190,7 @@ fn loaded_config(c: &ModelConfig, model_type: &str, dtype: &str) -> Result<JsVal
         ("numLayers", n(c.num_layers)),
         ("positions", JsValue::from_str(c.positions.name())),
         ("ropeBase", if c.positions == Positions::Rope { JsValue::from(c.rope_base) } else { JsValue::NULL }),
-        ("norm", JsValue::from_str(norm_name(c.norm))),
+        ("norm", JsValue::from_str(c.norm.name())),
         ("normEps", JsValue::from(c.norm_eps)),
         ("mlp", JsValue::from_str(if c.mlp_kind == MlpKind::Gelu { "gelu_new" } else { "silu_gated" })),
         ("mlpWidth", n(c.mlp_width)),
@@ -205,40 +201,6 @@ fn loaded_config(c: &ModelConfig, model_type: &str, dtype: &str) -> Result<JsVal
     ])
 }
 
-/// `'layer'` or `'rms'`.
-fn norm_name(norm: NormKind) -> &'static str {
-    match norm {
-        NormKind::Layer => "layer",
-        NormKind::Rms => "rms",
-    }
-}
-
-/// A RangeError for an option of a part the config leaves out, set to other than its default: the
-/// norm's options without `layerNorm`, the MLP's without `mlp`, `ropeBase` without `positions: 'rope'`
-/// (a value the model would silently ignore).
-fn check_parts(c: &ModelConfig) -> Result<()> {
-    let d = ModelConfig::new(c.vocab_size, c.context_length, c.embed_dim, c.num_heads, c.num_layers);
-    let unused = |key: &str, value: String, part: &str| {
-        Err(AttentionError::range_error(format!("config.{key} is {value} but {part}; the option would change nothing (leave it out, or turn the part on)")))
-    };
-    if !c.layer_norm && c.norm != d.norm {
-        return unused("norm", format!("'{}'", norm_name(c.norm)), "config.layerNorm is false: the model has no norms");
-    }
-    if !c.layer_norm && c.norm_eps != d.norm_eps {
-        return unused("normEps", number_text(c.norm_eps), "config.layerNorm is false: the model has no norms");
-    }
-    if !c.mlp && c.mlp_width != d.mlp_width {
-        return unused("mlpWidth", c.mlp_width.to_string(), "config.mlp is false: the model has no MLP");
-    }
-    if !c.mlp && !c.mlp_bias {
-        return unused("mlpBias", "false".into(), "config.mlp is false: the model has no MLP");
-    }
-    if c.positions != Positions::Rope && c.rope_base != d.rope_base {
-        return unused("ropeBase", number_text(c.rope_base), &format!("config.positions is '{}', not 'rope'", c.positions.name()));
-    }
-    Ok(())
-}
-
 /// `[B, T]` tokens as `number[][]` or `{ data: an integer typed array, shape: [B, T] }` (read by
 /// `readTokens`), checked against the model by the core.
 pub(super) fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Tokens> {
@@ -247,33 +209,26 @@ pub(super) fn read_tokens(value: &JsValue, config: &ModelConfig) -> Result<Token
     Tokens::check(&typed_to_vec(&ids), shape[0] as usize, shape[1] as usize, config)
 }
 
-/// `options.headMask`: `numLayers` rows of `numHeads` booleans (the counts checked before anything is read).
-fn read_head_mask(raw: &JsValue, config: &ModelConfig) -> Result<Option<Vec<Vec<bool>>>> {
-    if raw.is_undefined() {
-        return Ok(None);
+/// forward's options (needWeights, needHidden, then `headMask` and `pathMask`, each checked against the
+/// model as soon as it is read): `headMask`'s numLayers rows of numHeads booleans (the counts checked
+/// before the values are read), `pathMask`'s cuts `{ from: [l1, i], to: [l2, j], input }` (absent: none).
+#[allow(clippy::type_complexity)]
+fn read_masks(options: &JsValue, config: &ModelConfig) -> Result<(Option<Vec<Vec<bool>>>, Vec<PathCut>, Checked)> {
+    let steps = "needWeights:flag needHidden:flag headMask:headMask";
+    let o = Checked::call(options, "options", "needWeights, needHidden, headMask, pathMask", "", steps, 0, "", &[config.num_layers as u32, config.num_heads as u32])?;
+    let head_mask = match o.table::<js_sys::Uint8Array>("headMask")? {
+        None => None,
+        Some((values, _, _)) => {
+            let lengths = typed_to_vec(&Checked::read(o.value("headMask"))?.value("lengths").unchecked_into::<js_sys::Uint32Array>());
+            config.check_head_mask_rows(lengths[0] as usize)?;
+            lengths[1..].iter().enumerate().try_for_each(|(l, &n)| config.check_head_mask_row(l, n as usize))?;
+            Some(values.chunks(config.num_heads.max(1)).map(|row| row.iter().map(|&b| b != 0).collect()).collect())
+        }
+    };
+    let cuts = typed_to_vec(&read_key(options, "pathMask", "options.pathMask", "pathMask")?.unchecked_into::<js_sys::Uint32Array>());
+    let cuts: Vec<PathCut> = cuts.chunks(5).map(|c| PathCut { from: (c[0] as usize, c[1] as usize), to: (c[2] as usize, c[3] as usize), input: [PathInput::Query, PathInput::Key, PathInput::Value][c[4] as usize] }).collect();
+    for (k, cut) in cuts.iter().enumerate() {
+        config.check_path_cut(cut, &format!("options.pathMask[{k}]"))?;
     }
-    let expected = "expected boolean[][], numLayers rows of numHeads booleans (false switches a head off)";
-    if !is_array(raw, "options.headMask")? {
-        return Err(AttentionError::type_error(format!("options.headMask is {}; {expected}", describe(raw))));
-    }
-    config.check_head_mask_rows(array_length(raw, "options.headMask")?)?;
-    (0..config.num_layers)
-        .map(|l| {
-            let place = format!("options.headMask[{l}]");
-            let row = get(raw, &JsValue::from(l as u32), &place)?;
-            if !is_array(&row, &place)? {
-                return Err(AttentionError::type_error(format!("{place} is {}; {expected}", describe(&row))));
-            }
-            config.check_head_mask_row(l, array_length(&row, &place)?)?;
-            (0..config.num_heads)
-                .map(|i| {
-                    let cell = format!("{place}[{i}]");
-                    let x = get(&row, &JsValue::from(i as u32), &cell)?;
-                    x.as_bool().ok_or_else(|| AttentionError::type_error(format!("{cell} is {}; expected true or false", describe(&x))))
-                })
-                .collect()
-        })
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+    Ok((head_mask, cuts, o))
 }
-

@@ -10,15 +10,15 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{
-    copy_exact, copy_in, read_batch_js, write_nested_js, write_number_rows,
-    is_typed_candidate, read_matrix, read_dtype_js, read_small_call_js, read_typed_matrix_js, read_weight_js, refused, typed_to_vec, Options,
+    check_same_form, copy_exact, copy_in, read_batch_js, write_nested_js, write_number_rows,
+    is_typed_candidate, read_matrix, read_small_call_js, read_typed_matrix_js, refused, typed_to_vec,
     MAX_MATRIX_VALUES,
 };
 use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
 use crate::layer::LayerKernel;
 use crate::matrix::Matrix;
-use crate::precision::{ByPrecision, Dtype, Family, Precision, Values};
+use crate::precision::{ByPrecision, Family, Precision, Values};
 use crate::real::Real;
 
 /// Values [`read_small_call`] can take in one JS call (Q, K and V together): 32 KiB of f64, enough
@@ -83,11 +83,8 @@ pub fn read_group<const N: usize>(values: [&JsValue; N], names: [&str; N], group
     if !is_typed_candidate(values[0]) {
         let mut read = Vec::with_capacity(N);
         for (i, (value, name)) in values.iter().zip(names).enumerate() {
-            if i > 0 && same_form && is_typed_candidate(value) {
-                return Err(AttentionError::type_error(format!(
-                    "{name} is an object but {} is number[][]; pass {group} in the same form",
-                    names[0]
-                )));
+            if i > 0 && same_form {
+                refused(check_same_form(value, name, names[0], group, false))?;
             }
             let m = read_matrix(value, name)?;
             let shape = vec![m.rows(), m.cols()];
@@ -158,6 +155,22 @@ pub fn write_in(form: Form, values: TypedValues, shape: &[usize]) -> JsValue {
     match (form, f64::get(&values)) {
         (Form::Rows, Some(rows)) => write_nested(rows, shape),
         _ => write_typed(&values, shape),
+    }
+}
+
+impl<F: Element> Typed<F> {
+    /// How `readCall` is told the input's form: 0 for `number[][]`, else its precision (32 or 64).
+    pub fn kind(&self) -> u32 {
+        match self.form {
+            Form::Rows => 0,
+            Form::Typed => 8 * std::mem::size_of::<F>() as u32,
+        }
+    }
+
+    /// As a core matrix (`[T, C]`).
+    pub fn matrix(self) -> Result<Matrix<F>> {
+        let (rows, cols) = (self.view().rows, self.view().cols);
+        Matrix::new(rows, cols, self.values)
     }
 }
 
@@ -257,24 +270,6 @@ pub fn read_typed(value: &JsValue, name: &str, batches: bool, cols: usize, like:
     Ok(TypedMatrix { values, shape })
 }
 
-/// `options[key]` beside a typed input called `input`: absent, `number[][]`, or a `[C, C]` typed
-/// matrix of the input's `precision` ("Float32Array" or "Float64Array"), as f64 values (exact for
-/// both), read by `readWeight`.
-pub fn read_typed_weight(options: &Options, key: &str, input: &str, precision: &str) -> Result<Option<Matrix>> {
-    let mut shape = [0u32; 2];
-    let kind = if precision == f32::ARRAY { 32 } else { 64 };
-    let values = refused(read_weight_js(options.object(), key, input, kind, MAX_MATRIX_VALUES, &mut shape))?;
-    if values.is_undefined() {
-        return Ok(None);
-    }
-    Matrix::new(shape[0] as usize, shape[1] as usize, typed_to_vec(&values.unchecked_into::<Float64Array>())).map(Some)
-}
-
-/// A `dtype` argument called `place` (read by `readDtype`): absent → `None`; `'float32'` or `'float64'`.
-pub fn read_dtype(raw: &JsValue, place: &str) -> Result<Option<Dtype>> {
-    Ok(refused(read_dtype_js(raw, place))?.as_string().and_then(|name| Dtype::parse(&name)))
-}
-
 /// A fresh `{ data: Float32Array, shape }` (or Float64Array) for JS.
 pub fn write_typed(values: &TypedValues, shape: &[usize]) -> JsValue {
     let object = Object::new();
@@ -297,9 +292,10 @@ pub struct Items {
     pub batched: bool,
 }
 
-/// Reads [`Items`]; an unbatched matrix is a batch of one. Items are named `name[b]` in messages.
-pub fn read_items(value: &JsValue, name: &str) -> Result<Items> {
-    let parts: Array = refused(read_batch_js(value, name, MAX_MATRIX_VALUES))?.unchecked_into();
+/// Reads [`Items`]; an unbatched matrix is a batch of one. Items are named `name[b]` in messages. With
+/// `like` 0 or 1 it must be batched as `like_name` is (1: a batch); with `like` 2 it must be one matrix.
+pub fn read_items(value: &JsValue, name: &str, like: i32, like_name: &str) -> Result<Items> {
+    let parts: Array = refused(read_batch_js(value, name, MAX_MATRIX_VALUES, like, like_name))?.unchecked_into();
     let (values, shapes): (Float64Array, js_sys::Uint32Array) = (parts.get(0).unchecked_into(), parts.get(1).unchecked_into());
     let shapes = typed_to_vec(&shapes);
     let first = (shapes.get(1).copied().unwrap_or(0), shapes.get(2).copied().unwrap_or(0));
