@@ -1,7 +1,7 @@
 //! The products of a few rows of A (a decoding step's one row, a short sequence alone): B read where
 //! it lies instead of packed first, each entry the same sum in the same order as [`super::gemm_packed`]'s.
 
-use super::{by_columns, MR, NR};
+use super::{by_columns, MR};
 
 /// Rows of A up to which [`super::linear_f32`] and [`super::gemm_transposed_b`] read B where it lies instead of
 /// packing it first: a decoding step's single row would otherwise pay for packing all of B (an MLP's
@@ -85,20 +85,20 @@ fn add_rows<const R: usize>(acc: &mut [f32], xs: &[f32; R], w: [&[f32]; R]) {
     }
 }
 
-/// [`super::gemm_transposed_b`] for a few rows of A, with B's rows read where they lie: [`NR`] rows of B (NR
-/// entries of a row of C) at a time, each entry its own sum over p in increasing order (see
-/// [`UNPACKED_ROWS`]). The rows of A are the inner loop, so the NR rows of B stay in cache for them.
+/// [`super::gemm_transposed_b`] for a few rows of A, with B's rows read where they lie: [`B_ROWS`] rows of B
+/// ([`B_ROWS`] entries of a row of C) at a time, each entry its own sum over p in increasing order (see
+/// [`UNPACKED_ROWS`]). The rows of A are the inner loop, so the rows of B stay in cache for them.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn gemm_transposed_b_unpacked(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], ldb: usize, out: &mut [f32], ldc: usize, accumulate: bool) {
     by_columns(m, n, k * n, out, ldc, accumulate, |cols, part, width| {
         let mut j0 = cols.start;
         while j0 < cols.end {
-            let w = NR.min(cols.end - j0);
+            let w = B_ROWS.min(cols.end - j0);
             for i in 0..m {
                 let a_row = &a[i * lda..i * lda + k];
                 // rows of B past the end are stood in for by a_row (their sums are not stored)
-                let rows: [&[f32]; NR] = std::array::from_fn(|jj| if jj < w { &b[(j0 + jj) * ldb..(j0 + jj) * ldb + k] } else { a_row });
-                let acc = dot_eight(a_row, rows);
+                let rows: [&[f32]; B_ROWS] = std::array::from_fn(|jj| if jj < w { &b[(j0 + jj) * ldb..(j0 + jj) * ldb + k] } else { a_row });
+                let acc = dot_rows(a_row, rows);
                 let c = &mut part[i * width + j0 - cols.start..][..w];
                 if accumulate {
                     c.iter_mut().zip(&acc).for_each(|(o, &x)| *o += x);
@@ -111,43 +111,43 @@ pub(super) fn gemm_transposed_b_unpacked(m: usize, k: usize, n: usize, a: &[f32]
     });
 }
 
-/// The [`NR`] sums `Σ_p a[p]·rows[jj][p]`, each over p in increasing order (each product rounded, then
-/// added): four p at a time, the rows' four values turned into columns (a 4 × 4 transpose of each half),
-/// so that every step is one `f32x4` multiply-add for four of the sums.
+/// Rows of B that [`gemm_transposed_b_unpacked`] sums against a row of A at once: four `f32x4` of sums, whose
+/// chains of adds the CPU runs side by side. GPT-2 small's tied unembedding (one row against W_E's 50,257 rows,
+/// `make bench-decode-bound`, AMD EPYC): 13.5 ms with the 8 of [`super::NR`] as before, 11.2 ms with 16; 32 spilled
+/// registers and took 16.8 ms.
+const B_ROWS: usize = 16;
+
+/// The [`B_ROWS`] sums `Σ_p a[p]·rows[jj][p]`, each over p in increasing order (each product rounded, then
+/// added): four p at a time, each four rows' four values turned into columns (a 4 × 4 transpose, [`four_sums`]),
+/// so that every step is one `f32x4` multiply-add for four of the sums. The four `f32x4` of sums are
+/// separate locals, not an array walked by a loop: so they stay in registers, and the CPU works on the four
+/// chains of adds side by side (as an array they went through memory and ran one after another).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
-fn dot_eight(a: &[f32], rows: [&[f32]; NR]) -> [f32; NR] {
-    use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, i32x4_shuffle, v128, v128_load, v128_store};
+fn dot_rows(a: &[f32], rows: [&[f32]; B_ROWS]) -> [f32; B_ROWS] {
+    use core::arch::wasm32::{f32x4_splat, v128, v128_load, v128_store};
+    const { assert!(B_ROWS == 16, "dot_rows keeps four f32x4 of sums") };
     let k = a.len();
-    assert!(rows.iter().all(|r| r.len() == k), "dot_eight: rows of another length");
-    let mut halves = [f32x4_splat(0.0); 2];
+    assert!(rows.iter().all(|r| r.len() == k), "dot_rows: rows of another length");
+    let (mut s0, mut s1, mut s2, mut s3) = (f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0));
     let mut p = 0;
-    // SAFETY (both blocks): p + 4 ≤ k = a.len() = each row's length (asserted); no alignment is required.
-    let load = |r: &[f32], p: usize| unsafe { v128_load(r.as_ptr().add(p) as *const v128) };
     while p + 4 <= k {
-        let x = [f32x4_splat(a[p]), f32x4_splat(a[p + 1]), f32x4_splat(a[p + 2]), f32x4_splat(a[p + 3])];
-        for (h, acc) in halves.iter_mut().enumerate() {
-            let [r0, r1, r2, r3] = [load(rows[4 * h], p), load(rows[4 * h + 1], p), load(rows[4 * h + 2], p), load(rows[4 * h + 3], p)];
-            // 4 × 4 transpose: column q holds the four rows' values at p + q
-            let (lo01, lo23) = (i32x4_shuffle::<0, 4, 1, 5>(r0, r1), i32x4_shuffle::<0, 4, 1, 5>(r2, r3));
-            let (hi01, hi23) = (i32x4_shuffle::<2, 6, 3, 7>(r0, r1), i32x4_shuffle::<2, 6, 3, 7>(r2, r3));
-            let columns = [
-                i32x4_shuffle::<0, 1, 4, 5>(lo01, lo23),
-                i32x4_shuffle::<2, 3, 6, 7>(lo01, lo23),
-                i32x4_shuffle::<0, 1, 4, 5>(hi01, hi23),
-                i32x4_shuffle::<2, 3, 6, 7>(hi01, hi23),
-            ];
-            for q in 0..4 {
-                *acc = f32x4_add(*acc, f32x4_mul(x[q], columns[q]));
-            }
-        }
+        // SAFETY: p + 4 ≤ k = a.len().
+        let x = unsafe { v128_load(a.as_ptr().add(p) as *const v128) };
+        s0 = four_sums(s0, x, &rows[0..4], p);
+        s1 = four_sums(s1, x, &rows[4..8], p);
+        s2 = four_sums(s2, x, &rows[8..12], p);
+        s3 = four_sums(s3, x, &rows[12..16], p);
         p += 4;
     }
-    let mut sums = [0.0f32; NR];
-    // SAFETY: sums has NR = 8 floats: two v128 stores at offsets 0 and 4.
+    let mut sums = [0.0f32; B_ROWS];
+    // SAFETY: sums has 16 floats: four v128 stores at offsets 0, 4, 8 and 12.
     unsafe {
-        v128_store(sums.as_mut_ptr() as *mut v128, halves[0]);
-        v128_store(sums.as_mut_ptr().add(4) as *mut v128, halves[1]);
+        let at = sums.as_mut_ptr();
+        v128_store(at as *mut v128, s0);
+        v128_store(at.add(4) as *mut v128, s1);
+        v128_store(at.add(8) as *mut v128, s2);
+        v128_store(at.add(12) as *mut v128, s3);
     }
     for p in p..k {
         for (s, r) in sums.iter_mut().zip(&rows) {
@@ -157,11 +157,31 @@ fn dot_eight(a: &[f32], rows: [&[f32]; NR]) -> [f32; NR] {
     sums
 }
 
-/// The [`NR`] sums `Σ_p a[p]·rows[jj][p]`, each over p in increasing order (the portable version of the SIMD one above).
+/// `acc + column 0 + column 1 + column 2 + column 3` (in that order), where column q holds the four products
+/// `a[p + q]·rows[0..4][p + q]`: each row's four products in one `f32x4` multiply, then turned into columns by a
+/// 4 × 4 transpose (four shuffles and four more).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn four_sums(acc: core::arch::wasm32::v128, x: core::arch::wasm32::v128, rows: &[&[f32]], p: usize) -> core::arch::wasm32::v128 {
+    use core::arch::wasm32::{f32x4_add, f32x4_mul, i32x4_shuffle, v128, v128_load};
+    debug_assert!(rows.len() == 4 && rows.iter().all(|r| p + 4 <= r.len()));
+    // SAFETY: the caller (dot_rows) has p + 4 ≤ k, the length of each row (asserted there); no alignment is required.
+    let load = |r: usize| unsafe { v128_load(rows[r].as_ptr().add(p) as *const v128) };
+    let (r0, r1) = (f32x4_mul(x, load(0)), f32x4_mul(x, load(1)));
+    let (lo01, hi01) = (i32x4_shuffle::<0, 4, 1, 5>(r0, r1), i32x4_shuffle::<2, 6, 3, 7>(r0, r1));
+    let (r2, r3) = (f32x4_mul(x, load(2)), f32x4_mul(x, load(3)));
+    let (lo23, hi23) = (i32x4_shuffle::<0, 4, 1, 5>(r2, r3), i32x4_shuffle::<2, 6, 3, 7>(r2, r3));
+    let s = f32x4_add(acc, i32x4_shuffle::<0, 1, 4, 5>(lo01, lo23));
+    let s = f32x4_add(s, i32x4_shuffle::<2, 3, 6, 7>(lo01, lo23));
+    let s = f32x4_add(s, i32x4_shuffle::<0, 1, 4, 5>(hi01, hi23));
+    f32x4_add(s, i32x4_shuffle::<2, 3, 6, 7>(hi01, hi23))
+}
+
+/// The [`B_ROWS`] sums `Σ_p a[p]·rows[jj][p]`, each over p in increasing order (the portable version of the SIMD one above).
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(always)]
-fn dot_eight(a: &[f32], rows: [&[f32]; NR]) -> [f32; NR] {
-    let mut sums = [0.0f32; NR];
+fn dot_rows(a: &[f32], rows: [&[f32]; B_ROWS]) -> [f32; B_ROWS] {
+    let mut sums = [0.0f32; B_ROWS];
     for (p, &x) in a.iter().enumerate() {
         for (s, r) in sums.iter_mut().zip(&rows) {
             *s += x * r[p];

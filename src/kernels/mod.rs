@@ -375,8 +375,10 @@ pub const PACK_COLUMNS: usize = 256 * NR;
 /// The fewest multiply-adds for which [`by_columns`] splits a product across threads. A
 /// decoding step makes some 70 such products per token, each waking the pool's threads: in Node (AMD EPYC,
 /// 2 threads) splitting every one of them at [`crate::parallel::MIN_PARALLEL_WORK`] made a GPT-2-small
-/// decoding step slower (71 against 58 ms), so only the large ones (the unembedding, V × C) are split.
-const MIN_COLUMN_SPLIT_WORK: usize = 1 << 22;
+/// decoding step slower (71 against 58 ms, on a loaded machine). At 2¹⁹ every GPT-2-small product of a decoding step is split (768 × 768
+/// is 589,824), and the step took 0.91 of its time at 2²² (only the unembedding split; `tests/bench/gpt2-decode-ab.mjs
+/// --threads 2`, 21 rounds alternating, load 2.3–2.5).
+const MIN_COLUMN_SPLIT_WORK: usize = 1 << 19;
 
 /// Runs `f(columns, part, width)` for the columns of an `m × n` product (`work` multiply-adds) whose
 /// `m` rows are too few to split (a few rows, or fewer row blocks than twice the threads): on one thread once over all `n` columns, writing `out` (rows `ldc`

@@ -23,6 +23,7 @@ fn values(n: usize) -> Vec<f32> {
 struct Weights {
     layers: Vec<Vec<f32>>,
     unembedding: Vec<f32>,
+    packed: Vec<kernels::PackedPanels>,
     x: Vec<f32>,
     out: Vec<f32>,
 }
@@ -38,7 +39,15 @@ fn weights() -> &'static mut Weights {
 #[no_mangle]
 pub extern "C" fn setup() -> usize {
     let layers: Vec<Vec<f32>> = (0..LAYERS).flat_map(|_| SHAPES.map(|(k, n)| values(k * n))).collect();
-    let w = Weights { layers, unembedding: values(VOCAB * 768), x: values(3072), out: vec![0.0; VOCAB] };
+    let packed = (0..LAYERS)
+        .flat_map(|_| [(768, 2304), (768, 768)])
+        .map(|(k, n)| {
+            let mut p = kernels::PackedPanels::new();
+            p.pack(&values(k * n), n, k, n);
+            p
+        })
+        .collect();
+    let w = Weights { layers, unembedding: values(VOCAB * 768), packed, x: values(3072), out: vec![0.0; VOCAB] };
     let bytes = 4 * (w.layers.iter().map(Vec::len).sum::<usize>() + w.unembedding.len());
     // SAFETY: as in weights().
     unsafe { WEIGHTS = Some(w) };
@@ -47,14 +56,48 @@ pub extern "C" fn setup() -> usize {
 
 #[no_mangle]
 pub extern "C" fn products() -> f32 {
+    layer_products();
+    unembedding()
+}
+
+/// The layers' products alone (`linear_f32`, one row).
+#[no_mangle]
+pub extern "C" fn layer_products() -> f32 {
     let w = weights();
     let mut panels = kernels::PackedPanels::new();
     for (i, m) in w.layers.iter().enumerate() {
         let (k, n) = SHAPES[i % 4];
         kernels::linear_f32(&w.x[..k], 1, k, m, n, None, &mut w.out[..n], &mut panels);
     }
+    w.out[0]
+}
+
+/// The tied unembedding alone (`gemm_transposed_b`, one row against W_E's 50,257 rows).
+#[no_mangle]
+pub extern "C" fn unembedding() -> f32 {
+    let w = weights();
+    let mut panels = kernels::PackedPanels::new();
     kernels::gemm_transposed_b(1, 768, VOCAB, &w.x, 768, &w.unembedding, 768, &mut w.out, VOCAB, false, &mut panels);
     w.out[0]
+}
+
+/// The packed kernel for one row (`linear_prepacked_f32`, as the layer's prepacked W_Q, W_K, W_V and W_O
+/// are used in a decoding step): 12 × 768×2304 and 768×768, packed once in `setup`.
+#[no_mangle]
+pub extern "C" fn prepacked_products() -> f32 {
+    let w = weights();
+    for (i, p) in w.packed.iter().enumerate() {
+        let n = p.n();
+        let _ = i;
+        kernels::linear_prepacked_f32(&w.x[..768], 1, p, None, &mut w.out[..n]);
+    }
+    w.out[0]
+}
+
+/// Reads the bytes of the packed weights only (for `prepacked_products`).
+#[no_mangle]
+pub extern "C" fn prepacked_bytes() -> usize {
+    weights().packed.iter().map(|p| 4 * p.k() * p.n()).sum()
 }
 
 #[no_mangle]
