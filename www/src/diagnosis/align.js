@@ -105,8 +105,10 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
       if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
       // (of a mask, a row that holds −∞: the keys it hides are written, in the wrong places)
-      // (a head's slice narrower than the head, as many rows, of its input's numbers: `slice(from, from + d - 1)`)
-      if (Number.isInteger(entry.head) && !narrow && snap.rows === M.length && snap.rows > 1 && snap.cols < M[0].length && moved && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) narrow = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+      // (a head's slice narrower than the head, as many rows, of its input's numbers: `slice(from, from + d - 1)`;
+      // or one row of it, of no mask, when rows are sliced one at a time: `row.slice(h * d, h + d)`)
+      const rowsOf = (snap.rows === M.length && snap.rows > 1) || (snap.rows === 1 && M.length > 1 && !entry.allowed);
+      if (Number.isInteger(entry.head) && !narrow && rowsOf && snap.cols < M[0].length && moved && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) narrow = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       if ((!entry.allowed || snap.data.includes(-Infinity)) && snap.rows === 1 && snap.cols === M[0].length && moved && !rowMoved && !knownRows.some((row) => row.length === snap.cols && sameMatrix(snap.data, 1, snap.cols, [row]))) rowMoved = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
     }
   }
