@@ -29,7 +29,10 @@ export function traceCalls(data) {
 export function alignAnswer(data, traced, lab, functionName) {
   if (!data || !traced?.results?.length) return null;
   const calls = traceCalls(data);
-  const runs = calls.map((call) => traced.results.find((r) => r.id === call.id)).filter((r) => r && !r.error);
+  const results = calls.map((call) => traced.results.find((r) => r.id === call.id));
+  // (every traced input threw: what each run recorded before its throw, read for the step it was building)
+  const crashed = !results.some((r) => r && !r.error);
+  const runs = results.filter((r) => r && (crashed ? r.recording : !r.error));
   if (!runs.length) return null;
   const references = runs.map((r) => referenceSteps(data.reference, calls.find((c) => c.id === r.id).args, lab));
   // what the alignment reads: every site but those recorded only as arguments (the rules below follow a parameter to them)
@@ -70,7 +73,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], returned ? traced.sites.indexOf(returned) : -1) : null;
   // (no number foreign to the reference built on any traced input, nor a NaN)
   const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references, clean };
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references, clean, crashed };
 }
 
 /**
@@ -393,6 +396,20 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
   if (located?.step === 'check') return withLine(located, checkLine(errors, traced, functionName), source);
   // a throw with a line: on a probe, or on the traced input (which may take another path)
   const crash = [...probeResults.values(), ...(traced?.results ?? [])].find((r) => r?.error?.line);
+  // a crash of JavaScript's own (a TypeError) on every traced input, told with no step, after the run
+  // built some step right: the step it was building when it threw (the first it did not build), at
+  // the throw's line (not a throw of the learner's, `throw new Error('not written yet')`)
+  if (aligned?.crashed) {
+    // (a read of undefined where the step before it is a layout no array holds, read in place by
+    // index: an index past that layout's columns, `c <= first + d`: that layout)
+    const k = aligned.wrong ? aligned.statuses.findIndex((s) => s.step === aligned.wrong.step) : -1;
+    const before = k > 0 ? aligned.statuses[k - 1] : null;
+    const past = before?.status === 'unknown' && before.entries.every((e) => e.layout) && /undefined/.test(crash?.error?.message ?? '');
+    const went = crash?.error?.name === 'TypeError' && aligned.statuses.some((s) => s.status === 'ok');
+    const step = located && !located.step && went ? (past ? before.step : aligned.wrong?.step) : null;
+    if (step) return withLine({ ...located, step, stepLabel: labels?.[step] ?? STEPS[step].label }, crash.error, source);
+    aligned = null;
+  }
   if (located && !aligned) return withLine(located, crash?.error ?? null, source);
   if (!aligned) return located;
   if (located && (located.step || !aligned.wrong)) {
