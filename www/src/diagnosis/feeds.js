@@ -92,3 +92,17 @@ export function reordered(entry, sites, recording) {
   }
   return null;
 }
+
+/**
+ * Whether a layout helper (`entry`'s site is inside it) is wrong from every place it is called:
+ * the step's missing parts built in it came through each of its call sites outside it (`cols(Q)`,
+ * `cols(K)`, `cols(V)`, each wrong for head 1), so the helper, not one call, is at fault.
+ */
+export function wrongFromEveryCall(entry, alignment, sites, recording) {
+  const fn = sites[entry.site]?.fn;
+  if (!fn) return false;
+  const callers = new Set();
+  sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0 && sites[c].fn !== fn) callers.add(c); });
+  const wrong = new Set(alignment.filter((e) => e.step === entry.step && e.status === 'missing' && Number.isInteger(e.site) && sites[e.site]?.fn === fn).map((e) => e.caller));
+  return callers.size > 1 && [...callers].every((c) => wrong.has(c));
+}
