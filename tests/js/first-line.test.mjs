@@ -62,7 +62,6 @@ for (const slip of slips()) {
 const FRESH_MISSES = new Set([
   '02/0', // `const start = h`: its values are the heads' indices, which a right answer may hold, so it is not blamed; named inside the helper that reads it
   '03/3', // `if (this.causal) return S`: an if's test is not recorded (and its flag is the option's either way); named at the chained call
-  '05/0', // `j < t`: the loop's bound changes with the token, so it is no loop that stops short; named at the weighted sum
   '05/1', // the keys put first (`unshift`): every score is built, only paired with the wrong values; the weighted sum is named
   '07/1', // `angle(r, i)`: on the traced input the wrong angles are whole numbers or other rows' right ones; the first foreign number is in rotate
   '07/4', // the pairs written back interleaved: the rotation's numbers are all built (matched by value), their places are not read
@@ -129,7 +128,6 @@ const FRESH6_MISSES = new Set([
   '06/0', // first run
   '07/2', // first run
   '07/4', // first run
-  '08/1', // first run
   '08/3', // first run
 ]);
 

@@ -111,8 +111,12 @@ export function boundSite(entry, recording, reference, sites = []) {
     // the integers of a bound, query by query: the scored keys' bound, not the reference's
     // (a site that is also a right bound of another kind counts only when its bound has a value for
     // every query: a query that scored no key has a count, no first or last key)
-    const right = Object.values(theirs).some((sequence) => follows(site, sequence));
-    const bound = site.values.every(isIndex) && Object.keys(mine).some((kind) => follows(site, mine[kind], first) && !follows(site, theirs[kind]) && (!right || !mine[kind].includes(undefined)));
+    // (a loop's bound, tested once per key: one value per pass, of the kind its comparison says)
+    const compared = KINDS[sites[id]?.comparison];
+    const kinds = compared ?? Object.keys(mine);
+    const run = compared ? passes(site) : site;
+    const right = kinds.some((kind) => follows(run, theirs[kind]));
+    const bound = site.values.every(isIndex) && kinds.some((kind) => follows(run, mine[kind], first) && !follows(run, theirs[kind]) && (!right || !mine[kind].includes(undefined)));
     // the rows of keys sliced out: each the keys some query scored, one at least not what any query may see
     const sliced = !bound && site.snapshots.length > 0 && keyMatrices.some((M) => {
       const sets = site.snapshots.map((snap) => rowsOf(snap, M));
@@ -128,6 +132,15 @@ export function boundSite(entry, recording, reference, sites = []) {
   // learner's function the first query with the wrong keys was scored under
   const wrong = actual.map((s, i) => i).filter((i) => actual[i].size > 0 && !sameSet([...actual[i]], expected[i]) && callers[i] >= 0).sort((a, b) => first[a] - first[b]);
   return best ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
+}
+
+// the bounds a loop's comparison makes of its right side (`j < p`: the end; `j <= p`: the last key)
+const KINDS = { '<': ['end', 'count'], '<=': ['last'] };
+
+/** A loop bound's values, one per pass of the loop (a run of one value: the test of each key). */
+function passes(site) {
+  const keep = site.values.map((v, k) => k === 0 || v !== site.values[k - 1]);
+  return { values: site.values.filter((_, k) => keep[k]), moments: site.moments.filter((_, k) => keep[k]) };
 }
 
 /**

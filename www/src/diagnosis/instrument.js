@@ -277,6 +277,8 @@ export function instrument(source) {
       reads: arrayMutated(node) && node.arguments.length === 1 ? arrayRead(node.arguments[0].type === 'SpreadElement' ? node.arguments[0].argument : node.arguments[0]) : arrayRead(node),
       // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into
       operator: node.type === 'AssignmentExpression' ? node.operator : null,
+      // a loop's bound: the comparison it is the right side of (`<` an end, `<=` a last one)
+      comparison: loop && parent?.type === 'BinaryExpression' && parent.right === node ? parent.operator : null,
       target: node.type === 'AssignmentExpression' ? (node.left.type === 'Identifier' ? node.left.name : arrayWritten(node)) : null,
     });
     // openers: outer (longer) first; closers: inner (later start) first. A call of the learner's own
