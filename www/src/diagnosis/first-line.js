@@ -178,12 +178,25 @@ function unshiftedBehind(id, sites, recording, reference) {
  * The one declaration, among the variables site `id` computes with in its function, that builds
  * numbers foreign to the reference at all (`const z = logits.reduce(…)` of `(p / z) * v`, though its
  * first value, one score, is a step's): the line the wrong value comes from. Its id, or null.
+ * (Or the one accumulation in place into such a variable, `z += band[n]` (the scores summed where
+ * the exps were meant), when it is the first site off this line to build a foreign number after
+ * this one did: its numbers were not made of this line's.)
  */
 function foreignBehind(id, sites, recording, reference) {
   const foreign = foreignTest(reference);
   const declared = (sites[id].operands ?? []).map((name) => sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn)).filter((k) => k >= 0);
   const wrong = declared.filter((k) => recording.sites[k].values.some(foreign));
-  return wrong.length === 1 ? wrong[0] : null;
+  if (wrong.length === 1) return wrong[0];
+  if (wrong.length) return null;
+  const accumulated = (sites[id].operands ?? []).flatMap((name) => sites.flatMap((s, j) => (j !== id && /^[-+*/]=$/.test(s.operator ?? '') && s.target === name && s.fn === sites[id].fn ? [j] : [])));
+  const after = recording.sites[id].moments[recording.sites[id].values.findIndex(foreign)];
+  let next = null;
+  recording.sites.forEach((r, j) => {
+    if (sites[j].line === sites[id].line) return;
+    const k = r.values.findIndex((v, n) => r.moments[n] > after && foreign(v));
+    if (k >= 0 && (!next || r.moments[k] < next.moment)) next = { id: j, moment: r.moments[k] };
+  });
+  return accumulated.length === 1 && next?.id === accumulated[0] ? accumulated[0] : null;
 }
 
 /**
