@@ -243,10 +243,16 @@ function flagBehind(id, sites, recording, reference) {
   return null;
 }
 
-/** The values of `name` among a site's: for a name of an array pattern, its element of each array recorded. */
-function ofName(site, values, name) {
+/**
+ * The values of `name` among a site's: for a name of an array pattern, its element of each array
+ * recorded (of arrays, `const [a, b] = [row.slice(0, h), row.slice(h)]`: its row of each snapshot).
+ */
+function ofName(site, recorded, name) {
   const position = site.pattern?.indexOf(name) ?? -1;
-  return position < 0 ? values : values.filter((_, n) => n % site.pattern.length === position);
+  if (position < 0) return recorded.values;
+  const rows = recorded.snapshots?.filter((s) => s.rows === site.pattern.length && s.cols > 1) ?? [];
+  if (rows.length) return rows.flatMap((s) => Array.from(s.data.slice(position * s.cols, (position + 1) * s.cols)));
+  return recorded.values.filter((_, n) => n % site.pattern.length === position);
 }
 
 /**
@@ -271,7 +277,7 @@ function integerBehind(id, sites, recording, reference) {
       const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || (bound(s, name, fn) && s.fn !== fn)) && !s.counter;
       const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
       const at = k >= 0 ? k : sites.findIndex(declared);
-      const values = at < 0 ? [] : ofName(sites[at], recording.sites[at].values, name);
+      const values = at < 0 ? [] : ofName(sites[at], recording.sites[at], name);
       const index = (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
       if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1 && !index) return at;
     }
@@ -296,10 +302,12 @@ function readBehind(id, sites, recording, reference) {
   const inColumns = (columns) => new Set(X.flatMap((row) => columns.map((c) => row[c])));
   const roles = reference.reads.map(inColumns);
   const all = inColumns(X[0].map((_, c) => c));
-  for (const name of sites[id].operands ?? []) {
+  // (its operands, or an array it reads from, `b[i]`, named by an array pattern: `const [a, b] = [evens, odds]`)
+  const patterned = (sites[id].uses ?? []).filter((name) => sites.some((s) => s.pattern?.includes(name) && s.fn === sites[id].fn));
+  for (const name of new Set([...(sites[id].operands ?? []), ...patterned])) {
     // (declared alone, or by position in an array pattern: `const [a, b] = [x[2 * i], x[2 * i + 1]]`)
     const at = sites.findIndex((s, j) => j !== id && (((s.declares === name || s.pattern?.includes(name)) && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
-    const values = at >= 0 ? ofName(sites[at], recording.sites[at].values, name) : [];
+    const values = at >= 0 ? ofName(sites[at], recording.sites[at], name) : [];
     if (!values.length || values.every(Number.isInteger) || !values.every((v) => all.has(v))) continue;
     // input numbers, not all of them from the columns of one role
     if (!roles.some((role) => values.every((v) => role.has(v)))) return at;
