@@ -361,9 +361,12 @@ function rightElsewhere(found, fn, sites, recording, foreign) {
     if (site.fn !== fn) return;
     recording.sites[id].values.forEach((v, k) => {
       const c = recording.sites[id].callers[k];
-      if (c < 0 || sites[c]?.fn === fn || !Number.isFinite(v)) return;
+      // (a NaN built for the call at fault is a wrong number too, `zip(weights, row)` of a row shorter
+      // than the weights; elsewhere it may be that call's NaN passed on)
+      const nan = Number.isNaN(v) && c === found.caller;
+      if (c < 0 || sites[c]?.fn === fn || !(Number.isFinite(v) || nan)) return;
       const [n, f] = built.get(c) ?? [0, 0];
-      built.set(c, [n + 1, f + (foreign(v) ? 1 : 0)]);
+      built.set(c, [n + 1, f + (foreign(v) || nan ? 1 : 0)]);
     });
   });
   const wrong = [...built].filter(([, [, f]]) => f > 0).map(([c]) => c);
