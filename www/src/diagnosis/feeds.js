@@ -33,6 +33,12 @@ export function transposedFeed(found, sites, whole, reference) {
     if (site.line !== line || site.argument || !whole[id]?.values.length) continue;
     if (matrices.some((T) => holdsRun(whole[id].values, T.flat()))) return id;
   }
+  // (or built inside a helper of the learner's called from that line, `.T().softmax()`: that call)
+  const calls = new Set(sites.flatMap((s, id) => (s.line === line && s.call && id !== caller ? [id] : [])));
+  for (const c of calls) {
+    const built = whole.flatMap((w) => w.values.flatMap((v, k) => (w.callers?.[k] === c ? [[w.moments[k], v]] : []))).sort((a, b) => a[0] - b[0]).map(([, v]) => v);
+    if (built.length && matrices.some((T) => holdsRun(built, T.flat()))) return c;
+  }
   return null;
 }
 
