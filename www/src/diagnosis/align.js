@@ -21,7 +21,7 @@
 // apart from the keys scored (see docs/contributors.md).
 
 import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
-import { shortLoop } from './loops.js';
+import { shortLoop, stoppedShort } from './loops.js';
 import { helperWrong, reordered, summedFeed, transposedFeed, wrongFromEveryCall } from './feeds.js';
 
 const TOLERANCE = 1e-9;
@@ -566,6 +566,9 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)
     if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: shortLoop(partial.site, sites, recordings[probe], references[probe]) ?? partial.site, probe };
+    // (none of its numbers built, and a sum that stopped short in a loop that stops short: loops.js)
+    const short = found && entry.status === 'missing' && !entry.layout && !entry.coverage ? stoppedShort(entry, sites, recordings[probe], references[probe], found.moment) : null;
+    if (short !== null) return { site: short, probe };
     if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? transposedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, references[probe]) ?? summedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, foundValue(found, recordings[probe]), references[probe]) ?? found.site, probe };
   }
   return null;
