@@ -70,7 +70,8 @@ export function alignAnswer(data, traced, lab, functionName) {
   const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
   const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
   // (`shifted`: the columns each head read were found, so the layout at fault is known, whatever the probes read)
-  const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], returned ? traced.sites.indexOf(returned) : -1) : null;
+  const resultId = returned ? traced.sites.indexOf(returned) : -1;
+  const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], resultId) ?? resultWrite(traced.sites, full[0], resultId, references[0]) : null;
   // (no number foreign to the reference built on any traced input, nor a NaN)
   const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
   return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references, clean, crashed };
@@ -108,6 +109,26 @@ function earlyReturn(sites, recording, resultId) {
     const k = r.values.indexOf(first);
     const recursive = r.callers.some((c) => c >= 0 && sites[c]?.fn === s.fn);
     if (k >= 0 && recursive && (!best || r.moments[k] < best.moment)) best = { id, moment: r.moments[k] };
+  });
+  return best ? { ...sites[best.id], probe: 0 } : null;
+}
+
+/**
+ * When the wrong step has no site and nothing foreign was built (its numbers made of right ones put
+ * together wrong: `out[n] = w * v` for `+=`), the first write into an array (an assignment) of the
+ * result's first number that is no step's (a step's, as with W_O left out, says nothing of where
+ * the result went wrong): the line that put it there. Its site, or null.
+ */
+function resultWrite(sites, recording, resultId, reference) {
+  const steps = new Set(reference.steps.filter((e) => !e.layout).flatMap((e) => e.matrix.flat()).filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  const first = resultId >= 0 ? recording.sites[resultId].values.find((v) => Number.isFinite(v) && !Number.isInteger(v) && !steps.has(v.toPrecision(12))) : undefined;
+  if (first === undefined) return null;
+  let best = null;
+  sites.forEach((s, id) => {
+    if (!s.writes || !s.operator) return;
+    const r = recording.sites[id];
+    const k = r.values.indexOf(first);
+    if (k >= 0 && (!best || r.moments[k] < best.moment)) best = { id, moment: r.moments[k] };
   });
   return best ? { ...sites[best.id], probe: 0 } : null;
 }
@@ -449,7 +470,11 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // (or the probes' step is none of the challenge's steps, a whole-output reading, and the traced run finds a step clearly wrong)
     // (clearly: most of its numbers differ, or it is a step the traced run built right whose place another took: heads.js)
     const outside = wrong && (wrong.coverage < 1 / 3 || wrong.status === 'ok') && Array.isArray(data.locate?.steps) && !data.locate.steps.includes(located.step);
-    const contradicted = wrong && (later || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean) || confirmed(located.step, aligned.statuses));
+    // (or the probes' step is one the traced run cannot see, and every step built on it before the
+    // traced run's wrong one is right, the wrong one made of right numbers only: `out[n] = w * v`)
+    const between = wrong ? aligned.statuses.filter((s) => builtOn(located.step).has(s.step) && ORDER.indexOf(s.step) < ORDER.indexOf(wrong.step)) : [];
+    const unseen = wrong && aligned.clean && builtOn(located.step).has(wrong.step) && between.length > 0 && between.every((s) => s.status === 'ok') && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.status === 'unknown');
+    const contradicted = wrong && (later || unseen || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean) || confirmed(located.step, aligned.statuses));
     if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;
