@@ -22,6 +22,7 @@
 
 import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
 import { shortLoop, stoppedShort } from './loops.js';
+import { columnsListed } from './heads.js';
 import { helperWrong, reordered, summedFeed, transposedFeed, wrongFromEveryCall } from './feeds.js';
 
 const TOLERANCE = 1e-9;
@@ -536,6 +537,9 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (helper !== null) return { site: helper, probe };
     const order = entry.status === 'missing' && entry.layout && Number.isInteger(entry.site) ? reordered(entry, sites, recordings[probe]) : null;
     if (order !== null) return { site: order, probe };
+    // (a head's columns listed wrong as whole numbers, read by index: that list, heads.js)
+    const listed = entry.status === 'missing' && entry.layout && Number.isInteger(entry.head) ? columnsListed(entry, sites, recordings[probe], references[probe]) : null;
+    if (listed !== null) return { site: listed, probe };
     // (a layout helper wrong from each of its call sites: the helper, not a call)
     const every = entry.layout && Number.isInteger(entry.site) && wrongFromEveryCall(entry, alignment, sites, recordings[probe]);
     if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: (every ? null : callSiteAtFault(entry, sites, recordings[probe])) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? entry.site, probe };
