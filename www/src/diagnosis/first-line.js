@@ -205,7 +205,9 @@ function unshiftedBehind(id, sites, recording, reference) {
  */
 function foreignBehind(id, sites, recording, reference) {
   const foreign = foreignTest(reference);
-  const declared = (sites[id].operands ?? []).map((name) => sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn)).filter((k) => k >= 0);
+  // (its operands, or the names a call passes on: `dot(weights, col)`)
+  const names = [...new Set([...(sites[id].operands ?? []), ...(sites[id].args ?? [])])];
+  const declared = names.map((name) => sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn)).filter((k) => k >= 0);
   const wrong = declared.filter((k) => recording.sites[k].values.some(foreign));
   if (wrong.length === 1) return wrong[0];
   if (wrong.length) return null;
