@@ -63,7 +63,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest)) : null;
   const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shifted);
   const held = moved ? null : holes(first, statuses, recordings, site);
-  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : held ?? first;
+  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe }, walked: moved.walked } : held ?? first;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result
   const foreign = firstForeignSite(recordings[0], references[0], 0);
@@ -74,7 +74,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], resultId) ?? resultWrite(traced.sites, full[0], resultId, references[0]) : null;
   // (no number foreign to the reference built on any traced input, nor a NaN)
   const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references, clean, crashed };
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked) } : null, siteFor: site, anywhere, references, clean, crashed };
 }
 
 /**
@@ -477,7 +477,10 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     const between = wrong ? aligned.statuses.filter((s) => builtOn(located.step).has(s.step) && ORDER.indexOf(s.step) < ORDER.indexOf(wrong.step)) : [];
     const unseen = wrong && aligned.clean && builtOn(located.step).has(wrong.step) && between.length > 0 && between.every((s) => s.status === 'ok') && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.status === 'unknown');
     const contradicted = wrong && (later || unseen || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean) || confirmed(located.step, aligned.statuses));
-    if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
+    // (the traced run found the heads walked in another order, pairing each with another's columns, at
+    // the probes' step: the index that walked them)
+    const agreed = aligned.wrong?.walked && aligned.wrong.step === located.step ? aligned.wrong.site : null;
+    if (!contradicted) return withLine(located, agreed ?? aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;
   return withLine(tracedFinding(aligned, data, labels), aligned.wrong.site, source);

@@ -181,7 +181,11 @@ export function shiftedColumns(step, alignments, recordings, references, foreign
     // one role read elsewhere for every head (or both, when no one role fits them all)
     // (built in the heads' order, each head's product after the head before it began: a product only
     // another head built, in its own turn, explains no head; a role whose fits are all strong first)
+    // (in the order the code built the heads' first layouts, when it built each: `h = g + m · numberOfKVHeads`
+    // walks the query heads in another order than theirs)
+    const own = (h) => alignment.find((e) => e.layout && e.head === h && e.status === 'ok' && Number.isFinite(e.moment))?.moment;
     const entries = alignment.filter((e) => e.step === step && Number.isInteger(e.head)).sort((x, y) => x.head - y.head);
+    if (entries.every((e) => own(e.head) !== undefined)) entries.sort((x, y) => own(x.head) - own(y.head));
     const ordered = (r) => {
       let prev = -Infinity;
       for (const e of entries) {
@@ -198,7 +202,10 @@ export function shiftedColumns(step, alignments, recordings, references, foreign
     if (!role) continue;
     const { A, B, fits } = found[0];
     const entry = role === 'source' ? fits.sourceEntry : role === 'b' ? B : A;
-    return { step: entry.step, entry, site: fits[role].site, probe };
+    // (heads walked in another order than theirs: the whole numbers that are the heads in that order, the index that paired them)
+    const order = entries.map((e) => e.head);
+    const walked = order.some((h, k) => k > 0 && h < order[k - 1]) ? recordings[probe].sites.findIndex((r) => r.values.length > 0 && r.values.every(Number.isInteger) && follows(r, order)) : -1;
+    return { step: entry.step, entry, site: walked >= 0 ? walked : fits[role].site, probe, walked: walked >= 0 };
   }
   return null;
 }
