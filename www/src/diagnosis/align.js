@@ -21,8 +21,9 @@
 // apart from the keys scored (see docs/contributors.md).
 
 import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
-import { shortLoop } from './loops.js';
-import { helperWrong, reordered, summedFeed, transposedFeed } from './feeds.js';
+import { shortLoop, stoppedShort } from './loops.js';
+import { columnsListed } from './heads.js';
+import { helperWrong, reordered, summedFeed, transposedFeed, wrongFromEveryCall } from './feeds.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -105,8 +106,10 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
       if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
       // (of a mask, a row that holds −∞: the keys it hides are written, in the wrong places)
-      // (a head's slice narrower than the head, as many rows, of its input's numbers: `slice(from, from + d - 1)`)
-      if (Number.isInteger(entry.head) && !narrow && snap.rows === M.length && snap.rows > 1 && snap.cols < M[0].length && moved && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) narrow = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+      // (a head's slice narrower than the head, as many rows, of its input's numbers: `slice(from, from + d - 1)`;
+      // or one row of it, of no mask, when rows are sliced one at a time: `row.slice(h * d, h + d)`)
+      const rowsOf = (snap.rows === M.length && snap.rows > 1) || (snap.rows === 1 && M.length > 1 && !entry.allowed);
+      if (Number.isInteger(entry.head) && !narrow && rowsOf && snap.cols < M[0].length && moved && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) narrow = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       if ((!entry.allowed || snap.data.includes(-Infinity)) && snap.rows === 1 && snap.cols === M[0].length && moved && !rowMoved && !knownRows.some((row) => row.length === snap.cols && sameMatrix(snap.data, 1, snap.cols, [row]))) rowMoved = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
     }
   }
@@ -359,9 +362,12 @@ function rightElsewhere(found, fn, sites, recording, foreign) {
     if (site.fn !== fn) return;
     recording.sites[id].values.forEach((v, k) => {
       const c = recording.sites[id].callers[k];
-      if (c < 0 || sites[c]?.fn === fn || !Number.isFinite(v)) return;
+      // (a NaN built for the call at fault is a wrong number too, `zip(weights, row)` of a row shorter
+      // than the weights; elsewhere it may be that call's NaN passed on)
+      const nan = Number.isNaN(v) && c === found.caller;
+      if (c < 0 || sites[c]?.fn === fn || !(Number.isFinite(v) || nan)) return;
       const [n, f] = built.get(c) ?? [0, 0];
-      built.set(c, [n + 1, f + (foreign(v) ? 1 : 0)]);
+      built.set(c, [n + 1, f + (foreign(v) || nan ? 1 : 0)]);
     });
   });
   const wrong = [...built].filter(([, [, f]]) => f > 0).map(([c]) => c);
@@ -531,7 +537,12 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (helper !== null) return { site: helper, probe };
     const order = entry.status === 'missing' && entry.layout && Number.isInteger(entry.site) ? reordered(entry, sites, recordings[probe]) : null;
     if (order !== null) return { site: order, probe };
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: callSiteAtFault(entry, sites, recordings[probe]) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? entry.site, probe };
+    // (a head's columns listed wrong as whole numbers, read by index: that list, heads.js)
+    const listed = entry.status === 'missing' && entry.layout && Number.isInteger(entry.head) ? columnsListed(entry, sites, recordings[probe], references[probe]) : null;
+    if (listed !== null) return { site: listed, probe };
+    // (a layout helper wrong from each of its call sites: the helper, not a call)
+    const every = entry.layout && Number.isInteger(entry.site) && wrongFromEveryCall(entry, alignment, sites, recordings[probe]);
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: (every ? null : callSiteAtFault(entry, sites, recordings[probe])) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
@@ -559,6 +570,9 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)
     if (partial && (!found || upstream || (partial.start < found.moment && !sameArray))) return { site: shortLoop(partial.site, sites, recordings[probe], references[probe]) ?? partial.site, probe };
+    // (none of its numbers built, and a sum that stopped short in a loop that stops short: loops.js)
+    const short = found && entry.status === 'missing' && !entry.layout && !entry.coverage ? stoppedShort(entry, sites, recordings[probe], references[probe], found.moment) : null;
+    if (short !== null) return { site: short, probe };
     if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? transposedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, references[probe]) ?? summedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, foundValue(found, recordings[probe]), references[probe]) ?? found.site, probe };
   }
   return null;

@@ -60,7 +60,7 @@ function boundsOf(sets) {
  * whole repeated r times), each built before the first score of its query when `before` (per row:
  * that moment) is given: a bound is known before the keys it bounds are scored.
  */
-export function follows(site, sequence, before = null) {
+export function follows(site, sequence, before = null, byQuery = false) {
   const { values, moments } = site;
   const T = sequence.length;
   if (values.length < T || values.length % T !== 0) return false;
@@ -70,7 +70,7 @@ export function follows(site, sequence, before = null) {
     values.forEach((_, k) => { earliest[at(k)] = Math.min(earliest[at(k)], moments[k]); });
     return values.every((v, k) => sequence[at(k)] === undefined || v === sequence[at(k)]) && (!before || earliest.every((m, i) => !(before[i] < m)));
   };
-  return fits((k) => k % T) || fits((k) => Math.floor(k / r));
+  return (!byQuery && fits((k) => k % T)) || fits((k) => Math.floor(k / r));
 }
 
 /** Whether every row of a snapshot is a row of M: the indices of those rows, or null. */
@@ -105,21 +105,31 @@ export function boundSite(entry, recording, reference, sites = []) {
   const [mine, theirs] = [boundsOf(actual), boundsOf(expected)];
   const keyMatrices = reference.inputs.filter((M) => M.length === entry.allowed[0].length);
   let best = null;
+  let byQuery = null;
   recording.sites.forEach((site, id) => {
     const moment = site.moments[0];
-    if (site.values.length === 0 || (best && moment >= best.moment) || sites[id]?.inner) return;
+    if (site.values.length === 0 || (best && moment >= best.moment && byQuery && moment >= byQuery.moment) || sites[id]?.inner) return;
     // the integers of a bound, query by query: the scored keys' bound, not the reference's
     // (a site that is also a right bound of another kind counts only when its bound has a value for
     // every query: a query that scored no key has a count, no first or last key)
-    const right = Object.values(theirs).some((sequence) => follows(site, sequence));
-    const bound = site.values.every(isIndex) && Object.keys(mine).some((kind) => follows(site, mine[kind], first) && !follows(site, theirs[kind]) && (!right || !mine[kind].includes(undefined)));
+    // (a loop's bound, tested once per key: one value per pass, of the kind its comparison says)
+    const compared = KINDS[sites[id]?.comparison];
+    const kinds = compared ?? Object.keys(mine);
+    const run = compared ? passes(site) : site;
+    const right = kinds.some((kind) => follows(run, theirs[kind]));
+    const fits = (kind, one) => follows(run, mine[kind], first, one) && !follows(run, theirs[kind]) && (!right || !mine[kind].includes(undefined));
+    const bound = site.values.every(isIndex) && kinds.some((kind) => fits(kind, false));
     // the rows of keys sliced out: each the keys some query scored, one at least not what any query may see
     const sliced = !bound && site.snapshots.length > 0 && keyMatrices.some((M) => {
       const sets = site.snapshots.map((snap) => rowsOf(snap, M));
       return sets.every((s) => s && actual.some((a) => sameSet(s, a))) && sets.some((s) => !expected.some((e) => sameSet(s, e)));
     });
-    if (bound || sliced) best = { site: id, moment };
+    if ((bound || sliced) && (!best || moment < best.moment)) best = { site: id, moment };
+    // (a bound held query by query, each query's value repeated, outweighs one whose whole sequence
+    // repeats, as a head's columns do where there are as many as queries: `h * d + c`)
+    if (bound && (!byQuery || moment < byQuery.moment) && kinds.some((kind) => fits(kind, true))) byQuery = { site: id, moment };
   });
+  best = byQuery ?? best;
   const flagged = predicateSite(recording, actual, expected, entry.allowed[0].length);
   // (a loop over every key, `j < K.length`, bounds nothing: the predicate that skipped keys in it chose them)
   const everyKey = best && recording.sites[best.site].values.every((v) => v === entry.allowed[0].length);
@@ -128,6 +138,15 @@ export function boundSite(entry, recording, reference, sites = []) {
   // learner's function the first query with the wrong keys was scored under
   const wrong = actual.map((s, i) => i).filter((i) => actual[i].size > 0 && !sameSet([...actual[i]], expected[i]) && callers[i] >= 0).sort((a, b) => first[a] - first[b]);
   return best ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
+}
+
+// the bounds a loop's comparison makes of its right side (`j < p`: the end; `j <= p`: the last key)
+const KINDS = { '<': ['end', 'count'], '<=': ['last'] };
+
+/** A loop bound's values, one per pass of the loop (a run of one value: the test of each key). */
+function passes(site) {
+  const keep = site.values.map((v, k) => k === 0 || v !== site.values[k - 1]);
+  return { values: site.values.filter((_, k) => keep[k]), moments: site.moments.filter((_, k) => keep[k]) };
 }
 
 /**

@@ -33,6 +33,12 @@ export function transposedFeed(found, sites, whole, reference) {
     if (site.line !== line || site.argument || !whole[id]?.values.length) continue;
     if (matrices.some((T) => holdsRun(whole[id].values, T.flat()))) return id;
   }
+  // (or built inside a helper of the learner's called from that line, `.T().softmax()`: that call)
+  const calls = new Set(sites.flatMap((s, id) => (s.line === line && s.call && id !== caller ? [id] : [])));
+  for (const c of calls) {
+    const built = whole.flatMap((w) => w.values.flatMap((v, k) => (w.callers?.[k] === c ? [[w.moments[k], v]] : []))).sort((a, b) => a[0] - b[0]).map(([, v]) => v);
+    if (built.length && matrices.some((T) => holdsRun(built, T.flat()))) return c;
+  }
   return null;
 }
 
@@ -91,4 +97,18 @@ export function reordered(entry, sites, recording) {
     if (k >= 0) return k;
   }
   return null;
+}
+
+/**
+ * Whether a layout helper (`entry`'s site is inside it) is wrong from every place it is called:
+ * the step's missing parts built in it came through each of its call sites outside it (`cols(Q)`,
+ * `cols(K)`, `cols(V)`, each wrong for head 1), so the helper, not one call, is at fault.
+ */
+export function wrongFromEveryCall(entry, alignment, sites, recording) {
+  const fn = sites[entry.site]?.fn;
+  if (!fn) return false;
+  const callers = new Set();
+  sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0 && sites[c].fn !== fn) callers.add(c); });
+  const wrong = new Set(alignment.filter((e) => e.step === entry.step && e.status === 'missing' && Number.isInteger(e.site) && sites[e.site]?.fn === fn).map((e) => e.caller));
+  return callers.size > 1 && [...callers].every((c) => wrong.has(c));
 }

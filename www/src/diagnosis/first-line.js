@@ -29,7 +29,10 @@ export function traceCalls(data) {
 export function alignAnswer(data, traced, lab, functionName) {
   if (!data || !traced?.results?.length) return null;
   const calls = traceCalls(data);
-  const runs = calls.map((call) => traced.results.find((r) => r.id === call.id)).filter((r) => r && !r.error);
+  const results = calls.map((call) => traced.results.find((r) => r.id === call.id));
+  // (every traced input threw: what each run recorded before its throw, read for the step it was building)
+  const crashed = !results.some((r) => r && !r.error);
+  const runs = results.filter((r) => r && (crashed ? r.recording : !r.error));
   if (!runs.length) return null;
   const references = runs.map((r) => referenceSteps(data.reference, calls.find((c) => c.id === r.id).args, lab));
   // what the alignment reads: every site but those recorded only as arguments (the rules below follow a parameter to them)
@@ -60,17 +63,18 @@ export function alignAnswer(data, traced, lab, functionName) {
   const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest)) : null;
   const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shifted);
   const held = moved ? null : holes(first, statuses, recordings, site);
-  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe } } : held ?? first;
+  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe }, walked: moved.walked } : held ?? first;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result
   const foreign = firstForeignSite(recordings[0], references[0], 0);
   const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
   const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
   // (`shifted`: the columns each head read were found, so the layout at fault is known, whatever the probes read)
-  const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], returned ? traced.sites.indexOf(returned) : -1) : null;
+  const resultId = returned ? traced.sites.indexOf(returned) : -1;
+  const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], resultId) ?? resultWrite(traced.sites, full[0], resultId, references[0]) : null;
   // (no number foreign to the reference built on any traced input, nor a NaN)
   const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted) } : null, siteFor: site, anywhere, references, clean };
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked) } : null, siteFor: site, anywhere, references, clean, crashed };
 }
 
 /**
@@ -105,6 +109,26 @@ function earlyReturn(sites, recording, resultId) {
     const k = r.values.indexOf(first);
     const recursive = r.callers.some((c) => c >= 0 && sites[c]?.fn === s.fn);
     if (k >= 0 && recursive && (!best || r.moments[k] < best.moment)) best = { id, moment: r.moments[k] };
+  });
+  return best ? { ...sites[best.id], probe: 0 } : null;
+}
+
+/**
+ * When the wrong step has no site and nothing foreign was built (its numbers made of right ones put
+ * together wrong: `out[n] = w * v` for `+=`), the first write into an array (an assignment) of the
+ * result's first number that is no step's (a step's, as with W_O left out, says nothing of where
+ * the result went wrong): the line that put it there. Its site, or null.
+ */
+function resultWrite(sites, recording, resultId, reference) {
+  const steps = new Set(reference.steps.filter((e) => !e.layout).flatMap((e) => e.matrix.flat()).filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  const first = resultId >= 0 ? recording.sites[resultId].values.find((v) => Number.isFinite(v) && !Number.isInteger(v) && !steps.has(v.toPrecision(12))) : undefined;
+  if (first === undefined) return null;
+  let best = null;
+  sites.forEach((s, id) => {
+    if (!s.writes || !s.operator) return;
+    const r = recording.sites[id];
+    const k = r.values.indexOf(first);
+    if (k >= 0 && (!best || r.moments[k] < best.moment)) best = { id, moment: r.moments[k] };
   });
   return best ? { ...sites[best.id], probe: 0 } : null;
 }
@@ -175,12 +199,27 @@ function unshiftedBehind(id, sites, recording, reference) {
  * The one declaration, among the variables site `id` computes with in its function, that builds
  * numbers foreign to the reference at all (`const z = logits.reduce(…)` of `(p / z) * v`, though its
  * first value, one score, is a step's): the line the wrong value comes from. Its id, or null.
+ * (Or the one accumulation in place into such a variable, `z += band[n]` (the scores summed where
+ * the exps were meant), when it is the first site off this line to build a foreign number after
+ * this one did: its numbers were not made of this line's.)
  */
 function foreignBehind(id, sites, recording, reference) {
   const foreign = foreignTest(reference);
-  const declared = (sites[id].operands ?? []).map((name) => sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn)).filter((k) => k >= 0);
+  // (its operands, or the names a call passes on: `dot(weights, col)`)
+  const names = [...new Set([...(sites[id].operands ?? []), ...(sites[id].args ?? [])])];
+  const declared = names.map((name) => sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn)).filter((k) => k >= 0);
   const wrong = declared.filter((k) => recording.sites[k].values.some(foreign));
-  return wrong.length === 1 ? wrong[0] : null;
+  if (wrong.length === 1) return wrong[0];
+  if (wrong.length) return null;
+  const accumulated = (sites[id].operands ?? []).flatMap((name) => sites.flatMap((s, j) => (j !== id && /^[-+*/]=$/.test(s.operator ?? '') && s.target === name && s.fn === sites[id].fn ? [j] : [])));
+  const after = recording.sites[id].moments[recording.sites[id].values.findIndex(foreign)];
+  let next = null;
+  recording.sites.forEach((r, j) => {
+    if (sites[j].line === sites[id].line) return;
+    const k = r.values.findIndex((v, n) => r.moments[n] > after && foreign(v));
+    if (k >= 0 && (!next || r.moments[k] < next.moment)) next = { id: j, moment: r.moments[k] };
+  });
+  return accumulated.length === 1 && next?.id === accumulated[0] ? accumulated[0] : null;
 }
 
 /**
@@ -227,10 +266,16 @@ function flagBehind(id, sites, recording, reference) {
   return null;
 }
 
-/** The values of `name` among a site's: for a name of an array pattern, its element of each array recorded. */
-function ofName(site, values, name) {
+/**
+ * The values of `name` among a site's: for a name of an array pattern, its element of each array
+ * recorded (of arrays, `const [a, b] = [row.slice(0, h), row.slice(h)]`: its row of each snapshot).
+ */
+function ofName(site, recorded, name) {
   const position = site.pattern?.indexOf(name) ?? -1;
-  return position < 0 ? values : values.filter((_, n) => n % site.pattern.length === position);
+  if (position < 0) return recorded.values;
+  const rows = recorded.snapshots?.filter((s) => s.rows === site.pattern.length && s.cols > 1) ?? [];
+  if (rows.length) return rows.flatMap((s) => Array.from(s.data.slice(position * s.cols, (position + 1) * s.cols)));
+  return recorded.values.filter((_, n) => n % site.pattern.length === position);
 }
 
 /**
@@ -255,7 +300,7 @@ function integerBehind(id, sites, recording, reference) {
       const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || (bound(s, name, fn) && s.fn !== fn)) && !s.counter;
       const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
       const at = k >= 0 ? k : sites.findIndex(declared);
-      const values = at < 0 ? [] : ofName(sites[at], recording.sites[at].values, name);
+      const values = at < 0 ? [] : ofName(sites[at], recording.sites[at], name);
       const index = (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
       if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1 && !index) return at;
     }
@@ -280,10 +325,12 @@ function readBehind(id, sites, recording, reference) {
   const inColumns = (columns) => new Set(X.flatMap((row) => columns.map((c) => row[c])));
   const roles = reference.reads.map(inColumns);
   const all = inColumns(X[0].map((_, c) => c));
-  for (const name of sites[id].operands ?? []) {
+  // (its operands, or an array it reads from, `b[i]`, named by an array pattern: `const [a, b] = [evens, odds]`)
+  const patterned = (sites[id].uses ?? []).filter((name) => sites.some((s) => s.pattern?.includes(name) && s.fn === sites[id].fn));
+  for (const name of new Set([...(sites[id].operands ?? []), ...patterned])) {
     // (declared alone, or by position in an array pattern: `const [a, b] = [x[2 * i], x[2 * i + 1]]`)
     const at = sites.findIndex((s, j) => j !== id && (((s.declares === name || s.pattern?.includes(name)) && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
-    const values = at >= 0 ? ofName(sites[at], recording.sites[at].values, name) : [];
+    const values = at >= 0 ? ofName(sites[at], recording.sites[at], name) : [];
     if (!values.length || values.every(Number.isInteger) || !values.every((v) => all.has(v))) continue;
     // input numbers, not all of them from the columns of one role
     if (!roles.some((role) => values.every((v) => role.has(v)))) return at;
@@ -393,6 +440,20 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
   if (located?.step === 'check') return withLine(located, checkLine(errors, traced, functionName), source);
   // a throw with a line: on a probe, or on the traced input (which may take another path)
   const crash = [...probeResults.values(), ...(traced?.results ?? [])].find((r) => r?.error?.line);
+  // a crash of JavaScript's own (a TypeError) on every traced input, told with no step, after the run
+  // built some step right: the step it was building when it threw (the first it did not build), at
+  // the throw's line (not a throw of the learner's, `throw new Error('not written yet')`)
+  if (aligned?.crashed) {
+    // (a read of undefined where the step before it is a layout no array holds, read in place by
+    // index: an index past that layout's columns, `c <= first + d`: that layout)
+    const k = aligned.wrong ? aligned.statuses.findIndex((s) => s.step === aligned.wrong.step) : -1;
+    const before = k > 0 ? aligned.statuses[k - 1] : null;
+    const past = before?.status === 'unknown' && before.entries.every((e) => e.layout) && /undefined/.test(crash?.error?.message ?? '');
+    const went = crash?.error?.name === 'TypeError' && aligned.statuses.some((s) => s.status === 'ok');
+    const step = located && !located.step && went ? (past ? before.step : aligned.wrong?.step) : null;
+    if (step) return withLine({ ...located, step, stepLabel: labels?.[step] ?? STEPS[step].label }, crash.error, source);
+    aligned = null;
+  }
   if (located && !aligned) return withLine(located, crash?.error ?? null, source);
   if (!aligned) return located;
   if (located && (located.step || !aligned.wrong)) {
@@ -411,8 +472,15 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // (or the probes' step is none of the challenge's steps, a whole-output reading, and the traced run finds a step clearly wrong)
     // (clearly: most of its numbers differ, or it is a step the traced run built right whose place another took: heads.js)
     const outside = wrong && (wrong.coverage < 1 / 3 || wrong.status === 'ok') && Array.isArray(data.locate?.steps) && !data.locate.steps.includes(located.step);
-    const contradicted = wrong && (later || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean) || confirmed(located.step, aligned.statuses));
-    if (!contradicted) return withLine(located, aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
+    // (or the probes' step is one the traced run cannot see, and every step built on it before the
+    // traced run's wrong one is right, the wrong one made of right numbers only: `out[n] = w * v`)
+    const between = wrong ? aligned.statuses.filter((s) => builtOn(located.step).has(s.step) && ORDER.indexOf(s.step) < ORDER.indexOf(wrong.step)) : [];
+    const unseen = wrong && aligned.clean && builtOn(located.step).has(wrong.step) && between.length > 0 && between.every((s) => s.status === 'ok') && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.status === 'unknown');
+    const contradicted = wrong && (later || unseen || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean) || confirmed(located.step, aligned.statuses));
+    // (the traced run found the heads walked in another order, pairing each with another's columns, at
+    // the probes' step: the index that walked them)
+    const agreed = aligned.wrong?.walked && aligned.wrong.step === located.step ? aligned.wrong.site : null;
+    if (!contradicted) return withLine(located, agreed ?? aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;
   return withLine(tracedFinding(aligned, data, labels), aligned.wrong.site, source);

@@ -6,6 +6,8 @@
 // missing; its line, the call that passed those columns (when the numbers were built inside a
 // helper), else the site that rebuilt them.
 
+import { follows } from './bounds.js';
+
 const isInteger = (x) => Math.abs(x - Math.round(x)) <= 1e-12;
 const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
 
@@ -179,7 +181,11 @@ export function shiftedColumns(step, alignments, recordings, references, foreign
     // one role read elsewhere for every head (or both, when no one role fits them all)
     // (built in the heads' order, each head's product after the head before it began: a product only
     // another head built, in its own turn, explains no head; a role whose fits are all strong first)
+    // (in the order the code built the heads' first layouts, when it built each: `h = g + m · numberOfKVHeads`
+    // walks the query heads in another order than theirs)
+    const own = (h) => alignment.find((e) => e.layout && e.head === h && e.status === 'ok' && Number.isFinite(e.moment))?.moment;
     const entries = alignment.filter((e) => e.step === step && Number.isInteger(e.head)).sort((x, y) => x.head - y.head);
+    if (entries.every((e) => own(e.head) !== undefined)) entries.sort((x, y) => own(x.head) - own(y.head));
     const ordered = (r) => {
       let prev = -Infinity;
       for (const e of entries) {
@@ -196,7 +202,10 @@ export function shiftedColumns(step, alignments, recordings, references, foreign
     if (!role) continue;
     const { A, B, fits } = found[0];
     const entry = role === 'source' ? fits.sourceEntry : role === 'b' ? B : A;
-    return { step: entry.step, entry, site: fits[role].site, probe };
+    // (heads walked in another order than theirs: the whole numbers that are the heads in that order, the index that paired them)
+    const order = entries.map((e) => e.head);
+    const walked = order.some((h, k) => k > 0 && h < order[k - 1]) ? recordings[probe].sites.findIndex((r) => r.values.length > 0 && r.values.every(Number.isInteger) && follows(r, order)) : -1;
+    return { step: entry.step, entry, site: walked >= 0 ? walked : fits[role].site, probe, walked: walked >= 0 };
   }
   return null;
 }
@@ -240,4 +249,27 @@ function holdsNear(sorted, x) {
   const floor = x - 1e-9 * Math.max(1, Math.abs(x));
   while (lo < hi) { const mid = (lo + hi) >> 1; if (sorted[mid] < floor) lo = mid + 1; else hi = mid; }
   return lo < sorted.length && near(sorted[lo], x);
+}
+
+/**
+ * A head's columns listed as whole numbers (`cols = [...Array(d).keys()].map((c) => h + c)`), one
+ * list per head, for a layout `entry` missing: the site whose arrays are each a run of as many
+ * consecutive columns as the head is wide, one per head in turn, whose first columns are not each
+ * head's first (h·width). Its id, or null.
+ */
+export function columnsListed(entry, sites, recording, reference) {
+  const width = entry.matrix[0]?.length;
+  const heads = [...new Set(reference.steps.filter((e) => e.step === entry.step && Number.isInteger(e.head)).map((e) => e.head))].sort((a, b) => a - b);
+  if (!(width > 1) || heads.length < 2) return null;
+  const firsts = heads.map((h) => h * width);
+  const last = Math.max(...firsts) + width;
+  for (const [id, r] of recording.sites.entries()) {
+    const snaps = r.snapshots ?? [];
+    if (!snaps.length || snaps.length % heads.length !== 0 || sites[id]?.argument) continue;
+    const runs = snaps.every((s) => s.rows === 1 && s.cols === width && s.data.every((x, k) => Number.isInteger(x) && x === s.data[0] + k && x >= 0 && x < last));
+    if (!runs) continue;
+    const starts = snaps.map((s) => s.data[0]);
+    if (!follows({ values: starts, moments: starts.map(() => 0) }, firsts)) return id;
+  }
+  return null;
 }

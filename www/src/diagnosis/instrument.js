@@ -233,12 +233,14 @@ export function instrument(source) {
     const id = sites.length;
     idOf.set(node, id);
     const inner = node.type === 'BinaryExpression' && parent?.type === 'BinaryExpression' && ARITHMETIC.has(parent.operator);
+    // (a method's call in a chain over several lines, `.softmax()`: where the method is written)
+    const at = node.type === 'CallExpression' && node.callee.type === 'MemberExpression' && !node.callee.computed ? node.callee.property.loc.start : node.loc.start;
     sites.push({
       fn: fn ?? null,
       call,
       // a write by an array's method, as a statement: only the moment it ran is recorded
       touch: Boolean(touch),
-      line: node.loc.start.line, column: node.loc.start.column + 1, name: nameOf(source, node, parent, fn), at: node.start, end: node.end,
+      line: at.line, column: at.column + 1, name: nameOf(source, node, parent, fn), at: node.start, end: node.end,
       // for the bound of a `for` loop's test: the loop's [start, end] in the source (the sites it encloses have their `at` in it)
       loop,
       // for an argument of a call of the learner's own function: that function, and the parameter names the argument binds
@@ -277,6 +279,8 @@ export function instrument(source) {
       reads: arrayMutated(node) && node.arguments.length === 1 ? arrayRead(node.arguments[0].type === 'SpreadElement' ? node.arguments[0].argument : node.arguments[0]) : arrayRead(node),
       // an assignment's operator (`+=`: an accumulation) and the name it assigns or writes into
       operator: node.type === 'AssignmentExpression' ? node.operator : null,
+      // a loop's bound: the comparison it is the right side of (`<` an end, `<=` a last one)
+      comparison: loop && parent?.type === 'BinaryExpression' && parent.right === node ? parent.operator : null,
       target: node.type === 'AssignmentExpression' ? (node.left.type === 'Identifier' ? node.left.name : arrayWritten(node)) : null,
     });
     // openers: outer (longer) first; closers: inner (later start) first. A call of the learner's own

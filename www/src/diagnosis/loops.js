@@ -32,3 +32,24 @@ export function shortLoop(id, sites, recording, reference) {
   });
   return best;
 }
+
+/**
+ * For a step none of whose numbers was built (`entry`), a sum that stopped short: an accumulation
+ * (`s += …`) all of whose numbers before the first foreign one (`before`) are running sums a right
+ * answer builds on the way (`reference.parts`), none of them any step's, inside a loop that stops
+ * short up to that moment (shortLoop, `k < r.length - 1`): that loop's bound. Its id, or null.
+ */
+export function stoppedShort(entry, sites, recording, reference, before = Infinity) {
+  const key = (x) => x.toPrecision(12);
+  const parts = new Set((reference.parts ?? []).filter(Number.isFinite).map(key));
+  // (no step's number: a sum that reached its end builds one, the scores' for a right dot product)
+  const step = new Set([entry, ...(reference.steps ?? [])].filter((e) => !e.layout).flatMap((e) => e.matrix.flat()).filter(Number.isFinite).map(key));
+  for (const [id, site] of sites.entries()) {
+    const values = (recording.sites[id]?.values ?? []).filter((_, k) => recording.sites[id].moments[k] < before);
+    if (site.operator !== '+=' || !values.length || !values.every((v) => Number.isFinite(v) && parts.has(key(v)) && !step.has(key(v)))) continue;
+    // (its loop's bound read up to that moment too: a helper may run on other sizes afterwards)
+    const loop = shortLoop(id, sites, { sites: recording.sites.map((r) => ({ values: r.values.filter((_, k) => r.moments[k] < before) })) }, reference);
+    if (loop !== null) return loop;
+  }
+  return null;
+}
