@@ -42,14 +42,16 @@ WASM_PACK := wasm-pack --log-level warn
 # The Node and web builds (the site serves a copy of the web build from www/pkg), and the site's
 # attention-only web build (no `model` feature: no Transformer, a smaller .wasm; www/pkg-attention, for the
 # walkthrough and the challenges without a model; its own target dir, so the two feature sets do not
-# rebuild each other).
+# rebuild each other). The same build for Node (target/pkg-node-attention) is what the boundary fuzzer runs
+# as the light entry attention-lab/attention (tests/js/fuzz.test.mjs).
 build: setup-build tests/node_modules
-	rm -rf target/pkg-node/snippets target/pkg-web/snippets target/pkg-web-attention/snippets # wasm-pack leaves a removed snippet behind
+	rm -rf target/pkg-node/snippets target/pkg-web/snippets target/pkg-web-attention/snippets target/pkg-node-attention/snippets # wasm-pack leaves a removed snippet behind
 	$(WASM_PACK) build --release --target nodejs --out-dir target/pkg-node --out-name attention_lab
 	$(WASM_PACK) build --release --target web --out-dir target/pkg-web --out-name attention_lab
 	CARGO_TARGET_DIR=target/attention $(WASM_PACK) build --release --target web --out-dir target/pkg-web-attention --out-name attention_lab --no-default-features
+	CARGO_TARGET_DIR=target/attention $(WASM_PACK) build --release --target nodejs --out-dir target/pkg-node-attention --out-name attention_lab --no-default-features
 	node tests/package/guard-freed.mjs target/pkg-node/attention_lab.js target/pkg-web/attention_lab.js
-	node tests/package/guard-freed.mjs --without Transformer target/pkg-web-attention/attention_lab.js
+	node tests/package/guard-freed.mjs --without Transformer target/pkg-web-attention/attention_lab.js target/pkg-node-attention/attention_lab.js
 	rm -rf www/pkg && mkdir -p www/pkg && cp -r target/pkg-web/attention_lab* target/pkg-web/snippets www/pkg/
 	rm -rf www/pkg-attention && mkdir -p www/pkg-attention && cp -r target/pkg-web-attention/attention_lab* target/pkg-web-attention/snippets www/pkg-attention/
 

@@ -3,6 +3,8 @@
 // with a message; never trap, never take more than 2 s; and the module must keep answering a
 // known-good call bit for bit. Replay a failing case with `node tests/fuzz/fuzz.mjs --seed S --case I`.
 import { test } from 'node:test';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import lab, { externrefSlots } from './support/lab.mjs';
 import { runCase, knownGood, makeCase } from '../fuzz/cases.mjs';
@@ -32,6 +34,31 @@ test(`${CASES} fuzz cases, seed ${SEED}: correct result or TypeError/RangeError,
     }
   }
   assert.ok(externrefSlots() <= slotsAfterWarmUp + 64, `externref slots grew from ${slotsAfterWarmUp} to ${externrefSlots()}`);
+});
+
+// The light entry attention-lab/attention is the same Rust built without the `model` feature (make build's
+// target/pkg-node-attention): its own .wasm, whose boundary is fuzzed here on every export it has.
+const LIGHT_CASES = Number(process.env.FUZZ_LIGHT_CASES ?? 10000);
+test(`the attention-only build (attention-lab/attention): ${LIGHT_CASES} fuzz cases of every export but the model's, seed ${SEED + 1}`, { timeout: 120000 }, () => {
+  const light = createRequire(import.meta.url)(fileURLToPath(new URL('../../target/pkg-node-attention/attention_lab.js', import.meta.url)));
+  assert.equal(light.Transformer, undefined, 'the attention-only build has no Transformer');
+  assert.notEqual(light.multiHeadAttention, lab.multiHeadAttention, 'a module of its own, not the whole build');
+  const table = FUZZ_EXPORTS.filter((spec) => !MODEL_EXPORTS.includes(spec));
+  const good = knownGood(light);
+  const seen = {};
+  const failures = [];
+  for (let i = 0; i < LIGHT_CASES; i += 1) {
+    const result = runCase(light, SEED + 1, i, good, table);
+    if (result.failure) failures.push(result.failure);
+    else (seen[result.export] ??= {})[result.outcome] = (seen[result.export][result.outcome] ?? 0) + 1;
+  }
+  assert.deepEqual(failures.slice(0, 10), [], `${failures.length} failing cases`);
+  // every export reached with a valid call and with both error classes
+  for (const spec of table) {
+    for (const outcome of ['value', 'TypeError', 'RangeError']) {
+      assert.ok((seen[spec.name]?.[outcome] ?? 0) >= LIGHT_CASES / 200, `${spec.name}: only ${seen[spec.name]?.[outcome]} cases ended in ${outcome}`);
+    }
+  }
 });
 
 test('cases the long runs found stay fixed', () => {
