@@ -403,7 +403,7 @@ const MIN_COLUMN_SPLIT_WORK: usize = 1 << 19;
 
 /// Runs `f(columns, part, width)` for the columns of an `m × n` product (`work` multiply-adds) whose
 /// `m` rows are too few to split (a few rows, or fewer row blocks than twice the threads): on one thread once over all `n` columns, writing `out` (rows `ldc`
-/// apart) in place; on more, once per column group (a multiple of [`NR`] wide), each into a part of
+/// apart) in place; on more, once per column group (one per thread, a multiple of [`NR`] wide), each into a part of
 /// its own (`m × width`, holding `out`'s values first when `accumulate`), copied into `out` after.
 /// Every entry is computed by one call either way, so the bits do not depend on the thread count.
 pub(super) fn by_columns(m: usize, n: usize, work: usize, out: &mut [f32], ldc: usize, accumulate: bool, f: impl Fn(std::ops::Range<usize>, &mut [f32], usize) + Sync + Send) {
@@ -422,7 +422,10 @@ pub(super) fn by_columns(m: usize, n: usize, work: usize, out: &mut [f32], ldc: 
         }
         return;
     }
-    let per_group = panels.div_ceil(2 * threads) * NR;
+    // one group per thread: each reads the longest runs of W's rows it can (a decoding step's products read W
+    // where it lies; two groups per thread made GPT-2 small's decoding step on 2 threads 1.1× slower:
+    // tests/bench/gpt2-decode-ab.mjs, three runs alternating, AMD EPYC)
+    let per_group = panels.div_ceil(threads) * NR;
     let groups = n.div_ceil(per_group);
     let parts = crate::parallel::map(groups, true, |g| {
         let cols = g * per_group..((g + 1) * per_group).min(n);
