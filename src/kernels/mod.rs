@@ -183,17 +183,6 @@ const PACK_ROWS: usize = 16;
 /// One row of a panel: `src` (at most [`NR`] values) then zeros.
 #[inline(always)]
 fn copy_panel_row(dst: &mut [f32], src: &[f32]) {
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    if src.len() == NR && dst.len() == NR {
-        use core::arch::wasm32::{v128, v128_load, v128_store};
-        // SAFETY: both slices hold NR = 8 floats: two v128 loads and stores each; no alignment is required.
-        unsafe {
-            let (from, to) = (src.as_ptr() as *const v128, dst.as_mut_ptr() as *mut v128);
-            v128_store(to, v128_load(from));
-            v128_store(to.add(1), v128_load(from.add(1)));
-        }
-        return;
-    }
     match <&[f32; NR]>::try_from(src) {
         Ok(full) => {
             let dst: &mut [f32; NR] = dst.try_into().expect("a panel row has NR values");
