@@ -74,7 +74,11 @@ export function alignAnswer(data, traced, lab, functionName) {
   const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], resultId) ?? resultWrite(traced.sites, full[0], resultId, references[0]) : null;
   // (no number foreign to the reference built on any traced input, nor a NaN)
   const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked) } : null, siteFor: site, anywhere, references, clean, crashed };
+  // (the first number foreign to the reference is built at the wrong step's own site, with no constant
+  // factor (a scale's) among its operands: the run left the reference there, in that step's own arithmetic)
+  const own = foreign && at && traced.sites[foreign.site] && at.line === traced.sites[foreign.site].line && at.column === traced.sites[foreign.site].column;
+  const departs = Boolean(own) && constantOperand(foreign.site, traced.sites, full[0]) === null;
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), departs } : null, siteFor: site, anywhere, references, clean, crashed };
 }
 
 /**
@@ -389,7 +393,7 @@ function checkLine(errors, traced, functionName) {
  * made it wrong) or built on it in part (some of its own numbers were built, which takes the right
  * values of `step`, a step of new numbers): the probes' reading of `step` is then the later step's mistake seen from outside.
  */
-function builtWhole(step, wrong, statuses, clean) {
+function builtWhole(step, wrong, statuses, clean, departs = false) {
   if (ORDER.indexOf(step) >= ORDER.indexOf(wrong.step)) return false;
   const status = statuses.find((s) => s.step === step);
   const kept = (e) => e.status === 'ok' && e.site !== null && e.site !== undefined && !e.transposed && !(e.inner && !e.kept);
@@ -397,12 +401,15 @@ function builtWhole(step, wrong, statuses, clean) {
   const missing = wrong.entries.filter((e) => e.status === 'missing');
   const partly = missing.length > 0 && missing.every((e) => e.coverage > 0 && e.partial);
   // (or none of its numbers built at all, and no number foreign to the reference anywhere: the later
-  // step stopped short on `step`'s numbers kept whole, a sum that ends early)
+  // step stopped short on `step`'s numbers kept whole, a sum that ends early; or the first foreign
+  // number is the later step's own, built from `step`'s kept numbers: `Math.exp(x / top)`)
   const none = missing.length > 0 && missing.every((e) => !e.coverage && !e.partial);
   // (a layout step, the mask, moves numbers the step before it built: a later step's right numbers
   // may come from those, not from the layout, as with a mask applied after the softmax)
   const values = status.entries.every((e) => !e.layout);
-  return builtOn(step).has(wrong.step) ? (partly || (none && clean)) && values : wrong.coverage < 1 / 3;
+    // (departing in the later step counts only when it is the step right after `step` in this challenge's steps)
+  const next = statuses[statuses.indexOf(status) + 1]?.step === wrong.step;
+  return builtOn(step).has(wrong.step) ? (partly || (none && (clean || (departs && next)))) && values : wrong.coverage < 1 / 3;
 }
 
 /** A finding of the traced run alone (the probe diagnosis was contradicted or found nothing). */
@@ -476,7 +483,7 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // traced run's wrong one is right, the wrong one made of right numbers only: `out[n] = w * v`)
     const between = wrong ? aligned.statuses.filter((s) => builtOn(located.step).has(s.step) && ORDER.indexOf(s.step) < ORDER.indexOf(wrong.step)) : [];
     const unseen = wrong && aligned.clean && builtOn(located.step).has(wrong.step) && between.length > 0 && between.every((s) => s.status === 'ok') && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.status === 'unknown');
-    const contradicted = wrong && (later || unseen || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean) || confirmed(located.step, aligned.statuses));
+    const contradicted = wrong && (later || unseen || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean, aligned.wrong.departs) || confirmed(located.step, aligned.statuses));
     // (the traced run found the heads walked in another order, pairing each with another's columns, at
     // the probes' step: the index that walked them)
     const agreed = aligned.wrong?.walked && aligned.wrong.step === located.step ? aligned.wrong.site : null;
