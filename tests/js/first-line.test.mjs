@@ -136,7 +136,6 @@ const FRESH7_MISSES = new Set([
   '05/4', // first run: the heads concatenated in reverse by recursion: named at the reduce that keeps the rows
   '06/0', // first run: the K/V head by %: named where the scores read its columns
   '06/1', // first run: e[i] for e[j] in the weighted sum: named as the softmax
-  '07/0', // first run: the base ignored in a memoised helper: named where the angle is built
   '07/1', // first run: the exponent off by one pair in a memoised helper: named as the rotation
   '08/0', // first run: the window one wider (a `continue`'s test): named where the band's max is taken
   '08/1', // first run: the query's own key left out (a `break`'s test): named where the band's scores are pushed
