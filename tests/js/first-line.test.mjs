@@ -129,7 +129,6 @@ const FRESH7_MISSES = new Set([
   '01/3', // first run: V used as its own columns: named where the weighted sum is taken, not where Vc is set
   '02/0', // first run: a memo that answers every head with head 0's keys: named as the scores, where they read them
   '03/0', // first run: the weights built from the unmasked scores: named where the mask is built
-  '04/0', // first run: V projected from Q: named inside the projection helper
   '04/1', // first run: heads read interleaved through an index closure: named where the weighted sum reads them
   '04/2', // first run: the scale left out: named at the softmax's exponentials
   '04/3', // first run: the total of d exponentials: named where the weights are divided
