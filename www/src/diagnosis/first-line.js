@@ -46,8 +46,9 @@ export function alignAnswer(data, traced, lab, functionName) {
     if (!found) return null;
     const [sites, recording] = [traced.sites, full[found.probe]];
     // a layout held right for every head, where a call was passed another head's: that argument
-    // (chosen for each head by an index of another order: that index)
-    const chosen = found.right ? chosenIndex(step, sites, recording, references[found.probe]) : null;
+    // (chosen for each head by an index of another order: that index; so too when the step is wrong
+    // here, each head reading the part that index chose: `const g = h % numberOfKVHeads`)
+    const chosen = chosenIndex(step, sites, recording, references[found.probe]);
     if (chosen !== null) return { ...traced.sites[chosen], probe: found.probe };
     const passed = found.right ? passedOther(references[found.probe].steps.filter((e) => e.step === step && e.layout), sites, recording) : null;
     if (passed !== null) return { ...traced.sites[passed], probe: found.probe };
