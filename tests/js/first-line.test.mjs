@@ -132,7 +132,6 @@ const FRESH7_MISSES = new Set([
   '04/1', // first run: heads read interleaved through an index closure: named where the weighted sum reads them
   '04/2', // first run: the scale left out: named at the softmax's exponentials
   '04/3', // first run: the total of d exponentials: named where the weights are divided
-  '05/4', // first run: the heads concatenated in reverse by recursion: named at the reduce that keeps the rows
   '06/1', // first run: e[i] for e[j] in the weighted sum: named as the softmax
   '07/1', // first run: the exponent off by one pair in a memoised helper: named as the rotation
   '08/0', // first run: the window one wider (a `continue`'s test): named where the band's max is taken

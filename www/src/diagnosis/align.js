@@ -416,6 +416,29 @@ function rowBuilder(found, sites, recording) {
 }
 
 /**
+ * A wrong array (a layout's) whose first wrong row was built whole, as a row of its own, somewhere
+ * before (`return [...attendHeads(q, cache, h + 1), ...part]`, a recursion that puts the heads in
+ * another order, its row then pushed as it is): the site that first held that row. Its id, or null.
+ * `found`: { site, moment, matrix } (the reference's matrix of the step).
+ */
+function rowOrigin(found, sites, recording) {
+  const snap = recording.sites[found.site]?.snapshots.find((x) => x.moment === found.moment);
+  const M = found.matrix;
+  if (!snap || !M || snap.rows !== M.length || snap.cols !== M[0]?.length || snap.cols < 2) return null;
+  const row = (r) => Array.from(snap.data.slice(r * snap.cols, (r + 1) * snap.cols));
+  const r = M.findIndex((want, k) => row(k).some((x, c) => !(Math.abs(x - want[c]) <= 1e-9 * Math.max(1, Math.abs(want[c])))));
+  if (r < 0) return null;
+  const wrong = row(r);
+  let best = null;
+  recording.sites.forEach((rec, id) => {
+    if (id === found.site || sites[id].inner) return;
+    const first = rec.snapshots.find((x) => x.moment < found.moment && x.rows === 1 && x.cols === snap.cols && Array.from(x.data).every((v, c) => Object.is(v, wrong[c])));
+    if (first && (!best || first.moment < best.moment)) best = { id, moment: first.moment };
+  });
+  return best?.id ?? null;
+}
+
+/**
  * A step none of whose numbers were built, where a matrix the code already had was kept in its
  * place (`const V = X`; `const K = project(X, W_Q)`: another step's numbers built again): the
  * earliest snapshot of an input, or of another step after its numbers were built a second time, of
@@ -480,7 +503,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (listed !== null) return { site: listed, probe };
     // (a layout helper wrong from each of its call sites: the helper, not a call)
     const every = entry.layout && Number.isInteger(entry.site) && wrongFromEveryCall(entry, alignment, sites, recordings[probe]);
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: (every ? null : callSiteAtFault(entry, sites, recordings[probe])) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? entry.site, probe };
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: (every ? null : callSiteAtFault(entry, sites, recordings[probe])) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? (entry.layout ? rowOrigin(entry, sites, recordings[probe]) : null) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
