@@ -109,7 +109,6 @@ const FRESH5_MISSES = new Set([
   '05/4', // `values[t * C + …]`: the weights are right and each output is the token's own value, which the probes read as a cache holding only the newest token (cache); the line is right
   '06/2', // `row.slice(g * d, …)`: head 1's query is head 0's, a matrix a right answer holds; named where the scores read it
   '07/2', // the pairs read as (2i, 2i + 1), a two-line slip: named at its second line (b's read), whose columns are of no one role
-  '08/0', // `j < p - w`: the window is an if's early return, which records no number; named at the call that scores the keys
   '08/2', // `return s` (no scale): the step is skipped; the first foreign number is in the softmax helper, which reads the unscaled scores
   '08/3', // `Math.exp(x) / z`: row 0's wrong weight is exp(x) with z = 1, a number a right answer builds; the first foreign number is that row's weighted sum
 ]);
@@ -134,7 +133,6 @@ const FRESH7_MISSES = new Set([
   '04/3', // first run: the total of d exponentials: named where the weights are divided
   '06/1', // first run: e[i] for e[j] in the weighted sum: named as the softmax
   '07/1', // first run: the exponent off by one pair in a memoised helper: named as the rotation
-  '08/0', // first run: the window one wider (a `continue`'s test): named where the band's max is taken
   '08/1', // first run: the query's own key left out (a `break`'s test): named where the band's scores are pushed
   '08/4', // first run: [x, j] destructured in the wrong order: named as the mask
   '09/0', // first run: the scores of Q against Q: named at the scale's line

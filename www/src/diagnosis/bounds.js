@@ -158,12 +158,15 @@ function passes(site) {
 function predicateSite(recording, actual, expected, S) {
   const T = actual.length;
   const grid = (sets, byColumn) => Array.from({ length: T * S }, (_, k) => (byColumn ? sets[k % T].has(Math.floor(k / T)) : sets[Math.floor(k / S)].has(k % S)));
+  // (or row by row over only the keys a loop reached before it stopped, `if (j > p) break`: keys 0 … p, or 0 … p + 1)
+  const reached = (sets, more) => Array.from({ length: T }, (_, p) => Array.from({ length: Math.min(p + more, S) }, (_, j) => sets[p].has(j))).flat();
+  const patterns = [[grid(actual, false), grid(expected, false)], [grid(actual, true), grid(expected, true)], [reached(actual, 1), reached(expected, 1)], [reached(actual, 2), reached(expected, 2)]];
   const same = (flags, pattern, negate) => flags.every((f, k) => f !== negate === pattern[k % pattern.length]);
   let best = null;
   recording.sites.forEach((site, id) => {
     const flags = site.flags?.values ?? [];
-    if (!flags.length || flags.length % (T * S) !== 0 || (best && site.flags.moments[0] >= best.moment)) return;
-    const fits = [false, true].some((byColumn) => [false, true].some((negate) => same(flags, grid(actual, byColumn), negate) && !same(flags, grid(expected, byColumn), negate)));
+    if (!flags.length || (best && site.flags.moments[0] >= best.moment)) return;
+    const fits = patterns.some(([mine, right]) => flags.length % mine.length === 0 && [false, true].some((negate) => same(flags, mine, negate) && !same(flags, right, negate)));
     if (fits) best = { site: id, moment: site.flags.moments[0] };
   });
   return best;
