@@ -439,6 +439,26 @@ function rowOrigin(found, sites, recording) {
 }
 
 /**
+ * A wrong array (a layout's) whose numbers not in the reference's matrix are all one number (a mask
+ * that fills its hidden keys with `Number.MIN_VALUE`, no whole number): the site that first built that number
+ * on another line, the line that chose it. Its id, or null. `found`: { site, moment, matrix }.
+ */
+function fillOrigin(found, sites, recording) {
+  const snap = recording.sites[found.site]?.snapshots.find((x) => x.moment === found.moment);
+  if (!snap || !found.matrix) return null;
+  const known = found.matrix.flat();
+  const odd = Array.from(snap.data).filter((x) => !known.some((y) => Object.is(x, y) || (Number.isFinite(y) && Math.abs(x - y) <= 1e-12 * Math.max(1, Math.abs(y)))));
+  if (!odd.length || Number.isInteger(odd[0]) || !odd.every((x) => Object.is(x, odd[0]))) return null; // (a whole number is built everywhere: a count, a start)
+  let best = null;
+  recording.sites.forEach((rec, id) => {
+    if (sites[id].line === sites[found.site].line || sites[id].inner) return;
+    const k = rec.values.findIndex((v) => Object.is(v, odd[0]));
+    if (k >= 0 && rec.moments[k] < found.moment && (!best || rec.moments[k] < best.moment)) best = { id, moment: rec.moments[k] };
+  });
+  return best?.id ?? null;
+}
+
+/**
  * A step none of whose numbers were built, where a matrix the code already had was kept in its
  * place (`const V = X`; `const K = project(X, W_Q)`: another step's numbers built again): the
  * earliest snapshot of an input, or of another step after its numbers were built a second time, of
@@ -503,7 +523,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (listed !== null) return { site: listed, probe };
     // (a layout helper wrong from each of its call sites: the helper, not a call)
     const every = entry.layout && Number.isInteger(entry.site) && wrongFromEveryCall(entry, alignment, sites, recordings[probe]);
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: (every ? null : callSiteAtFault(entry, sites, recordings[probe])) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? (entry.layout ? rowOrigin(entry, sites, recordings[probe]) : null) ?? entry.site, probe };
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: (every ? null : callSiteAtFault(entry, sites, recordings[probe])) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? (entry.layout ? fillOrigin(entry, sites, recordings[probe]) : null) ?? rowBuilder(entry, sites, recordings[probe]) ?? (entry.layout ? rowOrigin(entry, sites, recordings[probe]) : null) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
