@@ -55,7 +55,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
     if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const first = firstWrongStep(statuses);
@@ -179,6 +179,30 @@ function constantBehind(id, sites, recording, reference) {
     // (not an array's length read as it is, `const d = Q[0].length`: a shape is right whatever line reads it)
     const only = k >= 0 && !sites[k].lengthRead && sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
     if (one !== null && Number.isInteger(one) && only && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
+  }
+  return null;
+}
+
+/**
+ * The declaration of a size read as it is (`const d = Kc[0].length`) that only the line computing a
+ * constant of site `id` reads (`scaleBy(1 / Math.sqrt(d))`, bound to `f` of `x * f`), when that
+ * constant is no factor the reference scales by and the size is none of the sizes it scales by
+ * (1/s² of a factor s): the line that read the wrong size. Its id, or null.
+ */
+function dimensionBehind(id, sites, recording, reference) {
+  const dims = (reference.scales ?? []).map((x) => 1 / (x * x)).filter((n) => Math.abs(n - Math.round(n)) < 1e-9).map(Math.round);
+  if (!dims.length) return null;
+  for (const name of sites[id].operands ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && ((s.declares === name && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
+    const values = k >= 0 ? recording.sites[k].values : [];
+    const one = values.length > 0 && values.every((x) => x === values[0]) ? values[0] : null;
+    if (one === null || !Number.isFinite(one) || Number.isInteger(one) || reference.scales.some((x) => Math.abs(x - one) <= 1e-9 * Math.abs(x))) continue;
+    for (const inner of sites[k].uses ?? []) {
+      const j = sites.findIndex((s) => s.declares === inner && s.lengthRead);
+      const n = j >= 0 ? recording.sites[j].values : [];
+      const only = j >= 0 && sites.every((s, m) => m === j || !s.uses?.includes(inner) || s.line === sites[k].line);
+      if (only && n.length > 0 && n.every((x) => x === n[0]) && Number.isInteger(n[0]) && !dims.includes(n[0])) return j;
+    }
   }
   return null;
 }
