@@ -55,7 +55,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
     if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? shortTotalBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const first = firstWrongStep(statuses);
@@ -220,6 +220,24 @@ function unshiftedBehind(id, sites, recording, reference) {
     const k = sites.findIndex((s, j) => j !== id && s.fn === sites[id].fn && s.operator === '+=' && s.target === name);
     const values = k >= 0 ? recording.sites[k].values.filter((x) => Number.isFinite(x) && !Number.isInteger(x)) : [];
     if (values.length && values.every((x) => unshifted.has(x.toPrecision(12)) && known.has(x.toPrecision(12)))) return k;
+  }
+  return null;
+}
+
+/**
+ * The declaration of a total that site `id` divides by (`row[j] /= z`, `e / z`) whose every value is
+ * a running sum of a row's exps that is never a row's whole total (`sum(d, (j) => row[j])` of T
+ * exps): a sum that stopped short, at the line that summed. Its id, or null.
+ */
+function shortTotalBehind(id, sites, recording, reference) {
+  const totals = new Set((reference.totals ?? []).filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  if (!totals.size) return null;
+  const known = new Set((reference.sums ?? []).filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  for (const name of sites[id].operands ?? []) {
+    if (sites[id].operator !== '/=' && !new RegExp(`/\\s*${name.replace(/\$/g, '\\$')}\\b`).test(sites[id].name ?? '')) continue;
+    const k = sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn);
+    const values = k >= 0 ? recording.sites[k].values.filter((x) => Number.isFinite(x) && !Number.isInteger(x)) : [];
+    if (values.length && values.every((x) => known.has(x.toPrecision(12)) && !totals.has(x.toPrecision(12)))) return k;
   }
   return null;
 }
