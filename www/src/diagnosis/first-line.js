@@ -16,6 +16,7 @@ import { STEPS } from './steps.js';
 import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
+import { callSiteAtFault } from './calls.js';
 import { anotherHead, passedOther, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
@@ -55,7 +56,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
     if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? shortTotalBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? shortTotalBehind(found.site, sites, recording, references[found.probe]) ?? skippedBehind(step, found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const first = firstWrongStep(statuses);
@@ -240,6 +241,39 @@ function shortTotalBehind(id, sites, recording, reference) {
     if (values.length && values.every((x) => known.has(x.toPrecision(12)) && !totals.has(x.toPrecision(12)))) return k;
   }
   return null;
+}
+
+/**
+ * When the first foreign number of site `id` is one the softmax builds of the scores themselves
+ * (`skipped`: a scale left out, `return s` for `return s / Math.sqrt(d)`), the step `step` was
+ * skipped: the first site, no running sum, to hold every number of a row of the step before `step`
+ * (`return s`; in a helper used from several places, its call: `S[i][j] = sum(…)`), the line the
+ * scale was to be on. Its id, or null.
+ */
+function skippedBehind(step, id, sites, recording, reference) {
+  const skipped = new Set((reference.skipped ?? []).map((x) => x.toPrecision(12)));
+  const foreign = foreignTest(reference);
+  const r = recording.sites[id];
+  const k = r.values.findIndex((v) => foreign(v) && skipped.has(v.toPrecision(12)));
+  if (k < 0) return null;
+  const at = reference.steps.findIndex((e) => e.step === step);
+  const before = at > 0 ? reference.steps[at - 1] : null;
+  // (the keys the query may see, when a mask hides others; the first row of two or more: a row's
+  // maximum holds one of its numbers, not every one)
+  const rows = before && !before.layout ? before.matrix.map((m, i) => m.filter((x, c) => (before.allowed?.[i]?.[c] ?? true) && Number.isFinite(x) && !Number.isInteger(x))) : [];
+  const row = rows.find((m) => m.length > 1) ?? rows[0] ?? [];
+  if (!row.length) return null;
+  let best = null;
+  recording.sites.forEach((rec, j) => {
+    // (not a running sum, `s += …`: it holds each number on the way to it)
+    if (j === id || sites[j].line === sites[id].line || sites[j].inner || /^[-+*/]=$/.test(sites[j].operator ?? '')) return;
+    const first = row.map((x) => rec.values.findIndex((v, n) => rec.moments[n] < r.moments[k] && Math.abs(v - x) <= 1e-12 * Math.max(1, Math.abs(x))));
+    if (!first.every((n) => n >= 0)) return;
+    const n = first.reduce((a, b) => (rec.moments[b] > rec.moments[a] ? b : a));
+    if (!best || rec.moments[n] < best.moment) best = { site: j, moment: rec.moments[n], caller: rec.callers[n] ?? -1 };
+  });
+  // (in a helper used from several places, `sum(d, …)`: the call)
+  return best ? callSiteAtFault(best, sites, recording, foreign) ?? best.site : null;
 }
 
 /**
