@@ -167,9 +167,28 @@ function predicateSite(recording, actual, expected, S) {
     const flags = site.flags?.values ?? [];
     if (!flags.length || (best && site.flags.moments[0] >= best.moment)) return;
     const fits = patterns.some(([mine, right]) => flags.length % mine.length === 0 && [false, true].some((negate) => same(flags, mine, negate) && !same(flags, right, negate)));
-    if (fits) best = { site: id, moment: site.flags.moments[0] };
+    if (fits || breaksAt(flags, actual, expected, S)) best = { site: id, moment: site.flags.moments[0] };
   });
   return best;
+}
+
+/**
+ * Whether a loop's `break` test (`if (j >= p) break`) chose the keys' end: its booleans, query by
+ * query, are false until the key it stopped at (true), or all S keys; that key is, for every query,
+ * one past the last key scored (or no later than its first visible key, when it scored none), and
+ * for some query not one past the last key it may see.
+ */
+function breaksAt(flags, actual, expected, S) {
+  const ends = [];
+  let run = 0;
+  for (const f of flags) {
+    if (f) { ends.push(run); run = 0; } else if (++run === S) { ends.push(S); run = 0; }
+  }
+  if (run !== 0 || ends.length === 0 || ends.length % actual.length !== 0) return false;
+  const T = actual.length;
+  const last = (set) => (set.size ? Math.max(...set) + 1 : null);
+  const mine = ends.every((e, k) => { const a = actual[k % T]; return last(a) === null ? e <= Math.min(...expected[k % T]) : e === last(a); });
+  return mine && ends.some((e, k) => e !== last(expected[k % T]));
 }
 
 /** The visible keys of a mask entry: [Set of j] per row. */
