@@ -137,7 +137,23 @@ export function boundSite(entry, recording, reference, sites = []) {
   // no bound held anywhere (the keys are what a cache held when it was read): the call of the
   // learner's function the first query with the wrong keys was scored under
   const wrong = actual.map((s, i) => i).filter((i) => actual[i].size > 0 && !sameSet([...actual[i]], expected[i]) && callers[i] >= 0).sort((a, b) => first[a] - first[b]);
-  return best ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
+  // (every query scored every key, no bound held: the mask left out; the last site to hold the
+  // scores it was to mask, whole: the read that passed them on, `this.rowsOf(this.scaled, …)`)
+  const skipped = !best && actual.every((set) => set.size === entry.allowed[0].length) ? lastHolder(scoreEntries.at(-1).matrix, recording) : null;
+  return best ?? skipped ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
+}
+
+/** The site whose snapshot of matrix M (its every number) is the last one recorded (arguments too): { site, moment } or null. */
+function lastHolder(M, recording) {
+  const flat = M.flat();
+  let best = null;
+  (recording.whole ?? recording.sites).forEach((site, id) => {
+    for (const snap of site.snapshots ?? []) {
+      if (snap.rows !== M.length || snap.cols !== M[0].length || (best && snap.moment <= best.moment)) continue;
+      if (flat.every((x, k) => Object.is(x, snap.data[k]) || Math.abs(x - snap.data[k]) <= 1e-12 * Math.max(1, Math.abs(x)))) best = { site: id, moment: snap.moment };
+    }
+  });
+  return best;
 }
 
 // the bounds a loop's comparison makes of its right side (`j < p`: the end; `j <= p`: the last key)
