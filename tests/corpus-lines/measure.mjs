@@ -6,7 +6,7 @@
 // `--fresh2` the second one (fresh2/), `--fresh3` the third (fresh3/), `--fresh4` the fourth (fresh4/), `--fresh5` the fifth (fresh5/), `--fresh6` the sixth (fresh6/), `--fresh7` the seventh (fresh7/),
 // and checks first that its right answers get no diagnosis. fresh4's first run (before any fix it led
 // to): step right 34/36, line right 20/36; fresh5's: step right 40/43, line right 27/43; fresh6's: step right 38/43, line right 29/43;
-// fresh7's: step right 38/43, line right 26/43 (after the rules it led to: 39/43, 39/43).
+// fresh7's: step right 38/43, line right 26/43 (after the rules it led to: 39/43, 40/43).
 import { createRequire } from 'node:module';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
