@@ -13,6 +13,7 @@ import * as fresh3 from '../corpus-lines/fresh3/slips.mjs';
 import * as fresh4 from '../corpus-lines/fresh4/slips.mjs';
 import * as fresh5 from '../corpus-lines/fresh5/slips.mjs';
 import * as fresh6 from '../corpus-lines/fresh6/slips.mjs';
+import * as fresh7 from '../corpus-lines/fresh7/slips.mjs';
 import { challengeData, diagnose, loadFunction } from './support/diagnose.mjs';
 import { RECORD, createRecorder, instrument } from '../../www/src/diagnosis/instrument.js';
 import { toScript } from '../../www/src/script.js';
@@ -108,8 +109,6 @@ const FRESH5_MISSES = new Set([
   '05/4', // `values[t * C + …]`: the weights are right and each output is the token's own value, which the probes read as a cache holding only the newest token (cache); the line is right
   '06/2', // `row.slice(g * d, …)`: head 1's query is head 0's, a matrix a right answer holds; named where the scores read it
   '07/2', // the pairs read as (2i, 2i + 1), a two-line slip: named at its second line (b's read), whose columns are of no one role
-  '08/0', // `j < p - w`: the window is an if's early return, which records no number; named at the call that scores the keys
-  '08/2', // `return s` (no scale): the step is skipped; the first foreign number is in the softmax helper, which reads the unscaled scores
   '08/3', // `Math.exp(x) / z`: row 0's wrong weight is exp(x) with z = 1, a number a right answer builds; the first foreign number is that row's weighted sum
 ]);
 
@@ -120,7 +119,19 @@ const FRESH6_MISSES = new Set([
   '07/4', // `return [...second, ...first]`: every rotated number is built (matched by value), only their places are wrong, which no step of the traced run reads; the probes name the rotation, at the right line
 ]);
 
-for (const [name, batch, misses] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES]]) {
+// The seventh held-out batch (tests/corpus-lines/fresh7/: written after the fixes the sixth led to,
+// committed before the diagnosis was run on it; right answers 01–09 in styles none of the others has).
+// First run: step right 38/43, line right 26/43; after the rules it led to: 39/43, 40/43.
+const FRESH7_MISSES = new Set([
+  '01/3', // `const Vc = V` (V's rows for its columns): an input kept as it is; its products with the weights are foreign only in the mix helper, where it is named
+  '02/0', // the memo answers undefined for every head after the first (`seen.size`): a TypeError where the scores read it; named at the throw, as the step being built
+  '06/1', // `e[i]` for `e[j]`: every weight read is a right softmax number at the wrong place, so the softmax is found partly built; the line is right
+  '07/1', // `2 * (i + 1)`: the wrong frequencies are the right ones shifted by a pair, so frequency and position match by value; the rotation is named, at the right line
+  '08/4', // `[x, j]` destructured the wrong way round: V read at an exp's index throws on the probes; named as the mask, at the right line
+  '09/0', // `this.q.map` for `this.k.map`: Q against Q is found at the product that reads the wrong rows, not at the map that chose them
+]);
+
+for (const [name, batch, misses] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES]]) {
   for (const number of Object.keys(batch.SLIPS)) {
     test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, () => {
       const { failing, found } = diagnose(FOLDERS[number], batch.base(number), lab);

@@ -24,6 +24,7 @@ import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
 import { shortLoop, stoppedShort } from './loops.js';
 import { columnsListed } from './heads.js';
 import { helperWrong, reordered, summedFeed, transposedFeed, wrongFromEveryCall } from './feeds.js';
+import { callSiteAtFault } from './calls.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -296,23 +297,6 @@ export function foreignTest(reference) {
 }
 
 /**
- * When the first foreign number was built inside a helper the code calls from more than one place
- * (matMul, transpose: a tool used for several steps), the step is what the call passes it: the call
- * site's id; else null (a helper called from one place is the step itself). `sites`: the
- * instrumented sites (each with `fn`, its function).
- */
-export function callSiteAtFault(found, sites, recording, reference = null) {
-  const fn = sites[found.site]?.fn;
-  if (!fn || found.caller < 0) return null;
-  const callers = new Set();
-  // the call sites outside the helper (a call inside it, whose arguments it evaluates, is not one)
-  sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0 && sites[c].fn !== fn) callers.add(c); });
-  if (!(callers.size > 1 && sites[found.caller]?.fn !== fn)) return null;
-  const foreign = reference ? foreignTest(reference) : null;
-  return reference && wrongInEveryCall(found, fn, sites, recording, foreign) && !rightElsewhere(found, fn, sites, recording, foreign) ? null : found.caller;
-}
-
-/**
  * The call at fault for a matrix kept in a step's place (`found`: { site, moment, caller }): the
  * call of the helper it was built in, when that helper is used from several places (callSiteAtFault),
  * and so on up while that call is itself what a helper used from several places returns
@@ -344,59 +328,14 @@ function outerCallAtFault(found, sites, recording, reference) {
     const k = r.moments.findIndex((m) => m > at.moment);
     if (k < 0) return null;
     at = { site: c, moment: r.moments[k], caller: r.callers[k] ?? -1 };
-    const call = callSiteAtFault(at, sites, recording, reference);
+    const call = callSiteAtFault(at, sites, recording, foreignTest(reference));
     if (call !== null) return call;
   }
   return null;
 }
 
-/**
- * Whether the calls of helper `fn` that built foreign numbers all came from the call site of
- * `found`, and a call of it from another site built numbers, none foreign (`matmul(q, k)` wrong in
- * every call from its line, `matmul(weights, v)` not): the helper is right, that line passes it
- * the wrong arguments.
- */
-function rightElsewhere(found, fn, sites, recording, foreign) {
-  const built = new Map(); // call site → [numbers built, foreign ones]
-  sites.forEach((site, id) => {
-    if (site.fn !== fn) return;
-    recording.sites[id].values.forEach((v, k) => {
-      const c = recording.sites[id].callers[k];
-      // (a NaN built for the call at fault is a wrong number too, `zip(weights, row)` of a row shorter
-      // than the weights; elsewhere it may be that call's NaN passed on)
-      const nan = Number.isNaN(v) && c === found.caller;
-      if (c < 0 || sites[c]?.fn === fn || !(Number.isFinite(v) || nan)) return;
-      const [n, f] = built.get(c) ?? [0, 0];
-      built.set(c, [n + 1, f + (foreign(v) || nan ? 1 : 0)]);
-    });
-  });
-  const wrong = [...built].filter(([, [, f]]) => f > 0).map(([c]) => c);
-  return wrong.length === 1 && wrong[0] === found.caller && [...built].some(([c, [n, f]]) => c !== found.caller && n > 0 && f === 0);
-}
-
-/**
- * Whether a helper builds wrong numbers on its own: the next call of it also builds a foreign
- * number, and nothing outside it built one in between but the first call's own result (so the
- * second call's wrong numbers are not made of the first's: `project(X, W_Q)`, `project(X, W_K)`
- * with a projection that reads W transposed).
- */
-function wrongInEveryCall(found, fn, sites, recording, foreign) {
-  const events = [];
-  recording.sites.forEach((site, id) => site.values.forEach((v, k) => { if (site.moments[k] > found.moment && foreign(v)) events.push({ id, moment: site.moments[k], caller: site.callers[k] }); }));
-  events.sort((a, b) => a.moment - b.moment);
-  for (const e of events) {
-    const inside = sites[e.id].fn === fn;
-    // the next call, wrong too (from another call site, or from the same one after the first call returned)
-    const returned = recording.sites[found.caller]?.moments.some((m) => m > found.moment && m < e.moment);
-    if (inside && e.caller >= 0 && (e.caller !== found.caller || returned)) return true;
-    if (!inside && e.id !== found.caller) return false; // something built on the wrong result first
-  }
-  return false;
-}
-
 /** The array an assignment site writes into (`out` of `out[i + half] = …`), or null. */
 const arrayOf = (site) => site?.writes ?? null;
-
 
 /** The number recorded at `found` ({ site, moment }). */
 const foundValue = (found, recording) => recording.sites[found.site].values[recording.sites[found.site].moments.indexOf(found.moment)];
@@ -477,6 +416,49 @@ function rowBuilder(found, sites, recording) {
 }
 
 /**
+ * A wrong array (a layout's) whose first wrong row was built whole, as a row of its own, somewhere
+ * before (`return [...attendHeads(q, cache, h + 1), ...part]`, a recursion that puts the heads in
+ * another order, its row then pushed as it is): the site that first held that row. Its id, or null.
+ * `found`: { site, moment, matrix } (the reference's matrix of the step).
+ */
+function rowOrigin(found, sites, recording) {
+  const snap = recording.sites[found.site]?.snapshots.find((x) => x.moment === found.moment);
+  const M = found.matrix;
+  if (!snap || !M || snap.rows !== M.length || snap.cols !== M[0]?.length || snap.cols < 2) return null;
+  const row = (r) => Array.from(snap.data.slice(r * snap.cols, (r + 1) * snap.cols));
+  const r = M.findIndex((want, k) => row(k).some((x, c) => !(Math.abs(x - want[c]) <= 1e-9 * Math.max(1, Math.abs(want[c])))));
+  if (r < 0) return null;
+  const wrong = row(r);
+  let best = null;
+  recording.sites.forEach((rec, id) => {
+    if (id === found.site || sites[id].inner) return;
+    const first = rec.snapshots.find((x) => x.moment < found.moment && x.rows === 1 && x.cols === snap.cols && Array.from(x.data).every((v, c) => Object.is(v, wrong[c])));
+    if (first && (!best || first.moment < best.moment)) best = { id, moment: first.moment };
+  });
+  return best?.id ?? null;
+}
+
+/**
+ * A wrong array (a layout's) whose numbers not in the reference's matrix are all one number (a mask
+ * that fills its hidden keys with `Number.MIN_VALUE`, no whole number): the site that first built that number
+ * on another line, the line that chose it. Its id, or null. `found`: { site, moment, matrix }.
+ */
+function fillOrigin(found, sites, recording) {
+  const snap = recording.sites[found.site]?.snapshots.find((x) => x.moment === found.moment);
+  if (!snap || !found.matrix) return null;
+  const known = found.matrix.flat();
+  const odd = Array.from(snap.data).filter((x) => !known.some((y) => Object.is(x, y) || (Number.isFinite(y) && Math.abs(x - y) <= 1e-12 * Math.max(1, Math.abs(y)))));
+  if (!odd.length || Number.isInteger(odd[0]) || !odd.every((x) => Object.is(x, odd[0]))) return null; // (a whole number is built everywhere: a count, a start)
+  let best = null;
+  recording.sites.forEach((rec, id) => {
+    if (sites[id].line === sites[found.site].line || sites[id].inner) return;
+    const k = rec.values.findIndex((v) => Object.is(v, odd[0]));
+    if (k >= 0 && rec.moments[k] < found.moment && (!best || rec.moments[k] < best.moment)) best = { id, moment: rec.moments[k] };
+  });
+  return best?.id ?? null;
+}
+
+/**
  * A step none of whose numbers were built, where a matrix the code already had was kept in its
  * place (`const V = X`; `const K = project(X, W_Q)`: another step's numbers built again): the
  * earliest snapshot of an input, or of another step after its numbers were built a second time, of
@@ -507,7 +489,6 @@ function standInSite(entry, index, alignment, recording, reference) {
   });
   return best;
 }
-
 
 /**
  * The site to name for `step`: where it was built when some site matched it, else the first
@@ -542,7 +523,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     if (listed !== null) return { site: listed, probe };
     // (a layout helper wrong from each of its call sites: the helper, not a call)
     const every = entry.layout && Number.isInteger(entry.site) && wrongFromEveryCall(entry, alignment, sites, recordings[probe]);
-    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: (every ? null : callSiteAtFault(entry, sites, recordings[probe])) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? rowBuilder(entry, sites, recordings[probe]) ?? entry.site, probe };
+    if (entry.status === 'missing' && entry.site !== undefined && entry.site !== null) return { site: (every ? null : callSiteAtFault(entry, sites, recordings[probe])) ?? lastWrite(entry, sites, recordings[probe]) ?? madeWith(entry.site, sites, recordings[probe]) ?? (entry.layout ? fillOrigin(entry, sites, recordings[probe]) : null) ?? rowBuilder(entry, sites, recordings[probe]) ?? (entry.layout ? rowOrigin(entry, sites, recordings[probe]) : null) ?? entry.site, probe };
     // a mask applied by bounds (no array holds it): where the bound of the keys was computed
     const bound = entry.layout && entry.allowed && entry.status !== 'ok' ? boundSite(entry, recordings[probe], references[probe], sites) : null;
     if (bound) return { site: bound.site, probe, final: true }; // the bound itself: nothing behind it to follow
@@ -573,7 +554,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (none of its numbers built, and a sum that stopped short in a loop that stops short: loops.js)
     const short = found && entry.status === 'missing' && !entry.layout && !entry.coverage ? stoppedShort(entry, sites, recordings[probe], references[probe], found.moment) : null;
     if (short !== null) return { site: short, probe };
-    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], references[probe]) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? transposedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, references[probe]) ?? summedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, foundValue(found, recordings[probe]), references[probe]) ?? found.site, probe };
+    if (found) return { site: callSiteAtFault(found, sites, recordings[probe], foreignTest(references[probe])) ?? outerCallAtFault(found, sites, recordings[probe], references[probe]) ?? transposedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, references[probe]) ?? summedFeed(found, sites, recordings[probe].whole ?? recordings[probe].sites, foundValue(found, recordings[probe]), references[probe]) ?? found.site, probe };
   }
   return null;
 }

@@ -137,7 +137,23 @@ export function boundSite(entry, recording, reference, sites = []) {
   // no bound held anywhere (the keys are what a cache held when it was read): the call of the
   // learner's function the first query with the wrong keys was scored under
   const wrong = actual.map((s, i) => i).filter((i) => actual[i].size > 0 && !sameSet([...actual[i]], expected[i]) && callers[i] >= 0).sort((a, b) => first[a] - first[b]);
-  return best ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
+  // (every query scored every key, no bound held: the mask left out; the last site to hold the
+  // scores it was to mask, whole: the read that passed them on, `this.rowsOf(this.scaled, …)`)
+  const skipped = !best && actual.every((set) => set.size === entry.allowed[0].length) ? lastHolder(scoreEntries.at(-1).matrix, recording) : null;
+  return best ?? skipped ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
+}
+
+/** The site whose snapshot of matrix M (its every number) is the last one recorded (arguments too): { site, moment } or null. */
+function lastHolder(M, recording) {
+  const flat = M.flat();
+  let best = null;
+  (recording.whole ?? recording.sites).forEach((site, id) => {
+    for (const snap of site.snapshots ?? []) {
+      if (snap.rows !== M.length || snap.cols !== M[0].length || (best && snap.moment <= best.moment)) continue;
+      if (flat.every((x, k) => Object.is(x, snap.data[k]) || Math.abs(x - snap.data[k]) <= 1e-12 * Math.max(1, Math.abs(x)))) best = { site: id, moment: snap.moment };
+    }
+  });
+  return best;
 }
 
 // the bounds a loop's comparison makes of its right side (`j < p`: the end; `j <= p`: the last key)
@@ -158,15 +174,37 @@ function passes(site) {
 function predicateSite(recording, actual, expected, S) {
   const T = actual.length;
   const grid = (sets, byColumn) => Array.from({ length: T * S }, (_, k) => (byColumn ? sets[k % T].has(Math.floor(k / T)) : sets[Math.floor(k / S)].has(k % S)));
+  // (or row by row over only the keys a loop reached before it stopped, `if (j > p) break`: keys 0 … p, or 0 … p + 1)
+  const reached = (sets, more) => Array.from({ length: T }, (_, p) => Array.from({ length: Math.min(p + more, S) }, (_, j) => sets[p].has(j))).flat();
+  const patterns = [[grid(actual, false), grid(expected, false)], [grid(actual, true), grid(expected, true)], [reached(actual, 1), reached(expected, 1)], [reached(actual, 2), reached(expected, 2)]];
   const same = (flags, pattern, negate) => flags.every((f, k) => f !== negate === pattern[k % pattern.length]);
   let best = null;
   recording.sites.forEach((site, id) => {
     const flags = site.flags?.values ?? [];
-    if (!flags.length || flags.length % (T * S) !== 0 || (best && site.flags.moments[0] >= best.moment)) return;
-    const fits = [false, true].some((byColumn) => [false, true].some((negate) => same(flags, grid(actual, byColumn), negate) && !same(flags, grid(expected, byColumn), negate)));
-    if (fits) best = { site: id, moment: site.flags.moments[0] };
+    if (!flags.length || (best && site.flags.moments[0] >= best.moment)) return;
+    const fits = patterns.some(([mine, right]) => flags.length % mine.length === 0 && [false, true].some((negate) => same(flags, mine, negate) && !same(flags, right, negate)));
+    if (fits || breaksAt(flags, actual, expected, S)) best = { site: id, moment: site.flags.moments[0] };
   });
   return best;
+}
+
+/**
+ * Whether a loop's `break` test (`if (j >= p) break`) chose the keys' end: its booleans, query by
+ * query, are false until the key it stopped at (true), or all S keys; that key is, for every query,
+ * one past the last key scored (or no later than its first visible key, when it scored none), and
+ * for some query not one past the last key it may see.
+ */
+function breaksAt(flags, actual, expected, S) {
+  const ends = [];
+  let run = 0;
+  for (const f of flags) {
+    if (f) { ends.push(run); run = 0; } else if (++run === S) { ends.push(S); run = 0; }
+  }
+  if (run !== 0 || ends.length === 0 || ends.length % actual.length !== 0) return false;
+  const T = actual.length;
+  const last = (set) => (set.size ? Math.max(...set) + 1 : null);
+  const mine = ends.every((e, k) => { const a = actual[k % T]; return last(a) === null ? e <= Math.min(...expected[k % T]) : e === last(a); });
+  return mine && ends.some((e, k) => e !== last(expected[k % T]));
 }
 
 /** The visible keys of a mask entry: [Set of j] per row. */

@@ -16,7 +16,8 @@ import { STEPS } from './steps.js';
 import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
-import { anotherHead, passedOther, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
+import { callSiteAtFault } from './calls.js';
+import { anotherHead, passedOther, readerBehind, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
 
@@ -46,15 +47,16 @@ export function alignAnswer(data, traced, lab, functionName) {
     if (!found) return null;
     const [sites, recording] = [traced.sites, full[found.probe]];
     // a layout held right for every head, where a call was passed another head's: that argument
-    // (chosen for each head by an index of another order: that index)
-    const chosen = found.right ? chosenIndex(step, sites, recording, references[found.probe]) : null;
+    // (chosen for each head by an index of another order: that index; so too when the step is wrong
+    // here, each head reading the part that index chose: `const g = h % numberOfKVHeads`)
+    const chosen = chosenIndex(step, sites, recording, references[found.probe]);
     if (chosen !== null) return { ...traced.sites[chosen], probe: found.probe };
     const passed = found.right ? passedOther(references[found.probe].steps.filter((e) => e.step === step && e.layout), sites, recording) : null;
     if (passed !== null) return { ...traced.sites[passed], probe: found.probe };
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
     if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? shortTotalBehind(found.site, sites, recording, references[found.probe]) ?? skippedBehind(step, found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]) ?? readerBehind(step, sites, recording, references[found.probe], firstForeignSite(recording, references[found.probe], 0)?.moment);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const first = firstWrongStep(statuses);
@@ -74,7 +76,11 @@ export function alignAnswer(data, traced, lab, functionName) {
   const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], resultId) ?? resultWrite(traced.sites, full[0], resultId, references[0]) : null;
   // (no number foreign to the reference built on any traced input, nor a NaN)
   const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked) } : null, siteFor: site, anywhere, references, clean, crashed };
+  // (the first number foreign to the reference is built at the wrong step's own site, with no constant
+  // factor (a scale's) among its operands: the run left the reference there, in that step's own arithmetic)
+  const own = foreign && at && traced.sites[foreign.site] && at.line === traced.sites[foreign.site].line && at.column === traced.sites[foreign.site].column;
+  const departs = Boolean(own) && constantOperand(foreign.site, traced.sites, full[0]) === null;
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), departs } : null, siteFor: site, anywhere, references, clean, crashed };
 }
 
 /**
@@ -179,6 +185,30 @@ function constantBehind(id, sites, recording, reference) {
 }
 
 /**
+ * The declaration of a size read as it is (`const d = Kc[0].length`) that only the line computing a
+ * constant of site `id` reads (`scaleBy(1 / Math.sqrt(d))`, bound to `f` of `x * f`), when that
+ * constant is no factor the reference scales by and the size is none of the sizes it scales by
+ * (1/s² of a factor s): the line that read the wrong size. Its id, or null.
+ */
+function dimensionBehind(id, sites, recording, reference) {
+  const dims = (reference.scales ?? []).map((x) => 1 / (x * x)).filter((n) => Math.abs(n - Math.round(n)) < 1e-9).map(Math.round);
+  if (!dims.length) return null;
+  for (const name of sites[id].operands ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && ((s.declares === name && s.fn === sites[id].fn) || bound(s, name, sites[id].fn)));
+    const values = k >= 0 ? recording.sites[k].values : [];
+    const one = values.length > 0 && values.every((x) => x === values[0]) ? values[0] : null;
+    if (one === null || !Number.isFinite(one) || Number.isInteger(one) || reference.scales.some((x) => Math.abs(x - one) <= 1e-9 * Math.abs(x))) continue;
+    for (const inner of sites[k].uses ?? []) {
+      const j = sites.findIndex((s) => s.declares === inner && s.lengthRead);
+      const n = j >= 0 ? recording.sites[j].values : [];
+      const only = j >= 0 && sites.every((s, m) => m === j || !s.uses?.includes(inner) || s.line === sites[k].line);
+      if (only && n.length > 0 && n.every((x) => x === n[0]) && Number.isInteger(n[0]) && !dims.includes(n[0])) return j;
+    }
+  }
+  return null;
+}
+
+/**
  * A variable site `id` computes with, accumulated in its function (`z += Math.exp(x)`) into sums of
  * exps taken without the row's maximum, where the site's result is foreign (so the other operands
  * are the exps with it: `e / z`): that accumulation, the line that left the maximum out. Its id, or null.
@@ -193,6 +223,57 @@ function unshiftedBehind(id, sites, recording, reference) {
     if (values.length && values.every((x) => unshifted.has(x.toPrecision(12)) && known.has(x.toPrecision(12)))) return k;
   }
   return null;
+}
+
+/**
+ * The declaration of a total that site `id` divides by (`row[j] /= z`, `e / z`) whose every value is
+ * a running sum of a row's exps that is never a row's whole total (`sum(d, (j) => row[j])` of T
+ * exps): a sum that stopped short, at the line that summed. Its id, or null.
+ */
+function shortTotalBehind(id, sites, recording, reference) {
+  const totals = new Set((reference.totals ?? []).filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  if (!totals.size) return null;
+  const known = new Set((reference.sums ?? []).filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  for (const name of sites[id].operands ?? []) {
+    if (sites[id].operator !== '/=' && !new RegExp(`/\\s*${name.replace(/\$/g, '\\$')}\\b`).test(sites[id].name ?? '')) continue;
+    const k = sites.findIndex((s, j) => j !== id && s.declares === name && s.fn === sites[id].fn);
+    const values = k >= 0 ? recording.sites[k].values.filter((x) => Number.isFinite(x) && !Number.isInteger(x)) : [];
+    if (values.length && values.every((x) => known.has(x.toPrecision(12)) && !totals.has(x.toPrecision(12)))) return k;
+  }
+  return null;
+}
+
+/**
+ * When the first foreign number of site `id` is one the softmax builds of the scores themselves
+ * (`skipped`: a scale left out, `return s` for `return s / Math.sqrt(d)`), the step `step` was
+ * skipped: the first site, no running sum, to hold every number of a row of the step before `step`
+ * (`return s`; in a helper used from several places, its call: `S[i][j] = sum(…)`), the line the
+ * scale was to be on. Its id, or null.
+ */
+function skippedBehind(step, id, sites, recording, reference) {
+  const skipped = new Set((reference.skipped ?? []).map((x) => x.toPrecision(12)));
+  const foreign = foreignTest(reference);
+  const r = recording.sites[id];
+  const k = r.values.findIndex((v) => foreign(v) && skipped.has(v.toPrecision(12)));
+  if (k < 0) return null;
+  const at = reference.steps.findIndex((e) => e.step === step);
+  const before = at > 0 ? reference.steps[at - 1] : null;
+  // (the keys the query may see, when a mask hides others; the first row of two or more: a row's
+  // maximum holds one of its numbers, not every one)
+  const rows = before && !before.layout ? before.matrix.map((m, i) => m.filter((x, c) => (before.allowed?.[i]?.[c] ?? true) && Number.isFinite(x) && !Number.isInteger(x))) : [];
+  const row = rows.find((m) => m.length > 1) ?? rows[0] ?? [];
+  if (!row.length) return null;
+  let best = null;
+  recording.sites.forEach((rec, j) => {
+    // (not a running sum, `s += …`: it holds each number on the way to it)
+    if (j === id || sites[j].line === sites[id].line || sites[j].inner || /^[-+*/]=$/.test(sites[j].operator ?? '')) return;
+    const first = row.map((x) => rec.values.findIndex((v, n) => rec.moments[n] < r.moments[k] && Math.abs(v - x) <= 1e-12 * Math.max(1, Math.abs(x))));
+    if (!first.every((n) => n >= 0)) return;
+    const n = first.reduce((a, b) => (rec.moments[b] > rec.moments[a] ? b : a));
+    if (!best || rec.moments[n] < best.moment) best = { site: j, moment: rec.moments[n], caller: rec.callers[n] ?? -1 };
+  });
+  // (in a helper used from several places, `sum(d, …)`: the call)
+  return best ? callSiteAtFault(best, sites, recording, foreign) ?? best.site : null;
 }
 
 /**
@@ -389,7 +470,7 @@ function checkLine(errors, traced, functionName) {
  * made it wrong) or built on it in part (some of its own numbers were built, which takes the right
  * values of `step`, a step of new numbers): the probes' reading of `step` is then the later step's mistake seen from outside.
  */
-function builtWhole(step, wrong, statuses, clean) {
+function builtWhole(step, wrong, statuses, clean, departs = false) {
   if (ORDER.indexOf(step) >= ORDER.indexOf(wrong.step)) return false;
   const status = statuses.find((s) => s.step === step);
   const kept = (e) => e.status === 'ok' && e.site !== null && e.site !== undefined && !e.transposed && !(e.inner && !e.kept);
@@ -397,12 +478,15 @@ function builtWhole(step, wrong, statuses, clean) {
   const missing = wrong.entries.filter((e) => e.status === 'missing');
   const partly = missing.length > 0 && missing.every((e) => e.coverage > 0 && e.partial);
   // (or none of its numbers built at all, and no number foreign to the reference anywhere: the later
-  // step stopped short on `step`'s numbers kept whole, a sum that ends early)
+  // step stopped short on `step`'s numbers kept whole, a sum that ends early; or the first foreign
+  // number is the later step's own, built from `step`'s kept numbers: `Math.exp(x / top)`)
   const none = missing.length > 0 && missing.every((e) => !e.coverage && !e.partial);
   // (a layout step, the mask, moves numbers the step before it built: a later step's right numbers
   // may come from those, not from the layout, as with a mask applied after the softmax)
   const values = status.entries.every((e) => !e.layout);
-  return builtOn(step).has(wrong.step) ? (partly || (none && clean)) && values : wrong.coverage < 1 / 3;
+    // (departing in the later step counts only when it is the step right after `step` in this challenge's steps)
+  const next = statuses[statuses.indexOf(status) + 1]?.step === wrong.step;
+  return builtOn(step).has(wrong.step) ? (partly || (none && (clean || (departs && next)))) && values : wrong.coverage < 1 / 3;
 }
 
 /** A finding of the traced run alone (the probe diagnosis was contradicted or found nothing). */
@@ -476,7 +560,7 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // traced run's wrong one is right, the wrong one made of right numbers only: `out[n] = w * v`)
     const between = wrong ? aligned.statuses.filter((s) => builtOn(located.step).has(s.step) && ORDER.indexOf(s.step) < ORDER.indexOf(wrong.step)) : [];
     const unseen = wrong && aligned.clean && builtOn(located.step).has(wrong.step) && between.length > 0 && between.every((s) => s.status === 'ok') && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.status === 'unknown');
-    const contradicted = wrong && (later || unseen || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean) || confirmed(located.step, aligned.statuses));
+    const contradicted = wrong && (later || unseen || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean, aligned.wrong.departs) || confirmed(located.step, aligned.statuses));
     // (the traced run found the heads walked in another order, pairing each with another's columns, at
     // the probes' step: the index that walked them)
     const agreed = aligned.wrong?.walked && aligned.wrong.step === located.step ? aligned.wrong.site : null;

@@ -273,3 +273,26 @@ export function columnsListed(entry, sites, recording, reference) {
   }
   return null;
 }
+
+/**
+ * A layout no array holds, each head's columns read one number at a time through a reader of the
+ * learner's (`const at = (M, t, c) => M[t][c * numberOfHeads + h]`): the reader's expression, when
+ * before moment `before` (the first foreign number, in the first head's turn) it returned numbers of
+ * the step's layouts that are not all the first head's (another head's columns). Its id, or null.
+ */
+export function readerBehind(step, sites, recording, reference, before) {
+  const entries = reference.steps.filter((e) => e.step === step && e.layout && Number.isInteger(e.head));
+  if (!entries.length || !Number.isFinite(before)) return null;
+  const first = Math.min(...entries.map((e) => e.head));
+  const key = (x) => x.toPrecision(12);
+  const numbers = (list) => new Set(list.flatMap((e) => e.matrix.flat()).filter((x) => Number.isFinite(x) && !Number.isInteger(x)).map(key));
+  const [own, all] = [numbers(entries.filter((e) => e.head === first)), numbers(entries)];
+  for (const [id, site] of sites.entries()) {
+    // (a read by an index it computes, returned as it is, `M[t][c * n + h]`: not a sum, a call, `row[c]`)
+    if (!site.returns || !site.fn || !/^[\w$.]+(\[[^\]]+\])+$/.test(site.name ?? '') || !/\[[^\]]*[-+*/%][^\]]*\]/.test(site.name)) continue;
+    const r = recording.sites[id];
+    const values = r.values.filter((v, n) => r.moments[n] < before && Number.isFinite(v) && !Number.isInteger(v));
+    if (values.length && values.every((v) => all.has(key(v))) && values.some((v) => !own.has(key(v)))) return id;
+  }
+  return null;
+}

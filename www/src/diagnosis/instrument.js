@@ -128,10 +128,20 @@ function operandsIn(node) {
   return [...names].slice(0, 16);
 }
 
-/** The declarators of `for (let i = 0; …)` loops: their variables count, they hold no step's value. */
+/**
+ * The declarators of `for (let i = 0; …)` loops: their variables count, they hold no step's value.
+ * (So does an index of `for (const key in row)` turned back into a number in its body: `const i = Number(key)`.)
+ */
 function loopCounters(ast) {
   const counters = new Set();
-  walk(ast, (node, parent, key) => { if (node.type === 'VariableDeclaration' && parent?.type === 'ForStatement' && key === 'init') node.declarations.forEach((d) => counters.add(d)); });
+  const numeric = (init, names) => (init?.type === 'CallExpression' && init.callee.type === 'Identifier' && ['Number', 'parseInt'].includes(init.callee.name) && init.arguments[0]?.type === 'Identifier' && names.has(init.arguments[0].name))
+    || (init?.type === 'UnaryExpression' && init.operator === '+' && init.argument.type === 'Identifier' && names.has(init.argument.name));
+  walk(ast, (node, parent, key) => {
+    if (node.type === 'VariableDeclaration' && parent?.type === 'ForStatement' && key === 'init') node.declarations.forEach((d) => counters.add(d));
+    if (node.type !== 'ForInStatement' || node.left.type !== 'VariableDeclaration') return;
+    const names = new Set(node.left.declarations.flatMap((d) => (d.id.type === 'Identifier' ? [d.id.name] : [])));
+    walk(node.body, (inner) => { if (inner.type === 'VariableDeclarator' && numeric(inner.init, names)) counters.add(inner); });
+  });
   return counters;
 }
 

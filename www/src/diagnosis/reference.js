@@ -98,6 +98,9 @@ function softmaxParts(S, into) {
       const exps = finite.map((x) => Math.exp(x - shift));
       const made = [...finite.map((x) => x - shift), ...exps, ...runningSums(exps, into)];
       into.push(...made);
+      const sums = made.slice(2 * finite.length);
+      (into.sums ??= []).push(...sums); // (the running sums of the exps, and each row's whole total: the last)
+      (into.totals ??= []).push(sums.at(-1));
       // (without the maximum: a right answer's only when the whole softmax goes without it)
       if (shift === 0) (into.unshifted ??= []).push(...exps, ...made.slice(2 * finite.length));
     }
@@ -113,7 +116,13 @@ function headParts(byName, i, into) {
   const scalar = byName.get(`scaled_${i}`).scalar;
   into.push(scalar, 1 / scalar); // the scale and √d_head: a right `const scale = …` is on the way
   const scaled = byName.get(`scaled_${i}`).values;
-  softmaxParts(weights.allowed ? scaled.map((row, r) => row.map((x, c) => (weights.allowed[r][c] ? x : -Infinity))) : scaled, into);
+  const masked = (S) => (weights.allowed ? S.map((row, r) => row.map((x, c) => (weights.allowed[r][c] ? x : -Infinity))) : S);
+  softmaxParts(masked(scaled), into);
+  // (the softmax's numbers of the scores themselves, the scale left out: `skipped`)
+  const scores = byName.get(`scores_${i}`)?.values;
+  const skipped = [];
+  if (scores) softmaxParts(masked(scores), skipped);
+  (into.skipped ??= []).push(...skipped.filter((x) => Number.isFinite(x) && !Number.isInteger(x)));
   const v = byName.get(`V_${i}`);
   if (v) productSums(weights.values, v.values, into);
 }
@@ -229,7 +238,7 @@ export function referenceSteps(form, args, lab) {
   const made = make(structuredClone(args), lab);
   // the booleans of the call's options (`causal: true`): a flag the code computes otherwise is its own
   const flags = args.flatMap((a) => (a && typeof a === 'object' && !Array.isArray(a) ? Object.values(a).filter((v) => typeof v === 'boolean') : []));
-  return { ...made, tails: made.parts?.tails ?? [], unshifted: made.parts?.unshifted ?? [], indices: indicesOf(args, made.steps, form), sizes: sizesOf(args, made.steps), flags, scales: scalesOf(made.steps) };
+  return { ...made, tails: made.parts?.tails ?? [], unshifted: made.parts?.unshifted ?? [], totals: made.parts?.totals ?? [], sums: made.parts?.sums ?? [], skipped: made.parts?.skipped ?? [], indices: indicesOf(args, made.steps, form), sizes: sizesOf(args, made.steps), flags, scales: scalesOf(made.steps) };
 }
 
 /** The factors a right answer scales its scores by (each head's scale entry over its scores entry), and their inverses. */
