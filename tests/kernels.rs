@@ -91,3 +91,19 @@ fn x_times_w_plus_bias_has_the_ordered_bits_on_every_path() {
         same_bits(&format!("linear_prepacked_f32 {m}×{k}×{n}"), &prepacked, &want);
     }
 }
+
+#[wasm_bindgen_test]
+fn exp_over_a_slice_has_the_scalar_exp_bits_everywhere() {
+    use attention_lab::kernels::{exp_f32, exp_shifted_f32};
+    // every range the exponential treats apart: deep underflow, the clamp at −88, the normal range, the
+    // overflow to +∞ (from about 88.38 through 88.7 by the exponent bits, past 88.7 by the select), ±∞, ±0
+    let mut values: Vec<f32> = values(4001, 7).iter().map(|&x| x * 100.0).collect();
+    values.extend([-1e30, -88.5, -88.0, -87.3, -87.2, 0.0, -0.0, 1e-30, 88.3, 88.38, 88.5, 88.7, 88.71, 1e30, f32::INFINITY, f32::NEG_INFINITY, f32::MIN_POSITIVE]);
+    values.extend((0..2000).map(|i| 87.0 + i as f32 * 0.001)); // across the overflow boundary, 4 at a time
+    for shift in [0.0f32, 1.5, -3.25] {
+        let mut got = values.clone();
+        exp_shifted_f32(&mut got, shift);
+        let want: Vec<f32> = values.iter().map(|&x| exp_f32(x - shift)).collect();
+        same_bits(&format!("exp_shifted_f32 shift {shift}"), &got, &want);
+    }
+}

@@ -68,6 +68,8 @@ pub trait Kernel: Real + Send + Sync {
     fn linear(x: &[Self], m: usize, k: usize, w: &[Self], n: usize, bias: Option<&[Self]>, out: &mut [Self]);
     /// The `RangeError` for a non-finite `value` at `at`.
     fn overflow(at: Overflow, value: Self) -> AttentionError;
+    /// In place: `x = (x − shift).exp()` for every entry, with the bits of [`Real::exp`] (f32: four at a time in wasm).
+    fn exp_shifted(values: &mut [Self], shift: Self);
 }
 
 /// f64's packed form: a matrix's rows, contiguous (K is kept transposed, V as it is).
@@ -152,6 +154,10 @@ impl Kernel for f64 {
         }
     }
 
+    fn exp_shifted(values: &mut [f64], shift: f64) {
+        values.iter_mut().for_each(|x| *x = (*x - shift).exp());
+    }
+
     fn overflow(at: Overflow, value: f64) -> AttentionError {
         let (name, r, c, cause) = match at {
             Overflow::Score { head, query, key } => {
@@ -201,6 +207,10 @@ impl Kernel for f32 {
 
     fn linear(x: &[f32], m: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32]) {
         crate::kernels::with_scratch_panels(|panels| linear_f32(x, m, k, w, n, bias, out, panels));
+    }
+
+    fn exp_shifted(values: &mut [f32], shift: f32) {
+        crate::kernels::exp_shifted_f32(values, shift);
     }
 
     fn overflow(at: Overflow, value: f32) -> AttentionError {

@@ -13,7 +13,7 @@
 mod exp;
 mod few_rows;
 
-pub use exp::{all_finite_f32, exp_f32, max_f32, softmax_row_f32};
+pub use exp::{all_finite_f32, exp_f32, exp_shifted_f32, max_f32, softmax_row_f32};
 use few_rows::{gemm_transposed_b_unpacked, linear_unpacked_f32, UNPACKED_ROWS};
 
 /// Rows of C one micro-tile computes.

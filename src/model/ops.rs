@@ -101,36 +101,40 @@ const GELU_A: f64 = 0.044_715;
 /// Values of [`gelu`] per task when it is split across threads.
 const GELU_CHUNK: usize = 1 << 14;
 
-/// `tanh(u) = 1 − 2/(e^{2u} + 1)` (exact at ±∞: ±1).
-fn tanh<F: Real>(u: F) -> F {
-    F::ONE - F::from_f64(2.0) / ((u + u).exp() + F::ONE)
-}
-
 /// GELU, the tanh form of GPT-2 (PyTorch's `gelu(x, approximate='tanh')`):
 /// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
-pub fn gelu<F: Real>(x: &[F]) -> Vec<F> {
-    let (c, a, half) = (F::from_f64(GELU_C), F::from_f64(GELU_A), F::from_f64(0.5));
+pub fn gelu<F: Kernel>(x: &[F]) -> Vec<F> {
+    let (c, a, half, two) = (F::from_f64(GELU_C), F::from_f64(GELU_A), F::from_f64(0.5), F::from_f64(2.0));
     let mut y = vec![F::ZERO; x.len()];
-    // element-wise, so split across threads in chunks with the same bits
+    // element-wise, so split across threads in chunks with the same bits; tanh(u) = 1 − 2/(e^{2u} + 1) (exact at
+    // ±∞: ±1), each chunk in three passes so that the exponentials are taken many at a time (F::exp_shifted):
+    // y = u + u with u = √(2/π)·(x + 0.044715·x³); y = e^y; y = ½·x·(1 + (1 − 2/(y + 1)))
     let split = crate::parallel::worth_splitting(x.len().div_ceil(GELU_CHUNK), x.len());
     crate::parallel::for_each_chunk(&mut y, GELU_CHUNK, split, |i, out| {
-        for (o, &v) in out.iter_mut().zip(&x[i * GELU_CHUNK..]) {
-            *o = half * v * (F::ONE + tanh(c * (v + a * v * v * v)));
+        let x = &x[i * GELU_CHUNK..i * GELU_CHUNK + out.len()];
+        for (o, &v) in out.iter_mut().zip(x) {
+            let u = c * (v + a * v * v * v);
+            *o = u + u;
+        }
+        F::exp_shifted(out, F::ZERO);
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = half * v * (F::ONE + (F::ONE - two / (*o + F::ONE)));
         }
     });
     y
 }
 
 /// The backward of [`gelu`] at its input `x`: `dy ⊙ gelu′(x)`.
-pub fn gelu_backward<F: Real>(dy: &[F], x: &[F]) -> Vec<F> {
-    let (c, a, half, three) = (F::from_f64(GELU_C), F::from_f64(GELU_A), F::from_f64(0.5), F::from_f64(3.0));
-    dy.iter()
-        .zip(x)
-        .map(|(&d, &v)| {
-            let th = tanh(c * (v + a * v * v * v));
-            d * (half * (F::ONE + th) + half * v * (F::ONE - th * th) * c * (F::ONE + three * a * v * v))
-        })
-        .collect()
+pub fn gelu_backward<F: Kernel>(dy: &[F], x: &[F]) -> Vec<F> {
+    let (c, a, half, three, two) = (F::from_f64(GELU_C), F::from_f64(GELU_A), F::from_f64(0.5), F::from_f64(3.0), F::from_f64(2.0));
+    // as gelu: e^(2u) many at a time, then tanh(u) = 1 − 2/(e^(2u) + 1) from it
+    let mut out: Vec<F> = x.iter().map(|&v| c * (v + a * v * v * v)).map(|u| u + u).collect();
+    F::exp_shifted(&mut out, F::ZERO);
+    for ((o, &d), &v) in out.iter_mut().zip(dy).zip(x) {
+        let th = F::ONE - two / (*o + F::ONE);
+        *o = d * (half * (F::ONE + th) + half * v * (F::ONE - th * th) * c * (F::ONE + three * a * v * v));
+    }
+    out
 }
 
 /// The cross-entropy of each row of `logits (rows × v)` against `targets` (one per row; `None`
@@ -138,14 +142,17 @@ pub fn gelu_backward<F: Real>(dy: &[F], x: &[F]) -> Vec<F> {
 /// `None`), and with `scale` the gradient `scale·(softmax(row) − onehot(target))`. Each row's
 /// log-sum-exp is taken from the max, each exponential in F ([`Real::exp`]: for f32 the kernels'
 /// vectorised one), summed and logged in f64.
-pub fn cross_entropy<F: Real>(logits: &[F], v: usize, targets: &[Option<u32>], scale: Option<f64>) -> (Vec<f64>, Option<Vec<F>>) {
+pub fn cross_entropy<F: Kernel>(logits: &[F], v: usize, targets: &[Option<u32>], scale: Option<f64>) -> (Vec<f64>, Option<Vec<F>>) {
     // rows split across threads: each row's sums are its own, so the bits do not depend on the count
     let split = crate::parallel::worth_splitting(targets.len(), logits.len());
-    // per row: (loss, max, Σ exp(x − max)), or None for a row without a target
+    // per row: (loss, max, Σ exp(x − max)), or None for a row without a target; the exponentials taken many at a
+    // time (F::exp_shifted), then added in order in f64
     let rows = crate::parallel::map(targets.len(), split, |r| {
         let (row, target) = (&logits[r * v..(r + 1) * v], targets[r]?);
         let max = row.iter().fold(F::NEG_INFINITY, |m, &x| if x > m { x } else { m });
-        let sum: f64 = row.iter().map(|&x| (x - max).exp().to_f64()).sum();
+        let mut e = row.to_vec();
+        F::exp_shifted(&mut e, max);
+        let sum: f64 = e.iter().map(|&x| x.to_f64()).sum();
         Some((sum.ln() + max.to_f64() - row[target as usize].to_f64(), max, sum))
     });
     let losses = rows.iter().map(|r| r.map_or(0.0, |(loss, _, _)| loss)).collect();
@@ -153,8 +160,11 @@ pub fn cross_entropy<F: Real>(logits: &[F], v: usize, targets: &[Option<u32>], s
         let mut grad = vec![F::ZERO; logits.len()];
         crate::parallel::for_each_chunk(&mut grad, v.max(1), split, |r, g| {
             let (Some((_, max, sum)), Some(target)) = (rows[r], targets[r]) else { return };
-            for (j, (g, &x)) in g.iter_mut().zip(&logits[r * v..(r + 1) * v]).enumerate() {
-                let p = (x - max).exp().to_f64() / sum;
+            // g = e^(x − max), then the gradient from it
+            g.copy_from_slice(&logits[r * v..(r + 1) * v]);
+            F::exp_shifted(g, max);
+            for (j, g) in g.iter_mut().enumerate() {
+                let p = g.to_f64() / sum;
                 *g = F::from_f64(scale * (p - if j == target as usize { 1.0 } else { 0.0 }));
             }
         });
