@@ -107,3 +107,17 @@ fn exp_over_a_slice_has_the_scalar_exp_bits_everywhere() {
         same_bits(&format!("exp_shifted_f32 shift {shift}"), &got, &want);
     }
 }
+
+#[wasm_bindgen_test]
+fn all_finite_sees_any_infinity_or_nan_wherever_it_is() {
+    use attention_lab::kernels::all_finite_f32;
+    let clean = values(37, 9); // 9 chunks of 4 and a tail of 1
+    assert!(all_finite_f32(&clean) && all_finite_f32(&[]) && all_finite_f32(&[f32::MAX, f32::MIN, f32::MIN_POSITIVE, -0.0]));
+    for bad in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN] {
+        for at in 0..clean.len() {
+            let mut v = clean.clone();
+            v[at] = bad;
+            assert!(!all_finite_f32(&v), "{bad} at {at} of {} went unseen", v.len());
+        }
+    }
+}

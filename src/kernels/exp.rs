@@ -151,6 +151,22 @@ pub fn exp_shifted_f32(values: &mut [f32], shift: f32) {
 /// parameter gradients took about 1.2 ms of a 27 ms backward at C = 768).
 pub fn all_finite_f32(values: &[f32]) -> bool {
     const EXPONENT: u32 = 0x7f80_0000;
+    // wasm SIMD: four lanes' exponent fields compared with all ones at a time, the comparisons or-ed (the loop
+    // below was not vectorised there: 10 ms of a GPT-2-small T = 128 forward's 6.4M logits)
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        use core::arch::wasm32::{i32x4_eq, i32x4_splat, v128, v128_and, v128_any_true, v128_load, v128_or};
+        let (exponent, mut seen) = (i32x4_splat(EXPONENT as i32), i32x4_splat(0));
+        let chunks = values.chunks_exact(4);
+        let tail = chunks.remainder();
+        for chunk in chunks {
+            // SAFETY: a chunk has 4 floats: one unaligned v128 load.
+            let x = unsafe { v128_load(chunk.as_ptr() as *const v128) };
+            seen = v128_or(seen, i32x4_eq(v128_and(x, exponent), exponent));
+        }
+        return !v128_any_true(seen) && tail.iter().all(|x| x.to_bits() & EXPONENT != EXPONENT);
+    }
+    #[allow(unreachable_code)]
     let mut lanes = [0u32; 8];
     let chunks = values.chunks_exact(8);
     let tail = chunks.remainder();
