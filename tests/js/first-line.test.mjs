@@ -14,6 +14,7 @@ import * as fresh4 from '../corpus-lines/fresh4/slips.mjs';
 import * as fresh5 from '../corpus-lines/fresh5/slips.mjs';
 import * as fresh6 from '../corpus-lines/fresh6/slips.mjs';
 import * as fresh7 from '../corpus-lines/fresh7/slips.mjs';
+import * as fresh8 from '../corpus-lines/fresh8/slips.mjs';
 import { challengeData, diagnose, loadFunction } from './support/diagnose.mjs';
 import { RECORD, createRecorder, instrument } from '../../www/src/diagnosis/instrument.js';
 import { toScript } from '../../www/src/script.js';
@@ -131,7 +132,34 @@ const FRESH7_MISSES = new Set([
   '09/0', // `this.q.map` for `this.k.map`: Q against Q is found at the product that reads the wrong rows, not at the map that chose them
 ]);
 
-for (const [name, batch, misses] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES]]) {
+// The eighth held-out batch (tests/corpus-lines/fresh8/: written after the fixes the seventh led to,
+// committed before the diagnosis was run on it; right answers 01–09 in styles none of the others has;
+// each slip in half A or B, fixed before the run: rules fitted on A's misses only, B measures them).
+// First run: step right 48/52, line right 34/52 (half A 23/26, 18/26; half B 25/26, 16/26).
+const FRESH8_MISSES = new Set([
+  '01/2', // first run: not yet examined
+  '01/4', // first run: not yet examined
+  '03/1', // first run: not yet examined
+  '03/3', // first run: not yet examined
+  '03/4', // first run: not yet examined
+  '04/5', // first run: not yet examined
+  '05/0', // first run: not yet examined
+  '05/1', // first run: not yet examined
+  '05/3', // first run: not yet examined
+  '05/4', // first run: not yet examined
+  '06/1', // first run: not yet examined
+  '06/5', // first run: not yet examined
+  '07/1', // first run: not yet examined
+  '07/2', // first run: not yet examined
+  '07/5', // first run: not yet examined
+  '08/1', // first run: not yet examined
+  '08/2', // first run: not yet examined
+  '08/3', // first run: not yet examined
+  '09/0', // first run: not yet examined
+  '09/2', // first run: not yet examined
+]);
+
+for (const [name, batch, misses] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES]]) {
   for (const number of Object.keys(batch.SLIPS)) {
     test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, () => {
       const { failing, found } = diagnose(FOLDERS[number], batch.base(number), lab);
@@ -236,8 +264,8 @@ test('instrumenting never changes what the code computes: every answer of both c
     for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js'))) sources.push([number, readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8')]);
   }
   for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) sources.push([number, base(number)]);
-  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips()]) sources.push([slip.number, slip.source]);
-  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
+  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips()]) sources.push([slip.number, slip.source]);
+  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
   for (const source of ODD_STYLES) sources.push(['01', source]);
   let calls = 0;
   for (const [number, source] of sources) {
