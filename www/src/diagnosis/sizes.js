@@ -1,0 +1,22 @@
+// A size read at the wrong place (`const dk = Q.length` for `Q[0].length`), read only by the line
+// that scales the scores by it (`e.s / Math.sqrt(dk)`): that declaration is the line at fault.
+
+/**
+ * The declaration of a size read as it is (`const d = Q.length`), in the function of site `id`, that
+ * site `id` reads directly and no other line reads, when the size is none of the sizes the reference
+ * scales by (1/s² of a factor s). Its id, or null.
+ */
+export function sizeBehind(id, sites, recording, reference) {
+  const dims = (reference.scales ?? []).map((x) => 1 / (x * x)).filter((n) => Math.abs(n - Math.round(n)) < 1e-9).map(Math.round);
+  if (!dims.length) return null;
+  for (const name of sites[id].uses ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && s.declares === name && s.lengthRead && s.fn === sites[id].fn);
+    if (k < 0) continue;
+    const n = recording.sites[k].values;
+    // (no other line of its function reads it, but the expressions that enclose site `id`: `Q.map((q) => { … })`)
+    const encloses = (s) => s.at <= sites[id].at && sites[id].end <= s.end;
+    const only = sites.every((s, m) => m === k || s.fn !== sites[k].fn || !s.uses?.includes(name) || s.line === sites[id].line || encloses(s));
+    if (only && n.length > 0 && n.every((x) => x === n[0]) && Number.isInteger(n[0]) && !dims.includes(n[0])) return k;
+  }
+  return null;
+}
