@@ -20,3 +20,23 @@ export function sizeBehind(id, sites, recording, reference) {
   }
   return null;
 }
+
+/**
+ * A row's total of exps declared and never read (`const z = e.reduce(…)` and then `return e`): the
+ * softmax never divided by it, so the first line after it that reads the array it summed passed the
+ * exps on as the weights. That line's site id, or null.
+ */
+export function unreadTotalBehind(sites, recording, reference) {
+  const totals = new Set((reference.totals ?? []).filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  if (!totals.size) return null;
+  for (const [k, s] of sites.entries()) {
+    const values = recording.sites[k].values;
+    if (!s.declares || !values.length || !values.every((x) => Number.isFinite(x) && totals.has(x.toPrecision(12)))) continue;
+    const encloses = (t) => t.at <= s.at && s.end <= t.end;
+    if (sites.some((t, j) => j !== k && t.fn === s.fn && t.uses?.includes(s.declares) && !encloses(t))) continue;
+    const summed = (s.uses ?? []).filter((name) => sites.some((t) => t.declares === name && t.fn === s.fn));
+    const next = sites.findIndex((t) => t.fn === s.fn && t.at > s.end && summed.some((name) => t.uses?.includes(name)));
+    if (next >= 0) return next;
+  }
+  return null;
+}
