@@ -283,6 +283,8 @@ export function instrument(source) {
       mutator: node.type === 'CallExpression' && arrayMutated(node) ? node.callee.property.name : null,
       writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null) ?? (node.type === 'CallExpression' ? arrayMutated(node) : null),
       // whether its value is what its function returns (a `return`, an arrow function's expression body)
+      // the names a `for…of` binds when it is that loop's iterable (`{ k, v }` of `for (const { k, v } of cache.slice(1))`)
+      iterates: parent?.type === 'ForOfStatement' && parent.right === node ? boundNames(parent.left.declarations?.[0]?.id ?? parent.left) : null,
       returns: parent?.type === 'ReturnStatement' || (parent?.type === 'ArrowFunctionExpression' && parent.body === node),
       // the variable a site's value is, or is a part or a view of (`return out`, `out[i]`, `buffer.subarray(a, b)`)
       // (for a write by an array's method, what it puts in: `row` of `out.push(Array.from(row))`)

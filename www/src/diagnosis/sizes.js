@@ -1,5 +1,7 @@
-// A size read at the wrong place (`const dk = Q.length` for `Q[0].length`), read only by the line
-// that scales the scores by it (`e.s / Math.sqrt(dk)`): that declaration is the line at fault.
+// Lines behind a wrong value that the rules of first-line.js do not reach: a size read at the wrong
+// place (`const dk = Q.length` for `Q[0].length`) read only by the line that scales by it; a total
+// of exps never read (`return e` after `const z = …`); a `for…of` over a cut of an array
+// (`for (const { k, v } of cache.slice(1))`) whose items the wrong value is made of.
 
 /**
  * The declaration of a size read as it is (`const d = Q.length`), in the function of site `id`, that
@@ -39,4 +41,18 @@ export function unreadTotalBehind(sites, recording, reference) {
     if (next >= 0) return next;
   }
   return null;
+}
+
+/**
+ * A `for…of` over a cut of an array (`cache.slice(1)`, `.filter(…)`) binding a name the value of
+ * site `id` is made of (read directly, or through declarations of its function: `key` of
+ * `const key = k.slice(…)`): the items it left out are where the step went wrong. That iterable's id, or null.
+ */
+export function cutIterableBehind(id, sites) {
+  const names = new Set(sites[id].uses ?? []);
+  for (let depth = 0; depth < 3; depth++) {
+    for (const s of sites) if (s.declares && names.has(s.declares) && s.fn === sites[id].fn) for (const n of s.uses ?? []) names.add(n);
+  }
+  const k = sites.findIndex((s) => s.fn === sites[id].fn && s.iterates?.some((n) => names.has(n)) && /\.(slice|filter)\(/.test(s.name ?? ''));
+  return k >= 0 ? k : null;
 }
