@@ -8,7 +8,8 @@
 // to): step right 34/36, line right 20/36; fresh5's: step right 40/43, line right 27/43; fresh6's: step right 38/43, line right 29/43;
 // fresh7's: step right 38/43, line right 26/43 (after the rules it led to: 39/43, 40/43); fresh8's: step right
 // 48/52, line right 34/52 (half A 23/26, 18/26; half B 25/26, 16/26); after three rules fitted on half A's
-// misses alone: 48/52, 38/52 (half A 23/26, 22/26; half B 25/26, 16/26, unchanged: they did not generalise). `--list` prints a slip's half, (A) or (B),
+// misses alone: 48/52, 38/52 (half A 23/26, 22/26; half B 25/26, 16/26, unchanged: they did not generalise);
+// after a rule then fitted on half B: 48/52, 39/52 (half B 17/26). `--list` prints a slip's half, (A) or (B),
 // and a batch with halves gets a line per half.
 import { createRequire } from 'node:module';
 import { readdirSync } from 'node:fs';

@@ -1,7 +1,8 @@
 // Lines behind a wrong value that the rules of first-line.js do not reach: a size read at the wrong
 // place (`const dk = Q.length` for `Q[0].length`) read only by the line that scales by it; a total
 // of exps never read (`return e` after `const z = …`); a `for…of` over a cut of an array
-// (`for (const { k, v } of cache.slice(1))`) whose items the wrong value is made of.
+// (`for (const { k, v } of cache.slice(1))`) whose items the wrong value is made of; a `.map` over the
+// same array as the `.map` around it (`Q.map((q) => Q.map((k) => …))`).
 
 /**
  * The declaration of a size read as it is (`const d = Q.length`), in the function of site `id`, that
@@ -55,4 +56,15 @@ export function cutIterableBehind(id, sites) {
   }
   const k = sites.findIndex((s) => s.fn === sites[id].fn && s.iterates?.some((n) => names.has(n)) && /\.(slice|filter)\(/.test(s.name ?? ''));
   return k >= 0 ? k : null;
+}
+
+/**
+ * A `.map` over the same array as a `.map` that encloses it (`Q.map((q) => Q.map((k) => …))`),
+ * both enclosing site `id`: every pair the wrong value is made of is that array's against itself,
+ * chosen by the inner map. Its id, or null.
+ */
+export function sameMapBehind(id, sites) {
+  const around = sites.filter((s) => s.mapsOver && !/[(\[]/.test(s.mapsOver) && s.at <= sites[id].at && sites[id].end <= s.end);
+  const inner = around.find((s) => around.some((t) => t !== s && t.mapsOver === s.mapsOver && t.at < s.at && s.end <= t.end));
+  return inner ? sites.indexOf(inner) : null;
 }
