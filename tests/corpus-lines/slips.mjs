@@ -104,10 +104,10 @@ export const slips = () => slipsOf(SLIPS, base);
 export function slipsOf(table, baseOf) {
   return Object.entries(table).flatMap(([number, list]) => {
     const text = baseOf(number);
-    return list.map(({ step, edit: [from, to] }, k) => {
+    return list.map(({ step, half, edit: [from, to] }, k) => {
       const at = text.indexOf(from);
       if (at < 0 || text.indexOf(from, at + 1) >= 0) throw new Error(`${number} slip ${k}: “${from}” must occur once in ${number}.js`);
-      return { number, index: k, step, line: text.slice(0, at).split('\n').length, source: text.slice(0, at) + to + text.slice(at + from.length) };
+      return { number, index: k, ...(half ? { half } : {}), step, line: text.slice(0, at).split('\n').length, source: text.slice(0, at) + to + text.slice(at + from.length) };
     });
   });
 }

@@ -17,6 +17,7 @@ import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
 import { callSiteAtFault } from './calls.js';
+import { cutIterableBehind, sameMapBehind, sizeBehind, unreadTotalBehind } from './sizes.js';
 import { anotherHead, passedOther, readerBehind, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
@@ -56,7 +57,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
     if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? shortTotalBehind(found.site, sites, recording, references[found.probe]) ?? skippedBehind(step, found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]) ?? readerBehind(step, sites, recording, references[found.probe], firstForeignSite(recording, references[found.probe], 0)?.moment);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? sizeBehind(found.site, sites, recording, references[found.probe]) ?? unreadTotalBehind(sites, recording, references[found.probe]) ?? cutIterableBehind(found.site, sites) ?? sameMapBehind(found.site, sites) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? shortTotalBehind(found.site, sites, recording, references[found.probe]) ?? skippedBehind(step, found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]) ?? readerBehind(step, sites, recording, references[found.probe], firstForeignSite(recording, references[found.probe], 0)?.moment);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
   const first = firstWrongStep(statuses);

@@ -283,6 +283,10 @@ export function instrument(source) {
       mutator: node.type === 'CallExpression' && arrayMutated(node) ? node.callee.property.name : null,
       writes: arrayWritten(node.type === 'AssignmentExpression' ? node : parent?.type === 'AssignmentExpression' && parent.right === node ? parent : null) ?? (node.type === 'CallExpression' ? arrayMutated(node) : null),
       // whether its value is what its function returns (a `return`, an arrow function's expression body)
+      // the names a `for…of` binds when it is that loop's iterable (`{ k, v }` of `for (const { k, v } of cache.slice(1))`)
+      // the array a `.map` call walks, as written (`Q` of `Q.map((k, j) => …)`, `this.q`)
+      mapsOver: node.type === 'CallExpression' && node.callee.type === 'MemberExpression' && !node.callee.computed && node.callee.property.name === 'map' && /^(Identifier|MemberExpression|ThisExpression)$/.test(node.callee.object.type) ? source.slice(node.callee.object.start, node.callee.object.end) : null,
+      iterates: parent?.type === 'ForOfStatement' && parent.right === node ? boundNames(parent.left.declarations?.[0]?.id ?? parent.left) : null,
       returns: parent?.type === 'ReturnStatement' || (parent?.type === 'ArrowFunctionExpression' && parent.body === node),
       // the variable a site's value is, or is a part or a view of (`return out`, `out[i]`, `buffer.subarray(a, b)`)
       // (for a write by an array's method, what it puts in: `row` of `out.push(Array.from(row))`)
