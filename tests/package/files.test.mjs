@@ -49,6 +49,7 @@ const EXPECTED_FILES = [
   // the first wrong line (the learner's code instrumented with acorn, aligned with the reference's steps)
   'course/diagnosis/align.js',
   'course/diagnosis/bounds.js',
+  'course/diagnosis/calls.js',
   'course/diagnosis/checks.js',
   'course/diagnosis/composition.js',
   'course/diagnosis/feeds.js',
@@ -64,6 +65,7 @@ const EXPECTED_FILES = [
   'course/diagnosis/reference.js',
   'course/diagnosis/rope.js',
   'course/diagnosis/scale.js',
+  'course/diagnosis/sizes.js',
   'course/diagnosis/steps.js',
   'course/diagnosis/structure.js',
   'course/diagnosis/weights-mask.js',
