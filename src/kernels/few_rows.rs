@@ -158,23 +158,17 @@ fn dot_rows(a: &[f32], rows: [&[f32]; B_ROWS]) -> [f32; B_ROWS] {
 }
 
 /// `acc + column 0 + column 1 + column 2 + column 3` (in that order), where column q holds the four products
-/// `a[p + q]·rows[0..4][p + q]`: each row's four products in one `f32x4` multiply, then turned into columns by a
-/// 4 × 4 transpose (four shuffles and four more).
+/// `a[p + q]·rows[0..4][p + q]`: each row's four products in one `f32x4` multiply, then turned into columns by
+/// [`super::transpose4`].
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
 fn four_sums(acc: core::arch::wasm32::v128, x: core::arch::wasm32::v128, rows: &[&[f32]], p: usize) -> core::arch::wasm32::v128 {
-    use core::arch::wasm32::{f32x4_add, f32x4_mul, i32x4_shuffle, v128, v128_load};
+    use core::arch::wasm32::{f32x4_add, f32x4_mul, v128, v128_load};
     debug_assert!(rows.len() == 4 && rows.iter().all(|r| p + 4 <= r.len()));
     // SAFETY: the caller (dot_rows) has p + 4 ≤ k, the length of each row (asserted there); no alignment is required.
     let load = |r: usize| unsafe { v128_load(rows[r].as_ptr().add(p) as *const v128) };
-    let (r0, r1) = (f32x4_mul(x, load(0)), f32x4_mul(x, load(1)));
-    let (lo01, hi01) = (i32x4_shuffle::<0, 4, 1, 5>(r0, r1), i32x4_shuffle::<2, 6, 3, 7>(r0, r1));
-    let (r2, r3) = (f32x4_mul(x, load(2)), f32x4_mul(x, load(3)));
-    let (lo23, hi23) = (i32x4_shuffle::<0, 4, 1, 5>(r2, r3), i32x4_shuffle::<2, 6, 3, 7>(r2, r3));
-    let s = f32x4_add(acc, i32x4_shuffle::<0, 1, 4, 5>(lo01, lo23));
-    let s = f32x4_add(s, i32x4_shuffle::<2, 3, 6, 7>(lo01, lo23));
-    let s = f32x4_add(s, i32x4_shuffle::<0, 1, 4, 5>(hi01, hi23));
-    f32x4_add(s, i32x4_shuffle::<2, 3, 6, 7>(hi01, hi23))
+    let [c0, c1, c2, c3] = super::transpose4(f32x4_mul(x, load(0)), f32x4_mul(x, load(1)), f32x4_mul(x, load(2)), f32x4_mul(x, load(3)));
+    f32x4_add(f32x4_add(f32x4_add(f32x4_add(acc, c0), c1), c2), c3)
 }
 
 /// The [`B_ROWS`] sums `Σ_p a[p]·rows[jj][p]`, each over p in increasing order (the portable version of the SIMD one above).

@@ -133,7 +133,7 @@ impl PackedPanels {
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
 fn transpose_into_panel(panel: &mut [f32], rows: [&[f32]; NR]) -> usize {
-    use core::arch::wasm32::{i32x4_shuffle, v128, v128_load, v128_store};
+    use core::arch::wasm32::{v128, v128_load, v128_store};
     let k = rows[0].len();
     assert!(rows.iter().all(|r| r.len() == k) && panel.len() >= k * NR, "transpose_into_panel: rows or panel of another length");
     let out = panel.as_mut_ptr();
@@ -146,18 +146,32 @@ fn transpose_into_panel(panel: &mut [f32], rows: [&[f32]; NR]) -> usize {
             unsafe {
                 let (r0, r1) = (v128_load(q0.as_ptr().add(p) as *const v128), v128_load(q1.as_ptr().add(p) as *const v128));
                 let (r2, r3) = (v128_load(q2.as_ptr().add(p) as *const v128), v128_load(q3.as_ptr().add(p) as *const v128));
-                let (lo01, lo23) = (i32x4_shuffle::<0, 4, 1, 5>(r0, r1), i32x4_shuffle::<0, 4, 1, 5>(r2, r3));
-                let (hi01, hi23) = (i32x4_shuffle::<2, 6, 3, 7>(r0, r1), i32x4_shuffle::<2, 6, 3, 7>(r2, r3));
                 let at = out.add(p * NR + 4 * h);
-                v128_store(at as *mut v128, i32x4_shuffle::<0, 1, 4, 5>(lo01, lo23));
-                v128_store(at.add(NR) as *mut v128, i32x4_shuffle::<2, 3, 6, 7>(lo01, lo23));
-                v128_store(at.add(2 * NR) as *mut v128, i32x4_shuffle::<0, 1, 4, 5>(hi01, hi23));
-                v128_store(at.add(3 * NR) as *mut v128, i32x4_shuffle::<2, 3, 6, 7>(hi01, hi23));
+                for (q, column) in transpose4(r0, r1, r2, r3).into_iter().enumerate() {
+                    v128_store(at.add(q * NR) as *mut v128, column);
+                }
             }
         }
         p += 4;
     }
     p
+}
+
+/// The 4 × 4 transpose of four rows' four values (`f32x4` each): column q holds `[r0[q], r1[q], r2[q], r3[q]]`.
+/// Four shuffles interleave pairs of rows, four more put the halves together. For the packing of Bᵀ
+/// ([`transpose_into_panel`]) and the few-row product with Bᵀ (`few_rows::four_sums`).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+pub(crate) fn transpose4(r0: core::arch::wasm32::v128, r1: core::arch::wasm32::v128, r2: core::arch::wasm32::v128, r3: core::arch::wasm32::v128) -> [core::arch::wasm32::v128; 4] {
+    use core::arch::wasm32::i32x4_shuffle;
+    let (lo01, lo23) = (i32x4_shuffle::<0, 4, 1, 5>(r0, r1), i32x4_shuffle::<0, 4, 1, 5>(r2, r3));
+    let (hi01, hi23) = (i32x4_shuffle::<2, 6, 3, 7>(r0, r1), i32x4_shuffle::<2, 6, 3, 7>(r2, r3));
+    [
+        i32x4_shuffle::<0, 1, 4, 5>(lo01, lo23),
+        i32x4_shuffle::<2, 3, 6, 7>(lo01, lo23),
+        i32x4_shuffle::<0, 1, 4, 5>(hi01, hi23),
+        i32x4_shuffle::<2, 3, 6, 7>(hi01, hi23),
+    ]
 }
 
 /// The portable build leaves every value to the caller's loop.
@@ -537,11 +551,11 @@ mod tests {
         }
     }
 
-    /// Packing over more than one pass of [`PACK_GROUP`] panels (a ragged last panel, rows `ldb > n` apart) and
+    /// Packing over more than one pass of [`PACK_GROUP`] panels and of [`PACK_ROWS`] rows (a ragged last panel and block, rows `ldb > n` apart) and
     /// transposed packing (k not a multiple of 4, a ragged last panel) put every value where it belongs.
     #[test]
     fn packing_in_groups_and_transposed_puts_every_value_in_place() {
-        let (k, n, ldb) = (5, PACK_GROUP * NR + 3 * NR + 5, PACK_GROUP * NR + 40);
+        let (k, n, ldb) = (2 * PACK_ROWS + 5, PACK_GROUP * NR + 3 * NR + 5, PACK_GROUP * NR + 40);
         let b = values(k * ldb, 5);
         let mut panels = PackedPanels::new();
         panels.pack(&b, ldb, k, n);
