@@ -52,6 +52,7 @@ const EXPECTED_FILES = [
   'course/diagnosis/calls.js',
   'course/diagnosis/checks.js',
   'course/diagnosis/composition.js',
+  'course/diagnosis/cuts.js',
   'course/diagnosis/feeds.js',
   'course/diagnosis/first-line.js',
   'course/diagnosis/forms.js',

@@ -17,6 +17,7 @@ import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
 import { callSiteAtFault } from './calls.js';
+import { incompleteCut } from './cuts.js';
 import { cutIterableBehind, sameMapBehind, sizeBehind, unreadTotalBehind } from './sizes.js';
 import { anotherHead, passedOther, readerBehind, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
 
@@ -66,7 +67,10 @@ export function alignAnswer(data, traced, lab, functionName) {
   const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest)) : null;
   const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shifted);
   const held = moved ? null : holes(first, statuses, recordings, site);
-  const wrong = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe }, walked: moved.walked } : held ?? first;
+  const found = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe }, walked: moved.walked } : held ?? first;
+  // (a cut of an input that holds some heads' columns and never another's: every step after it is built on it)
+  const cut = found && ORDER.indexOf(found.step) >= ORDER.indexOf('slice') && ORDER.indexOf(found.step) <= ORDER.indexOf('residual') ? cutAtFault(full, references, traced.sites) : null;
+  const wrong = cut ? { step: cut.step, entries: [{ ...cut.entry, status: 'missing' }], site: { ...traced.sites[cut.site], probe: cut.probe } } : found;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the line that returns the function's result
   const foreign = firstForeignSite(recordings[0], references[0], 0);
@@ -81,7 +85,16 @@ export function alignAnswer(data, traced, lab, functionName) {
   // factor (a scale's) among its operands: the run left the reference there, in that step's own arithmetic)
   const own = foreign && at && traced.sites[foreign.site] && at.line === traced.sites[foreign.site].line && at.column === traced.sites[foreign.site].column;
   const departs = Boolean(own) && constantOperand(foreign.site, traced.sites, full[0]) === null;
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), departs } : null, siteFor: site, anywhere, references, clean, crashed };
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), cut: Boolean(cut), departs } : null, siteFor: site, anywhere, references, clean, crashed };
+}
+
+/** The first probe's cut that misses a head (cuts.js): { step, entry, site, probe }, or null. */
+function cutAtFault(recordings, references, sites) {
+  for (const [probe, recording] of recordings.entries()) {
+    const cut = incompleteCut(sites, recording, references[probe]);
+    if (cut) return { ...cut, probe };
+  }
+  return null;
 }
 
 /**
@@ -561,10 +574,10 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // traced run's wrong one is right, the wrong one made of right numbers only: `out[n] = w * v`)
     const between = wrong ? aligned.statuses.filter((s) => builtOn(located.step).has(s.step) && ORDER.indexOf(s.step) < ORDER.indexOf(wrong.step)) : [];
     const unseen = wrong && aligned.clean && builtOn(located.step).has(wrong.step) && between.length > 0 && between.every((s) => s.status === 'ok') && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.status === 'unknown');
-    const contradicted = wrong && (later || unseen || bounded || held || outside || (aligned.wrong.shifted && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean, aligned.wrong.departs) || confirmed(located.step, aligned.statuses));
+    const contradicted = wrong && (later || unseen || bounded || held || outside || ((aligned.wrong.shifted || aligned.wrong.cut) && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean, aligned.wrong.departs) || confirmed(located.step, aligned.statuses));
     // (the traced run found the heads walked in another order, pairing each with another's columns, at
     // the probes' step: the index that walked them)
-    const agreed = aligned.wrong?.walked && aligned.wrong.step === located.step ? aligned.wrong.site : null;
+    const agreed = (aligned.wrong?.walked || aligned.wrong?.cut) && aligned.wrong.step === located.step ? aligned.wrong.site : null;
     if (!contradicted) return withLine(located, agreed ?? aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

@@ -26,7 +26,7 @@ function stepsOfTrace(trace, { heads = true, rope = false } = {}) {
       for (const [step, name] of [['slice', 'Q'], [kv, 'K'], [kv, 'V']]) {
         const input = trace.inputs[name];
         const kvHead = byName.get(`${name}_${i}`).kvHead ?? undefined;
-        steps.push({ step, head: i, matrix: byName.get(`${name}_${i}`).values, layout: true, source: input ? input.flat() : null, ...(kvHead !== undefined ? { kvHead } : {}) });
+        steps.push({ step, head: i, role: name, matrix: byName.get(`${name}_${i}`).values, layout: true, source: input ? input.flat() : null, ...(kvHead !== undefined ? { kvHead } : {}) });
       }
     }
     if (rope) {
