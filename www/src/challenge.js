@@ -14,7 +14,7 @@ import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_
 // What only a run needs loads with the first run (or when the learner first focuses the editor):
 // the diagnosis, the first-wrong-line engine, the report's words, the model checks and the .wasm (see `loadForRun`).
 let locate, probeCalls, walkthroughHref;
-let firstLine, traceCalls;
+let firstLine, traceCalls, repairPick, withRepair;
 let GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote;
 let forwardCase, weightsCalls, weightsCases, circuitsCases;
 
@@ -104,7 +104,7 @@ function loadForRun() {
   loaded ??= Promise.all([import('./diagnosis/locate.js'), import('./diagnosis/first-line.js'), import('./report.js'), import('./model-check.js'), wasm({ model: Boolean(challenge.tests.model) })])
     .then(([diagnosis, first, report, modelCheck, lab]) => {
       ({ locate, probeCalls, walkthroughHref } = diagnosis);
-      ({ firstLine, traceCalls } = first);
+      ({ firstLine, traceCalls, repairPick, withRepair } = first);
       ({ GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } = report);
       ({ forwardCase, weightsCalls, weightsCases, circuitsCases } = modelCheck);
       return lab;
@@ -184,12 +184,33 @@ async function withFirstLine(session, lab, located, probeResults, judged) {
   if (!trace.length) return located;
   const reply = await session.send({ trace });
   if (reply.type !== 'done') return located;
+  let found;
   try {
-    return firstLine({ data: challenge.diagnosis, traced: reply.traced, lab, located, errors: locateOptions(judged).errors, probeResults, source: code(), functionName: challenge.tests.function });
+    found = firstLine({ data: challenge.diagnosis, traced: reply.traced, lab, located, errors: locateOptions(judged).errors, probeResults, source: code(), functionName: challenge.tests.function });
   } catch (error) {
     console.warn('the diagnosis could not align the traced run', error);
     return located;
   }
+  // the lines one small edit repairs (diagnosis/repair.js), in the worker, under its own 2 s limit
+  if (!found?.line) return found;
+  const repair = await session.send({ repair: { cases: repairCases(judged), near: [found.line] } });
+  const pick = repair.type === 'done' ? repairPick(found, repair.repair, code()) : null;
+  if (!pick) return found;
+  // (confirmed when the repaired code builds every step right on the traced inputs)
+  const checked = await session.send({ trace, code: pick.source });
+  if (checked.type !== 'done') return found;
+  try {
+    return withRepair(found, pick, code(), { data: challenge.diagnosis, traced: checked.traced, original: reply.traced, lab, functionName: challenge.tests.function });
+  } catch (error) {
+    console.warn('the diagnosis could not check a repair', error);
+    return found;
+  }
+}
+
+/** The judged cases as the repairs run them: the failing ones first (most edits fail them at once). */
+function repairCases(judged) {
+  const plainCase = ({ id, kind, args, expected, tolerance, throws }) => ({ id, kind, args, expected, tolerance, throws });
+  return [...judged.filter((c) => !c.verdict.pass), ...judged.filter((c) => c.verdict.pass)].filter((c) => c.kind === 'fixed' || c.kind === 'error' || c.kind === 'random').map(plainCase);
 }
 
 /** Puts the cursor at the start of line `line` (1-based; the editor highlights the cursor's line) and scrolls it into view. */

@@ -5,10 +5,14 @@
 // message, outputs may be nested objects (challenge 10's weights). After a 'done', the page may send
 // { probes: [{ id, args, function? }] }: more calls of the same function, or of the export `function`
 // names (challenge 11's nameHeads) (the diagnosis's probe inputs, see diagnosis/locate.js; the model checks), answered { type: 'done', results } under a fresh 2 s limit; or { trace: [{ id, args }] }:
-// the same code instrumented (diagnosis/instrument.js) and run on those calls, answered
-// { type: 'done', traced: { sites, bodyLines, results } } (the numbers it built, by line).
+// the same code (or `code`, when given) instrumented (diagnosis/instrument.js) and run on those calls, answered
+// { type: 'done', traced: { sites, bodyLines, results } } (the numbers it built, by line); or { repair: { cases, near } }:
+// every one-edit variant of the code (diagnosis/repair.js) run on the judged cases, answered
+// { type: 'done', repair: { lines, tried, passed, complete } } (the lines one edit makes right).
 import { REMOVED, lineOf, toScript } from './script.js';
 import { runTraced } from './diagnosis/instrument.js';
+import { repairLines } from './diagnosis/repair.js';
+import { judge } from './cases.js';
 
 const post = self.postMessage.bind(self);
 for (const name of REMOVED) {
@@ -103,13 +107,20 @@ function quietly(body) {
   }
 }
 
-self.onmessage = ({ data: { code, functionName, cases, probes, trace, deep = false } }) => {
+self.onmessage = ({ data: { code, functionName, cases, probes, trace, repair, deep = false } }) => {
+  if (repair) {
+    // the diagnosis's repairs (diagnosis/repair.js): one-edit variants of the code, run on the cases
+    const load = (script) => (0, eval)(script);
+    post(learnerFunction ? { type: 'done', repair: quietly(() => repairLines(learnerCode, learnerName, repair.cases, { load, toScript, judge, near: repair.near })) } : { type: 'missing', message: 'no function loaded' });
+    return;
+  }
   if (trace) {
     // the diagnosis's traced probes: the same code, instrumented (diagnosis/instrument.js)
     // It runs the learner's code a second time (the module too), only to read its numbers: what it prints
     // was already shown by the real run, so the console is quiet meanwhile (else every line printed twice).
     const load = (script) => (0, eval)(script);
-    post(learnerFunction ? { type: 'done', traced: quietly(() => runTraced(learnerCode, learnerName, trace, { load, toScript, lineOf })) } : { type: 'missing', message: 'no function loaded' });
+    // (`code` with a trace: other code of the same function, the learner's with one edit: diagnosis/repair.js)
+    post(learnerFunction ? { type: 'done', traced: quietly(() => runTraced(code ?? learnerCode, learnerName, trace, { load, toScript, lineOf })) } : { type: 'missing', message: 'no function loaded' });
     return;
   }
   if (probes) {

@@ -1,0 +1,331 @@
+// The line one small edit repairs (issue 28). A learner's slip is one or two small edits of a right
+// answer: an operator, a name, a number, a bound, a statement too many or out of order. The classic
+// mutation operators of mutation testing (arithmetic, relational, logical and assignment operator
+// replacement; operand and statement deletion; a name replaced by another in scope; a constant moved
+// by one; a negation inserted or removed) are those edits and their inverses, so one of them applied
+// to the slip's line gives the right answer back. This module makes every such one-edit variant of the
+// learner's module (a mutant), runs each on the challenge's own cases, and returns the lines whose
+// mutants pass them all: evidence of the line at fault that reads no step and no output, only whether
+// an edit of that line makes the answer right.
+//
+// Nothing here runs the learner's code in place: each mutant is a new script, run in the worker that
+// runs the learner's code (its 2 s limit over all of it). Bounds: at most MAX_MUTANTS mutants and
+// MAX_MS milliseconds; every loop of a mutant counts its turns and throws past MAX_TICKS (a mutated
+// bound can loop forever, and a worker cannot stop a loop from outside), and past ten times the time
+// the answer itself took on the cases (at least MIN_MUTANT_MS). Mutants are tried nearest the
+// lines the traced run named first (`near`), so the bounds cut the farthest.
+import { parse } from 'acorn';
+
+export const REPAIR_LIMITS = { MAX_MUTANTS: 4000, MAX_MS: 700, MIN_MUTANT_MS: 5, MAX_TICKS: 200_000 };
+
+const GROUPS = [['+', '-', '*', '/'], ['<', '<=', '>', '>='], ['===', '!=='], ['==', '!='], ['&&', '||']];
+const ASSIGN = [['+=', '=', '-='], ['*=', '/=', '=']];
+const METHODS = [['push', 'unshift'], ['max', 'min'], ['floor', 'ceil', 'round']];
+const LOOPS = new Set(['ForStatement', 'WhileStatement', 'DoWhileStatement', 'ForInStatement', 'ForOfStatement']);
+const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
+const GLOBALS = new Set(['Math', 'Number', 'Array', 'Object', 'Float64Array', 'Float32Array', 'Infinity', 'NaN', 'undefined', 'RangeError', 'TypeError', 'Error', 'JSON', 'Map', 'Set', 'WeakMap', 'String', 'Boolean', 'Symbol', 'console', 'this', 'arguments']);
+
+/** Every node of an acorn tree: visit(node, parent, key). */
+function walk(node, visit, parent = null, key = null) {
+  visit(node, parent, key);
+  for (const [k, child] of Object.entries(node)) {
+    if (k === 'loc' || !child || typeof child !== 'object') continue;
+    if (Array.isArray(child)) for (const c of child) { if (c && typeof c.type === 'string') walk(c, visit, node, k); }
+    else if (typeof child.type === 'string') walk(child, visit, node, k);
+  }
+}
+
+/** The names a pattern binds. */
+function bound(p) {
+  if (!p) return [];
+  if (p.type === 'Identifier') return [p.name];
+  if (p.type === 'AssignmentPattern') return bound(p.left);
+  if (p.type === 'RestElement') return bound(p.argument);
+  if (p.type === 'ArrayPattern') return p.elements.flatMap(bound);
+  if (p.type === 'ObjectPattern') return p.properties.flatMap((q) => bound(q.type === 'RestElement' ? q.argument : q.value));
+  return [];
+}
+
+/** The variables of the module that hold values (not functions), each with the range of the scope it is seen in. */
+function variablesOf(ast) {
+  const out = [];
+  const scopes = [ast];
+  walk(ast, (node) => {
+    if (FUNCTIONS.has(node.type)) {
+      for (const p of node.params) for (const name of bound(p)) out.push({ name, scope: node });
+    }
+    if (node.type === 'VariableDeclarator' && !FUNCTIONS.has(node.init?.type)) {
+      // (seen in the function around it: the declaration's block is not tracked, a wrong pick only fails)
+      for (const name of bound(node.id)) out.push({ name, scope: null, at: node.start });
+    }
+    if (node.type === 'CatchClause') for (const name of bound(node.param)) out.push({ name, scope: node });
+    if (FUNCTIONS.has(node.type)) scopes.push(node);
+  });
+  // a declaration's scope: the innermost function around it, else the module
+  for (const v of out) {
+    if (v.scope) continue;
+    v.scope = scopes.filter((s) => s.start <= v.at && v.at < s.end).reduce((a, s) => (s.start >= a.start ? s : a), ast);
+  }
+  return out;
+}
+
+/** Whether an Identifier node is read as a value (not declared, not a property name, not a callee). */
+function readAsValue(node, parent, key) {
+  if (!parent) return false;
+  if (parent.type === 'MemberExpression' && key === 'property' && !parent.computed) return false;
+  if ((parent.type === 'Property' || parent.type === 'MethodDefinition' || parent.type === 'PropertyDefinition') && key === 'key') return false;
+  if (parent.type === 'VariableDeclarator' && key === 'id') return false;
+  if (FUNCTIONS.has(parent.type) && (key === 'params' || key === 'id')) return false;
+  if (parent.type === 'CallExpression' && key === 'callee') return false;
+  if (parent.type === 'AssignmentExpression' && key === 'left') return false;
+  if (parent.type === 'UpdateExpression') return false;
+  if (/Pattern|RestElement|CatchClause|Label|Break|Continue|ClassDeclaration|ClassExpression|ImportSpecifier|ExportSpecifier/.test(parent.type)) return false;
+  if (parent.type === 'Property' && parent.shorthand) return false;
+  return !GLOBALS.has(node.name);
+}
+
+/**
+ * Every one-edit variant of `source`: [{ start, end, text, line }] (replace source[start, end) by
+ * text; `line`, 1-based, where the edit begins). Throws acorn's SyntaxError on a module that does not parse.
+ */
+export function mutantsOf(source) {
+  const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+  const out = [];
+  const text = (n) => source.slice(n.start, n.end);
+  const add = (node, start, end, replacement, lines = [node.loc.start.line]) => out.push({ start, end, text: replacement, line: lines[0], lines });
+  // a variable declared once, never assigned again and read in one place: a new value read there
+  // means the value it was made with is wrong, so the line at fault is its declaration's
+  const reads = new Map();
+  const declared = new Map();
+  const assigned = new Set();
+  walk(ast, (node, parent, key) => {
+    if (node.type === 'Identifier' && readAsValue(node, parent, key)) reads.set(node.name, (reads.get(node.name) ?? 0) + 1);
+    if (node.type === 'VariableDeclarator' && node.id.type === 'Identifier') declared.set(node.id.name, [...(declared.get(node.id.name) ?? []), node]);
+    if (node.type === 'AssignmentExpression' && node.left.type === 'Identifier') assigned.add(node.left.name);
+    if (node.type === 'UpdateExpression' && node.argument.type === 'Identifier') assigned.add(node.argument.name);
+  });
+  const madeAt = (node) => {
+    const d = node.type === 'Identifier' ? declared.get(node.name) : null;
+    return d?.length === 1 && d[0].init && !assigned.has(node.name) && reads.get(node.name) === 1 ? [d[0].loc.start.line] : [node.loc.start.line];
+  };
+  const variables = variablesOf(ast);
+  /** The names of the variables seen at a node. */
+  const inScope = (node) => [...new Set(variables.filter((v) => v.scope.start <= node.start && node.end <= v.scope.end).map((v) => v.name))];
+  // the module's functions of one parameter, by name (`tr`, `transpose`)
+  const unary = new Set();
+  walk(ast, (node) => {
+    if (node.type === 'FunctionDeclaration' && node.params.length === 1) unary.add(node.id.name);
+    if (node.type === 'VariableDeclarator' && node.id.type === 'Identifier' && FUNCTIONS.has(node.init?.type) && node.init.params.length === 1) unary.add(node.id.name);
+  });
+  walk(ast, (node, parent, key) => {
+    switch (node.type) {
+      case 'BinaryExpression':
+      case 'LogicalExpression': {
+        const group = GROUPS.find((g) => g.includes(node.operator));
+        // the operator's own characters: between the operands
+        const at = source.indexOf(node.operator, node.left.end);
+        for (const op of group ?? []) if (op !== node.operator) add(node, at, at + node.operator.length, op);
+        if (group === GROUPS[0]) {
+          add(node, node.start, node.end, `(${text(node.left)})`);
+          add(node, node.start, node.end, `(${text(node.right)})`);
+          if (node.operator === '-' || node.operator === '/') add(node, node.start, node.end, `(${text(node.right)} ${node.operator} ${text(node.left)})`);
+          add(node, node.start, node.end, `(${text(node)} + 1)`);
+          add(node, node.start, node.end, `(${text(node)} - 1)`);
+          // (a root left out where the size is made or where it is read: either line)
+          if (node.operator === '/' || node.operator === '*') add(node, node.right.start, node.right.end, `Math.sqrt(${text(node.right)})`, [...new Set([node.loc.start.line, ...madeAt(node.right)])]);
+        }
+        break;
+      }
+      case 'AssignmentExpression': {
+        const group = ASSIGN.find((g) => g.includes(node.operator));
+        const at = source.indexOf(node.operator, node.left.end);
+        for (const op of group ?? []) if (op !== node.operator) add(node, at, at + node.operator.length, op);
+        break;
+      }
+      case 'UnaryExpression':
+        if (node.operator === '-' || node.operator === '!') add(node, node.start, node.end, `(${text(node.argument)})`);
+        break;
+      case 'Literal':
+        if (typeof node.value === 'number' && Number.isInteger(node.value) && node.value >= 0 && node.value < 1e6) {
+          add(node, node.start, node.end, String(node.value + 1));
+          if (node.value > 0) add(node, node.start, node.end, String(node.value - 1));
+          // (a constant written where a variable was meant: `left + 1` for `left + half`)
+          if (node.value <= 2 && parent?.type !== 'Property') for (const name of inScope(node)) add(node, node.start, node.end, name);
+        }
+        break;
+      case 'IfStatement':
+      case 'ConditionalExpression':
+        add(node, node.test.start, node.test.end, `!(${text(node.test)})`);
+        if (node.type === 'ConditionalExpression') add(node, node.consequent.start, node.alternate.end, `${text(node.alternate)} : ${text(node.consequent)}`);
+        break;
+      case 'CallExpression': {
+        const callee = node.callee;
+        if (callee.type === 'MemberExpression' && !callee.computed) {
+          const group = METHODS.find((g) => g.includes(callee.property.name));
+          for (const m of group ?? []) if (m !== callee.property.name) add(node, callee.property.start, callee.property.end, m);
+          if (callee.object.type === 'Identifier' && callee.object.name === 'Math' && node.arguments.length === 1) add(node, node.start, node.end, `(${text(node.arguments[0])})`);
+          // `b.concat(a)` for `a.concat(b)`: a receiver and its one argument swapped
+          const [only] = node.arguments;
+          if (node.arguments.length === 1 && only.type !== 'SpreadElement' && !FUNCTIONS.has(only.type) && !(callee.object.type === 'Identifier' && GLOBALS.has(callee.object.name))) add(node, node.start, node.end, `${text(only)}.${callee.property.name}(${text(callee.object)})`);
+        }
+        // `push(x)` for `push(...x)`, and the other way round
+        for (const a of node.arguments) {
+          if (a.type === 'SpreadElement') add(node, a.start, a.end, text(a.argument));
+          else if (callee.type === 'MemberExpression' && !FUNCTIONS.has(a.type)) add(node, a.start, a.end, `...${text(a)}`);
+        }
+        // a helper of one parameter (`tr(B)`) called where it was not meant, or not called where it was
+        if (callee.type === 'Identifier' && unary.has(callee.name) && node.arguments.length === 1) add(node, node.start, node.end, `(${text(node.arguments[0])})`);
+        for (const a of node.arguments) if (a.type === 'Identifier') for (const f of unary) if (f !== (callee.type === 'Identifier' ? callee.name : null)) add(node, a.start, a.end, `${f}(${a.name})`);
+        break;
+      }
+      case 'ArrayExpression':
+        // `[...b, ...a]` for `[...a, ...b]`
+        if (node.elements.length === 2 && node.elements.every(Boolean)) add(node, node.start, node.end, `[${text(node.elements[1])}, ${text(node.elements[0])}]`);
+        break;
+      case 'MemberExpression':
+        // `V[c][j]` for `V[j][c]`: two indices swapped
+        if (node.computed && node.object.type === 'MemberExpression' && node.object.computed) add(node, node.start, node.end, `${text(node.object.object)}[${text(node.property)}][${text(node.object.property)}]`);
+        // two names swapped in an index (`w[col * n + c]` for `w[c * n + col]`)
+        if (node.computed) {
+          const names = [];
+          walk(node.property, (n, p, k) => { if (n.type === 'Identifier' && readAsValue(n, p, k) && !names.some((m) => m.name === n.name)) names.push(n); });
+          for (let a = 0; a < names.length; a++) {
+            for (let b = a + 1; b < names.length; b++) {
+              const swapped = text(node.property).replace(/[A-Za-z_$][\w$]*/g, (w) => (w === names[a].name ? names[b].name : w === names[b].name ? names[a].name : w));
+              add(node, node.property.start, node.property.end, swapped);
+            }
+          }
+        }
+        // a size read at the wrong depth: `X.length` ↔ `X[0].length`
+        if (!node.computed && node.property.name === 'length') {
+          const o = node.object;
+          if (o.type === 'MemberExpression' && o.computed && o.property.type === 'Literal' && o.property.value === 0) add(node, o.start, o.end, text(o.object));
+          else add(node, o.start, o.end, `${text(o)}[0]`);
+        }
+        break;
+      case 'BlockStatement':
+      case 'Program':
+        node.body.forEach((st, k) => {
+          if (st.type === 'ExpressionStatement' || (st.type === 'IfStatement' && !st.alternate)) add(st, st.start, st.end, ';');
+          const next = node.body[k + 1];
+          // (two statements out of order: either may be the one misplaced)
+          if (next && !/Declaration$/.test(st.type + next.type)) add(st, st.start, next.end, `${text(next)}\n${text(st)}`, [st.loc.start.line, next.loc.start.line]);
+        });
+        break;
+      case 'Identifier':
+        if (readAsValue(node, parent, key)) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, name, madeAt(node));
+        break;
+      default:
+    }
+  });
+  // (an edit kept once: the same text at the same place)
+  const unique = new Map(out.map((m) => [`${m.start}:${m.end}:${m.text}`, m]));
+  return [...unique.values()];
+}
+
+/** Each loop's body and each function's made to call `__tick__()` first: [{ at, text }] insertions into `source`. */
+function guardsOf(source) {
+  const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module' });
+  const inserts = [];
+  walk(ast, (node) => {
+    if (!LOOPS.has(node.type) && !FUNCTIONS.has(node.type)) return;
+    const body = node.body;
+    if (body.type === 'BlockStatement') inserts.push({ at: body.start + 1, text: '__tick__();' });
+    else if (FUNCTIONS.has(node.type)) inserts.push({ at: body.start, text: '(__tick__(),' }, { at: body.end, text: ')' });
+    else inserts.push({ at: body.start, text: '{__tick__();' }, { at: body.end, text: '}' });
+  });
+  return inserts;
+}
+
+/** `source` with the edit and the insertions applied (insertions at or after an edit's start land after it). */
+function spliced(source, edit, inserts) {
+  const all = [...inserts.filter((i) => i.at <= edit.start || i.at >= edit.end), { at: edit.start, end: edit.end, text: edit.text, edit: true }];
+  all.sort((a, b) => a.at - b.at || (a.edit ? 1 : 0) - (b.edit ? 1 : 0));
+  let out = '';
+  let at = 0;
+  for (const x of all) {
+    out += source.slice(at, x.at) + x.text;
+    at = x.edit ? x.end : x.at;
+  }
+  return out + source.slice(at);
+}
+
+/**
+ * The lines one edit repairs: { lines: [line …] (ascending), tried, passed: [{ lines, start, end, from, to }] …,
+ * complete } — `complete` when every mutant was tried within the bounds. `cases`: the challenge's
+ * cases, each { kind: 'fixed' | 'error', args, … } as cases.js's judge reads them, the ones the answer
+ * failed first; `load(script)` evaluates a script (the worker's, the runner's); `toScript` the runner's;
+ * `judge(testCase, result)` cases.js's; `near`: lines to try first (the traced run's), in order.
+ */
+export function repairLines(source, functionName, cases, { load, toScript, judge, near = [] }) {
+  const started = Date.now();
+  let mutants;
+  try {
+    mutants = mutantsOf(source);
+  } catch {
+    return { lines: [], tried: 0, passed: [], complete: false };
+  }
+  const guards = guardsOf(source);
+  // the runner's script of the module, once: its code keeps the module's characters where they are
+  // (only `export` blanked), so each mutant is that script with the edit spliced in
+  const script = toScript(source, ['__tick__']);
+  const head = script.indexOf('"use strict";') + '"use strict";'.length;
+  const tail = script.lastIndexOf('\n;return {');
+  const body = script.slice(head, tail);
+  const scriptOf = body.length === source.length ? (text) => script.slice(0, head) + text + script.slice(tail) : (text) => toScript(text, ['__tick__']);
+  const code = body.length === source.length ? body : source;
+  const distance = (line) => Math.min(...near.map((l, k) => Math.abs(line - l) * 4 + k), 1e9);
+  mutants.sort((a, b) => distance(a.line) - distance(b.line) || a.start - b.start);
+  let ticks = 0;
+  let mutantStarted = started;
+  let mutantMs = Infinity;
+  // (and past the time bound, within a mutant: one can do much work in each turn)
+  const tick = () => {
+    if (++ticks > REPAIR_LIMITS.MAX_TICKS || ((ticks & 15) === 0 && Date.now() - mutantStarted > mutantMs)) throw new RangeError('repair: too many loop turns');
+  };
+  // (the answer itself, run on the cases: ten times its time bounds a mutant's)
+  const runAll = (fn) => cases.every((c) => {
+    let result;
+    try {
+      result = { output: fn(...structuredClone(c.args)) };
+    } catch (error) {
+      result = { error: { name: error?.name, message: String(error?.message ?? error) } };
+    }
+    try {
+      return judge(c, result).pass;
+    } catch {
+      return false;
+    }
+  });
+  try {
+    const own = load(scriptOf(spliced(code, { start: 0, end: 0, text: '' }, guards)))(tick);
+    const t0 = Date.now();
+    for (const c of cases) { try { (own[functionName] ?? own.default)(...structuredClone(c.args)); } catch { /* its failures are the point */ } }
+    mutantMs = Math.max(REPAIR_LIMITS.MIN_MUTANT_MS, 10 * (Date.now() - t0));
+  } catch {
+    return { lines: [], tried: 0, passed: [], complete: false };
+  }
+  const passed = [];
+  let tried = 0;
+  for (const m of mutants) {
+    if (tried >= REPAIR_LIMITS.MAX_MUTANTS || Date.now() - started > REPAIR_LIMITS.MAX_MS) break;
+    tried++;
+    let fn;
+    try {
+      // (an edit around a loop's body: the guards of the edited text)
+      const inside = guards.some((g) => g.at > m.start && g.at < m.end);
+      const edited = inside ? spliced(code, m, []) : null;
+      const text = inside ? spliced(edited, { start: 0, end: 0, text: '' }, guardsOf(edited)) : spliced(code, m, guards);
+      const exported = load(scriptOf(text))(tick);
+      fn = exported[functionName] ?? exported.default;
+    } catch {
+      continue;
+    }
+    if (typeof fn !== 'function') continue;
+    ticks = 0;
+    mutantStarted = Date.now();
+    if (runAll(fn)) passed.push({ lines: m.lines, start: m.start, end: m.end, from: source.slice(m.start, m.end), to: m.text });
+  }
+  const lines = [...new Set(passed.flatMap((p) => p.lines))].sort((a, b) => a - b);
+  return { lines, tried, passed, complete: tried === mutants.length };
+}
