@@ -94,8 +94,8 @@ pub struct Transformer<F> {
     attention: Vec<MultiHeadAttention>,
     optimizer: Moments<F>,
     /// Empty while the weights are row-major; between inference calls of a large float32 model, one entry
-    /// per parameter: the layers' 2-D weights in the panel layout, their `params` entries left empty (see
-    /// [`packed`]).
+    /// per parameter: the layers' 2-D weights in the panel layout (their `params` entries left empty) and a
+    /// tied W_E as the panels of W_Eᵀ (its `params` entry holding its last V mod 8 rows); see [`packed`].
     packed: Vec<Option<crate::kernels::PackedPanels>>,
 }
 
