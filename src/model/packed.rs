@@ -31,7 +31,7 @@ pub const PACKED_MIN_PARAMETERS: usize = 1 << 21;
 const PACKED_NAMES: [&str; 9] = ["W_Q", "W_K", "W_V", "W_O", "W_in", "W_out", "W_gate", "W_up", "W_down"];
 
 impl<F: LayerKernel> Transformer<F> {
-    /// Whether the layers' weights are in the panel layout now ([`Self::pack_weights`]).
+    /// Whether the layers' weights are in the panel layout now (see the module docs).
     pub fn is_packed(&self) -> bool {
         !self.packed.is_empty()
     }
