@@ -318,3 +318,28 @@ fn a_loaded_f32_checkpoint_forwards_and_generates_to_the_same_bits_on_any_thread
         (bits32(&out.logits), weights, hidden, generated)
     });
 }
+
+/// A float32 model above `PACKED_MIN_PARAMETERS` keeps its layers' weights and its tied W_E packed between
+/// inference calls: its forward (many rows: row blocks, then column groups) and its decoding (one row) give the
+/// same bits on any thread count, and the row-major products' bits (a forward with an all-on head mask switches
+/// the weights back to row-major first).
+#[test]
+fn a_packed_f32_model_gives_the_row_major_bits_on_any_thread_count() {
+    use attention_lab::model::{ModelConfig, Tokens, Transformer, PACKED_MIN_PARAMETERS};
+    use attention_lab::pretrained::model::argmax;
+    let config = ModelConfig { tied: true, mlp: true, layer_norm: true, bias: true, seed: 9, ..ModelConfig::new(4099, 160, 256, 4, 2) };
+    let tokens: Vec<f64> = (0..2 * T as u64).map(|i| ((i * 7919 + i / 13) % 4099) as f64).collect();
+    let all_on = vec![vec![true; 4]; 2];
+    same_bits("a packed f32 model", || {
+        let mut model = Transformer::<f32>::new(config.clone()).unwrap();
+        assert!(model.num_parameters() >= PACKED_MIN_PARAMETERS);
+        let checked = Tokens::check(&tokens, 2, T, model.config()).unwrap();
+        let packed = model.forward(&checked, false, None).unwrap().logits;
+        assert!(model.is_packed());
+        let generated = model.generate(&[4098, 17, 4097], 6, argmax, |_, _| Ok(())).unwrap();
+        let row_major = model.forward(&checked, false, Some(&all_on)).unwrap().logits;
+        assert!(!model.is_packed());
+        assert!(bits32(&packed) == bits32(&row_major), "packed and row-major logits differ");
+        (bits32(&packed), generated)
+    });
+}

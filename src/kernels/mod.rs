@@ -99,6 +99,49 @@ impl PackedPanels {
         out
     }
 
+    /// Bᵀ `(k × n)` packed, for B = `rows` `(n × k)` row-major whose `n` is a multiple of [`NR`], **in place**:
+    /// panel `jb` of Bᵀ holds B's rows `jb·NR … jb·NR + NR`, which are the same `NR·k` floats of `rows`, so each
+    /// block of [`NR`] rows is transposed where it lies (through one block's buffer) and no second copy of B is
+    /// made. The panels are those of [`Self::pack_transposed`] (`lds = k`). A float32 model's tied W_E
+    /// (`V × C`), whose W_Eᵀ the unembedding reads, is kept so.
+    pub fn transposed_in_place(mut rows: Vec<f32>, n: usize, k: usize) -> Self {
+        assert!(n.is_multiple_of(NR) && rows.len() == n * k, "transposed_in_place: {} values for {n} × {k}, n a multiple of {NR}", rows.len());
+        let mut block = vec![0.0f32; NR * k];
+        for chunk in rows.chunks_exact_mut((NR * k).max(1)) {
+            block.copy_from_slice(chunk);
+            for (p, dst) in chunk.chunks_exact_mut(NR).enumerate() {
+                for (jj, d) in dst.iter_mut().enumerate() {
+                    *d = block[jj * k + p];
+                }
+            }
+        }
+        Self { data: rows, k, n }
+    }
+
+    /// B's rows `(n × k)` again, in the same memory: the inverse of [`Self::transposed_in_place`].
+    pub fn into_transposed_rows(self) -> Vec<f32> {
+        let (k, n, mut data) = (self.k, self.n, self.data);
+        assert!(n.is_multiple_of(NR) && data.len() == n * k, "into_transposed_rows: not made by transposed_in_place");
+        let mut block = vec![0.0f32; NR * k];
+        for chunk in data.chunks_exact_mut((NR * k).max(1)) {
+            block.copy_from_slice(chunk);
+            for (jj, row) in chunk.chunks_exact_mut(k.max(1)).enumerate() {
+                for (p, d) in row.iter_mut().enumerate() {
+                    *d = block[p * NR + jj];
+                }
+            }
+        }
+        data
+    }
+
+    /// Column `j < n` of the packed matrix, its `k` values in order: row j of B for [`Self::transposed_in_place`]
+    /// (`k` reads [`NR`] floats apart, within one panel).
+    pub fn column(&self, j: usize) -> impl Iterator<Item = f32> + '_ {
+        assert!(j < self.n, "column {j} of {} columns", self.n);
+        let start = j / NR * self.k * NR;
+        self.data[start..start + self.k * NR].iter().skip(j % NR).step_by(NR).copied()
+    }
+
     /// Packs the transpose of `src`: B[p][j] = `src[j·lds + p]` for `p < k`, `j < n`.
     /// Attention uses it to pack Kᵀ straight from the rows of K.
     pub fn pack_transposed(&mut self, src: &[f32], lds: usize, k: usize, n: usize) {
@@ -566,6 +609,24 @@ mod tests {
         panels.pack_transposed(&src, lds, k, n);
         let expected: Vec<f32> = (0..k).flat_map(|p| (0..n).map(move |j| (p, j))).map(|(p, j)| src[j * lds + p]).collect();
         assert_eq!(panels.unpack(), expected);
+    }
+
+    /// Transposing in place gives [`PackedPanels::pack_transposed`]'s panels and its columns are B's rows; the inverse
+    /// gives B back bit for bit.
+    #[test]
+    fn transposing_in_place_is_pack_transposed_and_back() {
+        let (n, k) = (3 * NR, 13);
+        let b = values(n * k, 7);
+        let mut want = PackedPanels::new();
+        want.pack_transposed(&b, k, k, n);
+        let packed = PackedPanels::transposed_in_place(b.clone(), n, k);
+        assert_eq!((packed.k(), packed.n()), (k, n));
+        assert_eq!(packed.data, want.data);
+        for j in 0..n {
+            assert_eq!(packed.column(j).collect::<Vec<_>>(), b[j * k..(j + 1) * k]);
+        }
+        assert_eq!(packed.into_transposed_rows(), b);
+        assert_eq!(PackedPanels::transposed_in_place(Vec::new(), 0, k).into_transposed_rows(), Vec::<f32>::new());
     }
 
     /// The unpacked path for a few rows gives the packed kernel's bits (the same sums in the same order).

@@ -53,6 +53,13 @@ pub trait LayerKernel: Kernel + LayerLimits {
     fn prepared(layer: &MultiHeadAttention, transposed: bool) -> Prepared<'_, Self>;
     /// `out (rows × n) = x (rows × k)·W (+ b)`.
     fn project(x: &[Self], rows: usize, w: &Self::Weight, bias: Option<&[Self]>, out: &mut [Self]);
+    /// `out (rows × n) = x (rows × k)·W (+ b)` for W kept in the panel layout by a float32 model
+    /// (`Transformer::pack_weights`): the bits of [`Self::project`] on the same W row-major. Only f32 models
+    /// keep their weights packed (f64's products are `Matrix::matmul`'s, row-major).
+    fn project_panels(x: &[Self], rows: usize, w: &PackedPanels, bias: Option<&[Self]>, out: &mut [Self]);
+    /// `out (rows × n, rows ldc apart) = x (rows × k)·W` for W `(k × n)` in the panel layout, as
+    /// [`Self::project_panels`]: a float32 model's tied unembedding, W_Eᵀ kept packed.
+    fn times_panels(x: &[Self], rows: usize, w: &PackedPanels, out: &mut [Self], ldc: usize);
     /// `out (rows × k) = a (rows × n)·Wᵀ`, for W `(k × n)` prepared as [`Prepared::t`].
     fn times_transposed(a: &[Self], rows: usize, w: &Self::Weight, out: &mut [Self]);
     /// `out (m × n, rows ldc apart) = A·Bᵀ`: A `(m × k)` rows `lda` apart, B `(n × k)` rows `ldb` apart.
@@ -92,6 +99,14 @@ impl LayerKernel for f64 {
     fn project(x: &[f64], rows: usize, w: &Matrix, bias: Option<&[f64]>, out: &mut [f64]) {
         // Matrix::matmul's loop, then the bias added to the finished sums
         <f64 as Kernel>::linear(x, rows, w.rows(), w.data(), w.cols(), bias, out);
+    }
+
+    fn project_panels(_: &[f64], _: usize, _: &PackedPanels, _: Option<&[f64]>, _: &mut [f64]) {
+        unreachable!("a float64 model never keeps its weights packed (Transformer::pack_weights packs float32 ones only)")
+    }
+
+    fn times_panels(_: &[f64], _: usize, _: &PackedPanels, _: &mut [f64], _: usize) {
+        unreachable!("a float64 model never keeps its weights packed (Transformer::pack_weights packs float32 ones only)")
     }
 
     fn times_transposed(a: &[f64], rows: usize, w: &Matrix, out: &mut [f64]) {
@@ -186,6 +201,9 @@ impl WeightF32 {
     }
 }
 
+/// A float32 model's W_Q, W_K, W_V, W_O in the panel layout and its biases, as [`PackedWeights::lent_panels`] takes them.
+pub(crate) type LentPanels = ([PackedPanels; 4], Option<[Vec<f32>; 4]>);
+
 /// The layer's weights in f32: its own, packed for [`linear_prepacked_f32`] (built at the first f32
 /// pass after construction or `set_weights`), or a model's parameters, lent for one call.
 #[derive(Clone, Debug)]
@@ -198,6 +216,8 @@ pub(crate) struct PackedWeights {
     transposed: OnceLock<[WeightF32; 4]>,
     /// Lent weights widened to f64, at the first f64 pass that reads them.
     widened: OnceLock<Weights>,
+    /// Whether these are a model's parameters, lent for one call ([`Self::lent`], [`Self::lent_panels`]).
+    lent: bool,
 }
 
 impl PackedWeights {
@@ -222,9 +242,14 @@ impl PackedWeights {
         self.widened.get_or_init(|| self.unpack().cast())
     }
 
-    /// Whether these are lent weights ([`Self::lent`]).
+    /// Whether these are lent weights ([`Self::lent`], [`Self::lent_panels`]).
     pub fn is_lent(&self) -> bool {
-        matches!(self.panels[0], WeightF32::Plain(_))
+        self.lent
+    }
+
+    /// Whether these are lent weights already in the panel layout ([`Self::lent_panels`]).
+    pub fn is_lent_panels(&self) -> bool {
+        self.lent && matches!(self.panels[0], WeightF32::Packed(_))
     }
 
     /// A model's f32 parameters, moved in (not copied) for one call.
@@ -234,14 +259,31 @@ impl PackedWeights {
             biases: w.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]),
             transposed: OnceLock::new(),
             widened: OnceLock::new(),
+            lent: true,
         }
+    }
+
+    /// A float32 model's W_Q, W_K, W_V, W_O kept in the panel layout between inference calls, and its
+    /// biases, moved in (not copied) for one call: the products read the panels with no packing. Not for a
+    /// backward (no Wᵀ is made of them: the model switches its weights back to row-major first).
+    pub fn lent_panels(panels: [PackedPanels; 4], biases: Option<[Vec<f32>; 4]>) -> Self {
+        Self { panels: panels.map(WeightF32::Packed), biases, transposed: OnceLock::new(), widened: OnceLock::new(), lent: true }
+    }
+
+    /// The panels and biases [`Self::lent_panels`] lent, moved back out.
+    pub fn into_lent_panels(self) -> LentPanels {
+        let panels = self.panels.map(|w| match w {
+            WeightF32::Packed(p) => p,
+            WeightF32::Plain(_) => unreachable!("into_lent_panels is called on weights lent as panels only"),
+        });
+        (panels, self.biases)
     }
 
     /// The lent parameters, moved back out.
     pub fn into_lent(self) -> Weights<f32> {
         let [q, k, v, o] = self.panels.map(|w| match w {
             WeightF32::Plain(m) => m,
-            WeightF32::Packed(_) => unreachable!("into_lent is called on lent weights only"),
+            WeightF32::Packed(_) => unreachable!("into_lent is called on weights lent row-major only"),
         });
         Weights { w_q: q, w_k: k, w_v: v, w_o: o, biases: self.biases.map(|[b_q, b_k, b_v, b_o]| super::Biases { b_q, b_k, b_v, b_o }) }
     }
@@ -259,6 +301,7 @@ impl PackedWeights {
             biases: w.biases.as_ref().map(|b| [to_f32(&b.b_q), to_f32(&b.b_k), to_f32(&b.b_v), to_f32(&b.b_o)]),
             transposed: OnceLock::new(),
             widened: OnceLock::new(),
+            lent: false,
         }
     }
 }
@@ -286,6 +329,7 @@ impl LayerKernel for f32 {
         let own = || layer.weights.as_ref().expect("a layer holds its weights in f64, or f32 weights lent");
         let packed = layer.packed_f32.get_or_init(|| PackedWeights::new(own()));
         let w = packed.panels.each_ref();
+        assert!(!(transposed && packed.is_lent_panels()), "a backward with a model's weights lent as panels: the model makes them row-major first");
         // lent weights are read as they lie: their transposed products pack as they go
         let t = match transposed && !packed.is_lent() {
             false => w,
@@ -304,6 +348,14 @@ impl LayerKernel for f32 {
             WeightF32::Packed(panels) => linear_prepacked_f32(x, rows, panels, bias, out),
             WeightF32::Plain(m) => with_scratch_panels(|p| linear_f32(x, rows, m.rows(), m.data(), m.cols(), bias, out, p)),
         }
+    }
+
+    fn project_panels(x: &[f32], rows: usize, w: &PackedPanels, bias: Option<&[f32]>, out: &mut [f32]) {
+        linear_prepacked_f32(x, rows, w, bias, out);
+    }
+
+    fn times_panels(x: &[f32], rows: usize, w: &PackedPanels, out: &mut [f32], ldc: usize) {
+        gemm_packed(rows, w.k(), w.n(), x, w.k(), w, out, ldc, false);
     }
 
     fn times_transposed(a: &[f32], rows: usize, w: &WeightF32, out: &mut [f32]) {

@@ -479,10 +479,27 @@ impl MultiHeadAttention {
                 self.packed_f32 = OnceLock::new(); // any f32 packing of them goes with them
                 f64::wrap::<WeightsIn>(self.weights.take()?)
             }
-            ByPrecision::F32(()) if self.packed_f32.get()?.is_lent() => f32::wrap(self.packed_f32.take()?.into_lent()),
+            ByPrecision::F32(()) if self.packed_f32.get()?.is_lent() && !self.packed_f32.get()?.is_lent_panels() => f32::wrap(self.packed_f32.take()?.into_lent()),
             ByPrecision::F32(()) => return None,
         };
         F::take(lent)
+    }
+
+    /// Lends a float32 model's W_Q, W_K, W_V, W_O already in the panel layout, and its biases (moved, not
+    /// copied), to a layer holding none, for forward calls only until [`Self::reclaim_panels`]: the products
+    /// read the panels with no packing (see the model's `pack_weights`). A backward needs the weights lent
+    /// row-major ([`Self::lend`]).
+    pub(crate) fn lend_panels(&mut self, panels: [crate::kernels::PackedPanels; 4], biases: Option<[Vec<f32>; 4]>) {
+        debug_assert!(self.weights.is_none() && self.packed_f32.get().is_none(), "lend to a layer holding weights");
+        self.packed_f32 = OnceLock::from(kernel::PackedWeights::lent_panels(panels, biases));
+    }
+
+    /// The panels and biases [`Self::lend_panels`] lent, back; `None` when none are lent so.
+    pub(crate) fn reclaim_panels(&mut self) -> Option<kernel::LentPanels> {
+        if !self.packed_f32.get()?.is_lent_panels() {
+            return None;
+        }
+        Some(self.packed_f32.take()?.into_lent_panels())
     }
 
     /// Replaces the weights (same C, same bias presence). Forgets the last forward pass,

@@ -9,6 +9,7 @@ impl<F: LayerKernel> Transformer<F> {
     pub fn gradients(&mut self, tokens: &Tokens) -> Result<(f64, Vec<f64>, Vec<Vec<F>>)> {
         let (b, t, c, v) = (tokens.batch, tokens.t, self.config.embed_dim, self.config.vocab_size);
         let n = b * t;
+        self.row_major(); // the backward's products read W row-major (Wᵀ, AdamW, the bounds)
         let pass = self.run(tokens, true, false, false, None, None, &[])?;
         // 7. loss = mean(−log softmax(logits)[next]): d logits = (softmax − onehot) / (B·(T − 1))
         let count = b * (t - 1);

@@ -115,8 +115,19 @@ pub fn eigenvalues(m: &Matrix) -> Vec<(f64, f64)> {
 impl<F: LayerKernel> Transformer<F> {
     /// A parameter as an f64 matrix of its shape.
     fn matrix(&self, layer: Option<usize>, name: &str) -> Matrix {
-        let p = &self.params[self.index(layer, name).expect("a parameter of this configuration")];
-        Matrix::new(p.shape[0], p.shape[1], p.data.iter().map(|x| x.to_f64()).collect()).expect("a 2-D parameter")
+        let i = self.index(layer, name).expect("a parameter of this configuration");
+        let p = &self.params[i];
+        let values: Vec<f64> = match self.panels(i) {
+            // kept packed (see `packed`): W_E as the panels of W_Eᵀ, the layers' weights as their own
+            Some(_) if layer.is_none() && name == "W_E" => {
+                let mut rows = Vec::with_capacity(p.shape[0] * p.shape[1]);
+                (0..p.shape[0]).for_each(|token| self.push_embedding(token, &mut rows));
+                rows.iter().map(|x| x.to_f64()).collect()
+            }
+            Some(panels) => panels.unpack().into_iter().map(f64::from).collect(),
+            None => p.data.iter().map(|x| x.to_f64()).collect(),
+        };
+        Matrix::new(p.shape[0], p.shape[1], values).expect("a 2-D parameter")
     }
 
     /// `(W_Q^h, W_K^h, W_V^h, W_O^h)` of head `head` of layer `layer`: C × d, C × d, C × d, d × C.

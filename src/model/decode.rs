@@ -31,6 +31,7 @@ impl<F: LayerKernel> Transformer<F> {
         if let Some(i) = tokens.iter().position(|&x| x as usize >= v) {
             return Err(AttentionError::range_error(format!("tokens[{i}] is {}; expected an integer in 0 … vocabSize − 1 = {}", tokens[i], v - 1)));
         }
+        self.pack_for_inference();
         let step = Tokens { data: tokens.to_vec(), batch: 1, t: tokens.len() };
         let result = self.run(&step, false, false, false, Some(&mut *caches), None, &[]);
         if result.is_err() {
@@ -59,6 +60,7 @@ impl<F: LayerKernel> Transformer<F> {
                 prompt.len()
             )));
         }
+        self.pack_for_inference();
         let cached = self.config.positions != Positions::Shortformer;
         let mut caches = self.create_caches();
         let mut ids = prompt.to_vec();

@@ -22,6 +22,7 @@ pub mod adamw;
 mod backward;
 mod config;
 mod decode;
+mod packed;
 mod params;
 pub mod circuits;
 pub(crate) mod bounds;
@@ -44,6 +45,7 @@ use norm::RmsKept;
 use ops::NormKept;
 use paths::{LayerInputs, PathCut};
 pub use config::{MlpKind, ModelConfig, NormKind, Positions};
+pub use packed::PACKED_MIN_PARAMETERS;
 pub use params::{attention_params, ModelOutput, Param, Tokens};
 use params::ATTENTION_NAMES;
 pub use scores::HeadScores;
@@ -91,6 +93,10 @@ pub struct Transformer<F> {
     /// `layers[l].W_*` parameters for each call.
     attention: Vec<MultiHeadAttention>,
     optimizer: Moments<F>,
+    /// Empty while the weights are row-major; between inference calls of a large float32 model, one entry
+    /// per parameter: the layers' 2-D weights in the panel layout (their `params` entries left empty) and a
+    /// tied W_E as the panels of W_Eᵀ (its `params` entry holding its last V mod 8 rows); see [`packed`].
+    packed: Vec<Option<crate::kernels::PackedPanels>>,
 }
 
 impl<F: LayerKernel> Transformer<F> {
@@ -153,7 +159,7 @@ impl<F: LayerKernel> Transformer<F> {
             params.push(Param::from_matrix(None, "W_U", xavier_uniform(&mut rng, c, v)));
         }
         let optimizer = Moments::zeros(&params);
-        Ok(Self { config, params, attention, optimizer })
+        Ok(Self { config, params, attention, optimizer, packed: Vec::new() })
     }
 
     /// A model with the given parameters (every one `config` implies, in [`Self::params`]'s order,
@@ -180,7 +186,7 @@ impl<F: LayerKernel> Transformer<F> {
             attention.push(layer);
         }
         let optimizer = Moments::zeros(&params);
-        Ok(Self { config, params, attention, optimizer })
+        Ok(Self { config, params, attention, optimizer, packed: Vec::new() })
     }
 
     /// The attention layer of every block: causal use, h heads of C/h, h_kv K/V heads, the config's
@@ -199,8 +205,10 @@ impl<F: LayerKernel> Transformer<F> {
         &self.config
     }
 
-    /// Every parameter, in a fixed order (the one `getWeights` lists).
+    /// Every parameter, in a fixed order (the one `getWeights` lists). The weights must be row-major:
+    /// call [`Self::row_major`] first on a model that may have run inference packed.
     pub fn params(&self) -> &[Param<F>] {
+        assert!(!self.is_packed(), "params() of a model whose weights are packed: call row_major() first");
         &self.params
     }
 
@@ -210,7 +218,7 @@ impl<F: LayerKernel> Transformer<F> {
     }
 
     pub fn num_parameters(&self) -> usize {
-        self.params.iter().map(|p| p.data.len()).sum()
+        self.params.iter().map(|p| p.shape.iter().product::<usize>()).sum()
     }
 
     fn index(&self, layer: Option<usize>, name: &str) -> Option<usize> {
@@ -224,6 +232,7 @@ impl<F: LayerKernel> Transformer<F> {
     /// Replaces the given parameters (each `(layer, name, values)`; the others keep theirs) and,
     /// with `moments`, the optimizer state. Checks everything before changing anything.
     pub fn set_params(&mut self, updates: Vec<(Option<usize>, String, Vec<F>)>, moments: Option<Moments<F>>) -> Result<()> {
+        self.row_major();
         let mut params = self.params.clone();
         for (layer, name, values) in updates {
             let place = match layer {
@@ -289,6 +298,9 @@ impl<F: LayerKernel> Transformer<F> {
     /// Runs `f` with layer `l`'s weights lent to it from the parameters (moved, not copied: the model's
     /// layers hold no weights of their own, [`MultiHeadAttention::lend`]), and moves them back after.
     fn with_layer<R>(&mut self, l: usize, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        if self.is_packed() {
+            return self.with_layer_panels(l, f);
+        }
         let weights = self.take_attention(l);
         self.attention[l].lend(weights);
         let result = f(self);
@@ -356,8 +368,8 @@ impl<F: LayerKernel> Transformer<F> {
             format!("Transformer with B = {b}, T = {t}, embedDim = {c} and vocabSize = {v}")
         })?;
         // 1. x = W_E[token] (+ W_pos[t])                                   (N, C)
-        let w_e = self.param(None, "W_E");
-        let mut x: Vec<F> = tokens.data.iter().flat_map(|&tok| w_e[tok as usize * c..(tok as usize + 1) * c].iter().copied()).collect();
+        let mut x: Vec<F> = Vec::with_capacity(n * c);
+        tokens.data.iter().for_each(|&tok| self.push_embedding(tok as usize, &mut x));
         let positions = self.config.positions.has_table().then(|| self.position_rows(b, start, t));
         if self.config.positions == Positions::Learned {
             ops::add_into(&mut x, positions.as_deref().expect("learned positions have W_pos"));
@@ -402,8 +414,7 @@ impl<F: LayerKernel> Transformer<F> {
             //    or x = x + (SiLU(LN2(x)·W_gate + b_gate) ⊙ (LN2(x)·W_up + b_up))·W_down + b_down
             let mlp = if self.config.mlp {
                 let (input, ln2) = self.norm(Some(l), "ln2", &x);
-                let f = self.config.mlp_width;
-                let product = |w: &str, b: &str| ops::matmul(&input, n, c, self.param(Some(l), w), f, self.bias(Some(l), b));
+                let product = |w: &str, b: &str| self.product(Some(l), w, b, &input, n);
                 let (pre, act, out) = match self.config.mlp_kind {
                     MlpKind::Gelu => {
                         let pre = product("W_in", "b_in");
@@ -417,7 +428,7 @@ impl<F: LayerKernel> Transformer<F> {
                         (gate, act, ["W_down", "b_down"])
                     }
                 };
-                let out = ops::matmul(&act, n, f, self.param(Some(l), out[0]), c, self.bias(Some(l), out[1]));
+                let out = self.product(Some(l), out[0], out[1], &act, n);
                 ops::add_into(&mut x, &out);
                 Some(MlpKept { ln2, input, pre, act })
             } else {
@@ -429,7 +440,7 @@ impl<F: LayerKernel> Transformer<F> {
         //    (W_U = W_Eᵀ when tied)
         let (unembed_input, ln_final) = self.norm(None, "ln_final", &x);
         let logits = if self.config.tied {
-            ops::matmul_bt(&unembed_input, n, c, self.param(None, "W_E"), v)
+            self.unembed_tied(&unembed_input, n)
         } else {
             ops::matmul(&unembed_input, n, c, self.param(None, "W_U"), v, None)
         };
@@ -496,6 +507,12 @@ impl<F: LayerKernel> Transformer<F> {
         }
         for (k, cut) in cuts.iter().enumerate() {
             self.config.check_path_cut(cut, &format!("options.pathMask[{k}]"))?;
+        }
+        // head masks and cut paths copy weights row-major (W_O's rows, one head's columns)
+        if head_mask.is_none() && cuts.is_empty() {
+            self.pack_for_inference();
+        } else {
+            self.row_major();
         }
         let pass = self.run(tokens, false, need_weights, need_hidden, None, head_mask, cuts)?;
         let (losses, _) = ops::cross_entropy(&pass.logits, self.config.vocab_size, &tokens.targets(), None);

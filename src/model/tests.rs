@@ -337,3 +337,89 @@ fn the_forward_bound_holds_on_the_model_it_bounds() {
     }
     assert!((2..20).contains(&passed), "the bound passes up to 1e{passed}");
 }
+
+fn bits<F: Real>(values: &[F]) -> Vec<u64> {
+    values.iter().map(|x| x.to_f64().to_bits()).collect()
+}
+
+/// A float32 model whose layers' weights are packed ([`Transformer::pack_weights`]) gives the row-major
+/// model's bits: the forward (many rows: the packed product; its attention weights and hidden states), the
+/// cached decoding (one row at a time) and greedy generation; switching back ([`Transformer::row_major`])
+/// gives the parameters bit for bit, and a training step after it is the row-major model's. Widths not a
+/// multiple of the panels' 8 columns (C = 12, one K/V head of 6, an MLP of 20) and both MLPs, with biases;
+/// GPT-2's tied W_E (V = 11: one panel of 8 tokens kept as W_Eᵀ, the last 3 rows row-major).
+#[test]
+fn packed_weights_give_the_row_major_bits_and_switch_back_exactly() {
+    let gpt2 = ModelConfig { mlp_width: 20, ..small(Positions::Learned, true, true, true) };
+    let gpt2 = ModelConfig { embed_dim: 12, num_heads: 2, vocab_size: 11, context_length: 9, tied: true, ..gpt2 };
+    let llama = ModelConfig { norm: NormKind::Rms, mlp_kind: MlpKind::Gated, mlp_bias: true, kv_heads: 1, positions: Positions::Rope, tied: false, ..gpt2.clone() };
+    for config in [gpt2, llama] {
+        let mut plain = Transformer::<f32>::new(config.clone()).unwrap();
+        assert!(plain.num_parameters() < PACKED_MIN_PARAMETERS);
+        let mut packed = plain.clone();
+        packed.pack_weights();
+        assert!(packed.is_packed());
+        let toks = tokens(&config, 2, 7, 5);
+        let (a, b) = (plain.forward_all(&toks, true, true, None, &[]).unwrap(), packed.forward_all(&toks, true, true, None, &[]).unwrap());
+        assert!(packed.is_packed(), "a forward keeps the weights packed");
+        assert_eq!(bits(&a.logits), bits(&b.logits), "{:?} logits", config.mlp_kind);
+        assert_eq!(a.loss.to_bits(), b.loss.to_bits());
+        for (x, y) in a.weights.unwrap().iter().zip(&b.weights.unwrap()).chain(a.hidden.unwrap().iter().zip(&b.hidden.unwrap())) {
+            assert_eq!(bits(x), bits(y));
+        }
+        // decoding: the prompt, then one token at a time (a one-row product of each packed weight)
+        let (mut ca, mut cb) = (plain.create_caches(), packed.create_caches());
+        for step in [&[3u32, 10, 4][..], &[9], &[5]] {
+            assert_eq!(bits(&plain.forward_cached(step, &mut ca).unwrap()), bits(&packed.forward_cached(step, &mut cb).unwrap()));
+        }
+        let greedy = |logits: &[f32]| (0..logits.len()).max_by(|&i, &j| logits[i].total_cmp(&logits[j])).unwrap() as u32;
+        assert_eq!(plain.generate(&[2, 7], 5, greedy, |_, _| Ok(())).unwrap(), packed.generate(&[2, 7], 5, greedy, |_, _| Ok(())).unwrap());
+        // back to row-major: every parameter bit for bit, and packing again and back changes nothing
+        packed.row_major();
+        assert!(!packed.is_packed());
+        assert_eq!(packed.params(), plain.params());
+        packed.pack_weights();
+        packed.row_major();
+        assert_eq!(packed.params(), plain.params());
+        // a training step after a packed forward (gradients switch back first) is the row-major model's
+        packed.pack_weights();
+        let adamw = AdamW::new(1e-2);
+        assert_eq!(plain.train_step(&toks, &adamw).unwrap().0.to_bits(), packed.train_step(&toks, &adamw).unwrap().0.to_bits());
+        assert!(!packed.is_packed());
+        assert_eq!(packed.params(), plain.params());
+        // head masks read W_O row-major: the packed model switches back and masks as the plain one does
+        packed.pack_weights();
+        let mask = vec![vec![true, false]; config.num_layers];
+        assert_eq!(bits(&plain.forward(&toks, false, Some(&mask)).unwrap().logits), bits(&packed.forward(&toks, false, Some(&mask)).unwrap().logits));
+        assert!(!packed.is_packed());
+        // the circuits (one K/V head per query head) read packed weights as they are
+        packed.pack_weights();
+        if config.kv_heads == config.num_heads {
+            assert_eq!(packed.head_circuit_matrices(1, 1), plain.head_circuit_matrices(1, 1));
+        }
+    }
+}
+
+/// Only float32 models of at least [`PACKED_MIN_PARAMETERS`] pack at inference; a training call switches back.
+#[test]
+fn only_large_float32_models_pack_at_inference() {
+    let config = ModelConfig { seed: 2, ..ModelConfig::new(4096, 16, 256, 4, 2) };
+    let toks = tokens(&config, 1, 6, 3);
+    let mut m32 = Transformer::<f32>::new(config.clone()).unwrap();
+    assert!(m32.num_parameters() >= PACKED_MIN_PARAMETERS);
+    let before = m32.params().to_vec();
+    m32.forward(&toks, false, None).unwrap();
+    assert!(m32.is_packed());
+    m32.row_major();
+    assert_eq!(m32.params(), &before[..]);
+    m32.generate(&[1, 2], 2, |_| 0, |_, _| Ok(())).unwrap();
+    assert!(m32.is_packed());
+    m32.gradients(&toks).unwrap();
+    assert!(!m32.is_packed());
+    let mut m64 = Transformer::<f64>::new(config.clone()).unwrap();
+    m64.forward(&toks, false, None).unwrap();
+    assert!(!m64.is_packed());
+    let mut small32 = Transformer::<f32>::new(small(Positions::Learned, true, true, true)).unwrap();
+    small32.forward(&tokens(small32.config(), 1, 4, 1), false, None).unwrap();
+    assert!(!small32.is_packed());
+}

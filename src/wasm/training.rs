@@ -45,12 +45,16 @@ impl JsTransformer {
 
     #[wasm_bindgen(js_name = getWeights, skip_typescript)]
     pub fn get_weights(&mut self) -> std::result::Result<JsValue, JsValue> {
-        js_result(|| crate::by_precision!(&self.inner, model => write_tree(model.params(), |i| &model.params()[i].data, false)))
+        js_result(|| crate::by_precision!(&mut self.inner, model => {
+            model.row_major(); // a large float32 model keeps its weights packed after inference
+            write_tree(model.params(), |i| &model.params()[i].data, false)
+        }))
     }
 
     #[wasm_bindgen(js_name = setWeights, skip_typescript)]
     pub fn set_weights(&mut self, weights: JsValue) -> std::result::Result<(), JsValue> {
         js_result(|| crate::by_precision!(&mut self.inner, model => {
+            model.row_major();
             let updates = read_tree(&weights, "weights", model.params(), false)?;
             model.set_params(updates, None)
         }))
@@ -59,7 +63,8 @@ impl JsTransformer {
     #[wasm_bindgen(js_name = getState, skip_typescript)]
     pub fn get_state(&mut self) -> std::result::Result<JsValue, JsValue> {
         let dtype = self.inner.dtype();
-        js_result(|| crate::by_precision!(&self.inner, model => {
+        js_result(|| crate::by_precision!(&mut self.inner, model => {
+            model.row_major();
             let params = model.params();
             let moments = model.moments().full(params);
             write_object(&[
@@ -80,6 +85,7 @@ impl JsTransformer {
             let o = Checked::call(&state, "state", "dtype, step, weights, m, v", "what getState() returned", "dtype:sameDtype step:step", 0, model.dtype(), &[])?;
             crate::by_precision!(F in model, model => {
                 let step = o.number("step").unwrap_or_default() as u64;
+                model.row_major();
                 let params = model.params();
                 let tree = |key: &str| read_tree(&read_key(&state, key, &format!("state.{key}"), "raw")?, &format!("state.{key}"), params, true);
                 let full = |key: &str| -> Result<Vec<Vec<F>>> { Ok(tree(key)?.into_iter().map(|(_, _, v)| v).collect()) };

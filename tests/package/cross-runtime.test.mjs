@@ -7,7 +7,7 @@
 // option, f64): every step's losses and the final weights and AdamW moments; and issue 32's
 // compositionScores, circuits and path-cut losses of those three models; issue 30's fromPretrained
 // (a GPT-2 and a Llama checkpoint, f32 and f64: logits, attention weights, hidden states, greedy and
-// sampled tokens). The light entry, attention-lab/attention/web (the attention-only build), computes the
+// sampled tokens; and a GPT-2 of 2.6M parameters, whose f32 weights are kept packed between inference calls). The light entry, attention-lab/attention/web (the attention-only build), computes the
 // attention part in the same three runtimes: the same bits as the whole build's.
 
 import { after, before, test } from 'node:test';
@@ -76,7 +76,8 @@ test('the light entry (attention-lab/attention) gives the whole build\'s bits in
 
 test('inputs and outputs are bit-identical in Node, Chromium and Firefox', (t) => {
   assert.deepEqual(Object.keys(results), ['Node', 'Chromium', 'Firefox']);
-  const model = ['repeatedTokens', ...TRANSFORMERS.flatMap(outputsOf), ...PRETRAINED, ...PRETRAINED.map((k) => `${k}Tuned`)];
+  // pretrainedPacked32: a float32 model above 2²¹ parameters, its weights kept packed (src/model/packed.rs)
+  const model = ['repeatedTokens', ...TRANSFORMERS.flatMap(outputsOf), ...PRETRAINED, ...PRETRAINED.map((k) => `${k}Tuned`), 'pretrainedPacked32'];
   for (const key of [...ATTENTION, ...model]) {
     const reference = results.Node[key];
     t.diagnostic(`${key}: ${reference.count} Float64 values, SHA-256 ${reference.sha256}`);
