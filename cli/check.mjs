@@ -118,10 +118,10 @@ async function withFirstLine(session, challenge, lab, located, probeResults, jud
     return located;
   }
   // the lines one small edit repairs (diagnosis/repair.js), failing cases first, as the page asks
-  if (!found?.line) return found;
+  if (!found) return found;
   const plainCase = ({ id, kind, args, expected, tolerance, throws }) => ({ id, kind, args, expected, tolerance, throws });
-  const cases = [...judged.filter((c) => !c.verdict.pass), ...judged.filter((c) => c.verdict.pass)].filter((c) => c.kind === 'fixed' || c.kind === 'error' || c.kind === 'random').map(plainCase);
-  const repair = await session.send({ repair: { cases, near: [found.line] } });
+  const cases = [...judged.filter((c) => !c.verdict.pass), ...judged.filter((c) => c.verdict.pass)].filter((c) => c.kind === 'fixed' || c.kind === 'error').map(plainCase); // (as the page: no random cases)
+  const repair = await session.send({ repair: { cases, near: found.line ? [found.line] : [] } });
   const pick = repair.type === 'done' ? repairPick(found, repair.repair, source) : null;
   if (!pick) return found;
   const checked = await session.send({ trace, code: pick.source });

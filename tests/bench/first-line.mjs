@@ -38,3 +38,23 @@ for (const folder of folders) {
   }
 }
 console.log(`worst overall: ${worst.toFixed(1)} ms (the worker's limit: 2000 ms)`);
+
+// The repairs (www/src/diagnosis/repair.js): every one-edit variant of a slip, run on the page's cases
+// (failing ones first), as the worker runs them after the traced run, under its own 2 s limit. One
+// run per slip (its own bound is REPAIR_LIMITS.MAX_MS): the median and the worst over the slips of
+// tests/corpus-lines/ (one batch per challenge), and how many reached the bound before trying them all.
+const { repaired } = await import('../js/support/diagnose.mjs');
+const { REPAIR_LIMITS } = await import('../../www/src/diagnosis/repair.js');
+const repairTimes = [];
+let cut = 0;
+let mutants = 0;
+for (const slip of slips()) {
+  const folder = folders.find((f) => f.startsWith(slip.number));
+  const tests = JSON.parse(readFileSync(join(ROOT, 'challenges', folder, 'tests.json'), 'utf8'));
+  const started = performance.now();
+  const r = repaired(slip.source, tests, lab, slip.line);
+  repairTimes.push(performance.now() - started);
+  cut += !r.complete;
+  mutants += r.tried;
+}
+console.log(`repairs (one edit, the page's cases) over ${repairTimes.length} slips: median ${median(repairTimes).toFixed(0)} ms, worst ${Math.max(...repairTimes).toFixed(0)} ms, ${(mutants / repairTimes.length).toFixed(0)} mutants per slip, ${cut} stopped at the bound (${REPAIR_LIMITS.MAX_MS} ms)`);

@@ -9,7 +9,9 @@
 // fresh7's: step right 38/43, line right 26/43 (after the rules it led to: 39/43, 40/43); fresh8's: step right
 // 48/52, line right 34/52 (half A 23/26, 18/26; half B 25/26, 16/26); after three rules fitted on half A's
 // misses alone: 48/52, 38/52 (half A 23/26, 22/26; half B 25/26, 16/26, unchanged: they did not generalise);
-// after a rule then fitted on half B: 48/52, 39/52 (half B 17/26). `--list` prints a slip's half, (A) or (B),
+// after a rule then fitted on half B: 48/52, 39/52 (half B 17/26); fresh9's: step right 58/68, line right 35/68 (after
+// the repairs, repair.js, widened on its misses: 58/68, 56/68); fresh10's, written blind after the repairs: 68/78, 59/78
+// (main before them: 68/78, 41/78). `--list` prints a slip's half, (A) or (B),
 // and a batch with halves gets a line per half.
 import { createRequire } from 'node:module';
 import { readdirSync } from 'node:fs';

@@ -64,6 +64,8 @@ const EXPECTED_FILES = [
   'course/diagnosis/probes.js',
   'course/diagnosis/projections.js',
   'course/diagnosis/reference.js',
+  'course/diagnosis/repair.js',
+  'course/diagnosis/repaired.js',
   'course/diagnosis/rope.js',
   'course/diagnosis/scale.js',
   'course/diagnosis/sizes.js',

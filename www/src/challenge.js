@@ -101,10 +101,11 @@ function learnerWorker() {
 let loaded;
 /** The modules a run needs and the package (the attention-only .wasm, or the whole one for 09 and 10), once. */
 function loadForRun() {
-  loaded ??= Promise.all([import('./diagnosis/locate.js'), import('./diagnosis/first-line.js'), import('./report.js'), import('./model-check.js'), wasm({ model: Boolean(challenge.tests.model) })])
-    .then(([diagnosis, first, report, modelCheck, lab]) => {
+  loaded ??= Promise.all([import('./diagnosis/locate.js'), import('./diagnosis/first-line.js'), import('./report.js'), import('./model-check.js'), wasm({ model: Boolean(challenge.tests.model) }), import('./diagnosis/repaired.js')])
+    .then(([diagnosis, first, report, modelCheck, lab, repaired]) => {
       ({ locate, probeCalls, walkthroughHref } = diagnosis);
-      ({ firstLine, traceCalls, repairPick, withRepair } = first);
+      ({ firstLine, traceCalls } = first);
+      ({ repairPick, withRepair } = repaired);
       ({ GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } = report);
       ({ forwardCase, weightsCalls, weightsCases, circuitsCases } = modelCheck);
       return lab;
@@ -192,8 +193,8 @@ async function withFirstLine(session, lab, located, probeResults, judged) {
     return located;
   }
   // the lines one small edit repairs (diagnosis/repair.js), in the worker, under its own 2 s limit
-  if (!found?.line) return found;
-  const repair = await session.send({ repair: { cases: repairCases(judged), near: [found.line] } });
+  if (!found) return found;
+  const repair = await session.send({ repair: { cases: repairCases(judged), near: found.line ? [found.line] : [] } });
   const pick = repair.type === 'done' ? repairPick(found, repair.repair, code()) : null;
   if (!pick) return found;
   // (confirmed when the repaired code builds every step right on the traced inputs)
@@ -207,10 +208,14 @@ async function withFirstLine(session, lab, located, probeResults, judged) {
   }
 }
 
-/** The judged cases as the repairs run them: the failing ones first (most edits fail them at once). */
+/**
+ * The judged cases as the repairs run them: the challenge's fixed and error cases (not the random
+ * ones, drawn anew each run: the same answer gets the same line on every run and in the terminal),
+ * the failing ones first (most edits fail them at once).
+ */
 function repairCases(judged) {
   const plainCase = ({ id, kind, args, expected, tolerance, throws }) => ({ id, kind, args, expected, tolerance, throws });
-  return [...judged.filter((c) => !c.verdict.pass), ...judged.filter((c) => c.verdict.pass)].filter((c) => c.kind === 'fixed' || c.kind === 'error' || c.kind === 'random').map(plainCase);
+  return [...judged.filter((c) => !c.verdict.pass), ...judged.filter((c) => c.verdict.pass)].filter((c) => c.kind === 'fixed' || c.kind === 'error').map(plainCase);
 }
 
 /** Puts the cursor at the start of line `line` (1-based; the editor highlights the cursor's line) and scrolls it into view. */

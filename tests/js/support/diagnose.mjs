@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compareMatrices } from '../../../www/src/cases.js';
 import { locate, probeCalls } from '../../../www/src/diagnosis/locate.js';
-import { firstLine, repairPick, traceCalls, withRepair } from '../../../www/src/diagnosis/first-line.js';
+import { firstLine, traceCalls } from '../../../www/src/diagnosis/first-line.js';
+import { repairPick, withRepair } from '../../../www/src/diagnosis/repaired.js';
 import { repairLines } from '../../../www/src/diagnosis/repair.js';
 import { buildCases, judge } from '../../../www/src/cases.js';
 import { runTraced } from '../../../www/src/diagnosis/instrument.js';
@@ -58,17 +59,17 @@ export function diagnose(folder, source, lab) {
   const located = locate(data, probeResults, lab, { errors, failing });
   const t = traced(source, tests.function, traceCalls(data));
   const found = firstLine({ data, traced: t, lab, located, errors, probeResults, source, functionName: tests.function });
-  const pick = found?.line ? repairPick(found, repaired(source, tests, lab, found.line), source) : null;
+  const pick = found ? repairPick(found, repaired(source, tests, lab, found.line), source) : null;
   const check = pick ? { data, traced: traced(pick.source, tests.function, traceCalls(data)), original: t, lab, functionName: tests.function } : null;
   return { failing, found: withRepair(found, pick, source, check) };
 }
 
-/** What the worker answers for { repair }: the lines one edit repairs, on the page's cases (random ones of seed 1), failing ones first. */
+/** What the worker answers for { repair }: the lines one edit repairs, on the challenge's fixed and error cases (as the page sends them), failing ones first. */
 export function repaired(source, tests, lab, near) {
-  const cases = buildCases(tests, lab, 1);
+  const cases = buildCases(tests, lab, 1).filter((c) => c.kind !== 'random');
   const fn = loadFunction(source, tests.function);
   const results = run(fn, cases.map(({ id, args }) => ({ id, args })));
   const pass = (c) => judge(c, results.get(c.id)).pass;
   const ordered = [...cases.filter((c) => !pass(c)), ...cases.filter(pass)];
-  return repairLines(source, tests.function, ordered, { load, toScript, judge, near: [near] });
+  return repairLines(source, tests.function, ordered, { load, toScript, judge, near: near ? [near] : [] });
 }

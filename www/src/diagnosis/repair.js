@@ -9,14 +9,16 @@
 // an edit of that line makes the answer right.
 //
 // Nothing here runs the learner's code in place: each mutant is a new script, run in the worker that
-// runs the learner's code (its 2 s limit over all of it). Bounds: at most MAX_MUTANTS mutants and
-// MAX_MS milliseconds; every loop of a mutant counts its turns and throws past MAX_TICKS (a mutated
-// bound can loop forever, and a worker cannot stop a loop from outside), and past ten times the time
-// the answer itself took on the cases (at least MIN_MUTANT_MS). Mutants are tried nearest the
-// lines the traced run named first (`near`), so the bounds cut the farthest.
+// runs the learner's code (a 2 s limit of its own). Every loop turn and every function call of a mutant
+// ticks (a mutated bound can loop forever, and a worker cannot stop a loop from outside): a mutant stops
+// past twenty times the ticks of the answer itself on the cases (at least MIN_TICKS, at most
+// MAX_TICKS), and the search past MAX_MUTANTS mutants or TOTAL_TICKS ticks in all. These bounds count
+// work, not time, so the same answer gets the same lines on the page, in the terminal and in Node
+// under any load; MAX_MS (and SAFETY_MUTANT_MS for one mutant) only guard a very slow machine. Mutants
+// are tried nearest the lines the traced run named first (`near`), so the bounds cut the farthest.
 import { parse } from 'acorn';
 
-export const REPAIR_LIMITS = { MAX_MUTANTS: 4000, MAX_MS: 700, MIN_MUTANT_MS: 5, MAX_TICKS: 200_000 };
+export const REPAIR_LIMITS = { MAX_MUTANTS: 3000, TOTAL_TICKS: 4_000_000, MIN_TICKS: 2_000, MAX_TICKS: 200_000, MAX_MS: 1500, SAFETY_MUTANT_MS: 100 };
 
 const GROUPS = [['+', '-', '*', '/'], ['<', '<=', '>', '>='], ['===', '!=='], ['==', '!='], ['&&', '||']];
 const ASSIGN = [['+=', '=', '-='], ['*=', '/=', '=']];
@@ -84,17 +86,114 @@ function readAsValue(node, parent, key) {
   return !GLOBALS.has(node.name);
 }
 
+/** The edits of an operator: the others of its group, and for arithmetic an operand dropped or swapped, `± 1`, a root. */
+function operatorEdits(node, { source, text, add, madeAt }) {
+  const group = (node.type === 'AssignmentExpression' ? ASSIGN : GROUPS).find((g) => g.includes(node.operator));
+  // the operator's own characters: after the left operand
+  const at = source.indexOf(node.operator, node.left.end);
+  for (const op of group ?? []) if (op !== node.operator) add(node, at, at + node.operator.length, op);
+  if (group !== GROUPS[0]) return;
+  add(node, node.start, node.end, `(${text(node.left)})`);
+  add(node, node.start, node.end, `(${text(node.right)})`);
+  if (node.operator === '-' || node.operator === '/') add(node, node.start, node.end, `(${text(node.right)} ${node.operator} ${text(node.left)})`);
+  add(node, node.start, node.end, `(${text(node)} + 1)`);
+  add(node, node.start, node.end, `(${text(node)} - 1)`);
+  // (a root left out where the size is made or where it is read: either line)
+  if (node.operator === '/' || node.operator === '*') add(node, node.right.start, node.right.end, `Math.sqrt(${text(node.right)})`, [...new Set([node.loc.start.line, ...madeAt(node.right)])]);
+}
+
+/** The edits of a call: a method of its group, a `Math` call or a one-parameter helper unwrapped or wrapped, a receiver swapped with its argument, a spread. */
+function callEdits(node, { text, add, unary }) {
+  const callee = node.callee;
+  if (callee.type === 'MemberExpression' && !callee.computed) {
+    const group = METHODS.find((g) => g.includes(callee.property.name));
+    for (const m of group ?? []) if (m !== callee.property.name) add(node, callee.property.start, callee.property.end, m);
+    if (callee.object.type === 'Identifier' && callee.object.name === 'Math' && node.arguments.length === 1) add(node, node.start, node.end, `(${text(node.arguments[0])})`);
+    // `b.concat(a)` for `a.concat(b)`: a receiver and its one argument swapped
+    const [only] = node.arguments;
+    if (node.arguments.length === 1 && only.type !== 'SpreadElement' && !FUNCTIONS.has(only.type) && !(callee.object.type === 'Identifier' && GLOBALS.has(callee.object.name))) add(node, node.start, node.end, `${text(only)}.${callee.property.name}(${text(callee.object)})`);
+  }
+  // `push(x)` for `push(...x)`, and the other way round
+  for (const a of node.arguments) {
+    if (a.type === 'SpreadElement') add(node, a.start, a.end, text(a.argument));
+    else if (callee.type === 'MemberExpression' && !FUNCTIONS.has(a.type)) add(node, a.start, a.end, `...${text(a)}`);
+  }
+  // a helper of one parameter (`tr(B)`) called where it was not meant, or not called where it was
+  if (callee.type === 'Identifier' && unary.has(callee.name) && node.arguments.length === 1) add(node, node.start, node.end, `(${text(node.arguments[0])})`);
+  for (const a of node.arguments) if (a.type === 'Identifier') for (const f of unary) if (f !== (callee.type === 'Identifier' ? callee.name : null)) add(node, a.start, a.end, `${f}(${a.name})`);
+}
+
+/** The edits of a member read: two indices swapped, two names of an index swapped, `X.length` ↔ `X[0].length`. */
+function memberEdits(node, { text, add }) {
+  // `V[c][j]` for `V[j][c]`
+  if (node.computed && node.object.type === 'MemberExpression' && node.object.computed) add(node, node.start, node.end, `${text(node.object.object)}[${text(node.property)}][${text(node.object.property)}]`);
+  // `w[col * n + c]` for `w[c * n + col]`
+  if (node.computed) {
+    const names = [];
+    walk(node.property, (n, p, k) => { if (n.type === 'Identifier' && readAsValue(n, p, k) && !names.some((m) => m.name === n.name)) names.push(n); });
+    for (let a = 0; a < names.length; a++) {
+      for (let b = a + 1; b < names.length; b++) {
+        const swapped = text(node.property).replace(/[A-Za-z_$][\w$]*/g, (w) => (w === names[a].name ? names[b].name : w === names[b].name ? names[a].name : w));
+        add(node, node.property.start, node.property.end, swapped);
+      }
+    }
+  }
+  // a size read at the wrong depth
+  if (!node.computed && node.property.name === 'length') {
+    const o = node.object;
+    if (o.type === 'MemberExpression' && o.computed && o.property.type === 'Literal' && o.property.value === 0) add(node, o.start, o.end, text(o.object));
+    else add(node, o.start, o.end, `${text(o)}[0]`);
+  }
+}
+
+/** The edits of a block: a statement deleted, two statements swapped (either may be the one misplaced). */
+function blockEdits(node, { text, add }) {
+  node.body.forEach((st, k) => {
+    if (st.type === 'ExpressionStatement' || (st.type === 'IfStatement' && !st.alternate)) add(st, st.start, st.end, ';');
+    const next = node.body[k + 1];
+    if (next && !/Declaration$/.test(st.type + next.type)) add(st, st.start, next.end, `${text(next)}\n${text(st)}`, [st.loc.start.line, next.loc.start.line]);
+  });
+}
+
+/** The other edits, by node type. */
+const EDITS = {
+  BinaryExpression: operatorEdits,
+  LogicalExpression: operatorEdits,
+  AssignmentExpression: operatorEdits,
+  CallExpression: callEdits,
+  MemberExpression: memberEdits,
+  BlockStatement: blockEdits,
+  Program: blockEdits,
+  UnaryExpression: (node, { text, add }) => {
+    if (node.operator === '-' || node.operator === '!') add(node, node.start, node.end, `(${text(node.argument)})`);
+  },
+  Literal: (node, { add, inScope }, parent) => {
+    if (!(typeof node.value === 'number' && Number.isInteger(node.value) && node.value >= 0 && node.value < 1e6)) return;
+    add(node, node.start, node.end, String(node.value + 1));
+    if (node.value > 0) add(node, node.start, node.end, String(node.value - 1));
+    // (a constant written where a variable was meant: `left + 1` for `left + half`)
+    if (node.value <= 2 && parent?.type !== 'Property') for (const name of inScope(node)) add(node, node.start, node.end, name);
+  },
+  IfStatement: (node, { text, add }) => add(node, node.test.start, node.test.end, `!(${text(node.test)})`),
+  ConditionalExpression: (node, { text, add }) => {
+    add(node, node.test.start, node.test.end, `!(${text(node.test)})`);
+    add(node, node.consequent.start, node.alternate.end, `${text(node.alternate)} : ${text(node.consequent)}`);
+  },
+  // `[...b, ...a]` for `[...a, ...b]`
+  ArrayExpression: (node, { text, add }) => {
+    if (node.elements.length === 2 && node.elements.every(Boolean)) add(node, node.start, node.end, `[${text(node.elements[1])}, ${text(node.elements[0])}]`);
+  },
+  Identifier: (node, { add, inScope, madeAt }, parent, key) => {
+    if (readAsValue(node, parent, key)) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, name, madeAt(node));
+  },
+};
+
 /**
- * Every one-edit variant of `source`: [{ start, end, text, line }] (replace source[start, end) by
- * text; `line`, 1-based, where the edit begins). Throws acorn's SyntaxError on a module that does not parse.
+ * Where an edit of a read of a variable puts the fault: a variable declared once, never assigned
+ * again and read in one place, read with a new value there, was made with the wrong value: its
+ * declaration's line. Else the read's. (node) → [line].
  */
-export function mutantsOf(source) {
-  const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
-  const out = [];
-  const text = (n) => source.slice(n.start, n.end);
-  const add = (node, start, end, replacement, lines = [node.loc.start.line]) => out.push({ start, end, text: replacement, line: lines[0], lines });
-  // a variable declared once, never assigned again and read in one place: a new value read there
-  // means the value it was made with is wrong, so the line at fault is its declaration's
+function madeAtOf(ast) {
   const reads = new Map();
   const declared = new Map();
   const assigned = new Set();
@@ -104,120 +203,37 @@ export function mutantsOf(source) {
     if (node.type === 'AssignmentExpression' && node.left.type === 'Identifier') assigned.add(node.left.name);
     if (node.type === 'UpdateExpression' && node.argument.type === 'Identifier') assigned.add(node.argument.name);
   });
-  const madeAt = (node) => {
+  return (node) => {
     const d = node.type === 'Identifier' ? declared.get(node.name) : null;
     return d?.length === 1 && d[0].init && !assigned.has(node.name) && reads.get(node.name) === 1 ? [d[0].loc.start.line] : [node.loc.start.line];
   };
+}
+
+/**
+ * Every one-edit variant of `source`: [{ start, end, text, line, lines }] (replace source[start, end)
+ * by text; `lines`, 1-based, the lines it puts the fault on, `line` the first). Throws acorn's
+ * SyntaxError on a module that does not parse.
+ */
+export function mutantsOf(source) {
+  const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+  const out = [];
   const variables = variablesOf(ast);
-  /** The names of the variables seen at a node. */
-  const inScope = (node) => [...new Set(variables.filter((v) => v.scope.start <= node.start && node.end <= v.scope.end).map((v) => v.name))];
   // the module's functions of one parameter, by name (`tr`, `transpose`)
   const unary = new Set();
   walk(ast, (node) => {
     if (node.type === 'FunctionDeclaration' && node.params.length === 1) unary.add(node.id.name);
     if (node.type === 'VariableDeclarator' && node.id.type === 'Identifier' && FUNCTIONS.has(node.init?.type) && node.init.params.length === 1) unary.add(node.id.name);
   });
-  walk(ast, (node, parent, key) => {
-    switch (node.type) {
-      case 'BinaryExpression':
-      case 'LogicalExpression': {
-        const group = GROUPS.find((g) => g.includes(node.operator));
-        // the operator's own characters: between the operands
-        const at = source.indexOf(node.operator, node.left.end);
-        for (const op of group ?? []) if (op !== node.operator) add(node, at, at + node.operator.length, op);
-        if (group === GROUPS[0]) {
-          add(node, node.start, node.end, `(${text(node.left)})`);
-          add(node, node.start, node.end, `(${text(node.right)})`);
-          if (node.operator === '-' || node.operator === '/') add(node, node.start, node.end, `(${text(node.right)} ${node.operator} ${text(node.left)})`);
-          add(node, node.start, node.end, `(${text(node)} + 1)`);
-          add(node, node.start, node.end, `(${text(node)} - 1)`);
-          // (a root left out where the size is made or where it is read: either line)
-          if (node.operator === '/' || node.operator === '*') add(node, node.right.start, node.right.end, `Math.sqrt(${text(node.right)})`, [...new Set([node.loc.start.line, ...madeAt(node.right)])]);
-        }
-        break;
-      }
-      case 'AssignmentExpression': {
-        const group = ASSIGN.find((g) => g.includes(node.operator));
-        const at = source.indexOf(node.operator, node.left.end);
-        for (const op of group ?? []) if (op !== node.operator) add(node, at, at + node.operator.length, op);
-        break;
-      }
-      case 'UnaryExpression':
-        if (node.operator === '-' || node.operator === '!') add(node, node.start, node.end, `(${text(node.argument)})`);
-        break;
-      case 'Literal':
-        if (typeof node.value === 'number' && Number.isInteger(node.value) && node.value >= 0 && node.value < 1e6) {
-          add(node, node.start, node.end, String(node.value + 1));
-          if (node.value > 0) add(node, node.start, node.end, String(node.value - 1));
-          // (a constant written where a variable was meant: `left + 1` for `left + half`)
-          if (node.value <= 2 && parent?.type !== 'Property') for (const name of inScope(node)) add(node, node.start, node.end, name);
-        }
-        break;
-      case 'IfStatement':
-      case 'ConditionalExpression':
-        add(node, node.test.start, node.test.end, `!(${text(node.test)})`);
-        if (node.type === 'ConditionalExpression') add(node, node.consequent.start, node.alternate.end, `${text(node.alternate)} : ${text(node.consequent)}`);
-        break;
-      case 'CallExpression': {
-        const callee = node.callee;
-        if (callee.type === 'MemberExpression' && !callee.computed) {
-          const group = METHODS.find((g) => g.includes(callee.property.name));
-          for (const m of group ?? []) if (m !== callee.property.name) add(node, callee.property.start, callee.property.end, m);
-          if (callee.object.type === 'Identifier' && callee.object.name === 'Math' && node.arguments.length === 1) add(node, node.start, node.end, `(${text(node.arguments[0])})`);
-          // `b.concat(a)` for `a.concat(b)`: a receiver and its one argument swapped
-          const [only] = node.arguments;
-          if (node.arguments.length === 1 && only.type !== 'SpreadElement' && !FUNCTIONS.has(only.type) && !(callee.object.type === 'Identifier' && GLOBALS.has(callee.object.name))) add(node, node.start, node.end, `${text(only)}.${callee.property.name}(${text(callee.object)})`);
-        }
-        // `push(x)` for `push(...x)`, and the other way round
-        for (const a of node.arguments) {
-          if (a.type === 'SpreadElement') add(node, a.start, a.end, text(a.argument));
-          else if (callee.type === 'MemberExpression' && !FUNCTIONS.has(a.type)) add(node, a.start, a.end, `...${text(a)}`);
-        }
-        // a helper of one parameter (`tr(B)`) called where it was not meant, or not called where it was
-        if (callee.type === 'Identifier' && unary.has(callee.name) && node.arguments.length === 1) add(node, node.start, node.end, `(${text(node.arguments[0])})`);
-        for (const a of node.arguments) if (a.type === 'Identifier') for (const f of unary) if (f !== (callee.type === 'Identifier' ? callee.name : null)) add(node, a.start, a.end, `${f}(${a.name})`);
-        break;
-      }
-      case 'ArrayExpression':
-        // `[...b, ...a]` for `[...a, ...b]`
-        if (node.elements.length === 2 && node.elements.every(Boolean)) add(node, node.start, node.end, `[${text(node.elements[1])}, ${text(node.elements[0])}]`);
-        break;
-      case 'MemberExpression':
-        // `V[c][j]` for `V[j][c]`: two indices swapped
-        if (node.computed && node.object.type === 'MemberExpression' && node.object.computed) add(node, node.start, node.end, `${text(node.object.object)}[${text(node.property)}][${text(node.object.property)}]`);
-        // two names swapped in an index (`w[col * n + c]` for `w[c * n + col]`)
-        if (node.computed) {
-          const names = [];
-          walk(node.property, (n, p, k) => { if (n.type === 'Identifier' && readAsValue(n, p, k) && !names.some((m) => m.name === n.name)) names.push(n); });
-          for (let a = 0; a < names.length; a++) {
-            for (let b = a + 1; b < names.length; b++) {
-              const swapped = text(node.property).replace(/[A-Za-z_$][\w$]*/g, (w) => (w === names[a].name ? names[b].name : w === names[b].name ? names[a].name : w));
-              add(node, node.property.start, node.property.end, swapped);
-            }
-          }
-        }
-        // a size read at the wrong depth: `X.length` ↔ `X[0].length`
-        if (!node.computed && node.property.name === 'length') {
-          const o = node.object;
-          if (o.type === 'MemberExpression' && o.computed && o.property.type === 'Literal' && o.property.value === 0) add(node, o.start, o.end, text(o.object));
-          else add(node, o.start, o.end, `${text(o)}[0]`);
-        }
-        break;
-      case 'BlockStatement':
-      case 'Program':
-        node.body.forEach((st, k) => {
-          if (st.type === 'ExpressionStatement' || (st.type === 'IfStatement' && !st.alternate)) add(st, st.start, st.end, ';');
-          const next = node.body[k + 1];
-          // (two statements out of order: either may be the one misplaced)
-          if (next && !/Declaration$/.test(st.type + next.type)) add(st, st.start, next.end, `${text(next)}\n${text(st)}`, [st.loc.start.line, next.loc.start.line]);
-        });
-        break;
-      case 'Identifier':
-        if (readAsValue(node, parent, key)) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, name, madeAt(node));
-        break;
-      default:
-    }
-  });
+  const context = {
+    source,
+    unary,
+    madeAt: madeAtOf(ast),
+    text: (n) => source.slice(n.start, n.end),
+    add: (node, start, end, replacement, lines = [node.loc.start.line]) => out.push({ start, end, text: replacement, line: lines[0], lines }),
+    // the names of the variables seen at a node
+    inScope: (node) => [...new Set(variables.filter((v) => v.scope.start <= node.start && node.end <= v.scope.end).map((v) => v.name))],
+  };
+  walk(ast, (node, parent, key) => EDITS[node.type]?.(node, context, parent, key));
   // (an edit kept once: the same text at the same place)
   const unique = new Map(out.map((m) => [`${m.start}:${m.end}:${m.text}`, m]));
   return [...unique.values()];
@@ -277,13 +293,12 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
   const distance = (line) => Math.min(...near.map((l, k) => Math.abs(line - l) * 4 + k), 1e9);
   mutants.sort((a, b) => distance(a.line) - distance(b.line) || a.start - b.start);
   let ticks = 0;
+  let total = 0;
+  let limit = REPAIR_LIMITS.MAX_TICKS;
   let mutantStarted = started;
-  let mutantMs = Infinity;
-  // (and past the time bound, within a mutant: one can do much work in each turn)
   const tick = () => {
-    if (++ticks > REPAIR_LIMITS.MAX_TICKS || ((ticks & 15) === 0 && Date.now() - mutantStarted > mutantMs)) throw new RangeError('repair: too many loop turns');
+    if (++ticks > limit || ((ticks & 63) === 0 && Date.now() - mutantStarted > REPAIR_LIMITS.SAFETY_MUTANT_MS)) throw new RangeError('repair: too many loop turns');
   };
-  // (the answer itself, run on the cases: ten times its time bounds a mutant's)
   const runAll = (fn) => cases.every((c) => {
     let result;
     try {
@@ -297,18 +312,20 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
       return false;
     }
   });
+  // (the answer itself, run on the cases: twenty times its ticks bound a mutant's)
   try {
     const own = load(scriptOf(spliced(code, { start: 0, end: 0, text: '' }, guards)))(tick);
-    const t0 = Date.now();
+    ticks = 0;
+    mutantStarted = Date.now();
     for (const c of cases) { try { (own[functionName] ?? own.default)(...structuredClone(c.args)); } catch { /* its failures are the point */ } }
-    mutantMs = Math.max(REPAIR_LIMITS.MIN_MUTANT_MS, 10 * (Date.now() - t0));
+    limit = Math.min(REPAIR_LIMITS.MAX_TICKS, Math.max(REPAIR_LIMITS.MIN_TICKS, 20 * ticks));
   } catch {
     return { lines: [], tried: 0, passed: [], complete: false };
   }
   const passed = [];
   let tried = 0;
   for (const m of mutants) {
-    if (tried >= REPAIR_LIMITS.MAX_MUTANTS || Date.now() - started > REPAIR_LIMITS.MAX_MS) break;
+    if (tried >= REPAIR_LIMITS.MAX_MUTANTS || total > REPAIR_LIMITS.TOTAL_TICKS || Date.now() - started > REPAIR_LIMITS.MAX_MS) break;
     tried++;
     let fn;
     try {
@@ -316,6 +333,8 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
       const inside = guards.some((g) => g.at > m.start && g.at < m.end);
       const edited = inside ? spliced(code, m, []) : null;
       const text = inside ? spliced(edited, { start: 0, end: 0, text: '' }, guardsOf(edited)) : spliced(code, m, guards);
+      ticks = 0;
+      mutantStarted = Date.now();
       const exported = load(scriptOf(text))(tick);
       fn = exported[functionName] ?? exported.default;
     } catch {
@@ -324,7 +343,9 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
     if (typeof fn !== 'function') continue;
     ticks = 0;
     mutantStarted = Date.now();
-    if (runAll(fn)) passed.push({ lines: m.lines, start: m.start, end: m.end, from: source.slice(m.start, m.end), to: m.text });
+    const ok = runAll(fn);
+    total += ticks;
+    if (ok) passed.push({ lines: m.lines, start: m.start, end: m.end, from: source.slice(m.start, m.end), to: m.text });
   }
   const lines = [...new Set(passed.flatMap((p) => p.lines))].sort((a, b) => a - b);
   return { lines, tried, passed, complete: tried === mutants.length };

@@ -1,0 +1,74 @@
+// The repairs of the first wrong line (issue 28, www/src/diagnosis/repair.js): one-edit variants of
+// the learner's module run on the cases; the lines whose variants pass them all.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { judge } from '../../www/src/cases.js';
+import { mutantsOf, repairLines } from '../../www/src/diagnosis/repair.js';
+import { toScript } from '../../www/src/script.js';
+
+const load = (script) => (0, eval)(script);
+const RIGHT = `export function scaled(x, d) {
+  const out = [];
+  for (let i = 0; i < x.length; i++) {
+    out.push(x[i] / Math.sqrt(d));
+  }
+  return out;
+}
+`;
+const cases = [
+  { kind: 'fixed', args: [[[1, 2]], 4], expected: [[0.5, 1]], tolerance: 1e-9 },
+  { kind: 'fixed', args: [[[3, 6], [9, 12]], 9], expected: [[1, 2], [3, 4]], tolerance: 1e-9 },
+];
+// (the function returns rows: wrap x's rows)
+const wrap = (source) => source.replace('export function scaled(x, d) {', 'export function scaled(rows, d) {\n  return rows.map((x) => inner(x, d));\n}\nfunction inner(x, d) {');
+
+test('a slip of one edit is repaired at its own line, and only there', () => {
+  const slip = wrap(RIGHT).replace('x[i] / Math.sqrt(d)', 'x[i] / d');
+  const line = slip.split('\n').findIndex((l) => l.includes('x[i] / d')) + 1;
+  const r = repairLines(slip, 'scaled', cases, { load, toScript, judge, near: [1] });
+  assert.deepEqual(r.lines, [line]);
+  assert.ok(r.passed.some((p) => p.to === 'Math.sqrt(d)' && p.from === 'd'));
+  assert.ok(r.complete && r.tried > 10);
+});
+
+test('a variable made wrong and read once is repaired at the line that made it', () => {
+  const slip = wrap(RIGHT).replace('  const out = [];', '  const out = [];\n  const root = d;').replace('x[i] / Math.sqrt(d)', 'x[i] / root');
+  const line = slip.split('\n').findIndex((l) => l.includes('const root = d')) + 1;
+  const use = slip.split('\n').findIndex((l) => l.includes('x[i] / root')) + 1;
+  // (a root left out where the size is made or where it is read: either line)
+  assert.deepEqual(repairLines(slip, 'scaled', cases, { load, toScript, judge }).lines, [line, use].sort((a, b) => a - b));
+});
+
+test('a variant that loops forever or recurses without end is stopped, and the search goes on', () => {
+  // `k += 1` made `k = 1` never ends the loop; `f(n - 1)` made `f(n)` never ends the recursion
+  const slip = `export function scaled(rows, d) {
+  let k = 0;
+  while (k < 3) k += 1;
+  const f = (n) => (n <= 0 ? 0 : f(n - 1));
+  return rows.map((x) => x.map((v) => v / d + f(k)));
+}
+`;
+  const r = repairLines(slip, 'scaled', cases, { load, toScript, judge });
+  assert.ok(r.tried > 10, `${r.tried} variants tried`);
+  assert.ok(r.lines.includes(5), `the slip's line: ${r.lines}`);
+});
+
+test('a module that does not parse gives no lines; every variant is a module of its own', () => {
+  assert.deepEqual(repairLines('export function scaled(x) { return x +; }', 'scaled', cases, { load, toScript, judge }).lines, []);
+  const source = wrap(RIGHT);
+  for (const m of mutantsOf(source)) {
+    assert.ok(m.start >= 0 && m.end <= source.length && m.start <= m.end);
+    assert.ok(m.lines.every((l) => Number.isInteger(l) && l >= 1));
+  }
+});
+
+test('an error check left out is repaired where the check is', () => {
+  const right = `export function scaled(rows, d) {
+  if (!(d > 0)) throw new RangeError('d must be > 0');
+  return rows.map((x) => x.map((v) => v / Math.sqrt(d)));
+}
+`;
+  const slip = right.replace('!(d > 0)', '!(d >= 0)');
+  const withError = [...cases, { kind: 'error', args: [[[1]], 0], throws: { name: 'RangeError', messageStartsWith: 'd must be' } }];
+  assert.deepEqual(repairLines(slip, 'scaled', withError, { load, toScript, judge }).lines, [2]);
+});

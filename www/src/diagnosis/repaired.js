@@ -1,0 +1,54 @@
+// The line one small edit repairs, given to a finding (issue 28): which of the lines repair.js found
+// (the worker's answer to { repair }) the headline takes, and its check, on the page's side: the
+// repaired code run traced (the worker's answer to { trace, code }) and aligned as the learner's was.
+import { alignAnswer } from './first-line.js';
+
+/**
+ * The line one small edit repairs (repair.js: `repair`, the worker's answer), where it differs from
+ * the finding's: one line repaired is that line; several, none when the finding's own is one of them,
+ * else the first. { line, source } (`source`: the learner's file with that line's first repair, to run
+ * traced and confirm it), or null when the finding's line stands.
+ */
+export function repairPick(found, repair, source = '') {
+  const lines = repair?.lines ?? [];
+  if (!found || !lines.length) return null;
+  // (a finding with no line takes the repaired one)
+  const line = lines.length === 1 ? lines[0] : lines.includes(found.line) ? found.line : lines[0];
+  const edit = repair.passed.find((p) => p.lines.includes(line));
+  if (line === found.line || !edit) return null;
+  return { line, source: source.slice(0, edit.start) + edit.to + source.slice(edit.end) };
+}
+
+/**
+ * The finding at the repaired line, when the repaired code, run traced on the same inputs, builds
+ * every step right (`check`: { data, traced, original, lab, functionName }: `traced`, the run of
+ * `pick.source`; `original`, the learner's):
+ * an edit that only makes up at the output for a wrong step before it (a wrong frequency divided out
+ * where the angle is made) is no repair of the line at fault, and the finding stands.
+ * `repairedLine: true` when the line changed.
+ */
+export function withRepair(found, pick, source = '', check = null) {
+  if (!pick) return found;
+  if (check?.data?.probes?.length) {
+    let aligned = null;
+    try {
+      aligned = alignAnswer(check.data, check.traced, check.lab, check.functionName);
+    } catch {
+      return found;
+    }
+    if (!aligned || aligned.wrong || aligned.crashed) return found;
+    // (and every step the learner's run left missing is built in the repaired one: a wrong step the
+    // rest no longer reads, `p / inverse[i]` for a wrong `inverse`, is still the line at fault)
+    let before = null;
+    try {
+      before = check.original ? alignAnswer(check.data, check.original, check.lab, check.functionName) : null;
+    } catch {
+      before = null;
+    }
+    const missing = (statuses) => new Set((statuses ?? []).filter((st) => st.status === 'missing').map((st) => st.step));
+    const still = missing(aligned.statuses);
+    if ([...missing(before?.statuses)].some((step) => still.has(step))) return found;
+  }
+  const text = source.split('\n')[pick.line - 1] ?? '';
+  return { ...found, line: pick.line, column: null, lineText: text.trim(), name: null, title: `Line ${pick.line}: ${found.title.replace(/^Line \d+: /, '')}`, repairedLine: true };
+}
