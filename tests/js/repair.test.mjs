@@ -72,3 +72,9 @@ test('an error check left out is repaired where the check is', () => {
   const withError = [...cases, { kind: 'error', args: [[[1]], 0], throws: { name: 'RangeError', messageStartsWith: 'd must be' } }];
   assert.deepEqual(repairLines(slip, 'scaled', withError, { load, toScript, judge }).lines, [2]);
 });
+
+test('an answer the cases do not fail has nothing to repair', () => {
+  const r = repairLines(wrap(RIGHT), 'scaled', cases, { load, toScript, judge });
+  assert.deepEqual(r.lines, []);
+  assert.equal(r.tried, 0);
+});
