@@ -6,7 +6,7 @@
 // Transformer runs here, outside it), and on a failure the same diagnosis: the probes and locate()
 // of diagnosis/locate.js, then the known mistakes, as report.js says.
 import {
-  buildCases, judge, locate, probeCalls, firstLine, traceCalls, repairPick, withRepair, walkthroughHref, loadLab, modelCheckOf, formatNumber, RUNNER,
+  buildCases, judge, locate, probeCalls, firstLine, traceCalls, repairFinding, walkthroughHref, loadLab, modelCheckOf, formatNumber, RUNNER,
   TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_MESSAGE, foundByLine, knownMistakes, locatedHeading, locateOptions, nonFiniteNote,
 } from './course.mjs';
 import { learnerWorker } from './session.mjs';
@@ -117,16 +117,9 @@ async function withFirstLine(session, challenge, lab, located, probeResults, jud
   } catch {
     return located;
   }
-  // the lines one small edit repairs (diagnosis/repair.js), failing cases first, as the page asks
-  if (!found) return found;
-  const plainCase = ({ id, kind, args, expected, tolerance, throws }) => ({ id, kind, args, expected, tolerance, throws });
-  const cases = [...judged.filter((c) => !c.verdict.pass), ...judged.filter((c) => c.verdict.pass)].filter((c) => c.kind === 'fixed' || c.kind === 'error').map(plainCase); // (as the page: no random cases)
-  const repair = await session.send({ repair: { cases, near: found.line ? [found.line] : [] } });
-  const pick = repair.type === 'done' ? repairPick(found, repair.repair, source) : null;
-  if (!pick) return found;
-  const checked = await session.send({ trace, code: pick.source });
+  // the line one small edit repairs (diagnosis/repair.js), asked of the worker as the page asks it
   try {
-    return checked.type === 'done' ? withRepair(found, pick, source, { data, traced: checked.traced, original: reply.traced, lab, functionName: challenge.functionName }) : found;
+    return await repairFinding(found, { send: (message) => session.send(message), judged, source, data, trace, original: reply.traced, lab, functionName: challenge.functionName });
   } catch {
     return found;
   }

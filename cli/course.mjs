@@ -26,7 +26,7 @@ export const { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_
 export const { locate, probeCalls, walkthroughHref } = diagnosis;
 /** The first wrong line: the traced run aligned with the reference (www/src/diagnosis/first-line.js). */
 export const { firstLine, traceCalls } = firstLineModule;
-export const { repairPick, withRepair } = await import(new URL('diagnosis/repaired.js', SHARED));
+export const { repairFinding } = await import(new URL('diagnosis/repaired.js', SHARED));
 /** How the pages write a number (www/src/matrix.js). */
 export const { formatNumber } = matrix;
 /** The words of the page's results (www/src/report.js). */

@@ -22,7 +22,7 @@ const lab = createRequire(join(project, 'package.json'))('attention-lab');
 const { locate, probeCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis/locate.js')));
 const { firstLine, traceCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis/first-line.js')));
 // the learner's code loaded and traced as the runner does it (so errors carry the file's lines)
-const { loadFunction, traced } = await import(pathToFileURL(join(ROOT, 'tests/js/support/diagnose.mjs')));
+const { loadFunction, repairedFinding, traced } = await import(pathToFileURL(join(ROOT, 'tests/js/support/diagnose.mjs')));
 const { lineOf } = await import(pathToFileURL(join(ROOT, 'www/src/script.js')));
 const { foundByLine, knownMistakes, locatedHeading, locateOptions } = await import(pathToFileURL(join(ROOT, 'www/src/report.js')));
 const { buildCases, judge } = await import(pathToFileURL(join(ROOT, 'www/src/cases.js')));
@@ -205,7 +205,10 @@ async function sitePage(id, file) {
   // the page asks only when a case fails; asked of a right answer, locate() must find nothing
   const probed = locate(data, results, lab, locateOptions(judged));
   // then the traced run gives it its line (www/src/diagnosis/first-line.js), as the page does
-  const located = data ? firstLine({ data, traced: traced(source, tests.function, traceCalls(data)), lab, located: probed, errors: locateOptions(judged).errors, probeResults: results, source, functionName: tests.function }) : probed;
+  const original = data ? traced(source, tests.function, traceCalls(data)) : null;
+  const found = data ? firstLine({ data, traced: original, lab, located: probed, errors: locateOptions(judged).errors, probeResults: results, source, functionName: tests.function }) : probed;
+  // then the line one edit repairs (www/src/diagnosis/repaired.js), as the page asks the worker
+  const located = data && traceCalls(data).length ? repairedFinding(found, { tests, lab, source, data, original, judged }) : found;
   return { judged, modelCases, located, mistakes: knownMistakes(tests, judged, located).map(({ id: mistake, title, hint }) => ({ id: mistake, title, hint })) };
 }
 

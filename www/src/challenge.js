@@ -14,7 +14,7 @@ import { buildCases, judge, TIME_LIMIT_MS, TIME_LIMIT_MESSAGE, PROBE_TIME_LIMIT_
 // What only a run needs loads with the first run (or when the learner first focuses the editor):
 // the diagnosis, the first-wrong-line engine, the report's words, the model checks and the .wasm (see `loadForRun`).
 let locate, probeCalls, walkthroughHref;
-let firstLine, traceCalls, repairPick, withRepair;
+let firstLine, traceCalls, repairFinding;
 let GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote;
 let forwardCase, weightsCalls, weightsCases, circuitsCases;
 
@@ -105,7 +105,7 @@ function loadForRun() {
     .then(([diagnosis, first, report, modelCheck, lab, repaired]) => {
       ({ locate, probeCalls, walkthroughHref } = diagnosis);
       ({ firstLine, traceCalls } = first);
-      ({ repairPick, withRepair } = repaired);
+      ({ repairFinding } = repaired);
       ({ GROUP_TITLES, PROBLEM_LABELS, foundByLine, knownMistakes, locatedHeading, locateOptions, mistakesHeading, nonFiniteNote } = report);
       ({ forwardCase, weightsCalls, weightsCases, circuitsCases } = modelCheck);
       return lab;
@@ -192,30 +192,13 @@ async function withFirstLine(session, lab, located, probeResults, judged) {
     console.warn('the diagnosis could not align the traced run', error);
     return located;
   }
-  // the lines one small edit repairs (diagnosis/repair.js), in the worker, under its own 2 s limit
-  if (!found) return found;
-  const repair = await session.send({ repair: { cases: repairCases(judged), near: found.line ? [found.line] : [] } });
-  const pick = repair.type === 'done' ? repairPick(found, repair.repair, code()) : null;
-  if (!pick) return found;
-  // (confirmed when the repaired code builds every step right on the traced inputs)
-  const checked = await session.send({ trace, code: pick.source });
-  if (checked.type !== 'done') return found;
+  // the line one small edit repairs (diagnosis/repair.js), in the worker, each message under its own 2 s limit
   try {
-    return withRepair(found, pick, code(), { data: challenge.diagnosis, traced: checked.traced, original: reply.traced, lab, functionName: challenge.tests.function });
+    return await repairFinding(found, { send: (message) => session.send(message), judged, source: code(), data: challenge.diagnosis, trace, original: reply.traced, lab, functionName: challenge.tests.function });
   } catch (error) {
     console.warn('the diagnosis could not check a repair', error);
     return found;
   }
-}
-
-/**
- * The judged cases as the repairs run them: the challenge's fixed and error cases (not the random
- * ones, drawn anew each run: the same answer gets the same line on every run and in the terminal),
- * the failing ones first (most edits fail them at once).
- */
-function repairCases(judged) {
-  const plainCase = ({ id, kind, args, expected, tolerance, throws }) => ({ id, kind, args, expected, tolerance, throws });
-  return [...judged.filter((c) => !c.verdict.pass), ...judged.filter((c) => c.verdict.pass)].filter((c) => c.kind === 'fixed' || c.kind === 'error').map(plainCase);
 }
 
 /** Puts the cursor at the start of line `line` (1-based; the editor highlights the cursor's line) and scrolls it into view. */

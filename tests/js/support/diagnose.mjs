@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { compareMatrices } from '../../../www/src/cases.js';
 import { locate, probeCalls } from '../../../www/src/diagnosis/locate.js';
 import { firstLine, traceCalls } from '../../../www/src/diagnosis/first-line.js';
-import { repairPick, withRepair } from '../../../www/src/diagnosis/repaired.js';
+import { repairCases, repairPick, withRepair } from '../../../www/src/diagnosis/repaired.js';
 import { repairLines } from '../../../www/src/diagnosis/repair.js';
 import { buildCases, judge } from '../../../www/src/cases.js';
 import { runTraced } from '../../../www/src/diagnosis/instrument.js';
@@ -59,17 +59,33 @@ export function diagnose(folder, source, lab) {
   const located = locate(data, probeResults, lab, { errors, failing });
   const t = traced(source, tests.function, traceCalls(data));
   const found = firstLine({ data, traced: t, lab, located, errors, probeResults, source, functionName: tests.function });
-  const pick = found ? repairPick(found, repaired(source, tests, lab, found.line), source) : null;
-  const check = pick ? { data, traced: traced(pick.source, tests.function, traceCalls(data)), original: t, lab, functionName: tests.function } : null;
-  return { failing, found: withRepair(found, pick, source, check) };
+  // (the page asks for the repairs after a traced run, so only where the challenge has traced inputs)
+  return { failing, found: traceCalls(data).length ? repairedFinding(found, { tests, lab, source, data, original: t }) : found };
 }
 
-/** What the worker answers for { repair }: the lines one edit repairs, on the challenge's fixed and error cases (as the page sends them), failing ones first. */
-export function repaired(source, tests, lab, near) {
-  const cases = buildCases(tests, lab, 1).filter((c) => c.kind !== 'random');
+/**
+ * What the page's last step (repaired.js's repairFinding) gives `found`, the worker's answers made
+ * here in Node: the repairs on the challenge's fixed and error cases, then the repaired code traced.
+ * Synchronous: the answers are made at once.
+ */
+export function repairedFinding(found, { tests, lab, source, data, original, judged = null }) {
+  if (!found) return found;
+  judged ??= judgedCases(source, tests, lab);
+  const cases = repairCases(judged);
+  const pick = repairPick(found, repairLines(source, tests.function, cases, { load, toScript, judge, near: found.line ? [found.line] : [] }), source);
+  if (!pick) return found;
+  return withRepair(found, pick, source, { data, traced: traced(pick.source, tests.function, traceCalls(data)), original, lab, functionName: tests.function });
+}
+
+/** The page's cases of `source`, judged (random ones of seed 1: the repairs do not read them). */
+function judgedCases(source, tests, lab) {
   const fn = loadFunction(source, tests.function);
+  const cases = buildCases(tests, lab, 1);
   const results = run(fn, cases.map(({ id, args }) => ({ id, args })));
-  const pass = (c) => judge(c, results.get(c.id)).pass;
-  const ordered = [...cases.filter((c) => !pass(c)), ...cases.filter(pass)];
-  return repairLines(source, tests.function, ordered, { load, toScript, judge, near: near ? [near] : [] });
+  return cases.map((c) => ({ ...c, verdict: judge(c, results.get(c.id)) }));
+}
+
+/** What the worker answers for { repair } (the bench): the lines one edit repairs of `source`, `near` first. */
+export function repaired(source, tests, lab, near) {
+  return repairLines(source, tests.function, repairCases(judgedCases(source, tests, lab)), { load, toScript, judge, near: near ? [near] : [] });
 }

@@ -52,3 +52,29 @@ export function withRepair(found, pick, source = '', check = null) {
   const text = source.split('\n')[pick.line - 1] ?? '';
   return { ...found, line: pick.line, column: null, lineText: text.trim(), name: null, title: `Line ${pick.line}: ${found.title.replace(/^Line \d+: /, '')}`, repairedLine: true };
 }
+
+/**
+ * The judged cases as the repairs run them: the challenge's fixed and error cases (not the random
+ * ones, drawn anew each run: the same answer gets the same line on every run, on the page and in the
+ * terminal), the failing ones first (most edits fail them at once).
+ */
+export function repairCases(judged) {
+  const plainCase = ({ id, kind, args, expected, tolerance, throws }) => ({ id, kind, args, expected, tolerance, throws });
+  return [...judged.filter((c) => !c.verdict.pass), ...judged.filter((c) => c.verdict.pass)].filter((c) => c.kind === 'fixed' || c.kind === 'error').map(plainCase);
+}
+
+/**
+ * The page's and the terminal's last step of the diagnosis: `found` (firstLine's finding) given the
+ * line one edit repairs, asked of the worker that runs the learner's code: `send({ repair })`, then
+ * `send({ trace, code })` for the check. `original`: the learner's traced run; `trace`: its calls.
+ * A timeout or an unreadable answer leaves the finding as it was.
+ */
+export async function repairFinding(found, { send, judged, source, data, trace, original, lab, functionName }) {
+  if (!found) return found;
+  const repair = await send({ repair: { cases: repairCases(judged), near: found.line ? [found.line] : [] } });
+  const pick = repair.type === 'done' ? repairPick(found, repair.repair, source) : null;
+  if (!pick) return found;
+  const checked = await send({ trace, code: pick.source });
+  if (checked.type !== 'done') return found;
+  return withRepair(found, pick, source, { data, traced: checked.traced, original, lab, functionName });
+}
