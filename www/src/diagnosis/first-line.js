@@ -461,8 +461,8 @@ function returnedBehind(id, sites, recording, reference) {
   return best?.id ?? null;
 }
 
-/** `Line n: ` before a title, and the line's fields on the finding. */
-function withLine(found, where, source) {
+/** `found` told at `where` ({ line, column?, name? }): its line, that line of `source`, and `Line N: ` before its title. */
+export function withLine(found, where, source) {
   if (!where?.line) return found;
   const text = source.split('\n')[where.line - 1] ?? '';
   return { ...found, line: where.line, column: where.column ?? null, lineText: text.trim(), name: where.name ?? null, title: `Line ${where.line}: ${found.title}` };

@@ -1,7 +1,7 @@
 // The line one small edit repairs, given to a finding (issue 28): which of the lines repair.js found
 // (the worker's answer to { repair }) the headline takes, and its check, on the page's side: the
 // repaired code run traced (the worker's answer to { trace, code }) and aligned as the learner's was.
-import { alignAnswer } from './first-line.js';
+import { alignAnswer, withLine } from './first-line.js';
 
 /**
  * The line one small edit repairs (repair.js: `repair`, the worker's answer), where it differs from
@@ -25,7 +25,6 @@ export function repairPick(found, repair, source = '') {
  * `pick.source`; `original`, the learner's):
  * an edit that only makes up at the output for a wrong step before it (a wrong frequency divided out
  * where the angle is made) is no repair of the line at fault, and the finding stands.
- * `repairedLine: true` when the line changed.
  */
 export function withRepair(found, pick, source = '', check = null) {
   if (!pick) return found;
@@ -49,8 +48,7 @@ export function withRepair(found, pick, source = '', check = null) {
     const still = missing(aligned.statuses);
     if ([...missing(before?.statuses)].some((step) => still.has(step))) return found;
   }
-  const text = source.split('\n')[pick.line - 1] ?? '';
-  return { ...found, line: pick.line, column: null, lineText: text.trim(), name: null, title: `Line ${pick.line}: ${found.title.replace(/^Line \d+: /, '')}`, repairedLine: true };
+  return withLine({ ...found, title: found.title.replace(/^Line \d+: /, '') }, { line: pick.line }, source);
 }
 
 /**
