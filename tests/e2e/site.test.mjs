@@ -567,7 +567,7 @@ describe('diagnosis: the first wrong step', () => {
       const probed = locate(data, new Map(calls), lab, { errors });
       assert.equal(probed.step, step);
       // then the traced run gives the finding its line (www/src/diagnosis/first-line.js), as in Node
-      const { found: expected } = diagnose(id, code, lab);
+      const { found: expected } = await diagnose(id, code, lab);
       assert.equal(expected.step, step);
       assert.equal(await page.textContent('#diagnosis .located .located-title'), expected.title);
       assert.match(expected.title, /^Line \d+: /);

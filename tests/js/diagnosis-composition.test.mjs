@@ -34,10 +34,10 @@ const SLIPS = [
 const lineOf = (source, text) => source.split('\n').findIndex((l) => l.includes(text)) + 1;
 
 for (const [what, right, slip, step] of SLIPS) {
-  test(`11, ${what}: the step ${step} is named, with a line`, (t) => {
+  test(`11, ${what}: the step ${step} is named, with a line`, async (t) => {
     const source = solution.replace(right, slip);
     assert.notEqual(source, solution, 'the slip applies');
-    const { failing, found } = diagnose(FOLDER, source, lab);
+    const { failing, found } = await diagnose(FOLDER, source, lab);
     assert.ok(failing.length > 0, 'the slip fails a fixed case');
     assert.ok(found, 'a finding');
     assert.equal(found.step, step, found.title);
@@ -48,16 +48,16 @@ for (const [what, right, slip, step] of SLIPS) {
   });
 }
 
-test('11: the reader\'s slips are named by the probes in words (the other kind\'s scores), the norm\'s by the squares', () => {
-  const k = diagnose(FOLDER, solution.replace(SLIPS[0][1], SLIPS[0][2]), lab).found;
+test('11: the reader\'s slips are named by the probes in words (the other kind\'s scores), the norm\'s by the squares', async () => {
+  const k = (await diagnose(FOLDER, solution.replace(SLIPS[0][1], SLIPS[0][2]), lab)).found;
   assert.match(k.title, /Your K-composition scores are the Q-composition scores: the reader of kind 'k' is W_QKᵀ, yours is W_QK$/);
   assert.match(k.foundBy, /C = 4, numberOfHeads = 2, kind 'k'/);
-  const v = diagnose(FOLDER, solution.replace(SLIPS[1][1], SLIPS[1][2]), lab).found;
+  const v = (await diagnose(FOLDER, solution.replace(SLIPS[1][1], SLIPS[1][2]), lab)).found;
   assert.match(v.title, /Your V-composition scores are the Q-composition scores: the reader of kind 'v' is W_OV of the second layer, yours is W_QK$/);
-  const norms = diagnose(FOLDER, solution.replace(SLIPS[7][1], SLIPS[7][2]), lab).found;
+  const norms = (await diagnose(FOLDER, solution.replace(SLIPS[7][1], SLIPS[7][2]), lab)).found;
   assert.match(norms.title, /the squares of the package's: a Frobenius norm without its square root$/);
   // a slip the probes cannot word is told by the traced run, with its head
-  const qk = diagnose(FOLDER, solution.replace(SLIPS[3][1], SLIPS[3][2]), lab).found;
+  const qk = (await diagnose(FOLDER, solution.replace(SLIPS[3][1], SLIPS[3][2]), lab)).found;
   assert.equal(qk.head, 'L2 h0');
   assert.match(qk.title, /departs from the reference at the QK circuit W_QK = W_Q\^h·\(W_K\^h\)ᵀ \(head L2 h0\)$/);
 });
@@ -115,11 +115,11 @@ const LOOPS = `export function compositionScores(weights, { numberOfHeads, kind 
 }
 `;
 
-test('11: right answers (the solution; loops that build every circuit, norms by Math.hypot) pass and build every step as the reference does', () => {
+test('11: right answers (the solution; loops that build every circuit, norms by Math.hypot) pass and build every step as the reference does', async () => {
   const { data } = challengeData(FOLDER);
   // the loops index the weights in place: they build no slice (a step that says nothing there, not a wrong one)
   for (const [name, source, unbuilt] of [['solution', solution, []], ['loops', LOOPS, ['slice']]]) {
-    const { failing, found } = diagnose(FOLDER, source, lab);
+    const { failing, found } = await diagnose(FOLDER, source, lab);
     assert.deepEqual(failing, [], name);
     assert.equal(found, null, name);
     const aligned = alignAnswer(data, traced(source, 'compositionScores', traceCalls(data)), lab, 'compositionScores');
@@ -129,8 +129,8 @@ test('11: right answers (the solution; loops that build every circuit, norms by 
   }
 });
 
-test('11: the starter gets a clear message (its function throws "not written yet" on the first probe)', () => {
-  const { failing, found } = diagnose(FOLDER, read('starter.js'), lab);
+test('11: the starter gets a clear message (its function throws "not written yet" on the first probe)', async () => {
+  const { failing, found } = await diagnose(FOLDER, read('starter.js'), lab);
   assert.ok(failing.length > 0);
   assert.equal(found.step, null);
   assert.match(found.title, /Your function throws on a probe input \(C = 4, numberOfHeads = 2, kind 'q'/);

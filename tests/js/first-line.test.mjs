@@ -26,8 +26,8 @@ const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention
 const FOLDERS = Object.fromEntries(readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).map((f) => [f.slice(0, 2), f]));
 
 for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) {
-  test(`corpus-lines ${number}.js: a right answer in another style passes and gets no diagnosis`, () => {
-    const { failing, found } = diagnose(FOLDERS[number], base(number), lab);
+  test(`corpus-lines ${number}.js: a right answer in another style passes and gets no diagnosis`, async () => {
+    const { failing, found } = await diagnose(FOLDERS[number], base(number), lab);
     assert.deepEqual(failing, []);
     assert.equal(found, null);
   });
@@ -56,8 +56,8 @@ function checkSlip(t, slip, found, failing, misses) {
 }
 
 for (const slip of slips()) {
-  test(`corpus-lines ${slip.number} slip ${slip.index}: ${slip.step} at line ${slip.line}`, (t) => {
-    const { failing, found } = diagnose(FOLDERS[slip.number], slip.source, lab);
+  test(`corpus-lines ${slip.number} slip ${slip.index}: ${slip.step} at line ${slip.line}`, async (t) => {
+    const { failing, found } = await diagnose(FOLDERS[slip.number], slip.source, lab);
     checkSlip(t, slip, found, failing, MISSES);
   });
 }
@@ -208,15 +208,15 @@ const FRESH10_MISSES = new Set([
 
 for (const [name, batch, misses] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES]]) {
   for (const number of Object.keys(batch.SLIPS)) {
-    test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, () => {
-      const { failing, found } = diagnose(FOLDERS[number], batch.base(number), lab);
+    test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, async () => {
+      const { failing, found } = await diagnose(FOLDERS[number], batch.base(number), lab);
       assert.deepEqual(failing, []);
       assert.equal(found, null);
     });
   }
   for (const slip of batch.slips()) {
-    test(`corpus-lines/${name} ${slip.number} slip ${slip.index}: ${slip.step} at line ${slip.line}`, (t) => {
-      const { failing, found } = diagnose(FOLDERS[slip.number], slip.source, lab);
+    test(`corpus-lines/${name} ${slip.number} slip ${slip.index}: ${slip.step} at line ${slip.line}`, async (t) => {
+      const { failing, found } = await diagnose(FOLDERS[slip.number], slip.source, lab);
       checkSlip(t, slip, found, failing, misses);
     });
   }
@@ -228,8 +228,8 @@ for (const number of readdirSync(join(ROOT, 'tests/corpus')).sort()) {
   for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js')).sort()) {
     const source = readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8');
     const expect = source.match(/^\/\/ expect: ([\w-]+)/)[1];
-    test(`corpus ${number}/${file}: ${expect === 'none' ? 'right' : `${expect}, with its line`}`, () => {
-      const { found } = diagnose(FOLDERS[number], source, lab);
+    test(`corpus ${number}/${file}: ${expect === 'none' ? 'right' : `${expect}, with its line`}`, async () => {
+      const { found } = await diagnose(FOLDERS[number], source, lab);
       if (expect === 'none') return assert.equal(found, null);
       assert.ok(found, 'a finding');
       assert.equal(found.step, expect, found.title);
@@ -239,19 +239,19 @@ for (const number of readdirSync(join(ROOT, 'tests/corpus')).sort()) {
   }
 }
 
-test('an answer that throws is told as a throw, at the line it threw from; one that returns nothing, as such', () => {
+test('an answer that throws is told as a throw, at the line it threw from; one that returns nothing, as such', async () => {
   const folder = FOLDERS['02'];
   const right = base('02');
   // a throw inside the computation, on every input
   const throwing = right.replace('const z = e.reduce((a, b) => a + b, 0);', 'const z = e.reduce((a, b) => a + b, 0); if (z > 0) throw new Error(`not written yet`);');
-  const thrown = diagnose(folder, throwing, lab).found;
+  const thrown = (await diagnose(folder, throwing, lab)).found;
   assert.ok(thrown, 'a finding');
   assert.match(thrown.title, /throws/);
   assert.equal(thrown.line, right.split('\n').findIndex((l) => l.includes('const z = e.reduce')) + 1);
   assert.match(thrown.title, new RegExp(`^Line ${thrown.line}: `));
   // nothing returned
   const silent = right.replace('return W_O ? concat.times(new Matrix(W_O)).rows : concat.rows;', 'W_O ? concat.times(new Matrix(W_O)).rows : concat.rows;');
-  const none = diagnose(folder, silent, lab).found;
+  const none = (await diagnose(folder, silent, lab)).found;
   assert.ok(none, 'a finding');
   assert.match(`${none.title} ${none.detail}`, /undefined|nothing|returns/i);
 });
@@ -328,8 +328,8 @@ test('instrumenting never changes what the code computes: every answer of both c
   assert.ok(calls > 2000, `${calls} calls compared`);
 });
 
-test('the odd styles are right answers: no diagnosis', () => {
-  for (const source of ODD_STYLES) assert.equal(diagnose(FOLDERS['01'], source, lab).found, null);
+test('the odd styles are right answers: no diagnosis', async () => {
+  for (const source of ODD_STYLES) assert.equal((await diagnose(FOLDERS['01'], source, lab)).found, null);
 });
 
 test('what is recorded is bounded: a loop that builds millions of numbers keeps at most LIMITS of them', async () => {

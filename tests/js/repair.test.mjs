@@ -78,3 +78,54 @@ test('an answer the cases do not fail has nothing to repair', () => {
   assert.deepEqual(r.lines, []);
   assert.equal(r.tried, 0);
 });
+
+test('a term left out is repaired in the second round, only when no edit of the first repairs it', () => {
+  // `v / d` for `v / (d * k)`, with k = 1 on every case but the second: the first round's edits
+  // (operators, names, constants) do not give it back; a term inserted does
+  const right = `export function scaled(rows, d) {
+  const k = rows.length;
+  const out = rows.map((x) => x.map((v) => v / (d * k)));
+  return out;
+}
+`;
+  const twice = [
+    { kind: 'fixed', args: [[[2, 4]], 2], expected: [[1, 2]], tolerance: 1e-9 },
+    { kind: 'fixed', args: [[[4, 8], [12, 16]], 2], expected: [[1, 2], [3, 4]], tolerance: 1e-9 },
+  ];
+  assert.ok(twice.every((c) => judge(c, { output: load(toScript(right))().scaled(...c.args) }).pass));
+  const slip = right.replace('v / (d * k)', 'v / d');
+  const r = repairLines(slip, 'scaled', twice, { load, toScript, judge });
+  assert.deepEqual(r.lines, [3]);
+  assert.ok(r.passed.every((p) => /k/.test(p.to)), JSON.stringify(r.passed));
+  // (a slip the first round repairs gets no second round: its edits are not among those passed)
+  const first = repairLines(right.replace('v / (d * k)', 'v * (d * k)'), 'scaled', twice, { load, toScript, judge });
+  assert.deepEqual(first.lines, [3]);
+  assert.ok(first.passed.every((p) => p.to === '/'), JSON.stringify(first.passed));
+});
+
+test('the second round: a property read by another name, a helper left out, an infinity written as a number', () => {
+  const second = (source) => mutantsOf(source, { round: 2 }).map((m) => source.slice(0, m.start) + m.text + source.slice(m.end));
+  const records = `export function f(head) {
+  head.weights = head.scores.map((s) => s * 2);
+  return head.scores;
+}
+`;
+  assert.ok(second(records).some((s) => s.includes('return head.weights;')));
+  const helper = `const tr = (m) => m[0].map((_, j) => m.map((r) => r[j]));
+export function f(A, B) {
+  const Bt = B;
+  return A.map((a) => Bt.map((b) => a[0] * b[0]));
+}
+`;
+  assert.ok(second(helper).some((s) => s.includes('const Bt = tr(B);')));
+  const bound = `export function f(j) {
+  if (j > 1) return 0;
+  return j;
+}
+`;
+  assert.ok(second(bound).some((s) => s.includes('return -Infinity;')));
+  assert.ok(second(bound).some((s) => s.includes('return Infinity;')));
+  // (every second-round edit is none of the first round's)
+  const firsts = new Set(mutantsOf(helper).map((m) => `${m.start}:${m.end}:${m.text}`));
+  assert.ok(mutantsOf(helper, { round: 2 }).some((m) => !firsts.has(`${m.start}:${m.end}:${m.text}`)));
+});

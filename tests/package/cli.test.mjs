@@ -21,8 +21,9 @@ const INSTALLED = join(project, 'node_modules/attention-lab');
 const lab = createRequire(join(project, 'package.json'))('attention-lab');
 const { locate, probeCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis/locate.js')));
 const { firstLine, traceCalls } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis/first-line.js')));
+const { repairFinding } = await import(pathToFileURL(join(ROOT, 'www/src/diagnosis/repaired.js')));
 // the learner's code loaded and traced as the runner does it (so errors carry the file's lines)
-const { loadFunction, repairedFinding, traced } = await import(pathToFileURL(join(ROOT, 'tests/js/support/diagnose.mjs')));
+const { loadFunction, traced, worker } = await import(pathToFileURL(join(ROOT, 'tests/js/support/diagnose.mjs')));
 const { lineOf } = await import(pathToFileURL(join(ROOT, 'www/src/script.js')));
 const { foundByLine, knownMistakes, locatedHeading, locateOptions } = await import(pathToFileURL(join(ROOT, 'www/src/report.js')));
 const { buildCases, judge } = await import(pathToFileURL(join(ROOT, 'www/src/cases.js')));
@@ -208,7 +209,7 @@ async function sitePage(id, file) {
   const original = data ? traced(source, tests.function, traceCalls(data)) : null;
   const found = data ? firstLine({ data, traced: original, lab, located: probed, errors: locateOptions(judged).errors, probeResults: results, source, functionName: tests.function }) : probed;
   // then the line one edit repairs (www/src/diagnosis/repaired.js), as the page asks the worker
-  const located = data && traceCalls(data).length ? repairedFinding(found, { tests, lab, source, data, original, judged }) : found;
+  const located = data && traceCalls(data).length ? await repairFinding(found, { send: worker(source, tests.function), judged, source, data, trace: traceCalls(data), original, lab, functionName: tests.function }) : found;
   return { judged, modelCases, located, mistakes: knownMistakes(tests, judged, located).map(({ id: mistake, title, hint }) => ({ id: mistake, title, hint })) };
 }
 

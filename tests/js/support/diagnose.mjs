@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { compareMatrices } from '../../../www/src/cases.js';
 import { locate, probeCalls } from '../../../www/src/diagnosis/locate.js';
 import { firstLine, traceCalls } from '../../../www/src/diagnosis/first-line.js';
-import { repairCases, repairPick, withRepair } from '../../../www/src/diagnosis/repaired.js';
+import { repairCases, repairFinding } from '../../../www/src/diagnosis/repaired.js';
 import { repairLines } from '../../../www/src/diagnosis/repair.js';
 import { buildCases, judge } from '../../../www/src/cases.js';
 import { runTraced } from '../../../www/src/diagnosis/instrument.js';
@@ -43,10 +43,11 @@ export function run(fn, calls) {
 export const traced = (source, functionName, calls) => runTraced(source, functionName, calls, { load, toScript, lineOf });
 
 /**
- * The whole diagnosis of `source` for challenge `folder`: { failing (names of failing fixed and
- * error cases), found (the finding the page shows, or null) }.
+ * The whole diagnosis of `source` for challenge `folder`: a promise of { failing (names of failing
+ * fixed and error cases), found (the finding the page shows, or null) }. Async as the page's is: its
+ * last step (repaired.js's repairFinding) asks the worker, here answered in Node (`worker`).
  */
-export function diagnose(folder, source, lab) {
+export async function diagnose(folder, source, lab) {
   const { tests, data } = challengeData(folder);
   const fn = loadFunction(source, tests.function);
   const fixed = run(fn, tests.fixed.map((c, i) => ({ id: `fixed-${i}`, args: c.args })));
@@ -57,28 +58,28 @@ export function diagnose(folder, source, lab) {
   if (!failing.length) return { failing, found: null };
   const probeResults = run(fn, probeCalls(data));
   const located = locate(data, probeResults, lab, { errors, failing });
-  const t = traced(source, tests.function, traceCalls(data));
+  const trace = traceCalls(data);
+  const t = traced(source, tests.function, trace);
   const found = firstLine({ data, traced: t, lab, located, errors, probeResults, source, functionName: tests.function });
   // (the page asks for the repairs after a traced run, so only where the challenge has traced inputs)
-  return { failing, found: traceCalls(data).length ? repairedFinding(found, { tests, lab, source, data, original: t }) : found };
+  if (!trace.length) return { failing, found };
+  const judged = judgedCases(source, tests, lab);
+  return { failing, found: await repairFinding(found, { send: worker(source, tests.function), judged, source, data, trace, original: t, lab, functionName: tests.function }) };
 }
 
 /**
- * What the page's last step (repaired.js's repairFinding) gives `found`, the worker's answers made
- * here in Node: the repairs on the challenge's fixed and error cases, then the repaired code traced.
- * Synchronous: the answers are made at once.
+ * The worker's answers to the diagnosis's last messages (runner.worker.js), made in Node for the
+ * learner's `source`: { repair: { cases, near } } and { trace, code }.
  */
-export function repairedFinding(found, { tests, lab, source, data, original, judged = null }) {
-  if (!found) return found;
-  judged ??= judgedCases(source, tests, lab);
-  const cases = repairCases(judged);
-  const pick = repairPick(found, repairLines(source, tests.function, cases, { load, toScript, judge, near: found.line ? [found.line] : [] }), source);
-  if (!pick) return found;
-  return withRepair(found, pick, source, { data, traced: traced(pick.source, tests.function, traceCalls(data)), original, lab, functionName: tests.function });
+export function worker(source, functionName) {
+  return async ({ repair, trace, code }) => {
+    if (repair) return { type: 'done', repair: repairLines(source, functionName, repair.cases, { load, toScript, judge, near: repair.near }) };
+    return { type: 'done', traced: traced(code ?? source, functionName, trace) };
+  };
 }
 
 /** The page's cases of `source`, judged (random ones of seed 1: the repairs do not read them). */
-function judgedCases(source, tests, lab) {
+export function judgedCases(source, tests, lab) {
   const fn = loadFunction(source, tests.function);
   const cases = buildCases(tests, lab, 1);
   const results = run(fn, cases.map(({ id, args }) => ({ id, args })));

@@ -6,7 +6,10 @@
 // to the slip's line gives the right answer back. This module makes every such one-edit variant of the
 // learner's module (a mutant), runs each on the challenge's own cases, and returns the lines whose
 // mutants pass them all: evidence of the line at fault that reads no step and no output, only whether
-// an edit of that line makes the answer right.
+// an edit of that line makes the answer right. When no such edit repairs it, a second round tries
+// edits that add what a slip left out (a term, a helper around a read, a property's right name, an
+// infinity: INSERTIONS), within what is left of the same bounds; they are many more, and most would
+// "repair" right lines of an answer that one of the first round's edits repairs, so they come after.
 //
 // Nothing here runs the learner's code in place: each mutant is a new script, run in the worker that
 // runs the learner's code (a 2 s limit of its own). Every loop turn and every function call of a mutant
@@ -189,6 +192,40 @@ const EDITS = {
 };
 
 /**
+ * The second round's edits, tried only when no edit of the first repairs the answer: a term left out
+ * (`t` for `t + offset`, `s` for `s * scale`, `V[n]` for `V[first + n]`: a read given an operand, a
+ * name in scope), a property read by another's name (`head.scores` for `head.weights`), a helper of
+ * the module left out around a read (`B` for `transpose(B)`, `joined` for `linear(joined, W_O)`), an
+ * infinity written as a number (`return 0` for `return -Infinity`). There are many more of these than
+ * of the first round's, most of them on lines that are right, so they come after it.
+ */
+const INSERTIONS = {
+  Identifier: (node, { add, inScope, madeAt, helpers }, parent, key) => {
+    if (!readAsValue(node, parent, key) || (parent.type === 'MemberExpression' && key === 'object')) return;
+    const lines = madeAt(node);
+    for (const name of inScope(node)) {
+      if (name === node.name) continue;
+      for (const form of [`(${node.name} + ${name})`, `(${node.name} - ${name})`, `(${name} - ${node.name})`, `(${node.name} * ${name})`, `(${node.name} / ${name})`, `(${name} / ${node.name})`]) add(node, node.start, node.end, form, lines);
+    }
+    // (a helper called where it was not: `B` for `tr(B)`; `joined` for `linear(joined, W_O)` where a
+    // value is made or returned)
+    for (const [f, arity] of helpers) {
+      if (arity === 1 && !(parent.type === 'CallExpression' && key === 'arguments')) add(node, node.start, node.end, `${f}(${node.name})`, lines);
+      if (arity === 2 && (parent.type === 'ReturnStatement' || parent.type === 'VariableDeclarator')) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, `${f}(${node.name}, ${name})`, lines);
+    }
+  },
+  MemberExpression: (node, { add, properties }, parent, key) => {
+    if (node.computed || (parent?.type === 'CallExpression' && key === 'callee') || (parent?.type === 'AssignmentExpression' && key === 'left')) return;
+    for (const name of properties) if (name !== node.property.name) add(node, node.property.start, node.property.end, name);
+  },
+  Literal: (node, { add }, parent) => {
+    if (typeof node.value !== 'number' || parent?.type === 'Property') return;
+    if (parent?.type === 'UnaryExpression' && parent.operator === '-') add(parent, parent.start, parent.end, '-Infinity');
+    else for (const inf of ['Infinity', '-Infinity']) add(node, node.start, node.end, inf);
+  },
+};
+
+/**
  * Where an edit of a read of a variable puts the fault: a variable declared once, never assigned
  * again and read in one place, read with a new value there, was made with the wrong value: its
  * declaration's line. Else the read's. (node) → [line].
@@ -214,26 +251,33 @@ function madeAtOf(ast) {
  * by text; `lines`, 1-based, the lines it puts the fault on, `line` the first). Throws acorn's
  * SyntaxError on a module that does not parse.
  */
-export function mutantsOf(source) {
+export function mutantsOf(source, { round = 1 } = {}) {
   const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
   const out = [];
   const variables = variablesOf(ast);
-  // the module's functions of one parameter, by name (`tr`, `transpose`)
-  const unary = new Set();
-  walk(ast, (node) => {
-    if (node.type === 'FunctionDeclaration' && node.params.length === 1) unary.add(node.id.name);
-    if (node.type === 'VariableDeclarator' && node.id.type === 'Identifier' && FUNCTIONS.has(node.init?.type) && node.init.params.length === 1) unary.add(node.id.name);
+  // the module's functions of one and two parameters, by name (`tr`, `transpose`; `matmul`)
+  const helpers = new Map();
+  // the names of the properties it reads (not those it calls)
+  const properties = new Set();
+  walk(ast, (node, parent, key) => {
+    if (node.type === 'FunctionDeclaration' && node.id) helpers.set(node.id.name, node.params.length);
+    if (node.type === 'VariableDeclarator' && node.id.type === 'Identifier' && FUNCTIONS.has(node.init?.type)) helpers.set(node.id.name, node.init.params.length);
+    if (node.type === 'MemberExpression' && !node.computed && node.property.type === 'Identifier' && !(parent?.type === 'CallExpression' && key === 'callee') && node.property.name !== 'length') properties.add(node.property.name);
   });
+  const unary = new Set([...helpers].filter(([, n]) => n === 1).map(([name]) => name));
   const context = {
     source,
     unary,
+    helpers: [...helpers].filter(([, n]) => n === 1 || n === 2),
+    properties: [...properties],
     madeAt: madeAtOf(ast),
     text: (n) => source.slice(n.start, n.end),
     add: (node, start, end, replacement, lines = [node.loc.start.line]) => out.push({ start, end, text: replacement, line: lines[0], lines }),
     // the names of the variables seen at a node
     inScope: (node) => [...new Set(variables.filter((v) => v.scope.start <= node.start && node.end <= v.scope.end).map((v) => v.name))],
   };
-  walk(ast, (node, parent, key) => EDITS[node.type]?.(node, context, parent, key));
+  const edits = round === 1 ? EDITS : INSERTIONS;
+  walk(ast, (node, parent, key) => edits[node.type]?.(node, context, parent, key));
   // (an edit kept once: the same text at the same place)
   const unique = new Map(out.map((m) => [`${m.start}:${m.end}:${m.text}`, m]));
   return [...unique.values()];
@@ -325,29 +369,40 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
   }
   const passed = [];
   let tried = 0;
-  for (const m of mutants) {
-    if (tried >= REPAIR_LIMITS.MAX_MUTANTS || total > REPAIR_LIMITS.TOTAL_TICKS || Date.now() - started > REPAIR_LIMITS.MAX_MS) break;
-    tried++;
-    let fn;
-    try {
-      // (an edit around a loop's body: the guards of the edited text)
-      const inside = guards.some((g) => g.at > m.start && g.at < m.end);
-      const edited = inside ? spliced(code, m, []) : null;
-      const text = inside ? spliced(edited, { start: 0, end: 0, text: '' }, guardsOf(edited)) : spliced(code, m, guards);
+  const tryAll = (list) => {
+    for (const m of list) {
+      if (tried >= REPAIR_LIMITS.MAX_MUTANTS || total > REPAIR_LIMITS.TOTAL_TICKS || Date.now() - started > REPAIR_LIMITS.MAX_MS) return false;
+      tried++;
+      let fn;
+      try {
+        // (an edit around a loop's body: the guards of the edited text)
+        const inside = guards.some((g) => g.at > m.start && g.at < m.end);
+        const edited = inside ? spliced(code, m, []) : null;
+        const text = inside ? spliced(edited, { start: 0, end: 0, text: '' }, guardsOf(edited)) : spliced(code, m, guards);
+        ticks = 0;
+        mutantStarted = Date.now();
+        const exported = load(scriptOf(text))(tick);
+        fn = exported[functionName] ?? exported.default;
+      } catch {
+        continue;
+      }
+      if (typeof fn !== 'function') continue;
       ticks = 0;
       mutantStarted = Date.now();
-      const exported = load(scriptOf(text))(tick);
-      fn = exported[functionName] ?? exported.default;
-    } catch {
-      continue;
+      const ok = runAll(fn);
+      total += ticks;
+      if (ok) passed.push({ lines: m.lines, start: m.start, end: m.end, from: source.slice(m.start, m.end), to: m.text });
     }
-    if (typeof fn !== 'function') continue;
-    ticks = 0;
-    mutantStarted = Date.now();
-    const ok = runAll(fn);
-    total += ticks;
-    if (ok) passed.push({ lines: m.lines, start: m.start, end: m.end, from: source.slice(m.start, m.end), to: m.text });
+    return true;
+  };
+  let complete = tryAll(mutants);
+  // (no edit of the first round repairs it: the second round's, a term, a property, a helper, an infinity)
+  if (complete && !passed.length) {
+    const seen = new Set(mutants.map((m) => `${m.start}:${m.end}:${m.text}`));
+    const second = mutantsOf(source, { round: 2 }).filter((m) => !seen.has(`${m.start}:${m.end}:${m.text}`));
+    second.sort((a, b) => distance(a.line) - distance(b.line) || a.start - b.start);
+    complete = tryAll(second);
   }
   const lines = [...new Set(passed.flatMap((p) => p.lines))].sort((a, b) => a - b);
-  return { lines, tried, passed, complete: tried === mutants.length };
+  return { lines, tried, passed, complete };
 }

@@ -47,8 +47,33 @@ export function withRepair(found, pick, source = '', check = null) {
     const missing = (statuses) => new Set((statuses ?? []).filter((st) => st.status === 'missing').map((st) => st.step));
     const still = missing(aligned.statuses);
     if ([...missing(before?.statuses)].some((step) => still.has(step))) return found;
+    // (nor an edit that leaves the wrong value where the learner's run built it and makes up for it
+    // at the line it edits: `s / d` after a scale by √d instead of 1/√d)
+    // (the learner's run put its wrong step at a value declared on the finding's line, and the repaired
+    // run builds that step right at the edited line while the finding's line makes the same numbers)
+    const wrong = before?.wrong;
+    const made = wrong?.site?.declares && wrong.site.line === found.line;
+    if (made && aligned.siteFor(wrong.step)?.line === pick.line && sameAt(found.line, check.original, check.traced)) return found;
   }
   return withLine({ ...found, title: found.title.replace(/^Line \d+: /, '') }, { line: pick.line }, source);
+}
+
+/**
+ * Whether every number the sites of `line` built, on the first traced input, is the same in two runs
+ * (`a`, `b`: the worker's traced answers; a site matched by its column and name), and some of them
+ * are values (not integers: a size or an index read there says nothing of a value left wrong).
+ */
+function sameAt(line, a, b) {
+  const values = (run) => {
+    const recording = run?.results?.find((r) => r.recording)?.recording;
+    const out = new Map();
+    (run?.sites ?? []).forEach((site, id) => {
+      if (site.line === line && recording?.sites[id]?.values.length) out.set(`${site.column}:${site.name}`, recording.sites[id].values);
+    });
+    return out;
+  };
+  const [x, y] = [values(a), values(b)];
+  return [...x.values()].some((v) => v.some((n) => Number.isFinite(n) && !Number.isInteger(n))) && x.size === y.size && [...x].every(([key, v]) => y.get(key)?.length === v.length && y.get(key).every((n, k) => Object.is(n, v[k])));
 }
 
 /**
