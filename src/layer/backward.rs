@@ -131,14 +131,7 @@ impl MultiHeadAttention {
         F::check_backward_budget(self, n, t_q, t_k, cache.keep_scale.is_some())?;
         let w = F::prepared(self, true); // with the transposes, packed once per set of weights
         let kv_c = self.kv_heads * self.head_dimensions;
-        let zeros = |rows: usize, cols: usize| Matrix::<F>::zeros(rows, cols);
-        let mut grads = Weights {
-            w_q: zeros(c, c),
-            w_k: zeros(c, kv_c),
-            w_v: zeros(c, kv_c),
-            w_o: zeros(c, c),
-            biases: w.b.map(|_| super::Biases { b_q: vec![F::ZERO; c], b_k: vec![F::ZERO; kv_c], b_v: vec![F::ZERO; kv_c], b_o: vec![F::ZERO; c] }),
-        };
+        let mut grads = Weights::zeros(c, kv_c, w.b.is_some());
         let mut inputs = [vec![F::ZERO; n * t_q * c], vec![F::ZERO; n * t_k * c], vec![F::ZERO; n * t_k * c]];
         // The items are independent up to the sums over them: split them across threads, a few
         // at a time, each into gradients of its own, then add those into `grads` in item order
@@ -150,7 +143,7 @@ impl MultiHeadAttention {
             let count = at_once.min(n - first);
             let results = crate::parallel::map(count, split, |i| {
                 let b = first + i;
-                let mut item_grads = Weights { w_q: zeros(c, c), w_k: zeros(c, kv_c), w_v: zeros(c, kv_c), w_o: zeros(c, c), biases: None };
+                let mut item_grads = Weights::zeros(c, kv_c, false);
                 let mut d_x = [vec![F::ZERO; q_len], vec![F::ZERO; k_len], vec![F::ZERO; k_len]];
                 let [d_x_q, d_x_k, d_x_v] = &mut d_x;
                 let d_qkv = self.backward_item(&w, cache, &cache.items[b], grad_output.item(b), &mut item_grads, &mut Scratch::default(), [d_x_q, d_x_k, d_x_v]);

@@ -131,7 +131,6 @@ impl MultiHeadAttention {
     /// when the precision does ([`Precision::EVALUATION_KEEPS`](crate::precision::Precision::EVALUATION_KEEPS)); otherwise it forgets the last
     /// forward pass, so a following `backward` is a `State` error. On an error nothing changes.
     pub fn forward_batch<F: LayerKernel>(&mut self, query: Batch<F>, key: Batch<F>, value: Batch<F>, options: &ForwardOptions) -> Result<BatchOutput<F>> {
-        let (c, h) = (self.embed_dim, self.number_of_heads);
         let (b, t_q, t_k) = (query.items, query.rows, key.rows);
         self.check_batches(&query, &key, &value, options)?;
         self.check_rope_alignment(t_q, t_k)?;
@@ -145,36 +144,8 @@ impl MultiHeadAttention {
         let w = F::prepared(self, false);
         // Draw into a copy of the generator and commit it only on success
         let mut rng = self.dropout_rng.clone();
-        let per_item = if options.average_weights { 1 } else { h };
-        let run = ItemRun { w: &w, t_q, t_k, options, positions, dropout, keep, keep_heads };
-        // The items are independent: split them across threads (each item's results are the same
-        // either way), except with dropout, whose one generator draws through the items in order,
-        // and when the weights are returned (each item's would be held twice, its own and the batch's)
-        let split = dropout.is_none() && !options.need_weights && crate::parallel::worth_splitting(b, b * (t_q + 2 * t_k) * c * c);
-        let results = if split {
-            crate::parallel::map(b, true, |i| self.forward_item(&run, (query.item(i), key.item(i), value.item(i)), &mut rng.clone(), &mut Workspace::new()))
-        } else {
-            let mut workspace = Workspace::new();
-            let mut results = Vec::with_capacity(b);
-            for i in 0..b {
-                results.push(self.forward_item(&run, (query.item(i), key.item(i), value.item(i)), &mut rng, &mut workspace));
-                if results[i].is_err() {
-                    break;
-                }
-            }
-            results
-        };
-        let mut output = Vec::with_capacity(b * t_q * c);
-        let mut weights = options.need_weights.then(|| Vec::with_capacity(b * per_item * t_q * t_k));
-        let mut items = Vec::with_capacity(if keep { b } else { 0 });
-        for (i, result) in results.into_iter().enumerate() {
-            let item = result.map_err(|e| at_item(e, options.batched, i))?; // the first item that failed, as in order
-            output.extend_from_slice(&item.output);
-            if let (Some(all), Some(w)) = (weights.as_mut(), item.weights) {
-                all.extend_from_slice(&w);
-            }
-            items.extend(item.cache);
-        }
+        let run = ItemRun { w: &w, t_q, t_k, options, project_at: positions, positions, dropout, keep, keep_heads };
+        let (output, items) = self.forward_items(&run, (query, key, value), None, &mut rng)?;
         self.dropout_rng = rng;
         if keep {
             self.kept = Some(F::wrap(ForwardCache { batched: options.batched, t_q, t_k, items, positions, keep_scale: dropout.map(|(_, s)| s) }));
@@ -183,26 +154,76 @@ impl MultiHeadAttention {
             self.kept = None;
             self.last_forward = LastForward::Evaluation;
         }
-        Ok(BatchOutput { output, weights })
+        Ok(output)
+    }
+
+    /// Every batch item's passes 0–8 ([`Self::forward_item`]), each item's K and V appended to its
+    /// sequence in `store` when decoding with a KV cache: the output, the weights when asked for and
+    /// what the backward needs when the forward keeps; or the first item's error, named.
+    fn forward_items<F: LayerKernel>(&self, run: &ItemRun<'_, F>, (query, key, value): (Batch<F>, Batch<F>, Batch<F>), mut store: Option<&mut Held<F>>, rng: &mut SplitMix64) -> Result<(BatchOutput<F>, Vec<ItemCache<F>>)> {
+        let (b, c, options) = (query.items, self.embed_dim, run.options);
+        let per_item = if options.average_weights { 1 } else { self.number_of_heads };
+        // The items are independent: split them across threads (each item's results are the same
+        // either way), except with dropout, whose one generator draws through the items in order,
+        // with a KV cache, and when the weights are returned (each item's would be held twice, its
+        // own and the batch's)
+        let split = store.is_none() && run.dropout.is_none() && !options.need_weights && crate::parallel::worth_splitting(b, b * (run.t_q + 2 * run.t_k) * c * c);
+        let results = if split {
+            let base = rng.clone(); // no draws without dropout
+            crate::parallel::map(b, true, |i| self.forward_item(run, (query.item(i), key.item(i), value.item(i)), None, &mut base.clone(), &mut Workspace::new()))
+        } else {
+            let mut workspace = Workspace::new();
+            let mut results = Vec::with_capacity(b);
+            for i in 0..b {
+                let held = store.as_mut().map(|s| (&mut s.keys[i], &mut s.values[i]));
+                results.push(self.forward_item(run, (query.item(i), key.item(i), value.item(i)), held, rng, &mut workspace));
+                if results[i].is_err() {
+                    break;
+                }
+            }
+            results
+        };
+        let mut output = Vec::with_capacity(b * run.t_q * c);
+        let mut weights = options.need_weights.then(|| Vec::with_capacity(b * per_item * run.t_q * run.t_k));
+        let mut items = Vec::with_capacity(if run.keep { b } else { 0 });
+        for (i, result) in results.into_iter().enumerate() {
+            let item = result.map_err(|e| at_item(e, options.batched, i))?; // the first item that failed, as in order
+            output.extend_from_slice(&item.output);
+            if let (Some(all), Some(w)) = (weights.as_mut(), item.weights) {
+                all.extend_from_slice(&w);
+            }
+            items.extend(item.cache);
+        }
+        Ok((BatchOutput { output, weights }, items))
     }
 
     /// Passes 0–8 for one batch item (`x_q (T_q, C)`, `x_k` and `x_v (T_k, C)`): its output
     /// `(T_q, C)`, its weights when asked for (`[h, T_q, T_k]` or their mean), and what the backward
-    /// needs when the forward keeps. Dropout draws from `rng`.
+    /// needs when the forward keeps. Dropout draws from `rng`. With `held`, the item's keys and
+    /// values in a KV cache, K and V are appended to them and the heads attend over all they hold.
     // one body per precision, not one per caller (the threads split and the loop in order)
     #[inline(never)]
-    fn forward_item<F: LayerKernel>(&self, run: &ItemRun<'_, F>, (x_q, x_k, x_v): (&[F], &[F], &[F]), rng: &mut SplitMix64, workspace: &mut Workspace<F>) -> Result<ItemOutput<F>> {
+    fn forward_item<F: LayerKernel>(&self, run: &ItemRun<'_, F>, (x_q, x_k, x_v): (&[F], &[F], &[F]), held: Option<(&mut Vec<F>, &mut Vec<F>)>, rng: &mut SplitMix64, workspace: &mut Workspace<F>) -> Result<ItemOutput<F>> {
         let (c, h) = (self.embed_dim, self.number_of_heads);
         let (w, t_q, t_k, options) = (run.w, run.t_q, run.t_k, run.options);
         let per_item = if options.average_weights { 1 } else { h };
         let mut weights = options.need_weights.then(|| vec![F::ZERO; per_item * t_q * t_k]);
         // 0. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V; Q and K rotated with RoPE
-        let (q, k, v) = self.project_item(w, (x_q, t_q), (x_k, t_k), x_v, run.positions)?;
+        let (q, k, v) = self.project_item(w, (x_q, t_q), (x_k, x_k.len() / c), x_v, run.project_at)?;
         // 1–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
-        // by the hook), used·V_g, straight into the head's columns of concat (T_q, C)
+        // by the hook), used·V_g, straight into the head's columns of concat (T_q, C); with a KV
+        // cache over every key it holds, K and V appended first: (held + T_new, C_kv)
         let hook = Keep { t_q, t_k, dropout: run.dropout, rng, heads: Vec::new() };
         let write = if run.keep_heads { None } else { weights.as_deref_mut() };
-        let (concat, kept) = self.attend_item((&q, &k, &v), &options.mask, run.positions, workspace, hook, run.keep_heads, write)?;
+        let (k_all, v_all) = match held {
+            Some((keys, values)) => {
+                keys.extend_from_slice(&k);
+                values.extend_from_slice(&v);
+                (&keys[..], &values[..])
+            }
+            None => (&k[..], &v[..]),
+        };
+        let (concat, kept) = self.attend_item((&q, k_all, v_all), &options.mask, run.positions, workspace, hook, run.keep_heads, write)?;
         // the weights that multiplied V (the hook wrote them already when it kept none)
         if let (Some(all), false) = (weights.as_mut(), kept.is_empty()) {
             gather_weights(all, t_q * t_k, options.average_weights, &kept, |head, out| head.used_into(run.dropout.map(|(_, s)| s), out));
@@ -394,7 +415,7 @@ impl MultiHeadAttention {
     pub fn forward_cached_batch<F: LayerKernel>(&mut self, x: Batch<F>, cache: &mut KvCache, options: &ForwardOptions) -> Result<BatchOutput<F>> {
         check_cached(self, cache, x.items, options)?;
         self.check_batches(&x, &x, &x, options)?;
-        let (b, t_new, c, h) = (x.items, x.rows, self.embed_dim, self.number_of_heads);
+        let (b, t_new) = (x.items, x.rows);
         let kv_c = self.kv_heads * self.head_dimensions;
         let held = cache.held();
         check_cached_budget(self, b, t_new, held + t_new, options.need_weights)?;
@@ -409,43 +430,23 @@ impl MultiHeadAttention {
             ))
         })?;
         let w = F::prepared(self, false);
-        let per_item = if options.average_weights { 1 } else { h };
-        let t_all = held + t_new;
-        let mut output = vec![F::ZERO; b * t_new * c];
-        let mut weights = options.need_weights.then(|| vec![F::ZERO; b * per_item * t_new * t_all]);
-        let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
-        let mut workspace = Workspace::new();
+        // query i at position length + i, key j at start + j; the new rows projected at length …
         let (length, start) = (cache.length, cache.start);
-        for item in 0..b {
-            let x_i = x.item(item);
-            let out = &mut output[item * t_new * c..(item + 1) * t_new * c];
-            let item_weights = weights.as_mut().map(|all| &mut all[item * per_item * t_new * t_all..(item + 1) * per_item * t_new * t_all]);
-            let step = || -> Result<()> {
-                // 0. Project the new rows; rotate Q and K at their positions
-                let (q, k_new, v_new) = self.project_item(&w, (x_i, t_new), (x_i, t_new), x_i, Positions { query: length, key: length })?;
-                // Append K and V to what the cache holds: (held + T_new, C_kv)
-                store.keys[item].extend_from_slice(&k_new);
-                store.values[item].extend_from_slice(&v_new);
-                // 1–7. The engine over every held key: query i at position length + i, key j at start + j
-                let positions = Positions { query: length, key: start };
-                let hook = Keep { t_q: t_new, t_k: t_all, dropout: None, rng: &mut rng, heads: Vec::new() };
-                let (concat, kept) = self.attend_item((&q, &store.keys[item], &store.values[item]), &options.mask, positions, &mut workspace, hook, options.need_weights, None)?;
-                if let Some(all) = item_weights {
-                    gather_weights(all, t_new * t_all, options.average_weights, &kept, |head, out| out.copy_from_slice(&head.weights));
-                }
-                // 8. output = concat·W_O + b_O
-                F::project(&concat, t_new, w.w[3], w.bias(3), out); // (T_new, C)
-                F::refuse_projection(out, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))
-            };
-            if let Err(e) = step() {
+        let (project_at, positions) = (Positions { query: length, key: length }, Positions { query: length, key: start });
+        let keep_heads = options.need_weights && options.average_weights;
+        let run = ItemRun { w: &w, t_q: t_new, t_k: held + t_new, options, project_at, positions, dropout: None, keep: false, keep_heads };
+        let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
+        let output = match self.forward_items(&run, (x, x, x), Some(&mut *store), &mut rng) {
+            Ok((output, _)) => output,
+            Err(e) => {
                 // every item cut back to what it held
                 store.keep_rows(0, held);
                 if cache.items == 0 {
                     cache.store = None;
                 }
-                return Err(at_item(e, options.batched, item));
+                return Err(e);
             }
-        }
+        };
         // commit. With a window w no later query sees a position before length + 1 − w; those rows
         // are dropped once they are w or more (so the cache holds fewer than 2·w positions, and
         // dropping costs O(1) per token amortised)
@@ -454,13 +455,13 @@ impl MultiHeadAttention {
         if let Some(w) = options.mask.window {
             let visible_from = (cache.length + 1).saturating_sub(w).max(cache.start);
             if visible_from - cache.start >= w.max(1) {
-                store.keep_rows(visible_from - cache.start, t_all);
+                store.keep_rows(visible_from - cache.start, held + t_new);
                 cache.start = visible_from;
             }
         }
         self.kept = None;
         self.last_forward = LastForward::Cached;
-        Ok(BatchOutput { output, weights })
+        Ok(output)
     }
 }
 
@@ -487,6 +488,9 @@ struct ItemRun<'a, F: LayerKernel> {
     t_q: usize,
     t_k: usize,
     options: &'a ForwardOptions,
+    /// Where Q's and K's rows are rotated (the new rows' positions, with a KV cache).
+    project_at: Positions,
+    /// Where the queries and the keys attended over are.
     positions: Positions,
     /// `(p, 1/(1−p) in F)` in training with `p > 0`.
     dropout: Option<(f64, F)>,

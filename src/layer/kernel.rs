@@ -93,7 +93,7 @@ impl LayerKernel for f64 {
         // a layer holding f32 weights lent, run in f64: those widened (exact), once per lending
         let w = layer.weights.as_ref().unwrap_or_else(|| layer.packed_f32.get().expect(super::NOTHING_HELD).widened());
         let all = [&w.w_q, &w.w_k, &w.w_v, &w.w_o];
-        Prepared { w: all, b: w.biases.as_ref().map(|b| [&b.b_q[..], &b.b_k[..], &b.b_v[..], &b.b_o[..]]), t: all }
+        Prepared { w: all, b: w.biases.as_ref().map(super::Biases::slices), t: all }
     }
 
     fn project(x: &[f64], rows: usize, w: &Matrix, bias: Option<&[f64]>, out: &mut [f64]) {
@@ -227,14 +227,7 @@ impl PackedWeights {
             let (k, n) = w.shape();
             Matrix::new(k, n, w.unpack()).unwrap_or_else(|e| panic!("k × n values: {e}"))
         };
-        let [q, k, v, o] = &self.panels;
-        Weights {
-            w_q: matrix(q),
-            w_k: matrix(k),
-            w_v: matrix(v),
-            w_o: matrix(o),
-            biases: self.biases.as_ref().map(|[q, k, v, o]| super::Biases { b_q: q.clone(), b_k: k.clone(), b_v: v.clone(), b_o: o.clone() }),
-        }
+        Weights::from_parts(self.panels.each_ref().map(matrix), self.biases.clone())
     }
 
     /// The weights widened to f64 (exact), kept while they are held.
@@ -252,22 +245,22 @@ impl PackedWeights {
         self.lent && matches!(self.panels[0], WeightF32::Packed(_))
     }
 
+    /// `panels` and `biases`; `lent` for a model's parameters.
+    fn with(panels: [WeightF32; 4], biases: Option<[Vec<f32>; 4]>, lent: bool) -> Self {
+        Self { panels, biases, transposed: OnceLock::new(), widened: OnceLock::new(), lent }
+    }
+
     /// A model's f32 parameters, moved in (not copied) for one call.
     pub fn lent(w: Weights<f32>) -> Self {
-        Self {
-            panels: [w.w_q, w.w_k, w.w_v, w.w_o].map(WeightF32::Plain),
-            biases: w.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]),
-            transposed: OnceLock::new(),
-            widened: OnceLock::new(),
-            lent: true,
-        }
+        let (panels, biases) = w.into_parts();
+        Self::with(panels.map(WeightF32::Plain), biases, true)
     }
 
     /// A float32 model's W_Q, W_K, W_V, W_O kept in the panel layout between inference calls, and its
     /// biases, moved in (not copied) for one call: the products read the panels with no packing. Not for a
     /// backward (no Wᵀ is made of them: the model switches its weights back to row-major first).
     pub fn lent_panels(panels: [PackedPanels; 4], biases: Option<[Vec<f32>; 4]>) -> Self {
-        Self { panels: panels.map(WeightF32::Packed), biases, transposed: OnceLock::new(), widened: OnceLock::new(), lent: true }
+        Self::with(panels.map(WeightF32::Packed), biases, true)
     }
 
     /// The panels and biases [`Self::lent_panels`] lent, moved back out.
@@ -281,13 +274,14 @@ impl PackedWeights {
 
     /// The lent parameters, moved back out.
     pub fn into_lent(self) -> Weights<f32> {
-        let [q, k, v, o] = self.panels.map(|w| match w {
+        let panels = self.panels.map(|w| match w {
             WeightF32::Plain(m) => m,
             WeightF32::Packed(_) => unreachable!("into_lent is called on weights lent row-major only"),
         });
-        Weights { w_q: q, w_k: k, w_v: v, w_o: o, biases: self.biases.map(|[b_q, b_k, b_v, b_o]| super::Biases { b_q, b_k, b_v, b_o }) }
+        Weights::from_parts(panels, self.biases)
     }
 
+    /// The layer's own f64 weights rounded once to f32, packed.
     fn new(w: &Weights) -> Self {
         let pack = |m: &Matrix| {
             let values: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
@@ -296,13 +290,7 @@ impl PackedWeights {
             WeightF32::Packed(panels)
         };
         let to_f32 = |b: &[f64]| b.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-        Self {
-            panels: [pack(&w.w_q), pack(&w.w_k), pack(&w.w_v), pack(&w.w_o)],
-            biases: w.biases.as_ref().map(|b| [to_f32(&b.b_q), to_f32(&b.b_k), to_f32(&b.b_v), to_f32(&b.b_o)]),
-            transposed: OnceLock::new(),
-            widened: OnceLock::new(),
-            lent: false,
-        }
+        Self::with([&w.w_q, &w.w_k, &w.w_v, &w.w_o].map(pack), w.biases.as_ref().map(|b| b.slices().map(to_f32)), false)
     }
 }
 
@@ -340,7 +328,7 @@ impl LayerKernel for f32 {
                 })
             }).each_ref(),
         };
-        Prepared { w, b: packed.biases.as_ref().map(|[q, k, v, o]| [&q[..], &k[..], &v[..], &o[..]]), t }
+        Prepared { w, b: packed.biases.as_ref().map(|b| b.each_ref().map(|b| &b[..])), t }
     }
 
     fn project(x: &[f32], rows: usize, w: &WeightF32, bias: Option<&[f32]>, out: &mut [f32]) {

@@ -96,30 +96,46 @@ pub struct Weights<F = f64> {
     pub biases: Option<Biases<F>>,
 }
 
+impl<F> Biases<F> {
+    /// `[b_Q, b_K, b_V, b_O]`.
+    pub fn slices(&self) -> [&[F]; 4] {
+        [&self.b_q, &self.b_k, &self.b_v, &self.b_o]
+    }
+}
+
+impl<F> Weights<F> {
+    /// The weights from `[W_Q, W_K, W_V, W_O]` and `[b_Q, b_K, b_V, b_O]`.
+    pub fn from_parts([w_q, w_k, w_v, w_o]: [Matrix<F>; 4], biases: Option<[Vec<F>; 4]>) -> Self {
+        Self { w_q, w_k, w_v, w_o, biases: biases.map(|[b_q, b_k, b_v, b_o]| Biases { b_q, b_k, b_v, b_o }) }
+    }
+
+    /// `([W_Q, W_K, W_V, W_O], [b_Q, b_K, b_V, b_O])`, moved out.
+    pub fn into_parts(self) -> ([Matrix<F>; 4], Option<[Vec<F>; 4]>) {
+        ([self.w_q, self.w_k, self.w_v, self.w_o], self.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]))
+    }
+
+    /// Every matrix through `matrix` and every bias through `bias`.
+    pub fn map<G>(&self, matrix: impl Fn(&Matrix<F>) -> Matrix<G>, bias: impl Fn(&[F]) -> Vec<G>) -> Weights<G> {
+        let [q, k, v, o] = [&self.w_q, &self.w_k, &self.w_v, &self.w_o].map(matrix);
+        Weights::from_parts([q, k, v, o], self.biases.as_ref().map(|b| b.slices().map(bias)))
+    }
+}
+
 impl<F: Real> Weights<F> {
+    /// All zeros: W_Q and W_O `C × C`, W_K and W_V `C × C_kv`, and with `bias` the biases.
+    pub fn zeros(c: usize, kv_c: usize, bias: bool) -> Self {
+        let cols = [c, kv_c, kv_c, c];
+        Self::from_parts(cols.map(|n| Matrix::zeros(c, n)), bias.then(|| cols.map(|n| vec![F::ZERO; n])))
+    }
+
     /// All zeros, shaped like `self`.
     pub fn zeros_like(&self) -> Self {
-        let zero = |m: &Matrix<F>| Matrix::zeros(m.rows(), m.cols());
-        let zeros = |v: &Vec<F>| vec![F::ZERO; v.len()];
-        Self {
-            w_q: zero(&self.w_q),
-            w_k: zero(&self.w_k),
-            w_v: zero(&self.w_v),
-            w_o: zero(&self.w_o),
-            biases: self.biases.as_ref().map(|b| Biases { b_q: zeros(&b.b_q), b_k: zeros(&b.b_k), b_v: zeros(&b.b_v), b_o: zeros(&b.b_o) }),
-        }
+        self.map(|m| Matrix::zeros(m.rows(), m.cols()), |v| vec![F::ZERO; v.len()])
     }
 
     /// Every entry widened or rounded to `G` (f32 → f64 is exact).
     pub fn cast<G: Real>(&self) -> Weights<G> {
-        let cast = |v: &Vec<F>| v.iter().map(|&x| G::from_f64(x.to_f64())).collect();
-        Weights {
-            w_q: self.w_q.cast(),
-            w_k: self.w_k.cast(),
-            w_v: self.w_v.cast(),
-            w_o: self.w_o.cast(),
-            biases: self.biases.as_ref().map(|b| Biases { b_q: cast(&b.b_q), b_k: cast(&b.b_k), b_v: cast(&b.b_v), b_o: cast(&b.b_o) }),
-        }
+        self.map(Matrix::cast, |v| v.iter().map(|&x| G::from_f64(x.to_f64())).collect())
     }
 
     /// Every parameter tensor by its JS name (`W_Q`, …, `b_O`), flattened row-major.
@@ -262,13 +278,8 @@ impl MultiHeadAttention {
         let mut layer = Self::holding_nothing(config)?;
         let (c, kv_c) = (layer.embed_dim, layer.kv_heads * layer.head_dimensions);
         let mut rng = SplitMix64::new(config.seed);
-        layer.weights = Some(Weights {
-            w_q: xavier_uniform(&mut rng, c, c),
-            w_k: xavier_uniform(&mut rng, c, kv_c),
-            w_v: xavier_uniform(&mut rng, c, kv_c),
-            w_o: xavier_uniform(&mut rng, c, c),
-            biases: config.bias.then(|| Biases { b_q: vec![0.0; c], b_k: vec![0.0; kv_c], b_v: vec![0.0; kv_c], b_o: vec![0.0; c] }),
-        });
+        let cols = [c, kv_c, kv_c, c]; // W_Q, W_K, W_V, W_O, drawn in that order
+        layer.weights = Some(Weights::from_parts(cols.map(|n| xavier_uniform(&mut rng, c, n)), config.bias.then(|| cols.map(|n| vec![0.0; n]))));
         Ok(layer)
     }
 
@@ -341,14 +352,14 @@ impl MultiHeadAttention {
             )));
         }
         let biases = fused_biases(b_qkv, b_o, c, "b_QKV", "b_O")?;
-        let weights = Weights {
-            w_q: w_qkv.slice_columns(0, c)?,      // (C, C)
-            w_k: w_qkv.slice_columns(c, 2 * c)?,  // (C, C)
-            w_v: w_qkv.slice_columns(2 * c, 3 * c)?, // (C, C)
-            w_o: w_o.clone(),
-            biases,
-        };
-        Self::from_weights(weights, number_of_heads, dropout, seed)
+        Self::from_blocks(w_qkv, w_o.clone(), biases, number_of_heads, dropout, seed)
+    }
+
+    /// From `w_qkv` (`C × 3C`: the Q, K and V weights as consecutive column blocks), W_O and the biases.
+    fn from_blocks(w_qkv: &Matrix, w_o: Matrix, biases: Option<Biases>, number_of_heads: usize, dropout: f64, seed: u64) -> Result<Self> {
+        let c = w_qkv.rows();
+        let [w_q, w_k, w_v] = [0, 1, 2].map(|i| w_qkv.slice_columns(i * c, (i + 1) * c)); // (C, C) each
+        Self::from_weights(Weights { w_q: w_q?, w_k: w_k?, w_v: w_v?, w_o, biases }, number_of_heads, dropout, seed)
     }
 
     /// From PyTorch's `nn.MultiheadAttention` state: `in_proj_weight` is `3C × C` (rows: the Q,
@@ -380,14 +391,7 @@ impl MultiHeadAttention {
         // ours = theirsᵀ: transpose once, then the Q, K, V blocks are column blocks
         let w_qkv = in_proj_weight.transpose(); // (C, 3C)
         let biases = fused_biases(in_proj_bias, out_proj_bias, c, "in_proj_bias", "out_proj_bias")?;
-        let weights = Weights {
-            w_q: w_qkv.slice_columns(0, c)?,         // (C, C)
-            w_k: w_qkv.slice_columns(c, 2 * c)?,     // (C, C)
-            w_v: w_qkv.slice_columns(2 * c, 3 * c)?, // (C, C)
-            w_o: out_proj_weight.transpose(),        // (C, C)
-            biases,
-        };
-        Self::from_weights(weights, number_of_heads, dropout, seed)
+        Self::from_blocks(&w_qkv, out_proj_weight.transpose(), biases, number_of_heads, dropout, seed)
     }
 
     /// C.
