@@ -30,7 +30,7 @@ use super::cache::{Held, KvCache};
 use super::init::SplitMix64;
 use super::kept::{ForwardCache, HeadCache, ItemCache, Positions};
 use super::kernel::{LayerKernel, Prepared};
-use super::limits::{at_item, check_cached_budget};
+use super::limits::{at_item, check_cached_budget, check_forward};
 use super::{LastForward, MultiHeadAttention};
 use crate::engine::{Batch, Cols, HeadShape, Hooks, Rope, Workspace};
 use crate::error::{shape_text, AttentionError, Result};
@@ -137,10 +137,10 @@ impl MultiHeadAttention {
         let keep = options.training || F::EVALUATION_KEEPS;
         // the heads' weights are kept for backward, or for their mean
         let keep_heads = keep || (options.need_weights && options.average_weights);
-        F::check_forward_budget(self, b, t_q, t_k, (options.need_weights, options.average_weights, options.training), keep)?;
-        let positions = Positions::aligned(t_q, t_k);
         // pass 5's dropout: (p, 1/(1−p) computed in f64 and rounded once)
         let dropout = (options.training && self.dropout > 0.0).then(|| (self.dropout, F::from_f64(1.0 / (1.0 - self.dropout))));
+        check_forward(self, b, t_q, t_k, (options.need_weights, options.average_weights, dropout.is_some()), keep)?;
+        let positions = Positions::aligned(t_q, t_k);
         let w = F::prepared(self, false);
         // Draw into a copy of the generator and commit it only on success
         let mut rng = self.dropout_rng.clone();
@@ -916,7 +916,7 @@ mod tests {
         let x = vec![0.5f32; t * c];
         let input = BatchF32::new(&x, 1, t, c);
         let err = layer.forward_batch(input, input, input, &ForwardOptions { training: true, ..ForwardOptions::default() }).unwrap_err();
-        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("MultiHeadAttention.forward (training) with B = 1, T_q = 16384"), "{err}");
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("MultiHeadAttention.forward with a batch of 1, T_q = 16384"), "{err}");
         assert!(layer.kept.is_none());
         // a smaller training pass fits
         let small = BatchF32::new(&x[..128 * c], 1, 128, c);

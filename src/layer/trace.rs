@@ -26,7 +26,7 @@ impl MultiHeadAttention {
         let (t_q, t_k) = self.check_items(&[query.shape()], &[key.shape()], &[value.shape()], &options)?;
         self.check_rope_alignment(t_q, t_k)?;
         // every head's scores, scaled scores, weights and context are kept: counted like a forward with dropout and needWeights
-        check_forward(self.embed_dim, self.number_of_heads, 1, t_q, t_k, true, true)?;
+        check_forward(self, 1, t_q, t_k, (true, false, true), true)?;
         let mut recorder = Recorder::new(t_q, t_k, mask);
         let w = self.weights();
         let b = w.biases.as_ref();
