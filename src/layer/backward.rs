@@ -52,7 +52,7 @@
 use super::forward::{item_name, unflatten};
 use super::kept::{BatchGrads, ForwardCache, ItemCache};
 use super::kernel::{LayerKernel, Prepared};
-use super::limits::{at_item, check_backward};
+use super::limits::{at_item, check_backward, PROJECTIONS};
 use super::{LastForward, MultiHeadAttention, Weights};
 use crate::attention::attention_scale;
 use crate::engine::Batch;
@@ -161,10 +161,9 @@ impl MultiHeadAttention {
                     add_column_sums(&mut biases.b_k, &d_k, kv_c);
                     add_column_sums(&mut biases.b_v, &d_v, kv_c);
                 }
-                let [query, key, value] = &mut inputs;
-                query[b * q_len..(b + 1) * q_len].copy_from_slice(&d_x[0]);
-                key[b * k_len..(b + 1) * k_len].copy_from_slice(&d_x[1]);
-                value[b * k_len..(b + 1) * k_len].copy_from_slice(&d_x[2]);
+                for ((all, d), len) in inputs.iter_mut().zip(&d_x).zip([q_len, k_len, k_len]) {
+                    all[b * len..(b + 1) * len].copy_from_slice(d);
+                }
             }
         }
         refuse_parameter_gradients(&grads)?;
@@ -248,13 +247,11 @@ impl MultiHeadAttention {
         F::refuse_gradient(&d_v, kv_c, "d_V")?;
 
         // 0. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V
-        let [d_x_q, d_x_k, d_x_v] = d_x;
-        F::times_transposed(&d_q, t_q, w.t[0], d_x_q); // (T_q, C) = d_Q·W_Qᵀ
-        F::times_transposed(&d_k, t_k, w.t[1], d_x_k); // (T_k, C) = d_K·W_Kᵀ, (T_k, C_kv)·(C, C_kv)ᵀ
-        F::times_transposed(&d_v, t_k, w.t[2], d_x_v); // (T_k, C) = d_V·W_Vᵀ
-        F::refuse_gradient(d_x_q, c, "backward(…).query")?;
-        F::refuse_gradient(d_x_k, c, "backward(…).key")?;
-        F::refuse_gradient(d_x_v, c, "backward(…).value")?;
+        // (T_q, C) = d_Q·W_Qᵀ; (T_k, C) = d_K·W_Kᵀ and d_V·W_Vᵀ, (T_k, C_kv)·(C, C_kv)ᵀ
+        for (i, (d_x, (d, rows))) in d_x.into_iter().zip([(&d_q, t_q), (&d_k, t_k), (&d_v, t_k)]).enumerate() {
+            F::times_transposed(d, rows, w.t[i], d_x);
+            F::refuse_gradient(d_x, c, &format!("backward(…).{}", PROJECTIONS[i].1))?;
+        }
         F::at_b(c, t_q, c, &item.x_q, c, &d_q, c, grads.w_q.data_mut(), c, true, k); // (C, C) += x_qᵀ·d_Q
         if item.x_k.is_none() && item.x_v.is_none() {
             // self-attention: x_k = x_v = x_q, whose transpose the precision may still hold

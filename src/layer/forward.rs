@@ -231,7 +231,7 @@ impl MultiHeadAttention {
         // 8. output = concat·W_O + b_O
         let mut output = vec![F::ZERO; t_q * c];
         F::project(&concat, t_q, w.w[3], w.bias(3), &mut output); // (T_q, C) = (T_q, C)·(C, C)
-        F::refuse_projection(&output, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))?;
+        F::refuse_projection(&output, c, 3, w.b.is_some())?;
         if !run.keep {
             return Ok(ItemOutput { output, weights, cache: None });
         }
@@ -247,15 +247,18 @@ impl MultiHeadAttention {
     /// `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
     pub(super) fn project_item<F: LayerKernel>(&self, w: &Prepared<F>, (x_q, t_q): (&[F], usize), (x_k, t_k): (&[F], usize), x_v: &[F], positions: Positions) -> Result<(Vec<F>, Vec<F>, Vec<F>)> {
         let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
-        let (mut q, mut k, mut v) = (vec![F::ZERO; t_q * c], vec![F::ZERO; t_k * kv_c], vec![F::ZERO; t_k * kv_c]);
-        F::project(x_q, t_q, w.w[0], w.bias(0), &mut q); // (T_q, C) = (T_q, C)·(C, C)
-        F::project(x_k, t_k, w.w[1], w.bias(1), &mut k); // (T_k, C_kv) = (T_k, C)·(C, C_kv)
-        F::project(x_v, t_k, w.w[2], w.bias(2), &mut v); // (T_k, C_kv) = (T_k, C)·(C, C_kv)
+        // (T_q, C) = (T_q, C)·(C, C); (T_k, C_kv) = (T_k, C)·(C, C_kv) twice
+        let inputs = [(x_q, t_q, c), (x_k, t_k, kv_c), (x_v, t_k, kv_c)];
+        let [mut q, mut k, v] = [0, 1, 2].map(|i| {
+            let (x, rows, cols) = inputs[i];
+            let mut out = vec![F::ZERO; rows * cols];
+            F::project(x, rows, w.w[i], w.bias(i), &mut out);
+            out
+        });
         // Refuse overflow: finite inputs and weights, so a non-finite entry is beyond the precision
-        let bias = |name| w.b.is_some().then_some(name);
-        F::refuse_projection(&q, c, "Q", "query", "W_Q", bias("b_Q"))?;
-        F::refuse_projection(&k, kv_c, "K", "key", "W_K", bias("b_K"))?;
-        F::refuse_projection(&v, kv_c, "V", "value", "W_V", bias("b_V"))?;
+        for (i, (m, (_, _, cols))) in [&q, &k, &v].into_iter().zip(inputs).enumerate() {
+            F::refuse_projection(m, cols, i, w.b.is_some())?;
+        }
         self.rotate(&mut q, c, positions.query, "Q")?;
         self.rotate(&mut k, kv_c, positions.key, "K")?;
         Ok((q, k, v))

@@ -88,20 +88,24 @@ pub(super) fn check_cached_budget(layer: &super::MultiHeadAttention, batch: usiz
     check_budget(shape, &parts, || format!("MultiHeadAttention.forward with a cache, a batch of {batch}, {t_new} new positions over {t_all} and C = {c}"))
 }
 
+/// The layer's four projections as messages name them: `(result, input, weight, bias)`.
+pub(super) const PROJECTIONS: [(&str, &str, &str, &str); 4] = [("Q", "query", "W_Q", "b_Q"), ("K", "key", "W_K", "b_K"), ("V", "value", "W_V", "b_V"), ("output", "concat", "W_O", "b_O")];
+
 /// How the layer's overflow checks word their messages per precision (the products are
 /// [`super::LayerKernel`]'s; the working-set counts, [`check_forward`] and [`check_backward`], are one for both).
 pub trait LayerLimits: Precision {
-    /// Pass 1's overflow check: `name = input·weight + bias`, `(rows, cols)`.
-    fn refuse_projection(values: &[Self], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()>;
+    /// The overflow check of projection `i` of [`PROJECTIONS`], `name = input·weight (+ bias)`, `(rows, cols)`.
+    fn refuse_projection(values: &[Self], cols: usize, i: usize, bias: bool) -> Result<()>;
     /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
     fn refuse_gradient(values: &[Self], cols: usize, name: &str) -> Result<()>;
 }
 
 impl LayerLimits for f64 {
-    fn refuse_projection(projected: &[f64], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
+    fn refuse_projection(projected: &[f64], cols: usize, p: usize, bias: bool) -> Result<()> {
+        let (name, input, weight, b) = PROJECTIONS[p];
         refuse_overflow(projected, cols, name, |i, j| match bias {
-            Some(b) => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
-            None => format!("{input} row {i} · {weight} column {j} is too large"),
+            true => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
+            false => format!("{input} row {i} · {weight} column {j} is too large"),
         })
     }
 
@@ -111,9 +115,9 @@ impl LayerLimits for f64 {
 }
 
 impl LayerLimits for f32 {
-    fn refuse_projection(values: &[f32], cols: usize, name: &str, input: &str, weight: &str, _bias: Option<&str>) -> Result<()> {
+    fn refuse_projection(values: &[f32], cols: usize, p: usize, _bias: bool) -> Result<()> {
         // f32's messages write the formula with its bias whether or not the layer has one
-        let bias = weight.replacen('W', "b", 1);
+        let (name, input, weight, bias) = PROJECTIONS[p];
         refuse_overflow_f32(values, cols, name, &format!("{input}·{weight} + {bias}"))
     }
 
