@@ -31,11 +31,8 @@ impl MultiHeadAttention {
         let w = self.weights();
         let b = w.biases.as_ref();
         // 0. Projections: x·W, then + b, each refused where it overflowed: (T_q, C), (T_k, C), (T_k, C)
-        let mut qkv = Vec::with_capacity(3);
-        for (i, (x, w)) in [(query, &w.w_q), (key, &w.w_k), (value, &w.w_v)].into_iter().enumerate() {
-            qkv.push(project_recorded(&mut recorder, i, x, w, b.map(|b| b.slices()[i]))?);
-        }
-        let [q, k, v] = <[Matrix; 3]>::try_from(qkv).expect("three projections");
+        let mut project = |i: usize, x, w| project_recorded(&mut recorder, i, x, w, b.map(|b| b.slices()[i]));
+        let (q, k, v) = (project(0, query, &w.w_q)?, project(1, key, &w.w_k)?, project(2, value, &w.w_v)?);
         // 0. RoPE: the heads see Q and K rotated; the recorder slices the unrotated ones and
         // records each head's Rotate
         let positions = Positions::aligned(t_q, t_k);
