@@ -57,8 +57,9 @@ use super::{LastForward, MultiHeadAttention, Weights};
 use crate::attention::attention_scale;
 use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
-use crate::limits::non_finite_name;
+use crate::limits::{non_finite_name, refuse_overflow_f32};
 use crate::matrix::Matrix;
+use crate::precision::Precision;
 use crate::real::Real;
 use crate::softmax::stable_softmax_backward_row;
 
@@ -103,7 +104,7 @@ impl MultiHeadAttention {
     /// an f64 forward an f32 `grad_output` is widened exactly, and the input gradients rounded once.
     pub fn backward_batch<F: LayerKernel>(&mut self, grad_output: Batch<F>, batched: bool) -> Result<BatchGrads<F>> {
         if self.kept.as_ref().and_then(F::get).is_none() {
-            return F::backward_across(self, grad_output, batched);
+            return self.backward_across(grad_output, batched);
         }
         let kept = self.kept.take().expect("checked above");
         let result = self.differentiate(F::get(&kept).expect("checked above"), grad_output, batched);
@@ -111,6 +112,33 @@ impl MultiHeadAttention {
         let (grads, inputs) = result?;
         self.grads = Some(F::wrap(grads));
         Ok(inputs)
+    }
+
+    /// `backward` when the last forward kept the other precision, in f64: over what it kept (an f32
+    /// training forward's values widened exactly, so the f64 derivative of the f32 forward) with
+    /// `gradOutput` widened exactly; the parameter gradients stored in f64, the input gradients
+    /// rounded once to `F` (a RangeError names the first beyond it, as `backward(…).query[r][c]`).
+    fn backward_across<F: LayerKernel>(&mut self, grad_output: Batch<F>, batched: bool) -> Result<BatchGrads<F>> {
+        let kept = self.kept.as_ref().ok_or_else(|| self.nothing_kept())?;
+        let widened = f32::get(kept).map(ForwardCache::widen);
+        let cache = widened.as_ref().or(f64::get(kept)).expect("a forward keeps in one of the two precisions");
+        let wide: Vec<f64> = grad_output.data.iter().map(|x| x.to_f64()).collect();
+        let (grads, inputs) = self.differentiate(cache, Batch::new(&wide, grad_output.items, grad_output.rows, grad_output.cols), batched)?;
+        self.grads = Some(f64::wrap(grads));
+        let (items, c) = (grad_output.items, self.embed_dim);
+        let narrow = |values: Vec<f64>, name: &str| -> Result<Vec<F>> {
+            let out: Vec<F> = values.iter().map(|&x| F::from_f64(x)).collect();
+            if F::all_finite(&out) {
+                return Ok(out);
+            }
+            // beyond F, so F is f32 (the f64 gradients were refused if not finite)
+            let rounded: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+            for (b, item) in rounded.chunks((values.len() / items.max(1)).max(1)).enumerate() {
+                refuse_overflow_f32(item, c, &format!("backward(…).{name}"), "its value, computed in f64,").map_err(|e| at_item(e, batched, b))?;
+            }
+            Ok(out)
+        };
+        Ok(BatchGrads { query: narrow(inputs.query, "query")?, key: narrow(inputs.key, "key")?, value: narrow(inputs.value, "value")? })
     }
 
     /// The `State` error of a backward with nothing kept, saying why.

@@ -11,15 +11,11 @@
 //! - `f32` rounds the weights once and packs them into panels for the SIMD kernels of
 //!   [`crate::kernels`] (`gemm_packed`), with their own order of summation.
 
-use super::kept::BatchGrads;
 use super::limits::LayerLimits;
 use super::{MultiHeadAttention, Weights};
-use crate::engine::{Batch, Kernel};
-use crate::error::Result;
+use crate::engine::Kernel;
 use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_f32, linear_prepacked_f32, packed_transpose, with_scratch_panels, PackedPanels};
-use crate::limits::refuse_overflow_f32;
 use crate::matrix::{matmul_into, Matrix, Strided};
-use crate::precision::Precision;
 use std::sync::OnceLock;
 
 /// The layer's four weights and biases as one precision's products read them; `transposed` (for the
@@ -80,8 +76,6 @@ pub trait LayerKernel: Kernel + LayerLimits {
     /// Whether every value is finite.
     fn all_finite(values: &[Self]) -> bool;
 
-    /// `backward` when the last forward kept the other precision (see [`MultiHeadAttention::backward_batch`]).
-    fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<Self>, batched: bool) -> Result<BatchGrads<Self>>;
 }
 
 #[allow(private_interfaces)]
@@ -159,17 +153,6 @@ impl LayerKernel for f64 {
         values.iter().all(|x| x.is_finite())
     }
 
-    /// After an f32 training forward: what it kept, widened exactly, differentiated in f64 (the
-    /// f64 derivative of the f32 forward).
-    fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<f64>, batched: bool) -> Result<BatchGrads<f64>> {
-        let widened = match layer.kept.as_ref().and_then(f32::get) {
-            Some(cache) => cache.widen(),
-            None => return Err(layer.nothing_kept()),
-        };
-        let (grads, inputs) = layer.differentiate(&widened, grad_output, batched)?;
-        layer.grads = Some(f64::wrap(grads));
-        Ok(inputs)
-    }
 }
 
 /// One of the layer's f32 weight matrices (`k × n`, `[in, out]`) as its products read it.
@@ -398,28 +381,5 @@ impl LayerKernel for f32 {
     fn all_finite(values: &[f32]) -> bool {
         all_finite_f32(values)
     }
-
-    /// After an f64 forward: `gradOutput` widened exactly, the f64 backward, the input gradients
-    /// rounded once to f32.
-    fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<f32>, batched: bool) -> Result<BatchGrads<f32>> {
-        let wide: Vec<f64> = grad_output.data.iter().map(|&x| f64::from(x)).collect();
-        let grads = layer.backward_batch(Batch::new(&wide, grad_output.items, grad_output.rows, grad_output.cols), batched)?;
-        let (items, c) = (grad_output.items, layer.embed_dim);
-        Ok(BatchGrads {
-            query: narrow(&grads.query, items, c, batched, "backward(…).query")?,
-            key: narrow(&grads.key, items, c, batched, "backward(…).key")?,
-            value: narrow(&grads.value, items, c, batched, "backward(…).value")?,
-        })
-    }
 }
 
-/// `items` f64 items of `cols` columns, flat, rounded to f32; a RangeError names the first entry
-/// beyond the largest f32 (about 3.4e38), as `name[r][c]` (in batch item b when `batched`).
-pub(super) fn narrow(values: &[f64], items: usize, cols: usize, batched: bool, name: &str) -> Result<Vec<f32>> {
-    let out: Vec<f32> = values.iter().map(|&x| x as f32).collect();
-    let per_item = values.len() / items.max(1);
-    for (b, item) in out.chunks(per_item.max(1)).enumerate() {
-        refuse_overflow_f32(item, cols, name, "its value, computed in f64,").map_err(|e| super::limits::at_item(e, batched, b))?;
-    }
-    Ok(out)
-}
