@@ -114,17 +114,12 @@ impl MultiHeadAttention {
         Ok(inputs)
     }
 
-    /// `backward` when the last forward kept the other precision, in f64: over what it kept (an f32
-    /// training forward's values widened exactly, so the f64 derivative of the f32 forward) with
-    /// `gradOutput` widened exactly; the parameter gradients stored in f64, the input gradients
-    /// rounded once to `F` (a RangeError names the first beyond it, as `backward(…).query[r][c]`).
+    /// `backward` when the last forward kept the other precision, in f64 ([`Self::backward_f64`]) with
+    /// `gradOutput` widened exactly; the input gradients rounded once to `F` (a RangeError names the
+    /// first beyond it, as `backward(…).query[r][c]`).
     fn backward_across<F: LayerKernel>(&mut self, grad_output: Batch<F>, batched: bool) -> Result<BatchGrads<F>> {
-        let kept = self.kept.as_ref().ok_or_else(|| self.nothing_kept())?;
-        let widened = f32::get(kept).map(ForwardCache::widen);
-        let cache = widened.as_ref().or(f64::get(kept)).expect("a forward keeps in one of the two precisions");
         let wide: Vec<f64> = grad_output.data.iter().map(|x| x.to_f64()).collect();
-        let (grads, inputs) = self.differentiate(cache, Batch::new(&wide, grad_output.items, grad_output.rows, grad_output.cols), batched)?;
-        self.grads = Some(f64::wrap(grads));
+        let inputs = self.backward_f64(Batch::new(&wide, grad_output.items, grad_output.rows, grad_output.cols), batched)?;
         let (items, c) = (grad_output.items, self.embed_dim);
         let narrow = |values: Vec<f64>, name: &str| -> Result<Vec<F>> {
             let out: Vec<F> = values.iter().map(|&x| F::from_f64(x)).collect();
@@ -139,6 +134,18 @@ impl MultiHeadAttention {
             Ok(out)
         };
         Ok(BatchGrads { query: narrow(inputs.query, "query")?, key: narrow(inputs.key, "key")?, value: narrow(inputs.value, "value")? })
+    }
+
+    /// The backward in f64 over what the last forward kept in either precision (an f32 training
+    /// forward's values widened exactly: the f64 derivative of the f32 forward); the parameter
+    /// gradients stored in f64.
+    fn backward_f64(&mut self, grad_output: Batch<f64>, batched: bool) -> Result<BatchGrads<f64>> {
+        let kept = self.kept.as_ref().ok_or_else(|| self.nothing_kept())?;
+        let widened = f32::get(kept).map(ForwardCache::widen);
+        let cache = widened.as_ref().or(f64::get(kept)).expect("a forward keeps in one of the two precisions");
+        let (grads, inputs) = self.differentiate(cache, grad_output, batched)?;
+        self.grads = Some(f64::wrap(grads));
+        Ok(inputs)
     }
 
     /// The `State` error of a backward with nothing kept, saying why.

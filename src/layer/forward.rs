@@ -213,8 +213,8 @@ impl MultiHeadAttention {
         // 1–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
         // by the hook), used·V_g, straight into the head's columns of concat (T_q, C); with a KV
         // cache over every key it holds, K and V appended first: (held + T_new, C_kv)
-        let hook = Keep { t_q, t_k, dropout: run.dropout, rng, heads: Vec::new() };
         let write = if run.keep_heads { None } else { weights.as_deref_mut() };
+        let hook = Keep { t_q, t_k, dropout: run.dropout, rng, heads: Vec::new(), keep: run.keep_heads, write };
         let (k_all, v_all) = match held {
             Some((keys, values)) => {
                 keys.extend_from_slice(&k);
@@ -223,7 +223,7 @@ impl MultiHeadAttention {
             }
             None => (&k[..], &v[..]),
         };
-        let (concat, kept) = self.attend_item((&q, k_all, v_all), &options.mask, run.positions, workspace, hook, run.keep_heads, write)?;
+        let (concat, kept) = self.attend_item((&q, k_all, v_all), &options.mask, run.positions, workspace, hook)?;
         // the weights that multiplied V (the hook wrote them already when it kept none)
         if let (Some(all), false) = (weights.as_mut(), kept.is_empty()) {
             gather_weights(all, t_q * t_k, options.average_weights, &kept, |head, out| head.used_into(run.dropout.map(|(_, s)| s), out));
@@ -283,22 +283,14 @@ impl MultiHeadAttention {
         Ok(m)
     }
 
-    /// Passes 1–7 for one item: the engine over every head. With `keep`, the hook keeps every
-    /// head's weights (and drops out); otherwise with `write` the weights go straight into it
-    /// (`[h, T_q, T_k]`), and without either the engine runs with no hook (in blocks, on threads).
-    /// Returns `(concat (T_q, C), the heads' caches)`.
-    #[allow(clippy::too_many_arguments)]
-    fn attend_item<F: LayerKernel>(&self, (q, k, v): (&[F], &[F], &[F]), mask: &Mask, positions: Positions, workspace: &mut Workspace<F>, mut hook: Keep<'_, F>, keep: bool, write: Option<&mut [F]>) -> Result<(Vec<F>, Vec<HeadCache<F>>)> {
+    /// Passes 1–7 for one item: the engine over every head, with `hook` (see [`Keep`]). Returns
+    /// `(concat (T_q, C), the heads' caches)`.
+    fn attend_item<F: LayerKernel>(&self, (q, k, v): (&[F], &[F], &[F]), mask: &Mask, positions: Positions, workspace: &mut Workspace<F>, mut hook: Keep<'_, F>) -> Result<(Vec<F>, Vec<HeadCache<F>>)> {
         let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
         let (t_q, t_k) = (q.len() / c, k.len() / kv_c);
         let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
         shape.offset = positions.offset(t_q, t_k);
-        let (q, k, v) = (Cols::all(q, c), Cols::all(k, kv_c), Cols::all(v, kv_c));
-        let concat = match write {
-            _ if keep => heads(q, k, v, shape, mask, workspace, &mut hook)?,
-            Some(out) => heads(q, k, v, shape, mask, workspace, &mut WriteWeights { out, t_q, t_k })?,
-            None => heads(q, k, v, shape, mask, workspace, &mut ())?,
-        };
+        let concat = heads(Cols::all(q, c), Cols::all(k, kv_c), Cols::all(v, kv_c), shape, mask, workspace, &mut hook)?;
         Ok((concat, hook.heads))
     }
 
@@ -510,11 +502,14 @@ struct ItemOutput<F> {
     cache: Option<ItemCache<F>>,
 }
 
-/// The engine's hook of a forward that keeps: every head's softmax weights are kept for
-/// `backward` and, in training with `p > 0`, pass 5's dropout is applied to them before the
-/// weighted sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the blocks come
-/// in row order), including the keys a causal block skips (masked: their weight is 0 either way);
-/// an entry is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0, 1/(1−p)}`.
+/// The engine's hook of the layer's forward. With `keep`, every head's softmax weights are kept for
+/// `backward` (or for their mean) and, in training with `p > 0`, pass 5's dropout is applied to them
+/// before the weighted sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the
+/// blocks come in row order), including the keys a causal block skips (masked: their weight is 0
+/// either way); an entry is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0,
+/// 1/(1−p)}`. Otherwise, with `write`, every head's weights are written into it, `[h, T_q, T_k]`
+/// row-major (keys a causal block skips stay as they are: zeros); with neither it is inert, and the
+/// engine may run the heads on threads.
 struct Keep<'a, F> {
     t_q: usize,
     t_k: usize,
@@ -522,16 +517,29 @@ struct Keep<'a, F> {
     dropout: Option<(f64, F)>,
     rng: &'a mut SplitMix64,
     heads: Vec<HeadCache<F>>,
+    keep: bool,
+    write: Option<&'a mut [F]>,
 }
 
 impl<F: Real> Hooks<F> for Keep<'_, F> {
     fn head_start(&mut self, _head: usize, _q: Cols<F>, _k: Cols<F>, _v: Cols<F>) -> Result<()> {
         let n = self.t_q * self.t_k; // (T_q, T_k)
-        self.heads.push(HeadCache { weights: vec![F::ZERO; n], kept: self.dropout.map(|_| vec![false; n]), used: None });
+        if self.keep {
+            self.heads.push(HeadCache { weights: vec![F::ZERO; n], kept: self.dropout.map(|_| vec![false; n]), used: None });
+        }
         Ok(())
     }
 
-    fn weights(&mut self, _head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
+    fn weights(&mut self, head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
+        if let Some(out) = self.write.as_deref_mut() {
+            for (i, row) in weights.chunks_exact(n_keys).enumerate() {
+                let at = (head * self.t_q + first + i) * self.t_k;
+                out[at..at + n_keys].copy_from_slice(row);
+            }
+        }
+        if !self.keep {
+            return Ok(());
+        }
         let head = self.heads.last_mut().ok_or_else(|| AttentionError::State("weights before any head".into()))?;
         for (i, row) in weights.chunks_exact_mut(n_keys).enumerate() {
             let at = (first + i) * self.t_k;
@@ -548,24 +556,9 @@ impl<F: Real> Hooks<F> for Keep<'_, F> {
         }
         Ok(())
     }
-}
 
-/// The engine's hook of an evaluation forward that keeps nothing but returns the weights: every
-/// head's softmax weights written into `[h, T_q, T_k]`, row-major (keys a causal block skips stay
-/// as they are: zeros).
-struct WriteWeights<'a, F> {
-    out: &'a mut [F],
-    t_q: usize,
-    t_k: usize,
-}
-
-impl<F: Real> Hooks<F> for WriteWeights<'_, F> {
-    fn weights(&mut self, head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
-        for (i, row) in weights.chunks_exact(n_keys).enumerate() {
-            let at = (head * self.t_q + first + i) * self.t_k;
-            self.out[at..at + n_keys].copy_from_slice(row);
-        }
-        Ok(())
+    fn inert(&self) -> bool {
+        !self.keep && self.write.is_none()
     }
 }
 
