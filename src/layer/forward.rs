@@ -114,16 +114,10 @@ impl MultiHeadAttention {
 
     /// A [`BatchOutput`] as [`ForwardOutput`]'s matrices.
     fn matrices(&self, result: BatchOutput<f64>, b: usize, t_q: usize, t_k: usize, options: &ForwardOptions) -> Result<ForwardOutput> {
-        let output = unflatten(result.output, t_q, self.embed_dim)?;
-        let weights = match result.weights {
-            None => None,
-            Some(w) => {
-                let per_item = if options.average_weights { 1 } else { self.number_of_heads };
-                let all = unflatten(w, t_q, t_k)?;
-                Some((0..b).map(|i| all[i * per_item..(i + 1) * per_item].to_vec()).collect())
-            }
-        };
-        Ok(ForwardOutput { output, weights })
+        let per_item = if options.average_weights { 1 } else { self.number_of_heads };
+        let weights = result.weights.map(|w| unflatten(w, t_q, t_k)).transpose()?;
+        let weights = weights.map(|all| all.chunks(per_item).take(b).map(<[Matrix]>::to_vec).collect());
+        Ok(ForwardOutput { output: unflatten(result.output, t_q, self.embed_dim)?, weights })
     }
 
     /// The forward pass in either precision (see the module docs): `query` is `[B, T_q, C]`, `key`

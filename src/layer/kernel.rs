@@ -167,19 +167,11 @@ pub enum WeightF32 {
 }
 
 impl WeightF32 {
-    /// `(k, n)`.
-    fn shape(&self) -> (usize, usize) {
+    /// The matrix, `k × n` row-major.
+    fn matrix(&self) -> Matrix<f32> {
         match self {
-            Self::Packed(p) => (p.k(), p.n()),
-            Self::Plain(m) => m.shape(),
-        }
-    }
-
-    /// The values, `k × n` row-major.
-    fn unpack(&self) -> Vec<f32> {
-        match self {
-            Self::Packed(p) => p.unpack(),
-            Self::Plain(m) => m.data().to_vec(),
+            Self::Packed(p) => Matrix::new(p.k(), p.n(), p.unpack()).unwrap_or_else(|e| panic!("k × n values: {e}")),
+            Self::Plain(m) => m.clone(),
         }
     }
 }
@@ -206,11 +198,7 @@ pub(crate) struct PackedWeights {
 impl PackedWeights {
     /// The weights again, `[in, out]` row-major, in f32.
     pub fn unpack(&self) -> Weights<f32> {
-        let matrix = |w: &WeightF32| {
-            let (k, n) = w.shape();
-            Matrix::new(k, n, w.unpack()).unwrap_or_else(|e| panic!("k × n values: {e}"))
-        };
-        Weights::from_parts(self.panels.each_ref().map(matrix), self.biases.clone())
+        Weights::from_parts(self.panels.each_ref().map(WeightF32::matrix), self.biases.clone())
     }
 
     /// The weights widened to f64 (exact), kept while they are held.

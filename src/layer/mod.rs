@@ -25,7 +25,6 @@ mod limits;
 mod projected;
 mod trace;
 mod weights;
-pub mod init;
 #[cfg(test)]
 mod tests;
 
@@ -46,6 +45,7 @@ use crate::precision::{ByPrecision, Nothing, Precision};
 use kept::{Grads, Kept};
 use std::borrow::Cow;
 use std::sync::OnceLock;
+pub use crate::init; // the seeded generator, the layer's and the model's (it was `layer::init`)
 use init::{xavier_uniform, SplitMix64, DROPOUT_STREAM};
 
 /// How to build a layer with seeded weights.
@@ -306,11 +306,7 @@ impl MultiHeadAttention {
 
     /// The weights in f64: the layer's own, or the f32 ones lent to it, widened (exact).
     pub fn weights(&self) -> Cow<'_, Weights> {
-        match (&self.weights, self.packed_f32.get()) {
-            (Some(w), _) => Cow::Borrowed(w),
-            (None, Some(packed)) => Cow::Owned(packed.unpack().cast()),
-            (None, None) => unreachable!("{NOTHING_HELD}"),
-        }
+        self.weights_in().unwrap_or_else(|_| unreachable!("f32 → f64 is exact"))
     }
 
     /// Drops the layer's weights: a model's layer, whose weights are the model's parameters, lent for
