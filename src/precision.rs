@@ -25,7 +25,7 @@ macro_rules! by_precision_type {
         $(#[$doc])*
         $vis type $alias = $crate::precision::ByPrecision<$family>;
 
-        #[doc = concat!("`", stringify!($of), "` as a [`Family`](crate::precision::Family), for [`", stringify!($alias), "`].")]
+        #[doc = concat!("`", stringify!($of), "` as a [`Family`](crate::precision::Family), for `", stringify!($alias), "`.")]
         $vis struct $family;
 
         impl $crate::precision::Family for $family {

@@ -302,17 +302,12 @@ impl MultiHeadAttention {
 
 /// Buffers reused across heads and items: the products' own, and one head's `(T_q, T_k)`
 /// `used` weights and gradients.
+#[derive(Default)]
 struct Scratch<F: LayerKernel> {
     kernel: F::Scratch,
     used: Vec<F>,
     d_used: Vec<F>,
     d_scores: Vec<F>,
-}
-
-impl<F: LayerKernel> Default for Scratch<F> {
-    fn default() -> Self {
-        Self { kernel: F::Scratch::default(), used: Vec::new(), d_used: Vec::new(), d_scores: Vec::new() }
-    }
 }
 
 /// `target += the column sums of (rows × n) values` (summed from row 0 down from zero, then added).

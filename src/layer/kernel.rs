@@ -1,7 +1,7 @@
 //! What the layer computes differently per precision, and nothing else: how the weights are held
 //! for the projections, the backward's products (`A·Bᵀ`, `Aᵀ·B`, `A·B`, `x·Wᵀ`) and the finiteness
-//! scan (how an overflow is worded and how much memory a pass counts are [`LayerLimits`]'s; what a
-//! pass keeps, in its precision, is [`crate::precision`]'s). The forward
+//! scan (how an overflow is worded is [`LayerLimits`]'s; what a pass keeps, in its precision, is
+//! [`crate::precision`]'s; a backward across precisions runs in f64, `backward.rs`). The forward
 //! (`forward.rs`) and the backward (`backward.rs`) are written once over [`LayerKernel`], as the
 //! engine is over [`Kernel`].
 //!

@@ -92,9 +92,9 @@ pub(super) fn check_cached_budget(layer: &super::MultiHeadAttention, batch: usiz
 pub(super) const PROJECTIONS: [(&str, &str, &str, &str); 4] = [("Q", "query", "W_Q", "b_Q"), ("K", "key", "W_K", "b_K"), ("V", "value", "W_V", "b_V"), ("output", "concat", "W_O", "b_O")];
 
 /// How the layer's overflow checks word their messages per precision (the products are
-/// [`super::LayerKernel`]'s; the working-set counts, [`check_forward`] and [`check_backward`], are one for both).
+/// [`super::LayerKernel`]'s; the working-set counts, `check_forward` and `check_backward`, are one for both).
 pub trait LayerLimits: Precision {
-    /// The overflow check of projection `i` of [`PROJECTIONS`], `name = input·weight (+ bias)`, `(rows, cols)`.
+    /// The overflow check of projection `i` of `PROJECTIONS` (Q, K, V, output), `name = input·weight (+ bias)`, `(rows, cols)`.
     fn refuse_projection(values: &[Self], cols: usize, i: usize, bias: bool) -> Result<()>;
     /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
     fn refuse_gradient(values: &[Self], cols: usize, name: &str) -> Result<()>;

@@ -10,11 +10,13 @@
 //! items sharing one mask. `C = numberOfHeads · headDimensions` (h · d_head).
 //!
 //! [`MultiHeadAttention::backward`] differentiates the last forward pass and stores the
-//! parameter gradients; see `forward.rs` and `backward.rs`, each written once for f64 and f32
+//! parameter gradients; see `forward.rs` (one item loop for the forward and for decoding with a KV
+//! cache, `cache.rs`) and `backward.rs` (also across precisions), each written once for f64 and f32
 //! over [`LayerKernel`] (`kernel.rs`: the products that differ; `limits.rs`'s [`LayerLimits`]: the
-//! budgets and overflow messages that differ; the rest per precision, what is kept and held, is
-//! [`crate::precision`]'s, written once). The seeded
-//! initialisation and the dropout stream are specified bit for bit in [`init`].
+//! overflow messages that differ, and the working-set counts, one for both; the rest per precision,
+//! what is kept and held, is [`crate::precision`]'s, written once: `kept.rs`). The parameters are
+//! `weights.rs`'s [`Weights`]. The seeded initialisation and the dropout stream are specified bit
+//! for bit in [`init`] (`src/init.rs`: the model draws from the same generator).
 
 mod backward;
 mod cache;
