@@ -15,7 +15,7 @@ use super::limits::LayerLimits;
 use super::{MultiHeadAttention, Weights};
 use crate::engine::Kernel;
 use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_f32, linear_prepacked_f32, packed_transpose, with_scratch_panels, PackedPanels};
-use crate::matrix::{matmul_into, Matrix, Strided};
+use crate::matrix::{matmul_into, matmul_transposed_into, transposed_matmul_into, Matrix, Strided};
 use std::sync::OnceLock;
 
 /// The layer's four weights and biases as one precision's products read them; `transposed` (for the
@@ -110,16 +110,7 @@ impl LayerKernel for f64 {
 
     fn a_bt(m: usize, k: usize, n: usize, a: &[f64], lda: usize, b: &[f64], ldb: usize, out: &mut [f64], ldc: usize, _: &mut Vec<f64>) {
         // Matrix::matmul_transposed's loop: each entry summed over k in increasing order from zero
-        for i in 0..m {
-            let a_row = &a[i * lda..i * lda + k];
-            for j in 0..n {
-                let mut sum = 0.0;
-                for (&x, &y) in a_row.iter().zip(&b[j * ldb..j * ldb + k]) {
-                    sum += x * y;
-                }
-                out[i * ldc + j] = sum;
-            }
-        }
+        matmul_transposed_into(Strided { data: a, stride: lda }, m, k, Strided { data: b, stride: ldb }, n, out, ldc);
     }
 
     fn a_b(m: usize, k: usize, n: usize, a: &[f64], lda: usize, b: &[f64], ldb: usize, out: &mut [f64], ldc: usize, _: &mut Vec<f64>) {
@@ -131,14 +122,7 @@ impl LayerKernel for f64 {
         // written or added (Matrix::add_assign)
         sums.clear();
         sums.resize(m * n, 0.0);
-        for p in 0..k {
-            let (a_row, b_row) = (&a[p * lda..p * lda + m], &b[p * ldb..p * ldb + n]);
-            for (i, &x) in a_row.iter().enumerate() {
-                for (o, &y) in sums[i * n..(i + 1) * n].iter_mut().zip(b_row) {
-                    *o += x * y;
-                }
-            }
-        }
+        transposed_matmul_into(Strided { data: a, stride: lda }, m, k, Strided { data: b, stride: ldb }, n, sums);
         for (i, row) in sums.chunks_exact(n.max(1)).take(m).enumerate() {
             let o = &mut out[i * ldc..i * ldc + n];
             if accumulate {
