@@ -66,12 +66,7 @@ use crate::softmax::stable_softmax_backward_row;
 /// The gradients with respect to the three inputs of the last forward pass, one matrix per
 /// batch item. For self-attention (`key` and `value` defaulted to `query`) the gradient with
 /// respect to the shared input is `query + key + value`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct InputGrads {
-    pub query: Vec<Matrix>,
-    pub key: Vec<Matrix>,
-    pub value: Vec<Matrix>,
-}
+pub type InputGrads = BatchGrads<Matrix>;
 
 impl MultiHeadAttention {
     /// [`Self::backward_batch`] on f64 matrices, one `(T_q, C)` per item (each item's shape checked).

@@ -6,7 +6,7 @@ use crate::precision::Family;
 use crate::real::Real;
 
 /// The input gradients of [`super::MultiHeadAttention::backward_batch`], flat: `[B, T_q, C]`,
-/// `[B, T_k, C]`, `[B, T_k, C]`.
+/// `[B, T_k, C]`, `[B, T_k, C]` (and, of matrices, [`super::InputGrads`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BatchGrads<F> {
     pub query: Vec<F>,
