@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod grouped_query;
 pub mod heap;
+pub mod init;
 pub mod kernels;
 pub mod layer;
 pub mod limits;

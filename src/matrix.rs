@@ -58,6 +58,34 @@ pub fn matmul_into<F: Real>(a: Strided<F>, m: usize, k: usize, b: Strided<F>, n:
     });
 }
 
+/// `out (m × n, rows out_stride apart) = a (m × k)·b (n × k)ᵀ`, each entry summed over `k` in
+/// increasing order from zero: [`Matrix::matmul_transposed`], and the layer's f64 `A·Bᵀ`.
+pub fn matmul_transposed_into<F: Real>(a: Strided<F>, m: usize, k: usize, b: Strided<F>, n: usize, out: &mut [F], out_stride: usize) {
+    for i in 0..m {
+        let a_row = &a.data[i * a.stride..i * a.stride + k];
+        for j in 0..n {
+            let mut sum = F::ZERO;
+            for (&x, &y) in a_row.iter().zip(&b.data[j * b.stride..j * b.stride + k]) {
+                sum += x * y;
+            }
+            out[i * out_stride + j] = sum;
+        }
+    }
+}
+
+/// `out (m × n, row-major, zeros) += a (k × m)ᵀ·b (k × n)`, each entry summed over `k` in increasing
+/// order from zero: [`Matrix::transposed_matmul`], and the layer's f64 `Aᵀ·B`.
+pub fn transposed_matmul_into<F: Real>(a: Strided<F>, m: usize, k: usize, b: Strided<F>, n: usize, out: &mut [F]) {
+    for p in 0..k {
+        let (a_row, b_row) = (&a.data[p * a.stride..p * a.stride + m], &b.data[p * b.stride..p * b.stride + n]);
+        for (i, &x) in a_row.iter().enumerate() {
+            for (o, &y) in out[i * n..(i + 1) * n].iter_mut().zip(b_row) {
+                *o += x * y;
+            }
+        }
+    }
+}
+
 /// [`matmul_into`]'s loop.
 fn matmul_rows<F: Real>(a: Strided<F>, m: usize, k: usize, b: Strided<F>, n: usize, out: &mut [F], out_stride: usize) {
     for i in 0..m {
@@ -287,16 +315,8 @@ impl<F: Real> Matrix<F> {
         }
         let (m, n) = (self.rows, other.rows);
         let mut out = Self::zeros(m, n);
-        for i in 0..m {
-            let a_row = self.row(i);
-            for j in 0..n {
-                let mut sum = F::ZERO;
-                for (&a, &b) in a_row.iter().zip(other.row(j)) {
-                    sum += a * b;
-                }
-                out.data[i * n + j] = sum;
-            }
-        }
+        let (a, b) = (Strided { data: &self.data, stride: self.cols }, Strided { data: &other.data, stride: other.cols });
+        matmul_transposed_into(a, m, self.cols, b, n, &mut out.data, n);
         Ok(out)
     }
 
@@ -313,16 +333,8 @@ impl<F: Real> Matrix<F> {
         }
         let (m, n) = (self.cols, other.cols);
         let mut out = Self::zeros(m, n);
-        for p in 0..self.rows {
-            let a_row = self.row(p);
-            let b_row = other.row(p);
-            for (i, &a) in a_row.iter().enumerate() {
-                let out_row = &mut out.data[i * n..(i + 1) * n];
-                for (o, &b) in out_row.iter_mut().zip(b_row) {
-                    *o += a * b;
-                }
-            }
-        }
+        let (a, b) = (Strided { data: &self.data, stride: m }, Strided { data: &other.data, stride: n });
+        transposed_matmul_into(a, m, self.rows, b, n, &mut out.data);
         Ok(out)
     }
 

@@ -8,13 +8,30 @@
 //! where each precision's products read them.
 //!
 //! A new part written over the precision (a model part, a kept value) needs a [`Family`] naming its
-//! type, and nothing per precision.
+//! type ([`by_precision_type!`](crate::by_precision_type) declares both), and nothing per precision.
 
 use crate::real::Real;
 
 /// A type written once over the precision: `Of<f64>` and `Of<f32>` are what a [`ByPrecision`] holds.
 pub trait Family {
     type Of<F: Real>;
+}
+
+/// Declares `$alias`, a [`ByPrecision`] of `$of` (written over `F`), and `$family`, the [`Family`]
+/// that names `$of`: `by_precision_type!(/// docs \n pub Kept = KeptIn: ForwardCache<F>;)`.
+#[macro_export]
+macro_rules! by_precision_type {
+    ($(#[$doc:meta])* $vis:vis $alias:ident = $family:ident: $of:ty;) => {
+        $(#[$doc])*
+        $vis type $alias = $crate::precision::ByPrecision<$family>;
+
+        #[doc = concat!("`", stringify!($of), "` as a [`Family`](crate::precision::Family), for `", stringify!($alias), "`.")]
+        $vis struct $family;
+
+        impl $crate::precision::Family for $family {
+            type Of<F: $crate::real::Real> = $of;
+        }
+    };
 }
 
 /// A value in one of the two precisions.

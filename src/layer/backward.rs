@@ -52,25 +52,21 @@
 use super::forward::{item_name, unflatten};
 use super::kept::{BatchGrads, ForwardCache, ItemCache};
 use super::kernel::{LayerKernel, Prepared};
-use super::limits::at_item;
+use super::limits::{at_item, check_backward, PROJECTIONS};
 use super::{LastForward, MultiHeadAttention, Weights};
 use crate::attention::attention_scale;
 use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
-use crate::limits::non_finite_name;
+use crate::limits::{non_finite_name, refuse_overflow_f32};
 use crate::matrix::Matrix;
+use crate::precision::Precision;
 use crate::real::Real;
 use crate::softmax::stable_softmax_backward_row;
 
 /// The gradients with respect to the three inputs of the last forward pass, one matrix per
 /// batch item. For self-attention (`key` and `value` defaulted to `query`) the gradient with
 /// respect to the shared input is `query + key + value`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct InputGrads {
-    pub query: Vec<Matrix>,
-    pub key: Vec<Matrix>,
-    pub value: Vec<Matrix>,
-}
+pub type InputGrads = BatchGrads<Matrix>;
 
 impl MultiHeadAttention {
     /// [`Self::backward_batch`] on f64 matrices, one `(T_q, C)` per item (each item's shape checked).
@@ -103,13 +99,47 @@ impl MultiHeadAttention {
     /// an f64 forward an f32 `grad_output` is widened exactly, and the input gradients rounded once.
     pub fn backward_batch<F: LayerKernel>(&mut self, grad_output: Batch<F>, batched: bool) -> Result<BatchGrads<F>> {
         if self.kept.as_ref().and_then(F::get).is_none() {
-            return F::backward_across(self, grad_output, batched);
+            return self.backward_across(grad_output, batched);
         }
         let kept = self.kept.take().expect("checked above");
         let result = self.differentiate(F::get(&kept).expect("checked above"), grad_output, batched);
         self.kept = Some(kept);
         let (grads, inputs) = result?;
         self.grads = Some(F::wrap(grads));
+        Ok(inputs)
+    }
+
+    /// `backward` when the last forward kept the other precision, in f64 ([`Self::backward_f64`]) with
+    /// `gradOutput` widened exactly; the input gradients rounded once to `F` (a RangeError names the
+    /// first beyond it, as `backward(…).query[r][c]`).
+    fn backward_across<F: LayerKernel>(&mut self, grad_output: Batch<F>, batched: bool) -> Result<BatchGrads<F>> {
+        let wide: Vec<f64> = grad_output.data.iter().map(|x| x.to_f64()).collect();
+        let inputs = self.backward_f64(Batch::new(&wide, grad_output.items, grad_output.rows, grad_output.cols), batched)?;
+        let (items, c) = (grad_output.items, self.embed_dim);
+        let narrow = |values: Vec<f64>, name: &str| -> Result<Vec<F>> {
+            let out: Vec<F> = values.iter().map(|&x| F::from_f64(x)).collect();
+            if F::all_finite(&out) {
+                return Ok(out);
+            }
+            // beyond F, so F is f32 (the f64 gradients were refused if not finite)
+            let rounded: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+            for (b, item) in rounded.chunks((values.len() / items.max(1)).max(1)).enumerate() {
+                refuse_overflow_f32(item, c, &format!("backward(…).{name}"), "its value, computed in f64,").map_err(|e| at_item(e, batched, b))?;
+            }
+            Ok(out)
+        };
+        Ok(BatchGrads { query: narrow(inputs.query, "query")?, key: narrow(inputs.key, "key")?, value: narrow(inputs.value, "value")? })
+    }
+
+    /// The backward in f64 over what the last forward kept in either precision (an f32 training
+    /// forward's values widened exactly: the f64 derivative of the f32 forward); the parameter
+    /// gradients stored in f64.
+    fn backward_f64(&mut self, grad_output: Batch<f64>, batched: bool) -> Result<BatchGrads<f64>> {
+        let kept = self.kept.as_ref().ok_or_else(|| self.nothing_kept())?;
+        let widened = f32::get(kept).map(ForwardCache::widen);
+        let cache = widened.as_ref().or(f64::get(kept)).expect("a forward keeps in one of the two precisions");
+        let (grads, inputs) = self.differentiate(cache, grad_output, batched)?;
+        self.grads = Some(f64::wrap(grads));
         Ok(inputs)
     }
 
@@ -128,17 +158,10 @@ impl MultiHeadAttention {
         let (c, t_q, t_k, n) = (self.embed_dim, cache.t_q, cache.t_k, cache.items.len());
         let shapes = std::iter::repeat_n((grad_output.rows, grad_output.cols), grad_output.items.min(1));
         check_gradient_shape(batched, cache.batched, grad_output.items, n, shapes, t_q, c)?;
-        F::check_backward_budget(self, n, t_q, t_k, cache.keep_scale.is_some())?;
+        check_backward(self, n, t_q, t_k, cache.keep_scale.is_some())?;
         let w = F::prepared(self, true); // with the transposes, packed once per set of weights
         let kv_c = self.kv_heads * self.head_dimensions;
-        let zeros = |rows: usize, cols: usize| Matrix::<F>::zeros(rows, cols);
-        let mut grads = Weights {
-            w_q: zeros(c, c),
-            w_k: zeros(c, kv_c),
-            w_v: zeros(c, kv_c),
-            w_o: zeros(c, c),
-            biases: w.b.map(|_| super::Biases { b_q: vec![F::ZERO; c], b_k: vec![F::ZERO; kv_c], b_v: vec![F::ZERO; kv_c], b_o: vec![F::ZERO; c] }),
-        };
+        let mut grads = Weights::zeros(c, kv_c, w.b.is_some());
         let mut inputs = [vec![F::ZERO; n * t_q * c], vec![F::ZERO; n * t_k * c], vec![F::ZERO; n * t_k * c]];
         // The items are independent up to the sums over them: split them across threads, a few
         // at a time, each into gradients of its own, then add those into `grads` in item order
@@ -150,7 +173,7 @@ impl MultiHeadAttention {
             let count = at_once.min(n - first);
             let results = crate::parallel::map(count, split, |i| {
                 let b = first + i;
-                let mut item_grads = Weights { w_q: zeros(c, c), w_k: zeros(c, kv_c), w_v: zeros(c, kv_c), w_o: zeros(c, c), biases: None };
+                let mut item_grads = Weights::zeros(c, kv_c, false);
                 let mut d_x = [vec![F::ZERO; q_len], vec![F::ZERO; k_len], vec![F::ZERO; k_len]];
                 let [d_x_q, d_x_k, d_x_v] = &mut d_x;
                 let d_qkv = self.backward_item(&w, cache, &cache.items[b], grad_output.item(b), &mut item_grads, &mut Scratch::default(), [d_x_q, d_x_k, d_x_v]);
@@ -168,10 +191,9 @@ impl MultiHeadAttention {
                     add_column_sums(&mut biases.b_k, &d_k, kv_c);
                     add_column_sums(&mut biases.b_v, &d_v, kv_c);
                 }
-                let [query, key, value] = &mut inputs;
-                query[b * q_len..(b + 1) * q_len].copy_from_slice(&d_x[0]);
-                key[b * k_len..(b + 1) * k_len].copy_from_slice(&d_x[1]);
-                value[b * k_len..(b + 1) * k_len].copy_from_slice(&d_x[2]);
+                for ((all, d), len) in inputs.iter_mut().zip(&d_x).zip([q_len, k_len, k_len]) {
+                    all[b * len..(b + 1) * len].copy_from_slice(d);
+                }
             }
         }
         refuse_parameter_gradients(&grads)?;
@@ -255,13 +277,11 @@ impl MultiHeadAttention {
         F::refuse_gradient(&d_v, kv_c, "d_V")?;
 
         // 0. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V
-        let [d_x_q, d_x_k, d_x_v] = d_x;
-        F::times_transposed(&d_q, t_q, w.t[0], d_x_q); // (T_q, C) = d_Q·W_Qᵀ
-        F::times_transposed(&d_k, t_k, w.t[1], d_x_k); // (T_k, C) = d_K·W_Kᵀ, (T_k, C_kv)·(C, C_kv)ᵀ
-        F::times_transposed(&d_v, t_k, w.t[2], d_x_v); // (T_k, C) = d_V·W_Vᵀ
-        F::refuse_gradient(d_x_q, c, "backward(…).query")?;
-        F::refuse_gradient(d_x_k, c, "backward(…).key")?;
-        F::refuse_gradient(d_x_v, c, "backward(…).value")?;
+        // (T_q, C) = d_Q·W_Qᵀ; (T_k, C) = d_K·W_Kᵀ and d_V·W_Vᵀ, (T_k, C_kv)·(C, C_kv)ᵀ
+        for (i, (d_x, (d, rows))) in d_x.into_iter().zip([(&d_q, t_q), (&d_k, t_k), (&d_v, t_k)]).enumerate() {
+            F::times_transposed(d, rows, w.t[i], d_x);
+            F::refuse_gradient(d_x, c, &format!("backward(…).{}", PROJECTIONS[i].1))?;
+        }
         F::at_b(c, t_q, c, &item.x_q, c, &d_q, c, grads.w_q.data_mut(), c, true, k); // (C, C) += x_qᵀ·d_Q
         if item.x_k.is_none() && item.x_v.is_none() {
             // self-attention: x_k = x_v = x_q, whose transpose the precision may still hold
@@ -277,17 +297,12 @@ impl MultiHeadAttention {
 
 /// Buffers reused across heads and items: the products' own, and one head's `(T_q, T_k)`
 /// `used` weights and gradients.
+#[derive(Default)]
 struct Scratch<F: LayerKernel> {
     kernel: F::Scratch,
     used: Vec<F>,
     d_used: Vec<F>,
     d_scores: Vec<F>,
-}
-
-impl<F: LayerKernel> Default for Scratch<F> {
-    fn default() -> Self {
-        Self { kernel: F::Scratch::default(), used: Vec::new(), d_used: Vec::new(), d_scores: Vec::new() }
-    }
 }
 
 /// `target += the column sums of (rows × n) values` (summed from row 0 down from zero, then added).

@@ -5,8 +5,6 @@
 //! and Float64Array, f32 for Float32Array). See [`super::MultiHeadAttention::forward_cached_batch`].
 
 use super::MultiHeadAttention;
-use crate::precision::{ByPrecision, Family};
-use crate::real::Real;
 
 /// Keys and values of the positions seen so far, for one layer.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,14 +21,9 @@ pub struct KvCache {
     pub(super) length: usize,
 }
 
-/// What a cache holds, in one precision.
-pub(crate) type Store = ByPrecision<HeldIn>;
-
-/// [`Held`] as a [`Family`].
-pub(crate) struct HeldIn;
-
-impl Family for HeldIn {
-    type Of<F: Real> = Held<F>;
+crate::by_precision_type! {
+    /// What a cache holds, in one precision.
+    pub(crate) Store = HeldIn: Held<F>;
 }
 
 /// Per batch item, `(held, C_kv)` row-major: the keys (rotated) and values of positions `start …`.

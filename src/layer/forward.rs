@@ -30,7 +30,7 @@ use super::cache::{Held, KvCache};
 use super::init::SplitMix64;
 use super::kept::{ForwardCache, HeadCache, ItemCache, Positions};
 use super::kernel::{LayerKernel, Prepared};
-use super::limits::{at_item, check_cached_budget};
+use super::limits::{at_item, check_cached_budget, check_forward};
 use super::{LastForward, MultiHeadAttention};
 use crate::engine::{Batch, Cols, HeadShape, Hooks, Rope, Workspace};
 use crate::error::{shape_text, AttentionError, Result};
@@ -114,16 +114,10 @@ impl MultiHeadAttention {
 
     /// A [`BatchOutput`] as [`ForwardOutput`]'s matrices.
     fn matrices(&self, result: BatchOutput<f64>, b: usize, t_q: usize, t_k: usize, options: &ForwardOptions) -> Result<ForwardOutput> {
-        let output = unflatten(result.output, t_q, self.embed_dim)?;
-        let weights = match result.weights {
-            None => None,
-            Some(w) => {
-                let per_item = if options.average_weights { 1 } else { self.number_of_heads };
-                let all = unflatten(w, t_q, t_k)?;
-                Some((0..b).map(|i| all[i * per_item..(i + 1) * per_item].to_vec()).collect())
-            }
-        };
-        Ok(ForwardOutput { output, weights })
+        let per_item = if options.average_weights { 1 } else { self.number_of_heads };
+        let weights = result.weights.map(|w| unflatten(w, t_q, t_k)).transpose()?;
+        let weights = weights.map(|all| all.chunks(per_item).take(b).map(<[Matrix]>::to_vec).collect());
+        Ok(ForwardOutput { output: unflatten(result.output, t_q, self.embed_dim)?, weights })
     }
 
     /// The forward pass in either precision (see the module docs): `query` is `[B, T_q, C]`, `key`
@@ -131,50 +125,21 @@ impl MultiHeadAttention {
     /// when the precision does ([`Precision::EVALUATION_KEEPS`](crate::precision::Precision::EVALUATION_KEEPS)); otherwise it forgets the last
     /// forward pass, so a following `backward` is a `State` error. On an error nothing changes.
     pub fn forward_batch<F: LayerKernel>(&mut self, query: Batch<F>, key: Batch<F>, value: Batch<F>, options: &ForwardOptions) -> Result<BatchOutput<F>> {
-        let (c, h) = (self.embed_dim, self.number_of_heads);
         let (b, t_q, t_k) = (query.items, query.rows, key.rows);
         self.check_batches(&query, &key, &value, options)?;
         self.check_rope_alignment(t_q, t_k)?;
         let keep = options.training || F::EVALUATION_KEEPS;
         // the heads' weights are kept for backward, or for their mean
         let keep_heads = keep || (options.need_weights && options.average_weights);
-        F::check_forward_budget(self, b, t_q, t_k, (options.need_weights, options.average_weights, options.training), keep)?;
-        let positions = Positions::aligned(t_q, t_k);
         // pass 5's dropout: (p, 1/(1−p) computed in f64 and rounded once)
         let dropout = (options.training && self.dropout > 0.0).then(|| (self.dropout, F::from_f64(1.0 / (1.0 - self.dropout))));
+        check_forward(self, b, t_q, t_k, (options.need_weights, options.average_weights, dropout.is_some()), keep)?;
+        let positions = Positions::aligned(t_q, t_k);
         let w = F::prepared(self, false);
         // Draw into a copy of the generator and commit it only on success
         let mut rng = self.dropout_rng.clone();
-        let per_item = if options.average_weights { 1 } else { h };
-        let run = ItemRun { w: &w, t_q, t_k, options, positions, dropout, keep, keep_heads };
-        // The items are independent: split them across threads (each item's results are the same
-        // either way), except with dropout, whose one generator draws through the items in order,
-        // and when the weights are returned (each item's would be held twice, its own and the batch's)
-        let split = dropout.is_none() && !options.need_weights && crate::parallel::worth_splitting(b, b * (t_q + 2 * t_k) * c * c);
-        let results = if split {
-            crate::parallel::map(b, true, |i| self.forward_item(&run, (query.item(i), key.item(i), value.item(i)), &mut rng.clone(), &mut Workspace::new()))
-        } else {
-            let mut workspace = Workspace::new();
-            let mut results = Vec::with_capacity(b);
-            for i in 0..b {
-                results.push(self.forward_item(&run, (query.item(i), key.item(i), value.item(i)), &mut rng, &mut workspace));
-                if results[i].is_err() {
-                    break;
-                }
-            }
-            results
-        };
-        let mut output = Vec::with_capacity(b * t_q * c);
-        let mut weights = options.need_weights.then(|| Vec::with_capacity(b * per_item * t_q * t_k));
-        let mut items = Vec::with_capacity(if keep { b } else { 0 });
-        for (i, result) in results.into_iter().enumerate() {
-            let item = result.map_err(|e| at_item(e, options.batched, i))?; // the first item that failed, as in order
-            output.extend_from_slice(&item.output);
-            if let (Some(all), Some(w)) = (weights.as_mut(), item.weights) {
-                all.extend_from_slice(&w);
-            }
-            items.extend(item.cache);
-        }
+        let run = ItemRun { w: &w, t_q, t_k, options, project_at: positions, positions, dropout, keep, keep_heads };
+        let (output, items) = self.forward_items(&run, (query, key, value), None, &mut rng)?;
         self.dropout_rng = rng;
         if keep {
             self.kept = Some(F::wrap(ForwardCache { batched: options.batched, t_q, t_k, items, positions, keep_scale: dropout.map(|(_, s)| s) }));
@@ -183,26 +148,76 @@ impl MultiHeadAttention {
             self.kept = None;
             self.last_forward = LastForward::Evaluation;
         }
-        Ok(BatchOutput { output, weights })
+        Ok(output)
+    }
+
+    /// Every batch item's passes 0–8 ([`Self::forward_item`]), each item's K and V appended to its
+    /// sequence in `store` when decoding with a KV cache: the output, the weights when asked for and
+    /// what the backward needs when the forward keeps; or the first item's error, named.
+    fn forward_items<F: LayerKernel>(&self, run: &ItemRun<'_, F>, (query, key, value): (Batch<F>, Batch<F>, Batch<F>), mut store: Option<&mut Held<F>>, rng: &mut SplitMix64) -> Result<(BatchOutput<F>, Vec<ItemCache<F>>)> {
+        let (b, c, options) = (query.items, self.embed_dim, run.options);
+        let per_item = if options.average_weights { 1 } else { self.number_of_heads };
+        // The items are independent: split them across threads (each item's results are the same
+        // either way), except with dropout, whose one generator draws through the items in order,
+        // with a KV cache, and when the weights are returned (each item's would be held twice, its
+        // own and the batch's)
+        let split = store.is_none() && run.dropout.is_none() && !options.need_weights && crate::parallel::worth_splitting(b, b * (run.t_q + 2 * run.t_k) * c * c);
+        let results = if split {
+            let base = rng.clone(); // no draws without dropout
+            crate::parallel::map(b, true, |i| self.forward_item(run, (query.item(i), key.item(i), value.item(i)), None, &mut base.clone(), &mut Workspace::new()))
+        } else {
+            let mut workspace = Workspace::new();
+            let mut results = Vec::with_capacity(b);
+            for i in 0..b {
+                let held = store.as_mut().map(|s| (&mut s.keys[i], &mut s.values[i]));
+                results.push(self.forward_item(run, (query.item(i), key.item(i), value.item(i)), held, rng, &mut workspace));
+                if results[i].is_err() {
+                    break;
+                }
+            }
+            results
+        };
+        let mut output = Vec::with_capacity(b * run.t_q * c);
+        let mut weights = options.need_weights.then(|| Vec::with_capacity(b * per_item * run.t_q * run.t_k));
+        let mut items = Vec::with_capacity(if run.keep { b } else { 0 });
+        for (i, result) in results.into_iter().enumerate() {
+            let item = result.map_err(|e| at_item(e, options.batched, i))?; // the first item that failed, as in order
+            output.extend_from_slice(&item.output);
+            if let (Some(all), Some(w)) = (weights.as_mut(), item.weights) {
+                all.extend_from_slice(&w);
+            }
+            items.extend(item.cache);
+        }
+        Ok((BatchOutput { output, weights }, items))
     }
 
     /// Passes 0–8 for one batch item (`x_q (T_q, C)`, `x_k` and `x_v (T_k, C)`): its output
     /// `(T_q, C)`, its weights when asked for (`[h, T_q, T_k]` or their mean), and what the backward
-    /// needs when the forward keeps. Dropout draws from `rng`.
+    /// needs when the forward keeps. Dropout draws from `rng`. With `held`, the item's keys and
+    /// values in a KV cache, K and V are appended to them and the heads attend over all they hold.
     // one body per precision, not one per caller (the threads split and the loop in order)
     #[inline(never)]
-    fn forward_item<F: LayerKernel>(&self, run: &ItemRun<'_, F>, (x_q, x_k, x_v): (&[F], &[F], &[F]), rng: &mut SplitMix64, workspace: &mut Workspace<F>) -> Result<ItemOutput<F>> {
+    fn forward_item<F: LayerKernel>(&self, run: &ItemRun<'_, F>, (x_q, x_k, x_v): (&[F], &[F], &[F]), held: Option<(&mut Vec<F>, &mut Vec<F>)>, rng: &mut SplitMix64, workspace: &mut Workspace<F>) -> Result<ItemOutput<F>> {
         let (c, h) = (self.embed_dim, self.number_of_heads);
         let (w, t_q, t_k, options) = (run.w, run.t_q, run.t_k, run.options);
         let per_item = if options.average_weights { 1 } else { h };
         let mut weights = options.need_weights.then(|| vec![F::ZERO; per_item * t_q * t_k]);
         // 0. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V; Q and K rotated with RoPE
-        let (q, k, v) = self.project_item(w, (x_q, t_q), (x_k, t_k), x_v, run.positions)?;
+        let (q, k, v) = self.project_item(w, (x_q, t_q), (x_k, x_k.len() / c), x_v, run.project_at)?;
         // 1–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
-        // by the hook), used·V_g, straight into the head's columns of concat (T_q, C)
-        let hook = Keep { t_q, t_k, dropout: run.dropout, rng, heads: Vec::new() };
+        // by the hook), used·V_g, straight into the head's columns of concat (T_q, C); with a KV
+        // cache over every key it holds, K and V appended first: (held + T_new, C_kv)
         let write = if run.keep_heads { None } else { weights.as_deref_mut() };
-        let (concat, kept) = self.attend_item((&q, &k, &v), &options.mask, run.positions, workspace, hook, run.keep_heads, write)?;
+        let hook = Keep { t_q, t_k, dropout: run.dropout, rng, heads: Vec::new(), keep: run.keep_heads, write };
+        let (k_all, v_all) = match held {
+            Some((keys, values)) => {
+                keys.extend_from_slice(&k);
+                values.extend_from_slice(&v);
+                (&keys[..], &values[..])
+            }
+            None => (&k[..], &v[..]),
+        };
+        let (concat, kept) = self.attend_item((&q, k_all, v_all), &options.mask, run.positions, workspace, hook)?;
         // the weights that multiplied V (the hook wrote them already when it kept none)
         if let (Some(all), false) = (weights.as_mut(), kept.is_empty()) {
             gather_weights(all, t_q * t_k, options.average_weights, &kept, |head, out| head.used_into(run.dropout.map(|(_, s)| s), out));
@@ -210,7 +225,7 @@ impl MultiHeadAttention {
         // 8. output = concat·W_O + b_O
         let mut output = vec![F::ZERO; t_q * c];
         F::project(&concat, t_q, w.w[3], w.bias(3), &mut output); // (T_q, C) = (T_q, C)·(C, C)
-        F::refuse_projection(&output, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))?;
+        F::refuse_projection(&output, c, 3, w.b.is_some())?;
         if !run.keep {
             return Ok(ItemOutput { output, weights, cache: None });
         }
@@ -226,15 +241,18 @@ impl MultiHeadAttention {
     /// `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
     pub(super) fn project_item<F: LayerKernel>(&self, w: &Prepared<F>, (x_q, t_q): (&[F], usize), (x_k, t_k): (&[F], usize), x_v: &[F], positions: Positions) -> Result<(Vec<F>, Vec<F>, Vec<F>)> {
         let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
-        let (mut q, mut k, mut v) = (vec![F::ZERO; t_q * c], vec![F::ZERO; t_k * kv_c], vec![F::ZERO; t_k * kv_c]);
-        F::project(x_q, t_q, w.w[0], w.bias(0), &mut q); // (T_q, C) = (T_q, C)·(C, C)
-        F::project(x_k, t_k, w.w[1], w.bias(1), &mut k); // (T_k, C_kv) = (T_k, C)·(C, C_kv)
-        F::project(x_v, t_k, w.w[2], w.bias(2), &mut v); // (T_k, C_kv) = (T_k, C)·(C, C_kv)
+        // (T_q, C) = (T_q, C)·(C, C); (T_k, C_kv) = (T_k, C)·(C, C_kv) twice
+        let inputs = [(x_q, t_q, c), (x_k, t_k, kv_c), (x_v, t_k, kv_c)];
+        let [mut q, mut k, v] = [0, 1, 2].map(|i| {
+            let (x, rows, cols) = inputs[i];
+            let mut out = vec![F::ZERO; rows * cols];
+            F::project(x, rows, w.w[i], w.bias(i), &mut out);
+            out
+        });
         // Refuse overflow: finite inputs and weights, so a non-finite entry is beyond the precision
-        let bias = |name| w.b.is_some().then_some(name);
-        F::refuse_projection(&q, c, "Q", "query", "W_Q", bias("b_Q"))?;
-        F::refuse_projection(&k, kv_c, "K", "key", "W_K", bias("b_K"))?;
-        F::refuse_projection(&v, kv_c, "V", "value", "W_V", bias("b_V"))?;
+        for (i, (m, (_, _, cols))) in [&q, &k, &v].into_iter().zip(inputs).enumerate() {
+            F::refuse_projection(m, cols, i, w.b.is_some())?;
+        }
         self.rotate(&mut q, c, positions.query, "Q")?;
         self.rotate(&mut k, kv_c, positions.key, "K")?;
         Ok((q, k, v))
@@ -259,22 +277,14 @@ impl MultiHeadAttention {
         Ok(m)
     }
 
-    /// Passes 1–7 for one item: the engine over every head. With `keep`, the hook keeps every
-    /// head's weights (and drops out); otherwise with `write` the weights go straight into it
-    /// (`[h, T_q, T_k]`), and without either the engine runs with no hook (in blocks, on threads).
-    /// Returns `(concat (T_q, C), the heads' caches)`.
-    #[allow(clippy::too_many_arguments)]
-    fn attend_item<F: LayerKernel>(&self, (q, k, v): (&[F], &[F], &[F]), mask: &Mask, positions: Positions, workspace: &mut Workspace<F>, mut hook: Keep<'_, F>, keep: bool, write: Option<&mut [F]>) -> Result<(Vec<F>, Vec<HeadCache<F>>)> {
+    /// Passes 1–7 for one item: the engine over every head, with `hook` (see [`Keep`]). Returns
+    /// `(concat (T_q, C), the heads' caches)`.
+    fn attend_item<F: LayerKernel>(&self, (q, k, v): (&[F], &[F], &[F]), mask: &Mask, positions: Positions, workspace: &mut Workspace<F>, mut hook: Keep<'_, F>) -> Result<(Vec<F>, Vec<HeadCache<F>>)> {
         let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
         let (t_q, t_k) = (q.len() / c, k.len() / kv_c);
         let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
         shape.offset = positions.offset(t_q, t_k);
-        let (q, k, v) = (Cols::all(q, c), Cols::all(k, kv_c), Cols::all(v, kv_c));
-        let concat = match write {
-            _ if keep => heads(q, k, v, shape, mask, workspace, &mut hook)?,
-            Some(out) => heads(q, k, v, shape, mask, workspace, &mut WriteWeights { out, t_q, t_k })?,
-            None => heads(q, k, v, shape, mask, workspace, &mut ())?,
-        };
+        let concat = heads(Cols::all(q, c), Cols::all(k, kv_c), Cols::all(v, kv_c), shape, mask, workspace, &mut hook)?;
         Ok((concat, hook.heads))
     }
 
@@ -394,7 +404,7 @@ impl MultiHeadAttention {
     pub fn forward_cached_batch<F: LayerKernel>(&mut self, x: Batch<F>, cache: &mut KvCache, options: &ForwardOptions) -> Result<BatchOutput<F>> {
         check_cached(self, cache, x.items, options)?;
         self.check_batches(&x, &x, &x, options)?;
-        let (b, t_new, c, h) = (x.items, x.rows, self.embed_dim, self.number_of_heads);
+        let (b, t_new) = (x.items, x.rows);
         let kv_c = self.kv_heads * self.head_dimensions;
         let held = cache.held();
         check_cached_budget(self, b, t_new, held + t_new, options.need_weights)?;
@@ -409,43 +419,23 @@ impl MultiHeadAttention {
             ))
         })?;
         let w = F::prepared(self, false);
-        let per_item = if options.average_weights { 1 } else { h };
-        let t_all = held + t_new;
-        let mut output = vec![F::ZERO; b * t_new * c];
-        let mut weights = options.need_weights.then(|| vec![F::ZERO; b * per_item * t_new * t_all]);
-        let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
-        let mut workspace = Workspace::new();
+        // query i at position length + i, key j at start + j; the new rows projected at length …
         let (length, start) = (cache.length, cache.start);
-        for item in 0..b {
-            let x_i = x.item(item);
-            let out = &mut output[item * t_new * c..(item + 1) * t_new * c];
-            let item_weights = weights.as_mut().map(|all| &mut all[item * per_item * t_new * t_all..(item + 1) * per_item * t_new * t_all]);
-            let step = || -> Result<()> {
-                // 0. Project the new rows; rotate Q and K at their positions
-                let (q, k_new, v_new) = self.project_item(&w, (x_i, t_new), (x_i, t_new), x_i, Positions { query: length, key: length })?;
-                // Append K and V to what the cache holds: (held + T_new, C_kv)
-                store.keys[item].extend_from_slice(&k_new);
-                store.values[item].extend_from_slice(&v_new);
-                // 1–7. The engine over every held key: query i at position length + i, key j at start + j
-                let positions = Positions { query: length, key: start };
-                let hook = Keep { t_q: t_new, t_k: t_all, dropout: None, rng: &mut rng, heads: Vec::new() };
-                let (concat, kept) = self.attend_item((&q, &store.keys[item], &store.values[item]), &options.mask, positions, &mut workspace, hook, options.need_weights, None)?;
-                if let Some(all) = item_weights {
-                    gather_weights(all, t_new * t_all, options.average_weights, &kept, |head, out| out.copy_from_slice(&head.weights));
-                }
-                // 8. output = concat·W_O + b_O
-                F::project(&concat, t_new, w.w[3], w.bias(3), out); // (T_new, C)
-                F::refuse_projection(out, c, "output", "concat", "W_O", w.b.map(|_| "b_O"))
-            };
-            if let Err(e) = step() {
+        let (project_at, positions) = (Positions { query: length, key: length }, Positions { query: length, key: start });
+        let keep_heads = options.need_weights && options.average_weights;
+        let run = ItemRun { w: &w, t_q: t_new, t_k: held + t_new, options, project_at, positions, dropout: None, keep: false, keep_heads };
+        let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
+        let output = match self.forward_items(&run, (x, x, x), Some(&mut *store), &mut rng) {
+            Ok((output, _)) => output,
+            Err(e) => {
                 // every item cut back to what it held
                 store.keep_rows(0, held);
                 if cache.items == 0 {
                     cache.store = None;
                 }
-                return Err(at_item(e, options.batched, item));
+                return Err(e);
             }
-        }
+        };
         // commit. With a window w no later query sees a position before length + 1 − w; those rows
         // are dropped once they are w or more (so the cache holds fewer than 2·w positions, and
         // dropping costs O(1) per token amortised)
@@ -454,13 +444,13 @@ impl MultiHeadAttention {
         if let Some(w) = options.mask.window {
             let visible_from = (cache.length + 1).saturating_sub(w).max(cache.start);
             if visible_from - cache.start >= w.max(1) {
-                store.keep_rows(visible_from - cache.start, t_all);
+                store.keep_rows(visible_from - cache.start, held + t_new);
                 cache.start = visible_from;
             }
         }
         self.kept = None;
         self.last_forward = LastForward::Cached;
-        Ok(BatchOutput { output, weights })
+        Ok(output)
     }
 }
 
@@ -487,6 +477,9 @@ struct ItemRun<'a, F: LayerKernel> {
     t_q: usize,
     t_k: usize,
     options: &'a ForwardOptions,
+    /// Where Q's and K's rows are rotated (the new rows' positions, with a KV cache).
+    project_at: Positions,
+    /// Where the queries and the keys attended over are.
     positions: Positions,
     /// `(p, 1/(1−p) in F)` in training with `p > 0`.
     dropout: Option<(f64, F)>,
@@ -503,11 +496,14 @@ struct ItemOutput<F> {
     cache: Option<ItemCache<F>>,
 }
 
-/// The engine's hook of a forward that keeps: every head's softmax weights are kept for
-/// `backward` and, in training with `p > 0`, pass 5's dropout is applied to them before the
-/// weighted sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the blocks come
-/// in row order), including the keys a causal block skips (masked: their weight is 0 either way);
-/// an entry is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0, 1/(1−p)}`.
+/// The engine's hook of the layer's forward. With `keep`, every head's softmax weights are kept for
+/// `backward` (or for their mean) and, in training with `p > 0`, pass 5's dropout is applied to them
+/// before the weighted sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the
+/// blocks come in row order), including the keys a causal block skips (masked: their weight is 0
+/// either way); an entry is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0,
+/// 1/(1−p)}`. Otherwise, with `write`, every head's weights are written into it, `[h, T_q, T_k]`
+/// row-major (keys a causal block skips stay as they are: zeros); with neither it is inert, and the
+/// engine may run the heads on threads.
 struct Keep<'a, F> {
     t_q: usize,
     t_k: usize,
@@ -515,16 +511,29 @@ struct Keep<'a, F> {
     dropout: Option<(f64, F)>,
     rng: &'a mut SplitMix64,
     heads: Vec<HeadCache<F>>,
+    keep: bool,
+    write: Option<&'a mut [F]>,
 }
 
 impl<F: Real> Hooks<F> for Keep<'_, F> {
     fn head_start(&mut self, _head: usize, _q: Cols<F>, _k: Cols<F>, _v: Cols<F>) -> Result<()> {
         let n = self.t_q * self.t_k; // (T_q, T_k)
-        self.heads.push(HeadCache { weights: vec![F::ZERO; n], kept: self.dropout.map(|_| vec![false; n]), used: None });
+        if self.keep {
+            self.heads.push(HeadCache { weights: vec![F::ZERO; n], kept: self.dropout.map(|_| vec![false; n]), used: None });
+        }
         Ok(())
     }
 
-    fn weights(&mut self, _head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
+    fn weights(&mut self, head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
+        if let Some(out) = self.write.as_deref_mut() {
+            for (i, row) in weights.chunks_exact(n_keys).enumerate() {
+                let at = (head * self.t_q + first + i) * self.t_k;
+                out[at..at + n_keys].copy_from_slice(row);
+            }
+        }
+        if !self.keep {
+            return Ok(());
+        }
         let head = self.heads.last_mut().ok_or_else(|| AttentionError::State("weights before any head".into()))?;
         for (i, row) in weights.chunks_exact_mut(n_keys).enumerate() {
             let at = (first + i) * self.t_k;
@@ -541,24 +550,9 @@ impl<F: Real> Hooks<F> for Keep<'_, F> {
         }
         Ok(())
     }
-}
 
-/// The engine's hook of an evaluation forward that keeps nothing but returns the weights: every
-/// head's softmax weights written into `[h, T_q, T_k]`, row-major (keys a causal block skips stay
-/// as they are: zeros).
-struct WriteWeights<'a, F> {
-    out: &'a mut [F],
-    t_q: usize,
-    t_k: usize,
-}
-
-impl<F: Real> Hooks<F> for WriteWeights<'_, F> {
-    fn weights(&mut self, head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
-        for (i, row) in weights.chunks_exact(n_keys).enumerate() {
-            let at = (head * self.t_q + first + i) * self.t_k;
-            self.out[at..at + n_keys].copy_from_slice(row);
-        }
-        Ok(())
+    fn inert(&self) -> bool {
+        !self.keep && self.write.is_none()
     }
 }
 
@@ -912,7 +906,7 @@ mod tests {
         let x = vec![0.5f32; t * c];
         let input = BatchF32::new(&x, 1, t, c);
         let err = layer.forward_batch(input, input, input, &ForwardOptions { training: true, ..ForwardOptions::default() }).unwrap_err();
-        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("MultiHeadAttention.forward (training) with B = 1, T_q = 16384"), "{err}");
+        assert!(matches!(err, AttentionError::Range(_)) && err.message().starts_with("MultiHeadAttention.forward with a batch of 1, T_q = 16384"), "{err}");
         assert!(layer.kept.is_none());
         // a smaller training pass fits
         let small = BatchF32::new(&x[..128 * c], 1, 128, c);

@@ -2,11 +2,11 @@
 //! passes return besides the output: the state between `forward.rs` and `backward.rs`.
 
 use super::Weights;
-use crate::precision::{ByPrecision, Family};
+use crate::precision::Family;
 use crate::real::Real;
 
 /// The input gradients of [`super::MultiHeadAttention::backward_batch`], flat: `[B, T_q, C]`,
-/// `[B, T_k, C]`, `[B, T_k, C]`.
+/// `[B, T_k, C]`, `[B, T_k, C]` (and, of matrices, [`super::InputGrads`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BatchGrads<F> {
     pub query: Vec<F>,
@@ -14,25 +14,15 @@ pub struct BatchGrads<F> {
     pub value: Vec<F>,
 }
 
-/// What a forward pass kept for `backward`, in the precision it ran in.
-pub(crate) type Kept = ByPrecision<KeptIn>;
-
-/// [`ForwardCache`] as a [`Family`].
-pub(crate) struct KeptIn;
-
-impl Family for KeptIn {
-    type Of<F: Real> = ForwardCache<F>;
+crate::by_precision_type! {
+    /// What a forward pass kept for `backward`, in the precision it ran in.
+    pub(crate) Kept = KeptIn: ForwardCache<F>;
 }
 
-/// The parameter gradients of a `backward`, in the precision it ran in (read in another precision,
-/// they are converted then: see [`super::MultiHeadAttention::grads_in`]).
-pub(crate) type Grads = ByPrecision<WeightsIn>;
-
-/// [`Weights`] as a [`Family`].
-pub struct WeightsIn;
-
-impl Family for WeightsIn {
-    type Of<F: Real> = Weights<F>;
+crate::by_precision_type! {
+    /// The parameter gradients of a `backward`, in the precision it ran in (read in another precision,
+    /// they are converted then: see [`super::MultiHeadAttention::grads_in`]).
+    pub Grads = WeightsIn: Weights<F>;
 }
 
 /// `&Weights` as a [`Family`] (to take a borrowed value in its own precision).

@@ -1,7 +1,7 @@
 //! What the layer computes differently per precision, and nothing else: how the weights are held
 //! for the projections, the backward's products (`A·Bᵀ`, `Aᵀ·B`, `A·B`, `x·Wᵀ`) and the finiteness
-//! scan (how an overflow is worded and how much memory a pass counts are [`LayerLimits`]'s; what a
-//! pass keeps, in its precision, is [`crate::precision`]'s). The forward
+//! scan (how an overflow is worded is [`LayerLimits`]'s; what a pass keeps, in its precision, is
+//! [`crate::precision`]'s; a backward across precisions runs in f64, `backward.rs`). The forward
 //! (`forward.rs`) and the backward (`backward.rs`) are written once over [`LayerKernel`], as the
 //! engine is over [`Kernel`].
 //!
@@ -11,15 +11,11 @@
 //! - `f32` rounds the weights once and packs them into panels for the SIMD kernels of
 //!   [`crate::kernels`] (`gemm_packed`), with their own order of summation.
 
-use super::kept::BatchGrads;
 use super::limits::LayerLimits;
 use super::{MultiHeadAttention, Weights};
-use crate::engine::{Batch, Kernel};
-use crate::error::Result;
+use crate::engine::Kernel;
 use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_f32, linear_prepacked_f32, packed_transpose, with_scratch_panels, PackedPanels};
-use crate::limits::refuse_overflow_f32;
-use crate::matrix::{matmul_into, Matrix, Strided};
-use crate::precision::Precision;
+use crate::matrix::{matmul_into, matmul_transposed_into, transposed_matmul_into, Matrix, Strided};
 use std::sync::OnceLock;
 
 /// The layer's four weights and biases as one precision's products read them; `transposed` (for the
@@ -80,8 +76,6 @@ pub trait LayerKernel: Kernel + LayerLimits {
     /// Whether every value is finite.
     fn all_finite(values: &[Self]) -> bool;
 
-    /// `backward` when the last forward kept the other precision (see [`MultiHeadAttention::backward_batch`]).
-    fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<Self>, batched: bool) -> Result<BatchGrads<Self>>;
 }
 
 #[allow(private_interfaces)]
@@ -93,7 +87,7 @@ impl LayerKernel for f64 {
         // a layer holding f32 weights lent, run in f64: those widened (exact), once per lending
         let w = layer.weights.as_ref().unwrap_or_else(|| layer.packed_f32.get().expect(super::NOTHING_HELD).widened());
         let all = [&w.w_q, &w.w_k, &w.w_v, &w.w_o];
-        Prepared { w: all, b: w.biases.as_ref().map(|b| [&b.b_q[..], &b.b_k[..], &b.b_v[..], &b.b_o[..]]), t: all }
+        Prepared { w: all, b: w.biases.as_ref().map(super::Biases::slices), t: all }
     }
 
     fn project(x: &[f64], rows: usize, w: &Matrix, bias: Option<&[f64]>, out: &mut [f64]) {
@@ -116,16 +110,7 @@ impl LayerKernel for f64 {
 
     fn a_bt(m: usize, k: usize, n: usize, a: &[f64], lda: usize, b: &[f64], ldb: usize, out: &mut [f64], ldc: usize, _: &mut Vec<f64>) {
         // Matrix::matmul_transposed's loop: each entry summed over k in increasing order from zero
-        for i in 0..m {
-            let a_row = &a[i * lda..i * lda + k];
-            for j in 0..n {
-                let mut sum = 0.0;
-                for (&x, &y) in a_row.iter().zip(&b[j * ldb..j * ldb + k]) {
-                    sum += x * y;
-                }
-                out[i * ldc + j] = sum;
-            }
-        }
+        matmul_transposed_into(Strided { data: a, stride: lda }, m, k, Strided { data: b, stride: ldb }, n, out, ldc);
     }
 
     fn a_b(m: usize, k: usize, n: usize, a: &[f64], lda: usize, b: &[f64], ldb: usize, out: &mut [f64], ldc: usize, _: &mut Vec<f64>) {
@@ -137,14 +122,7 @@ impl LayerKernel for f64 {
         // written or added (Matrix::add_assign)
         sums.clear();
         sums.resize(m * n, 0.0);
-        for p in 0..k {
-            let (a_row, b_row) = (&a[p * lda..p * lda + m], &b[p * ldb..p * ldb + n]);
-            for (i, &x) in a_row.iter().enumerate() {
-                for (o, &y) in sums[i * n..(i + 1) * n].iter_mut().zip(b_row) {
-                    *o += x * y;
-                }
-            }
-        }
+        transposed_matmul_into(Strided { data: a, stride: lda }, m, k, Strided { data: b, stride: ldb }, n, sums);
         for (i, row) in sums.chunks_exact(n.max(1)).take(m).enumerate() {
             let o = &mut out[i * ldc..i * ldc + n];
             if accumulate {
@@ -159,17 +137,6 @@ impl LayerKernel for f64 {
         values.iter().all(|x| x.is_finite())
     }
 
-    /// After an f32 training forward: what it kept, widened exactly, differentiated in f64 (the
-    /// f64 derivative of the f32 forward).
-    fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<f64>, batched: bool) -> Result<BatchGrads<f64>> {
-        let widened = match layer.kept.as_ref().and_then(f32::get) {
-            Some(cache) => cache.widen(),
-            None => return Err(layer.nothing_kept()),
-        };
-        let (grads, inputs) = layer.differentiate(&widened, grad_output, batched)?;
-        layer.grads = Some(f64::wrap(grads));
-        Ok(inputs)
-    }
 }
 
 /// One of the layer's f32 weight matrices (`k × n`, `[in, out]`) as its products read it.
@@ -184,19 +151,11 @@ pub enum WeightF32 {
 }
 
 impl WeightF32 {
-    /// `(k, n)`.
-    fn shape(&self) -> (usize, usize) {
+    /// The matrix, `k × n` row-major.
+    fn matrix(&self) -> Matrix<f32> {
         match self {
-            Self::Packed(p) => (p.k(), p.n()),
-            Self::Plain(m) => m.shape(),
-        }
-    }
-
-    /// The values, `k × n` row-major.
-    fn unpack(&self) -> Vec<f32> {
-        match self {
-            Self::Packed(p) => p.unpack(),
-            Self::Plain(m) => m.data().to_vec(),
+            Self::Packed(p) => Matrix::new(p.k(), p.n(), p.unpack()).unwrap_or_else(|e| panic!("k × n values: {e}")),
+            Self::Plain(m) => m.clone(),
         }
     }
 }
@@ -223,18 +182,7 @@ pub(crate) struct PackedWeights {
 impl PackedWeights {
     /// The weights again, `[in, out]` row-major, in f32.
     pub fn unpack(&self) -> Weights<f32> {
-        let matrix = |w: &WeightF32| {
-            let (k, n) = w.shape();
-            Matrix::new(k, n, w.unpack()).unwrap_or_else(|e| panic!("k × n values: {e}"))
-        };
-        let [q, k, v, o] = &self.panels;
-        Weights {
-            w_q: matrix(q),
-            w_k: matrix(k),
-            w_v: matrix(v),
-            w_o: matrix(o),
-            biases: self.biases.as_ref().map(|[q, k, v, o]| super::Biases { b_q: q.clone(), b_k: k.clone(), b_v: v.clone(), b_o: o.clone() }),
-        }
+        Weights::from_parts(self.panels.each_ref().map(WeightF32::matrix), self.biases.clone())
     }
 
     /// The weights widened to f64 (exact), kept while they are held.
@@ -252,22 +200,22 @@ impl PackedWeights {
         self.lent && matches!(self.panels[0], WeightF32::Packed(_))
     }
 
+    /// `panels` and `biases`; `lent` for a model's parameters.
+    fn with(panels: [WeightF32; 4], biases: Option<[Vec<f32>; 4]>, lent: bool) -> Self {
+        Self { panels, biases, transposed: OnceLock::new(), widened: OnceLock::new(), lent }
+    }
+
     /// A model's f32 parameters, moved in (not copied) for one call.
     pub fn lent(w: Weights<f32>) -> Self {
-        Self {
-            panels: [w.w_q, w.w_k, w.w_v, w.w_o].map(WeightF32::Plain),
-            biases: w.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]),
-            transposed: OnceLock::new(),
-            widened: OnceLock::new(),
-            lent: true,
-        }
+        let (panels, biases) = w.into_parts();
+        Self::with(panels.map(WeightF32::Plain), biases, true)
     }
 
     /// A float32 model's W_Q, W_K, W_V, W_O kept in the panel layout between inference calls, and its
     /// biases, moved in (not copied) for one call: the products read the panels with no packing. Not for a
     /// backward (no Wᵀ is made of them: the model switches its weights back to row-major first).
     pub fn lent_panels(panels: [PackedPanels; 4], biases: Option<[Vec<f32>; 4]>) -> Self {
-        Self { panels: panels.map(WeightF32::Packed), biases, transposed: OnceLock::new(), widened: OnceLock::new(), lent: true }
+        Self::with(panels.map(WeightF32::Packed), biases, true)
     }
 
     /// The panels and biases [`Self::lent_panels`] lent, moved back out.
@@ -281,13 +229,14 @@ impl PackedWeights {
 
     /// The lent parameters, moved back out.
     pub fn into_lent(self) -> Weights<f32> {
-        let [q, k, v, o] = self.panels.map(|w| match w {
+        let panels = self.panels.map(|w| match w {
             WeightF32::Plain(m) => m,
             WeightF32::Packed(_) => unreachable!("into_lent is called on weights lent row-major only"),
         });
-        Weights { w_q: q, w_k: k, w_v: v, w_o: o, biases: self.biases.map(|[b_q, b_k, b_v, b_o]| super::Biases { b_q, b_k, b_v, b_o }) }
+        Weights::from_parts(panels, self.biases)
     }
 
+    /// The layer's own f64 weights rounded once to f32, packed.
     fn new(w: &Weights) -> Self {
         let pack = |m: &Matrix| {
             let values: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
@@ -296,13 +245,7 @@ impl PackedWeights {
             WeightF32::Packed(panels)
         };
         let to_f32 = |b: &[f64]| b.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-        Self {
-            panels: [pack(&w.w_q), pack(&w.w_k), pack(&w.w_v), pack(&w.w_o)],
-            biases: w.biases.as_ref().map(|b| [to_f32(&b.b_q), to_f32(&b.b_k), to_f32(&b.b_v), to_f32(&b.b_o)]),
-            transposed: OnceLock::new(),
-            widened: OnceLock::new(),
-            lent: false,
-        }
+        Self::with([&w.w_q, &w.w_k, &w.w_v, &w.w_o].map(pack), w.biases.as_ref().map(|b| b.slices().map(to_f32)), false)
     }
 }
 
@@ -340,7 +283,7 @@ impl LayerKernel for f32 {
                 })
             }).each_ref(),
         };
-        Prepared { w, b: packed.biases.as_ref().map(|[q, k, v, o]| [&q[..], &k[..], &v[..], &o[..]]), t }
+        Prepared { w, b: packed.biases.as_ref().map(|b| b.each_ref().map(|b| &b[..])), t }
     }
 
     fn project(x: &[f32], rows: usize, w: &WeightF32, bias: Option<&[f32]>, out: &mut [f32]) {
@@ -410,28 +353,5 @@ impl LayerKernel for f32 {
     fn all_finite(values: &[f32]) -> bool {
         all_finite_f32(values)
     }
-
-    /// After an f64 forward: `gradOutput` widened exactly, the f64 backward, the input gradients
-    /// rounded once to f32.
-    fn backward_across(layer: &mut MultiHeadAttention, grad_output: Batch<f32>, batched: bool) -> Result<BatchGrads<f32>> {
-        let wide: Vec<f64> = grad_output.data.iter().map(|&x| f64::from(x)).collect();
-        let grads = layer.backward_batch(Batch::new(&wide, grad_output.items, grad_output.rows, grad_output.cols), batched)?;
-        let (items, c) = (grad_output.items, layer.embed_dim);
-        Ok(BatchGrads {
-            query: narrow(&grads.query, items, c, batched, "backward(…).query")?,
-            key: narrow(&grads.key, items, c, batched, "backward(…).key")?,
-            value: narrow(&grads.value, items, c, batched, "backward(…).value")?,
-        })
-    }
 }
 
-/// `items` f64 items of `cols` columns, flat, rounded to f32; a RangeError names the first entry
-/// beyond the largest f32 (about 3.4e38), as `name[r][c]` (in batch item b when `batched`).
-pub(super) fn narrow(values: &[f64], items: usize, cols: usize, batched: bool, name: &str) -> Result<Vec<f32>> {
-    let out: Vec<f32> = values.iter().map(|&x| x as f32).collect();
-    let per_item = values.len() / items.max(1);
-    for (b, item) in out.chunks(per_item.max(1)).enumerate() {
-        refuse_overflow_f32(item, cols, name, "its value, computed in f64,").map_err(|e| super::limits::at_item(e, batched, b))?;
-    }
-    Ok(out)
-}

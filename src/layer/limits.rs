@@ -28,21 +28,51 @@ fn items_at_once(batch: usize) -> usize {
     crate::parallel::threads().min(batch).max(1)
 }
 
-/// Values a forward pass holds at once, per batch item of `(T_q, C)` queries and `(T_k, C)`
-/// keys/values: the three inputs and their projections, concat and output, and per head the
-/// kept weights (three `T_q × T_k` matrices with dropout, one without, one more returned with
-/// needWeights); plus the parameters and the engine's workspace.
-pub(super) fn check_forward(c: usize, h: usize, batch: usize, t_q: usize, t_k: usize, need_weights: bool, dropout: bool) -> Result<()> {
-    let kept = 1 + if dropout { 2 } else { 0 } + usize::from(need_weights);
-    let shape = HeadShape::new(t_q, t_k, h, h, c / h.max(1));
-    // (one more output per item: the items split over threads return theirs, then it is copied)
-    let (b, per_item) = (batch as u128, 4 * (t_q as u128 + t_k as u128) + t_q as u128);
-    // the per-item parts, counted in u128 (usize is 32 bits on wasm32), as rows of C or T_k values
+/// Values a forward pass holds at once, in either precision, per batch item of `(T_q, C)` queries
+/// and `(T_k, C)` keys/values. One that keeps what backward needs (`keep`, with `(needWeights,
+/// averageWeights, dropout)`): per item the inputs, Q, K, V, concat and the output (twice: the item's,
+/// copied into the batch's); per head the weights (with dropout also its flags and the weights used,
+/// counted as values) and the weights returned (with their mean, every head's); the parameters as
+/// either precision's products read them (8·C², counting W_K and W_V as C × C). One that keeps
+/// nothing (f32 in evaluation mode): the inputs and the output, per item in flight ([`items_at_once`])
+/// Q, K, V, concat and its output, and the weights returned. Plus the engine's workspace.
+pub(super) fn check_forward(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, dropout): (bool, bool, bool), keep: bool) -> Result<()> {
+    let (c, h, d_head) = (layer.embed_dim(), layer.number_of_heads(), layer.head_dimensions());
+    let kv_c = layer.kv_heads() * d_head;
+    let mut shape = HeadShape::new(t_q, t_k, h, layer.kv_heads(), d_head);
+    shape.offset = super::Positions::aligned(t_q, t_k).offset(t_q, t_k);
+    let returned = match (need_weights, average_weights) {
+        (false, _) => 0,
+        (true, false) => h,
+        (true, true) => 1 + h,
+    };
+    // the per-item parts counted in u128 (usize is 32 bits on wasm32), as rows of C or T_k values
     let rows = |n: u128| usize::try_from(n).unwrap_or(usize::MAX);
-    let parts = [(rows(b * per_item), c), (rows(b * (h * kept) as u128 * t_q as u128), t_k), (4 * c, c)];
-    check_budget(shape, &parts, || {
-        format!("MultiHeadAttention.forward with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {c} ({h} heads of {t_q}×{t_k} weights per item, kept for backward)")
-    })
+    let [b_, h_, t_q_, t_k_] = [b, h, t_q, t_k].map(|n| n as u128);
+    let weights = (rows(b_ * h_ * (usize::from(keep) * (1 + 2 * usize::from(dropout)) + returned) as u128 * t_q_), t_k);
+    let what = |kept: &str| format!("MultiHeadAttention.forward with a batch of {b}, T_q = {t_q}, T_k = {t_k} and C = {c}{kept}");
+    if !keep {
+        let m = items_at_once(b);
+        let parts = [(b * (t_q + 2 * t_k), c), (m * (3 * t_q + 2 * t_k), c), (b * t_q, c), weights];
+        return check_budget(shape, &parts, || what(""));
+    }
+    let parts = [(rows(b_ * (4 * t_q_ + 3 * t_k_)), c), (rows(b_ * 2 * t_k_), kv_c), weights, (8 * c, c)];
+    check_budget(shape, &parts, || what(&format!(" ({h} heads of {t_q}×{t_k} weights per item, kept for backward)")))
+}
+
+/// Values a backward pass holds in either precision, on top of what the forward kept (counted as in
+/// [`check_forward`]): the input gradients of every item; per item in flight ([`items_at_once`]) its
+/// `d_concat`, `d_Q`, `d_K`, `d_V`, input gradients, one head's `used`, `d_used`, `d_scores`, a packed
+/// panel and a transposed copy of a `T_q × T_k` matrix, and its weights' gradients; the parameter
+/// gradients and the transposed weights.
+pub(super) fn check_backward(layer: &MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
+    let m = items_at_once(batch) as u128;
+    let (c, h) = (layer.embed_dim() as u128, layer.number_of_heads() as u128);
+    let [b, tq, tk] = [batch, t_q, t_k].map(|n| n as u128);
+    let kept = b * (4 * (tq + tk) * c + h * tq * tk * if dropout { 3 } else { 1 }) + 8 * c * c;
+    let in_flight = 2 * (tq + 2 * tk) * c + tq * c + 5 * (tq + 8) * tk + 4 * c * c;
+    let needed = kept + b * (tq + 2 * tk) * c + m * in_flight + 4 * c * c + 4 * c;
+    check_working_set(needed, || format!("MultiHeadAttention.backward with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {}", layer.embed_dim()))
 }
 
 /// Values a cached forward (decoding) holds: per item the new rows, their projections, concat and
@@ -58,57 +88,36 @@ pub(super) fn check_cached_budget(layer: &super::MultiHeadAttention, batch: usiz
     check_budget(shape, &parts, || format!("MultiHeadAttention.forward with a cache, a batch of {batch}, {t_new} new positions over {t_all} and C = {c}"))
 }
 
-/// What the layer refuses differently per precision, and how it says so: the working-set budgets and
-/// the overflow checks (the products are [`super::LayerKernel`]'s).
+/// The layer's four projections as messages name them: `(result, input, weight, bias)`.
+pub(super) const PROJECTIONS: [(&str, &str, &str, &str); 4] = [("Q", "query", "W_Q", "b_Q"), ("K", "key", "W_K", "b_K"), ("V", "value", "W_V", "b_V"), ("output", "concat", "W_O", "b_O")];
+
+/// How the layer's overflow checks word their messages per precision (the products are
+/// [`super::LayerKernel`]'s; the working-set counts, `check_forward` and `check_backward`, are one for both).
 pub trait LayerLimits: Precision {
-    /// Pass 1's overflow check: `name = input·weight + bias`, `(rows, cols)`.
-    fn refuse_projection(values: &[Self], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()>;
+    /// The overflow check of projection `i` of `PROJECTIONS` (Q, K, V, output), `name = input·weight (+ bias)`, `(rows, cols)`.
+    fn refuse_projection(values: &[Self], cols: usize, i: usize, bias: bool) -> Result<()>;
     /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
     fn refuse_gradient(values: &[Self], cols: usize, name: &str) -> Result<()>;
-    /// The working-set check of a forward that keeps (`keep`) or does not keep what backward needs,
-    /// with `(needWeights, averageWeights, training)`.
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, options: (bool, bool, bool), keep: bool) -> Result<()>;
-    /// The working-set check of a backward over what the forward kept.
-    fn check_backward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()>;
 }
 
 impl LayerLimits for f64 {
-    fn refuse_projection(projected: &[f64], cols: usize, name: &str, input: &str, weight: &str, bias: Option<&str>) -> Result<()> {
+    fn refuse_projection(projected: &[f64], cols: usize, p: usize, bias: bool) -> Result<()> {
+        let (name, input, weight, b) = PROJECTIONS[p];
         refuse_overflow(projected, cols, name, |i, j| match bias {
-            Some(b) => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
-            None => format!("{input} row {i} · {weight} column {j} is too large"),
+            true => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
+            false => format!("{input} row {i} · {weight} column {j} is too large"),
         })
     }
 
     fn refuse_gradient(values: &[f64], cols: usize, name: &str) -> Result<()> {
         refuse_overflow(values, cols, name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
     }
-
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, _, training): (bool, bool, bool), _keep: bool) -> Result<()> {
-        let dropout = training && layer.dropout > 0.0;
-        check_forward(layer.embed_dim, layer.number_of_heads, b, t_q, t_k, need_weights, dropout)
-    }
-
-    /// Values a backward pass holds on top of the forward's cache: the forward's own count
-    /// ([`check_forward`]) plus the input gradients of every item, and per item in flight
-    /// ([`items_at_once`]) its `d_concat`, `d_Q`, `d_K`, `d_V`, input gradients, one head's four
-    /// `T_q × T_k` gradients and its weights' gradients; and the parameter gradients.
-    fn check_backward_budget(layer: &MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
-        let (c, h) = (layer.embed_dim, layer.number_of_heads);
-        let what = || format!("MultiHeadAttention.backward with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {c}");
-        let m = items_at_once(batch) as u128;
-        let [c, h, b, tq, tk] = [c, h, batch, t_q, t_k].map(|n| n as u128);
-        let cache = b * (4 * (tq + tk) * c + h * tq * tk * if dropout { 3 } else { 1 }) + 4 * c * c;
-        let in_flight = 2 * (tq + 2 * tk) * c + tq * c + 4 * tq * tk + 4 * c * c;
-        let needed = cache + b * (tq + 2 * tk) * c + m * in_flight + 4 * c * c + 4 * c;
-        check_working_set(needed, what)
-    }
 }
 
 impl LayerLimits for f32 {
-    fn refuse_projection(values: &[f32], cols: usize, name: &str, input: &str, weight: &str, _bias: Option<&str>) -> Result<()> {
+    fn refuse_projection(values: &[f32], cols: usize, p: usize, _bias: bool) -> Result<()> {
         // f32's messages write the formula with its bias whether or not the layer has one
-        let bias = weight.replacen('W', "b", 1);
+        let (name, input, weight, bias) = PROJECTIONS[p];
         refuse_overflow_f32(values, cols, name, &format!("{input}·{weight} + {bias}"))
     }
 
@@ -117,66 +126,6 @@ impl LayerLimits for f32 {
             return Ok(());
         }
         refuse_overflow_f32(values, cols, name, "this gradient, a sum of products of finite gradients and weights,")
-    }
-
-    /// Values an f32 forward holds. In evaluation mode (`keep` false): the inputs, per item in flight
-    /// ([`items_at_once`]) Q, K, V, concat and its output, the output, and the weights if asked for
-    /// (with their mean, every head's for one item). In training, per item: the inputs, Q, K, V,
-    /// concat and the output (twice: the item's, copied into the batch's); per head the weights (and with dropout the
-    /// flags, counted as values); the returned weights; the parameters packed both ways (8·C², counting
-    /// W_K and W_V as C × C). Plus the engine's workspace.
-    fn check_forward_budget(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, _): (bool, bool, bool), keep: bool) -> Result<()> {
-        let (c, h, d_head) = (layer.embed_dim(), layer.number_of_heads(), layer.head_dimensions());
-        let kv_c = layer.kv_heads() * d_head;
-        let mut shape = HeadShape::new(t_q, t_k, h, layer.kv_heads(), d_head);
-        shape.offset = super::Positions::aligned(t_q, t_k).offset(t_q, t_k);
-        let m = items_at_once(b);
-        if !keep {
-            let weights_len = if !need_weights {
-                (0, 0)
-            } else if average_weights {
-                (b * (1 + h) * t_q, t_k)
-            } else {
-                (b * h * t_q, t_k)
-            };
-            // the inputs and outputs; per item in flight Q, K, V, concat and its output
-            let parts = [(b * (t_q + 2 * t_k), c), (m * (3 * t_q + 2 * t_k), c), (b * t_q, c), weights_len];
-            return check_budget(shape, &parts, || format!("MultiHeadAttention.forward with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c}"));
-        }
-        let kept = 1 + usize::from(layer.dropout() > 0.0);
-        let returned = if !need_weights {
-            0
-        } else if average_weights {
-            1 + h
-        } else {
-            h
-        };
-        let rows = |n: u128| usize::try_from(n).unwrap_or(usize::MAX);
-        let (b_, h_, t_q_, t_k_) = (b as u128, h as u128, t_q as u128, t_k as u128);
-        let parts = [
-            (rows(b_ * (4 * t_q_ + 3 * t_k_)), c),
-            (rows(b_ * 2 * t_k_), kv_c),
-            (rows(b_ * h_ * (kept + returned) as u128 * t_q_), t_k),
-            (8 * c, c),
-        ];
-        check_budget(shape, &parts, || {
-            format!("MultiHeadAttention.forward (training) with B = {b}, T_q = {t_q}, T_k = {t_k}, C = {c} ({h} heads of {t_q}×{t_k} weights per item, kept for backward)")
-        })
-    }
-
-    /// Values the f32 backward holds on top of what the f32 training forward kept (counted as in
-    /// [`LayerLimits::check_forward_budget`] in training): the input gradients of every item; per item in flight
-    /// ([`items_at_once`]) its `d_concat`, `d_Q`, `d_K`, `d_V`, input gradients, one head's `used`,
-    /// `d_used`, `d_scores`, a packed panel and a transposed copy of a `T_q × T_k` matrix, and its
-    /// weights' gradients; the parameter gradients and the transposed weights.
-    fn check_backward_budget(layer: &MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
-        let m = items_at_once(batch) as u128;
-        let (c, h) = (layer.embed_dim() as u128, layer.number_of_heads() as u128);
-        let [b, tq, tk] = [batch, t_q, t_k].map(|n| n as u128);
-        let kept = b * (3 * (tq + tk) * c + h * tq * tk * if dropout { 2 } else { 1 }) + 8 * c * c;
-        let in_flight = 2 * (tq + 2 * tk) * c + tq * c + 5 * (tq + 8) * tk + 4 * c * c;
-        let needed = kept + b * (tq + 2 * tk) * c + m * in_flight + 4 * c * c + 4 * c;
-        check_working_set(needed, || format!("MultiHeadAttention.backward (f32) with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {}", layer.embed_dim()))
     }
 }
 

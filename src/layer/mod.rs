@@ -10,11 +10,13 @@
 //! items sharing one mask. `C = numberOfHeads · headDimensions` (h · d_head).
 //!
 //! [`MultiHeadAttention::backward`] differentiates the last forward pass and stores the
-//! parameter gradients; see `forward.rs` and `backward.rs`, each written once for f64 and f32
+//! parameter gradients; see `forward.rs` (one item loop for the forward and for decoding with a KV
+//! cache, `cache.rs`) and `backward.rs` (also across precisions), each written once for f64 and f32
 //! over [`LayerKernel`] (`kernel.rs`: the products that differ; `limits.rs`'s [`LayerLimits`]: the
-//! budgets and overflow messages that differ; the rest per precision, what is kept and held, is
-//! [`crate::precision`]'s, written once). The seeded
-//! initialisation and the dropout stream are specified bit for bit in [`init`].
+//! overflow messages that differ, and the working-set counts, one for both; the rest per precision,
+//! what is kept and held, is [`crate::precision`]'s, written once: `kept.rs`). The parameters are
+//! `weights.rs`'s [`Weights`]. The seeded initialisation and the dropout stream are specified bit
+//! for bit in [`init`] (`src/init.rs`: the model draws from the same generator).
 
 mod backward;
 mod cache;
@@ -24,7 +26,7 @@ mod kernel;
 mod limits;
 mod projected;
 mod trace;
-pub mod init;
+mod weights;
 #[cfg(test)]
 mod tests;
 
@@ -35,16 +37,17 @@ pub use forward::{BatchOutput, ForwardOptions, ForwardOutput};
 pub use kernel::LayerKernel;
 pub use limits::LayerLimits;
 pub use projected::{projected_self_attention, projected_self_attention_batch, ProjectedOptions};
+pub use weights::{Biases, Weights};
 
 use crate::engine::Rope;
 use crate::grouped_query::check_kv_heads;
 use crate::error::{number_text, AttentionError, Result};
 use crate::matrix::{checked_len, Matrix};
 use crate::precision::{ByPrecision, Nothing, Precision};
-use crate::real::Real;
 use kept::{Grads, Kept};
 use std::borrow::Cow;
 use std::sync::OnceLock;
+pub use crate::init; // the seeded generator, the layer's and the model's (it was `layer::init`)
 use init::{xavier_uniform, SplitMix64, DROPOUT_STREAM};
 
 /// How to build a layer with seeded weights.
@@ -70,134 +73,6 @@ impl LayerConfig {
     /// `embed_dim` C, `number_of_heads` h (and as many K/V heads), bias on, no dropout, seed 0, no RoPE.
     pub fn new(embed_dim: usize, number_of_heads: usize) -> Self {
         Self { embed_dim, number_of_heads, bias: true, dropout: 0.0, seed: 0, kv_heads: number_of_heads, rope: None }
-    }
-}
-
-/// The four projection biases: b_Q and b_O of length C, b_K and b_V of the K/V width.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Biases<F = f64> {
-    pub b_q: Vec<F>,
-    pub b_k: Vec<F>,
-    pub b_v: Vec<F>,
-    pub b_o: Vec<F>,
-}
-
-/// The layer's parameters (and, with the same layout, their gradients; the layer holds its
-/// weights in f64, or none when a float32 model lends it its f32 parameters, and an f32 backward's
-/// gradients in f32). W_Q and W_O are `C × C`, W_K and
-/// W_V `C × (kv_heads·d_head)`, oriented `[in, out]`: the layer computes `x·W + b`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Weights<F = f64> {
-    pub w_q: Matrix<F>,
-    pub w_k: Matrix<F>,
-    pub w_v: Matrix<F>,
-    pub w_o: Matrix<F>,
-    /// `None` for a layer built with `bias: false`.
-    pub biases: Option<Biases<F>>,
-}
-
-impl<F: Real> Weights<F> {
-    /// All zeros, shaped like `self`.
-    pub fn zeros_like(&self) -> Self {
-        let zero = |m: &Matrix<F>| Matrix::zeros(m.rows(), m.cols());
-        let zeros = |v: &Vec<F>| vec![F::ZERO; v.len()];
-        Self {
-            w_q: zero(&self.w_q),
-            w_k: zero(&self.w_k),
-            w_v: zero(&self.w_v),
-            w_o: zero(&self.w_o),
-            biases: self.biases.as_ref().map(|b| Biases { b_q: zeros(&b.b_q), b_k: zeros(&b.b_k), b_v: zeros(&b.b_v), b_o: zeros(&b.b_o) }),
-        }
-    }
-
-    /// Every entry widened or rounded to `G` (f32 → f64 is exact).
-    pub fn cast<G: Real>(&self) -> Weights<G> {
-        let cast = |v: &Vec<F>| v.iter().map(|&x| G::from_f64(x.to_f64())).collect();
-        Weights {
-            w_q: self.w_q.cast(),
-            w_k: self.w_k.cast(),
-            w_v: self.w_v.cast(),
-            w_o: self.w_o.cast(),
-            biases: self.biases.as_ref().map(|b| Biases { b_q: cast(&b.b_q), b_k: cast(&b.b_k), b_v: cast(&b.b_v), b_o: cast(&b.b_o) }),
-        }
-    }
-
-    /// Every parameter tensor by its JS name (`W_Q`, …, `b_O`), flattened row-major.
-    pub fn tensors(&self) -> Vec<(&'static str, &[F])> {
-        let mut out = vec![("W_Q", self.w_q.data()), ("W_K", self.w_k.data()), ("W_V", self.w_v.data()), ("W_O", self.w_o.data())];
-        if let Some(b) = &self.biases {
-            out.extend([("b_Q", &b.b_q[..]), ("b_K", &b.b_k[..]), ("b_V", &b.b_v[..]), ("b_O", &b.b_o[..])]);
-        }
-        out
-    }
-
-    /// Like [`Self::tensors`], mutable.
-    pub fn tensors_mut(&mut self) -> Vec<(&'static str, &mut [F])> {
-        let mut out = vec![
-            ("W_Q", self.w_q.data_mut()),
-            ("W_K", self.w_k.data_mut()),
-            ("W_V", self.w_v.data_mut()),
-            ("W_O", self.w_o.data_mut()),
-        ];
-        if let Some(b) = &mut self.biases {
-            out.extend([("b_Q", &mut b.b_q[..]), ("b_K", &mut b.b_k[..]), ("b_V", &mut b.b_v[..]), ("b_O", &mut b.b_o[..])]);
-        }
-        out
-    }
-}
-
-impl<G: Precision> Weights<G> {
-    /// These values in precision `F`: borrowed when `F` is their own, else converted (f32 → f64 is
-    /// exact; f64 → f32 rounds, and an entry beyond the largest f32 is a RangeError naming
-    /// `{what}.W_Q` … and the entry).
-    pub fn to_precision<F: Precision>(&self, what: &str) -> Result<Cow<'_, Weights<F>>> {
-        if let Some(same) = F::take(G::wrap::<WeightsRef<'_>>(self)) {
-            return Ok(Cow::Borrowed(same));
-        }
-        let converted: Weights<F> = self.cast();
-        for (name, data) in converted.tensors() {
-            if let Some(i) = data.iter().position(|x| !x.is_finite()) {
-                return Err(AttentionError::range_error(format!(
-                    "{what}.{name} entry {i} is beyond the largest {}: read it with dtype '{}'",
-                    F::LARGEST,
-                    G::DTYPE
-                )));
-            }
-        }
-        Ok(Cow::Owned(converted))
-    }
-}
-
-impl Weights {
-    /// Checks that W_Q and W_O are `c × c` and W_K and W_V `c × kv_c`, that the biases have
-    /// their lengths, and that all entries are finite.
-    fn check(&self, c: usize, kv_c: usize) -> Result<()> {
-        for (name, w, cols) in [("W_Q", &self.w_q, c), ("W_K", &self.w_k, kv_c), ("W_V", &self.w_v, kv_c), ("W_O", &self.w_o, c)] {
-            if w.shape() != (c, cols) {
-                let rule = if cols == c { format!("C×C = {c}×{c}") } else { format!("C×(numKVHeads·headDim) = {c}×{cols}") };
-                return Err(AttentionError::range_error(format!(
-                    "{name} is {} but must be {rule} (oriented [in, out]: the layer computes x·{name})",
-                    w.shape_text()
-                )));
-            }
-        }
-        if let Some(b) = &self.biases {
-            for (name, v, len) in [("b_Q", &b.b_q, c), ("b_K", &b.b_k, kv_c), ("b_V", &b.b_v, kv_c), ("b_O", &b.b_o, c)] {
-                if v.len() != len {
-                    let rule = if len == c { format!("C = {c}") } else { format!("numKVHeads·headDim = {len}") };
-                    return Err(AttentionError::range_error(format!("{name} has {} entries but must have {rule}", v.len())));
-                }
-            }
-        }
-        for (name, data) in self.tensors() {
-            if let Some(i) = data.iter().position(|x| !x.is_finite()) {
-                return Err(AttentionError::range_error(format!(
-                    "{name} entry {i} is {}; expected a finite number",
-                    number_text(data[i])
-                )));
-            }
-        }
-        Ok(())
     }
 }
 
@@ -262,13 +137,8 @@ impl MultiHeadAttention {
         let mut layer = Self::holding_nothing(config)?;
         let (c, kv_c) = (layer.embed_dim, layer.kv_heads * layer.head_dimensions);
         let mut rng = SplitMix64::new(config.seed);
-        layer.weights = Some(Weights {
-            w_q: xavier_uniform(&mut rng, c, c),
-            w_k: xavier_uniform(&mut rng, c, kv_c),
-            w_v: xavier_uniform(&mut rng, c, kv_c),
-            w_o: xavier_uniform(&mut rng, c, c),
-            biases: config.bias.then(|| Biases { b_q: vec![0.0; c], b_k: vec![0.0; kv_c], b_v: vec![0.0; kv_c], b_o: vec![0.0; c] }),
-        });
+        let cols = [c, kv_c, kv_c, c]; // W_Q, W_K, W_V, W_O, drawn in that order
+        layer.weights = Some(Weights::from_parts(cols.map(|n| xavier_uniform(&mut rng, c, n)), config.bias.then(|| cols.map(|n| vec![0.0; n]))));
         Ok(layer)
     }
 
@@ -341,14 +211,14 @@ impl MultiHeadAttention {
             )));
         }
         let biases = fused_biases(b_qkv, b_o, c, "b_QKV", "b_O")?;
-        let weights = Weights {
-            w_q: w_qkv.slice_columns(0, c)?,      // (C, C)
-            w_k: w_qkv.slice_columns(c, 2 * c)?,  // (C, C)
-            w_v: w_qkv.slice_columns(2 * c, 3 * c)?, // (C, C)
-            w_o: w_o.clone(),
-            biases,
-        };
-        Self::from_weights(weights, number_of_heads, dropout, seed)
+        Self::from_blocks(w_qkv, w_o.clone(), biases, number_of_heads, dropout, seed)
+    }
+
+    /// From `w_qkv` (`C × 3C`: the Q, K and V weights as consecutive column blocks), W_O and the biases.
+    fn from_blocks(w_qkv: &Matrix, w_o: Matrix, biases: Option<Biases>, number_of_heads: usize, dropout: f64, seed: u64) -> Result<Self> {
+        let c = w_qkv.rows();
+        let [w_q, w_k, w_v] = [0, 1, 2].map(|i| w_qkv.slice_columns(i * c, (i + 1) * c)); // (C, C) each
+        Self::from_weights(Weights { w_q: w_q?, w_k: w_k?, w_v: w_v?, w_o, biases }, number_of_heads, dropout, seed)
     }
 
     /// From PyTorch's `nn.MultiheadAttention` state: `in_proj_weight` is `3C × C` (rows: the Q,
@@ -380,14 +250,7 @@ impl MultiHeadAttention {
         // ours = theirsᵀ: transpose once, then the Q, K, V blocks are column blocks
         let w_qkv = in_proj_weight.transpose(); // (C, 3C)
         let biases = fused_biases(in_proj_bias, out_proj_bias, c, "in_proj_bias", "out_proj_bias")?;
-        let weights = Weights {
-            w_q: w_qkv.slice_columns(0, c)?,         // (C, C)
-            w_k: w_qkv.slice_columns(c, 2 * c)?,     // (C, C)
-            w_v: w_qkv.slice_columns(2 * c, 3 * c)?, // (C, C)
-            w_o: out_proj_weight.transpose(),        // (C, C)
-            biases,
-        };
-        Self::from_weights(weights, number_of_heads, dropout, seed)
+        Self::from_blocks(&w_qkv, out_proj_weight.transpose(), biases, number_of_heads, dropout, seed)
     }
 
     /// C.
@@ -445,11 +308,7 @@ impl MultiHeadAttention {
 
     /// The weights in f64: the layer's own, or the f32 ones lent to it, widened (exact).
     pub fn weights(&self) -> Cow<'_, Weights> {
-        match (&self.weights, self.packed_f32.get()) {
-            (Some(w), _) => Cow::Borrowed(w),
-            (None, Some(packed)) => Cow::Owned(packed.unpack().cast()),
-            (None, None) => unreachable!("{NOTHING_HELD}"),
-        }
+        self.weights_in().unwrap_or_else(|_| unreachable!("f32 → f64 is exact"))
     }
 
     /// Drops the layer's weights: a model's layer, whose weights are the model's parameters, lent for

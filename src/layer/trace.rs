@@ -8,7 +8,7 @@
 //! with biases that MatMul is `concat·W_O` and the final Add of `b_O` is `output`.
 
 use super::forward::ForwardOptions;
-use super::limits::{check_forward, LayerLimits};
+use super::limits::{check_forward, LayerLimits, PROJECTIONS};
 use super::MultiHeadAttention;
 use crate::error::Result;
 use crate::mask::Mask;
@@ -26,18 +26,13 @@ impl MultiHeadAttention {
         let (t_q, t_k) = self.check_items(&[query.shape()], &[key.shape()], &[value.shape()], &options)?;
         self.check_rope_alignment(t_q, t_k)?;
         // every head's scores, scaled scores, weights and context are kept: counted like a forward with dropout and needWeights
-        check_forward(self.embed_dim, self.number_of_heads, 1, t_q, t_k, true, true)?;
+        check_forward(self, 1, t_q, t_k, (true, false, true), true)?;
         let mut recorder = Recorder::new(t_q, t_k, mask);
         let w = self.weights();
         let b = w.biases.as_ref();
-        // 0. Projections: x·W, then + b
-        let q = project_recorded(&mut recorder, ("query", query), ("W_Q", &w.w_q), b.map(|b| ("b_Q", &b.b_q[..])), "Q")?; // (T_q, C)
-        let k = project_recorded(&mut recorder, ("key", key), ("W_K", &w.w_k), b.map(|b| ("b_K", &b.b_k[..])), "K")?; // (T_k, C)
-        let v = project_recorded(&mut recorder, ("value", value), ("W_V", &w.w_v), b.map(|b| ("b_V", &b.b_v[..])), "V")?; // (T_k, C)
-        let bias = |name| b.is_some().then_some(name);
-        f64::refuse_projection(q.data(), q.cols(), "Q", "query", "W_Q", bias("b_Q"))?;
-        f64::refuse_projection(k.data(), k.cols(), "K", "key", "W_K", bias("b_K"))?;
-        f64::refuse_projection(v.data(), v.cols(), "V", "value", "W_V", bias("b_V"))?;
+        // 0. Projections: x·W, then + b, each refused where it overflowed: (T_q, C), (T_k, C), (T_k, C)
+        let mut project = |i: usize, x, w| project_recorded(&mut recorder, i, x, w, b.map(|b| b.slices()[i]));
+        let (q, k, v) = (project(0, query, &w.w_q)?, project(1, key, &w.w_k)?, project(2, value, &w.w_v)?);
         // 0. RoPE: the heads see Q and K rotated; the recorder slices the unrotated ones and
         // records each head's Rotate
         let positions = Positions::aligned(t_q, t_k);
@@ -59,7 +54,7 @@ impl MultiHeadAttention {
                 last.name = "concat·W_O".into();
             }
             output.add_row(&b.b_o)?;
-            f64::refuse_projection(output.data(), output.cols(), "output", "concat", "W_O", Some("b_O"))?;
+            f64::refuse_projection(output.data(), output.cols(), 3, true)?;
             steps.push(Step::new(Op::Add, "output".into(), &["concat·W_O", "b_O"], None, &output));
         }
         Ok(Trace { output: output.to_rows(), steps })
@@ -86,24 +81,21 @@ impl MultiHeadAttention {
     }
 }
 
-/// `x·W` recorded as a MatMul, then `+ b` recorded as an Add; the result is named `name`.
-fn project_recorded(
-    recorder: &mut Recorder,
-    (x_name, x): (&str, &Matrix),
-    (w_name, w): (&str, &Matrix),
-    bias: Option<(&str, &[f64])>,
-    name: &str,
-) -> Result<Matrix> {
-    let product = x.matmul(w)?; // (T, C)
-    let Some((b_name, b)) = bias else {
-        recorder.record(Op::MatMul, name.into(), &[x_name, w_name], None, &product);
-        return Ok(product);
-    };
-    let product_name = format!("{x_name}·{w_name}");
-    recorder.record(Op::MatMul, product_name.clone(), &[x_name, w_name], None, &product);
-    let mut projected = product;
-    projected.add_row(b)?; // (T, C)
-    recorder.record(Op::Add, name.into(), &[&product_name, b_name], None, &projected);
+/// Projection `i` of [`PROJECTIONS`]: `x·W` recorded as a MatMul, then `+ b` recorded as an Add,
+/// refused where it overflowed.
+fn project_recorded(recorder: &mut Recorder, i: usize, x: &Matrix, w: &Matrix, bias: Option<&[f64]>) -> Result<Matrix> {
+    let (name, x_name, w_name, b_name) = PROJECTIONS[i];
+    let mut projected = x.matmul(w)?; // (T, C)
+    match bias {
+        None => _ = recorder.record(Op::MatMul, name.into(), &[x_name, w_name], None, &projected),
+        Some(b) => {
+            let product_name = format!("{x_name}·{w_name}");
+            recorder.record(Op::MatMul, product_name.clone(), &[x_name, w_name], None, &projected);
+            projected.add_row(b)?; // (T, C)
+            recorder.record(Op::Add, name.into(), &[&product_name, b_name], None, &projected);
+        }
+    }
+    f64::refuse_projection(projected.data(), projected.cols(), i, bias.is_some())?;
     Ok(projected)
 }
 

@@ -26,7 +26,7 @@
 
 use super::{Positions, Transformer};
 use crate::error::{AttentionError, Result};
-use crate::layer::init::SplitMix64;
+use crate::init::SplitMix64;
 use crate::layer::LayerKernel;
 use crate::matrix::Matrix;
 

@@ -19,7 +19,7 @@
 //! `repeated[b][t]` is true where token t repeats the token one period back (`t − period ≥ 1`).
 
 use crate::error::{AttentionError, Result};
-use crate::layer::init::SplitMix64;
+use crate::init::SplitMix64;
 
 /// A batch of induction sequences (see the module docs).
 #[derive(Clone, Debug, PartialEq)]

@@ -34,7 +34,7 @@ pub mod scores;
 
 use crate::engine::{Batch, Rope};
 use crate::error::{number_text, AttentionError, Result};
-use crate::layer::init::{xavier_uniform, SplitMix64};
+use crate::init::{xavier_uniform, SplitMix64};
 use crate::layer::{BatchGrads, BatchOutput, Biases, ForwardOptions, KvCache, LayerConfig, LayerKernel, MultiHeadAttention, Weights};
 use crate::limits::check_working_set;
 use crate::mask::Mask;
@@ -102,7 +102,7 @@ pub struct Transformer<F> {
 impl<F: LayerKernel> Transformer<F> {
     /// A model with seeded Xavier-uniform weights: one SplitMix64 from `config.seed` fills W_E,
     /// W_pos, then draws one seed per attention layer (its own initialisation, see
-    /// [`crate::layer::init`]), fills each MLP's W_in and W_out, then W_U. Biases 0, LN gains 1.
+    /// [`crate::init`]), fills each MLP's W_in and W_out, then W_U. Biases 0, LN gains 1.
     pub fn new(config: ModelConfig) -> Result<Self> {
         if config.num_heads == 0 || config.embed_dim == 0 || !config.embed_dim.is_multiple_of(config.num_heads) {
             return Err(AttentionError::range_error(format!(

@@ -192,7 +192,7 @@ impl<F: LayerKernel> Transformer<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layer::init::SplitMix64;
+    use crate::init::SplitMix64;
     use crate::model::{ModelConfig, Tokens};
 
     fn tokens(config: &ModelConfig, batch: usize, t: usize, seed: u64) -> Tokens {

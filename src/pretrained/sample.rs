@@ -9,7 +9,7 @@
 
 use super::model::argmax;
 use crate::error::{number_text, AttentionError, Result};
-use crate::layer::init::SplitMix64;
+use crate::init::SplitMix64;
 use crate::real::Real;
 
 /// The options of a sampled generation.

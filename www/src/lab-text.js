@@ -19,7 +19,7 @@ export const EXAMPLE_PASSAGE = '“Do cats eat bats? Do cats eat bats?”';
 export const visibleChar = (c) => (c === ' ' ? '␣' : c === '\n' ? '↵' : c);
 
 const MASK64 = (1n << 64n) - 1n;
-/** SplitMix64 as the package has it (src/layer/init.rs): next() is uniform in [0, 1), 53 bits. */
+/** SplitMix64 as the package has it (src/init.rs): next() is uniform in [0, 1), 53 bits. */
 export function splitMix64(seed) {
   let state = BigInt(seed) & MASK64;
   return () => {

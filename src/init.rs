@@ -1,4 +1,5 @@
-//! The seeded generator behind the layer's initial weights and its dropout masks.
+//! The seeded generator behind the layer's initial weights and its dropout masks, and the model's
+//! (its initial weights, `repeatedTokens`, sampling and the circuits' baselines); also `layer::init`.
 //!
 //! Everything here is defined bit for bit so that any runtime (Rust, JS with `BigInt`, Python)
 //! reproduces the same numbers from the same seed.
