@@ -17,6 +17,7 @@ import * as fresh7 from '../corpus-lines/fresh7/slips.mjs';
 import * as fresh8 from '../corpus-lines/fresh8/slips.mjs';
 import * as fresh9 from '../corpus-lines/fresh9/slips.mjs';
 import * as fresh10 from '../corpus-lines/fresh10/slips.mjs';
+import * as fresh11 from '../corpus-lines/fresh11/slips.mjs';
 import { challengeData, diagnose, loadFunction } from './support/diagnose.mjs';
 import { RECORD, createRecorder, instrument } from '../../www/src/diagnosis/instrument.js';
 import { toScript } from '../../www/src/script.js';
@@ -38,11 +39,20 @@ for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) {
 // that passes fails (take it off the list). The count is the measure of issue 28.
 const MISSES = new Set([]);
 
-/** One slip of a corpus: a headline with a step and a line; the step and line exactly, unless it is a known miss. */
-function checkSlip(t, slip, found, failing, misses) {
+/**
+ * One slip of a corpus: a headline with a step and a line; the step and line exactly, unless it is a
+ * known miss. `varies`: slips whose repairs the 1.5 s guard stops before the bounds of work
+ * (repair.js), so that their line depends on the machine's speed: a step and a line, right or TODO.
+ */
+function checkSlip(t, slip, found, failing, misses, varies = new Set()) {
   assert.ok(failing.length, 'the slip fails a case');
   assert.ok(found, 'a finding');
   const right = found.step === slip.step && found.line === slip.line;
+  if (varies.has(`${slip.number}/${slip.index}`)) {
+    assert.ok(found.step && Number.isInteger(found.line), `a step and a line: ${found.title}`);
+    assert.match(found.title, new RegExp(`^Line ${found.line}: `));
+    return right ? undefined : t.todo(`(its repairs stopped by time) said ${found.step} at line ${found.line}: ${found.title}`);
+  }
   // (a listed miss may lack a step or a line: the TODO says so; any other slip has both, and they are its own)
   if (!misses.has(`${slip.number}/${slip.index}`)) {
     assert.ok(found.step, `a step: ${found.title}`);
@@ -83,12 +93,10 @@ const FRESH2_MISSES = new Set([
 // before the diagnosis was run on it; right answers 01–09 in styles none of the others has). First
 // run: step right 29/39, line right 18/39.
 const FRESH3_MISSES = new Set([
-  '03/3', // no max subtracted: on the traced input nothing overflows and the softmax is right; the probes' large input shows it, named where the weights are kept
   '04/1', // `[W_Q, W_V, W_K]`: found as K's columns taken from V (project-K), named where the scores were built from them, not at the swap
   '04/2', // `headOutput(Q, K, V, h, d)`: the head's first column is passed as the head's index, a right index by value; named inside the helper
   '05/0', // `keys.set(K[t], t)`: the cache is a flat buffer read only by index, never whole, so no array holds it moved; named at the scores
   '05/1', // `n++` left out: the line at fault is gone; named where the cache is made
-  '07/1', // `atPosition(offset)`: the position passed is the option itself, a name passed on as it is; named where the angles are built
   '08/3', // `new Float64Array(w)`: the extra cells are never written (0), so the keys scored are right; the first foreign number is the softmax's total
 ]);
 
@@ -97,7 +105,6 @@ const FRESH3_MISSES = new Set([
 // First run: step right 34/36, line right 20/36; after the incomplete cut (cuts.js, fresh9's session): 36/36, 32/36.
 const FRESH4_MISSES = new Set([
   '01/2', // the `j = 0` before the normalize pass left out: the line at fault is gone and the pass never runs; named where the unnormalized weights are read
-  '03/1', // `if (j > i) continue` without `causal`: the traced input is causal, where this mask is right; the probes find it, named where the weights are made
   '03/2', // `w[j] / w.length` in the normalize helper: on the traced input row 0's wrong weight is 1/4, a number the reference holds; the first foreign number is that row's weighted sum
   '05/0', // `state.cache = [{ … }]`: the cache is an array of objects, which holds no numbers; named where the scores read it
 ]);
@@ -110,7 +117,6 @@ const FRESH5_MISSES = new Set([
   '05/0', // `keys.set(K[t], 0)`: the cache is a flat buffer read only by index; the keys scored are found wrong where the scores read it (bounds.js), not at the write
   '05/4', // `values[t * C + …]`: the weights are right and each output is the token's own value, which the probes read as a cache holding only the newest token (cache); the line is right
   '07/2', // the pairs read as (2i, 2i + 1), a two-line slip: named at its second line (b's read), whose columns are of no one role
-  '08/3', // `Math.exp(x) / z`: row 0's wrong weight is exp(x) with z = 1, a number a right answer builds; the first foreign number is that row's weighted sum
 ]);
 
 // The sixth held-out batch (tests/corpus-lines/fresh6/: written after the fixes the fifth led to,
@@ -124,7 +130,6 @@ const FRESH6_MISSES = new Set([
 // committed before the diagnosis was run on it; right answers 01–09 in styles none of the others has).
 // First run: step right 38/43, line right 26/43; after the rules it led to: 39/43, 40/43; after fresh8's: 39/43, 41/43.
 const FRESH7_MISSES = new Set([
-  '01/3', // `const Vc = V` (V's rows for its columns): an input kept as it is; its products with the weights are foreign only in the mix helper, where it is named
   '02/0', // the memo answers undefined for every head after the first (`seen.size`): a TypeError where the scores read it; named at the throw, as the step being built
   '06/1', // `e[i]` for `e[j]`: every weight read is a right softmax number at the wrong place, so the softmax is found partly built; the line is right
   '07/1', // `2 * (i + 1)`: the wrong frequencies are the right ones shifted by a pair, so frequency and position match by value; the rotation is named, at the right line
@@ -195,18 +200,40 @@ const FRESH10_MISSES = new Set([
   '06/4', // (A) softmax at line 35: said softmax at line 40
   '06/6', // (A) concat at line 54: said None at line None
   '06/8', // (A) slice at line 24: said slice at line 49
-  '07/1', // (B) position at line 18: said position at line 21
   '07/4', // (A) pairs at line 22: said pairs at line 28
   '07/5', // (B) rotation at line 31: said rotation at line 28
   '07/6', // (A) frequency at line 25: said frequency at line 24
-  '08/1', // (B) mask at line 3: said mask at line 53
-  '08/4', // (A) weighted-sum at line 40: said weighted-sum at line 41
   '08/5', // (B) softmax at line 52: said weighted-sum at line 52
-  '08/8', // (A) scale at line 25: said scale at line 27
   '09/2', // (A) concat at line 42: said w-o at line 48
 ]);
 
-for (const [name, batch, misses] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES]]) {
+// fresh11 (81 slips, written blind, tests/corpus-lines/fresh11/): measured once after the second round of
+// repairs was in; first complete run step right 70/81, line right 61/81. Its RoPE answer (07) copies a row for
+// every pair, so its repairs are stopped by the 1.5 s guard (about 950 of 1,050 variants tried, AMD EPYC):
+// those slips' lines depend on the machine's speed and are checked for a step and a line only.
+const FRESH11_VARIES = new Set(['07/0', '07/1', '07/2', '07/3', '07/4', '07/5', '07/6', '07/7', '07/8']);
+const FRESH11_MISSES = new Set([
+  '01/7', // (B) weighted-sum at line 18: said softmax at line 18
+  '02/7', // (B) scale at line 32: said scale at line 13
+  '03/2', // (A) softmax at line 27: said mask at line 27
+  '03/3', // (B) weighted-sum at line 39: said check at line 31
+  '03/5', // (B) mask at line 37: said mask at line 16
+  '03/8', // (A) scores at line 35: said check at line 31
+  '04/4', // (A) weighted-sum at line 28: said project-V at line 28
+  '04/5', // (B) concat at line 37: said w-o at line None
+  '05/6', // (A) concat at line 43: said slice at line 43
+  '05/7', // (B) softmax at line 36: said softmax at line 42
+  '05/8', // (A) slice at line 20: said scores at line 20
+  '06/2', // (A) kv-head at line 25: said kv-head at line 3
+  '06/6', // (A) concat at line 33: said weighted-sum at line 13
+  '06/8', // (A) scale at line 30: said scale at line 4
+  '08/5', // (B) weighted-sum at line 47: said weighted-sum at line 14
+  '08/6', // (A) mask at line 45: said mask at line 4
+  '08/7', // (B) softmax at line 46: said weighted-sum at line 46
+  '09/1', // (B) slice at line 2: said None at line 5
+]);
+
+for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES]]) {
   for (const number of Object.keys(batch.SLIPS)) {
     test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, async () => {
       const { failing, found } = await diagnose(FOLDERS[number], batch.base(number), lab);
@@ -217,7 +244,7 @@ for (const [name, batch, misses] of [['fresh', fresh, FRESH_MISSES], ['fresh2', 
   for (const slip of batch.slips()) {
     test(`corpus-lines/${name} ${slip.number} slip ${slip.index}: ${slip.step} at line ${slip.line}`, async (t) => {
       const { failing, found } = await diagnose(FOLDERS[slip.number], slip.source, lab);
-      checkSlip(t, slip, found, failing, misses);
+      checkSlip(t, slip, found, failing, misses, varies);
     });
   }
 }
@@ -311,8 +338,8 @@ test('instrumenting never changes what the code computes: every answer of both c
     for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js'))) sources.push([number, readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8')]);
   }
   for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) sources.push([number, base(number)]);
-  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips()]) sources.push([slip.number, slip.source]);
-  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
+  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips()]) sources.push([slip.number, slip.source]);
+  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
   for (const source of ODD_STYLES) sources.push(['01', source]);
   let calls = 0;
   for (const [number, source] of sources) {

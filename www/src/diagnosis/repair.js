@@ -21,7 +21,7 @@
 // are tried nearest the lines the traced run named first (`near`), so the bounds cut the farthest.
 import { parse } from 'acorn';
 
-export const REPAIR_LIMITS = { MAX_MUTANTS: 3000, TOTAL_TICKS: 4_000_000, MIN_TICKS: 2_000, MAX_TICKS: 200_000, MAX_MS: 1500, SAFETY_MUTANT_MS: 100 };
+export const REPAIR_LIMITS = { MAX_MUTANTS: 3000, TOTAL_TICKS: 4_000_000, MIN_TICKS: 2_000, MAX_TICKS: 200_000, MAX_MS: 1500, SAFETY_MUTANT_MS: 100, MIN_MUTANT_MS: 5 };
 
 const GROUPS = [['+', '-', '*', '/'], ['<', '<=', '>', '>='], ['===', '!=='], ['==', '!='], ['&&', '||']];
 const ASSIGN = [['+=', '=', '-='], ['*=', '/=', '=']];
@@ -340,10 +340,13 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
   let total = 0;
   let limit = REPAIR_LIMITS.MAX_TICKS;
   let mutantStarted = started;
+  let mutantMs = REPAIR_LIMITS.SAFETY_MUTANT_MS;
   const tick = () => {
-    if (++ticks > limit || ((ticks & 63) === 0 && Date.now() - mutantStarted > REPAIR_LIMITS.SAFETY_MUTANT_MS)) throw new RangeError('repair: too many loop turns');
+    // (the clock read at every tick: a variant that made an index huge does much native work per tick,
+    // `row.slice()` of an array grown to `base` = 10000 entries, and a few ticks can take seconds)
+    if (++ticks > limit || Date.now() - mutantStarted > mutantMs) throw new RangeError('repair: too many loop turns');
   };
-  const runAll = (fn) => cases.every((c) => {
+  const runAll = (fn, list = cases) => list.every((c) => {
     let result;
     try {
       result = { output: fn(...structuredClone(c.args)) };
@@ -364,6 +367,12 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
     // (an answer these cases do not fail, one failing only others — random or the model's —, has nothing to repair here)
     if (runAll(own[functionName] ?? own.default)) return { lines: [], tried: 0, passed: [], complete: true };
     limit = Math.min(REPAIR_LIMITS.MAX_TICKS, Math.max(REPAIR_LIMITS.MIN_TICKS, 20 * ticks));
+    // (and its time on every case, failing or not: ten times that, from 5 to 100 ms, bounds a variant's
+    // time, so that a few variants that made an array huge do not eat the search's guard)
+    const fn = own[functionName] ?? own.default;
+    const clock = Date.now();
+    for (const c of cases) runAll(fn, [c]);
+    mutantMs = Math.min(REPAIR_LIMITS.SAFETY_MUTANT_MS, Math.max(REPAIR_LIMITS.MIN_MUTANT_MS, 10 * (Date.now() - clock)));
   } catch {
     return { lines: [], tried: 0, passed: [], complete: false };
   }
