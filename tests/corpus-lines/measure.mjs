@@ -11,7 +11,9 @@
 // misses alone: 48/52, 38/52 (half A 23/26, 22/26; half B 25/26, 16/26, unchanged: they did not generalise);
 // after a rule then fitted on half B: 48/52, 39/52 (half B 17/26); fresh9's: step right 58/68, line right 35/68 (after
 // the repairs, repair.js, widened on its misses: 58/68, 56/68); fresh10's, written blind after the repairs: 68/78, 59/78
-// (main before them: 68/78, 41/78). `--list` prints a slip's half, (A) or (B),
+// (main before them: 68/78, 41/78); after the second round of repairs, fresh10 68/78, 63/78; fresh11's, written blind
+// before that round ran on it: 70/81, 61/81 (then 65/81 once a variant's time was bounded; main before the round: 70/81,
+// 58/81). `--list` prints a slip's half, (A) or (B),
 // and a batch with halves gets a line per half.
 import { createRequire } from 'node:module';
 import { readdirSync } from 'node:fs';
