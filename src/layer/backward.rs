@@ -52,7 +52,7 @@
 use super::forward::{item_name, unflatten};
 use super::kept::{BatchGrads, ForwardCache, ItemCache};
 use super::kernel::{LayerKernel, Prepared};
-use super::limits::{at_item, check_backward, PROJECTIONS};
+use super::limits::{at_item, check_backward, parameter_rows, PROJECTIONS};
 use super::{LastForward, MultiHeadAttention, Weights};
 use crate::attention::attention_scale;
 use crate::engine::Batch;
@@ -158,7 +158,7 @@ impl MultiHeadAttention {
         let (c, t_q, t_k, n) = (self.embed_dim, cache.t_q, cache.t_k, cache.items.len());
         let shapes = std::iter::repeat_n((grad_output.rows, grad_output.cols), grad_output.items.min(1));
         check_gradient_shape(batched, cache.batched, grad_output.items, n, shapes, t_q, c)?;
-        check_backward(self, n, t_q, t_k, cache.keep_scale.is_some())?;
+        check_backward(self, n, t_q, t_k, cache.keep_scale.is_some(), parameter_rows::<F>() as u128)?;
         let w = F::prepared(self, true); // with the transposes, packed once per set of weights
         let kv_c = self.kv_heads * self.head_dimensions;
         let mut grads = Weights::zeros(c, kv_c, w.b.is_some());

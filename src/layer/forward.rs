@@ -30,7 +30,7 @@ use super::cache::{Held, KvCache};
 use super::init::SplitMix64;
 use super::kept::{ForwardCache, HeadCache, ItemCache, Positions};
 use super::kernel::{LayerKernel, Prepared};
-use super::limits::{at_item, check_cached_budget, check_forward};
+use super::limits::{at_item, check_cached_budget, check_forward, parameter_rows};
 use super::{LastForward, MultiHeadAttention};
 use crate::engine::{Batch, Cols, HeadShape, Hooks, Rope, Workspace};
 use crate::error::{shape_text, AttentionError, Result};
@@ -133,7 +133,7 @@ impl MultiHeadAttention {
         let keep_heads = keep || (options.need_weights && options.average_weights);
         // pass 5's dropout: (p, 1/(1−p) computed in f64 and rounded once)
         let dropout = (options.training && self.dropout > 0.0).then(|| (self.dropout, F::from_f64(1.0 / (1.0 - self.dropout))));
-        check_forward(self, b, t_q, t_k, (options.need_weights, options.average_weights, dropout.is_some()), keep)?;
+        check_forward(self, b, t_q, t_k, (options.need_weights, options.average_weights, dropout.is_some()), keep, parameter_rows::<F>())?;
         let positions = Positions::aligned(t_q, t_k);
         let w = F::prepared(self, false);
         // Draw into a copy of the generator and commit it only on success

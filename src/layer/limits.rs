@@ -22,6 +22,12 @@ pub(super) fn check_parameters(c: usize) -> Result<()> {
     })
 }
 
+/// The parameters as a precision's products read them, in rows of C (for [`check_forward`] and
+/// [`check_backward`]): f32 packs them both ways, 8·C²; f64 reads them as they are, 4·C².
+pub(super) fn parameter_rows<F: crate::precision::Precision>() -> usize {
+    if F::DTYPE == <f32 as crate::precision::Precision>::DTYPE { 8 } else { 4 }
+}
+
 /// How many batch items a pass works on at once: one, or one per thread where training splits
 /// the items over threads (forward.rs, backward.rs); each holds its own intermediates.
 fn items_at_once(batch: usize) -> usize {
@@ -33,10 +39,11 @@ fn items_at_once(batch: usize) -> usize {
 /// averageWeights, dropout)`): per item the inputs, Q, K, V, concat and the output (twice: the item's,
 /// copied into the batch's); per head the weights (with dropout also its flags and the weights used,
 /// counted as values) and the weights returned (with their mean, every head's); the parameters as
-/// either precision's products read them (8·C², counting W_K and W_V as C × C). One that keeps
+/// the precision's products read them (`parameters` rows of C: f32 packs them both ways, 8·C²; f64
+/// reads them as they are, 4·C²; W_K and W_V counted as C × C). One that keeps
 /// nothing (f32 in evaluation mode): the inputs and the output, per item in flight ([`items_at_once`])
 /// Q, K, V, concat and its output, and the weights returned. Plus the engine's workspace.
-pub(super) fn check_forward(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, dropout): (bool, bool, bool), keep: bool) -> Result<()> {
+pub(super) fn check_forward(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, dropout): (bool, bool, bool), keep: bool, parameters: usize) -> Result<()> {
     let (c, h, d_head) = (layer.embed_dim(), layer.number_of_heads(), layer.head_dimensions());
     let kv_c = layer.kv_heads() * d_head;
     let mut shape = HeadShape::new(t_q, t_k, h, layer.kv_heads(), d_head);
@@ -56,7 +63,7 @@ pub(super) fn check_forward(layer: &MultiHeadAttention, b: usize, t_q: usize, t_
         let parts = [(b * (t_q + 2 * t_k), c), (m * (3 * t_q + 2 * t_k), c), (b * t_q, c), weights];
         return check_budget(shape, &parts, || what(""));
     }
-    let parts = [(rows(b_ * (4 * t_q_ + 3 * t_k_)), c), (rows(b_ * 2 * t_k_), kv_c), weights, (8 * c, c)];
+    let parts = [(rows(b_ * (4 * t_q_ + 3 * t_k_)), c), (rows(b_ * 2 * t_k_), kv_c), weights, (parameters * c, c)];
     check_budget(shape, &parts, || what(&format!(" ({h} heads of {t_q}×{t_k} weights per item, kept for backward)")))
 }
 
@@ -64,12 +71,12 @@ pub(super) fn check_forward(layer: &MultiHeadAttention, b: usize, t_q: usize, t_
 /// [`check_forward`]): the input gradients of every item; per item in flight ([`items_at_once`]) its
 /// `d_concat`, `d_Q`, `d_K`, `d_V`, input gradients, one head's `used`, `d_used`, `d_scores`, a packed
 /// panel and a transposed copy of a `T_q × T_k` matrix, and its weights' gradients; the parameter
-/// gradients and the transposed weights.
-pub(super) fn check_backward(layer: &MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool) -> Result<()> {
+/// gradients and the transposed weights (`parameters`: as in [`check_forward`]).
+pub(super) fn check_backward(layer: &MultiHeadAttention, batch: usize, t_q: usize, t_k: usize, dropout: bool, parameters: u128) -> Result<()> {
     let m = items_at_once(batch) as u128;
     let (c, h) = (layer.embed_dim() as u128, layer.number_of_heads() as u128);
     let [b, tq, tk] = [batch, t_q, t_k].map(|n| n as u128);
-    let kept = b * (4 * (tq + tk) * c + h * tq * tk * if dropout { 3 } else { 1 }) + 8 * c * c;
+    let kept = b * (4 * (tq + tk) * c + h * tq * tk * if dropout { 3 } else { 1 }) + parameters * c * c;
     let in_flight = 2 * (tq + 2 * tk) * c + tq * c + 5 * (tq + 8) * tk + 4 * c * c;
     let needed = kept + b * (tq + 2 * tk) * c + m * in_flight + 4 * c * c + 4 * c;
     check_working_set(needed, || format!("MultiHeadAttention.backward with a batch of {batch}, T_q = {t_q}, T_k = {t_k} and C = {}", layer.embed_dim()))

@@ -311,6 +311,34 @@ function spliced(source, edit, inserts) {
 }
 
 /**
+ * The runner's script of the module, once: its code keeps the module's characters where they are
+ * (only `export` blanked), so each mutant is that script with the edit spliced in. { code, scriptOf(text) }.
+ */
+function scriptsOf(source, toScript) {
+  const script = toScript(source, ['__tick__']);
+  const head = script.indexOf('"use strict";') + '"use strict";'.length;
+  const tail = script.lastIndexOf('\n;return {');
+  const body = script.slice(head, tail);
+  if (body.length !== source.length) return { code: source, scriptOf: (text) => toScript(text, ['__tick__']) };
+  return { code: body, scriptOf: (text) => script.slice(0, head) + text + script.slice(tail) };
+}
+
+/** Whether `fn` passes the judged case `c` (a throw judged as the worker reports it). */
+function passes(fn, c, judge) {
+  let result;
+  try {
+    result = { output: fn(...structuredClone(c.args)) };
+  } catch (error) {
+    result = { error: { name: error?.name, message: String(error?.message ?? error) } };
+  }
+  try {
+    return judge(c, result).pass;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The lines one edit repairs: { lines: [line …] (ascending), tried, passed: [{ lines, start, end, from, to }] …,
  * complete } — `complete` when every mutant was tried within the bounds. `cases`: the challenge's
  * cases, each { kind: 'fixed' | 'error', args, … } as cases.js's judge reads them, the ones the answer
@@ -326,14 +354,7 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
     return { lines: [], tried: 0, passed: [], complete: false };
   }
   const guards = guardsOf(source);
-  // the runner's script of the module, once: its code keeps the module's characters where they are
-  // (only `export` blanked), so each mutant is that script with the edit spliced in
-  const script = toScript(source, ['__tick__']);
-  const head = script.indexOf('"use strict";') + '"use strict";'.length;
-  const tail = script.lastIndexOf('\n;return {');
-  const body = script.slice(head, tail);
-  const scriptOf = body.length === source.length ? (text) => script.slice(0, head) + text + script.slice(tail) : (text) => toScript(text, ['__tick__']);
-  const code = body.length === source.length ? body : source;
+  const { code, scriptOf } = scriptsOf(source, toScript);
   const distance = (line) => Math.min(...near.map((l, k) => Math.abs(line - l) * 4 + k), 1e9);
   mutants.sort((a, b) => distance(a.line) - distance(b.line) || a.start - b.start);
   let ticks = 0;
@@ -346,19 +367,7 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
     // `row.slice()` of an array grown to `base` = 10000 entries, and a few ticks can take seconds)
     if (++ticks > limit || Date.now() - mutantStarted > mutantMs) throw new RangeError('repair: too many loop turns');
   };
-  const runAll = (fn, list = cases) => list.every((c) => {
-    let result;
-    try {
-      result = { output: fn(...structuredClone(c.args)) };
-    } catch (error) {
-      result = { error: { name: error?.name, message: String(error?.message ?? error) } };
-    }
-    try {
-      return judge(c, result).pass;
-    } catch {
-      return false;
-    }
-  });
+  const runAll = (fn, list = cases) => list.every((c) => passes(fn, c, judge));
   // (the answer itself, run on the cases: twenty times its ticks bound a mutant's)
   try {
     const own = load(scriptOf(spliced(code, { start: 0, end: 0, text: '' }, guards)))(tick);
