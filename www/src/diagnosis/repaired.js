@@ -47,10 +47,10 @@ export function withRepair(found, pick, source = '', check = null) {
     const missing = (statuses) => new Set((statuses ?? []).filter((st) => st.status === 'missing').map((st) => st.step));
     const still = missing(aligned.statuses);
     if ([...missing(before?.statuses)].some((step) => still.has(step))) return found;
-    // (nor an edit that leaves the wrong value where the learner's run built it and makes up for it
-    // at the line it edits: `s / d` after a scale by √d instead of 1/√d)
-    // (the learner's run put its wrong step at a value declared on the finding's line, and the repaired
-    // run builds that step right at the edited line while the finding's line makes the same numbers)
+    // (nor an edit that leaves the wrong value where the learner's run built it and makes up for it at
+    // the line it edits, `s / d` after a scale by √d instead of 1/√d: the learner's run put its wrong
+    // step at a value declared on the finding's line, the repaired run builds that step at the edited
+    // line, and the finding's line still makes the same numbers)
     const wrong = before?.wrong;
     const made = wrong?.site?.declares && wrong.site.line === found.line;
     if (made && aligned.siteFor(wrong.step)?.line === pick.line && sameAt(found.line, check.original, check.traced)) return found;
