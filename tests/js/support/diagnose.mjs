@@ -62,7 +62,7 @@ export async function diagnose(folder, source, lab) {
   const t = traced(source, tests.function, trace);
   const found = firstLine({ data, traced: t, lab, located, errors, probeResults, source, functionName: tests.function });
   // (the page asks for the repairs after a traced run, so only where the challenge has traced inputs)
-  if (!trace.length) return { failing, found };
+  if (!trace.length || !found) return { failing, found };
   const judged = judgedCases(source, tests, lab);
   return { failing, found: await repairFinding(found, { send: worker(source, tests.function), judged, source, data, trace, original: t, lab, functionName: tests.function }) };
 }
