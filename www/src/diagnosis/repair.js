@@ -200,11 +200,12 @@ const EDITS = {
  * of the first round's, most of them on lines that are right, so they come after it.
  */
 const INSERTIONS = {
-  Identifier: (node, { add, inScope, madeAt, helpers }, parent, key) => {
+  Identifier: (node, { add, inScope, madeAt, helpers, objects }, parent, key) => {
     if (!readAsValue(node, parent, key) || (parent.type === 'MemberExpression' && key === 'object')) return;
     const lines = madeAt(node);
-    for (const name of inScope(node)) {
-      if (name === node.name) continue;
+    // (terms between numbers: a name whose members are read holds an array or an object)
+    for (const name of objects.has(node.name) ? [] : inScope(node)) {
+      if (name === node.name || objects.has(name)) continue;
       for (const form of [`(${node.name} + ${name})`, `(${node.name} - ${name})`, `(${name} - ${node.name})`, `(${node.name} * ${name})`, `(${node.name} / ${name})`, `(${name} / ${node.name})`]) add(node, node.start, node.end, form, lines);
     }
     // (a helper called where it was not: `B` for `tr(B)`; `joined` for `linear(joined, W_O)` where a
@@ -257,9 +258,11 @@ export function mutantsOf(source, { round = 1 } = {}) {
   const variables = variablesOf(ast);
   // the module's functions of one and two parameters, by name (`tr`, `transpose`; `matmul`)
   const helpers = new Map();
-  // the names of the properties it reads (not those it calls)
+  // the names of the properties it reads (not those it calls), and the names whose members are read
   const properties = new Set();
+  const objects = new Set();
   walk(ast, (node, parent, key) => {
+    if (node.type === 'MemberExpression' && node.object.type === 'Identifier') objects.add(node.object.name);
     if (node.type === 'FunctionDeclaration' && node.id) helpers.set(node.id.name, node.params.length);
     if (node.type === 'VariableDeclarator' && node.id.type === 'Identifier' && FUNCTIONS.has(node.init?.type)) helpers.set(node.id.name, node.init.params.length);
     if (node.type === 'MemberExpression' && !node.computed && node.property.type === 'Identifier' && !(parent?.type === 'CallExpression' && key === 'callee') && node.property.name !== 'length') properties.add(node.property.name);
@@ -270,6 +273,7 @@ export function mutantsOf(source, { round = 1 } = {}) {
     unary,
     helpers: [...helpers].filter(([, n]) => n === 1 || n === 2),
     properties: [...properties],
+    objects,
     madeAt: madeAtOf(ast),
     text: (n) => source.slice(n.start, n.end),
     add: (node, start, end, replacement, lines = [node.loc.start.line]) => out.push({ start, end, text: replacement, line: lines[0], lines }),
@@ -281,6 +285,48 @@ export function mutantsOf(source, { round = 1 } = {}) {
   // (an edit kept once: the same text at the same place)
   const unique = new Map(out.map((m) => [`${m.start}:${m.end}:${m.text}`, m]));
   return [...unique.values()];
+}
+
+/**
+ * The lines a wrong value at `near` can come from, by how many steps back: { line → depth } (the near
+ * lines 0). A step back from a line is the lines that declare or assign a name (or property) it reads,
+ * and the lines that call or pass the named function around it (its arguments made there). A static
+ * slice, coarse: a wrong value found in a helper is often made by its caller (`cols(from)` given the
+ * wrong `from`), or by the line that made what the caller passed.
+ */
+export function sliceDepths(source, near, maxDepth = 3) {
+  const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+  const reads = new Map();
+  const defs = new Map();
+  const named = [];
+  const at = (map, k, v) => map.set(k, (map.get(k) ?? new Set()).add(v));
+  const nameOf = (n) => (n?.type === 'Identifier' || n?.type === 'PrivateIdentifier' ? n.name : null);
+  walk(ast, (node, parent, key) => {
+    const line = node.loc.start.line;
+    if (node.type === 'Identifier' && (readAsValue(node, parent, key) || (parent?.type === 'CallExpression' && key === 'callee'))) at(reads, line, node.name);
+    if (node.type === 'MemberExpression' && !node.computed && nameOf(node.property) && !(parent?.type === 'AssignmentExpression' && key === 'left')) at(reads, node.property.loc.start.line, nameOf(node.property));
+    if (node.type === 'VariableDeclarator') for (const name of bound(node.id)) at(defs, name, line);
+    if (node.type === 'AssignmentExpression') for (const name of node.left.type === 'MemberExpression' ? [nameOf(node.left.property)] : bound(node.left)) if (name) at(defs, name, line);
+    if (node.type === 'UpdateExpression' && node.argument.type === 'Identifier') at(defs, node.argument.name, line);
+    const fn = node.type === 'FunctionDeclaration' ? [nameOf(node.id), node]
+      : (node.type === 'VariableDeclarator' || node.type === 'AssignmentExpression') && FUNCTIONS.has((node.init ?? node.right)?.type) ? [nameOf(node.id ?? node.left) ?? nameOf(node.left?.property), node.init ?? node.right]
+      : ['MethodDefinition', 'Property', 'PropertyDefinition'].includes(node.type) && FUNCTIONS.has(node.value?.type) ? [nameOf(node.key), node.value] : null;
+    if (fn?.[0]) named.push({ name: fn[0], from: fn[1].loc.start.line, to: fn[1].loc.end.line });
+  });
+  const callers = new Map();
+  for (const [line, names] of reads) for (const f of named) if (names.has(f.name) && !(f.from <= line && line <= f.to)) at(callers, f.name, line);
+  const depth = new Map(near.map((l) => [l, 0]));
+  let frontier = [...depth.keys()];
+  for (let d = 1; d <= maxDepth && frontier.length; d++) {
+    const next = [];
+    const visit = (line) => { if (!depth.has(line)) { depth.set(line, d); next.push(line); } };
+    for (const line of frontier) {
+      for (const name of reads.get(line) ?? []) for (const l of defs.get(name) ?? []) visit(l);
+      for (const f of named) if (f.from <= line && line <= f.to) for (const l of callers.get(f.name) ?? []) visit(l);
+    }
+    frontier = next;
+  }
+  return depth;
 }
 
 /** Each loop's body and each function's made to call `__tick__()` first: [{ at, text }] insertions into `source`. */
@@ -355,7 +401,14 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
   }
   const guards = guardsOf(source);
   const { code, scriptOf } = scriptsOf(source, toScript);
-  const distance = (line) => Math.min(...near.map((l, k) => Math.abs(line - l) * 4 + k), 1e9);
+  // (nearest first: by lines, or by steps back from the near lines' values, one step as 1.5 lines)
+  let slice = new Map();
+  try {
+    slice = sliceDepths(source, near);
+  } catch {
+    // (parsed above: not reached)
+  }
+  const distance = (line) => Math.min(...near.map((l, k) => Math.abs(line - l) * 4 + k), slice.has(line) ? slice.get(line) * 4 + 2 : 1e9, 1e9);
   mutants.sort((a, b) => distance(a.line) - distance(b.line) || a.start - b.start);
   let ticks = 0;
   let total = 0;
