@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { judge } from '../../www/src/cases.js';
-import { mutantsOf, repairLines } from '../../www/src/diagnosis/repair.js';
+import { mutantsOf, repairLines, sliceDepths } from '../../www/src/diagnosis/repair.js';
 import { toScript } from '../../www/src/script.js';
 
 const load = (script) => (0, eval)(script);
@@ -130,4 +130,52 @@ export function f(A, B) {
   assert.ok(!first(helper).some((s) => s.includes('const Bt = tr(B);')));
   assert.ok(!first(records).some((s) => s.includes('return head.weights;')));
   assert.ok(!first(bound).some((s) => s.includes('Infinity;')));
+});
+
+test('a method call of no arguments left in, and two arguments swapped, are first-round edits; a chain\'s edit is at its method\'s line', () => {
+  const edits = (source) => mutantsOf(source).map((m) => ({ text: source.slice(0, m.start) + m.text + source.slice(m.end), lines: m.lines }));
+  const chain = `export function f(q, k, v) {
+  return q
+    .mul(k.T())
+    .softmax()
+    .mul(v.T());
+}
+`;
+  const unwrapped = edits(chain).find((e) => e.text.includes('.mul((v))'));
+  assert.ok(unwrapped, 'v.T() unwrapped');
+  assert.deepEqual(unwrapped.lines, [5]);
+  assert.ok(!edits('export function f(x) { return this.g(); }').some((e) => e.text.includes('return (this)')), 'not this.g()');
+  const piped = `export function f(x) {
+  return pipe(scores, softmax, scale)(x);
+}
+`;
+  assert.ok(edits(piped).some((e) => e.text.includes('pipe(scores, scale, softmax)')));
+  assert.ok(edits(piped).some((e) => e.text.includes('pipe(softmax, scores, scale)')));
+});
+
+test('terms are put between names that hold numbers, not arrays or objects', () => {
+  const source = `export function f(rows, scale, offset) {
+  return rows.map((r) => r[0] * scale);
+}
+`;
+  const second = mutantsOf(source, { round: 2 }).map((m) => source.slice(0, m.start) + m.text + source.slice(m.end));
+  assert.ok(second.some((s) => s.includes('(scale + offset)')));
+  assert.ok(!second.some((s) => /\(rows [-+*/] |[-+*/] rows\)|\(r [-+*/] |[-+*/] r\)/.test(s)), 'no term with rows or r, whose members are read');
+});
+
+test('the slice of a line: what declares the names it reads, and the calls of the function around it, steps back', () => {
+  const source = `const cols = (from) => (M) => M.map((row) => row.slice(from, from + 2));
+export function f(K, group) {
+  const headOf = (h) => Math.floor(h / group);
+  const g = headOf(1);
+  const unrelated = 7;
+  return cols(g * 2)(K);
+}
+`;
+  const depth = sliceDepths(source, [1]);
+  assert.equal(depth.get(1), 0);
+  assert.equal(depth.get(6), 1, 'the call of cols');
+  assert.equal(depth.get(4), 2, 'what made g, read by that call');
+  assert.equal(depth.get(3), 3, 'what made headOf');
+  assert.ok(!depth.has(5), 'a line nothing flows from');
 });

@@ -110,16 +110,24 @@ function callEdits(node, { text, add, unary }) {
   const callee = node.callee;
   if (callee.type === 'MemberExpression' && !callee.computed) {
     const group = METHODS.find((g) => g.includes(callee.property.name));
-    for (const m of group ?? []) if (m !== callee.property.name) add(node, callee.property.start, callee.property.end, m);
+    for (const m of group ?? []) if (m !== callee.property.name) add(node, callee.property.start, callee.property.end, m, [callee.property.loc.start.line]);
     if (callee.object.type === 'Identifier' && callee.object.name === 'Math' && node.arguments.length === 1) add(node, node.start, node.end, `(${text(node.arguments[0])})`);
     // `b.concat(a)` for `a.concat(b)`: a receiver and its one argument swapped
     const [only] = node.arguments;
     if (node.arguments.length === 1 && only.type !== 'SpreadElement' && !FUNCTIONS.has(only.type) && !(callee.object.type === 'Identifier' && GLOBALS.has(callee.object.name))) add(node, node.start, node.end, `${text(only)}.${callee.property.name}(${text(callee.object)})`);
   }
+  // `v` for `v.T()`: a method call of no arguments left in where it was not meant (its line the method's,
+  // in a chain over several lines)
+  if (callee.type === 'MemberExpression' && !callee.computed && !node.arguments.length && !(callee.object.type === 'Identifier' && GLOBALS.has(callee.object.name)) && callee.object.type !== 'ThisExpression') add(node, node.start, node.end, `(${text(callee.object)})`, [callee.property.loc.start.line]);
+  // `pipe(f, h, g)` for `pipe(f, g, h)`: two arguments next to each other swapped
+  node.arguments.forEach((a, k) => {
+    const b = node.arguments[k + 1];
+    if (b && a.type !== 'SpreadElement' && b.type !== 'SpreadElement') add(node, a.start, b.end, `${text(b)}, ${text(a)}`, [a.loc.start.line, b.loc.start.line]);
+  });
   // `push(x)` for `push(...x)`, and the other way round
   for (const a of node.arguments) {
-    if (a.type === 'SpreadElement') add(node, a.start, a.end, text(a.argument));
-    else if (callee.type === 'MemberExpression' && !FUNCTIONS.has(a.type)) add(node, a.start, a.end, `...${text(a)}`);
+    if (a.type === 'SpreadElement') add(node, a.start, a.end, text(a.argument), [a.loc.start.line]);
+    else if (callee.type === 'MemberExpression' && !FUNCTIONS.has(a.type)) add(node, a.start, a.end, `...${text(a)}`, [a.loc.start.line]);
   }
   // a helper of one parameter (`tr(B)`) called where it was not meant, or not called where it was
   if (callee.type === 'Identifier' && unary.has(callee.name) && node.arguments.length === 1) add(node, node.start, node.end, `(${text(node.arguments[0])})`);
