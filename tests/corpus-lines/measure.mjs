@@ -13,7 +13,7 @@
 // the repairs, repair.js, widened on its misses: 58/68, 56/68); fresh10's, written blind after the repairs: 68/78, 59/78
 // (main before them: 68/78, 41/78); after the second round of repairs, fresh10 68/78, 63/78; fresh11's, written blind
 // before that round ran on it: 70/81, 61/81 (then 65/81 once a variant's time was bounded; main before the round: 70/81,
-// 58/81). `--list` prints a slip's half, (A) or (B),
+// 58/81); after the slice-ordered repairs and two more first-round edits, fresh11 70/81, 69/81 (fresh10 68/78, 67/78). `--list` prints a slip's half, (A) or (B),
 // and a batch with halves gets a line per half.
 import { createRequire } from 'node:module';
 import { readdirSync } from 'node:fs';
