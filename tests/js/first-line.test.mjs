@@ -94,7 +94,6 @@ const FRESH2_MISSES = new Set([
 // run: step right 29/39, line right 18/39.
 const FRESH3_MISSES = new Set([
   '04/1', // `[W_Q, W_V, W_K]`: found as K's columns taken from V (project-K), named where the scores were built from them, not at the swap
-  '04/2', // `headOutput(Q, K, V, h, d)`: the head's first column is passed as the head's index, a right index by value; named inside the helper
   '05/0', // `keys.set(K[t], t)`: the cache is a flat buffer read only by index, never whole, so no array holds it moved; named at the scores
   '05/1', // `n++` left out: the line at fault is gone; named where the cache is made
   '08/3', // `new Float64Array(w)`: the extra cells are never written (0), so the keys scored are right; the first foreign number is the softmax's total
@@ -171,7 +170,6 @@ const FRESH9_MISSES = new Set([
   '05/5', // (B) weighted-sum at line 39: said cache at line 39
   '05/6', // (A) cache at line 3: said slice at line 4
   '05/7', // (B) concat at line 41: said weighted-sum at line 41
-  '06/1', // (B) kv-head at line 36: said kv-head at line 3
   '06/2', // (A) slice at line 45: said kv-head at line 45
   '06/7', // (B) concat at line 46: said concat at line 20
   '07/0', // (A) rotation at line 3: said rotation at line 26
@@ -187,19 +185,16 @@ const FRESH9_MISSES = new Set([
 const FRESH10_MISSES = new Set([
   '01/6', // (A) weighted-sum at line 61: said weighted-sum at line 64
   '02/0', // (A) slice at line 33: said None at line 10
-  '02/5', // (B) scores at line 15: said scores at line 47
   '02/6', // (A) slice at line 58: said weighted-sum at line 58
   '03/2', // (A) softmax at line 22: said mask at line 22
   '04/4', // (A) weighted-sum at line 49: said project-V at line 12
   '04/5', // (B) concat at line 55: said concat at line 50
   '05/0', // (A) cache at line 13: said scores at line 22
   '05/4', // (A) weighted-sum at line 37: said cache at line 37
-  '05/8', // (A) slice at line 19: said slice at line 22
   '06/2', // (A) slice at line 51: said kv-head at line 51
   '06/3', // (B) scale at line 28: said scale at line 29
   '06/4', // (A) softmax at line 35: said softmax at line 40
   '06/6', // (A) concat at line 54: said None at line None
-  '06/8', // (A) slice at line 24: said slice at line 49
   '07/4', // (A) pairs at line 22: said pairs at line 28
   '07/5', // (B) rotation at line 31: said rotation at line 28
   '07/6', // (A) frequency at line 25: said frequency at line 24
@@ -217,17 +212,13 @@ const FRESH11_MISSES = new Set([
   '02/7', // (B) scale at line 32: said scale at line 13
   '03/2', // (A) softmax at line 27: said mask at line 27
   '03/3', // (B) weighted-sum at line 39: said check at line 31
-  '03/5', // (B) mask at line 37: said mask at line 16
   '03/8', // (A) scores at line 35: said check at line 31
   '04/4', // (A) weighted-sum at line 28: said project-V at line 28
   '04/5', // (B) concat at line 37: said w-o at line None
   '05/6', // (A) concat at line 43: said slice at line 43
   '05/7', // (B) softmax at line 36: said softmax at line 42
   '05/8', // (A) slice at line 20: said scores at line 20
-  '06/2', // (A) kv-head at line 25: said kv-head at line 3
   '06/6', // (A) concat at line 33: said weighted-sum at line 13
-  '06/8', // (A) scale at line 30: said scale at line 4
-  '08/5', // (B) weighted-sum at line 47: said weighted-sum at line 14
   '08/6', // (A) mask at line 45: said mask at line 4
   '08/7', // (B) softmax at line 46: said weighted-sum at line 46
   '09/1', // (B) slice at line 2: said None at line 5

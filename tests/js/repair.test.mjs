@@ -178,4 +178,16 @@ export function f(K, group) {
   assert.equal(depth.get(4), 2, 'what made g, read by that call');
   assert.equal(depth.get(3), 3, 'what made headOf');
   assert.ok(!depth.has(5), 'a line nothing flows from');
+  // (a loop's index is not another loop's; an entry written makes the array)
+  const loops = `export function f(S, T) {
+  for (let j = 0; j < T; j++) S[j] = 2 * j;
+  const row = S.slice(0, T);
+  for (let j = 0; j < T; j++) row[j] = Math.exp(row[j]);
+  return row.map((x) => x / T);
+}
+`;
+  const d2 = sliceDepths(loops, [5]);
+  assert.equal(d2.get(4), 1, 'the line writing into row');
+  assert.equal(d2.get(3), 1, 'the line declaring row');
+  assert.ok(!d2.has(2) || d2.get(2) > 1, 'the other loop is not a step back through its j');
 });
