@@ -178,21 +178,26 @@ const EDITS = {
   UnaryExpression: (node, { text, add }) => {
     if (node.operator === '-' || node.operator === '!') add(node, node.start, node.end, `(${text(node.argument)})`);
   },
-  Literal: (node, { add, inScope }, parent) => {
+  Literal: (node, { add, inScope, objects }, parent) => {
     if (!(typeof node.value === 'number' && Number.isInteger(node.value) && node.value >= 0 && node.value < 1e6)) return;
     add(node, node.start, node.end, String(node.value + 1));
     if (node.value > 0) add(node, node.start, node.end, String(node.value - 1));
-    // (a constant written where a variable was meant: `left + 1` for `left + half`)
-    if (node.value <= 2 && parent?.type !== 'Property') for (const name of inScope(node)) add(node, node.start, node.end, name);
+    // (a constant written where a variable was meant: `left + 1` for `left + half`; not a name whose members
+    // the module reads, an array's or an object's)
+    if (node.value <= 2 && parent?.type !== 'Property') for (const name of inScope(node)) if (!objects.has(name)) add(node, node.start, node.end, name);
   },
   IfStatement: (node, { text, add }) => add(node, node.test.start, node.test.end, `!(${text(node.test)})`),
   ConditionalExpression: (node, { text, add }) => {
     add(node, node.test.start, node.test.end, `!(${text(node.test)})`);
     add(node, node.consequent.start, node.alternate.end, `${text(node.alternate)} : ${text(node.consequent)}`);
   },
-  // `[...b, ...a]` for `[...a, ...b]`
+  // `[...b, ...a]` for `[...a, ...b]`, `['scores', 'softmax', 'scale']` for `['scores', 'scale', 'softmax']`:
+  // two elements next to each other swapped
   ArrayExpression: (node, { text, add }) => {
-    if (node.elements.length === 2 && node.elements.every(Boolean)) add(node, node.start, node.end, `[${text(node.elements[1])}, ${text(node.elements[0])}]`);
+    node.elements.forEach((a, k) => {
+      const b = node.elements[k + 1];
+      if (a && b) add(node, a.start, b.end, `${text(b)}, ${text(a)}`, [a.loc.start.line, b.loc.start.line]);
+    });
   },
   Identifier: (node, { add, inScope, madeAt }, parent, key) => {
     if (readAsValue(node, parent, key)) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, name, madeAt(node));
