@@ -216,9 +216,7 @@ const FRESH11_MISSES = new Set([
   '01/7', // (B) weighted-sum at line 18: said softmax at line 18
   '02/7', // (B) scale at line 32: said scale at line 13
   '03/2', // (A) softmax at line 27: said mask at line 27
-  '03/3', // (B) weighted-sum at line 39: said check at line 31
   '03/5', // (B) mask at line 37: said mask at line 16
-  '03/8', // (A) scores at line 35: said check at line 31
   '04/4', // (A) weighted-sum at line 28: said project-V at line 28
   '04/5', // (B) concat at line 37: said w-o at line None
   '05/6', // (A) concat at line 43: said slice at line 43
@@ -227,7 +225,6 @@ const FRESH11_MISSES = new Set([
   '06/2', // (A) kv-head at line 25: said kv-head at line 3
   '06/6', // (A) concat at line 33: said weighted-sum at line 13
   '06/8', // (A) scale at line 30: said scale at line 4
-  '08/5', // (B) weighted-sum at line 47: said weighted-sum at line 14
   '08/6', // (A) mask at line 45: said mask at line 4
   '08/7', // (B) softmax at line 46: said weighted-sum at line 46
   '09/1', // (B) slice at line 2: said None at line 5

@@ -468,6 +468,12 @@ export function withLine(found, where, source) {
   return { ...found, line: where.line, column: where.column ?? null, lineText: text.trim(), name: where.name ?? null, title: `Line ${where.line}: ${found.title}` };
 }
 
+/** The innermost call of the learner's own function a traced input threw under (its site), or null. */
+function thrownUnder(traced) {
+  const open = traced?.results?.find((r) => r.error && r.recording?.open?.length)?.recording.open;
+  return open ? traced.sites[open[open.length - 1]] ?? null : null;
+}
+
 /** The line of a check finding: the throw of the failing error case, else where the function's body starts. */
 function checkLine(errors, traced, functionName) {
   for (const c of errors) {
@@ -550,6 +556,12 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     const went = crash?.error?.name === 'TypeError' && aligned.statuses.some((s) => s.status === 'ok');
     const step = located && !located.step && went ? (past ? before.step : aligned.wrong?.step) : null;
     if (step) return withLine({ ...located, step, stepLabel: labels?.[step] ?? STEPS[step].label }, crash.error, source);
+    // (the probes' step, the one the traced run was building when it threw inside a helper of the
+    // learner's, `matmul` checking its operands: the call it threw under, the line that passed them)
+    if (located?.step && located.step === aligned.wrong?.step) {
+      const under = thrownUnder(traced);
+      if (under) return withLine(located, under, source);
+    }
     aligned = null;
   }
   if (located && !aligned) return withLine(located, crash?.error ?? null, source);

@@ -121,8 +121,14 @@ export function locate(data, results, lab, { errors = [], failing = [] } = {}) {
     return null;
   }
   const rank = (f) => (f.step ? STEP_ORDER.indexOf(f.step) : STEP_ORDER.length);
+  // a valid probe rejected by a throw of the learner's own, while the probes it answered read a step
+  // of the computation wrong: that step (a shape check inside the computation, `matmul` checking its
+  // operands, caught what the wrong step built; a check of the arguments too strict lets through
+  // probes whose answers are right)
+  const answered = findings.some((f) => f.step && f.step !== 'check');
+  const weighed = answered ? findings.filter((f) => !f.rejected) : findings;
   // an output that is not a weighted average of V's rows: the probes that read weights read them wrong
-  const trusted = findings.some((f) => f.assumption) ? findings.filter((f) => f.assumption || f.step === 'check') : findings;
+  const trusted = weighed.some((f) => f.assumption) ? weighed.filter((f) => f.assumption || f.step === 'check') : weighed;
   // at one step, a finding marked weak (told with fewer heads) gives way to another
   const first = trusted.reduce((best, f) => (rank(f) < rank(best) || (rank(f) === rank(best) && best.weak && !f.weak) ? f : best));
   return decorate(first, table);
