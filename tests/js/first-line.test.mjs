@@ -170,7 +170,6 @@ const FRESH9_MISSES = new Set([
   '05/4', // (A) softmax at line 38: said cache at line 38
   '05/5', // (B) weighted-sum at line 39: said cache at line 39
   '05/6', // (A) cache at line 3: said slice at line 4
-  '05/7', // (B) concat at line 41: said weighted-sum at line 41
   '06/1', // (B) kv-head at line 36: said kv-head at line 3
   '06/2', // (A) slice at line 45: said kv-head at line 45
   '06/7', // (B) concat at line 46: said concat at line 20
@@ -217,13 +216,11 @@ const FRESH11_MISSES = new Set([
   '02/7', // (B) scale at line 32: said scale at line 13
   '03/2', // (A) softmax at line 27: said mask at line 27
   '03/5', // (B) mask at line 37: said mask at line 16
-  '04/4', // (A) weighted-sum at line 28: said project-V at line 28
   '04/5', // (B) concat at line 37: said w-o at line None
-  '05/6', // (A) concat at line 43: said slice at line 43
   '05/7', // (B) softmax at line 36: said softmax at line 42
   '05/8', // (A) slice at line 20: said scores at line 20
   '06/2', // (A) kv-head at line 25: said kv-head at line 3
-  '06/6', // (A) concat at line 33: said weighted-sum at line 13
+  '06/6', // (A) concat at line 33: said concat at line 14 (the step since unseenAfter; first said weighted-sum at line 13)
   '06/8', // (A) scale at line 30: said scale at line 4
   '08/6', // (A) mask at line 45: said mask at line 4
   '08/7', // (B) softmax at line 46: said weighted-sum at line 46

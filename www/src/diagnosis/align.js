@@ -229,6 +229,21 @@ export function confirmed(step, statuses, seen = new Set()) {
   return judged.length > 0 && judged.every(right);
 }
 
+/**
+ * When the traced run found no step wrong, built the probes' step `step` right (every entry matched
+ * and kept, or the steps built on it right), and no array it built holds the result (the last step, a
+ * layout, unseen): the first step built on `step` it could not see, where the result was lost (each
+ * head's weighted sum right, the heads written over one another or left unjoined). Else null.
+ */
+export function unseenAfter(step, statuses) {
+  const status = statuses.find((s) => s.step === step);
+  const last = statuses[statuses.length - 1];
+  if (!status || !last || last.status !== 'unknown' || !last.entries.every((e) => e.layout) || confirmed(last.step, statuses)) return null;
+  const kept = (e) => e.status === 'ok' && e.site !== null && e.site !== undefined && !e.transposed && !(e.inner && !e.kept);
+  if (!((status.status === 'ok' && status.entries.every(kept)) || confirmed(step, statuses))) return null;
+  return statuses.find((s, k) => k > statuses.indexOf(status) && s.status === 'unknown' && builtOn(step).has(s.step) && !confirmed(s.step, statuses))?.step ?? null;
+}
+
 /** The first wrong step: the first missing step on which no right step is built; null when there is none. */
 export function firstWrongStep(statuses) {
   return statuses.find((s) => s.status === 'missing' && !confirmed(s.step, statuses)) ?? null;

@@ -15,8 +15,8 @@
 import { STEPS } from './steps.js';
 import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
-import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
-import { callSiteAtFault } from './calls.js';
+import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses, unseenAfter } from './align.js';
+import { callSiteAtFault, thrownUnder } from './calls.js';
 import { incompleteCut } from './cuts.js';
 import { cutIterableBehind, sameMapBehind, sizeBehind, unreadTotalBehind } from './sizes.js';
 import { anotherHead, passedOther, readerBehind, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
@@ -468,12 +468,6 @@ export function withLine(found, where, source) {
   return { ...found, line: where.line, column: where.column ?? null, lineText: text.trim(), name: where.name ?? null, title: `Line ${where.line}: ${found.title}` };
 }
 
-/** The innermost call of the learner's own function a traced input threw under (its site), or null. */
-function thrownUnder(traced) {
-  const open = traced?.results?.find((r) => r.error && r.recording?.open?.length)?.recording.open;
-  return open ? traced.sites[open[open.length - 1]] ?? null : null;
-}
-
 /** The line of a check finding: the throw of the failing error case, else where the function's body starts. */
 function checkLine(errors, traced, functionName) {
   for (const c of errors) {
@@ -504,8 +498,9 @@ function builtWhole(step, wrong, statuses, clean, departs = false) {
   // (a layout step, the mask, moves numbers the step before it built: a later step's right numbers
   // may come from those, not from the layout, as with a mask applied after the softmax)
   const values = status.entries.every((e) => !e.layout);
-    // (departing in the later step counts only when it is the step right after `step` in this challenge's steps)
-  const next = statuses[statuses.indexOf(status) + 1]?.step === wrong.step;
+  // (departing in the later step counts only when every step between `step` and it in this
+  // challenge's steps is built right: the step right after it, or steps the traced run confirmed)
+  const next = statuses.indexOf(wrong) > statuses.indexOf(status) && statuses.slice(statuses.indexOf(status) + 1, statuses.indexOf(wrong)).every((s) => s.status === 'ok');
   return builtOn(step).has(wrong.step) ? (partly || (none && (clean || (departs && next)))) && values : wrong.coverage < 1 / 3;
 }
 
@@ -590,6 +585,8 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // (the traced run found the heads walked in another order, pairing each with another's columns, at
     // the probes' step: the index that walked them)
     const agreed = (aligned.wrong?.walked || aligned.wrong?.cut) && aligned.wrong.step === located.step ? aligned.wrong.site : null;
+    const lost = aligned.wrong ? null : unseenAfter(located.step, aligned.statuses);
+    if (lost) return withLine({ ...located, step: lost, stepLabel: labels?.[lost] ?? STEPS[lost].label }, aligned.siteFor(lost) ?? aligned.anywhere, source);
     if (!contradicted) return withLine(located, agreed ?? aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;
