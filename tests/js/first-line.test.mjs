@@ -214,7 +214,6 @@ const FRESH11_VARIES = new Set(['07/0', '07/1', '07/2', '07/3', '07/4', '07/5', 
 const FRESH11_MISSES = new Set([
   '01/7', // (B) weighted-sum at line 18: said softmax at line 18
   '02/7', // (B) scale at line 32: said scale at line 13
-  '03/2', // (A) softmax at line 27: said mask at line 27
   '03/5', // (B) mask at line 37: said mask at line 16
   '04/5', // (B) concat at line 37: said w-o at line None
   '05/7', // (B) softmax at line 36: said softmax at line 42

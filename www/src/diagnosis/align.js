@@ -123,6 +123,12 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
   return null;
 }
 
+/** Whether some arithmetic of the run (not a call, not `x = …`) built −∞ out of a name after the array `found` ({ site, moment }) was built. */
+function readAfter(found, recording, sites) {
+  const arithmetic = (id) => id !== found.site && !sites[id]?.call && sites[id]?.operator !== '=' && (sites[id]?.operands ?? []).some((n) => n !== 'Infinity');
+  return recording.sites.some((site, id) => arithmetic(id) && site.values.some((v, k) => v === -Infinity && site.moments[k] > found.moment));
+}
+
 /** A square, non-symmetric step that some array holds transposed and none holds as it is. */
 function onlyTransposed(M, recording) {
   if (M.length !== M[0].length) return false;
@@ -151,7 +157,9 @@ export function alignProbe(recording, reference, sites = []) {
       if (found?.missing) return { ...entry, status: 'missing', coverage: 0, site: found.site, moment: found.moment, caller: found.caller };
       if (found) {
         used.add(found.site);
-        return { ...entry, status: 'ok', ...found };
+        // (a mask's −∞ computed with after the mask was built, `x − top`: the step after it read its array)
+        const read = entry.matrix.some((row) => row.includes(-Infinity)) && readAfter(found, recording, sites);
+        return { ...entry, status: 'ok', ...found, read };
       }
       // a mask no array holds, applied by bounds: right when each query scored exactly its keys
       // (a step that holds the values too, a KV cache, is not shown right by its keys alone)

@@ -497,10 +497,14 @@ function builtWhole(step, wrong, statuses, clean, departs = false) {
   const none = missing.length > 0 && missing.every((e) => !e.coverage && !e.partial);
   // (a layout step, the mask, moves numbers the step before it built: a later step's right numbers
   // may come from those, not from the layout, as with a mask applied after the softmax)
-  const values = status.entries.every((e) => !e.layout);
-  // (departing in the later step counts only when every step between `step` and it in this
-  // challenge's steps is built right: the step right after it, or steps the traced run confirmed)
-  const next = statuses.indexOf(wrong) > statuses.indexOf(status) && statuses.slice(statuses.indexOf(status) + 1, statuses.indexOf(wrong)).every((s) => s.status === 'ok');
+  // (unless the later step read the layout's own marks: a mask's −∞ computed with after it)
+  const values = status.entries.every((e) => !e.layout || e.read);
+  // (departing in the later step counts only when it is the step right after `step` in this
+  // challenge's steps, or every step between them built on `step` is a layout held right, array by
+  // array: `step`'s numbers reached the later step in place, V's heads' slices between project-V and
+  // the weighted sum; a step of values between, matched as a set of numbers, may hold them moved)
+  const between = statuses.slice(statuses.indexOf(status) + 1, statuses.indexOf(wrong)).filter((s) => builtOn(step).has(s.step));
+  const next = statuses.indexOf(wrong) > statuses.indexOf(status) && between.every((s) => s.status === 'ok' && s.entries.every((e) => e.layout));
   return builtOn(step).has(wrong.step) ? (partly || (none && (clean || (departs && next)))) && values : wrong.coverage < 1 / 3;
 }
 

@@ -19,7 +19,8 @@
 //   - which keys each token had in a KV cache is read from the same one-hot readout;
 //   - a rotation has no attention: X = e_c on every row reads the learner's rotation of each
 //     column at every position (pairs, angle per pair, position, direction of the turn).
-// A throw on a valid probe from the learner's own check is located at the check ('check'); when
+// A throw on a valid probe from the learner's own check is located at the check ('check'), unless
+// the probes it answered read a step of the computation wrong (that step); when
 // nothing is located and an error case fails (passed in by the caller), the headline names that
 // case: accepted, another error, or another message.
 //
