@@ -18,7 +18,8 @@ import * as fresh8 from '../corpus-lines/fresh8/slips.mjs';
 import * as fresh9 from '../corpus-lines/fresh9/slips.mjs';
 import * as fresh10 from '../corpus-lines/fresh10/slips.mjs';
 import * as fresh11 from '../corpus-lines/fresh11/slips.mjs';
-import { challengeData, diagnose, loadFunction } from './support/diagnose.mjs';
+import { challengeData, diagnose, loadFunction, traced } from './support/diagnose.mjs';
+import { thrownUnder } from '../../www/src/diagnosis/calls.js';
 import { RECORD, createRecorder, instrument } from '../../www/src/diagnosis/instrument.js';
 import { toScript } from '../../www/src/script.js';
 
@@ -258,6 +259,25 @@ for (const number of readdirSync(join(ROOT, 'tests/corpus')).sort()) {
     });
   }
 }
+
+test('a throw inside a helper of the learner\'s leaves that call open in the recording: the line that passed the helper its operands', () => {
+  const source = [
+    'function matmul(A, B) {',
+    '  if (A[0].length !== B.length) throw new RangeError(`matmul: ${A[0].length} by ${B.length}`);',
+    '  return A.map((row) => B[0].map((_, j) => row.reduce((s, x, k) => s + x * B[k][j], 0)));',
+    '}',
+    'export function f(Q, K) {',
+    '  const S = matmul(Q, K);',
+    '  return matmul(S, K);',
+    '}',
+  ].join('\n');
+  const run = traced(source, 'f', [{ id: 'throws', args: [[[1, 2]], [[1], [2]]] }, { id: 'returns', args: [[[2]], [[3]]] }]);
+  const [threw, returned] = run.results;
+  assert.equal(threw.error?.line, 2);
+  assert.deepEqual(threw.recording.open.map((id) => run.sites[id].line), [7]); // (the first call, line 6, returned)
+  assert.deepEqual(returned.recording.open, []);
+  assert.equal(thrownUnder(run).line, 7);
+});
 
 test('an answer that throws is told as a throw, at the line it threw from; one that returns nothing, as such', async () => {
   const folder = FOLDERS['02'];
