@@ -218,7 +218,6 @@ const FRESH11_MISSES = new Set([
   '03/5', // (B) mask at line 37: said mask at line 16
   '04/5', // (B) concat at line 37: said w-o at line None
   '05/7', // (B) softmax at line 36: said softmax at line 42
-  '05/8', // (A) slice at line 20: said scores at line 20
   '06/2', // (A) kv-head at line 25: said kv-head at line 3
   '06/6', // (A) concat at line 33: said concat at line 14 (the step since unseenAfter; first said weighted-sum at line 13)
   '06/8', // (A) scale at line 30: said scale at line 4

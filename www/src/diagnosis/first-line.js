@@ -64,7 +64,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   const first = firstWrongStep(statuses);
   // a head that read another head's columns: its slice, at the line that passed them
   // (or columns read by index at the wrong place: the layout that chose them, at the line that read them)
-  const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest)) : null;
+  const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest), traced.sites) : null;
   const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shifted);
   const held = moved ? null : holes(first, statuses, recordings, site);
   const found = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe }, walked: moved.walked } : held ?? first;
