@@ -123,6 +123,12 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
   return null;
 }
 
+/** Whether some arithmetic of the run (not a call, not `x = …`) built −∞ out of a name after the array `found` ({ site, moment }) was built. */
+function readAfter(found, recording, sites) {
+  const arithmetic = (id) => id !== found.site && !sites[id]?.call && sites[id]?.operator !== '=' && (sites[id]?.operands ?? []).some((n) => n !== 'Infinity');
+  return recording.sites.some((site, id) => arithmetic(id) && site.values.some((v, k) => v === -Infinity && site.moments[k] > found.moment));
+}
+
 /** A square, non-symmetric step that some array holds transposed and none holds as it is. */
 function onlyTransposed(M, recording) {
   if (M.length !== M[0].length) return false;
@@ -151,7 +157,9 @@ export function alignProbe(recording, reference, sites = []) {
       if (found?.missing) return { ...entry, status: 'missing', coverage: 0, site: found.site, moment: found.moment, caller: found.caller };
       if (found) {
         used.add(found.site);
-        return { ...entry, status: 'ok', ...found };
+        // (a mask's −∞ computed with after the mask was built, `x − top`: the step after it read its array)
+        const read = entry.matrix.some((row) => row.includes(-Infinity)) && readAfter(found, recording, sites);
+        return { ...entry, status: 'ok', ...found, read };
       }
       // a mask no array holds, applied by bounds: right when each query scored exactly its keys
       // (a step that holds the values too, a KV cache, is not shown right by its keys alone)
@@ -227,6 +235,21 @@ export function confirmed(step, statuses, seen = new Set()) {
   const judged = (BUILDS_ON[step] ?? []).map((next) => statuses.find((s) => s.step === next)).filter((s) => s && s.status !== 'unknown' && !seen.has(s.step));
   const right = (s) => (s.status === 'ok' && !s.entries.every((e) => e.status !== 'ok' || e.transposed || (e.inner && !e.kept))) || confirmed(s.step, statuses, seen);
   return judged.length > 0 && judged.every(right);
+}
+
+/**
+ * When the traced run found no step wrong, built the probes' step `step` right (every entry matched
+ * and kept, or the steps built on it right), and no array it built holds the result (the last step, a
+ * layout, unseen): the first step built on `step` it could not see, where the result was lost (each
+ * head's weighted sum right, the heads written over one another or left unjoined). Else null.
+ */
+export function unseenAfter(step, statuses) {
+  const status = statuses.find((s) => s.step === step);
+  const last = statuses[statuses.length - 1];
+  if (!status || !last || last.status !== 'unknown' || !last.entries.every((e) => e.layout) || confirmed(last.step, statuses)) return null;
+  const kept = (e) => e.status === 'ok' && e.site !== null && e.site !== undefined && !e.transposed && !(e.inner && !e.kept);
+  if (!((status.status === 'ok' && status.entries.every(kept)) || confirmed(step, statuses))) return null;
+  return statuses.find((s, k) => k > statuses.indexOf(status) && s.status === 'unknown' && builtOn(step).has(s.step) && !confirmed(s.step, statuses))?.step ?? null;
 }
 
 /** The first wrong step: the first missing step on which no right step is built; null when there is none. */

@@ -1,7 +1,7 @@
 // Which call of a helper is at fault for a wrong number built inside it (align.js): the helper's
 // call site when it is used from several places and right from the others, the helper itself when
 // it builds wrong numbers in every call; a number built in a callback the helper passes on counts
-// as the helper's own call's.
+// as the helper's own call's. And the call a throw left open (a helper checking its operands).
 /**
  * When the first foreign number was built inside a helper the code calls from more than one place
  * (matMul, transpose: a tool used for several steps), the step is what the call passes it: the call
@@ -75,4 +75,10 @@ function wrongInEveryCall(found, fn, sites, recording, foreign) {
     if (!inside && e.id !== found.caller) return false; // something built on the wrong result first
   }
   return false;
+}
+
+/** The innermost call of the learner's own function a traced input threw under (its site), or null. */
+export function thrownUnder(traced) {
+  const open = traced?.results?.find((r) => r.error && r.recording?.open?.length)?.recording.open;
+  return open ? traced.sites[open[open.length - 1]] ?? null : null;
 }

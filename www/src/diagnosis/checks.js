@@ -27,7 +27,7 @@ export function isOwnCheck(error) {
 export function thrown(ctx, probe, error, step = null) {
   if (isOwnCheck(error)) {
     return {
-      step: 'check', probe,
+      step: 'check', probe, rejected: true,
       title: `Your function rejects a valid input: ${error.name}: “${error.message}”`,
       detail: `The call (${describeProbe(probe, ctx.table)}) is valid, yet your function threw. ${ctx.table.validHint ?? 'Check the condition of that throw: it must fail only on the inputs the task names.'}`,
     };

@@ -15,8 +15,8 @@
 import { STEPS } from './steps.js';
 import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
-import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses } from './align.js';
-import { callSiteAtFault } from './calls.js';
+import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses, unseenAfter } from './align.js';
+import { callSiteAtFault, thrownUnder } from './calls.js';
 import { incompleteCut } from './cuts.js';
 import { cutIterableBehind, sameMapBehind, sizeBehind, unreadTotalBehind } from './sizes.js';
 import { anotherHead, passedOther, readerBehind, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
@@ -64,7 +64,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   const first = firstWrongStep(statuses);
   // a head that read another head's columns: its slice, at the line that passed them
   // (or columns read by index at the wrong place: the layout that chose them, at the line that read them)
-  const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest)) : null;
+  const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest), traced.sites) : null;
   const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shifted);
   const held = moved ? null : holes(first, statuses, recordings, site);
   const found = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe }, walked: moved.walked } : held ?? first;
@@ -497,9 +497,14 @@ function builtWhole(step, wrong, statuses, clean, departs = false) {
   const none = missing.length > 0 && missing.every((e) => !e.coverage && !e.partial);
   // (a layout step, the mask, moves numbers the step before it built: a later step's right numbers
   // may come from those, not from the layout, as with a mask applied after the softmax)
-  const values = status.entries.every((e) => !e.layout);
-    // (departing in the later step counts only when it is the step right after `step` in this challenge's steps)
-  const next = statuses[statuses.indexOf(status) + 1]?.step === wrong.step;
+  // (unless the later step read the layout's own marks: a mask's −∞ computed with after it)
+  const values = status.entries.every((e) => !e.layout || e.read);
+  // (departing in the later step counts only when it is the step right after `step` in this
+  // challenge's steps, or every step between them built on `step` is a layout held right, array by
+  // array: `step`'s numbers reached the later step in place, V's heads' slices between project-V and
+  // the weighted sum; a step of values between, matched as a set of numbers, may hold them moved)
+  const between = statuses.slice(statuses.indexOf(status) + 1, statuses.indexOf(wrong)).filter((s) => builtOn(step).has(s.step));
+  const next = statuses.indexOf(wrong) > statuses.indexOf(status) && between.every((s) => s.status === 'ok' && s.entries.every((e) => e.layout));
   return builtOn(step).has(wrong.step) ? (partly || (none && (clean || (departs && next)))) && values : wrong.coverage < 1 / 3;
 }
 
@@ -550,6 +555,12 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     const went = crash?.error?.name === 'TypeError' && aligned.statuses.some((s) => s.status === 'ok');
     const step = located && !located.step && went ? (past ? before.step : aligned.wrong?.step) : null;
     if (step) return withLine({ ...located, step, stepLabel: labels?.[step] ?? STEPS[step].label }, crash.error, source);
+    // (the probes' step, the one the traced run was building when it threw inside a helper of the
+    // learner's, `matmul` checking its operands: the call it threw under, the line that passed them)
+    if (located?.step && located.step === aligned.wrong?.step) {
+      const under = thrownUnder(traced);
+      if (under) return withLine(located, under, source);
+    }
     aligned = null;
   }
   if (located && !aligned) return withLine(located, crash?.error ?? null, source);
@@ -578,6 +589,8 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // (the traced run found the heads walked in another order, pairing each with another's columns, at
     // the probes' step: the index that walked them)
     const agreed = (aligned.wrong?.walked || aligned.wrong?.cut) && aligned.wrong.step === located.step ? aligned.wrong.site : null;
+    const lost = aligned.wrong ? null : unseenAfter(located.step, aligned.statuses);
+    if (lost) return withLine({ ...located, step: lost, stepLabel: labels?.[lost] ?? STEPS[lost].label }, aligned.siteFor(lost) ?? aligned.anywhere, source);
     if (!contradicted) return withLine(located, agreed ?? aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;

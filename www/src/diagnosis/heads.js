@@ -146,7 +146,7 @@ const sameMatrix = (A, B) => A.length === B.length && A.every((row, i) => row.le
  * the wrong place, the same for every head that shows one (one whose products are numbers of no step
  * first, then A's): { step, entry, site, probe }, or null. `foreign`: per probe, align.js's foreignTest.
  */
-export function shiftedColumns(step, alignments, recordings, references, foreign) {
+export function shiftedColumns(step, alignments, recordings, references, foreign, sites = []) {
   for (const [probe, alignment] of alignments.entries()) {
     const sorted = recordings[probe].sites.map((s) => Float64Array.from(s.values.filter(Number.isFinite)).sort());
     const whole = references[probe].steps.filter((e) => !e.layout && (e.head === null || e.head === undefined));
@@ -157,21 +157,23 @@ export function shiftedColumns(step, alignments, recordings, references, foreign
       const [A, B] = alignment.slice(0, k).filter((e) => e.layout && e.head === entry.head);
       if (!A || !B || A.matrix[0].length !== B.matrix[0].length || !sameMatrix(productT(A.matrix, B.matrix), entry.matrix)) return;
       const fits = {};
+      // (with a mask, only the products of the keys each query may see need exist: `for (j <= t)`)
+      const seen = (M) => (entry.allowed ? M.map((row, i) => row.filter((_, j) => entry.allowed[i][j])) : M);
       for (const a of elsewhere(A.matrix, sources)) {
         for (const b of elsewhere(B.matrix, sources)) {
           if (a === A.matrix && b === B.matrix) continue;
-          const product = productT(a, b);
+          const product = seen(productT(a, b));
           const site = builtAt(product, sorted);
           const role = a === A.matrix ? 'b' : b === B.matrix ? 'a' : 'both';
           // (strong: numbers of no step, not another head's product built in its own turn)
           const strong = product.flat().some(foreign[probe]);
-          if (site >= 0 && (fits[role] === undefined || (strong && !fits[role].strong))) fits[role] = { site, strong, product };
+          if (site >= 0 && (fits[role] === undefined || (strong && !fits[role].strong))) fits[role] = { site, strong, product, read: role === 'b' ? b : a };
         }
       }
       // (or B's columns of another step of every head's, where B's came from one: `[W_Q, W_V, W_K]`, that step at fault)
       const own = whole.find((e) => windowOf(B.matrix, e.matrix) !== null);
       for (const other of own ? whole.filter((e) => e !== own && e.matrix.length === own.matrix.length && e.matrix[0].length === own.matrix[0].length) : []) {
-        const product = productT(A.matrix, window(other.matrix, windowOf(B.matrix, own.matrix), B.matrix[0].length));
+        const product = seen(productT(A.matrix, window(other.matrix, windowOf(B.matrix, own.matrix), B.matrix[0].length)));
         const site = builtAt(product, sorted);
         if (site >= 0 && fits.source === undefined) [fits.source, fits.sourceEntry] = [{ site, strong: true, product }, own];
       }
@@ -205,7 +207,11 @@ export function shiftedColumns(step, alignments, recordings, references, foreign
     // (heads walked in another order than theirs: the whole numbers that are the heads in that order, the index that paired them)
     const order = entries.map((e) => e.head);
     const walked = order.some((h, k) => k > 0 && h < order[k - 1]) ? recordings[probe].sites.findIndex((r) => r.values.length > 0 && r.values.every(Number.isInteger) && follows(r, order)) : -1;
-    return { step: entry.step, entry, site: walked >= 0 ? walked : fits[role].site, probe, walked: walked >= 0 };
+    // (query and key columns both read from a start declared once per head, `const lo = h` for
+    // `h * d`: that declaration; a start read right for one of them, `q[kvBase + c]`, is not at fault)
+    const starts = role !== 'both' ? [null] : found.map((f) => sources.map((X) => windowOf(f.fits[role].read, X)).find((o) => o !== null) ?? null);
+    const declared = !starts.includes(null) && sites.length ? sites.findIndex((site, id) => site.declares && !site.counter && recordings[probe].sites[id].values.length > 0 && recordings[probe].sites[id].values.every(Number.isInteger) && starts.every((o) => recordings[probe].sites[id].values.includes(o))) : -1;
+    return { step: entry.step, entry, site: walked >= 0 ? walked : declared >= 0 ? declared : fits[role].site, probe, walked: walked >= 0 };
   }
   return null;
 }

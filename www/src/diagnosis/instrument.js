@@ -347,7 +347,7 @@ function snapshot(v) {
 
 /**
  * A fresh recorder for `siteCount` sites: `record(id, value)` returns value unchanged (and never
- * throws); `take()` gives what was kept: per site { values, moments, callers, snapshots, flags, functions } (plain arrays; functions: how many of its values were functions) and the counts.
+ * throws); `take()` gives what was kept: per site { values, moments, callers, snapshots, flags, functions } (plain arrays; functions: how many of its values were functions), the counts, and the calls still open.
  */
 export function createRecorder(siteCount, sites = []) {
   const values = Array.from({ length: siteCount }, () => []);
@@ -392,7 +392,9 @@ export function createRecorder(siteCount, sites = []) {
   }
   /** Opens the frame of a call of the learner's own function (closed when its result is recorded). */
   record.enter = (id) => { if (frames.length < 10_000) frames.push(id); };
-  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id], flags: flags[id], functions: functions[id] })), kept, dropped });
+  // (`open`: the calls of the learner's own functions not returned when it was taken, outermost
+  // first: after a throw, the calls it was thrown under)
+  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id], flags: flags[id], functions: functions[id] })), kept, dropped, open: frames.slice() });
   return { record, take };
 }
 

@@ -19,7 +19,8 @@
 //   - which keys each token had in a KV cache is read from the same one-hot readout;
 //   - a rotation has no attention: X = e_c on every row reads the learner's rotation of each
 //     column at every position (pairs, angle per pair, position, direction of the turn).
-// A throw on a valid probe from the learner's own check is located at the check ('check'); when
+// A throw on a valid probe from the learner's own check is located at the check ('check'), unless
+// the probes it answered read a step of the computation wrong (that step); when
 // nothing is located and an error case fails (passed in by the caller), the headline names that
 // case: accepted, another error, or another message.
 //
@@ -121,8 +122,14 @@ export function locate(data, results, lab, { errors = [], failing = [] } = {}) {
     return null;
   }
   const rank = (f) => (f.step ? STEP_ORDER.indexOf(f.step) : STEP_ORDER.length);
+  // a valid probe rejected by a throw of the learner's own, while the probes it answered read a step
+  // of the computation wrong: that step (a shape check inside the computation, `matmul` checking its
+  // operands, caught what the wrong step built; a check of the arguments too strict lets through
+  // probes whose answers are right)
+  const answered = findings.some((f) => f.step && f.step !== 'check');
+  const weighed = answered ? findings.filter((f) => !f.rejected) : findings;
   // an output that is not a weighted average of V's rows: the probes that read weights read them wrong
-  const trusted = findings.some((f) => f.assumption) ? findings.filter((f) => f.assumption || f.step === 'check') : findings;
+  const trusted = weighed.some((f) => f.assumption) ? weighed.filter((f) => f.assumption || f.step === 'check') : weighed;
   // at one step, a finding marked weak (told with fewer heads) gives way to another
   const first = trusted.reduce((best, f) => (rank(f) < rank(best) || (rank(f) === rank(best) && best.weak && !f.weak) ? f : best));
   return decorate(first, table);
