@@ -18,6 +18,7 @@ import * as fresh8 from '../corpus-lines/fresh8/slips.mjs';
 import * as fresh9 from '../corpus-lines/fresh9/slips.mjs';
 import * as fresh10 from '../corpus-lines/fresh10/slips.mjs';
 import * as fresh11 from '../corpus-lines/fresh11/slips.mjs';
+import * as fresh12 from '../corpus-lines/fresh12/slips.mjs';
 import { challengeData, diagnose, loadFunction, traced } from './support/diagnose.mjs';
 import { thrownUnder } from '../../www/src/diagnosis/calls.js';
 import { RECORD, createRecorder, instrument } from '../../www/src/diagnosis/instrument.js';
@@ -218,7 +219,33 @@ const FRESH11_MISSES = new Set([
   '09/1', // (B) slice at line 2: said None at line 5
 ]);
 
-for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES]]) {
+// fresh12 (80 slips, written blind, tests/corpus-lines/fresh12/): measured once, first sight, on main after this
+// session's repairs (74 and 62); then half A's misses read and the repairs widened (an array's elements out of
+// order), with the step fixes merged: 75 and 64. The misses left:
+const FRESH12_MISSES = new Set([
+  '01/8', // (A) softmax at line 20: said softmax at line 28
+  '02/7', // (B) scale at line 75: said softmax at line 75
+  '04/1', // (B) project-V at line 58: said project-V at line 38
+  '04/4', // (A) softmax at line 32: said softmax at line 38
+  '04/6', // (A) w-o at line 61: said w-o at line 62
+  '04/7', // (B) slice at line 19: said slice at line 26
+  '05/1', // (B) scores at line 34: said slice at line 34
+  '05/2', // (A) scale at line 35: said scale at line 39
+  '05/5', // (B) cache at line 57: said cache at line 58
+  '06/2', // (A) scale at line 19: said null at line 19
+  '06/6', // (A) concat at line 41: said concat at line 38
+  '07/1', // (B) position at line 28: said position at line 36
+  '07/4', // (A) pairs at line 31: said pairs at line 37
+  '07/5', // (B) frequency at line 20: said pairs at line 20
+  '08/1', // (B) scale at line 53: said scale at line 13
+  '08/3', // (B) scores at line 50: said scores at line 10
+  '08/6', // (A) mask at line 54: said mask at line 4
+  '08/7', // (B) softmax at line 55: said weighted-sum at line 21
+  '08/8', // (A) weighted-sum at line 9: said weighted-sum at line 19
+  '09/1', // (B) slice at line 10: said slice at line 21
+]);
+
+for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES]]) {
   for (const number of Object.keys(batch.SLIPS)) {
     test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, async () => {
       const { failing, found } = await diagnose(FOLDERS[number], batch.base(number), lab);
@@ -342,8 +369,8 @@ test('instrumenting never changes what the code computes: every answer of both c
     for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js'))) sources.push([number, readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8')]);
   }
   for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) sources.push([number, base(number)]);
-  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips()]) sources.push([slip.number, slip.source]);
-  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
+  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips()]) sources.push([slip.number, slip.source]);
+  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
   for (const source of ODD_STYLES) sources.push(['01', source]);
   let calls = 0;
   for (const [number, source] of sources) {

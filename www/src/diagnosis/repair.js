@@ -418,6 +418,15 @@ function passes(fn, c, judge) {
 }
 
 /**
+ * How far a line is from the `near` lines, for the order mutants are tried in: in lines (4 a line, plus the
+ * near line's rank), or in steps back from their values along the slice (`sliceDepths`, a step as 1.5 lines).
+ */
+function nearness(source, near) {
+  const slice = sliceDepths(source, near);
+  return (line) => Math.min(...near.map((l, k) => Math.abs(line - l) * 4 + k), slice.has(line) ? slice.get(line) * 4 + 2 : 1e9, 1e9);
+}
+
+/**
  * The lines one edit repairs: { lines: [line …] (ascending), tried, passed: [{ lines, start, end, from, to }] …,
  * complete } — `complete` when every mutant was tried within the bounds. `cases`: the challenge's
  * cases, each { kind: 'fixed' | 'error', args, … } as cases.js's judge reads them, the ones the answer
@@ -434,14 +443,7 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
   }
   const guards = guardsOf(source);
   const { code, scriptOf } = scriptsOf(source, toScript);
-  // (nearest first: by lines, or by steps back from the near lines' values, one step as 1.5 lines)
-  let slice = new Map();
-  try {
-    slice = sliceDepths(source, near);
-  } catch {
-    // (parsed above: not reached)
-  }
-  const distance = (line) => Math.min(...near.map((l, k) => Math.abs(line - l) * 4 + k), slice.has(line) ? slice.get(line) * 4 + 2 : 1e9, 1e9);
+  const distance = nearness(source, near);
   mutants.sort((a, b) => distance(a.line) - distance(b.line) || a.start - b.start);
   let ticks = 0;
   let total = 0;
