@@ -419,7 +419,7 @@ function passes(fn, c, judge) {
 
 /**
  * How far a line is from the `near` lines, for the order mutants are tried in: in lines (4 a line, plus the
- * near line's rank), or in steps back from their values along the slice (`sliceDepths`, a step as 1.5 lines).
+ * near line's rank), or in steps back from their values along the slice (`sliceDepths`: d steps rank as d + ½ lines).
  */
 function nearness(source, near) {
   const slice = sliceDepths(source, near);
