@@ -423,7 +423,7 @@ function passes(fn, c, judge) {
  */
 function nearness(source, near) {
   const slice = sliceDepths(source, near);
-  return (line) => Math.min(...near.map((l, k) => Math.abs(line - l) * 4 + k), slice.has(line) ? slice.get(line) * 4 + 2 : 1e9, 1e9);
+  return (line) => Math.min(...near.map((l, k) => Math.abs(line - l) * 4 + k), slice.has(line) ? slice.get(line) * 4 + 2 : 1e9);
 }
 
 /**
