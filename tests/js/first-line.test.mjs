@@ -19,6 +19,7 @@ import * as fresh9 from '../corpus-lines/fresh9/slips.mjs';
 import * as fresh10 from '../corpus-lines/fresh10/slips.mjs';
 import * as fresh11 from '../corpus-lines/fresh11/slips.mjs';
 import * as fresh12 from '../corpus-lines/fresh12/slips.mjs';
+import * as fresh13 from '../corpus-lines/fresh13/slips.mjs';
 import { challengeData, diagnose, loadFunction, traced } from './support/diagnose.mjs';
 import { thrownUnder } from '../../www/src/diagnosis/calls.js';
 import { RECORD, createRecorder, instrument } from '../../www/src/diagnosis/instrument.js';
@@ -46,11 +47,12 @@ const MISSES = new Set([]);
  * known miss. `varies`: slips whose repairs the 1.5 s guard stops before the bounds of work
  * (repair.js), so that their line depends on the machine's speed: a step and a line, right or TODO.
  */
-function checkSlip(t, slip, found, failing, misses, varies = new Set()) {
+function checkSlip(t, slip, found, failing, misses, varies = new Set(), timed = false) {
   assert.ok(failing.length, 'the slip fails a case');
   assert.ok(found, 'a finding');
   const right = found.step === slip.step && found.line === slip.line;
-  if (varies.has(`${slip.number}/${slip.index}`)) {
+  // (a slip whose repairs the 1.5 s guard stopped, here or always: the line found depends on the machine's speed)
+  if (varies.has(`${slip.number}/${slip.index}`) || timed) {
     assert.ok(found.step && Number.isInteger(found.line), `a step and a line: ${found.title}`);
     assert.match(found.title, new RegExp(`^Line ${found.line}: `));
     return right ? undefined : t.todo(`(its repairs stopped by time) said ${found.step} at line ${found.line}: ${found.title}`);
@@ -199,7 +201,6 @@ const FRESH10_MISSES = new Set([
   '07/4', // (A) pairs at line 22: said pairs at line 28
   '07/5', // (B) rotation at line 31: said rotation at line 28
   '07/6', // (A) frequency at line 25: said frequency at line 24
-  '08/5', // (B) softmax at line 52: said weighted-sum at line 52
   '09/2', // (A) concat at line 42: said w-o at line 48
 ]);
 
@@ -215,20 +216,18 @@ const FRESH11_MISSES = new Set([
   '05/7', // (B) softmax at line 36: said softmax at line 42
   '06/6', // (A) concat at line 33: said concat at line 14 (the step since unseenAfter; first said weighted-sum at line 13)
   '08/6', // (A) mask at line 45: said mask at line 4
-  '08/7', // (B) softmax at line 46: said weighted-sum at line 46
   '09/1', // (B) slice at line 2: said None at line 5
 ]);
 
 // fresh12 (80 slips, written blind, tests/corpus-lines/fresh12/): measured once, first sight, on main after this
 // session's repairs (74 and 62); then half A's misses read and the repairs widened (an array's elements out of
-// order), with the step fixes merged: 75 and 64. The misses left:
+// order), with the step fixes merged: 75 and 64; the next session's (the second round ranked among the first,
+// a step done twice or too late: twice.js): 77 and 66. The misses left:
 const FRESH12_MISSES = new Set([
   '01/8', // (A) softmax at line 20: said softmax at line 28
-  '02/7', // (B) scale at line 75: said softmax at line 75
   '04/1', // (B) project-V at line 58: said project-V at line 38
   '04/4', // (A) softmax at line 32: said softmax at line 38
   '04/6', // (A) w-o at line 61: said w-o at line 62
-  '04/7', // (B) slice at line 19: said slice at line 26
   '05/1', // (B) scores at line 34: said slice at line 34
   '05/2', // (A) scale at line 35: said scale at line 39
   '05/5', // (B) cache at line 57: said cache at line 58
@@ -240,12 +239,33 @@ const FRESH12_MISSES = new Set([
   '08/1', // (B) scale at line 53: said scale at line 13
   '08/3', // (B) scores at line 50: said scores at line 10
   '08/6', // (A) mask at line 54: said mask at line 4
-  '08/7', // (B) softmax at line 55: said weighted-sum at line 21
   '08/8', // (A) weighted-sum at line 9: said weighted-sum at line 19
   '09/1', // (B) slice at line 10: said slice at line 21
 ]);
 
-for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES]]) {
+// fresh13 (80 slips, written blind this session, tests/corpus-lines/fresh13/): measured once, first sight,
+// on main before this session's changes (73 steps and 67 lines right) and with them (73 and 67); then half A's
+// misses read and the rules below fitted (a helper's row index passed on is no count): 73 and 68. The misses left:
+const FRESH13_MISSES = new Set([
+  '01/6', // (A) scores at line 36: said softmax at line 47
+  '01/7', // (B) weighted-sum at line 56: said softmax at line 56
+  '01/8', // (A) softmax at line 53: said softmax at line 56
+  '02/7', // (B) scale at line 94: said scale at line 22
+  '02/8', // (A) slice at line 13: said concat at line 73
+  '05/1', // (B) scores at line 13: said slice at line 13
+  '05/4', // (A) weighted-sum at line 21: said cache at line 21
+  '05/7', // (B) cache at line 5: said cache at line 13
+  '06/0', // (A) kv-head at line 23: said slice at line 34
+  '06/7', // (B) kv-head at line 21: said kv-head at line 27
+  '06/8', // (A) concat at line 41: said softmax at line 41
+  '07/7', // (B) pairs at line 6: said pairs at line 38
+  '08/6', // (A) mask at line 33: said mask at line 6
+  '08/7', // (B) scale at line 32: said scale at line 8
+  '09/1', // (B) slice at line 27: said slice at line 32
+  '09/7', // (B) softmax at line 34: said softmax at line 55
+]);
+
+for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES], ['fresh13', fresh13, FRESH13_MISSES]]) {
   for (const number of Object.keys(batch.SLIPS)) {
     test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, async () => {
       const { failing, found } = await diagnose(FOLDERS[number], batch.base(number), lab);
@@ -255,8 +275,8 @@ for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['f
   }
   for (const slip of batch.slips()) {
     test(`corpus-lines/${name} ${slip.number} slip ${slip.index}: ${slip.step} at line ${slip.line}`, async (t) => {
-      const { failing, found } = await diagnose(FOLDERS[slip.number], slip.source, lab);
-      checkSlip(t, slip, found, failing, misses, varies);
+      const { failing, found, timed } = await diagnose(FOLDERS[slip.number], slip.source, lab);
+      checkSlip(t, slip, found, failing, misses, varies, timed);
     });
   }
 }
@@ -403,4 +423,24 @@ test('what is recorded is bounded: a loop that builds millions of numbers keeps 
   assert.ok(total <= LIMITS.MAX_TOTAL, `${total} kept`);
   assert.ok(kept.every((s) => s.values.length <= LIMITS.MAX_PER_SITE && s.snapshots.length <= LIMITS.MAX_SNAPSHOTS_PER_SITE));
   assert.ok(dropped > 1_000_000, `${dropped} counted, not kept`);
+});
+
+test('a step done twice, or done after the step it should come before: that step, at the line that repeats or misplaces it', async () => {
+  const solution = readFileSync(join(ROOT, 'challenges/01-dot-product-attention/solution.js'), 'utf8');
+  const folder = FOLDERS['01'];
+  // the softmax taken of weights already right
+  const twice = solution.replace('const weights = scaled.map(softmax);', 'const weights = scaled.map(softmax).map(softmax);');
+  const line = (source, text) => source.split('\n').findIndex((l) => l.includes(text)) + 1;
+  const again = (await diagnose(folder, twice, lab)).found;
+  assert.equal(again?.step, 'softmax');
+  assert.equal(again.line, line(twice, '.map(softmax).map(softmax)'));
+  assert.match(again.title, /twice/);
+  // the scale applied to the weights, after the softmax of the unscaled scores
+  const late = solution
+    .replace('const scaled = scores.map((row) => row.map((x) => x * scale)); // (T, T)', 'const weights0 = scores.map(softmax);')
+    .replace('const weights = scaled.map(softmax);                           // (T, T), every row sums to 1', 'const weights = weights0.map((row) => row.map((x) => x * scale));');
+  const found = (await diagnose(folder, late, lab)).found;
+  assert.equal(found?.step, 'scale');
+  // (the right answer, unchanged, is not called wrong)
+  assert.equal((await diagnose(folder, solution, lab)).found, null);
 });

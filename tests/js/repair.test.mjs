@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { judge } from '../../www/src/cases.js';
-import { mutantsOf, repairLines, sliceDepths } from '../../www/src/diagnosis/repair.js';
+import { inRounds, mutantsOf, repairLines, sliceDepths } from '../../www/src/diagnosis/repair.js';
 import { toScript } from '../../www/src/script.js';
 
 const load = (script) => (0, eval)(script);
@@ -145,6 +145,8 @@ test('a method call of no arguments left in, and two arguments swapped, are firs
   assert.ok(unwrapped, 'v.T() unwrapped');
   assert.deepEqual(unwrapped.lines, [5]);
   assert.ok(!edits('export function f(x) { return this.g(); }').some((e) => e.text.includes('return (this)')), 'not this.g()');
+  // (a link of a chain, with arguments, left in: `rows.map(f).map(f)`)
+  assert.ok(edits('export function f(rows, g) {\n  return rows.map(g)\n    .map(g);\n}\n').some((e) => e.text.includes('return (rows.map(g));') && e.lines[0] === 3));
   const piped = `export function f(x) {
   return pipe(scores, softmax, scale)(x);
 }
@@ -190,4 +192,65 @@ export function f(K, group) {
   assert.equal(d2.get(4), 1, 'the line writing into row');
   assert.equal(d2.get(3), 1, 'the line declaring row');
   assert.ok(!d2.has(2) || d2.get(2) > 1, 'the other loop is not a step back through its j');
+});
+
+test('a near term of the second round is tried before the first round\'s far edits, which still outrank it', () => {
+  // `i` for `i * d` on line 3, the only near line here; the first round's edits of line 4 are far
+  const source = `export function f(rows, d) {
+  const out = [];
+  const at = (i) => i;
+  for (let i = 0; i < rows.length; i++) out.push(rows[at(i)]);
+  return out;
+}
+`;
+  const mutants = mutantsOf(source);
+  const distance = (line) => (line === 3 ? 0 : 100);
+  const run = (cap, passing) => {
+    const passed = [];
+    const order = [];
+    const tryAll = (list) => {
+      for (const m of list) {
+        if (order.length >= cap) return false;
+        order.push(m);
+        if (passing(m)) passed.push({ lines: m.lines, to: m.text });
+      }
+      return true;
+    };
+    const complete = inRounds(source, mutants, distance, passed, tryAll);
+    return { passed, order, complete };
+  };
+  const key = (m) => `${m.start}:${m.end}:${m.text}`;
+  const seen = new Set(mutants.map(key));
+  const near1 = mutants.filter((m) => m.line === 3).length;
+  const near2 = mutantsOf(source, { round: 2 }).filter((m) => m.line === 3 && !seen.has(key(m))).length;
+  const far1 = mutants.length - near1;
+  assert.ok(far1 > 10 && near2 > 0);
+  const nearTerm = (m) => m.line === 3 && m.text === '(i * d)';
+  // (bounds that allow the near edits of both rounds and a few more: the first round, whole, would not reach the term)
+  const cut = run(near1 + near2 + 5, nearTerm);
+  assert.ok(!cut.complete, 'cut by the bound');
+  assert.deepEqual(cut.passed.map((p) => p.to), ['(i * d)'], 'the near term was tried before the cut');
+  assert.ok(cut.order.slice(0, near1).every((m) => m.line === 3), 'the first round\'s near edits first');
+  // (a first-round edit that repairs it, however far, outranks the second round's near ones)
+  const far = run(Infinity, (m) => nearTerm(m) || (m.line === 4 && m.text === 'unshift'));
+  assert.ok(far.complete);
+  assert.deepEqual(far.passed.map((p) => p.to), ['unshift']);
+});
+
+test('an element of a list of three or more left out (a step listed twice): a first-round edit at its line', () => {
+  const source = `export function f(x) {
+  return run([
+    ['scale', 2],
+    ['softmax'],
+    ['softmax'],
+  ], x);
+}
+`;
+  const edits = mutantsOf(source).map((m) => ({ text: source.slice(0, m.start) + m.text + source.slice(m.end), lines: m.lines }));
+  const once = (s) => (s.match(/\['softmax'\]/g) ?? []).length === 1 && s.includes("['scale', 2]");
+  assert.deepEqual(edits.filter((e) => once(e.text)).map((e) => e.lines[0]).sort(), [4, 5]);
+  assert.ok(edits.some((e) => !e.text.includes("['scale', 2]") && e.lines[0] === 3), 'any element');
+  // (not of a pair, nor of a list of numbers)
+  const pair = 'export function f(a, b) { return [a, b].concat([1, 2, 3]); }';
+  assert.ok(!mutantsOf(pair).some((m) => m.text === '' ), 'no element of [a, b] or [1, 2, 3] deleted');
 });

@@ -71,6 +71,7 @@ const EXPECTED_FILES = [
   'course/diagnosis/sizes.js',
   'course/diagnosis/steps.js',
   'course/diagnosis/structure.js',
+  'course/diagnosis/twice.js',
   'course/diagnosis/weights-mask.js',
   'course/diagnosis/weights.js',
   'course/diagnosis/words.js',

@@ -44,7 +44,8 @@ export const traced = (source, functionName, calls) => runTraced(source, functio
 
 /**
  * The whole diagnosis of `source` for challenge `folder`: a promise of { failing (names of failing
- * fixed and error cases), found (the finding the page shows, or null) }. Async as the page's is: its
+ * fixed and error cases), found (the finding the page shows, or null), timed (the repairs were stopped by
+ * their time guard, so the line found depends on the machine's speed) }. Async as the page's is: its
  * last step (repaired.js's repairFinding) asks the worker, here answered in Node (`worker`).
  */
 export async function diagnose(folder, source, lab) {
@@ -64,7 +65,14 @@ export async function diagnose(folder, source, lab) {
   // (the page asks for the repairs after a traced run, so only where the challenge has traced inputs)
   if (!trace.length || !found) return { failing, found };
   const judged = judgedCases(source, tests, lab);
-  return { failing, found: await repairFinding(found, { send: worker(source, tests.function), judged, source, data, trace, original: t, lab, functionName: tests.function }) };
+  let timed = false;
+  const answer = worker(source, tests.function);
+  const send = async (message) => {
+    const reply = await answer(message);
+    if (reply.repair?.timed) timed = true;
+    return reply;
+  };
+  return { failing, found: await repairFinding(found, { send, judged, source, data, trace, original: t, lab, functionName: tests.function }), timed };
 }
 
 /**

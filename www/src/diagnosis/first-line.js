@@ -18,6 +18,7 @@ import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses, unseenAfter } from './align.js';
 import { callSiteAtFault, thrownUnder } from './calls.js';
 import { incompleteCut } from './cuts.js';
+import { doneTwice } from './twice.js';
 import { cutIterableBehind, sameMapBehind, sizeBehind, unreadTotalBehind } from './sizes.js';
 import { anotherHead, passedOther, readerBehind, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
 
@@ -66,7 +67,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   // (or columns read by index at the wrong place: the layout that chose them, at the line that read them)
   const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest), traced.sites) : null;
   const moved = first && (anotherHead(first.step, alignments, recordings, traced.sites) ?? shifted);
-  const held = moved ? null : holes(first, statuses, recordings, site);
+  const held = moved ? null : holes(first, statuses, recordings, site) ?? doneTwice(first, statuses, recordings, traced.sites);
   const found = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe }, walked: moved.walked } : held ?? first;
   // (a cut of an input that holds some heads' columns and never another's: every step after it is built on it)
   const cut = found && ORDER.indexOf(found.step) >= ORDER.indexOf('slice') && ORDER.indexOf(found.step) <= ORDER.indexOf('residual') ? cutAtFault(full, references, traced.sites) : null;
@@ -85,7 +86,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   // factor (a scale's) among its operands: the run left the reference there, in that step's own arithmetic)
   const own = foreign && at && traced.sites[foreign.site] && at.line === traced.sites[foreign.site].line && at.column === traced.sites[foreign.site].column;
   const departs = Boolean(own) && constantOperand(foreign.site, traced.sites, full[0]) === null;
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), cut: Boolean(cut), departs } : null, siteFor: site, anywhere, references, clean, crashed };
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), cut: Boolean(cut), departs, again: Boolean(wrong.again) } : null, siteFor: site, anywhere, references, clean, crashed };
 }
 
 /** The first probe's cut that misses a head (cuts.js): { step, entry, site, probe }, or null. */
@@ -386,10 +387,11 @@ const bound = (s, name, fn) => Boolean(fn) && (s.callee === fn || s.home === fn)
  * holds (a head, its K/V head, its first and last column, a row's position): a count or a position
  * the wrong value is made of. A call's own arguments count as its operands (`q.columns(start, end)`).
  * When the site's own give none, the arguments of the call of the learner's function its first
- * wrong number was built under (`dotAt(q, h * d, k, g * d, d)`). Its id, or null.
+ * wrong number was built under (`dotAt(q, h * d, k, g * d, d)`), not each row's index in turn (`rule(i, j)`). Its id, or null.
  */
 function integerBehind(id, sites, recording, reference) {
-  const behind = (names, fn) => {
+  const every = (values) => new Set(values).size === Math.max(...values) + 1 && Math.min(...values) === 0 && reference.inputs.some((M) => M.length === new Set(values).size || M[0]?.length === new Set(values).size);
+  const behind = (names, fn, passed = false) => {
     for (const name of names ?? []) {
       // (not an argument of a recursive call, `h + 1` of `heads(…, h + 1)`: the first call's value is not among its values)
       const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || (bound(s, name, fn) && s.fn !== fn)) && !s.counter;
@@ -397,7 +399,7 @@ function integerBehind(id, sites, recording, reference) {
       const at = k >= 0 ? k : sites.findIndex(declared);
       const values = at < 0 ? [] : ofName(sites[at], recording.sites[at], name);
       const index = (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
-      if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1 && !index) return at;
+      if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1 && !index && !(passed && every(values))) return at;
     }
     return null;
   };
@@ -406,7 +408,7 @@ function integerBehind(id, sites, recording, reference) {
   const foreign = foreignTest(reference);
   const k = recording.sites[id].values.findIndex(foreign);
   const caller = k >= 0 ? recording.sites[id].callers?.[k] ?? -1 : -1;
-  return caller >= 0 && caller !== id ? behind(sites[caller].args, sites[caller].fn) : null;
+  return caller >= 0 && caller !== id ? behind(sites[caller].args, sites[caller].fn, true) : null;
 }
 
 /**
@@ -519,8 +521,8 @@ function tracedFinding(aligned, table, labels = {}) {
     step,
     stepLabel: label,
     head,
-    title: `your code departs from the reference at ${what}`,
-    detail: `On the traced input your code builds the steps before ${what} as the reference does, but no value it builds equals this one, and everything after is built on what it computed here instead.${moved}`,
+    title: aligned.wrong.again ? `your code computes ${what} twice` : `your code departs from the reference at ${what}`,
+    detail: aligned.wrong.again ? `On the traced input your code builds ${what} as the reference does, then applies it again to its own result, and everything after is built on that.` : `On the traced input your code builds the steps before ${what} as the reference does, but no value it builds equals this one, and everything after is built on what it computed here instead.${moved}`,
     probe: null,
     foundBy: 'running your code on a traced input and comparing every value it builds with the reference’s steps',
     expected: entry ? { label: step, matrix: entry.matrix } : null,
@@ -537,9 +539,7 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
   let aligned = null;
   try {
     aligned = alignAnswer(data, traced, lab, functionName);
-  } catch {
-    aligned = null; // an unreadable traced run says nothing: the probe diagnosis stands
-  }
+  } catch { /* an unreadable traced run says nothing: the probe diagnosis stands */ }
   if (located?.step === 'check') return withLine(located, checkLine(errors, traced, functionName), source);
   // a throw with a line: on a probe, or on the traced input (which may take another path)
   const crash = [...probeResults.values(), ...(traced?.results ?? [])].find((r) => r?.error?.line);

@@ -21,6 +21,8 @@
 // are tried nearest the lines the traced run named first (`near`), so the bounds cut the farthest.
 import { parse } from 'acorn';
 
+// (how much farther a second-round edit ranks than it is, in `nearness`'s units: 3 lines)
+const SECOND_ROUND = 12;
 export const REPAIR_LIMITS = { MAX_MUTANTS: 3000, TOTAL_TICKS: 4_000_000, MIN_TICKS: 2_000, MAX_TICKS: 200_000, MAX_MS: 1500, SAFETY_MUTANT_MS: 100, MIN_MUTANT_MS: 5 };
 
 const GROUPS = [['+', '-', '*', '/'], ['<', '<=', '>', '>='], ['===', '!=='], ['==', '!='], ['&&', '||']];
@@ -119,6 +121,8 @@ function callEdits(node, { text, add, unary }) {
   // `v` for `v.T()`: a method call of no arguments left in where it was not meant (its line the method's,
   // in a chain over several lines)
   if (callee.type === 'MemberExpression' && !callee.computed && !node.arguments.length && !(callee.object.type === 'Identifier' && GLOBALS.has(callee.object.name)) && callee.object.type !== 'ThisExpression') add(node, node.start, node.end, `(${text(callee.object)})`, [callee.property.loc.start.line]);
+  // (and a link of a chain left in, arguments or not: `rows.map(softmax)` for `rows.map(softmax).map(softmax)`)
+  else if (callee.type === 'MemberExpression' && !callee.computed && callee.object.type === 'CallExpression') add(node, node.start, node.end, `(${text(callee.object)})`, [callee.property.loc.start.line]);
   // `pipe(f, h, g)` for `pipe(f, g, h)`: two arguments next to each other swapped
   node.arguments.forEach((a, k) => {
     const b = node.arguments[k + 1];
@@ -193,10 +197,14 @@ const EDITS = {
   },
   // `[...b, ...a]` for `[...a, ...b]`, `['scores', 'softmax', 'scale']` for `['scores', 'scale', 'softmax']`:
   // two elements next to each other swapped
+  // (and of a list of three or more, an element left in where it was not meant: a step listed twice)
   ArrayExpression: (node, { text, add }) => {
     node.elements.forEach((a, k) => {
       const b = node.elements[k + 1];
       if (a && b) add(node, a.start, b.end, `${text(b)}, ${text(a)}`, [a.loc.start.line, b.loc.start.line]);
+      const listed = a && node.elements.length >= 3 && (a.type !== 'Literal' || typeof a.value === 'string');
+      if (listed && b) add(node, a.start, b.start, '', [a.loc.start.line]);
+      else if (listed && !b && node.elements[k - 1]) add(node, node.elements[k - 1].end, a.end, '', [a.loc.start.line]);
     });
   },
   Identifier: (node, { add, inScope, madeAt }, parent, key) => {
@@ -428,7 +436,8 @@ function nearness(source, near) {
 
 /**
  * The lines one edit repairs: { lines: [line …] (ascending), tried, passed: [{ lines, start, end, from, to }] …,
- * complete } — `complete` when every mutant was tried within the bounds. `cases`: the challenge's
+ * complete, timed } — `complete` when every mutant was tried within the bounds, `timed` when the 1.5 s guard
+ * stopped it (what it found then depends on the machine's speed). `cases`: the challenge's
  * cases, each { kind: 'fixed' | 'error', args, … } as cases.js's judge reads them, the ones the answer
  * failed first; `load(script)` evaluates a script (the worker's, the runner's); `toScript` the runner's;
  * `judge(testCase, result)` cases.js's; `near`: lines to try first (the traced run's), in order.
@@ -475,9 +484,11 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
   }
   const passed = [];
   let tried = 0;
+  let timed = false;
   const tryAll = (list) => {
     for (const m of list) {
-      if (tried >= REPAIR_LIMITS.MAX_MUTANTS || total > REPAIR_LIMITS.TOTAL_TICKS || Date.now() - started > REPAIR_LIMITS.MAX_MS) return false;
+      timed = Date.now() - started > REPAIR_LIMITS.MAX_MS;
+      if (tried >= REPAIR_LIMITS.MAX_MUTANTS || total > REPAIR_LIMITS.TOTAL_TICKS || timed) return false;
       tried++;
       let fn;
       try {
@@ -501,14 +512,59 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
     }
     return true;
   };
-  let complete = tryAll(mutants);
-  // (no edit of the first round repairs it: the second round's, a term, a property, a helper, an infinity)
-  if (complete && !passed.length) {
-    const seen = new Set(mutants.map((m) => `${m.start}:${m.end}:${m.text}`));
-    const second = mutantsOf(source, { round: 2 }).filter((m) => !seen.has(`${m.start}:${m.end}:${m.text}`));
-    second.sort((a, b) => distance(a.line) - distance(b.line) || a.start - b.start);
-    complete = tryAll(second);
-  }
+  const complete = inRounds(source, mutants, distance, passed, tryAll);
   const lines = [...new Set(passed.flatMap((p) => p.lines))].sort((a, b) => a - b);
-  return { lines, tried, passed, complete };
+  return { lines, tried, passed, complete, timed };
+}
+
+/**
+ * The mutants tried in rounds, into `passed` (`tryAll(list)`: false once the bounds cut the search):
+ * whether every one was tried. The second round's edits, a term, a property, a helper, an infinity,
+ * count only when no edit of the first repairs it; but they are not all tried after the first's:
+ * each ranks as if it were `SECOND_ROUND` farther than it is (3 lines), so that a first round of
+ * thousands of variants, cut by the bounds, does not leave a near term untried (`h` for `h * d`); and
+ * at most a third of the bound on variants goes to them before the first round is done, so that they
+ * do not crowd out a far first-round edit (a wrong index 40 lines below a helper's line).
+ */
+export function inRounds(source, mutants, distance, passed, tryAll) {
+  const seen = new Set(mutants.map((m) => `${m.start}:${m.end}:${m.text}`));
+  const second = mutantsOf(source, { round: 2 }).filter((m) => !seen.has(`${m.start}:${m.end}:${m.text}`));
+  const ranked = [...mutants.map((m) => ({ m, rank: distance(m.line), round: 1 })), ...second.map((m) => ({ m, rank: distance(m.line) + SECOND_ROUND, round: 2 }))];
+  ranked.sort((a, b) => a.rank - b.rank || a.round - b.round || a.m.start - b.m.start);
+  const fromSecond = new Set();
+  let firstFound = false;
+  // (a third of the bound at most goes to the second round before the first is done: the rest wait)
+  const waiting = [];
+  let early = 0;
+  const one = ({ m, round }) => {
+    const before = passed.length;
+    if (!tryAll([m])) return false;
+    if (passed.length > before && round === 1) firstFound = true;
+    if (passed.length > before && round === 2) fromSecond.add(passed[before]);
+    return true;
+  };
+  let complete = true;
+  for (const entry of ranked) {
+    // (once the first round has repaired it, the second's edits count no more)
+    if (entry.round === 2 && firstFound) continue;
+    if (entry.round === 2 && early >= REPAIR_LIMITS.MAX_MUTANTS / 3) {
+      waiting.push(entry);
+      continue;
+    }
+    if (entry.round === 2) early++;
+    if (!one(entry)) {
+      complete = false;
+      break;
+    }
+  }
+  for (const entry of complete ? waiting : []) {
+    if (firstFound) break;
+    if (!one(entry)) {
+      complete = false;
+      break;
+    }
+  }
+  // (a first-round edit found far away outranks the second round's near ones, as when each round is tried whole)
+  if (firstFound) for (let k = passed.length - 1; k >= 0; k--) if (fromSecond.has(passed[k])) passed.splice(k, 1);
+  return complete;
 }
