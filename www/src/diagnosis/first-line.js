@@ -515,7 +515,7 @@ function tracedFinding(aligned, table, labels = {}) {
   const { step, entry } = aligned.wrong;
   const label = labels[step] ?? STEPS[step].label;
   const head = entry?.head ?? null;
-  const what = head === null ? label : `${label} (head ${head})`;
+  const what = head === null || new Set(aligned.references?.[0]?.steps.map((e) => e.head)).size < 2 ? label : `${label} (head ${head})`; // (a head named where there are several)
   const moved = entry?.layout ? ' An array here holds the right numbers in the wrong places.' : '';
   return {
     step,
