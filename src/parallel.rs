@@ -15,9 +15,10 @@ static THREADS: AtomicUsize = AtomicUsize::new(1);
 /// Below this many multiply-adds a job is not split: a task's hand-over costs microseconds.
 pub const MIN_PARALLEL_WORK: usize = 1 << 16;
 
-/// How many threads the split helpers use.
+/// How many threads the split helpers use: always 1 without the `threads` feature (nothing sets
+/// more), which the compiler then knows, dropping the split paths from the single-threaded build.
 pub fn threads() -> usize {
-    THREADS.load(Ordering::Relaxed)
+    if cfg!(feature = "threads") { THREADS.load(Ordering::Relaxed) } else { 1 }
 }
 
 /// Records how many threads the pool runs (1 turns splitting off). Only the code that built the

@@ -118,13 +118,8 @@ impl MultiHeadAttention {
         let (items, c) = (grad_output.items, self.embed_dim);
         let narrow = |values: Vec<f64>, name: &str| -> Result<Vec<F>> {
             let out: Vec<F> = values.iter().map(|&x| F::from_f64(x)).collect();
-            if F::all_finite(&out) {
-                return Ok(out);
-            }
-            // beyond F, so F is f32 (the f64 gradients were refused if not finite)
-            let rounded: Vec<f32> = values.iter().map(|&x| x as f32).collect();
-            for (b, item) in rounded.chunks((values.len() / items.max(1)).max(1)).enumerate() {
-                refuse_overflow_f32(item, c, &format!("backward(…).{name}"), "its value, computed in f64,").map_err(|e| at_item(e, batched, b))?;
+            if !F::all_finite(&out) {
+                refuse_narrowed(&values, (items, c), name, batched)?;
             }
             Ok(out)
         };
@@ -303,6 +298,17 @@ struct Scratch<F: LayerKernel> {
     used: Vec<F>,
     d_used: Vec<F>,
     d_scores: Vec<F>,
+}
+
+/// The RangeError of f64 input gradients `values` (`items` of `c` columns, called `name`) beyond f32
+/// once rounded (the f64 gradients were refused if not finite, so only f32 can be beyond), naming the
+/// first as `backward(…).query[r][c]`; one body for both precisions' `backward_across`.
+fn refuse_narrowed(values: &[f64], (items, c): (usize, usize), name: &str, batched: bool) -> Result<()> {
+    let rounded: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+    for (b, item) in rounded.chunks((values.len() / items.max(1)).max(1)).enumerate() {
+        refuse_overflow_f32(item, c, &format!("backward(…).{name}"), "its value, computed in f64,").map_err(|e| at_item(e, batched, b))?;
+    }
+    Ok(())
 }
 
 /// `target += the column sums of (rows × n) values` (summed from row 0 down from zero, then added).

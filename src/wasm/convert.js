@@ -43,6 +43,9 @@ function guarded(read) {
 }
 
 export function isFailed(value) { return value === FAILED; }
+
+// A panic (a bug, never bad input), reported as console_error_panic_hook did: the message, then the stack.
+export function reportPanic(message) { console.error(`${message}\n\nStack:\n\n${new Error().stack}\n\n`); }
 /** Whether the last refusal is a RangeError (else a TypeError). */
 export function refusalIsRange() { return refusal !== undefined && refusal.range; }
 /** The last refusal's message; forgets the refusal. */

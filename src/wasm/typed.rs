@@ -77,12 +77,19 @@ pub fn read_qkv(q: &JsValue, k: &JsValue, v: &JsValue, options: &JsValue, head_d
 /// `batches`). `group` names them in messages ("Q, K and V"). With `same_form`, an object after a
 /// `number[][]` first is refused as a mixed call; without it, [`read_matrix`] refuses it.
 pub fn read_group<const N: usize>(values: [&JsValue; N], names: [&str; N], group: &str, batches: bool, same_form: bool) -> Result<SamePrecision<N>> {
-    let whole = |read: Vec<Typed<f64>>| -> Result<[Typed<f64>; N]> {
-        read.try_into().map_err(|_| AttentionError::State("a group was read incompletely".into()))
-    };
+    let incomplete = || AttentionError::State("a group was read incompletely".into());
+    match read_group_items(&values, &names, group, batches, same_form)? {
+        Ok(rows) => Ok(f64::wrap(rows.try_into().map_err(|_| incomplete())?)),
+        Err(typed) => SamePrecision::new(typed.try_into().map_err(|_| incomplete())?),
+    }
+}
+
+/// [`read_group`]'s reading, one body for every group size: the `number[][]` matrices (`Ok`) or the
+/// typed ones (`Err`), in order.
+fn read_group_items(values: &[&JsValue], names: &[&str], group: &str, batches: bool, same_form: bool) -> Result<std::result::Result<Vec<Typed<f64>>, Vec<TypedMatrix>>> {
     if !is_typed_candidate(values[0]) {
-        let mut read = Vec::with_capacity(N);
-        for (i, (value, name)) in values.iter().zip(names).enumerate() {
+        let mut read = Vec::with_capacity(values.len());
+        for (i, (value, &name)) in values.iter().zip(names).enumerate() {
             if i > 0 && same_form {
                 refused(check_same_form(value, name, names[0], group, false))?;
             }
@@ -90,16 +97,15 @@ pub fn read_group<const N: usize>(values: [&JsValue; N], names: [&str; N], group
             let shape = vec![m.rows(), m.cols()];
             read.push(Typed { values: m.into_data(), shape, form: Form::Rows });
         }
-        return Ok(f64::wrap(whole(read)?));
+        return Ok(Ok(read));
     }
     let first = read_typed_matrix(values[0], names[0], batches)?;
-    let mut read = Vec::with_capacity(N);
-    for (value, name) in values.iter().zip(names).skip(1) {
+    let mut read = Vec::with_capacity(values.len());
+    for (value, &name) in values.iter().zip(names).skip(1) {
         read.push(read_typed(value, name, batches, 0, Some(Like { name: names[0], first: &first, group, same_rank: true }))?);
     }
     read.insert(0, first);
-    let read: [TypedMatrix; N] = read.try_into().map_err(|_| AttentionError::State("a group was read incompletely".into()))?;
-    SamePrecision::new(read)
+    Ok(Err(read))
 }
 
 /// The values of a typed matrix, in the precision they arrived in.
