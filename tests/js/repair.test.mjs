@@ -145,6 +145,10 @@ test('a method call of no arguments left in, and two arguments swapped, are firs
   assert.ok(unwrapped, 'v.T() unwrapped');
   assert.deepEqual(unwrapped.lines, [5]);
   assert.ok(!edits('export function f(x) { return this.g(); }').some((e) => e.text.includes('return (this)')), 'not this.g()');
+  // (two parameters swapped, `(j, i) =>` for `(i, j) =>`, is a second-round edit: it makes up for arguments swapped at a call)
+  const params = 'export function f(M) {\n  return M.map((row, i) => row.map((x, j) => M[j][i]));\n}\n';
+  assert.ok(!edits(params).some((e) => e.text.includes('(i, row) =>')));
+  assert.ok(mutantsOf(params, { round: 2 }).some((m) => params.slice(0, m.start) + m.text + params.slice(m.end) === params.replace('(row, i)', '(i, row)') && m.lines[0] === 2), 'a second-round edit');
   // (a link of a chain, with arguments, left in: `rows.map(f).map(f)`)
   assert.ok(edits('export function f(rows, g) {\n  return rows.map(g)\n    .map(g);\n}\n').some((e) => e.text.includes('return (rows.map(g));') && e.lines[0] === 3));
   const piped = `export function f(x) {
@@ -194,7 +198,7 @@ export function f(K, group) {
   assert.ok(!d2.has(2) || d2.get(2) > 1, 'the other loop is not a step back through its j');
 });
 
-test('a near term of the second round is tried before the first round\'s far edits, which still outrank it', () => {
+test('where the first round fills the bound, a near term of the second is tried before its far edits, which still outrank it', () => {
   // `i` for `i * d` on line 3, the only near line here; the first round's edits of line 4 are far
   const source = `export function f(rows, d) {
   const out = [];
@@ -205,7 +209,8 @@ test('a near term of the second round is tried before the first round\'s far edi
 `;
   const mutants = mutantsOf(source);
   const distance = (line) => (line === 3 ? 0 : 100);
-  const run = (cap, passing) => {
+  // (`bound`: the bound on variants inRounds plans for; a first round as large as it is tried mixed with the second)
+  const run = (cap, passing, bound = mutants.length) => {
     const passed = [];
     const order = [];
     const tryAll = (list) => {
@@ -216,7 +221,7 @@ test('a near term of the second round is tried before the first round\'s far edi
       }
       return true;
     };
-    const complete = inRounds(source, mutants, distance, passed, tryAll);
+    const complete = inRounds(source, mutants, distance, passed, tryAll, bound);
     return { passed, order, complete };
   };
   const key = (m) => `${m.start}:${m.end}:${m.text}`;
@@ -231,6 +236,10 @@ test('a near term of the second round is tried before the first round\'s far edi
   assert.ok(!cut.complete, 'cut by the bound');
   assert.deepEqual(cut.passed.map((p) => p.to), ['(i * d)'], 'the near term was tried before the cut');
   assert.ok(cut.order.slice(0, near1).every((m) => m.line === 3), 'the first round\'s near edits first');
+  // (a first round smaller than the bound is tried whole first: its edits may be slow, and time may stop it)
+  const whole = run(near1 + near2 + 5, nearTerm, 3 * mutants.length);
+  assert.ok(whole.order.slice(0, mutants.length).every((m) => mutants.includes(m)), 'the first round whole, first');
+  assert.deepEqual(whole.passed, []);
   // (a first-round edit that repairs it, however far, outranks the second round's near ones)
   const far = run(Infinity, (m) => nearTerm(m) || (m.line === 4 && m.text === 'unshift'));
   assert.ok(far.complete);

@@ -18,7 +18,7 @@ import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses, unseenAfter } from './align.js';
 import { callSiteAtFault, thrownUnder } from './calls.js';
 import { incompleteCut } from './cuts.js';
-import { doneTwice } from './twice.js';
+import { doneTwice, saying } from './twice.js';
 import { cutIterableBehind, sameMapBehind, sizeBehind, unreadTotalBehind } from './sizes.js';
 import { anotherHead, passedOther, readerBehind, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
 
@@ -86,7 +86,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   // factor (a scale's) among its operands: the run left the reference there, in that step's own arithmetic)
   const own = foreign && at && traced.sites[foreign.site] && at.line === traced.sites[foreign.site].line && at.column === traced.sites[foreign.site].column;
   const departs = Boolean(own) && constantOperand(foreign.site, traced.sites, full[0]) === null;
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), cut: Boolean(cut), departs, again: Boolean(wrong.again) } : null, siteFor: site, anywhere, references, clean, crashed };
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), cut: Boolean(cut), departs, how: wrong.how ?? null } : null, siteFor: site, anywhere, references, clean, crashed };
 }
 
 /** The first probe's cut that misses a head (cuts.js): { step, entry, site, probe }, or null. */
@@ -517,12 +517,13 @@ function tracedFinding(aligned, table, labels = {}) {
   const head = entry?.head ?? null;
   const what = head === null || new Set(aligned.references?.[0]?.steps.map((e) => e.head)).size < 2 ? label : `${label} (head ${head})`; // (a head named where there are several)
   const moved = entry?.layout ? ' An array here holds the right numbers in the wrong places.' : '';
+  const said = saying(aligned.wrong.how, what);
   return {
     step,
     stepLabel: label,
     head,
-    title: aligned.wrong.again ? `your code computes ${what} twice` : `your code departs from the reference at ${what}`,
-    detail: aligned.wrong.again ? `On the traced input your code builds ${what} as the reference does, then applies it again to its own result, and everything after is built on that.` : `On the traced input your code builds the steps before ${what} as the reference does, but no value it builds equals this one, and everything after is built on what it computed here instead.${moved}`,
+    title: said?.title ?? `your code departs from the reference at ${what}`,
+    detail: said?.detail ?? `On the traced input your code builds the steps before ${what} as the reference does, but no value it builds equals this one, and everything after is built on what it computed here instead.${moved}`,
     probe: null,
     foundBy: 'running your code on a traced input and comparing every value it builds with the reference’s steps',
     expected: entry ? { label: step, matrix: entry.matrix } : null,

@@ -217,7 +217,7 @@ const EDITS = {
  * (`t` for `t + offset`, `s` for `s * scale`, `V[n]` for `V[first + n]`: a read given an operand, a
  * name in scope), a property read by another's name (`head.scores` for `head.weights`), a helper of
  * the module left out around a read (`B` for `transpose(B)`, `joined` for `linear(joined, W_O)`), an
- * infinity written as a number (`return 0` for `return -Infinity`). There are many more of these than
+ * infinity written as a number (`return 0` for `return -Infinity`), two parameters swapped. There are many more of these than
  * of the first round's, most of them on lines that are right, so they come after it.
  */
 const INSERTIONS = {
@@ -245,6 +245,12 @@ const INSERTIONS = {
     if (parent?.type === 'UnaryExpression' && parent.operator === '-') add(parent, parent.start, parent.end, '-Infinity');
     else for (const inf of ['Infinity', '-Infinity']) add(node, node.start, node.end, inf);
   },
+  // `(j, i) => …` for `(i, j) => …`: two parameters next to each other swapped (here, not in the first round:
+  // swapped where a function is declared, they make up for arguments swapped at its every call)
+  ...Object.fromEntries([...FUNCTIONS].map((type) => [type, (node, { text, add }) => node.params.forEach((a, k) => {
+    const b = node.params[k + 1];
+    if (b && a.type === 'Identifier' && b.type === 'Identifier') add(node, a.start, b.end, `${text(b)}, ${text(a)}`, [a.loc.start.line]);
+  })])),
 };
 
 /**
@@ -519,17 +525,20 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
 
 /**
  * The mutants tried in rounds, into `passed` (`tryAll(list)`: false once the bounds cut the search):
- * whether every one was tried. The second round's edits, a term, a property, a helper, an infinity,
+ * whether every one was tried (`bound`: the bound on variants). The second round's edits, a term, a property, a helper, an infinity,
  * count only when no edit of the first repairs it; but they are not all tried after the first's:
- * each ranks as if it were `SECOND_ROUND` farther than it is (3 lines), so that a first round of
- * thousands of variants, cut by the bounds, does not leave a near term untried (`h` for `h * d`); and
- * at most a third of the bound on variants goes to them before the first round is done, so that they
- * do not crowd out a far first-round edit (a wrong index 40 lines below a helper's line).
+ * where the first round alone has as many variants as the bound allows, each ranks as if it were
+ * `SECOND_ROUND` farther than it is (3 lines), so that the bound does not leave a near term untried (`h`
+ * for `h * d`, fresh12's 04.js: 3,076 first-round variants); and at most a third of the bound goes to
+ * them before the first round is done, so that they do not crowd out a far first-round edit.
  */
-export function inRounds(source, mutants, distance, passed, tryAll) {
+export function inRounds(source, mutants, distance, passed, tryAll, bound = REPAIR_LIMITS.MAX_MUTANTS) {
   const seen = new Set(mutants.map((m) => `${m.start}:${m.end}:${m.text}`));
   const second = mutantsOf(source, { round: 2 }).filter((m) => !seen.has(`${m.start}:${m.end}:${m.text}`));
-  const ranked = [...mutants.map((m) => ({ m, rank: distance(m.line), round: 1 })), ...second.map((m) => ({ m, rank: distance(m.line) + SECOND_ROUND, round: 2 }))];
+  // (only where the first round alone reaches the bound on variants: else it is tried whole first, as its
+  // edits may be slow, fresh11/07's a millisecond each, and the time guard would then stop it short)
+  const mixed = mutants.length >= bound;
+  const ranked = [...mutants.map((m) => ({ m, rank: distance(m.line), round: 1 })), ...second.map((m) => ({ m, rank: distance(m.line) + (mixed ? SECOND_ROUND : 1e9), round: 2 }))];
   ranked.sort((a, b) => a.rank - b.rank || a.round - b.round || a.m.start - b.m.start);
   const fromSecond = new Set();
   let firstFound = false;
@@ -547,7 +556,7 @@ export function inRounds(source, mutants, distance, passed, tryAll) {
   for (const entry of ranked) {
     // (once the first round has repaired it, the second's edits count no more)
     if (entry.round === 2 && firstFound) continue;
-    if (entry.round === 2 && early >= REPAIR_LIMITS.MAX_MUTANTS / 3) {
+    if (entry.round === 2 && early >= bound / 3) {
       waiting.push(entry);
       continue;
     }

@@ -36,6 +36,13 @@ function builtAll(site, wanted) {
   return { done, caller };
 }
 
+/** Whether an array of the traced run (on the entry's probe) holds the step entry's matrix as it is. */
+function heldAsIs(entry, recordings) {
+  const M = entry.matrix;
+  const same = (snap) => snap.rows === M.length && snap.cols === M[0].length && snap.data.every((x, n) => near(x, M[Math.floor(n / snap.cols)][n % snap.cols]));
+  return (recordings[entry.probe]?.sites ?? []).some((site) => site.snapshots?.some(same));
+}
+
 /**
  * The site that first built, after `entry` was built, the numbers of one of `lists` (each the step's
  * operation on a right value) not already in `entry`'s own, or the call of the helper it built them in:
@@ -62,20 +69,36 @@ function builtAfter(entry, lists, recording) {
  * Two steps right, the next wrong (`first`, of `statuses`), and a site that built, after the right one:
  * - the operation of the step before `first` applied once more to its own right value (a step done
  *   twice: that step, at that site);
+ * - or `first`'s operation applied to the transpose of the step before it (square), a value carried
+ *   transposed through steps whose numbers, matched as a set, cannot show it: the first of those steps;
  * - or `first`'s operation applied to the value of the step before that one (a step done too late,
  *   `softmax` then `scale`: the step skipped, at that site).
- * { step, entries, site, again } (`again`: done twice), as firstLine's findings are, or null. `recordings`: the traced probes'
+ * { step, entries, site, how } (`how`: 'twice', 'transposed' or null, for `saying`), as firstLine's findings are, or null. `recordings`: the traced probes'
  * recordings; `sites`: the instrumented sites.
  */
 export function doneTwice(first, statuses, recordings, sites) {
   const k = first ? statuses.indexOf(first) : -1;
   const before = k > 0 ? statuses[k - 1] : null;
   if (!before || before.status !== 'ok' || !builtOn(before.step).has(first.step)) return null;
-  const at = (entry, id, again = false) => (id === null || !sites[id] ? null : { step: entry.step, entries: [{ ...entry, status: 'missing' }], site: { ...sites[id], probe: entry.probe }, again });
+  const at = (entry, id, how = null) => (id === null || !sites[id] ? null : { step: entry.step, entries: [{ ...entry, status: 'missing' }], site: { ...sites[id], probe: entry.probe }, how });
   for (const entry of before.entries) {
     if (entry.status !== 'ok' || !recordings[entry.probe] || !AGAIN[before.step]) continue;
-    const found = at(entry, builtAfter(entry, AGAIN[before.step](entry), recordings[entry.probe]), true);
+    const found = at(entry, builtAfter(entry, AGAIN[before.step](entry), recordings[entry.probe]), 'twice');
     if (found) return found;
+  }
+  // (the step's operation on the transpose of the value before it, square: the matrix was carried
+  // transposed through steps whose numbers, matched as a set, cannot show it: the first of them)
+  const square = (e) => e.matrix.length > 1 && e.matrix.length === e.matrix[0].length;
+  for (const entry of AGAIN[first.step] && !before.entries.some((e) => e.layout) ? before.entries : []) {
+    // (not when an array holds it as it is: then it was read transposed after, by `first`'s own step)
+    if (entry.status !== 'ok' || !square(entry) || !recordings[entry.probe] || heldAsIs(entry, recordings)) continue;
+    const transposed = { ...entry, matrix: entry.matrix[0].map((_, j) => entry.matrix.map((row) => row[j])) };
+    const id = builtAfter(entry, AGAIN[first.step](transposed), recordings[entry.probe]);
+    if (id === null) continue;
+    let from = k - 1;
+    while (from > 0 && statuses[from - 1].status === 'ok' && statuses[from - 1].entries.every((e) => !e.layout && square(e) && !heldAsIs(e, recordings)) && builtOn(statuses[from - 1].step).has(statuses[from].step)) from--;
+    const origin = statuses[from].entries.find((e) => e.probe === entry.probe && e.head === entry.head) ?? entry;
+    return at(origin, id, 'transposed');
   }
   const earlier = k > 1 ? statuses[k - 2] : null;
   if (!earlier || earlier.status !== 'ok' || !AGAIN[first.step] || !builtOn(earlier.step).has(before.step)) return null;
@@ -85,5 +108,12 @@ export function doneTwice(first, statuses, recordings, sites) {
     const found = at(skipped, builtAfter(entry, AGAIN[first.step](entry), recordings[entry.probe]));
     if (found) return found;
   }
+  return null;
+}
+
+/** The headline and detail of a finding `doneTwice` made (`how`), for the step `what`; null for another. */
+export function saying(how, what) {
+  if (how === 'twice') return { title: `your code computes ${what} twice`, detail: `On the traced input your code builds ${what} as the reference does, then applies it again to its own result, and everything after is built on that.` };
+  if (how === 'transposed') return { title: `your code computes ${what} transposed`, detail: `On the traced input the steps after ${what} are built on its transpose: row i holds what the reference has in column i. Their numbers are the reference's, in other places, so the first step that mixes a row shows it.` };
   return null;
 }
