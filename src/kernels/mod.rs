@@ -267,8 +267,11 @@ pub fn gemm_packed(m: usize, kk: usize, n: usize, a: &[f32], lda: usize, b: &Pac
     assert!(a.len() >= (m - 1) * lda + kk && c.len() >= (m - 1) * ldc + n, "gemm_packed: A or C is too short");
     let blocks = m.div_ceil(MC);
     let c = &mut c[..(m - 1) * ldc + n];
-    // row blocks for every thread twice over: each block of MC rows of C written in place
-    if blocks >= 2 * crate::parallel::threads() {
+    // row blocks for every thread twice over, or as many for each thread (T = 128 on 2 threads): each block
+    // of MC rows of C written in place (split by columns instead, each thread would write a part of its own,
+    // copied into C after)
+    let threads = crate::parallel::threads();
+    if blocks >= 2 * threads || (threads > 1 && blocks.is_multiple_of(threads)) {
         let split = crate::parallel::worth_splitting(blocks, m * kk * n);
         crate::parallel::for_each_chunk(c, MC * ldc, split, |block, c_block| {
             let i0 = block * MC;
