@@ -556,11 +556,11 @@ export function inRounds(source, mutants, distance, passed, tryAll, bound = REPA
   for (const entry of ranked) {
     // (once the first round has repaired it, the second's edits count no more)
     if (entry.round === 2 && firstFound) continue;
-    if (entry.round === 2 && early >= bound / 3) {
+    if (entry.round === 2 && mixed && early >= bound / 3) {
       waiting.push(entry);
       continue;
     }
-    if (entry.round === 2) early++;
+    if (entry.round === 2 && mixed) early++;
     if (!one(entry)) {
       complete = false;
       break;

@@ -3,17 +3,11 @@
 // looks like the next one (the weighted sum); but a later site built the step's own operation applied
 // once more to its right value: that site is where the step went wrong.
 import { builtOn } from './align.js';
+import { softmaxRow, transpose } from '../matrix.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b));
 const isInteger = (x) => Math.abs(x - Math.round(x)) <= 1e-12;
-
-function softmaxRow(row) {
-  const top = Math.max(...row);
-  const e = row.map((x) => Math.exp(x - top));
-  const z = e.reduce((a, b) => a + b, 0);
-  return e.map((x) => x / z);
-}
 
 /**
  * A step's operation applied again to its right value (`entry`, the reference's step entry): lists of
@@ -92,7 +86,7 @@ export function doneTwice(first, statuses, recordings, sites) {
   for (const entry of AGAIN[first.step] && !before.entries.some((e) => e.layout) ? before.entries : []) {
     // (not when an array holds it as it is: then it was read transposed after, by `first`'s own step)
     if (entry.status !== 'ok' || !square(entry) || !recordings[entry.probe] || heldAsIs(entry, recordings)) continue;
-    const transposed = { ...entry, matrix: entry.matrix[0].map((_, j) => entry.matrix.map((row) => row[j])) };
+    const transposed = { ...entry, matrix: transpose(entry.matrix) };
     const id = builtAfter(entry, AGAIN[first.step](transposed), recordings[entry.probe]);
     if (id === null) continue;
     let from = k - 1;
