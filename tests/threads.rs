@@ -9,7 +9,7 @@ use attention_lab::grouped_query::grouped_query_attention_batch;
 use attention_lab::layer::ForwardOptions;
 use attention_lab::layer::{LayerConfig, MultiHeadAttention};
 use attention_lab::multi_head::multi_head_attention_batch;
-use attention_lab::parallel::{threads, with_threads};
+use attention_lab::parallel::{map_hot, threads, with_threads};
 use attention_lab::testing::seeded_matrix;
 use attention_lab::{HeadSplit, Mask, Matrix};
 
@@ -54,6 +54,30 @@ fn bits32(x: &[f32]) -> Vec<u32> {
 /// sequence: cut by columns), a ragged pair of blocks, one to four rows (read in place, cut by columns),
 /// with and without a bias (one row past the column split's threshold), A·Bᵀ with and without
 /// accumulate, and the packing of B.
+/// The short jobs' helpers (`map_hot`): every part once, in order, job after job (the helpers claim parts of
+/// each as it is posted), with a job posted inside a part (it falls back to rayon) and two posters at once.
+#[test]
+fn short_jobs_on_spinning_helpers_give_every_part_once_in_order() {
+    for n in [1, 2, 3] {
+        with_threads(n, || {
+            for round in 0..2000usize {
+                let parts = 1 + round % 9;
+                let calls = std::sync::atomic::AtomicUsize::new(0);
+                let got = map_hot(parts, true, |i| {
+                    calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    (0..=i + round % 5 + 5000).map(|x| std::hint::black_box(x * x)).sum::<usize>()
+                });
+                let want: Vec<usize> = (0..parts).map(|i| (0..=i + round % 5 + 5000).map(|x| x * x).sum()).collect();
+                assert_eq!((got, calls.into_inner()), (want, parts), "{n} threads, round {round}");
+            }
+            let nested = map_hot(4, true, |i| map_hot(3, true, |j| 10 * i + j));
+            assert_eq!(nested, (0..4).map(|i| (0..3).map(|j| 10 * i + j).collect::<Vec<_>>()).collect::<Vec<_>>());
+            let (a, b) = rayon::join(|| map_hot(64, true, |i| i + 1), || map_hot(64, true, |i| i * 2));
+            assert_eq!((a, b), ((1..=64).collect::<Vec<_>>(), (0..64).map(|i| i * 2).collect::<Vec<_>>()));
+        });
+    }
+}
+
 #[test]
 fn the_f32_products_give_the_same_bits_on_any_thread_count() {
     use attention_lab::kernels::{gemm_transposed_b, linear_f32, PackedPanels, PACK_COLUMNS};

@@ -275,14 +275,16 @@ fn attend_heads_split<F: Kernel>(q: Cols<F>, k: Cols<F>, v: Cols<F>, shape: Head
     let group = heads / kv_heads.max(1);
     let blocks = t_q.div_ceil(QUERY_BLOCK);
     // 1. Pack each K/V head's K and V, (T_k, d_k) and (T_k, d_v)
-    let packed = parallel::map(kv_heads, kv_heads > 1, |kv| {
+    let pack = |kv: usize| {
         let (mut keys, mut values) = (F::Packed::default(), F::Packed::default());
         F::pack_keys(k.head(kv, d_k), t_k, &mut keys);
         F::pack_values(v.head(kv, d_v), t_k, &mut values);
         (keys, values)
-    });
+    };
+    // one block of query rows (a decoding step's one row): short jobs, run by threads kept spinning between them
+    let packed = if blocks == 1 { parallel::map_hot(kv_heads, kv_heads > 1, pack) } else { parallel::map(kv_heads, kv_heads > 1, pack) };
     // 2–7 per (head, block): context rows (rows, d_v) in a buffer of the task's own
-    let contexts = parallel::map(heads * blocks, true, |task| {
+    let attend = |task: usize| {
         let (head, first) = (task / blocks, (task % blocks) * QUERY_BLOCK);
         let rows = QUERY_BLOCK.min(t_q - first);
         let (keys, values) = &packed[head / group];
@@ -290,7 +292,8 @@ fn attend_heads_split<F: Kernel>(q: Cols<F>, k: Cols<F>, v: Cols<F>, shape: Head
         let at = BlockAt { head, first, start: 0 };
         attend_block(q.head(head, d_k), keys, values, shape, mask, at, &mut Vec::new(), &mut context, d_v, &mut ())?;
         Ok(context)
-    });
+    };
+    let contexts = if blocks == 1 { parallel::map_hot(heads, true, attend) } else { parallel::map(heads * blocks, true, attend) };
     for (task, context) in contexts.into_iter().enumerate() {
         let (head, first) = (task / blocks, (task % blocks) * QUERY_BLOCK);
         for (i, row) in context?.chunks_exact(d_v).enumerate() {

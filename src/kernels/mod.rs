@@ -476,7 +476,7 @@ pub(super) fn by_columns(m: usize, n: usize, work: usize, out: &mut [f32], ldc: 
     // tests/bench/gpt2-decode-ab.mjs, three runs alternating, AMD EPYC)
     let per_group = panels.div_ceil(threads) * NR;
     let groups = n.div_ceil(per_group);
-    let parts = crate::parallel::map(groups, true, |g| {
+    let parts = crate::parallel::map_hot(groups, true, |g| {
         let cols = g * per_group..((g + 1) * per_group).min(n);
         let width = cols.len();
         let mut part: Vec<f32> = if accumulate { (0..m).flat_map(|i| out[i * ldc + cols.start..i * ldc + cols.end].iter().copied()).collect() } else { vec![0.0; m * width] };
