@@ -191,6 +191,8 @@ bench-decode-bound: setup-build
 	RUSTFLAGS="-C target-feature=+simd128 -C llvm-args=-inline-threshold=0" cargo build --quiet --release \
 	  --manifest-path tests/bench/decode-bound/Cargo.toml --target wasm32-unknown-unknown --target-dir target/decode-bound
 	node tests/bench/decode-bound/run.mjs
+	RUSTFLAGS="-C target-cpu=native" cargo run --quiet --release --manifest-path tests/bench/read-bandwidth/Cargo.toml \
+	  --target-dir target/read-bandwidth
 
 # GPT-2 small's T = 128 products through src/kernels/ (CPU time, Gmadd/s); GEMM_BASE=<commit> also builds that
 # commit's kernels into the same bench and alternates the two in one process (checking that they give the same bits)
