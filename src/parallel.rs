@@ -5,7 +5,8 @@
 //! Built without the `threads` feature (the default, single-threaded package) every helper
 //! runs its tasks in order on the calling thread. With it, tasks run on rayon's pool once
 //! [`set_threads`] has been told that the pool has more than one thread (the boundary does so
-//! after `initThreadPool` built it); until then, still in order on the calling thread.
+//! after `initThreadPool` built it); until then, still in order on the calling thread. The short jobs
+//! of a decoding step ([`map_hot`]) run on the calling thread and on pool threads kept spinning between jobs.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
