@@ -112,9 +112,10 @@ mod hot {
             let _ = slots[i].set(f(i));
         };
         let job: &(dyn Fn(usize) + Sync) = &body;
-        // SAFETY: the job is read only between the post and the close below, and this function returns
-        // (ending `body`'s borrow) only after the close, once no helper is inside it.
+        // SAFETY: the job is read only between the post and the close (`Close`, dropped before `body` and
+        // `slots`, also when a part panics), which waits until no helper is inside it.
         unsafe { *JOB.0.get() = Some(std::mem::transmute::<&(dyn Fn(usize) + Sync), Job>(job)) };
+        let close = Close;
         PARTS.store(n, SeqCst);
         NEXT.store(0, SeqCst);
         SEQ.fetch_add(1, SeqCst); // posted
@@ -130,14 +131,23 @@ mod hot {
             }
         }
         work(job);
-        SEQ.fetch_add(1, SeqCst); // closed
-        while INSIDE.load(SeqCst) != 0 {
-            std::hint::spin_loop();
-        }
-        // SAFETY: closed, and no helper inside (see Slot)
-        unsafe { *JOB.0.get() = None };
-        OPEN.store(false, SeqCst);
+        drop(close);
         Some(slots.into_iter().map(|s| s.into_inner().expect("every part ran")).collect())
+    }
+
+    /// Closes the posted job when dropped: no helper enters it after, and the drop returns once none is inside.
+    struct Close;
+
+    impl Drop for Close {
+        fn drop(&mut self) {
+            SEQ.fetch_add(1, SeqCst); // closed
+            while INSIDE.load(SeqCst) != 0 {
+                std::hint::spin_loop();
+            }
+            // SAFETY: closed, and no helper inside (see Slot)
+            unsafe { *JOB.0.get() = None };
+            OPEN.store(false, SeqCst);
+        }
     }
 
     /// A helper: joins each job posted until none came for [`IDLE_SPINS`] turns.
