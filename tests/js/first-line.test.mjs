@@ -260,7 +260,6 @@ const FRESH13_MISSES = new Set([
   '06/7', // (B) kv-head at line 21: said kv-head at line 27
   '06/8', // (A) concat at line 41: said softmax at line 41
   '07/7', // (B) pairs at line 6: said pairs at line 38
-  '08/6', // (A) mask at line 33: said mask at line 6
   '08/7', // (B) scale at line 32: said scale at line 8
   '09/1', // (B) slice at line 27: said slice at line 32
   '09/7', // (B) softmax at line 34: said softmax at line 55

@@ -53,6 +53,29 @@ test('a variant that loops forever or recurses without end is stopped, and the s
   assert.ok(r.lines.includes(5), `the slip's line: ${r.lines}`);
 });
 
+test('the edit that repairs is not lost to a pause of the machine: a variant stopped by the clock alone runs once more', () => {
+  // (every repairing variant's first run is paused 50 ms, as a busy machine pauses any code: the clock,
+  // not its loop turns, stops it; Date.now is the search's clock, moved on here instead of waited for)
+  const slip = wrap(RIGHT).replace('x[i] / Math.sqrt(d)', 'Math.pauseOnce(x[i] / d, d)');
+  const line = slip.split('\n').findIndex((l) => l.includes('pauseOnce')) + 1;
+  const now = Date.now;
+  let [offset, pauses, runs] = [0, 0, 0];
+  Date.now = () => now() + offset;
+  Math.pauseOnce = (value, d) => {
+    // (the first entry as a repairing variant computes it, 1 / √4: its first run paused, its second not)
+    if (d === 4 && value === 0.5 && runs++ % 2 === 0) [pauses, offset] = [pauses + 1, offset + 50];
+    return value;
+  };
+  try {
+    const r = repairLines(slip, 'scaled', cases, { load, toScript, judge, near: [line] });
+    assert.ok(pauses > 0, 'a repairing variant ran and was paused');
+    assert.deepEqual(r.lines, [line]);
+  } finally {
+    Date.now = now;
+    delete Math.pauseOnce;
+  }
+});
+
 test('a module that does not parse gives no lines; every variant is a module of its own', () => {
   assert.deepEqual(repairLines('export function scaled(x) { return x +; }', 'scaled', cases, { load, toScript, judge }).lines, []);
   const source = wrap(RIGHT);

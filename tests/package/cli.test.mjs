@@ -234,7 +234,9 @@ const pageHeading = locatedHeading;
 
 test(`the corpus of mistakes (${CORPUS.length} answers): the site's headline, string for string, in the text and in --json`, async () => {
   assert.ok(CORPUS.length >= 150, `${CORPUS.length} corpus answers`);
-  const runs = await pool(CORPUS, 3, async (entry) => ({
+  // (two at a time, as many as CI's cores: each runs the repairs, whose 1.5 s guard a busier machine
+  // reaches sooner, and the page's diagnosis, computed here after them, must match)
+  const runs = await pool(CORPUS, 2, async (entry) => ({
     text: await npx(['check', entry.number, entry.path, '--seed', String(SEED)], { bin: true }),
     json: await npx(['check', entry.number, entry.path, '--seed', String(SEED), '--json'], { bin: true }),
   }));

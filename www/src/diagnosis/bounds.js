@@ -8,6 +8,8 @@
 // rows of the scored keys where the reference lets other keys through, is where the bound was
 // computed: the earliest such site is the line of the mask.
 
+import { softmaxRow } from '../matrix.js';
+
 const TOLERANCE = 1e-9;
 const near = (a, b) => Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b));
 const isInteger = (x) => Number.isFinite(x) && Math.abs(x - Math.round(x)) <= 1e-12;
@@ -104,6 +106,7 @@ export function boundSite(entry, recording, reference, sites = []) {
   if (actual.every((s, i) => sameSet([...s], expected[i]))) return null;
   const [mine, theirs] = [boundsOf(actual), boundsOf(expected)];
   const keyMatrices = reference.inputs.filter((M) => M.length === entry.allowed[0].length);
+  const everyScored = actual.every((set) => set.size === entry.allowed[0].length);
   let best = null;
   let byQuery = null;
   recording.sites.forEach((site, id) => {
@@ -113,8 +116,9 @@ export function boundSite(entry, recording, reference, sites = []) {
     // (a site that is also a right bound of another kind counts only when its bound has a value for
     // every query: a query that scored no key has a count, no first or last key)
     // (a loop's bound, tested once per key: one value per pass, of the kind its comparison says)
+    // (every query scored every key: a first key of 0 is where any sum or loop starts, no bound)
     const compared = KINDS[sites[id]?.comparison];
-    const kinds = compared ?? Object.keys(mine);
+    const kinds = (compared ?? Object.keys(mine)).filter((kind) => kind !== 'first' || !everyScored);
     const run = compared ? passes(site) : site;
     const right = kinds.some((kind) => follows(run, theirs[kind]));
     const fits = (kind, one) => follows(run, mine[kind], first, one) && !follows(run, theirs[kind]) && (!right || !mine[kind].includes(undefined));
@@ -139,8 +143,24 @@ export function boundSite(entry, recording, reference, sites = []) {
   const wrong = actual.map((s, i) => i).filter((i) => actual[i].size > 0 && !sameSet([...actual[i]], expected[i]) && callers[i] >= 0).sort((a, b) => first[a] - first[b]);
   // (every query scored every key, no bound held: the mask left out; the last site to hold the
   // scores it was to mask, whole: the read that passed them on, `this.rowsOf(this.scaled, …)`)
-  const skipped = !best && actual.every((set) => set.size === entry.allowed[0].length) ? lastHolder(scoreEntries.at(-1).matrix, recording) : null;
+  // (or, first, where the learner's own function took the weights those scores became: the line
+  // that softmaxed them unmasked, `const P = softmax(scaled)`)
+  const scores = scoreEntries.at(-1).matrix;
+  const skipped = !best && everyScored ? (weightsTaken(scores, recording) ?? lastHolder(scores, recording)) : null;
   return best ?? skipped ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
+}
+
+/** The last snapshot, outside every call of the learner's own functions, of the softmax of S's rows: { site, moment } or null. */
+function weightsTaken(S, recording) {
+  const W = S.flatMap((row) => softmaxRow(row));
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    for (const snap of site.snapshots ?? []) {
+      if (snap.caller !== -1 || snap.rows !== S.length || snap.cols !== S[0].length || (best && snap.moment <= best.moment)) continue;
+      if (W.every((x, k) => near(snap.data[k], x))) best = { site: id, moment: snap.moment };
+    }
+  });
+  return best;
 }
 
 /** The site whose snapshot of matrix M (its every number) is the last one recorded (arguments too): { site, moment } or null. */
