@@ -119,7 +119,7 @@ async function withFirstLine(session, challenge, lab, located, probeResults, jud
   }
   // the line one small edit repairs (diagnosis/repair.js), asked of the worker as the page asks it
   try {
-    return await repairFinding(found, { send: (message) => session.send(message), judged, source, data, trace, original: reply.traced, lab, functionName: challenge.functionName });
+    return await repairFinding(found, { send: (message, limitMs) => session.send(message, limitMs), judged, source, data, trace, original: reply.traced, lab, functionName: challenge.functionName });
   } catch {
     return found;
   }

@@ -1,5 +1,5 @@
 // One sandboxed worker thread for the learner's code, as the challenge page's learnerWorker():
-// send(message) resolves with the runner's reply, or with { type: 'timeout' } after TIME_LIMIT_MS
+// send(message, limitMs) resolves with the runner's reply, or with { type: 'timeout' } after limitMs (TIME_LIMIT_MS by default)
 // (the worker is then terminated). The clock starts when the worker is ready (Node takes some
 // tens of milliseconds to start one), so the learner's code gets the site's full 2 s.
 import { Worker } from 'node:worker_threads';
@@ -44,11 +44,11 @@ export function learnerWorker(runner, output = process.stderr) {
     answer = (data) => { clearTimeout(timer); answer = null; resolve(data.type === 'ready' ? null : data); };
   });
   return {
-    async send(message) {
+    async send(message, limitMs = TIME_LIMIT_MS) {
       const failed = (await ready) ?? ended;
       if (failed) return failed;
       return new Promise((resolve) => {
-        const timer = setTimeout(() => { answer = null; ended = { type: 'timeout' }; worker.terminate(); resolve(ended); }, TIME_LIMIT_MS);
+        const timer = setTimeout(() => { answer = null; ended = { type: 'timeout' }; worker.terminate(); resolve(ended); }, limitMs);
         answer = (data) => { clearTimeout(timer); answer = null; resolve(data); };
         worker.postMessage(message);
       });

@@ -22,7 +22,7 @@ import * as fresh12 from '../corpus-lines/fresh12/slips.mjs';
 import * as fresh13 from '../corpus-lines/fresh13/slips.mjs';
 import { challengeData, diagnose, loadFunction, traced } from './support/diagnose.mjs';
 import { thrownUnder } from '../../www/src/diagnosis/calls.js';
-import { RECORD, createRecorder, instrument } from '../../www/src/diagnosis/instrument.js';
+import { RECORD, createRecorder, instrument, runTraced } from '../../www/src/diagnosis/instrument.js';
 import { toScript } from '../../www/src/script.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -44,17 +44,18 @@ const MISSES = new Set([]);
 
 /**
  * One slip of a corpus: a headline with a step and a line; the step and line exactly, unless it is a
- * known miss. `varies`: slips whose repairs the 1.5 s guard stops before the bounds of work
- * (repair.js), so that their line depends on the machine's speed: a step and a line, right or TODO.
+ * known miss. `varies`: slips whose repairs the time guard stops before the bounds of work
+ * (repair.js), so that their line depends on the machine's speed: a step and a line, right or TODO
+ * (a listed miss, as elsewhere, may lack them).
  */
 function checkSlip(t, slip, found, failing, misses, varies = new Set(), timed = false) {
   assert.ok(failing.length, 'the slip fails a case');
   assert.ok(found, 'a finding');
   const right = found.step === slip.step && found.line === slip.line;
-  // (a slip whose repairs the 1.5 s guard stopped, here or always: the line found depends on the machine's speed)
+  // (a slip whose repairs the time guard stopped, here or always: the line found depends on the machine's speed)
   if (varies.has(`${slip.number}/${slip.index}`) || timed) {
-    assert.ok(found.step && Number.isInteger(found.line), `a step and a line: ${found.title}`);
-    assert.match(found.title, new RegExp(`^Line ${found.line}: `));
+    if (!misses.has(`${slip.number}/${slip.index}`)) assert.ok(found.step && Number.isInteger(found.line), `a step and a line: ${found.title}`);
+    if (found.line) assert.match(found.title, new RegExp(`^Line ${found.line}: `));
     return right ? undefined : t.todo(`(its repairs stopped by time) said ${found.step} at line ${found.line}: ${found.title}`);
   }
   // (a listed miss may lack a step or a line: the TODO says so; any other slip has both, and they are its own)
@@ -215,7 +216,6 @@ const FRESH11_MISSES = new Set([
   '04/5', // (B) concat at line 37: said w-o at line None
   '05/7', // (B) softmax at line 36: said softmax at line 42
   '06/6', // (A) concat at line 33: said concat at line 14 (the step since unseenAfter; first said weighted-sum at line 13)
-  '08/6', // (A) mask at line 45: said mask at line 4
   '09/1', // (B) slice at line 2: said None at line 5
 ]);
 
@@ -337,11 +337,11 @@ test('an answer that throws is told as a throw, at the line it threw from; one t
 /** The learner's function, instrumented, with a fresh recorder per call (as runTraced). */
 function instrumentedFunction(source, functionName) {
   const { code, sites } = instrument(source);
-  let recorder = createRecorder(sites.length, sites);
+  let recorder = createRecorder(sites.length, sites, { readObjects: true });
   const record = (id, value) => recorder.record(id, value);
   record.enter = (id) => recorder.record.enter(id);
   const fn = (0, eval)(toScript(code, [RECORD]))(record)[functionName];
-  return (...args) => { recorder = createRecorder(sites.length, sites); return fn(...args); };
+  return (...args) => { recorder = createRecorder(sites.length, sites, { readObjects: true }); return fn(...args); };
 }
 
 // styles neither corpus has: a generator, a closure that keeps state, optional chaining, a class with
@@ -389,8 +389,8 @@ test('instrumenting never changes what the code computes: every answer of both c
     for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js'))) sources.push([number, readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8')]);
   }
   for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) sources.push([number, base(number)]);
-  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips()]) sources.push([slip.number, slip.source]);
-  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
+  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips(), ...fresh13.slips()]) sources.push([slip.number, slip.source]);
+  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
   for (const source of ODD_STYLES) sources.push(['01', source]);
   let calls = 0;
   for (const [number, source] of sources) {
@@ -408,6 +408,43 @@ test('instrumenting never changes what the code computes: every answer of both c
 
 test('the odd styles are right answers: no diagnosis', async () => {
   for (const source of ODD_STYLES) assert.equal((await diagnose(FOLDERS['01'], source, lab)).found, null);
+});
+
+test('an object that wraps a matrix, `new Matrix(rows)`, is kept apart in wraps, read from its data fields: no getter runs, no Proxy is read', () => {
+  let getterRuns = 0;
+  let trapRuns = 0;
+  const source = `class Matrix {
+  constructor(rows) { this.rows = rows; this.label = 'm'; }
+  get size() { return this.rows.length; }
+  soft() { return new Matrix(this.rows.map((r) => r.map((x) => x / 2))); }
+}
+export function f(rows) {
+  const kept = new Matrix(rows).soft();
+  const both = { a: rows, b: rows };
+  return kept.rows;
+}
+`;
+  const traced = runTraced(source, 'f', [{ id: 'x', args: [[[2, 4], [6, 8]]] }], { load: (script) => (0, eval)(script), toScript, lineOf: () => ({}) });
+  const { sites } = traced.results[0].recording;
+  const line = (n) => traced.sites.map((s, id) => ({ ...s, id })).filter((s) => s.line === n).map((s) => sites[s.id]);
+  // (the call's result, a Matrix: its rows, halved; an object of two arrays wraps no one matrix)
+  assert.ok(line(7).some((s) => s.wraps.some((w) => w.rows === 2 && w.cols === 2 && w.data.join() === '1,2,3,4')), 'the wrapped rows of line 7');
+  assert.ok(line(8).every((s) => s.wraps.length === 0), 'two arrays: no wrapped matrix');
+  // (the wrapped numbers are not values: no value of line 7 was kept)
+  assert.ok(line(7).every((s) => s.values.length === 0), 'no values from a wrapped matrix');
+  // a getter is never run by the recorder
+  const withGetter = { rows: [[1]], get other() { getterRuns++; return [[2]]; } };
+  const recorder = createRecorder(1, [{}], { readObjects: true });
+  recorder.record(0, withGetter);
+  assert.equal(getterRuns, 0);
+  assert.equal(recorder.take().sites[0].wraps.length, 1);
+  // code that makes a Proxy: objects are not read at all (reading would run its traps)
+  const proxied = source.replace('const kept = new Matrix(rows).soft();', 'const kept = new Proxy(new Matrix(rows).soft(), {});');
+  const noRead = runTraced(proxied, 'f', [{ id: 'x', args: [[[2, 4], [6, 8]]] }], { load: (script) => (0, eval)(script), toScript, lineOf: () => ({}) });
+  assert.ok(noRead.results[0].recording.sites.every((s) => s.wraps.length === 0));
+  const trapped = new Proxy({ rows: [[1]] }, { ownKeys(target) { trapRuns++; return Reflect.ownKeys(target); } });
+  createRecorder(1, [{}]).record(0, trapped);
+  assert.equal(trapRuns, 0, 'without readObjects an object is not read');
 });
 
 test('what is recorded is bounded: a loop that builds millions of numbers keeps at most LIMITS of them', async () => {

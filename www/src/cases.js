@@ -125,6 +125,11 @@ export function callReference(lab, tests, args) {
 
 /** How long the learner's code may run per message to its worker (the tests, then the probes). */
 export const TIME_LIMIT_MS = 2000;
+/**
+ * How long the diagnosis's search for the line one edit repairs may take in the worker (diagnosis/repair.js,
+ * its own message): its bounds count work, and its 4 s guard stays under this.
+ */
+export const REPAIR_TIME_LIMIT_MS = 5000;
 export const TIME_LIMIT_MESSAGE = 'your code ran longer than 2 s (an infinite loop?)';
 export const PROBE_TIME_LIMIT_MESSAGE = 'Your code ran longer than 2 s on the probe inputs that locate the wrong step (an infinite loop on one of them?), so it was stopped.';
 /** Random cases are compared with the package's answer to this relative tolerance. */

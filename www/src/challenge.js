@@ -78,7 +78,7 @@ const code = () => editor.state.doc.toString();
 
 /**
  * A fresh worker for the learner's code. send(message) resolves with its reply, or with
- * { type: 'timeout' } after TIME_LIMIT_MS (the worker is then terminated). One worker runs the
+ * { type: 'timeout' } after TIME_LIMIT_MS, or `limitMs` (the worker is then terminated). One worker runs the
  * test cases and then, if one fails, the diagnosis's probes.
  */
 function learnerWorker() {
@@ -87,9 +87,9 @@ function learnerWorker() {
   worker.onmessage = ({ data }) => answer?.(data);
   worker.onerror = (event) => { event.preventDefault(); answer?.({ type: 'load-error', name: 'Error', message: event.message || 'the test worker failed to start' }); };
   return {
-    send(message) {
+    send(message, limitMs = TIME_LIMIT_MS) {
       return new Promise((resolve) => {
-        const timer = setTimeout(() => { worker.terminate(); answer = null; resolve({ type: 'timeout' }); }, TIME_LIMIT_MS);
+        const timer = setTimeout(() => { worker.terminate(); answer = null; resolve({ type: 'timeout' }); }, limitMs);
         answer = (data) => { clearTimeout(timer); answer = null; resolve(data); };
         worker.postMessage(message);
       });
@@ -194,7 +194,7 @@ async function withFirstLine(session, lab, located, probeResults, judged) {
   }
   // the line one small edit repairs (diagnosis/repair.js), in the worker, each message under its own 2 s limit
   try {
-    return await repairFinding(found, { send: (message) => session.send(message), judged, source: code(), data: challenge.diagnosis, trace, original: reply.traced, lab, functionName: challenge.tests.function });
+    return await repairFinding(found, { send: (message, limitMs) => session.send(message, limitMs), judged, source: code(), data: challenge.diagnosis, trace, original: reply.traced, lab, functionName: challenge.tests.function });
   } catch (error) {
     console.warn('the diagnosis could not check a repair', error);
     return found;

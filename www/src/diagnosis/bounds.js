@@ -146,17 +146,21 @@ export function boundSite(entry, recording, reference, sites = []) {
   // (or, first, where the learner's own function took the weights those scores became: the line
   // that softmaxed them unmasked, `const P = softmax(scaled)`)
   const scores = scoreEntries.at(-1).matrix;
-  const skipped = !best && everyScored ? (weightsTaken(scores, recording) ?? lastHolder(scores, recording)) : null;
+  const skipped = !best && everyScored ? (weightsTaken(scores, recording, sites) ?? lastHolder(scores, recording)) : null;
   return best ?? skipped ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
 }
 
-/** The last snapshot, outside every call of the learner's own functions, of the softmax of S's rows: { site, moment } or null. */
-function weightsTaken(S, recording) {
+/**
+ * The last snapshot (or matrix an object wraps), outside every call of the learner's own functions, of the softmax of S's rows: { site, moment } or null.
+ * (a call's receiver or argument is outside it: `.softmax()` of `q.mul(k.T()).softmax().mul(v)` is recorded as `.mul(v)` is entered)
+ */
+function weightsTaken(S, recording, sites) {
   const W = S.flatMap((row) => softmaxRow(row));
+  const outside = (id, caller) => caller === -1 || (sites[caller]?.at <= sites[id]?.at && sites[id]?.end <= sites[caller]?.end);
   let best = null;
   recording.sites.forEach((site, id) => {
-    for (const snap of site.snapshots ?? []) {
-      if (snap.caller !== -1 || snap.rows !== S.length || snap.cols !== S[0].length || (best && snap.moment <= best.moment)) continue;
+    for (const snap of [...(site.snapshots ?? []), ...(site.wraps ?? [])]) {
+      if (!outside(id, snap.caller) || snap.rows !== S.length || snap.cols !== S[0].length || (best && snap.moment <= best.moment)) continue;
       if (W.every((x, k) => near(snap.data[k], x))) best = { site: id, moment: snap.moment };
     }
   });

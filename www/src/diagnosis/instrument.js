@@ -346,15 +346,33 @@ function snapshot(v) {
 }
 
 /**
- * A fresh recorder for `siteCount` sites: `record(id, value)` returns value unchanged (and never
- * throws); `take()` gives what was kept: per site { values, moments, callers, snapshots, flags, functions } (plain arrays; functions: how many of its values were functions), the counts, and the calls still open.
+ * The matrix an object wraps, `new Matrix(rows)` whose one array field is `this.rows`: a snapshot
+ * of that field when it is the object's only array-like own field (of its first 8), null otherwise.
  */
-export function createRecorder(siteCount, sites = []) {
+function wrapped(object) {
+  // (data fields only, read from their descriptors: a getter of the learner's is never run; the
+  // first 8 keys at most, so that an object used as a large table costs no more than a small one)
+  const fields = [];
+  let seen = 0;
+  for (const key in object) {
+    if (++seen > 8) break;
+    const field = Object.getOwnPropertyDescriptor(object, key)?.value;
+    if (isArrayLike(field)) fields.push(field);
+  }
+  return fields.length === 1 ? snapshot(fields[0]) : null;
+}
+
+/**
+ * A fresh recorder for `siteCount` sites: `record(id, value)` returns value unchanged (and never
+ * throws; an object's wrapped matrix is kept in `wraps`, apart, only with `readObjects`); `take()` gives what was kept: per site { values, moments, callers, snapshots, wraps, flags, functions } (plain arrays; functions: how many of its values were functions), the counts, and the calls still open.
+ */
+export function createRecorder(siteCount, sites = [], { readObjects = false } = {}) {
   const values = Array.from({ length: siteCount }, () => []);
   const moments = Array.from({ length: siteCount }, () => []);
   // the call of the learner's own function each number was built under (the innermost frame), or -1
   const callers = Array.from({ length: siteCount }, () => []);
   const snapshots = Array.from({ length: siteCount }, () => []);
+  const wraps = Array.from({ length: siteCount }, () => []);
   // the booleans a site built (a band or a mask as a predicate: `(p, j) => j <= p && j > p - w`), with their moments
   const flags = Array.from({ length: siteCount }, () => ({ values: [], moments: [] }));
   // how many functions a site's value was (`const cut = columnsOf(a, b)`: a closure, no number)
@@ -387,6 +405,11 @@ export function createRecorder(siteCount, sites = []) {
           if (snapshots[id].length < LIMITS.MAX_SNAPSHOTS_PER_SITE) snapshots[id].push({ ...snap, moment, caller: frames.length ? frames[frames.length - 1] : -1 });
         }
       }
+      // (an object that wraps a matrix, `new Matrix(rows)`: kept apart, its numbers not counted as values)
+      else if (readObjects && value && typeof value === 'object' && wraps[id].length < LIMITS.MAX_SNAPSHOTS_PER_SITE) {
+        const snap = wrapped(value);
+        if (snap) wraps[id].push({ ...snap, moment, caller: frames.length ? frames[frames.length - 1] : -1 });
+      }
     } catch { /* a value that cannot be read is not recorded */ }
     return value;
   }
@@ -394,7 +417,7 @@ export function createRecorder(siteCount, sites = []) {
   record.enter = (id) => { if (frames.length < 10_000) frames.push(id); };
   // (`open`: the calls of the learner's own functions not returned when it was taken, outermost
   // first: after a throw, the calls it was thrown under)
-  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id], flags: flags[id], functions: functions[id] })), kept, dropped, open: frames.slice() });
+  const take = () => ({ sites: values.map((v, id) => ({ values: v, moments: moments[id], callers: callers[id], snapshots: snapshots[id], wraps: wraps[id], flags: flags[id], functions: functions[id] })), kept, dropped, open: frames.slice() });
   return { record, take };
 }
 
@@ -433,7 +456,8 @@ export function runTraced(source, functionName, calls, { load, toScript, lineOf 
   }
   if (typeof fn !== 'function') return null;
   const results = calls.map(({ id, args }) => {
-    current = createRecorder(sites.length, sites);
+    // (objects read for a wrapped matrix unless the code makes a Proxy, whose traps reading would run)
+    current = createRecorder(sites.length, sites, { readObjects: !/\bProxy\b/.test(source) });
     let error;
     try {
       fn(...structuredClone(args));

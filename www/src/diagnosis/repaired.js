@@ -1,6 +1,7 @@
 // The line one small edit repairs, given to a finding (issue 28): which of the lines repair.js found
 // (the worker's answer to { repair }) the headline takes, and its check, on the page's side: the
 // repaired code run traced (the worker's answer to { trace, code }) and aligned as the learner's was.
+import { REPAIR_TIME_LIMIT_MS } from '../cases.js';
 import { alignAnswer, withLine } from './first-line.js';
 
 /**
@@ -88,13 +89,13 @@ export function repairCases(judged) {
 
 /**
  * The page's and the terminal's last step of the diagnosis: `found` (firstLine's finding) given the
- * line one edit repairs, asked of the worker that runs the learner's code: `send({ repair })`, then
+ * line one edit repairs, asked of the worker that runs the learner's code: `send({ repair }, limitMs)`, then
  * `send({ trace, code })` for the check. `original`: the learner's traced run; `trace`: its calls.
  * A timeout or an unreadable answer leaves the finding as it was.
  */
 export async function repairFinding(found, { send, judged, source, data, trace, original, lab, functionName }) {
   if (!found) return found;
-  const repair = await send({ repair: { cases: repairCases(judged), near: found.line ? [found.line] : [] } });
+  const repair = await send({ repair: { cases: repairCases(judged), near: found.line ? [found.line] : [] } }, REPAIR_TIME_LIMIT_MS);
   const pick = repair.type === 'done' ? repairPick(found, repair.repair, source) : null;
   if (!pick) return found;
   const checked = await send({ trace, code: pick.source });
