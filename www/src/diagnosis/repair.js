@@ -24,11 +24,7 @@ import { parse } from 'acorn';
 
 // (how much farther a second-round edit ranks than it is, in `nearness`'s units: 3 lines)
 const SECOND_ROUND = 12;
-/**
- * The bounds of the search (see above). MAX_MS, 4 s in all, is a guard, not a bound: the bounds of work
- * end a search on a quiet machine within about 1.7 s (fresh11's 07, its every variant copying rows),
- * so a machine two or three times slower, or as busy, still finds the same lines.
- */
+// (MAX_MS, 4 s in all, guards; the bounds of work end a search on a quiet machine well before it)
 export const REPAIR_LIMITS = { MAX_MUTANTS: 3000, TOTAL_TICKS: 4_000_000, MIN_TICKS: 2_000, MAX_TICKS: 200_000, MAX_MS: 4000, SAFETY_MUTANT_MS: 100, MIN_MUTANT_MS: 5, RETRY_MUTANT_MS: 25, MAX_RETRIES: 16 };
 
 const GROUPS = [['+', '-', '*', '/'], ['<', '<=', '>', '>='], ['===', '!=='], ['==', '!='], ['&&', '||']];
