@@ -49,7 +49,7 @@
 //! the f32 forward's own rounding carried through the softmax; the oracle tests bound that with
 //! their f32 error model.
 
-use super::forward::{item_name, unflatten};
+use super::forward::{flatten, item_name, shapes, unflatten};
 use super::kept::{BatchGrads, ForwardCache, ItemCache};
 use super::kernel::{LayerKernel, Prepared};
 use super::limits::{at_item, check_backward, parameter_rows, PROJECTIONS};
@@ -71,8 +71,8 @@ pub type InputGrads = BatchGrads<Matrix>;
 impl MultiHeadAttention {
     /// [`Self::backward_batch`] on f64 matrices, one `(T_q, C)` per item (each item's shape checked).
     pub fn backward(&mut self, grad_output: &[Matrix], batched: bool) -> Result<InputGrads> {
-        let (c, (t_q, t_k)) = (self.embed_dim, self.check_gradient_items(&super::forward::shapes(grad_output), batched)?);
-        let data: Vec<f64> = grad_output.iter().flat_map(|m| m.data().iter().copied()).collect();
+        let (c, (t_q, t_k)) = (self.embed_dim, self.check_gradient_items(&shapes(grad_output), batched)?);
+        let (data, ..) = flatten(grad_output);
         let BatchGrads { query, key, value } = self.backward_batch(Batch::new(&data, grad_output.len(), t_q, c), batched)?;
         Ok(InputGrads { query: unflatten(query, t_q, c)?, key: unflatten(key, t_k, c)?, value: unflatten(value, t_k, c)? })
     }
@@ -80,14 +80,10 @@ impl MultiHeadAttention {
     /// Checks a gradient given by its items' shapes `(rows, cols)` against the last forward (nothing
     /// when there is none: [`Self::backward_batch`] says so); returns that forward's `(T_q, T_k)`.
     pub fn check_gradient_items(&self, shapes: &[(usize, usize)], batched: bool) -> Result<(usize, usize)> {
-        let Some((forward_batched, n, t_q, t_k)) = self.kept_shape() else { return Ok((0, 0)) };
+        let Some(kept) = &self.kept else { return Ok((0, 0)) };
+        let (forward_batched, n, t_q, t_k) = crate::by_precision!(kept, c => (c.batched, c.items.len(), c.t_q, c.t_k));
         check_gradient_shape(batched, forward_batched, shapes.len(), n, shapes.iter().copied(), t_q, self.embed_dim)?;
         Ok((t_q, t_k))
-    }
-
-    /// `(batched, B, T_q, T_k)` of what the last forward kept, in either precision.
-    fn kept_shape(&self) -> Option<(bool, usize, usize, usize)> {
-        Some(crate::by_precision!(self.kept.as_ref()?, c => (c.batched, c.items.len(), c.t_q, c.t_k)))
     }
 
     /// Differentiates the last forward pass for `grad_output` (`[B, T_q, C]`, `batched` as in
@@ -98,13 +94,8 @@ impl MultiHeadAttention {
     /// differentiates what it kept, widened exactly (the f64 derivative of the f32 forward); after
     /// an f64 forward an f32 `grad_output` is widened exactly, and the input gradients rounded once.
     pub fn backward_batch<F: LayerKernel>(&mut self, grad_output: Batch<F>, batched: bool) -> Result<BatchGrads<F>> {
-        if self.kept.as_ref().and_then(F::get).is_none() {
-            return self.backward_across(grad_output, batched);
-        }
-        let kept = self.kept.take().expect("checked above");
-        let result = self.differentiate(F::get(&kept).expect("checked above"), grad_output, batched);
-        self.kept = Some(kept);
-        let (grads, inputs) = result?;
+        let Some(cache) = self.kept.as_ref().and_then(F::get) else { return self.backward_across(grad_output, batched) };
+        let (grads, inputs) = self.differentiate(cache, grad_output, batched)?;
         self.grads = Some(F::wrap(grads));
         Ok(inputs)
     }
@@ -170,8 +161,7 @@ impl MultiHeadAttention {
                 let b = first + i;
                 let mut item_grads = Weights::zeros(c, kv_c, false);
                 let mut d_x = [vec![F::ZERO; q_len], vec![F::ZERO; k_len], vec![F::ZERO; k_len]];
-                let [d_x_q, d_x_k, d_x_v] = &mut d_x;
-                let d_qkv = self.backward_item(&w, cache, &cache.items[b], grad_output.item(b), &mut item_grads, &mut Scratch::default(), [d_x_q, d_x_k, d_x_v]);
+                let d_qkv = self.backward_item(&w, cache, &cache.items[b], grad_output.item(b), &mut item_grads, &mut Scratch::default(), d_x.each_mut().map(|d| &mut d[..]));
                 d_qkv.map(|d_qkv| (item_grads, d_x, d_qkv)).map_err(|e| at_item(e, batched, b))
             });
             for (i, result) in results.into_iter().enumerate() {
@@ -351,13 +341,7 @@ fn refuse_parameter_gradients<F: LayerKernel>(grads: &Weights<F>) -> Result<()> 
             continue;
         }
         let Some(at) = data.iter().position(|x| !x.is_finite()) else { continue };
-        let cols = match name {
-            "W_Q" => grads.w_q.cols(),
-            "W_K" => grads.w_k.cols(),
-            "W_V" => grads.w_v.cols(),
-            _ => grads.w_o.cols(),
-        }
-        .max(1);
+        let cols = (data.len() / grads.w_q.rows()).max(1); // every weight has C rows
         let place = if name.starts_with('W') { format!("[{}][{}]", at / cols, at % cols) } else { format!("[{at}]") };
         return Err(AttentionError::range_error(format!(
             "grads().{name}{place} overflows to {}{}: the gradient summed over the batch is beyond the largest {}; scale the inputs or gradOutput down{}",
@@ -424,7 +408,7 @@ mod tests {
         let (d, h, kv_heads) = (layer.head_dimensions(), layer.number_of_heads(), layer.kv_heads());
         let group = h / kv_heads;
         let scale = attention_scale::<f64>(d);
-        let mut params = w.zeros_like();
+        let mut params = Weights::zeros(layer.embed_dim(), kv_heads * d, w.biases.is_some());
         let mut inputs = InputGrads { query: vec![], key: vec![], value: vec![] };
         let (t_q, t_k, c) = (cache.t_q, cache.t_k, layer.embed_dim());
         let kv_c = kv_heads * d;

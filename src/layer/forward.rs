@@ -90,7 +90,7 @@ pub(super) fn shapes(items: &[Matrix]) -> Vec<(usize, usize)> {
 }
 
 /// Matrices one after another, flat, as a batch (`items` empty: no rows).
-fn flatten<F: Real>(items: &[Matrix<F>]) -> (Vec<F>, usize, usize) {
+pub(super) fn flatten<F: Real>(items: &[Matrix<F>]) -> (Vec<F>, usize, usize) {
     let (rows, cols) = items.first().map_or((0, 0), Matrix::shape);
     (items.iter().flat_map(|m| m.data().iter().copied()).collect(), rows, cols)
 }
@@ -129,8 +129,6 @@ impl MultiHeadAttention {
         self.check_batches(&query, &key, &value, options)?;
         self.check_rope_alignment(t_q, t_k)?;
         let keep = options.training || F::EVALUATION_KEEPS;
-        // the heads' weights are kept for backward, or for their mean
-        let keep_heads = keep || (options.need_weights && options.average_weights);
         // pass 5's dropout: (p, 1/(1−p) computed in f64 and rounded once)
         let dropout = (options.training && self.dropout > 0.0).then(|| (self.dropout, F::from_f64(1.0 / (1.0 - self.dropout))));
         check_forward(self, b, t_q, t_k, (options.need_weights, options.average_weights, dropout.is_some()), keep, parameter_rows::<F>())?;
@@ -138,7 +136,7 @@ impl MultiHeadAttention {
         let w = F::prepared(self, false);
         // Draw into a copy of the generator and commit it only on success
         let mut rng = self.dropout_rng.clone();
-        let run = ItemRun { w: &w, t_q, t_k, options, project_at: positions, positions, dropout, keep, keep_heads };
+        let run = ItemRun { w: &w, t_q, t_k, options, project_at: positions, positions, dropout, keep };
         let (output, items) = self.forward_items(&run, (query, key, value), None, &mut rng)?;
         self.dropout_rng = rng;
         if keep {
@@ -198,7 +196,7 @@ impl MultiHeadAttention {
     // one body per precision, not one per caller (the threads split and the loop in order)
     #[inline(never)]
     fn forward_item<F: LayerKernel>(&self, run: &ItemRun<'_, F>, (x_q, x_k, x_v): (&[F], &[F], &[F]), held: Option<(&mut Vec<F>, &mut Vec<F>)>, rng: &mut SplitMix64, workspace: &mut Workspace<F>) -> Result<ItemOutput<F>> {
-        let (c, h) = (self.embed_dim, self.number_of_heads);
+        let (c, h, kv_c) = (self.embed_dim, self.number_of_heads, self.kv_heads * self.head_dimensions);
         let (w, t_q, t_k, options) = (run.w, run.t_q, run.t_k, run.options);
         let per_item = if options.average_weights { 1 } else { h };
         let mut weights = options.need_weights.then(|| vec![F::ZERO; per_item * t_q * t_k]);
@@ -207,8 +205,6 @@ impl MultiHeadAttention {
         // 1–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
         // by the hook), used·V_g, straight into the head's columns of concat (T_q, C); with a KV
         // cache over every key it holds, K and V appended first: (held + T_new, C_kv)
-        let write = if run.keep_heads { None } else { weights.as_deref_mut() };
-        let hook = Keep { t_q, t_k, dropout: run.dropout, rng, heads: Vec::new(), keep: run.keep_heads, write };
         let (k_all, v_all) = match held {
             Some((keys, values)) => {
                 keys.extend_from_slice(&k);
@@ -217,10 +213,14 @@ impl MultiHeadAttention {
             }
             None => (&k[..], &v[..]),
         };
-        let (concat, kept) = self.attend_item((&q, k_all, v_all), &options.mask, run.positions, workspace, hook)?;
-        // the weights that multiplied V (the hook wrote them already when it kept none)
-        if let (Some(all), false) = (weights.as_mut(), kept.is_empty()) {
-            gather_weights(all, t_q * t_k, options.average_weights, &kept, |head, out| head.used_into(run.dropout.map(|(_, s)| s), out));
+        let mut hook = Keep { t_q, t_k, dropout: run.dropout, rng, heads: Vec::new(), keep: run.keep, write: weights.as_deref_mut(), average: options.average_weights };
+        let mut shape = HeadShape::new(t_q, t_k, h, self.kv_heads, self.head_dimensions);
+        shape.offset = run.positions.offset(t_q, t_k);
+        let concat = heads(Cols::all(&q, c), Cols::all(k_all, kv_c), Cols::all(v_all, kv_c), shape, &options.mask, workspace, &mut hook)?;
+        let kept = hook.heads;
+        // their mean: the heads' sum (the hook's, in head order from zero) divided by h
+        if let (Some(all), true) = (weights.as_mut(), options.average_weights) {
+            all.iter_mut().for_each(|m| *m = *m / F::from_usize(h));
         }
         // 8. output = concat·W_O + b_O
         let mut output = vec![F::ZERO; t_q * c];
@@ -268,24 +268,6 @@ impl MultiHeadAttention {
             Rope::refuse_overflow(m, cols, name)?;
         }
         Ok(())
-    }
-
-    /// [`Self::rotate`] on a matrix.
-    pub(super) fn rotated(&self, mut m: Matrix, position: usize, name: &str) -> Result<Matrix> {
-        let cols = m.cols();
-        self.rotate(m.data_mut(), cols, position, name)?;
-        Ok(m)
-    }
-
-    /// Passes 1–7 for one item: the engine over every head, with `hook` (see [`Keep`]). Returns
-    /// `(concat (T_q, C), the heads' caches)`.
-    fn attend_item<F: LayerKernel>(&self, (q, k, v): (&[F], &[F], &[F]), mask: &Mask, positions: Positions, workspace: &mut Workspace<F>, mut hook: Keep<'_, F>) -> Result<(Vec<F>, Vec<HeadCache<F>>)> {
-        let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
-        let (t_q, t_k) = (q.len() / c, k.len() / kv_c);
-        let mut shape = HeadShape::new(t_q, t_k, self.number_of_heads, self.kv_heads, self.head_dimensions);
-        shape.offset = positions.offset(t_q, t_k);
-        let concat = heads(Cols::all(q, c), Cols::all(k, kv_c), Cols::all(v, kv_c), shape, mask, workspace, &mut hook)?;
-        Ok((concat, hook.heads))
     }
 
     /// With RoPE the queries are the last `T_q` of the `T_k` positions, so `T_q ≤ T_k`.
@@ -422,8 +404,7 @@ impl MultiHeadAttention {
         // query i at position length + i, key j at start + j; the new rows projected at length …
         let (length, start) = (cache.length, cache.start);
         let (project_at, positions) = (Positions { query: length, key: length }, Positions { query: length, key: start });
-        let keep_heads = options.need_weights && options.average_weights;
-        let run = ItemRun { w: &w, t_q: t_new, t_k: held + t_new, options, project_at, positions, dropout: None, keep: false, keep_heads };
+        let run = ItemRun { w: &w, t_q: t_new, t_k: held + t_new, options, project_at, positions, dropout: None, keep: false };
         let mut rng = self.dropout_rng.clone(); // no dropout draws: decoding is evaluation
         let output = match self.forward_items(&run, (x, x, x), Some(&mut *store), &mut rng) {
             Ok((output, _)) => output,
@@ -454,23 +435,6 @@ impl MultiHeadAttention {
     }
 }
 
-/// Every head's `n` weights (each written into `one` by `weights`) into `all`, `[h, n]`, or with
-/// `average` their mean (summed in head order from zero, then divided by h).
-fn gather_weights<F: Real>(all: &mut [F], n: usize, average: bool, heads: &[HeadCache<F>], weights: impl Fn(&HeadCache<F>, &mut [F])) {
-    let mut one = vec![F::ZERO; n];
-    for (i, head) in heads.iter().enumerate() {
-        weights(head, &mut one);
-        if average {
-            all.iter_mut().zip(&one).for_each(|(m, &x)| *m += x);
-        } else {
-            all[i * n..(i + 1) * n].copy_from_slice(&one);
-        }
-    }
-    if average {
-        all.iter_mut().for_each(|m| *m = *m / F::from_usize(heads.len()));
-    }
-}
-
 /// What every item of one `forward_batch` shares.
 struct ItemRun<'a, F: LayerKernel> {
     w: &'a Prepared<'a, F>,
@@ -485,8 +449,6 @@ struct ItemRun<'a, F: LayerKernel> {
     dropout: Option<(f64, F)>,
     /// Whether the forward keeps what the backward needs.
     keep: bool,
-    /// Whether the hook keeps every head's weights.
-    keep_heads: bool,
 }
 
 /// One item's results (see [`MultiHeadAttention::forward_item`]).
@@ -497,13 +459,13 @@ struct ItemOutput<F> {
 }
 
 /// The engine's hook of the layer's forward. With `keep`, every head's softmax weights are kept for
-/// `backward` (or for their mean) and, in training with `p > 0`, pass 5's dropout is applied to them
-/// before the weighted sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the
-/// blocks come in row order), including the keys a causal block skips (masked: their weight is 0
-/// either way); an entry is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0,
-/// 1/(1−p)}`. Otherwise, with `write`, every head's weights are written into it, `[h, T_q, T_k]`
-/// row-major (keys a causal block skips stay as they are: zeros); with neither it is inert, and the
-/// engine may run the heads on threads.
+/// `backward` and, in training with `p > 0`, pass 5's dropout is applied to them before the weighted
+/// sum: one `next_unit()` per entry of the head's `T_q × T_k`, row-major (the blocks come in row
+/// order), including the keys a causal block skips (masked: their weight is 0 either way); an entry
+/// is dropped when its draw is `< p`, `used = weights ⊙ factor`, `factor ∈ {0, 1/(1−p)}`. With
+/// `write`, the weights that multiply V are written into it, every head's `[h, T_q, T_k]` row-major,
+/// or with `average` added up over the heads in order, `[T_q, T_k]` (keys a causal block skips stay
+/// as they are: zeros); with neither it is inert, and the engine may run the heads on threads.
 struct Keep<'a, F> {
     t_q: usize,
     t_k: usize,
@@ -513,6 +475,7 @@ struct Keep<'a, F> {
     heads: Vec<HeadCache<F>>,
     keep: bool,
     write: Option<&'a mut [F]>,
+    average: bool,
 }
 
 impl<F: Real> Hooks<F> for Keep<'_, F> {
@@ -525,26 +488,30 @@ impl<F: Real> Hooks<F> for Keep<'_, F> {
     }
 
     fn weights(&mut self, head: usize, first: usize, weights: &mut [F], n_keys: usize) -> Result<()> {
-        if let Some(out) = self.write.as_deref_mut() {
-            for (i, row) in weights.chunks_exact(n_keys).enumerate() {
-                let at = (head * self.t_q + first + i) * self.t_k;
-                out[at..at + n_keys].copy_from_slice(row);
+        if self.keep {
+            let cache = self.heads.last_mut().ok_or_else(|| AttentionError::State("weights before any head".into()))?;
+            for (i, row) in weights.chunks_exact_mut(n_keys).enumerate() {
+                let at = (first + i) * self.t_k;
+                cache.weights[at..at + n_keys].copy_from_slice(row);
+                if let (Some((p, keep_scale)), Some(kept)) = (self.dropout, cache.kept.as_mut()) {
+                    for j in 0..self.t_k {
+                        let keep = self.rng.next_unit() >= p; // dropped when the draw is < p
+                        kept[at + j] = keep;
+                        if j < n_keys {
+                            row[j] = row[j] * if keep { keep_scale } else { F::ZERO };
+                        }
+                    }
+                }
             }
         }
-        if !self.keep {
-            return Ok(());
-        }
-        let head = self.heads.last_mut().ok_or_else(|| AttentionError::State("weights before any head".into()))?;
-        for (i, row) in weights.chunks_exact_mut(n_keys).enumerate() {
-            let at = (first + i) * self.t_k;
-            head.weights[at..at + n_keys].copy_from_slice(row);
-            if let (Some((p, keep_scale)), Some(kept)) = (self.dropout, head.kept.as_mut()) {
-                for j in 0..self.t_k {
-                    let keep = self.rng.next_unit() >= p; // dropped when the draw is < p
-                    kept[at + j] = keep;
-                    if j < n_keys {
-                        row[j] = row[j] * if keep { keep_scale } else { F::ZERO };
-                    }
+        if let Some(out) = self.write.as_deref_mut() {
+            let head_row = if self.average { 0 } else { head * self.t_q };
+            for (i, row) in weights.chunks_exact(n_keys).enumerate() {
+                let at = (head_row + first + i) * self.t_k;
+                if self.average {
+                    out[at..at + n_keys].iter_mut().zip(row).for_each(|(m, &x)| *m += x);
+                } else {
+                    out[at..at + n_keys].copy_from_slice(row);
                 }
             }
         }
@@ -779,12 +746,12 @@ mod tests {
         let input = BatchF32::new(&fx, 1, t, c);
         layer.forward(&x, &x, &x, &ForwardOptions::default()).unwrap();
         layer.forward_batch(input, input, input, &ForwardOptions::default()).unwrap();
-        assert!(layer.last_forward_f32());
+        assert_eq!(layer.last_forward, LastForward::Evaluation);
         let err = layer.backward(&x, false).unwrap_err();
         assert!(matches!(err, AttentionError::State(_)));
         assert!(err.message().starts_with("backward cannot differentiate a Float32Array forward"), "{err}");
         layer.forward(&x, &x, &x, &ForwardOptions::default()).unwrap();
-        assert!(!layer.last_forward_f32());
+        assert_ne!(layer.last_forward, LastForward::Evaluation);
         layer.backward(&x, false).unwrap();
     }
 
@@ -805,7 +772,7 @@ mod tests {
                 let want = layer.forward_batch(q, k, v, &eval).unwrap();
                 let got = layer.forward_batch(q, k, v, &train).unwrap();
                 assert_eq!(got, want);
-                assert!(layer.kept.as_ref().is_some_and(|kept| kept.dtype() == "float32") && !layer.last_forward_f32());
+                assert!(layer.kept.as_ref().is_some_and(|kept| kept.dtype() == "float32") && layer.last_forward != LastForward::Evaluation);
             }
         }
     }

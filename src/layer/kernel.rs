@@ -239,9 +239,8 @@ impl PackedWeights {
     /// The layer's own f64 weights rounded once to f32, packed.
     fn new(w: &Weights) -> Self {
         let pack = |m: &Matrix| {
-            let values: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
             let mut panels = PackedPanels::new();
-            panels.pack(&values, m.cols(), m.rows(), m.cols()); // (C, C) or (C, C_kv)
+            panels.pack(m.cast::<f32>().data(), m.cols(), m.rows(), m.cols()); // (C, C) or (C, C_kv)
             WeightF32::Packed(panels)
         };
         let to_f32 = |b: &[f64]| b.iter().map(|&x| x as f32).collect::<Vec<f32>>();
@@ -277,10 +276,8 @@ impl LayerKernel for f32 {
         let t = match transposed && !packed.is_lent() {
             false => w,
             true => packed.transposed.get_or_init(|| {
-                [&own().w_q, &own().w_k, &own().w_v, &own().w_o].map(|m| {
-                    let rounded: Vec<f32> = m.data().iter().map(|&x| x as f32).collect();
-                    WeightF32::Packed(packed_transpose(&rounded, m.rows(), m.cols())) // Wᵀ, (out, in)
-                })
+                // Wᵀ (out, in) of the weights rounded once to f32
+                [&own().w_q, &own().w_k, &own().w_v, &own().w_o].map(|m| WeightF32::Packed(packed_transpose(m.cast::<f32>().data(), m.rows(), m.cols())))
             }).each_ref(),
         };
         Prepared { w, b: packed.biases.as_ref().map(|b| b.each_ref().map(|b| &b[..])), t }

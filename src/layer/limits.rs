@@ -46,8 +46,7 @@ fn items_at_once(batch: usize) -> usize {
 pub(super) fn check_forward(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, dropout): (bool, bool, bool), keep: bool, parameters: usize) -> Result<()> {
     let (c, h, d_head) = (layer.embed_dim(), layer.number_of_heads(), layer.head_dimensions());
     let kv_c = layer.kv_heads() * d_head;
-    let mut shape = HeadShape::new(t_q, t_k, h, layer.kv_heads(), d_head);
-    shape.offset = super::Positions::aligned(t_q, t_k).offset(t_q, t_k);
+    let shape = HeadShape::new(t_q, t_k, h, layer.kv_heads(), d_head);
     let returned = match (need_weights, average_weights) {
         (false, _) => 0,
         (true, false) => h,

@@ -283,17 +283,6 @@ impl MultiHeadAttention {
         self.rope
     }
 
-    /// The layer with rotary position embedding of Q and K (a RangeError for an odd head width
-    /// or a base that is not a finite number > 0).
-    pub fn with_rope(mut self, rope: Option<Rope>) -> Result<Self> {
-        if let Some(r) = rope {
-            Rope::check_width(self.head_dimensions, "headDim")?;
-            Rope::check_base(r.base, "rope.base")?;
-        }
-        self.rope = rope;
-        Ok(self)
-    }
-
     /// `2·C² + 2·C·C_kv` (+ `2·C + 2·C_kv` with biases), `C_kv = kv_heads·d_head`: `4·C² + 4·C`
     /// without grouping.
     pub fn num_parameters(&self) -> usize {
@@ -382,11 +371,6 @@ impl MultiHeadAttention {
         self.packed_f32 = OnceLock::new();
         self.last_forward = LastForward::None;
         Ok(())
-    }
-
-    /// Whether the last forward pass was an f32 one in evaluation mode, after which `backward` is refused.
-    pub fn last_forward_f32(&self) -> bool {
-        self.last_forward == LastForward::Evaluation
     }
 
     /// The parameter gradients of the last `backward` in f64, or a `State` error before any.

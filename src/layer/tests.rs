@@ -102,9 +102,13 @@ fn gradient_check(base: &MultiHeadAttention, q: &[Matrix], k: &[Matrix], v: &[Ma
         for e in 0..analytic.len() {
             let at = |delta: f64| {
                 let mut layer = base.clone();
-                let mut weights = layer.weights().into_owned();
-                weights.tensors_mut()[t].1[e] += delta;
-                layer.set_weights(weights).unwrap();
+                // tensors() order: W_Q … W_O, then b_Q … b_O
+                let (mut matrices, mut biases) = layer.weights().into_owned().into_parts();
+                match biases.as_mut().filter(|_| t >= 4) {
+                    Some(b) => b[t - 4][e] += delta,
+                    None => matrices[t].data_mut()[e] += delta,
+                }
+                layer.set_weights(Weights::from_parts(matrices, biases)).unwrap();
                 loss(&mut layer, q, k, v, opts, &g)
             };
             let numeric = (at(STEP) - at(-STEP)) / (2.0 * STEP);

@@ -36,7 +36,9 @@ impl MultiHeadAttention {
         // 0. RoPE: the heads see Q and K rotated; the recorder slices the unrotated ones and
         // records each head's Rotate
         let positions = Positions::aligned(t_q, t_k);
-        let (q_rot, k_rot) = (self.rotated(q.clone(), positions.query, "Q")?, self.rotated(k.clone(), positions.key, "K")?);
+        let (mut q_rot, mut k_rot) = (q.clone(), k.clone());
+        self.rotate(q_rot.data_mut(), q.cols(), positions.query, "Q")?;
+        self.rotate(k_rot.data_mut(), k.cols(), positions.key, "K")?;
         if let Some(rope) = self.rope {
             recorder.rotated = Some(Rotated { q: &q, k: &k, rope, q_position: positions.query, k_position: positions.key });
         }
@@ -63,19 +65,11 @@ impl MultiHeadAttention {
     /// The named inputs a replay of [`MultiHeadAttention::trace`] starts from.
     pub fn trace_inputs(&self, query: &Matrix, key: &Matrix, value: &Matrix) -> Vec<(&'static str, Matrix)> {
         let w = self.weights();
-        let mut inputs = vec![
-            ("query", query.clone()),
-            ("key", key.clone()),
-            ("value", value.clone()),
-            ("W_Q", w.w_q.clone()),
-            ("W_K", w.w_k.clone()),
-            ("W_V", w.w_v.clone()),
-            ("W_O", w.w_o.clone()),
-        ];
+        let mut inputs = vec![("query", query.clone()), ("key", key.clone()), ("value", value.clone())];
+        // W_Q … W_O, then b_Q … b_O, named as PROJECTIONS names them
+        inputs.extend(PROJECTIONS.iter().zip([&w.w_q, &w.w_k, &w.w_v, &w.w_o]).map(|(p, m)| (p.2, m.clone())));
         if let Some(b) = &w.biases {
-            for (name, v) in [("b_Q", &b.b_q), ("b_K", &b.b_k), ("b_V", &b.b_v), ("b_O", &b.b_o)] {
-                inputs.push((name, Matrix::new(1, v.len(), v.clone()).expect("1×C holds C values")));
-            }
+            inputs.extend(PROJECTIONS.iter().zip(b.slices()).map(|(p, v)| (p.3, Matrix::new(1, v.len(), v.to_vec()).expect("1×C holds C values"))));
         }
         inputs
     }

@@ -64,11 +64,6 @@ impl<F: Real> Weights<F> {
         Self::from_parts(cols.map(|n| Matrix::zeros(c, n)), bias.then(|| cols.map(|n| vec![F::ZERO; n])))
     }
 
-    /// All zeros, shaped like `self`.
-    pub fn zeros_like(&self) -> Self {
-        self.map(|m| Matrix::zeros(m.rows(), m.cols()), |v| vec![F::ZERO; v.len()])
-    }
-
     /// Every entry widened or rounded to `G` (f32 → f64 is exact).
     pub fn cast<G: Real>(&self) -> Weights<G> {
         self.map(Matrix::cast, |v| v.iter().map(|&x| G::from_f64(x.to_f64())).collect())
@@ -79,20 +74,6 @@ impl<F: Real> Weights<F> {
         let mut out = vec![("W_Q", self.w_q.data()), ("W_K", self.w_k.data()), ("W_V", self.w_v.data()), ("W_O", self.w_o.data())];
         if let Some(b) = &self.biases {
             out.extend([("b_Q", &b.b_q[..]), ("b_K", &b.b_k[..]), ("b_V", &b.b_v[..]), ("b_O", &b.b_o[..])]);
-        }
-        out
-    }
-
-    /// Like [`Self::tensors`], mutable.
-    pub fn tensors_mut(&mut self) -> Vec<(&'static str, &mut [F])> {
-        let mut out = vec![
-            ("W_Q", self.w_q.data_mut()),
-            ("W_K", self.w_k.data_mut()),
-            ("W_V", self.w_v.data_mut()),
-            ("W_O", self.w_o.data_mut()),
-        ];
-        if let Some(b) = &mut self.biases {
-            out.extend([("b_Q", &mut b.b_q[..]), ("b_K", &mut b.b_k[..]), ("b_V", &mut b.b_v[..]), ("b_O", &mut b.b_o[..])]);
         }
         out
     }
