@@ -192,7 +192,8 @@ async function withFirstLine(session, lab, located, probeResults, judged) {
     console.warn('the diagnosis could not align the traced run', error);
     return located;
   }
-  // the line one small edit repairs (diagnosis/repair.js), in the worker, each message under its own 2 s limit
+  // the line one small edit repairs (diagnosis/repair.js), in the worker: the search under its own 5 s limit
+  // (cases.js's REPAIR_TIME_LIMIT_MS; its bounds count work), its check under 2 s
   try {
     return await repairFinding(found, { send: (message, limitMs) => session.send(message, limitMs), judged, source: code(), data: challenge.diagnosis, trace, original: reply.traced, lab, functionName: challenge.tests.function });
   } catch (error) {

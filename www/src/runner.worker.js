@@ -8,7 +8,8 @@
 // the same code (or `code`, when given) instrumented (diagnosis/instrument.js) and run on those calls, answered
 // { type: 'done', traced: { sites, bodyLines, results } } (the numbers it built, by line); or { repair: { cases, near } }:
 // every one-edit variant of the code (diagnosis/repair.js) run on the judged cases, answered
-// { type: 'done', repair: { lines, tried, passed, complete } } (the lines one edit makes right).
+// { type: 'done', repair: { lines, tried, passed, complete } } (the lines one edit makes right; the page and the
+// terminal give this message cases.js's REPAIR_TIME_LIMIT_MS, 5 s).
 import { REMOVED, lineOf, toScript } from './script.js';
 import { runTraced } from './diagnosis/instrument.js';
 import { repairLines } from './diagnosis/repair.js';
