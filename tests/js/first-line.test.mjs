@@ -208,7 +208,7 @@ const FRESH10_MISSES = new Set([
 // fresh11 (81 slips, written blind, tests/corpus-lines/fresh11/): measured once after the second round of
 // repairs was in; first complete run step right 70/81, line right 61/81. Its RoPE answer (07) copies a row for
 // every pair, so its repairs were stopped by the 1.5 s guard (about 950 of 1,050 variants tried, AMD EPYC); the
-// 4 s guard since 2026-11-28 still stops some of them on a busy machine (07/4: 2,652 variants in 4.6 s at load 4):
+// 4 s guard since 2026-11-28 still stops some of them on a busy machine (07/4: 2,652 variants in 4.6 s at load 4, AMD EPYC):
 // those slips' lines depend on the machine's speed and are checked for a step and a line only.
 const FRESH11_VARIES = new Set(['07/0', '07/1', '07/2', '07/3', '07/4', '07/5', '07/6', '07/7', '07/8']);
 const FRESH11_MISSES = new Set([
