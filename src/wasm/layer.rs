@@ -1,8 +1,9 @@
 //! Export: class `MultiHeadAttention`, the layer with learned projections (see [`crate::layer`]).
 //!
 //! The TypeScript declarations of the option and result shapes, and the overloads of
-//! `forward` and `backward` (one per input rank), are written in `types/layer.d.ts` (included
-//! below as `TYPESCRIPT`); they merge with the class wasm-bindgen declares.
+//! `forward` (one per input form), are written in `types/layer.d.ts` (included below as
+//! `TYPESCRIPT`), those of `backward` and `grads` in `types/layer-training.d.ts` (the whole build
+//! only: Cargo feature `training`); they merge with the class wasm-bindgen declares.
 
 use wasm_bindgen::prelude::*;
 
@@ -19,6 +20,10 @@ use crate::precision::{Dtype, Precision};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &str = include_str!("types/layer.d.ts");
+
+#[cfg(feature = "training")]
+#[wasm_bindgen(typescript_custom_section)]
+const TYPESCRIPT_TRAINING: &str = include_str!("types/layer-training.d.ts");
 
 const WEIGHT_KEYS: [&str; 8] = ["W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"];
 
@@ -205,10 +210,13 @@ impl JsMultiHeadAttention {
         })
     }
 
-    /// Differentiates the last forward (see the TypeScript declaration).
+    /// Differentiates the last forward (see the TypeScript declaration); an Error in the light entry.
     #[wasm_bindgen(skip_typescript)]
     pub fn backward(&mut self, grad_output: JsValue) -> std::result::Result<JsValue, JsValue> {
         js_result(|| {
+            if !TRAINING {
+                return Err(not_in_light_entry("backward"));
+            }
             let (grad, shapes) = if is_typed_candidate(&grad_output) {
                 let grad = read_typed(&grad_output, "gradOutput", true, self.inner.embed_dim(), None)?;
                 (SamePrecision::new([grad])?, None)
@@ -245,14 +253,31 @@ impl JsMultiHeadAttention {
     }
 
     /// The parameter gradients of the last `backward`, nested or with `{ dtype }` flat typed (see the
-    /// TypeScript declaration). Throws an Error before any backward.
+    /// TypeScript declaration). Throws an Error before any backward, and in the light entry.
     #[wasm_bindgen(skip_typescript)]
     pub fn grads(&self, options: JsValue) -> std::result::Result<JsValue, JsValue> {
-        js_result(|| match read_dtype_option(&options)? {
-            None => write_weights(&*self.inner.grads()?),
-            Some(dtype) => crate::by_precision!(F in dtype, () => write_flat_weights(&*self.inner.grads_in::<F>()?)),
+        js_result(|| {
+            if !TRAINING {
+                return Err(not_in_light_entry("grads()"));
+            }
+            match read_dtype_option(&options)? {
+                None => write_weights(&*self.inner.grads()?),
+                Some(dtype) => crate::by_precision!(F in dtype, () => write_flat_weights(&*self.inner.grads_in::<F>()?)),
+            }
         })
     }
+}
+
+/// `backward` and `grads()` need the Cargo feature `training` (in the whole build, not in the light entry
+/// `attention-lab/attention`): without it they return [`not_in_light_entry`] first, a constant branch, so
+/// the layer's backward leaves that module.
+const TRAINING: bool = cfg!(feature = "training");
+
+/// The state error of `backward` and `grads()` in the light entry.
+fn not_in_light_entry(method: &str) -> AttentionError {
+    AttentionError::State(format!(
+        "{method} is not in attention-lab/attention, the light entry, which runs the layer forward only; import MultiHeadAttention from \"attention-lab\" to train"
+    ))
 }
 
 /// query, key and value of `forward` as one group: `{ data, shape }` matrices (each checked to have

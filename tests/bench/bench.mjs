@@ -244,6 +244,11 @@ async function main() {
   console.log(`attention-lab bench${smoke ? ' (smoke: agreement only, not timed)' : ''} — ${new Date().toISOString().slice(0, 10)}, ` +
     `${cpus()[0].model.trim()} ×${cpus().length}, Node ${process.version}, TF.js wasm SIMD=${tf.simd} threads=${tf.threads}`);
   console.log(`attention_lab_bg.wasm: ${(wasmBytes.length / 1024).toFixed(1)} KiB raw, ${(gzipSync(wasmBytes, { level: 9 }).length / 1024).toFixed(1)} KiB gzipped`);
+  // issue 29's size target: the light entry's .wasm (attention-lab/attention: no Transformer, no backward)
+  // at most half TF.js-wasm's SIMD .wasm (≤ 207 KiB)
+  const lightBytes = statSync(join(root, 'target/pkg-node-attention/attention_lab_bg.wasm')).size;
+  const tfBytes = statSync(join(root, 'tests/node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm')).size;
+  console.log(`light entry's .wasm: ${(lightBytes / 1024).toFixed(1)} KiB raw, ${(lightBytes / tfBytes).toFixed(3)}× TF.js-wasm's SIMD .wasm (${(tfBytes / 1024).toFixed(1)} KiB; target ≤ 0.5)`);
 
   const impls = [
     { key: 'plain', name: 'plain JS (nested arrays)', prepare: plainJs, f32: false },

@@ -4,9 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import lab from './support/lab.mjs';
 
 const { MultiHeadAttention, KvCache, Transformer } = lab;
+// the light entry attention-lab/attention: make build's attention-only build (no Cargo feature `training`)
+const light = createRequire(import.meta.url)(new URL('../../target/pkg-node-attention/attention_lab.js', import.meta.url).pathname);
 
 /** The rows of the table under "### State errors": { situation, className, message }. */
 function documented() {
@@ -55,6 +58,20 @@ const SITUATIONS = [
     return [() => l.backward(X)];
   }],
   ['`grads()` before any `backward`', () => { const l = layer(); l.forward(X); return [() => l.grads()]; }],
+  ['`backward` in the light entry', () => {
+    const l = new light.MultiHeadAttention({ embedDim: 4, numHeads: 2, seed: 3, dropout: 0.5 });
+    const x = { data: new Float32Array(X.flat()), shape: [2, 4] };
+    l.forward(X, undefined, undefined, { training: true });
+    const f32 = new light.MultiHeadAttention({ embedDim: 4, numHeads: 2 });
+    f32.forward(x, undefined, undefined, { training: true });
+    const fresh = new light.MultiHeadAttention({ embedDim: 4, numHeads: 2 });
+    return [() => l.backward(X), () => f32.backward(x), () => fresh.backward(X)];
+  }],
+  ['`grads()` in the light entry', () => {
+    const l = new light.MultiHeadAttention({ embedDim: 4, numHeads: 2 });
+    l.forward(X, undefined, undefined, { training: true });
+    return [() => l.grads(), () => l.grads({ dtype: 'float32' })];
+  }],
   ['`circuits` on a model with `tiedEmbeddings: true`', () => {
     const [tied, both] = [model({ tiedEmbeddings: true }), model({ tiedEmbeddings: true, numKVHeads: 1 })];
     return [() => tied.circuits({ layer: 0, head: 0 }), () => both.circuits({ layer: 0, head: 0 })];
@@ -83,9 +100,10 @@ for (const [start, make] of SITUATIONS) {
         return true;
       }, String(call));
     }
-    // the module keeps working
-    const l = layer();
-    assert.equal(l.forward(X).output.length, 2);
-    l.free();
+    // the modules keep working
+    for (const l of [layer(), new light.MultiHeadAttention({ embedDim: 4, numHeads: 2, seed: 3 })]) {
+      assert.equal(l.forward(X).output.length, 2);
+      l.free();
+    }
   });
 }
