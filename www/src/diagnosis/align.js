@@ -85,7 +85,7 @@ function firstMatch(site, wanted) {
 }
 
 /** A layout entry against the sites' arrays: { moment, site } of a match; 'missing' when an array of its shape matches nothing known; null. */
-function matchLayout(entry, recording, knownMatrices, used = new Set()) {
+function matchLayout(entry, recording, knownMatrices, used = new Set(), inputRows = []) {
   const M = entry.matrix;
   const T = transpose(M);
   let sameShape = false;
@@ -104,7 +104,10 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
       const shaped = (snap.rows === M.length && snap.cols === M[0].length) || (snap.rows === T.length && snap.cols === T[0].length) || (snap.rows > 1 && snap.rows * snap.cols === M.length * M[0].length);
       // a wrong layout: the step's own numbers (entry.source), moved; nothing known
       const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
-      if (shaped && moved && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
+      // (in another shape, not rows of something known: `keys.push(K[t])`, a cache of whole input rows
+      // that as many numbers as a head's slice fill at some moment)
+      const rowsKnown = snap.cols !== M[0].length && everyRowKnown(snap, inputRows);
+      if (shaped && moved && !rowsKnown && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
       // (of a mask, a row that holds −∞: the keys it hides are written, in the wrong places)
       // (a head's slice narrower than the head, as many rows, of its input's numbers: `slice(from, from + d - 1)`;
@@ -121,6 +124,15 @@ function matchLayout(entry, recording, knownMatrices, used = new Set()) {
   if (rowMoved) return { missing: true, ...rowMoved };
   if (narrow) return { missing: true, ...narrow };
   return null;
+}
+
+/** Whether every row of a snapshot is one of `rows` (the inputs' rows, as given) of its width. */
+function everyRowKnown(snap, knownRows) {
+  for (let r = 0; r < snap.rows; r += 1) {
+    const row = snap.data.slice(r * snap.cols, (r + 1) * snap.cols);
+    if (!knownRows.some((known) => known.length === snap.cols && sameMatrix(row, 1, snap.cols, [known]))) return false;
+  }
+  return true;
 }
 
 /** Whether some arithmetic of the run (not a call, not `x = …`) built −∞ out of a name after the array `found` ({ site, moment }) was built. */
@@ -153,7 +165,7 @@ export function alignProbe(recording, reference, sites = []) {
   const used = new Set(); // the sites that built an earlier step
   return reference.steps.map((entry, k) => {
     if (entry.layout) {
-      const found = matchLayout({ ...entry, source: entry.source && sortedFinite(entry.source) }, recording, knownMatrices, used);
+      const found = matchLayout({ ...entry, source: entry.source && sortedFinite(entry.source) }, recording, knownMatrices, used, reference.inputs.flat());
       if (found?.missing) return { ...entry, status: 'missing', coverage: 0, site: found.site, moment: found.moment, caller: found.caller };
       if (found) {
         used.add(found.site);
