@@ -319,7 +319,8 @@ export function mutantsOf(source, { round = 1 } = {}) {
 /**
  * The lines a wrong value at `near` can come from, by how many steps back: { line → depth } (the near
  * lines 0). A step back from a line is the lines that declare or assign a name (or property) it reads,
- * and the lines that call or pass the named function around it (its arguments made there). A static
+ * the lines that call or pass the named function around it (its arguments made there), and the test of
+ * an `if` or a ternary that decides whether it runs, at its depth (a control dependence: `if (!causal)`). A static
  * slice, coarse: a wrong value found in a helper is often made by its caller (`cols(from)` given the
  * wrong `from`), or by the line that made what the caller passed.
  */
@@ -336,8 +337,10 @@ export function sliceDepths(source, near, maxDepth = 3) {
   const scopeOf = (node) => scopes.filter((b) => b.start <= node.start && node.end <= b.end).reduce((a, b) => (b.start >= a.start ? b : a), ast);
   const declared = [];
   const assigned = [];
+  const tests = []; // (an if's or a ternary's test, and the lines it decides: `if (!causal) { … }`)
   walk(ast, (node, parent, key) => {
     const line = node.loc.start.line;
+    if (node.type === 'IfStatement' || node.type === 'ConditionalExpression') tests.push({ line: node.test.loc.start.line, from: node.consequent.loc.start.line, to: (node.alternate ?? node.consequent).loc.end.line });
     if (node.type === 'Identifier' && (readAsValue(node, parent, key) || (parent?.type === 'CallExpression' && key === 'callee'))) at(reads, line, node.name);
     if (node.type === 'MemberExpression' && !node.computed && nameOf(node.property) && !(parent?.type === 'AssignmentExpression' && key === 'left')) at(reads, node.property.loc.start.line, nameOf(node.property));
     if (node.type === 'VariableDeclarator') {
@@ -365,7 +368,7 @@ export function sliceDepths(source, near, maxDepth = 3) {
   let frontier = [...depth.keys()];
   for (let d = 1; d <= maxDepth && frontier.length; d++) {
     const next = [];
-    const visit = (line) => { if (!depth.has(line)) { depth.set(line, d); next.push(line); } };
+    const visit = (line) => { if (!depth.has(line)) { depth.set(line, d); next.push(line); for (const t of tests) if (t.from <= line && line <= t.to && t.line !== line) visit(t.line); } };
     for (const line of frontier) {
       for (const name of reads.get(line) ?? []) {
         for (const l of defs.get(name) ?? []) visit(l);
