@@ -77,18 +77,6 @@ pub(crate) struct ItemCache<F> {
     pub concat: Vec<F>,
 }
 
-impl<F> ItemCache<F> {
-    /// The key input, `(T_k, C)`.
-    pub fn x_k(&self) -> &[F] {
-        self.x_k.as_deref().unwrap_or(&self.x_q)
-    }
-
-    /// The value input, `(T_k, C)`.
-    pub fn x_v(&self) -> &[F] {
-        self.x_v.as_deref().unwrap_or(&self.x_q)
-    }
-}
-
 /// What the last forward pass kept.
 #[derive(Clone, Debug)]
 pub(crate) struct ForwardCache<F> {

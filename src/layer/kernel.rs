@@ -1,6 +1,6 @@
 //! What the layer computes differently per precision, and nothing else: how the weights are held
-//! for the projections, the backward's products (`A·Bᵀ`, `Aᵀ·B`, `A·B`, `x·Wᵀ`) and the finiteness
-//! scan (how an overflow is worded is [`LayerLimits`]'s; what a pass keeps, in its precision, is
+//! for the projections, the backward's products (`A·Bᵀ`, `Aᵀ·B`, `A·B`, `x·Wᵀ`), the finiteness
+//! scan and how an overflow is worded (what a pass keeps, in its precision, is
 //! [`crate::precision`]'s; a backward across precisions runs in f64, `backward.rs`). The forward
 //! (`forward.rs`) and the backward (`backward.rs`) are written once over [`LayerKernel`], as the
 //! engine is over [`Kernel`].
@@ -11,9 +11,11 @@
 //! - `f32` rounds the weights once and packs them into panels for the SIMD kernels of
 //!   [`crate::kernels`] (`gemm_packed`), with their own order of summation.
 
-use super::limits::LayerLimits;
+use super::limits::PROJECTIONS;
 use super::{MultiHeadAttention, Weights};
 use crate::engine::Kernel;
+use crate::error::Result;
+use crate::limits::{refuse_overflow, refuse_overflow_f32};
 use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_f32, linear_prepacked_f32, packed_transpose, with_scratch_panels, PackedPanels};
 use crate::matrix::{matmul_into, matmul_transposed_into, transposed_matmul_into, Matrix, Strided};
 use std::sync::OnceLock;
@@ -38,11 +40,14 @@ impl<F: LayerKernel> Prepared<'_, F> {
 /// The per-precision half of the layer: implemented for `f64` and `f32` only (its methods take the
 /// layer's own types, which are private to the crate, so no other crate can implement it).
 #[allow(private_interfaces)]
-pub trait LayerKernel: Kernel + LayerLimits {
+pub trait LayerKernel: Kernel + crate::precision::Precision {
     /// One weight matrix ready for `x·W` (f64: the matrix itself; f32: rounded and packed).
     type Weight: Send + Sync;
     /// Buffers the backward's products reuse.
     type Scratch: Default;
+    /// The parameters as the products read them, in rows of C (for the working-set counts, `limits.rs`):
+    /// f32 packs them both ways, 8·C²; f64 reads them as they are, 4·C².
+    const PARAMETER_ROWS: usize;
 
     /// The weights as the products read them; with `transposed`, [`Prepared::t`] as the backward's
     /// `d_x = d_Q·Wᵀ` reads them (f32: packed at the first pass that needs them, once per set of weights).
@@ -75,13 +80,17 @@ pub trait LayerKernel: Kernel + LayerLimits {
     }
     /// Whether every value is finite.
     fn all_finite(values: &[Self]) -> bool;
-
+    /// The overflow check of projection `i` of `PROJECTIONS` (Q, K, V, output), `name = input·weight (+ bias)`, `(rows, cols)`.
+    fn refuse_projection(values: &[Self], cols: usize, i: usize, bias: bool) -> Result<()>;
+    /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
+    fn refuse_gradient(values: &[Self], cols: usize, name: &str) -> Result<()>;
 }
 
 #[allow(private_interfaces)]
 impl LayerKernel for f64 {
     type Weight = Matrix;
     type Scratch = Vec<f64>;
+    const PARAMETER_ROWS: usize = 4;
 
     fn prepared(layer: &MultiHeadAttention, _: bool) -> Prepared<'_, f64> {
         // a layer holding f32 weights lent, run in f64: those widened (exact), once per lending
@@ -137,6 +146,17 @@ impl LayerKernel for f64 {
         values.iter().all(|x| x.is_finite())
     }
 
+    fn refuse_projection(projected: &[f64], cols: usize, p: usize, bias: bool) -> Result<()> {
+        let (name, input, weight, b) = PROJECTIONS[p];
+        refuse_overflow(projected, cols, name, |i, j| match bias {
+            true => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
+            false => format!("{input} row {i} · {weight} column {j} is too large"),
+        })
+    }
+
+    fn refuse_gradient(values: &[f64], cols: usize, name: &str) -> Result<()> {
+        refuse_overflow(values, cols, name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
+    }
 }
 
 /// One of the layer's f32 weight matrices (`k × n`, `[in, out]`) as its products read it.
@@ -148,16 +168,6 @@ pub enum WeightF32 {
     /// a product of a few rows reads it in place, a larger one packs it as it goes
     /// ([`crate::kernels::linear_f32`], the same bits as the packed product).
     Plain(Matrix<f32>),
-}
-
-impl WeightF32 {
-    /// The matrix, `k × n` row-major.
-    fn matrix(&self) -> Matrix<f32> {
-        match self {
-            Self::Packed(p) => Matrix::new(p.k(), p.n(), p.unpack()).unwrap_or_else(|e| panic!("k × n values: {e}")),
-            Self::Plain(m) => m.clone(),
-        }
-    }
 }
 
 /// A float32 model's W_Q, W_K, W_V, W_O in the panel layout and its biases, as [`PackedWeights::lent_panels`] takes them.
@@ -176,23 +186,22 @@ pub(crate) struct PackedWeights {
     /// Lent weights widened to f64, at the first f64 pass that reads them.
     widened: OnceLock<Weights>,
     /// Whether these are a model's parameters, lent for one call ([`Self::lent`], [`Self::lent_panels`]).
-    lent: bool,
+    pub lent: bool,
 }
 
 impl PackedWeights {
     /// The weights again, `[in, out]` row-major, in f32.
     pub fn unpack(&self) -> Weights<f32> {
-        Weights::from_parts(self.panels.each_ref().map(WeightF32::matrix), self.biases.clone())
+        let matrix = |w: &WeightF32| match w {
+            WeightF32::Packed(p) => Matrix::new(p.k(), p.n(), p.unpack()).unwrap_or_else(|e| panic!("k × n values: {e}")),
+            WeightF32::Plain(m) => m.clone(),
+        };
+        Weights::from_parts(self.panels.each_ref().map(matrix), self.biases.clone())
     }
 
     /// The weights widened to f64 (exact), kept while they are held.
     fn widened(&self) -> &Weights {
         self.widened.get_or_init(|| self.unpack().cast())
-    }
-
-    /// Whether these are lent weights ([`Self::lent`], [`Self::lent_panels`]).
-    pub fn is_lent(&self) -> bool {
-        self.lent
     }
 
     /// Whether these are lent weights already in the panel layout ([`Self::lent_panels`]).
@@ -266,6 +275,7 @@ pub struct ScratchF32 {
 impl LayerKernel for f32 {
     type Weight = WeightF32;
     type Scratch = ScratchF32;
+    const PARAMETER_ROWS: usize = 8;
 
     fn prepared(layer: &MultiHeadAttention, transposed: bool) -> Prepared<'_, f32> {
         let own = || layer.weights.as_ref().expect("a layer holds its weights in f64, or f32 weights lent");
@@ -273,7 +283,7 @@ impl LayerKernel for f32 {
         let w = packed.panels.each_ref();
         assert!(!(transposed && packed.is_lent_panels()), "a backward with a model's weights lent as panels: the model makes them row-major first");
         // lent weights are read as they lie: their transposed products pack as they go
-        let t = match transposed && !packed.is_lent() {
+        let t = match transposed && !packed.lent {
             false => w,
             true => packed.transposed.get_or_init(|| {
                 // Wᵀ (out, in) of the weights rounded once to f32
@@ -350,5 +360,17 @@ impl LayerKernel for f32 {
     fn all_finite(values: &[f32]) -> bool {
         all_finite_f32(values)
     }
-}
 
+    fn refuse_projection(values: &[f32], cols: usize, p: usize, _bias: bool) -> Result<()> {
+        // f32's messages write the formula with its bias whether or not the layer has one
+        let (name, input, weight, bias) = PROJECTIONS[p];
+        refuse_overflow_f32(values, cols, name, &format!("{input}·{weight} + {bias}"))
+    }
+
+    fn refuse_gradient(values: &[f32], cols: usize, name: &str) -> Result<()> {
+        if all_finite_f32(values) {
+            return Ok(());
+        }
+        refuse_overflow_f32(values, cols, name, "this gradient, a sum of products of finite gradients and weights,")
+    }
+}
