@@ -6,12 +6,10 @@
 //! sum), added into the total in item order (the biases row by row): the additions, in the order,
 //! of one pass in order, so the same bits on any number of threads.
 //!
-//! f64 sums every product in the spec's order; f32 runs the SIMD kernels of [`crate::kernels`]
-//! (`gemm_packed` on packed panels) on what the f32 training forward kept: `A·Bᵀ` packs B
-//! transposed, `Aᵀ·B` first writes Aᵀ out row-major, and the weights' transposes are packed once
-//! per set of weights. RoPE: the gradients of Q and K are rotated back by [`crate::engine::Rope::rotate`]
-//! with `inverse`, in the precision of the pass (for f32: the same f64 angles as the forward, cos
-//! and sin rounded once, the pair arithmetic in f32).
+//! The products are [`LayerKernel`]'s (f64 in the spec's order, f32 on the SIMD kernels). RoPE: the
+//! gradients of Q and K are rotated back by [`crate::engine::Rope::rotate`] with `inverse`, in the
+//! precision of the pass (for f32: the same f64 angles as the forward, cos and sin rounded once, the
+//! pair arithmetic in f32).
 //!
 //! ## Accuracy
 //!
@@ -117,9 +115,7 @@ impl MultiHeadAttention {
         Ok(BatchGrads { query: narrow(inputs.query, "query")?, key: narrow(inputs.key, "key")?, value: narrow(inputs.value, "value")? })
     }
 
-    /// The backward in f64 over what the last forward kept in either precision (an f32 training
-    /// forward's values widened exactly: the f64 derivative of the f32 forward); the parameter
-    /// gradients stored in f64.
+    /// The backward in f64 over what the last forward kept, widened if f32; the parameter gradients stored in f64.
     fn backward_f64(&mut self, grad_output: Batch<f64>, batched: bool) -> Result<BatchGrads<f64>> {
         // nothing kept: a `State` error saying why
         let kept = self.kept.as_ref().ok_or_else(|| {

@@ -132,13 +132,8 @@ impl MultiHeadAttention {
         let run = ItemRun { w: &w, t_q, t_k, options, project_at: positions, positions, dropout, keep };
         let (output, items) = self.forward_items(&run, (query, key, value), None, &mut rng)?;
         self.dropout_rng = rng;
-        if keep {
-            self.kept = Some(F::wrap(ForwardCache { batched: options.batched, t_q, t_k, items, positions, keep_scale: dropout.map(|(_, s)| s) }));
-            self.last_forward = LastForward::Kept;
-        } else {
-            self.kept = None;
-            self.last_forward = LastForward::Evaluation;
-        }
+        self.kept = keep.then(|| F::wrap(ForwardCache { batched: options.batched, t_q, t_k, items, positions, keep_scale: dropout.map(|(_, s)| s) }));
+        self.last_forward = if keep { LastForward::Kept } else { LastForward::Evaluation };
         Ok(output)
     }
 
@@ -367,11 +362,10 @@ impl MultiHeadAttention {
         check_cached(self, cache, x.items, options)?;
         self.check_batches(&x, &x, &x, options)?;
         let (b, t_new) = (x.items, x.rows);
-        let kv_c = self.kv_heads * self.head_dimensions;
         let held = cache.held();
         check_cached_budget(self, b, t_new, held + t_new, options.need_weights)?;
         if cache.items == 0 {
-            cache.store = Some(F::wrap(Held::new(b, kv_c)));
+            cache.store = Some(F::wrap(Held::new(b, self.kv_heads * self.head_dimensions)));
         }
         let store = cache.store.as_mut().and_then(F::get_mut).ok_or_else(|| {
             AttentionError::type_error(format!(

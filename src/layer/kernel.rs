@@ -216,8 +216,8 @@ impl PackedWeights {
 
     /// A model's f32 parameters, moved in (not copied) for one call.
     pub fn lent(w: Weights<f32>) -> Self {
-        let (panels, biases) = w.into_parts();
-        Self::with(panels.map(WeightF32::Plain), biases, true)
+        let biases = w.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]);
+        Self::with([w.w_q, w.w_k, w.w_v, w.w_o].map(WeightF32::Plain), biases, true)
     }
 
     /// A float32 model's W_Q, W_K, W_V, W_O kept in the panel layout between inference calls, and its

@@ -83,9 +83,7 @@ pub struct MultiHeadAttention {
     /// Rotary position embedding of Q and K, after the projections.
     rope: Option<Rope>,
     dropout: f64,
-    /// The weights in f64; `None` in a model's layer, which holds no weights between calls
-    /// ([`Self::hold_nothing`]): the model lends it its parameters for each call ([`Self::lend`]),
-    /// here in f64 and in `packed_f32` in f32.
+    /// The weights in f64; `None` in a model's layer ([`Self::hold_nothing`]), or when f32 ones are lent (`packed_f32`).
     weights: Option<Weights>,
     /// Whether the projections have biases.
     bias: bool,

@@ -1,6 +1,5 @@
-//! The layer's parameters, [`Weights`] (and, laid out the same, their gradients): the four
-//! projections and their biases, one type over the precision, which the layer holds, lends and
-//! returns, and which the model keeps one of per layer.
+//! The layer's parameters and their gradients, [`Weights`], one type over the precision (the model
+//! keeps one per layer).
 
 use super::WeightsRef;
 use crate::error::{number_text, AttentionError, Result};
@@ -43,11 +42,6 @@ impl<F> Weights<F> {
     /// The weights from `[W_Q, W_K, W_V, W_O]` and `[b_Q, b_K, b_V, b_O]`.
     pub fn from_parts([w_q, w_k, w_v, w_o]: [Matrix<F>; 4], biases: Option<[Vec<F>; 4]>) -> Self {
         Self { w_q, w_k, w_v, w_o, biases: biases.map(|[b_q, b_k, b_v, b_o]| Biases { b_q, b_k, b_v, b_o }) }
-    }
-
-    /// `([W_Q, W_K, W_V, W_O], [b_Q, b_K, b_V, b_O])`, moved out.
-    pub fn into_parts(self) -> ([Matrix<F>; 4], Option<[Vec<F>; 4]>) {
-        ([self.w_q, self.w_k, self.w_v, self.w_o], self.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]))
     }
 }
 
