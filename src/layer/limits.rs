@@ -1,12 +1,7 @@
-//! The layer under the crate's limits ([`crate::limits`]), like the functions:
-//!
-//! 1. Memory: the parameters, a forward pass (with the cache `backward` keeps) and a backward
-//!    pass are each counted before anything is allocated; beyond [`crate::limits::MAX_WORKING_VALUES`]
-//!    scalars the call is refused with a `RangeError`.
-//! 2. Overflow: inputs and weights are finite, so a non-finite projection, score, context,
-//!    output or gradient is a sum or product beyond f64. It is refused with a `RangeError` that
-//!    names the entry (worded per precision: [`super::LayerKernel::refuse_projection`]), never
-//!    returned (and never stored as a gradient).
+//! The layer under the crate's limits ([`crate::limits`]), like the functions: the parameters, a
+//! forward pass (with the cache `backward` keeps) and a backward pass are each counted before anything
+//! is allocated; an overflow (inputs and weights are finite) is refused naming the entry, worded per
+//! precision by [`super::LayerKernel::refuse_projection`], never returned nor stored as a gradient.
 
 use crate::engine::{check_budget, HeadShape};
 use crate::error::{AttentionError, Result};

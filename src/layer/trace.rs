@@ -9,8 +9,7 @@
 
 use super::forward::ForwardOptions;
 use super::limits::{check_forward, PROJECTIONS};
-use super::LayerKernel;
-use super::MultiHeadAttention;
+use super::{LayerKernel, MultiHeadAttention};
 use crate::error::Result;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
