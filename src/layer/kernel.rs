@@ -11,11 +11,9 @@
 //! - `f32` rounds the weights once and packs them into panels for the SIMD kernels of
 //!   [`crate::kernels`] (`gemm_packed`), with their own order of summation.
 
-use super::limits::PROJECTIONS;
+use super::limits::LayerLimits;
 use super::{MultiHeadAttention, Weights};
 use crate::engine::Kernel;
-use crate::error::Result;
-use crate::limits::{refuse_overflow, refuse_overflow_f32};
 use crate::kernels::{all_finite_f32, gemm_packed, gemm_transposed_b, linear_f32, linear_prepacked_f32, packed_transpose, with_scratch_panels, PackedPanels};
 use crate::matrix::{matmul_into, matmul_transposed_into, transposed_matmul_into, Matrix, Strided};
 use std::sync::OnceLock;
@@ -40,14 +38,11 @@ impl<F: LayerKernel> Prepared<'_, F> {
 /// The per-precision half of the layer: implemented for `f64` and `f32` only (its methods take the
 /// layer's own types, which are private to the crate, so no other crate can implement it).
 #[allow(private_interfaces)]
-pub trait LayerKernel: Kernel + crate::precision::Precision {
+pub trait LayerKernel: Kernel + LayerLimits {
     /// One weight matrix ready for `x·W` (f64: the matrix itself; f32: rounded and packed).
     type Weight: Send + Sync;
     /// Buffers the backward's products reuse.
     type Scratch: Default;
-    /// The parameters as the products read them, in rows of C (for the working-set counts, `limits.rs`):
-    /// f32 packs them both ways, 8·C²; f64 reads them as they are, 4·C².
-    const PARAMETER_ROWS: usize;
 
     /// The weights as the products read them; with `transposed`, [`Prepared::t`] as the backward's
     /// `d_x = d_Q·Wᵀ` reads them (f32: packed at the first pass that needs them, once per set of weights).
@@ -80,17 +75,12 @@ pub trait LayerKernel: Kernel + crate::precision::Precision {
     }
     /// Whether every value is finite.
     fn all_finite(values: &[Self]) -> bool;
-    /// The overflow check of projection `i` of `PROJECTIONS` (Q, K, V, output), `name = input·weight (+ bias)`, `(rows, cols)`.
-    fn refuse_projection(values: &[Self], cols: usize, i: usize, bias: bool) -> Result<()>;
-    /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
-    fn refuse_gradient(values: &[Self], cols: usize, name: &str) -> Result<()>;
 }
 
 #[allow(private_interfaces)]
 impl LayerKernel for f64 {
     type Weight = Matrix;
     type Scratch = Vec<f64>;
-    const PARAMETER_ROWS: usize = 4;
 
     fn prepared(layer: &MultiHeadAttention, _: bool) -> Prepared<'_, f64> {
         // a layer holding f32 weights lent, run in f64: those widened (exact), once per lending
@@ -144,18 +134,6 @@ impl LayerKernel for f64 {
 
     fn all_finite(values: &[f64]) -> bool {
         values.iter().all(|x| x.is_finite())
-    }
-
-    fn refuse_projection(projected: &[f64], cols: usize, p: usize, bias: bool) -> Result<()> {
-        let (name, input, weight, b) = PROJECTIONS[p];
-        refuse_overflow(projected, cols, name, |i, j| match bias {
-            true => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
-            false => format!("{input} row {i} · {weight} column {j} is too large"),
-        })
-    }
-
-    fn refuse_gradient(values: &[f64], cols: usize, name: &str) -> Result<()> {
-        refuse_overflow(values, cols, name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
     }
 }
 
@@ -275,7 +253,6 @@ pub struct ScratchF32 {
 impl LayerKernel for f32 {
     type Weight = WeightF32;
     type Scratch = ScratchF32;
-    const PARAMETER_ROWS: usize = 8;
 
     fn prepared(layer: &MultiHeadAttention, transposed: bool) -> Prepared<'_, f32> {
         let own = || layer.weights.as_ref().expect("a layer holds its weights in f64, or f32 weights lent");
@@ -359,18 +336,5 @@ impl LayerKernel for f32 {
 
     fn all_finite(values: &[f32]) -> bool {
         all_finite_f32(values)
-    }
-
-    fn refuse_projection(values: &[f32], cols: usize, p: usize, _bias: bool) -> Result<()> {
-        // f32's messages write the formula with its bias whether or not the layer has one
-        let (name, input, weight, bias) = PROJECTIONS[p];
-        refuse_overflow_f32(values, cols, name, &format!("{input}·{weight} + {bias}"))
-    }
-
-    fn refuse_gradient(values: &[f32], cols: usize, name: &str) -> Result<()> {
-        if all_finite_f32(values) {
-            return Ok(());
-        }
-        refuse_overflow_f32(values, cols, name, "this gradient, a sum of products of finite gradients and weights,")
     }
 }

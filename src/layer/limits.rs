@@ -1,11 +1,13 @@
 //! The layer under the crate's limits ([`crate::limits`]), like the functions: the parameters, a
 //! forward pass (with the cache `backward` keeps) and a backward pass are each counted before anything
 //! is allocated; an overflow (inputs and weights are finite) is refused naming the entry, worded per
-//! precision by [`super::LayerKernel::refuse_projection`], never returned nor stored as a gradient.
+//! precision by [`LayerLimits::refuse_projection`], never returned nor stored as a gradient.
 
 use crate::engine::{check_budget, HeadShape};
 use crate::error::{AttentionError, Result};
-use crate::limits::check_working_set;
+use crate::kernels::all_finite_f32;
+use crate::limits::{check_working_set, refuse_overflow, refuse_overflow_f32};
+use crate::precision::Precision;
 use super::MultiHeadAttention;
 
 /// How many batch items a pass works on at once: one, or one per thread where training splits
@@ -19,7 +21,7 @@ fn items_at_once(batch: usize) -> usize {
 /// averageWeights, dropout)`): per item the inputs, Q, K, V, concat and the output (twice: the item's,
 /// copied into the batch's); per head the weights (with dropout also its flags and the weights used,
 /// counted as values) and the weights returned (with their mean, every head's); the parameters as
-/// the precision's products read them (`parameters` rows of C, [`super::LayerKernel::PARAMETER_ROWS`];
+/// the precision's products read them (`parameters` rows of C, [`LayerLimits::PARAMETER_ROWS`];
 /// W_K and W_V counted as C × C). One that keeps
 /// nothing (f32 in evaluation mode): the inputs and the output, per item in flight ([`items_at_once`])
 /// Q, K, V, concat and its output, and the weights returned. Plus the engine's workspace.
@@ -76,6 +78,51 @@ pub(super) fn check_cached_budget(layer: &super::MultiHeadAttention, batch: usiz
 
 /// The layer's four projections as messages name them: `(result, input, weight, bias)`.
 pub(super) const PROJECTIONS: [(&str, &str, &str, &str); 4] = [("Q", "query", "W_Q", "b_Q"), ("K", "key", "W_K", "b_K"), ("V", "value", "W_V", "b_V"), ("output", "concat", "W_O", "b_O")];
+
+/// What the layer's limits say per precision (the products are [`super::LayerKernel`]'s; the
+/// working-set counts, `check_forward` and `check_backward`, are one for both).
+pub trait LayerLimits: Precision {
+    /// The parameters as the products read them, in rows of C (for the working-set counts): f32
+    /// packs them both ways, 8·C²; f64 reads them as they are, 4·C².
+    const PARAMETER_ROWS: usize;
+    /// The overflow check of projection `i` of `PROJECTIONS` (Q, K, V, output), `name = input·weight (+ bias)`, `(rows, cols)`.
+    fn refuse_projection(values: &[Self], cols: usize, i: usize, bias: bool) -> Result<()>;
+    /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
+    fn refuse_gradient(values: &[Self], cols: usize, name: &str) -> Result<()>;
+}
+
+impl LayerLimits for f64 {
+    const PARAMETER_ROWS: usize = 4;
+
+    fn refuse_projection(projected: &[f64], cols: usize, p: usize, bias: bool) -> Result<()> {
+        let (name, input, weight, b) = PROJECTIONS[p];
+        refuse_overflow(projected, cols, name, |i, j| match bias {
+            true => format!("{input} row {i} · {weight} column {j} + {b}[{j}] is too large"),
+            false => format!("{input} row {i} · {weight} column {j} is too large"),
+        })
+    }
+
+    fn refuse_gradient(values: &[f64], cols: usize, name: &str) -> Result<()> {
+        refuse_overflow(values, cols, name, |i, j| format!("the gradient at [{i}][{j}], a sum of products of finite gradients and weights, is too large"))
+    }
+}
+
+impl LayerLimits for f32 {
+    const PARAMETER_ROWS: usize = 8;
+
+    fn refuse_projection(values: &[f32], cols: usize, p: usize, _bias: bool) -> Result<()> {
+        // f32's messages write the formula with its bias whether or not the layer has one
+        let (name, input, weight, bias) = PROJECTIONS[p];
+        refuse_overflow_f32(values, cols, name, &format!("{input}·{weight} + {bias}"))
+    }
+
+    fn refuse_gradient(values: &[f32], cols: usize, name: &str) -> Result<()> {
+        if all_finite_f32(values) {
+            return Ok(());
+        }
+        refuse_overflow_f32(values, cols, name, "this gradient, a sum of products of finite gradients and weights,")
+    }
+}
 
 /// Names the batch item in an error from one item's pass (`query[b]: …`); unbatched, unchanged.
 pub(super) fn at_item(error: AttentionError, batched: bool, b: usize) -> AttentionError {

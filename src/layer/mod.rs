@@ -31,6 +31,7 @@ pub use kept::{BatchGrads, Positions, WeightsIn, WeightsRef};
 pub use cache::KvCache;
 pub use forward::{BatchOutput, ForwardOptions, ForwardOutput};
 pub use kernel::LayerKernel;
+pub use limits::LayerLimits;
 pub use projected::{projected_self_attention, projected_self_attention_batch, ProjectedOptions};
 pub use weights::{Biases, Weights};
 

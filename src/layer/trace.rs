@@ -9,7 +9,7 @@
 
 use super::forward::ForwardOptions;
 use super::limits::{check_forward, PROJECTIONS};
-use super::{LayerKernel, MultiHeadAttention};
+use super::{LayerLimits, MultiHeadAttention};
 use crate::error::Result;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
