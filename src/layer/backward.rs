@@ -6,12 +6,10 @@
 //! sum), added into the total in item order (the biases row by row): the additions, in the order,
 //! of one pass in order, so the same bits on any number of threads.
 //!
-//! f64 sums every product in the spec's order; f32 runs the SIMD kernels of [`crate::kernels`]
-//! (`gemm_packed` on packed panels) on what the f32 training forward kept: `A·Bᵀ` packs B
-//! transposed, `Aᵀ·B` first writes Aᵀ out row-major, and the weights' transposes are packed once
-//! per set of weights. RoPE: the gradients of Q and K are rotated back by [`crate::engine::Rope::rotate`]
-//! with `inverse`, in the precision of the pass (for f32: the same f64 angles as the forward, cos
-//! and sin rounded once, the pair arithmetic in f32).
+//! The products are [`LayerKernel`]'s (f64 in the spec's order, f32 on the SIMD kernels). RoPE: the
+//! gradients of Q and K are rotated back by [`crate::engine::Rope::rotate`] with `inverse`, in the
+//! precision of the pass (for f32: the same f64 angles as the forward, cos and sin rounded once, the
+//! pair arithmetic in f32).
 //!
 //! ## Accuracy
 //!
@@ -52,7 +50,7 @@
 use super::forward::{flatten, item_name, shapes, unflatten};
 use super::kept::{BatchGrads, ForwardCache, ItemCache};
 use super::kernel::{LayerKernel, Prepared};
-use super::limits::{at_item, check_backward, parameter_rows, PROJECTIONS};
+use super::limits::{at_item, check_backward, PROJECTIONS};
 use super::{LastForward, MultiHeadAttention, Weights};
 use crate::attention::attention_scale;
 use crate::engine::Batch;
@@ -117,25 +115,21 @@ impl MultiHeadAttention {
         Ok(BatchGrads { query: narrow(inputs.query, "query")?, key: narrow(inputs.key, "key")?, value: narrow(inputs.value, "value")? })
     }
 
-    /// The backward in f64 over what the last forward kept in either precision (an f32 training
-    /// forward's values widened exactly: the f64 derivative of the f32 forward); the parameter
-    /// gradients stored in f64.
+    /// The backward in f64 over what the last forward kept, widened if f32; the parameter gradients stored in f64.
     fn backward_f64(&mut self, grad_output: Batch<f64>, batched: bool) -> Result<BatchGrads<f64>> {
-        let kept = self.kept.as_ref().ok_or_else(|| self.nothing_kept())?;
+        // nothing kept: a `State` error saying why
+        let kept = self.kept.as_ref().ok_or_else(|| {
+            AttentionError::State(match self.last_forward {
+                LastForward::Evaluation => "backward cannot differentiate a Float32Array forward in evaluation mode (the f32 kernels keep no intermediates): run forward with { training: true }, which keeps them, or with number[][] or Float64Array input".into(),
+                LastForward::Cached => "backward cannot differentiate a forward with options.cache: decoding keeps no intermediates; run forward without a cache (causal: true over the whole sequence) to train".into(),
+                _ => "backward needs the forward pass it differentiates: call forward first (setWeights discards the last forward pass)".into(),
+            })
+        })?;
         let widened = f32::get(kept).map(ForwardCache::widen);
         let cache = widened.as_ref().or(f64::get(kept)).expect("a forward keeps in one of the two precisions");
         let (grads, inputs) = self.differentiate(cache, grad_output, batched)?;
         self.grads = Some(f64::wrap(grads));
         Ok(inputs)
-    }
-
-    /// The `State` error of a backward with nothing kept, saying why.
-    pub(super) fn nothing_kept(&self) -> AttentionError {
-        AttentionError::State(match self.last_forward {
-            LastForward::Evaluation => "backward cannot differentiate a Float32Array forward in evaluation mode (the f32 kernels keep no intermediates): run forward with { training: true }, which keeps them, or with number[][] or Float64Array input".into(),
-            LastForward::Cached => "backward cannot differentiate a forward with options.cache: decoding keeps no intermediates; run forward without a cache (causal: true over the whole sequence) to train".into(),
-            _ => "backward needs the forward pass it differentiates: call forward first (setWeights discards the last forward pass)".into(),
-        })
     }
 
     /// The backward over `cache`: `grad_output`'s shape and the working set checked, then the
@@ -144,14 +138,12 @@ impl MultiHeadAttention {
         let (c, t_q, t_k, n) = (self.embed_dim, cache.t_q, cache.t_k, cache.items.len());
         let shapes = std::iter::repeat_n((grad_output.rows, grad_output.cols), grad_output.items.min(1));
         check_gradient_shape(batched, cache.batched, grad_output.items, n, shapes, t_q, c)?;
-        check_backward(self, n, t_q, t_k, cache.keep_scale.is_some(), parameter_rows::<F>() as u128)?;
+        check_backward(self, n, t_q, t_k, cache.keep_scale.is_some(), F::PARAMETER_ROWS as u128)?;
         let w = F::prepared(self, true); // with the transposes, packed once per set of weights
         let kv_c = self.kv_heads * self.head_dimensions;
         let mut grads = Weights::zeros(c, kv_c, w.b.is_some());
         let mut inputs = [vec![F::ZERO; n * t_q * c], vec![F::ZERO; n * t_k * c], vec![F::ZERO; n * t_k * c]];
-        // The items are independent up to the sums over them: split them across threads, a few
-        // at a time, each into gradients of its own, then add those into `grads` in item order
-        // (the bias sums row by row), which are the additions, in the order, of one pass in order
+        // threads: a few items at a time, each into gradients of its own, added in item order (module docs)
         let split = crate::parallel::worth_splitting(n, n * (t_q + 2 * t_k) * c * c);
         let at_once = if split { crate::parallel::threads() } else { 1 };
         let (q_len, k_len) = (t_q * c, t_k * c);
@@ -181,7 +173,23 @@ impl MultiHeadAttention {
                 }
             }
         }
-        refuse_parameter_gradients(&grads)?;
+        // every parameter gradient must be finite (the sums over the batch can overflow too): a
+        // RangeError names the first one that is not, `grads().W_Q[i][j]` or `grads().b_Q[j]`
+        for (name, data) in grads.tensors() {
+            if F::all_finite(data) {
+                continue;
+            }
+            let Some(at) = data.iter().position(|x| !x.is_finite()) else { continue };
+            let cols = (data.len() / grads.w_q.rows()).max(1); // every weight has C rows
+            let place = if name.starts_with('W') { format!("[{}][{}]", at / cols, at % cols) } else { format!("[{at}]") };
+            return Err(AttentionError::range_error(format!(
+                "grads().{name}{place} overflows to {}{}: the gradient summed over the batch is beyond the largest {}; scale the inputs or gradOutput down{}",
+                non_finite_name(data[at].to_f64()),
+                F::IN_PRECISION,
+                F::LARGEST,
+                F::ADVICE
+            )));
+        }
         let [query, key, value] = inputs;
         Ok((grads, BatchGrads { query, key, value }))
     }
@@ -273,8 +281,8 @@ impl MultiHeadAttention {
             F::at_b_same_a(c, t_k, kv_c, &item.x_q, c, &d_k, kv_c, grads.w_k.data_mut(), kv_c, true, k); // (C, C_kv) += x_kᵀ·d_K
             F::at_b_same_a(c, t_k, kv_c, &item.x_q, c, &d_v, kv_c, grads.w_v.data_mut(), kv_c, true, k); // (C, C_kv) += x_vᵀ·d_V
         } else {
-            F::at_b(c, t_k, kv_c, item.x_k(), c, &d_k, kv_c, grads.w_k.data_mut(), kv_c, true, k); // (C, C_kv) += x_kᵀ·d_K
-            F::at_b(c, t_k, kv_c, item.x_v(), c, &d_v, kv_c, grads.w_v.data_mut(), kv_c, true, k); // (C, C_kv) += x_vᵀ·d_V
+            F::at_b(c, t_k, kv_c, item.x_k.as_deref().unwrap_or(&item.x_q), c, &d_k, kv_c, grads.w_k.data_mut(), kv_c, true, k); // (C, C_kv) += x_kᵀ·d_K
+            F::at_b(c, t_k, kv_c, item.x_v.as_deref().unwrap_or(&item.x_q), c, &d_v, kv_c, grads.w_v.data_mut(), kv_c, true, k); // (C, C_kv) += x_vᵀ·d_V
         }
         Ok([d_q, d_k, d_v])
     }
@@ -329,27 +337,6 @@ pub(super) fn check_gradient_shape(batched: bool, forward_batched: bool, items: 
                 item_name("gradOutput", batched, b)
             )));
         }
-    }
-    Ok(())
-}
-
-/// Every parameter gradient must be finite (the sums over the batch can overflow too): a
-/// RangeError names the first one that is not, `grads().W_Q[i][j]` or `grads().b_Q[j]`.
-fn refuse_parameter_gradients<F: LayerKernel>(grads: &Weights<F>) -> Result<()> {
-    for (name, data) in grads.tensors() {
-        if F::all_finite(data) {
-            continue;
-        }
-        let Some(at) = data.iter().position(|x| !x.is_finite()) else { continue };
-        let cols = (data.len() / grads.w_q.rows()).max(1); // every weight has C rows
-        let place = if name.starts_with('W') { format!("[{}][{}]", at / cols, at % cols) } else { format!("[{at}]") };
-        return Err(AttentionError::range_error(format!(
-            "grads().{name}{place} overflows to {}{}: the gradient summed over the batch is beyond the largest {}; scale the inputs or gradOutput down{}",
-            non_finite_name(data[at].to_f64()),
-            F::IN_PRECISION,
-            F::LARGEST,
-            F::ADVICE
-        )));
     }
     Ok(())
 }
@@ -420,8 +407,8 @@ mod tests {
                 k: m(t_k, kv_c, &cached.k),
                 v: m(t_k, kv_c, &cached.v),
                 x_q: m(t_q, c, &cached.x_q),
-                x_k: m(t_k, c, cached.x_k()),
-                x_v: m(t_k, c, cached.x_v()),
+                x_k: m(t_k, c, cached.x_k.as_deref().unwrap_or(&cached.x_q)),
+                x_v: m(t_k, c, cached.x_v.as_deref().unwrap_or(&cached.x_q)),
             };
             let g = abs(g);
             let m_concat = g.matmul_transposed(&abs(&w.w_o)).unwrap();

@@ -17,20 +17,14 @@
 //!
 //! f64 performs passes 1–7 with the same floating-point operations in the same order as
 //! [`crate::multi_head_attention`], so with identity projections, zero biases and no mask the
-//! two agree bit for bit; f32 runs the engine's SIMD kernels. Memory: an f32 forward in
-//! evaluation mode keeps nothing (the inputs, Q, K, V, `concat` and the output, O(T·C), and the
-//! engine's one head and block); a forward that keeps (training, or any f64 forward, see
-//! [`Precision::EVALUATION_KEEPS`](crate::precision::Precision::EVALUATION_KEEPS)) holds every head's `T_q × T_k` weights.
-//!
-//! Threads: the batch items are independent, so without dropout (one generator draws through the
-//! items in order) and without returned weights they run on the pool's threads
-//! ([`crate::parallel::map`]), each with its own workspace; every item's bits are the same either way.
+//! two agree bit for bit; f32 runs the engine's SIMD kernels. What a forward holds is counted in
+//! `limits.rs` ([`check_forward`]); when the items run on threads, in [`MultiHeadAttention::forward_items`].
 
 use super::cache::{Held, KvCache};
 use super::init::SplitMix64;
 use super::kept::{ForwardCache, HeadCache, ItemCache, Positions};
 use super::kernel::{LayerKernel, Prepared};
-use super::limits::{at_item, check_cached_budget, check_forward, parameter_rows};
+use super::limits::{at_item, check_cached_budget, check_forward};
 use super::{LastForward, MultiHeadAttention};
 use crate::engine::{Batch, Cols, HeadShape, Hooks, Rope, Workspace};
 use crate::error::{shape_text, AttentionError, Result};
@@ -127,11 +121,10 @@ impl MultiHeadAttention {
     pub fn forward_batch<F: LayerKernel>(&mut self, query: Batch<F>, key: Batch<F>, value: Batch<F>, options: &ForwardOptions) -> Result<BatchOutput<F>> {
         let (b, t_q, t_k) = (query.items, query.rows, key.rows);
         self.check_batches(&query, &key, &value, options)?;
-        self.check_rope_alignment(t_q, t_k)?;
         let keep = options.training || F::EVALUATION_KEEPS;
         // pass 5's dropout: (p, 1/(1−p) computed in f64 and rounded once)
         let dropout = (options.training && self.dropout > 0.0).then(|| (self.dropout, F::from_f64(1.0 / (1.0 - self.dropout))));
-        check_forward(self, b, t_q, t_k, (options.need_weights, options.average_weights, dropout.is_some()), keep, parameter_rows::<F>())?;
+        check_forward(self, b, t_q, t_k, (options.need_weights, options.average_weights, dropout.is_some()), keep, F::PARAMETER_ROWS)?;
         let positions = Positions::aligned(t_q, t_k);
         let w = F::prepared(self, false);
         // Draw into a copy of the generator and commit it only on success
@@ -139,13 +132,8 @@ impl MultiHeadAttention {
         let run = ItemRun { w: &w, t_q, t_k, options, project_at: positions, positions, dropout, keep };
         let (output, items) = self.forward_items(&run, (query, key, value), None, &mut rng)?;
         self.dropout_rng = rng;
-        if keep {
-            self.kept = Some(F::wrap(ForwardCache { batched: options.batched, t_q, t_k, items, positions, keep_scale: dropout.map(|(_, s)| s) }));
-            self.last_forward = LastForward::Kept;
-        } else {
-            self.kept = None;
-            self.last_forward = LastForward::Evaluation;
-        }
+        self.kept = keep.then(|| F::wrap(ForwardCache { batched: options.batched, t_q, t_k, items, positions, keep_scale: dropout.map(|(_, s)| s) }));
+        self.last_forward = if keep { LastForward::Kept } else { LastForward::Evaluation };
         Ok(output)
     }
 
@@ -200,8 +188,21 @@ impl MultiHeadAttention {
         let (w, t_q, t_k, options) = (run.w, run.t_q, run.t_k, run.options);
         let per_item = if options.average_weights { 1 } else { h };
         let mut weights = options.need_weights.then(|| vec![F::ZERO; per_item * t_q * t_k]);
-        // 0. Q = x_q·W_Q + b_Q, K = x_k·W_K + b_K, V = x_v·W_V + b_V; Q and K rotated with RoPE
-        let (q, k, v) = self.project_item(w, (x_q, t_q), (x_k, x_k.len() / c), x_v, run.project_at)?;
+        // 0. Q = x_q·W_Q + b_Q (T_q, C) = (T_q, C)·(C, C), K = x_k·W_K + b_K and V = x_v·W_V + b_V
+        // (T_k, C_kv) = (T_k, C)·(C, C_kv), each refused where it overflowed (finite inputs and
+        // weights, so a non-finite entry is beyond the precision); then Q and K rotated with RoPE
+        let inputs = [(x_q, t_q, c), (x_k, x_k.len() / c, kv_c), (x_v, x_k.len() / c, kv_c)];
+        let [mut q, mut k, v] = [0, 1, 2].map(|i| {
+            let (x, rows, cols) = inputs[i];
+            let mut out = vec![F::ZERO; rows * cols];
+            F::project(x, rows, w.w[i], w.bias(i), &mut out);
+            out
+        });
+        for (i, (m, (_, _, cols))) in [&q, &k, &v].into_iter().zip(inputs).enumerate() {
+            F::refuse_projection(m, cols, i, w.b.is_some())?;
+        }
+        self.rotate(&mut q, c, run.project_at.query, "Q")?;
+        self.rotate(&mut k, kv_c, run.project_at.key, "K")?;
         // 1–7. The engine: per head and block, scores, scale, softmax (kept, and dropped out,
         // by the hook), used·V_g, straight into the head's columns of concat (T_q, C); with a KV
         // cache over every key it holds, K and V appended first: (held + T_new, C_kv)
@@ -236,28 +237,6 @@ impl MultiHeadAttention {
         Ok(ItemOutput { output, weights, cache: Some(cache) })
     }
 
-    /// Pass 0 for one item: `Q = x_q·W_Q + b_Q`, `K = x_k·W_K + b_K`, `V = x_v·W_V + b_V`, each
-    /// checked for overflow, then Q and K rotated at `positions` when the layer has RoPE:
-    /// `(T_q, C)`, `(T_k, C_kv)`, `(T_k, C_kv)`.
-    pub(super) fn project_item<F: LayerKernel>(&self, w: &Prepared<F>, (x_q, t_q): (&[F], usize), (x_k, t_k): (&[F], usize), x_v: &[F], positions: Positions) -> Result<(Vec<F>, Vec<F>, Vec<F>)> {
-        let (c, kv_c) = (self.embed_dim, self.kv_heads * self.head_dimensions);
-        // (T_q, C) = (T_q, C)·(C, C); (T_k, C_kv) = (T_k, C)·(C, C_kv) twice
-        let inputs = [(x_q, t_q, c), (x_k, t_k, kv_c), (x_v, t_k, kv_c)];
-        let [mut q, mut k, v] = [0, 1, 2].map(|i| {
-            let (x, rows, cols) = inputs[i];
-            let mut out = vec![F::ZERO; rows * cols];
-            F::project(x, rows, w.w[i], w.bias(i), &mut out);
-            out
-        });
-        // Refuse overflow: finite inputs and weights, so a non-finite entry is beyond the precision
-        for (i, (m, (_, _, cols))) in [&q, &k, &v].into_iter().zip(inputs).enumerate() {
-            F::refuse_projection(m, cols, i, w.b.is_some())?;
-        }
-        self.rotate(&mut q, c, positions.query, "Q")?;
-        self.rotate(&mut k, kv_c, positions.key, "K")?;
-        Ok((q, k, v))
-    }
-
     /// `m` (`cols` columns, called `name`) with every head rotated by RoPE, row 0 at `position`
     /// (unchanged without RoPE); a RangeError past position 2^20 or beyond the precision.
     pub(super) fn rotate<F: Real>(&self, m: &mut [F], cols: usize, position: usize, name: &str) -> Result<()> {
@@ -266,16 +245,6 @@ impl MultiHeadAttention {
             rope.check_angles(position, m.len() / cols.max(1), self.head_dimensions, "rope.base")?;
             rope.rotate(m, cols, self.head_dimensions, position, false);
             Rope::refuse_overflow(m, cols, name)?;
-        }
-        Ok(())
-    }
-
-    /// With RoPE the queries are the last `T_q` of the `T_k` positions, so `T_q ≤ T_k`.
-    pub(super) fn check_rope_alignment(&self, t_q: usize, t_k: usize) -> Result<()> {
-        if self.rope.is_some() && t_q > t_k {
-            return Err(AttentionError::range_error(format!(
-                "query has T_q = {t_q} rows but key has T_k = {t_k}: with rope the queries are the last T_q of the T_k positions, so T_q ≤ T_k"
-            )));
         }
         Ok(())
     }
@@ -344,7 +313,7 @@ impl MultiHeadAttention {
         self.check_rest(query.rows, key.rows, value.rows, options)
     }
 
-    /// The checks after the shapes: T of value, the mask's shape, averageWeights.
+    /// The checks after the shapes: T of value, the mask's shape, averageWeights, and with RoPE `T_q ≤ T_k`.
     fn check_rest(&self, t_q: usize, t_k: usize, t_v: usize, options: &ForwardOptions) -> Result<()> {
         if t_v != t_k {
             return Err(AttentionError::range_error(format!(
@@ -356,6 +325,12 @@ impl MultiHeadAttention {
             return Err(AttentionError::type_error(
                 "options.averageWeights only applies with options.needWeights: true; set both or neither",
             ));
+        }
+        // with RoPE the queries are the last T_q of the T_k positions
+        if self.rope.is_some() && t_q > t_k {
+            return Err(AttentionError::range_error(format!(
+                "query has T_q = {t_q} rows but key has T_k = {t_k}: with rope the queries are the last T_q of the T_k positions, so T_q ≤ T_k"
+            )));
         }
         Ok(())
     }
@@ -387,11 +362,10 @@ impl MultiHeadAttention {
         check_cached(self, cache, x.items, options)?;
         self.check_batches(&x, &x, &x, options)?;
         let (b, t_new) = (x.items, x.rows);
-        let kv_c = self.kv_heads * self.head_dimensions;
         let held = cache.held();
         check_cached_budget(self, b, t_new, held + t_new, options.need_weights)?;
         if cache.items == 0 {
-            cache.store = Some(F::wrap(Held::new(b, kv_c)));
+            cache.store = Some(F::wrap(Held::new(b, self.kv_heads * self.head_dimensions)));
         }
         let store = cache.store.as_mut().and_then(F::get_mut).ok_or_else(|| {
             AttentionError::type_error(format!(

@@ -77,18 +77,6 @@ pub(crate) struct ItemCache<F> {
     pub concat: Vec<F>,
 }
 
-impl<F> ItemCache<F> {
-    /// The key input, `(T_k, C)`.
-    pub fn x_k(&self) -> &[F] {
-        self.x_k.as_deref().unwrap_or(&self.x_q)
-    }
-
-    /// The value input, `(T_k, C)`.
-    pub fn x_v(&self) -> &[F] {
-        self.x_v.as_deref().unwrap_or(&self.x_q)
-    }
-}
-
 /// What the last forward pass kept.
 #[derive(Clone, Debug)]
 pub(crate) struct ForwardCache<F> {
@@ -103,9 +91,8 @@ pub(crate) struct ForwardCache<F> {
 }
 
 impl ForwardCache<f32> {
-    /// The kept f32 values widened exactly: the dropout factor of a kept weight is the f32 one the
-    /// forward multiplied by, and `used` the f32 products. `backward` with an f64 gradOutput after
-    /// an f32 training forward differentiates this, i.e. the f32 forward, in f64.
+    /// The kept f32 values widened exactly (for `backward_f64`): the dropout factor of a kept weight is
+    /// the f32 one the forward multiplied by, and `used` the f32 products.
     pub(super) fn widen(&self) -> ForwardCache<f64> {
         let wide = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
         let mut used = vec![0.0f32; self.t_q * self.t_k];

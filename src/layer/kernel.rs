@@ -1,6 +1,6 @@
 //! What the layer computes differently per precision, and nothing else: how the weights are held
-//! for the projections, the backward's products (`A·Bᵀ`, `Aᵀ·B`, `A·B`, `x·Wᵀ`) and the finiteness
-//! scan (how an overflow is worded is [`LayerLimits`]'s; what a pass keeps, in its precision, is
+//! for the projections, the backward's products (`A·Bᵀ`, `Aᵀ·B`, `A·B`, `x·Wᵀ`), the finiteness
+//! scan and how an overflow is worded (what a pass keeps, in its precision, is
 //! [`crate::precision`]'s; a backward across precisions runs in f64, `backward.rs`). The forward
 //! (`forward.rs`) and the backward (`backward.rs`) are written once over [`LayerKernel`], as the
 //! engine is over [`Kernel`].
@@ -75,7 +75,6 @@ pub trait LayerKernel: Kernel + LayerLimits {
     }
     /// Whether every value is finite.
     fn all_finite(values: &[Self]) -> bool;
-
 }
 
 #[allow(private_interfaces)]
@@ -136,7 +135,6 @@ impl LayerKernel for f64 {
     fn all_finite(values: &[f64]) -> bool {
         values.iter().all(|x| x.is_finite())
     }
-
 }
 
 /// One of the layer's f32 weight matrices (`k × n`, `[in, out]`) as its products read it.
@@ -148,16 +146,6 @@ pub enum WeightF32 {
     /// a product of a few rows reads it in place, a larger one packs it as it goes
     /// ([`crate::kernels::linear_f32`], the same bits as the packed product).
     Plain(Matrix<f32>),
-}
-
-impl WeightF32 {
-    /// The matrix, `k × n` row-major.
-    fn matrix(&self) -> Matrix<f32> {
-        match self {
-            Self::Packed(p) => Matrix::new(p.k(), p.n(), p.unpack()).unwrap_or_else(|e| panic!("k × n values: {e}")),
-            Self::Plain(m) => m.clone(),
-        }
-    }
 }
 
 /// A float32 model's W_Q, W_K, W_V, W_O in the panel layout and its biases, as [`PackedWeights::lent_panels`] takes them.
@@ -176,23 +164,22 @@ pub(crate) struct PackedWeights {
     /// Lent weights widened to f64, at the first f64 pass that reads them.
     widened: OnceLock<Weights>,
     /// Whether these are a model's parameters, lent for one call ([`Self::lent`], [`Self::lent_panels`]).
-    lent: bool,
+    pub lent: bool,
 }
 
 impl PackedWeights {
     /// The weights again, `[in, out]` row-major, in f32.
     pub fn unpack(&self) -> Weights<f32> {
-        Weights::from_parts(self.panels.each_ref().map(WeightF32::matrix), self.biases.clone())
+        let matrix = |w: &WeightF32| match w {
+            WeightF32::Packed(p) => Matrix::new(p.k(), p.n(), p.unpack()).unwrap_or_else(|e| panic!("k × n values: {e}")),
+            WeightF32::Plain(m) => m.clone(),
+        };
+        Weights::from_parts(self.panels.each_ref().map(matrix), self.biases.clone())
     }
 
     /// The weights widened to f64 (exact), kept while they are held.
     fn widened(&self) -> &Weights {
         self.widened.get_or_init(|| self.unpack().cast())
-    }
-
-    /// Whether these are lent weights ([`Self::lent`], [`Self::lent_panels`]).
-    pub fn is_lent(&self) -> bool {
-        self.lent
     }
 
     /// Whether these are lent weights already in the panel layout ([`Self::lent_panels`]).
@@ -207,8 +194,8 @@ impl PackedWeights {
 
     /// A model's f32 parameters, moved in (not copied) for one call.
     pub fn lent(w: Weights<f32>) -> Self {
-        let (panels, biases) = w.into_parts();
-        Self::with(panels.map(WeightF32::Plain), biases, true)
+        let biases = w.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]);
+        Self::with([w.w_q, w.w_k, w.w_v, w.w_o].map(WeightF32::Plain), biases, true)
     }
 
     /// A float32 model's W_Q, W_K, W_V, W_O kept in the panel layout between inference calls, and its
@@ -273,7 +260,7 @@ impl LayerKernel for f32 {
         let w = packed.panels.each_ref();
         assert!(!(transposed && packed.is_lent_panels()), "a backward with a model's weights lent as panels: the model makes them row-major first");
         // lent weights are read as they lie: their transposed products pack as they go
-        let t = match transposed && !packed.is_lent() {
+        let t = match transposed && !packed.lent {
             false => w,
             true => packed.transposed.get_or_init(|| {
                 // Wᵀ (out, in) of the weights rounded once to f32
@@ -351,4 +338,3 @@ impl LayerKernel for f32 {
         all_finite_f32(values)
     }
 }
-

@@ -1,11 +1,7 @@
-//! The layer under the crate's limits ([`crate::limits`]), like the functions:
-//!
-//! 1. Memory: the parameters, a forward pass (with the cache `backward` keeps) and a backward
-//!    pass are each counted before anything is allocated; beyond [`crate::limits::MAX_WORKING_VALUES`]
-//!    scalars the call is refused with a `RangeError`.
-//! 2. Overflow: inputs and weights are finite, so a non-finite projection, score, context,
-//!    output or gradient is a sum or product beyond f64. It is refused with a `RangeError` that
-//!    names the entry, never returned (and never stored as a gradient).
+//! The layer under the crate's limits ([`crate::limits`]), like the functions: the parameters, a
+//! forward pass (with the cache `backward` keeps) and a backward pass are each counted before anything
+//! is allocated; an overflow (inputs and weights are finite) is refused naming the entry, worded per
+//! precision by [`LayerLimits::refuse_projection`], never returned nor stored as a gradient.
 
 use crate::engine::{check_budget, HeadShape};
 use crate::error::{AttentionError, Result};
@@ -13,20 +9,6 @@ use crate::kernels::all_finite_f32;
 use crate::limits::{check_working_set, refuse_overflow, refuse_overflow_f32};
 use crate::precision::Precision;
 use super::MultiHeadAttention;
-
-/// The four `C × C` weights (and the copy `setWeights` makes) must fit.
-pub(super) fn check_parameters(c: usize) -> Result<()> {
-    let n = c as u128; // the count in u128, the message with the usize (no u128 formatter on wasm32)
-    check_working_set(8 * n * n + 8 * n, || {
-        format!("a layer with embedDim = {c} (four {c}×{c} weights, and a copy of them while they are replaced)")
-    })
-}
-
-/// The parameters as a precision's products read them, in rows of C (for [`check_forward`] and
-/// [`check_backward`]): f32 packs them both ways, 8·C²; f64 reads them as they are, 4·C².
-pub(super) fn parameter_rows<F: crate::precision::Precision>() -> usize {
-    if F::DTYPE == <f32 as crate::precision::Precision>::DTYPE { 8 } else { 4 }
-}
 
 /// How many batch items a pass works on at once: one, or one per thread where training splits
 /// the items over threads (forward.rs, backward.rs); each holds its own intermediates.
@@ -39,8 +21,8 @@ fn items_at_once(batch: usize) -> usize {
 /// averageWeights, dropout)`): per item the inputs, Q, K, V, concat and the output (twice: the item's,
 /// copied into the batch's); per head the weights (with dropout also its flags and the weights used,
 /// counted as values) and the weights returned (with their mean, every head's); the parameters as
-/// the precision's products read them (`parameters` rows of C: f32 packs them both ways, 8·C²; f64
-/// reads them as they are, 4·C²; W_K and W_V counted as C × C). One that keeps
+/// the precision's products read them (`parameters` rows of C, [`LayerLimits::PARAMETER_ROWS`];
+/// W_K and W_V counted as C × C). One that keeps
 /// nothing (f32 in evaluation mode): the inputs and the output, per item in flight ([`items_at_once`])
 /// Q, K, V, concat and its output, and the weights returned. Plus the engine's workspace.
 pub(super) fn check_forward(layer: &MultiHeadAttention, b: usize, t_q: usize, t_k: usize, (need_weights, average_weights, dropout): (bool, bool, bool), keep: bool, parameters: usize) -> Result<()> {
@@ -97,9 +79,12 @@ pub(super) fn check_cached_budget(layer: &super::MultiHeadAttention, batch: usiz
 /// The layer's four projections as messages name them: `(result, input, weight, bias)`.
 pub(super) const PROJECTIONS: [(&str, &str, &str, &str); 4] = [("Q", "query", "W_Q", "b_Q"), ("K", "key", "W_K", "b_K"), ("V", "value", "W_V", "b_V"), ("output", "concat", "W_O", "b_O")];
 
-/// How the layer's overflow checks word their messages per precision (the products are
-/// [`super::LayerKernel`]'s; the working-set counts, `check_forward` and `check_backward`, are one for both).
+/// What the layer's limits say per precision (the products are [`super::LayerKernel`]'s; the
+/// working-set counts, `check_forward` and `check_backward`, are one for both).
 pub trait LayerLimits: Precision {
+    /// The parameters as the products read them, in rows of C (for the working-set counts): f32
+    /// packs them both ways, 8·C²; f64 reads them as they are, 4·C².
+    const PARAMETER_ROWS: usize;
     /// The overflow check of projection `i` of `PROJECTIONS` (Q, K, V, output), `name = input·weight (+ bias)`, `(rows, cols)`.
     fn refuse_projection(values: &[Self], cols: usize, i: usize, bias: bool) -> Result<()>;
     /// An overflow check of a gradient `(rows, cols)` that messages call `name`.
@@ -107,6 +92,8 @@ pub trait LayerLimits: Precision {
 }
 
 impl LayerLimits for f64 {
+    const PARAMETER_ROWS: usize = 4;
+
     fn refuse_projection(projected: &[f64], cols: usize, p: usize, bias: bool) -> Result<()> {
         let (name, input, weight, b) = PROJECTIONS[p];
         refuse_overflow(projected, cols, name, |i, j| match bias {
@@ -121,6 +108,8 @@ impl LayerLimits for f64 {
 }
 
 impl LayerLimits for f32 {
+    const PARAMETER_ROWS: usize = 8;
+
     fn refuse_projection(values: &[f32], cols: usize, p: usize, _bias: bool) -> Result<()> {
         // f32's messages write the formula with its bias whether or not the layer has one
         let (name, input, weight, bias) = PROJECTIONS[p];

@@ -10,13 +10,9 @@
 //! items sharing one mask. `C = numberOfHeads · headDimensions` (h · d_head).
 //!
 //! [`MultiHeadAttention::backward`] differentiates the last forward pass and stores the
-//! parameter gradients; see `forward.rs` (one item loop for the forward and for decoding with a KV
-//! cache, `cache.rs`) and `backward.rs` (also across precisions), each written once for f64 and f32
-//! over [`LayerKernel`] (`kernel.rs`: the products that differ; `limits.rs`'s [`LayerLimits`]: the
-//! overflow messages that differ, and the working-set counts, one for both; the rest per precision,
-//! what is kept and held, is [`crate::precision`]'s, written once: `kept.rs`). The parameters are
-//! `weights.rs`'s [`Weights`]. The seeded initialisation and the dropout stream are specified bit
-//! for bit in [`init`] (`src/init.rs`: the model draws from the same generator).
+//! parameter gradients. Both passes are written once for f64 and f32 over [`LayerKernel`]; each
+//! file's docs say what it holds. The seeded initialisation and the dropout stream are specified
+//! bit for bit in [`init`] (`src/init.rs`: the model draws from the same generator).
 
 mod backward;
 mod cache;
@@ -42,7 +38,7 @@ pub use weights::{Biases, Weights};
 use crate::engine::Rope;
 use crate::grouped_query::check_kv_heads;
 use crate::error::{number_text, AttentionError, Result};
-use crate::matrix::{checked_len, Matrix};
+use crate::matrix::Matrix;
 use crate::precision::{ByPrecision, Nothing, Precision};
 use kept::{Grads, Kept};
 use std::borrow::Cow;
@@ -88,9 +84,7 @@ pub struct MultiHeadAttention {
     /// Rotary position embedding of Q and K, after the projections.
     rope: Option<Rope>,
     dropout: f64,
-    /// The weights in f64; `None` in a model's layer, which holds no weights between calls
-    /// ([`Self::hold_nothing`]): the model lends it its parameters for each call ([`Self::lend`]),
-    /// here in f64 and in `packed_f32` in f32.
+    /// The weights in f64; `None` in a model's layer ([`Self::hold_nothing`]), or when f32 ones are lent (`packed_f32`).
     weights: Option<Weights>,
     /// Whether the projections have biases.
     bias: bool,
@@ -124,11 +118,8 @@ pub(crate) enum LastForward {
 /// Why a layer holding no weights must not be asked for them (a model's internal invariant).
 const NOTHING_HELD: &str = "a model's layer holds no weights between calls: the model lends them for each call";
 
-/// A new layer identity (for [`KvCache`]'s owner check).
-fn next_id() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
+/// The next layer identity (for [`KvCache`]'s owner check).
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl MultiHeadAttention {
     /// A layer with Xavier-uniform weights drawn from `config.seed` (each matrix with its own
@@ -167,7 +158,7 @@ impl MultiHeadAttention {
             grads: None,
             packed_f32: OnceLock::new(),
             last_forward: LastForward::None,
-            id: next_id(),
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
@@ -327,7 +318,7 @@ impl MultiHeadAttention {
                 self.packed_f32 = OnceLock::new(); // any f32 packing of them goes with them
                 f64::wrap::<WeightsIn>(self.weights.take()?)
             }
-            ByPrecision::F32(()) if self.packed_f32.get()?.is_lent() && !self.packed_f32.get()?.is_lent_panels() => f32::wrap(self.packed_f32.take()?.into_lent()),
+            ByPrecision::F32(()) if self.packed_f32.get()?.lent && !self.packed_f32.get()?.is_lent_panels() => f32::wrap(self.packed_f32.take()?.into_lent()),
             ByPrecision::F32(()) => return None,
         };
         F::take(lent)
@@ -354,16 +345,11 @@ impl MultiHeadAttention {
     /// whose cache no longer matches the weights.
     pub fn set_weights(&mut self, weights: Weights) -> Result<()> {
         weights.check(self.embed_dim, self.kv_heads * self.head_dimensions)?;
-        match (self.has_bias(), weights.biases.is_some()) {
-            (true, false) => {
-                return Err(AttentionError::type_error("setWeights: this layer has biases; give b_Q, b_K, b_V and b_O too"))
-            }
-            (false, true) => {
-                return Err(AttentionError::type_error(
-                    "setWeights: this layer was built with bias: false; b_Q, b_K, b_V and b_O are not accepted",
-                ))
-            }
-            _ => {}
+        if self.has_bias() != weights.biases.is_some() {
+            return Err(AttentionError::type_error(match self.has_bias() {
+                true => "setWeights: this layer has biases; give b_Q, b_K, b_V and b_O too",
+                false => "setWeights: this layer was built with bias: false; b_Q, b_K, b_V and b_O are not accepted",
+            }));
         }
         self.weights = Some(weights);
         self.kept = None;
@@ -397,7 +383,7 @@ impl MultiHeadAttention {
     }
 }
 
-/// Checks `C > 0`, `h > 0` and `h | C`, and that a `C × C` matrix fits; returns `(C, d_head)`.
+/// Checks `C > 0`, `h > 0` and `h | C`, and that the weights fit; returns `(C, d_head)`.
 fn check_split(c: usize, number_of_heads: usize, c_name: &str, h_name: &str) -> Result<(usize, usize)> {
     if c == 0 {
         return Err(AttentionError::range_error(format!("{c_name} is 0; expected a positive integer")));
@@ -410,8 +396,11 @@ fn check_split(c: usize, number_of_heads: usize, c_name: &str, h_name: &str) -> 
             "{c_name} = {c} is not divisible by numHeads = {number_of_heads}: each head takes C / numHeads columns"
         )));
     }
-    limits::check_parameters(c)?;
-    checked_len(c, 3 * c, "a C×3C weight")?;
+    // the four C × C weights, and the copy `setWeights` makes (the count in u128, the message with the usize)
+    let n = c as u128;
+    crate::limits::check_working_set(8 * n * n + 8 * n, || {
+        format!("a layer with embedDim = {c} (four {c}×{c} weights, and a copy of them while they are replaced)")
+    })?;
     Ok((c, c / number_of_heads))
 }
 

@@ -103,7 +103,8 @@ fn gradient_check(base: &MultiHeadAttention, q: &[Matrix], k: &[Matrix], v: &[Ma
             let at = |delta: f64| {
                 let mut layer = base.clone();
                 // tensors() order: W_Q … W_O, then b_Q … b_O
-                let (mut matrices, mut biases) = layer.weights().into_owned().into_parts();
+                let w = layer.weights().into_owned();
+                let (mut matrices, mut biases) = ([w.w_q, w.w_k, w.w_v, w.w_o], w.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]));
                 match biases.as_mut().filter(|_| t >= 4) {
                     Some(b) => b[t - 4][e] += delta,
                     None => matrices[t].data_mut()[e] += delta,

@@ -8,8 +8,8 @@
 //! with biases that MatMul is `concat·W_O` and the final Add of `b_O` is `output`.
 
 use super::forward::ForwardOptions;
-use super::limits::{check_forward, parameter_rows, LayerLimits, PROJECTIONS};
-use super::MultiHeadAttention;
+use super::limits::{check_forward, PROJECTIONS};
+use super::{LayerLimits, MultiHeadAttention};
 use crate::error::Result;
 use crate::mask::Mask;
 use crate::matrix::Matrix;
@@ -24,9 +24,8 @@ impl MultiHeadAttention {
     pub fn trace(&self, query: &Matrix, key: &Matrix, value: &Matrix, mask: &Mask) -> Result<Trace> {
         let options = ForwardOptions { mask: mask.clone(), ..ForwardOptions::default() };
         let (t_q, t_k) = self.check_items(&[query.shape()], &[key.shape()], &[value.shape()], &options)?;
-        self.check_rope_alignment(t_q, t_k)?;
         // every head's scores, scaled scores, weights and context are kept: counted like a forward with dropout and needWeights
-        check_forward(self, 1, t_q, t_k, (true, false, true), true, parameter_rows::<f64>())?;
+        check_forward(self, 1, t_q, t_k, (true, false, true), true, f64::PARAMETER_ROWS)?;
         let mut recorder = Recorder::new(t_q, t_k, mask);
         let w = self.weights();
         let b = w.biases.as_ref();

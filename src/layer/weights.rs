@@ -1,6 +1,5 @@
-//! The layer's parameters, [`Weights`] (and, laid out the same, their gradients): the four
-//! projections and their biases, one type over the precision, which the layer holds, lends and
-//! returns, and which the model keeps one of per layer.
+//! The layer's parameters and their gradients, [`Weights`], one type over the precision (the model
+//! keeps one per layer).
 
 use super::WeightsRef;
 use crate::error::{number_text, AttentionError, Result};
@@ -44,17 +43,6 @@ impl<F> Weights<F> {
     pub fn from_parts([w_q, w_k, w_v, w_o]: [Matrix<F>; 4], biases: Option<[Vec<F>; 4]>) -> Self {
         Self { w_q, w_k, w_v, w_o, biases: biases.map(|[b_q, b_k, b_v, b_o]| Biases { b_q, b_k, b_v, b_o }) }
     }
-
-    /// `([W_Q, W_K, W_V, W_O], [b_Q, b_K, b_V, b_O])`, moved out.
-    pub fn into_parts(self) -> ([Matrix<F>; 4], Option<[Vec<F>; 4]>) {
-        ([self.w_q, self.w_k, self.w_v, self.w_o], self.biases.map(|b| [b.b_q, b.b_k, b.b_v, b.b_o]))
-    }
-
-    /// Every matrix through `matrix` and every bias through `bias`.
-    pub fn map<G>(&self, matrix: impl Fn(&Matrix<F>) -> Matrix<G>, bias: impl Fn(&[F]) -> Vec<G>) -> Weights<G> {
-        let [q, k, v, o] = [&self.w_q, &self.w_k, &self.w_v, &self.w_o].map(matrix);
-        Weights::from_parts([q, k, v, o], self.biases.as_ref().map(|b| b.slices().map(bias)))
-    }
 }
 
 impl<F: Real> Weights<F> {
@@ -66,7 +54,8 @@ impl<F: Real> Weights<F> {
 
     /// Every entry widened or rounded to `G` (f32 → f64 is exact).
     pub fn cast<G: Real>(&self) -> Weights<G> {
-        self.map(Matrix::cast, |v| v.iter().map(|&x| G::from_f64(x.to_f64())).collect())
+        let bias = |v: &[F]| v.iter().map(|&x| G::from_f64(x.to_f64())).collect();
+        Weights::from_parts([&self.w_q, &self.w_k, &self.w_v, &self.w_o].map(Matrix::cast), self.biases.as_ref().map(|b| b.slices().map(bias)))
     }
 
     /// Every parameter tensor by its JS name (`W_Q`, …, `b_O`), flattened row-major.
