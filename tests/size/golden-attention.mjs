@@ -1,5 +1,7 @@
 // The golden fixtures' groups that an attention-only build (no `model` feature: no Transformer) can run,
-// checked bit for bit against a Node build of it; the model's groups are listed as skipped.
+// checked bit for bit against a Node build of it; the model's groups are listed as skipped. The light build
+// (no Cargo feature `training`) throws on the layer's backward, so the groups that call it differ there: to check
+// that build's flags, build it with `--features training`.
 // Usage: node tests/size/golden-attention.mjs <attention-only pkg-node dir>
 import { resolve } from "node:path";
 import { GROUPS, compute, compare, loadPackage, readFixture } from "../golden/golden.mjs";
