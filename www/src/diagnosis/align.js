@@ -104,9 +104,9 @@ function matchLayout(entry, recording, knownMatrices, used = new Set(), inputRow
       const shaped = (snap.rows === M.length && snap.cols === M[0].length) || (snap.rows === T.length && snap.cols === T[0].length) || (snap.rows > 1 && snap.rows * snap.cols === M.length * M[0].length);
       // a wrong layout: the step's own numbers (entry.source), moved; nothing known
       const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
-      // (in another shape, not rows of something known: `keys.push(K[t])`, a cache of whole input rows
-      // that as many numbers as a head's slice fill at some moment)
-      const rowsKnown = snap.cols !== M[0].length && everyRowKnown(snap, inputRows);
+      // (in another shape, not a cache of whole input rows that holds the input itself by its end and as many
+      // numbers as a head's slice at some moment: `keys.push(K[t])`; a head's rows of W_K are a wrong slice)
+      const rowsKnown = snap.cols !== M[0].length && everyRowKnown(snap, inputRows) && site.snapshots.some((s) => s.moment > snap.moment && knownMatrices.some((K) => sameMatrix(s.data, s.rows, s.cols, K)));
       if (shaped && moved && !rowsKnown && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
       // (of a mask, a row that holds −∞: the keys it hides are written, in the wrong places)
