@@ -268,7 +268,7 @@ const FRESH13_MISSES = new Set([
 ]);
 
 // fresh14 (83 slips, written blind by a helper this session, tests/corpus-lines/fresh14/, committed before any
-// run): measured once, first sight, on main at 3e73c2b: 68 steps and 56 lines right (half A 38/31 of 44, half B
+// run): measured once, first sight, on main at b8f018b (AMD EPYC): 68 steps and 56 lines right (half A 38/31 of 44, half B
 // 30/25 of 39). Then half A's misses read, and one rule fitted on challenge 05's (a cache of whole input rows,
 // `keys.push(K[t])`, is no head's slice moved: align.js everyRowKnown): 71 and 60 (half A 40/34, half B 31/26);
 // then the repairs' slice given control dependences (the `if (!causal)` that decides a mask's write is as near
