@@ -18,6 +18,7 @@ pub mod mask;
 pub mod matrix;
 pub mod model;
 pub mod multi_head;
+pub mod projected;
 pub mod parallel;
 pub mod precision;
 pub mod pretrained;

@@ -4,7 +4,7 @@
 
 use attention_lab::engine::{Batch, Rope};
 use attention_lab::grouped_query::{grouped_query_attention, rotary_embedding_batch};
-use attention_lab::layer::{projected_self_attention, ProjectedOptions};
+use attention_lab::projected::{projected_self_attention, ProjectedOptions};
 use attention_lab::{dot_product_attention, multi_head_attention, AttentionError, HeadSplit, Mask, Matrix, MultiHeadOptions};
 use serde_json::Value;
 

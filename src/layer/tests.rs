@@ -8,6 +8,7 @@ use super::*;
 use crate::attention::dot_product_attention;
 use crate::error::AttentionError;
 use crate::mask::{BoolMatrix, Mask};
+use crate::matrix::Matrix;
 use crate::multi_head::{multi_head_attention, MultiHeadOptions};
 use crate::testing::{assert_bitwise_eq, seeded_matrix};
 

@@ -1,8 +1,9 @@
 //! Pretrained decoders in Hugging Face's format (issue 30, groundwork): the safetensors reader,
 //! config.json's mapping onto the model, RMSNorm and the SiLU-gated MLP, and a forward of a loaded
 //! GPT-2 or Llama checkpoint built from the package's own attention layer (with its RoPE, grouped
-//! heads and KV cache), with greedy and sampled decoding. No wasm-bindgen here, and nothing here is
-//! exported to JS yet.
+//! heads and KV cache), with greedy and sampled decoding. No wasm-bindgen here; of these, only
+//! [`layer`] (the attention layer from a fused QKV or PyTorch's `nn.MultiheadAttention` state) is
+//! exported to JS yet, as `MultiHeadAttention.fromFusedQKV` and `fromPyTorch`.
 //!
 //! Checked against `tests/oracle/pretrained.mjs` (an independent float64 GPT-2 / Llama) by
 //! `tests/pretrained.rs`, on random checkpoints that `tests/pretrained/checkpoint.mjs` writes.
@@ -16,6 +17,7 @@
 
 pub mod config;
 pub mod json;
+pub mod layer;
 pub mod model;
 pub mod safetensors;
 pub mod sample;

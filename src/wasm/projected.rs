@@ -1,11 +1,11 @@
 //! Export: `projectedSelfAttention(X, options)`, self-attention with given projections W_Q,
-//! W_K, W_V and W_O and no biases (challenge 04's reference; see [`crate::layer::projected_self_attention`]).
+//! W_K, W_V and W_O and no biases (challenge 04's reference; see [`crate::projected::projected_self_attention`]).
 
 use wasm_bindgen::prelude::*;
 
 use super::convert::{js_result, Checked};
 use super::typed::read_group;
-use crate::layer::{projected_self_attention_batch, ProjectedOptions};
+use crate::projected::{projected_self_attention_batch, ProjectedOptions};
 use crate::matrix::Matrix;
 
 #[wasm_bindgen(typescript_custom_section)]

@@ -9,7 +9,7 @@
 //! then runs [`MultiHeadAttention::forward`] with the given weights and `bias: false`, so the
 //! arithmetic is the layer's own, not a second copy of it.
 
-use super::{ForwardOptions, LayerKernel, MultiHeadAttention, Weights};
+use crate::layer::{ForwardOptions, LayerKernel, MultiHeadAttention, Weights};
 use crate::engine::Batch;
 use crate::error::{AttentionError, Result};
 use crate::mask::Mask;
