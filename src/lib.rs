@@ -1,8 +1,10 @@
 //! attention-lab: the reference implementation of scaled dot-product and multi-head
 //! attention behind a browser course, plus the WebAssembly boundary that exports it.
 //!
-//! The core modules are plain Rust and know nothing about JavaScript; everything that
-//! touches JS lives in [`wasm`].
+//! The core modules are plain Rust, with no wasm-bindgen or js-sys: everything that calls into
+//! JS lives in [`wasm`], which converts values and errors and does not reword them. The core's
+//! messages are written for the package's users, so they name arguments and options as JS passes
+//! them (`options.cache`, `numHeads`, `Float32Array`).
 
 pub mod attention;
 pub mod engine;
