@@ -134,11 +134,11 @@ const FRESH6_MISSES = new Set([
 
 // The seventh held-out batch (tests/corpus-lines/fresh7/: written after the fixes the sixth led to,
 // committed before the diagnosis was run on it; right answers 01–09 in styles none of the others has).
-// First run: step right 38/43, line right 26/43; after the rules it led to: 39/43, 40/43; after fresh8's: 39/43, 41/43.
+// First run: step right 38/43, line right 26/43; after the rules it led to: 39/43, 40/43; after fresh8's: 39/43, 41/43;
+// after fresh14's own-site rule (first-line.js firstLine `own`): 40/43, 43/43 (07/1, `2 * (i + 1)`, now named at the frequency).
 const FRESH7_MISSES = new Set([
   '02/0', // the memo answers undefined for every head after the first (`seen.size`): a TypeError where the scores read it; named at the throw, as the step being built
   '06/1', // `e[i]` for `e[j]`: every weight read is a right softmax number at the wrong place, so the softmax is found partly built; the line is right
-  '07/1', // `2 * (i + 1)`: the wrong frequencies are the right ones shifted by a pair, so frequency and position match by value; the rotation is named, at the right line
   '08/4', // `[x, j]` destructured the wrong way round: V read at an exp's index throws on the probes; named as the mask, at the right line
 ]);
 
@@ -273,7 +273,10 @@ const FRESH13_MISSES = new Set([
 // 30/25 of 39). Then half A's misses read, and one rule fitted on challenge 05's (a cache of whole input rows,
 // `keys.push(K[t])`, is no head's slice moved: align.js everyRowKnown): 71 and 60 (half A 40/34, half B 31/26);
 // then the repairs' slice given control dependences (the `if (!causal)` that decides a mask's write is as near
-// as the write: repair.js sliceDepths), fitted on its 03/6 of half A: 71 and 61. The misses left:
+// as the write: repair.js sliceDepths), fitted on its 03/6 of half A: 71 and 61; then a probe finding no longer
+// contradicted when the expression that built its step right (some numbers by chance) is the very one the traced
+// run left the reference at (first-line.js firstLine `own`), fitted on 07/0 of half A (`2 * (i + 1)`): 72 and 61
+// (half A 41/35, half B 31/26; fresh7's 07/1 fixed too). The misses left:
 const FRESH14_MISSES = new Set([
   '02/5', // (B) concat at line 95: said w-o at line 95
   '03/0', // (A) mask at line 44: said mask at line 57
@@ -293,7 +296,6 @@ const FRESH14_MISSES = new Set([
   '06/6', // (A) concat at line 43: said concat at line 35
   '06/7', // (B) scores at line 65: said softmax at line 27
   '06/8', // (A) scale at line 68: said scale at line 25
-  '07/0', // (A) frequency at line 7: said rotation at line 7
   '07/1', // (B) position at line 45: said position at line 46
   '07/2', // (A) pairs at line 21: said pairs at line 24
   '07/5', // (B) frequency at line 43: said frequency at line 7

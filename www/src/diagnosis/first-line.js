@@ -91,10 +91,7 @@ export function alignAnswer(data, traced, lab, functionName) {
 
 /** The first probe's cut that misses a head (cuts.js): { step, entry, site, probe }, or null. */
 function cutAtFault(recordings, references, sites) {
-  for (const [probe, recording] of recordings.entries()) {
-    const cut = incompleteCut(sites, recording, references[probe]);
-    if (cut) return { ...cut, probe };
-  }
+  for (const [probe, recording] of recordings.entries()) { const cut = incompleteCut(sites, recording, references[probe]); if (cut) return { ...cut, probe }; }
   return null;
 }
 
@@ -564,8 +561,7 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     }
     aligned = null;
   }
-  if (located && !aligned) return withLine(located, crash?.error ?? null, source);
-  if (!aligned) return located;
+  if (!aligned) return located && withLine(located, crash?.error ?? null, source);
   if (located && (located.step || !aligned.wrong)) {
     if (!located.step) return withLine(located, crash?.error ?? null, source); // a shape, nothing returned: no line to name
     // the probes' step is right in the traced run (the steps built on it are right), or comes after
@@ -586,7 +582,11 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // traced run's wrong one is right, the wrong one made of right numbers only: `out[n] = w * v`)
     const between = wrong ? aligned.statuses.filter((s) => builtOn(located.step).has(s.step) && ORDER.indexOf(s.step) < ORDER.indexOf(wrong.step)) : [];
     const unseen = wrong && aligned.clean && builtOn(located.step).has(wrong.step) && between.length > 0 && between.every((s) => s.status === 'ok') && aligned.statuses.find((s) => s.step === located.step)?.entries.every((e) => e.status === 'unknown');
-    const contradicted = wrong && (later || unseen || bounded || held || outside || ((aligned.wrong.shifted || aligned.wrong.cut) && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean, aligned.wrong.departs) || confirmed(located.step, aligned.statuses));
+    // (unless the site that built the probes' step right is the very one the traced run left the reference at: that
+    // step's own expression built the foreign number, `base ** (-(2 * (i + 1)) / d)`, some of its numbers by chance)
+    const at = aligned.wrong?.site;
+    const own = at && ORDER.indexOf(located.step) < ORDER.indexOf(wrong.step) && aligned.statuses.find((s) => s.step === located.step && s.status === 'ok')?.entries.some((e) => e.status === 'ok' && Number.isInteger(e.site) && traced.sites[e.site]?.line === at.line && traced.sites[e.site]?.column === at.column);
+    const contradicted = wrong && !own && (later || unseen || bounded || held || outside || ((aligned.wrong.shifted || aligned.wrong.cut) && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean, aligned.wrong.departs) || confirmed(located.step, aligned.statuses));
     // (the traced run found the heads walked in another order, pairing each with another's columns, at
     // the probes' step: the index that walked them)
     const agreed = (aligned.wrong?.walked || aligned.wrong?.cut) && aligned.wrong.step === located.step ? aligned.wrong.site : null;
