@@ -130,15 +130,38 @@ let phasePause = null; // 'asked' when the lab paused itself at the phase change
 
 // ---- the worker ------------------------------------------------------------------------------
 
-function startWorker() {
+/**
+ * How long the threads build may take to load and start its pool before the lab gives it up and
+ * loads the single-threaded build in a new worker (the same bits, on one thread). Alone, it starts
+ * in well under a second; once, in Firefox on a loaded 2-core machine, it never settled, and the
+ * page said "Loading the model…" for ever. The pool's own workers have a shorter limit (threads.js).
+ */
+const THREADS_START_MS = 30000;
+
+/** Starts the training worker on `threads` (the address's, or 1 when the threads build is given up: `fallback` says why). */
+function startWorker(threads = threadsAsked.threads, fallback = null) {
   worker = new Worker(new URL('./lab.worker.js', import.meta.url), { type: 'module' });
+  const own = worker;
+  const giveUp = (why) => {
+    if (loaded || worker !== own) return;
+    own.terminate();
+    startWorker(1, `${why}, so the lab uses the single-threaded build`);
+  };
+  const watchdog = threads === 1 ? null : setTimeout(() => giveUp(`the threads build did not start within ${THREADS_START_MS / 1000} s`), THREADS_START_MS);
   worker.onmessage = ({ data }) => {
-    if (data.type === 'ready') { loaded = true; showThreads(data.threads); resetRun(); }
-    else if (data.type === 'losses') addLosses(data.rows);
+    if (data.type === 'ready') {
+      clearTimeout(watchdog);
+      loaded = true;
+      showThreads(fallback ? { ...data.threads, reason: fallback } : data.threads);
+      resetRun();
+    } else if (data.type === 'stage') {
+      if (!loaded) $('status').textContent = `Loading the model… (${data.text})`;
+    } else if (data.type === 'losses') addLosses(data.rows);
     else if (data.type === 'snapshots') updateScrubber(data.steps);
     else if (data.type === 'circuitTrace') addCircuitTrace(data.rows);
     else if (data.type === 'view') showView(data);
     else if (data.type === 'sample') showSample(data);
+    else if (data.type === 'error' && !loaded && threads !== 1) giveUp(`the threads build did not load (${data.message})`);
     else if (data.type === 'error') {
       setRunning(false);
       $('status').textContent = `The model stopped: ${data.message}`;
@@ -146,7 +169,7 @@ function startWorker() {
     }
   };
   worker.onerror = (event) => { $('status').textContent = `The training worker failed: ${event.message}`; };
-  worker.postMessage({ type: 'load', threads: threadsAsked.threads });
+  worker.postMessage({ type: 'load', threads });
 }
 
 function resetRun() {

@@ -305,7 +305,7 @@ let ready; // the model loads on the first message, { type: 'load', threads } (t
 onmessage = async ({ data }) => {
   try {
     if (data.type === 'load') {
-      ready = loadModel(data.threads).then(({ lab: module, ...threads }) => { lab = module; postMessage({ type: 'ready', threads }); });
+      ready = loadModel(data.threads, (text) => postMessage({ type: 'stage', text })).then(({ lab: module, ...threads }) => { lab = module; postMessage({ type: 'ready', threads }); });
       await ready;
       return;
     }
