@@ -5,6 +5,8 @@
 // Both are dynamic imports, so the worker fetches one .wasm, and the page's first load carries
 // neither. The package gives the same bits on any number of threads, so the thread count is not a
 // setting of the run: a link reproduces the same losses on any device.
+// The lab (lab.js) gives the threads build 30 s to start; past that, or when it fails to load, it
+// loads the single-threaded build in a new worker and says why in its thread line.
 //
 // The pool's workers are the package's own module file (src/wasm/threads.js: `new Worker(new
 // URL('./threads.js', import.meta.url), { type: 'module' })`), which Vite bundles as a worker of
