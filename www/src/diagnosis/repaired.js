@@ -49,7 +49,12 @@ export function withRepair(found, pick, source = '', check = null) {
     } catch {
       before = null;
     }
-    const missing = (statuses) => new Set((statuses ?? []).filter((st) => st.status === 'missing').map((st) => st.step));
+    // (a step no entry of which either run built any number of, nor a part, is one the answer never
+    // makes, an online softmax's weights: it says nothing of the edit, unless the repaired run still
+    // leaves the reference first at the finding's line, a wrong `inverse` the edit divides out later)
+    const unbuilt = (st) => st.entries.every((e) => e.status === 'missing' && !e.coverage && !e.partial);
+    const never = new Set(aligned.anywhere?.line === found.line ? [] : (before?.statuses ?? []).filter(unbuilt).map((st) => st.step));
+    const missing = (statuses) => new Set((statuses ?? []).filter((st) => st.status === 'missing' && !(never.has(st.step) && unbuilt(st))).map((st) => st.step));
     const still = missing(aligned.statuses);
     if ([...missing(before?.statuses)].some((step) => still.has(step))) return found;
     // (nor an edit that leaves the wrong value where the learner's run built it and makes up for it at
