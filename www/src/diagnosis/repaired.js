@@ -16,10 +16,11 @@ export function repairPick(found, repair, source = '') {
   // (a finding with no line takes the repaired one; a line only a statement moved across lines repairs
   // gives way to the lines an edit of their own repairs: `queue.push(p)` swapped with the `if (… >= limit)
   // queue.shift()` after it, against `>=` made `>` on that line)
-  const own = lines.filter((l) => repair.passed.some((p) => p.lines.length === 1 && p.lines[0] === l));
+  const alone = (p, l) => p.lines.every((m) => m === l);
+  const own = lines.filter((l) => repair.passed.some((p) => alone(p, l)));
   const among = own.length && !own.includes(found.line) ? own : lines;
   const line = among.length === 1 ? among[0] : among.includes(found.line) ? found.line : among[0];
-  const edit = (among === own ? repair.passed.find((p) => p.lines.length === 1 && p.lines[0] === line) : null) ?? repair.passed.find((p) => p.lines.includes(line));
+  const edit = (among === own ? repair.passed.find((p) => alone(p, line)) : null) ?? repair.passed.find((p) => p.lines.includes(line));
   if (line === found.line || !edit) return null;
   return { line, source: source.slice(0, edit.start) + edit.to + source.slice(edit.end) };
 }
