@@ -19,7 +19,7 @@ import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, forei
 import { callSiteAtFault, thrownUnder } from './calls.js';
 import { incompleteCut } from './cuts.js';
 import { doneTwice, saying } from './twice.js';
-import { cutIterableBehind, sameMapBehind, sizeBehind, unreadTotalBehind } from './sizes.js';
+import { cutIterableBehind, cutMappedBehind, sameMapBehind, sizeBehind, unreadTotalBehind } from './sizes.js';
 import { anotherHead, passedOther, readerBehind, repeatedSlice, shiftedColumns, stackedHeads } from './heads.js';
 
 const ORDER = Object.keys(STEPS);
@@ -58,7 +58,7 @@ export function alignAnswer(data, traced, lab, functionName) {
     if (passed !== null) return { ...traced.sites[passed], probe: found.probe };
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
     if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
-    if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? found.site], probe: found.probe };
+    if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? cutMappedBehind(step, found.site, sites) ?? found.site], probe: found.probe };
     const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? sizeBehind(found.site, sites, recording, references[found.probe]) ?? unreadTotalBehind(sites, recording, references[found.probe]) ?? cutIterableBehind(found.site, sites) ?? sameMapBehind(found.site, sites) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? shortTotalBehind(found.site, sites, recording, references[found.probe]) ?? skippedBehind(step, found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]) ?? readerBehind(step, sites, recording, references[found.probe], firstForeignSite(recording, references[found.probe], 0)?.moment);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };

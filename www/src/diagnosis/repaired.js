@@ -13,9 +13,14 @@ import { alignAnswer, withLine } from './first-line.js';
 export function repairPick(found, repair, source = '') {
   const lines = repair?.lines ?? [];
   if (!found || !lines.length) return null;
-  // (a finding with no line takes the repaired one)
-  const line = lines.length === 1 ? lines[0] : lines.includes(found.line) ? found.line : lines[0];
-  const edit = repair.passed.find((p) => p.lines.includes(line));
+  // (a finding with no line takes the repaired one; a line only a statement moved across lines repairs
+  // gives way to the lines an edit of their own repairs: `queue.push(p)` swapped with the `if (… >= limit)
+  // queue.shift()` after it, against `>=` made `>` on that line)
+  const alone = (p, l) => p.lines.every((m) => m === l);
+  const own = lines.filter((l) => repair.passed.some((p) => alone(p, l)));
+  const among = own.length && !own.includes(found.line) ? own : lines;
+  const line = among.length === 1 ? among[0] : among.includes(found.line) ? found.line : among[0];
+  const edit = (among === own ? repair.passed.find((p) => alone(p, line)) : null) ?? repair.passed.find((p) => p.lines.includes(line));
   if (line === found.line || !edit) return null;
   return { line, source: source.slice(0, edit.start) + edit.to + source.slice(edit.end) };
 }
@@ -45,7 +50,12 @@ export function withRepair(found, pick, source = '', check = null) {
     } catch {
       before = null;
     }
-    const missing = (statuses) => new Set((statuses ?? []).filter((st) => st.status === 'missing').map((st) => st.step));
+    // (a step no entry of which either run built any number of, nor a part, is one the answer never
+    // makes, an online softmax's weights: it says nothing of the edit, unless the repaired run still
+    // leaves the reference first at the finding's line, a wrong `inverse` the edit divides out later)
+    const unbuilt = (st) => st.entries.every((e) => e.status === 'missing' && !e.coverage && !e.partial);
+    const never = new Set(aligned.anywhere?.line === found.line ? [] : (before?.statuses ?? []).filter(unbuilt).map((st) => st.step));
+    const missing = (statuses) => new Set((statuses ?? []).filter((st) => st.status === 'missing' && !(never.has(st.step) && unbuilt(st))).map((st) => st.step));
     const still = missing(aligned.statuses);
     if ([...missing(before?.statuses)].some((step) => still.has(step))) return found;
     // (nor an edit that leaves the wrong value where the learner's run built it and makes up for it at

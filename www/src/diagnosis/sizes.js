@@ -68,3 +68,16 @@ export function sameMapBehind(id, sites) {
   const inner = around.find((s) => around.some((t) => t !== s && t.mapsOver === s.mapsOver && t.at < s.at && s.end <= t.end));
   return inner ? sites.indexOf(inner) : null;
 }
+
+/**
+ * The mask's keys chosen by a cut (`const visible = keys.slice(0, last + 1)`) that a `.map` enclosing
+ * site `id` walks (`visible.map((kj) => q.dot(kj))`), declared in the same function: the keys it
+ * left out, or let through, are the mask's. That declaration's id, or null (another step, or no cut).
+ */
+export function cutMappedBehind(step, id, sites) {
+  if (step !== 'mask') return null;
+  const site = sites[id];
+  const walked = new Set(sites.filter((s) => s.fn === site.fn && s.mapsOver && s.at <= site.at && site.end <= s.end).map((s) => s.mapsOver));
+  const k = sites.findIndex((s) => s.fn === site.fn && s.call && s.reads && walked.has(s.declares) && sites.some((a) => a.argument && ['slice', 'filter'].includes(a.callee) && s.at <= a.at && a.end <= s.end));
+  return k >= 0 ? k : null;
+}
