@@ -29,7 +29,8 @@ const check = (lab) => {
  * single-threaded build. `asked` is the address's `threads=` (an integer 1–64) or undefined for
  * the device's core count, at most DEFAULT_MAX_THREADS. Resolves to `{ lab, threads, build,
  * reason }`: the package's exports, the threads in use, 'threads' or 'single', and why it is one
- * thread (null when a pool runs). `onStage(text)`, when given, hears each step of the threads build's start.
+ * thread (null when a pool runs). `onStage(text)`, when given, hears each step of the threads build's start,
+ * and nothing on the single-threaded path (the lab arms its limit on the threads build at the first stage).
  */
 export async function loadModel(asked, onStage) {
   const cores = globalThis.navigator?.hardwareConcurrency || 1;

@@ -147,7 +147,9 @@ function startWorker(threads = threadsAsked.threads, fallback = null) {
     own.terminate();
     startWorker(1, `${why}, so the lab uses the single-threaded build`);
   };
-  const watchdog = threads === 1 ? null : setTimeout(() => giveUp(`the threads build did not start within ${THREADS_START_MS / 1000} s`), THREADS_START_MS);
+  // loadModel reports stages only on the threads build's path, so the first one arms the limit: a
+  // single-threaded build it picked itself (one core, no nested Worker) is never given up
+  let watchdog = null;
   worker.onmessage = ({ data }) => {
     if (data.type === 'ready') {
       clearTimeout(watchdog);
@@ -155,13 +157,14 @@ function startWorker(threads = threadsAsked.threads, fallback = null) {
       showThreads(fallback ? { ...data.threads, reason: fallback } : data.threads);
       resetRun();
     } else if (data.type === 'stage') {
+      watchdog ??= setTimeout(() => giveUp(`the threads build did not start within ${THREADS_START_MS / 1000} s`), THREADS_START_MS);
       if (!loaded) $('status').textContent = `Loading the model… (${data.text})`;
     } else if (data.type === 'losses') addLosses(data.rows);
     else if (data.type === 'snapshots') updateScrubber(data.steps);
     else if (data.type === 'circuitTrace') addCircuitTrace(data.rows);
     else if (data.type === 'view') showView(data);
     else if (data.type === 'sample') showSample(data);
-    else if (data.type === 'error' && !loaded && threads !== 1) giveUp(`the threads build did not load (${data.message})`);
+    else if (data.type === 'error' && !loaded && watchdog !== null) giveUp(`the threads build did not load (${data.message})`);
     else if (data.type === 'error') {
       setRunning(false);
       $('status').textContent = `The model stopped: ${data.message}`;
