@@ -208,6 +208,36 @@ describe('the lab', () => {
     await context.close();
   });
 
+  test('the 30 s limit is for the threads build alone: a single-threaded build loadModel picks itself (a page not cross-origin isolated) may take longer, and is loaded once', { timeout: 180000 }, async () => {
+    const assets = join(ROOT, 'www/dist/assets');
+    // the single-threaded builds (the lab's and the challenge pages' lighter one): every .wasm that does not import its memory
+    const singleWasm = readdirSync(assets).filter((f) => f.endsWith('.wasm'))
+      .filter((f) => !WebAssembly.Module.imports(new WebAssembly.Module(readFileSync(join(assets, f)))).some((i) => i.kind === 'memory'));
+    assert.ok(singleWasm.length >= 1, `a single-threaded build's .wasm among ${readdirSync(assets).join(', ')}`);
+    const { context, page, log, url } = await openPage(site);
+    // the page without COOP and COEP: no shared memory, so loadModel takes the single-threaded build though threads=2
+    await context.route((u) => u.pathname.endsWith('/lab.html'), async (route) => {
+      const response = await route.fetch();
+      const headers = Object.fromEntries(Object.entries(response.headers()).filter(([k]) => !/^cross-origin-(opener|embedder)-policy$/i.test(k)));
+      await route.fulfill({ response, headers });
+    });
+    const asked = [];
+    await context.route((u) => singleWasm.some((f) => u.pathname.endsWith(`/${f}`)), async (route) => {
+      asked.push(new URL(route.request().url()).pathname);
+      await new Promise((resolve) => setTimeout(resolve, 33000)); // longer than the threads build's limit
+      await route.continue();
+    });
+    await page.goto(url('lab.html?seed=3&batch=24&width=32&threads=2'));
+    assert.equal(await page.evaluate(() => globalThis.crossOriginIsolated), false);
+    await page.locator('#head-scores td').first().waitFor({ timeout: 90000 });
+    const line = await page.$eval('#threads', (p) => ({ threads: p.dataset.threads, build: p.dataset.build, text: p.textContent }));
+    assert.equal(asked.length, 1, `the single-threaded build is fetched once, not given up and loaded again: ${asked.join(', ')}`);
+    assert.deepEqual([line.threads, line.build], ['1', 'single']);
+    assert.equal(line.text, 'Training on 1 thread: this page is not cross-origin isolated (no shared memory), so the lab uses the single-threaded build.');
+    assert.deepEqual(log.errors, []);
+    await context.close();
+  });
+
   test('Train, Step and Reset wait for the model: while its .wasm loads they are disabled, a settings change keeps them so, and then Train trains', { timeout: 120000 }, async () => {
     const { context, page, log, url } = await openPage(site);
     // hold the worker's .wasm back until the checks below have run (a learner on a slow connection)
