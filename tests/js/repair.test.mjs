@@ -286,3 +286,41 @@ test('an element of a list of three or more left out (a step listed twice): a fi
   const pair = 'export function f(a, b) { return [a, b].concat([1, 2, 3]); }';
   assert.ok(!mutantsOf(pair).some((m) => m.text === '' ), 'no element of [a, b] or [1, 2, 3] deleted');
 });
+
+test('stores.js: an edit inside what a call stores or a variable is assigned is stored; one an expression reads, an operand or a callee, is not', async () => {
+  const { storedAt } = await import('../../www/src/diagnosis/stores.js');
+  const at = (source, span) => storedAt(source, source.indexOf(span), source.indexOf(span) + span.length);
+  assert.equal(at('values.push(K[t]);', 'K'), true);
+  assert.equal(at('cache.append(key, cut(K[t], 0));', 'K'), true);
+  assert.equal(at("events.push({ type: 'append', value: K[t] });", 'K'), true);
+  assert.equal(at('keys = [K[t]];', 'K'), true);
+  assert.equal(at('row[c] += probs[j] * values[t][c];', 't]'), false);
+  assert.equal(at('acc += (ex[j] / z) * state.keys[j][c];', 'keys'), false);
+  assert.equal(at('exps.forEach((e, j) => keys[j].forEach((x, c) => { out[c] += e * x; }));', 'keys'), false);
+  assert.equal(at('out.push(w * keys[j][c]);', 'keys'), false); // arithmetic before the store
+  assert.equal(at('values.push(K[t]', 'K'), null); // does not parse
+});
+
+test('repaired.js readOrStored: a cache finding that may be the weighted sum\'s goes to it when an edit that reads repairs its line, stays at the store an edit repairs', async () => {
+  const { readOrStored } = await import('../../www/src/diagnosis/repaired.js');
+  const source = 'a\nb\nc\n';
+  const sum = { step: 'weighted-sum', title: 'Your weighted sum takes the rows of K, not of V' };
+  const found = { step: 'cache', line: 3, title: 'Line 3: Your cache\'s values are rows of K', readInstead: sum };
+  const read = { lines: [3], stored: false };
+  const store = { lines: [1], stored: true };
+  assert.deepEqual([readOrStored(found, { passed: [read] }, source)].map((f) => [f.step, f.line, f.title]), [['weighted-sum', 3, 'Line 3: Your weighted sum takes the rows of K, not of V']]);
+  assert.deepEqual([readOrStored(found, { passed: [read, store] }, source)].map((f) => [f.step, f.line, f.title, 'readInstead' in f]), [['cache', 1, 'Line 1: Your cache\'s values are rows of K', false]]);
+  assert.deepEqual([readOrStored(found, { passed: [store, { lines: [3], stored: true }] }, source)].map((f) => [f.step, f.line]), [['cache', 3]]);
+  assert.deepEqual([readOrStored(found, { passed: [] }, source)].map((f) => [f.step, f.line, 'readInstead' in f]), [['cache', 3, false]]);
+  assert.deepEqual([readOrStored(found, { passed: [{ lines: [2], stored: false }] }, source)].map((f) => [f.step, f.line]), [['cache', 3]]);
+  const plain = { step: 'softmax', line: 2, title: 'Line 2: x' };
+  assert.equal(readOrStored(plain, { passed: [read] }, source), plain);
+});
+
+test('loops.js roundedArguments: the whole argument of a rounding is index arithmetic, not a step\'s number', async () => {
+  const { roundedArguments } = await import('../../www/src/diagnosis/loops.js');
+  const src = 'const i = Math.floor(n / T) % T; const x = Math.exp(n / T);';
+  const site = (name) => ({ name, at: src.indexOf(name), end: src.indexOf(name) + name.length });
+  const sites = [site('Math.floor(n / T)'), site('n / T'), site('Math.exp(n / T)'), { name: 'n / T', at: src.lastIndexOf('n / T'), end: src.lastIndexOf('n / T') + 5 }];
+  assert.deepEqual([...roundedArguments(sites)], [1]);
+});

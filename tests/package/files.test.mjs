@@ -70,6 +70,7 @@ const EXPECTED_FILES = [
   'course/diagnosis/scale.js',
   'course/diagnosis/sizes.js',
   'course/diagnosis/steps.js',
+  'course/diagnosis/stores.js',
   'course/diagnosis/structure.js',
   'course/diagnosis/twice.js',
   'course/diagnosis/weights-mask.js',

@@ -21,7 +21,7 @@
 // apart from the keys scored (see docs/contributors.md).
 
 import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
-import { shortLoop, stoppedShort } from './loops.js';
+import { roundedArguments, shortLoop, stoppedShort } from './loops.js';
 import { columnsListed } from './heads.js';
 import { helperWrong, reordered, summedFeed, transposedFeed, wrongFromEveryCall } from './feeds.js';
 import { callSiteAtFault } from './calls.js';
@@ -280,6 +280,7 @@ export function firstForeignSite(recording, reference, after, sites = null) {
   const onTheWay = sites ? wayTest(recording, sites, foreign) : () => false;
   // (a sum from the last term back, built in a call the function made of itself: a recursion's partial sum)
   const tails = sortedFinite(reference.tails ?? []);
+  const rounded = sites ? roundedArguments(sites) : new Set(); // (`n / T` of `Math.floor(n / T)`: index arithmetic)
   const recursive = (id, caller) => Boolean(sites) && caller >= 0 && Boolean(sites[id]?.fn) && sites[caller]?.fn === sites[id].fn;
   let best = null;
   recording.sites.forEach((site, id) => {
@@ -287,7 +288,7 @@ export function firstForeignSite(recording, reference, after, sites = null) {
       const moment = site.moments[k];
       if (moment <= after || (best && moment >= best.moment)) continue;
       const tail = holds(tails, site.values[k]) && recursive(id, site.callers?.[k] ?? -1);
-      if (foreign(site.values[k]) && !tail && !onTheWay(id, moment)) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
+      if (foreign(site.values[k]) && !tail && !rounded.has(id) && !onTheWay(id, moment)) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
     }
   });
   return best;

@@ -175,7 +175,9 @@ export function shiftedColumns(step, alignments, recordings, references, foreign
       for (const other of own ? whole.filter((e) => e !== own && e.matrix.length === own.matrix.length && e.matrix[0].length === own.matrix[0].length) : []) {
         const product = seen(productT(A.matrix, window(other.matrix, windowOf(B.matrix, own.matrix), B.matrix[0].length)));
         const site = builtAt(product, sorted);
-        if (site >= 0 && fits.source === undefined) [fits.source, fits.sourceEntry] = [{ site, strong: true, product }, own];
+        // (unless those columns are A's own, A·Aᵀ: `q` read for `k` where the product was made, the product's own step)
+        const selfRead = windowOf(A.matrix, other.matrix) !== null;
+        if (site >= 0 && fits.source === undefined) [fits.source, fits.sourceEntry] = [{ site, strong: true, product }, selfRead ? entry : own];
       }
       if (Object.keys(fits).length) found.push({ head: entry.head, A, B, fits });
     });

@@ -129,7 +129,9 @@ export function checkCache(probeId) {
         return { ...base, step: 'cache', title: `Token 0 attended all ${T} keys: the cache is bypassed`, detail: `Your weights give weight to keys after the token (token 0 to keys 1 … ${T - 1}). When token t is decoded the later tokens do not exist yet: read K and V only through the cache, which holds tokens 0 … t.` };
       }
       if (pattern((k) => [k])) {
-        return { ...base, step: 'cache', title: 'Each token attended only its own key: the cache holds just the newest token', detail: `Token ${q} attended ${keys(seen[q])}; it must see keys 0 … ${q}. Append (push) row t of K and V to the cache and keep the earlier rows; do not replace them. (The same output comes from a weighted sum that uses V[t] alone: output row t is Σ_j w_tj · V[j] over the whole cache.)` };
+        // (or the weighted sum read row t of V for every key: repaired.js chooses by the line that repairs it)
+        const readInstead = { step: 'weighted-sum', title: 'Your weighted sum reads the newest value, row t of V, for every key', detail: `With V one-hot, token ${q}'s output is its weights, and yours weighs only ${keys(seen[q])}: every key's weight went to row t of V. Output row t is Σ_j w_tj · V[j], each key's weight times its own value, over the whole cache.` };
+        return { ...base, step: 'cache', title: 'Each token attended only its own key: the cache holds just the newest token', detail: `Token ${q} attended ${keys(seen[q])}; it must see keys 0 … ${q}. Append (push) row t of K and V to the cache and keep the earlier rows; do not replace them. (The same output comes from a weighted sum that uses V[t] alone: output row t is Σ_j w_tj · V[j] over the whole cache.)`, readInstead };
       }
       if (pattern((k) => range(Math.min(k + 2, T)))) {
         return { ...base, step: 'cache', title: `Token ${q} attended key ${q + 1}, which is not in the cache yet`, detail: `Token t attended keys 0 … t + 1: the cache is one token ahead (row t + 1 appended before token t attends). Append row t, then attend.` };

@@ -190,6 +190,8 @@ function decorate(f, table) {
     actual: f.actual ?? null,
   };
   if (located && p && STEPS[f.step].walk) result.walkthrough = walkthroughOf(f, table);
+  // (the other step the same outputs may be, for the line that repairs them to choose: repaired.js)
+  if (f.readInstead) result.readInstead = decorate({ ...f, ...f.readInstead, readInstead: null }, table);
   return result;
 }
 

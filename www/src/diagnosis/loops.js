@@ -53,3 +53,18 @@ export function stoppedShort(entry, sites, recording, reference, before = Infini
   }
   return null;
 }
+
+/**
+ * The sites that are the whole argument of a rounding, `n / T` of `Math.floor(n / T)`: index
+ * arithmetic, whose fraction is rounded away before anything reads it (a flat index split into a row
+ * and a column), never a number of a step. A Set of ids.
+ */
+export function roundedArguments(sites) {
+  const rounding = sites.filter((o) => /^Math\.(floor|ceil|trunc|round)\(/.test(o.name ?? '') && Number.isInteger(o.at));
+  const out = new Set();
+  sites.forEach((s, id) => {
+    const open = (o) => o.at + o.name.indexOf('(') + 1;
+    if (Number.isInteger(s.at) && rounding.some((o) => open(o) === s.at && o.end === s.end + 1)) out.add(id);
+  });
+  return out;
+}

@@ -10,7 +10,6 @@
 // edits that add what a slip left out (a term, a helper around a read, a property's right name, an
 // infinity: INSERTIONS), within what is left of the same bounds; they are many more, and most would
 // "repair" right lines of an answer that one of the first round's edits repairs, so they come after.
-//
 // Nothing here runs the learner's code in place: each mutant is a new script, run in the worker that
 // runs the learner's code (a 2 s limit of its own). Every loop turn and every function call of a mutant
 // ticks (a mutated bound can loop forever, and a worker cannot stop a loop from outside): a mutant stops
@@ -21,6 +20,7 @@
 // worker gives the search cases.js's REPAIR_TIME_LIMIT_MS (5 s), not the learner's 2 s. Mutants
 // are tried nearest the lines the traced run named first (`near`), so the bounds cut the farthest.
 import { parse } from 'acorn';
+import { storedAt } from './stores.js';
 
 // (how much farther a second-round edit ranks than it is, in `nearness`'s units: 3 lines)
 const SECOND_ROUND = 12;
@@ -446,7 +446,7 @@ function nearness(source, near) {
 }
 
 /**
- * The lines one edit repairs: { lines: [line …] (ascending), tried, passed: [{ lines, start, end, from, to }] …,
+ * The lines one edit repairs: { lines: [line …] (ascending), tried, passed: [{ lines, start, end, from, to, stored }] …,
  * complete, timed } — `complete` when every mutant was tried within the bounds, `timed` when the 4 s guard
  * stopped it (what it found then depends on the machine's speed). `cases`: the challenge's
  * cases, each { kind: 'fixed' | 'error', args, … } as cases.js's judge reads them, the ones the answer
@@ -507,7 +507,7 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
       // (a variant stopped by the clock alone runs once more on a longer one: a busy machine pauses any
       // code a few milliseconds, and the edit that repairs must not lose to the machine's load)
       if (!ok && run.clocked && retried++ < REPAIR_LIMITS.MAX_RETRIES) ok = run.all(fn, cases, Math.max(run.ms, REPAIR_LIMITS.RETRY_MUTANT_MS));
-      if (ok) passed.push({ lines: m.lines, start: m.start, end: m.end, from: source.slice(m.start, m.end), to: m.text });
+      if (ok) passed.push({ lines: m.lines, start: m.start, end: m.end, from: source.slice(m.start, m.end), to: m.text, stored: storedAt(source, m.start, m.end) });
     }
     return true;
   };

@@ -107,8 +107,27 @@ export async function repairFinding(found, { send, judged, source, data, trace, 
   if (!found) return found;
   const repair = await send({ repair: { cases: repairCases(judged), near: found.line ? [found.line] : [] } }, REPAIR_TIME_LIMIT_MS);
   const pick = repair.type === 'done' ? repairPick(found, repair.repair, source) : null;
-  if (!pick) return found;
+  if (!pick) return readOrStored(found, repair.repair, source);
   const checked = await send({ trace, code: pick.source });
-  if (checked.type !== 'done') return found;
-  return withRepair(found, pick, source, { data, traced: checked.traced, original, lab, functionName });
+  if (checked.type !== 'done') return readOrStored(found, repair.repair, source);
+  return readOrStored(withRepair(found, pick, source, { data, traced: checked.traced, original, lab, functionName }), repair.repair, source);
+}
+
+/**
+ * A finding that reads the same from outside as a weighted sum's mistake (`readInstead`: the cache's
+ * values are rows of K, or the weighted sum reads K where the cache's values are), by the edits that
+ * repair (stores.js's `stored`): one that changes what a call stores or a variable is assigned
+ * (`values.push(K[t])`, `keys = [K[t]]`) keeps the finding, at its line (the finding's, when one is there); else one at the finding's line
+ * that changes what an expression reads (`keys[j]` for `values[j]`, `values[t]` for `values[j]`, an
+ * operand of arithmetic) gives it to the weighted sum. As it was when no edit repairs.
+ */
+export function readOrStored(found, repair, source) {
+  const { readInstead: sum, ...rest } = found ?? {};
+  if (!sum) return found;
+  const passed = repair?.passed ?? [];
+  const store = passed.find((p) => p.stored === true && p.lines.includes(rest.line)) ?? passed.find((p) => p.stored === true);
+  const untitled = (f) => ({ ...f, title: f.title.replace(/^Line \d+: /, '') });
+  if (store) return store.lines.includes(rest.line) ? rest : withLine(untitled(rest), { line: store.lines[0] }, source);
+  const read = rest.line ? passed.find((p) => p.lines.includes(rest.line) && p.stored === false) : null;
+  return read ? withLine(sum, { line: rest.line, column: rest.column, name: rest.name }, source) : rest;
 }

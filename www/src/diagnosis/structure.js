@@ -197,7 +197,11 @@ export function checkAverage(probeId) {
       let withM;
       try { withM = referenceOutput(ctx, { ...probe, V: M }); } catch { continue; }
       if (alike(withM)) {
-        return { ...base, step: hasStep(ctx.table, 'cache') ? 'cache' : 'weighted-sum', title: hasStep(ctx.table, 'cache') ? `Your cache's values are rows of ${name}: token t's weighted sum uses ${name}, not V` : `Your weighted sum takes the rows of ${name}, not of V`, detail: `${lead} Yours is weights·${name}: the values ${hasStep(ctx.table, 'cache') ? 'in the cache are the keys' : `are ${name}'s rows`}. Output row i is Σ_j w_ij · V[j].` };
+        const sum = { step: 'weighted-sum', title: `Your weighted sum takes the rows of ${name}, not of V`, detail: `${lead} Yours is weights·${name}: the values ${hasStep(ctx.table, 'cache') ? `your weighted sum reads are ${name}'s rows, not the cache's values` : `are ${name}'s rows`}. Output row i is Σ_j w_ij · V[j].` };
+        if (!hasStep(ctx.table, 'cache')) return { ...base, ...sum };
+        // (seen from outside, the cache's values and the weighted sum's reads are one: `readInstead`, the
+        // weighted sum's own finding, for the line that repairs it to choose: repaired.js)
+        return { ...base, step: 'cache', title: `Your cache's values are rows of ${name}: token t's weighted sum uses ${name}, not V`, detail: `${lead} Yours is weights·${name}: the values in the cache are the ${name === 'K' ? 'keys' : 'queries'}. Output row i is Σ_j w_ij · V[j].`, readInstead: sum };
       }
     }
     if (O.every((row) => close([row], [O[0]], 1e-9))) {
