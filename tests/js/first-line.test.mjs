@@ -23,6 +23,7 @@ import * as fresh13 from '../corpus-lines/fresh13/slips.mjs';
 import * as fresh14 from '../corpus-lines/fresh14/slips.mjs';
 import * as fresh15 from '../corpus-lines/fresh15/slips.mjs';
 import * as fresh16 from '../corpus-lines/fresh16/slips.mjs';
+import * as fresh17 from '../corpus-lines/fresh17/slips.mjs';
 import { challengeData, diagnose, loadFunction, traced } from './support/diagnose.mjs';
 import { thrownUnder } from '../../www/src/diagnosis/calls.js';
 import { RECORD, createRecorder, instrument, runTraced } from '../../www/src/diagnosis/instrument.js';
@@ -215,7 +216,6 @@ const FRESH11_MISSES = new Set([
   '01/7', // (B) weighted-sum at line 18: said softmax at line 18
   '02/7', // (B) scale at line 32: said scale at line 13
   '04/5', // (B) concat at line 37: said w-o at line None
-  '05/7', // (B) softmax at line 36: said softmax at line 42
   '06/6', // (A) concat at line 33: said concat at line 14 (the step since unseenAfter; first said weighted-sum at line 13)
   '09/1', // (B) slice at line 2: said None at line 5
 ]);
@@ -308,7 +308,7 @@ const FRESH14_MISSES = new Set([
 // 39/29 of 45, half B 41/29 of 44); after the rules fitted on half A (commits cf5326d, 722a7d0 with c3706f6, and b4d4f55: a mask's
 // cut of the keys a map walks, an edit of a line's own over a statement moved, an online softmax's never-built
 // weights no bar to a repair), 80 steps and 65 lines (half A 39/33, half B 41/32); after fresh16's readOrStored, 81 and 65
-// (05/4 of half A). The misses:
+// (05/4 of half A); after fresh17's round, 81 and 66 (08/7 of half B). The misses:
 const FRESH15_MISSES = new Set([
   '01/4', // (A) weighted-sum at line 28: said softmax at line 28
   '01/5', // (B) weighted-sum at line 28: said softmax at line 28
@@ -333,7 +333,6 @@ const FRESH15_MISSES = new Set([
   '07/7', // (B) pairs at line 16: said pairs at line 34
   '07/8', // (A) rotation at line 11: said rotation at line 34
   '08/6', // (A) mask at line 18: said mask at line 17
-  '08/7', // (B) mask at line 17: said mask at line 27
   '08/8', // (A) weighted-sum at line 32: said softmax at line 32
   '09/1', // (B) slice at line 53: said slice at line 35
   '09/3', // (B) w-o at line 46: said w-o at line 35
@@ -345,7 +344,9 @@ const FRESH15_MISSES = new Set([
 // first sight on main at cc0aa9d (Intel Xeon), before any rule was fitted on it: 93 steps and 76 lines right (half A
 // 47/41 of 51, half B 46/35 of 51); after the rules fitted on its half A (repaired.js readOrStored, loops.js
 // roundedArguments, heads.js shiftedColumns' A·Aᵀ), 95 and 79 (half A 49/44, half B 46/35; half B's 05/5 lost its
-// line to readOrStored's first store until a store on the finding's own line came first). The misses:
+// line to readOrStored's first store until a store on the finding's own line came first); after the rules fitted on fresh17's
+// half A and its own (repair.js: a statement moved past two others; align.js and calls.js: a write through the same
+// parameter as a right one), 95 and 81 (half A 49/46, half B 46/35). The misses:
 const FRESH16_MISSES = new Set([
   '01/5', // (B) weighted-sum at line 39: said weighted-sum at line 41
   '01/7', // (B) softmax at line 34: said softmax at line 40
@@ -356,12 +357,10 @@ const FRESH16_MISSES = new Set([
   '03/8', // (A) weighted-sum at line 25: said scores at line 25
   '04/7', // (B) weighted-sum at line 38: said project-V at line 57
   '04/11', // (B) project-K at line 11: said project-K at line 22
-  '05/0', // (A) cache at line 14: said cache at line 23
   '05/9', // (B) cache at line 10: said cache at line 24
   '06/5', // (B) weighted-sum at line 38: said weighted-sum at line 25
   '06/9', // (B) softmax at line 34: said weighted-sum at line 31
   '06/11', // (B) kv-head at line 29: said slice at line 29
-  '07/4', // (A) rotation at line 35: said rotation at line 34
   '07/9', // (B) rotation at line 32: said rotation at line 28
   '07/11', // (B) position at line 31: said position at line 28
   '08/0', // (A) mask at line 18: said mask at line 10
@@ -374,7 +373,44 @@ const FRESH16_MISSES = new Set([
   '09/7', // (B) mask at line 28: said mask at line 31
 ]);
 
-for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES], ['fresh13', fresh13, FRESH13_MISSES], ['fresh14', fresh14, FRESH14_MISSES], ['fresh15', fresh15, FRESH15_MISSES], ['fresh16', fresh16, FRESH16_MISSES]]) {
+// fresh17 (107 slips, written blind by a helper, tests/corpus-lines/fresh17/, committed before any run: ebe3ada):
+// first sight on main at 5f38619 (Intel Xeon), before any rule was fitted on it: 99 steps and 80 lines right (half A
+// 49/42 of 54, half B 50/38 of 53); after the rules fitted on its half A and fresh16's (repair.js: an exp's maximum left
+// out, a helper every other element of a list is made by; first-line.js chosenIndex: a number made before a name
+// passed on), 99 and 83 (half A 49/45, half B 50/38). The misses:
+const FRESH17_MISSES = new Set([
+  '01/0', // (A) scores at line 55: said scores at line 20
+  '01/1', // (B) scale at line 57: said scale at line 29
+  '01/7', // (B) weighted-sum at line 59: said weighted-sum at line 60
+  '01/8', // (A) softmax at line 38: said softmax at line 20
+  '02/8', // (A) slice at line 51: said w-o at line 51
+  '02/11', // (B) scale at line 53: said scale at line 52
+  '03/0', // (A) mask at line 33: said mask at line 35
+  '03/3', // (B) mask at line 35: said mask at line 54
+  '03/7', // (B) softmax at line 58: said softmax at line 69
+  '03/8', // (A) weighted-sum at line 66: said scores at line 66
+  '04/0', // (A) project-Q at line 37: said project-Q at line 46
+  '04/3', // (B) slice at line 43: said slice at line 46
+  '04/6', // (A) softmax at line 57: said softmax at line 61
+  '04/8', // (A) concat at line 63: said w-o at line 27
+  '04/10', // (A) softmax at line 54: said softmax at line 57
+  '04/11', // (B) weighted-sum at line 60: said weighted-sum at line 62
+  '05/5', // (B) cache at line 37: said cache at line 13
+  '05/11', // (B) cache at line 34: said cache at line 38
+  '06/3', // (B) scores at line 26: said softmax at line 26
+  '06/5', // (B) weighted-sum at line 30: said slice at line 21
+  '06/10', // (A) weighted-sum at line 30: said softmax at line 30
+  '07/1', // (B) position at line 63: said position at line 51
+  '08/6', // (A) mask at line 35: said mask at line 24
+  '08/7', // (B) mask at line 18: said mask at line 24
+  '08/9', // (B) scale at line 28: said scale at line 30
+  '09/3', // (B) mask at line 36: said mask at line 49
+  '09/5', // (B) concat at line 45: said w-o at line 51
+  '09/8', // (A) mask at line 39: said w-o at line 39
+  '09/10', // (A) w-o at line 49: said w-o at line 45
+]);
+
+for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES], ['fresh13', fresh13, FRESH13_MISSES], ['fresh14', fresh14, FRESH14_MISSES], ['fresh15', fresh15, FRESH15_MISSES], ['fresh16', fresh16, FRESH16_MISSES], ['fresh17', fresh17, FRESH17_MISSES]]) {
   for (const number of Object.keys(batch.SLIPS)) {
     test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, async () => {
       const { failing, found } = await diagnose(FOLDERS[number], batch.base(number), lab);
@@ -498,8 +534,8 @@ test('instrumenting never changes what the code computes: every answer of both c
     for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js'))) sources.push([number, readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8')]);
   }
   for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) sources.push([number, base(number)]);
-  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips(), ...fresh13.slips(), ...fresh14.slips(), ...fresh15.slips(), ...fresh16.slips()]) sources.push([slip.number, slip.source]);
-  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
+  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips(), ...fresh13.slips(), ...fresh14.slips(), ...fresh15.slips(), ...fresh16.slips(), ...fresh17.slips()]) sources.push([slip.number, slip.source]);
+  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
   for (const source of ODD_STYLES) sources.push(['01', source]);
   let calls = 0;
   for (const [number, source] of sources) {

@@ -324,3 +324,60 @@ test('loops.js roundedArguments: the whole argument of a rounding is index arith
   const sites = [site('Math.floor(n / T)'), site('n / T'), site('Math.exp(n / T)'), { name: 'n / T', at: src.lastIndexOf('n / T'), end: src.lastIndexOf('n / T') + 5 }];
   assert.deepEqual([...roundedArguments(sites)], [1]);
 });
+
+test('a statement moved past two others (to the end or the start of its block) is a second-round edit that keeps every line where it was', () => {
+  const second = (source) => mutantsOf(source, { round: 2 });
+  const slip = `export function decode(K, V) {
+  const keys = [];
+  const values = [];
+  const out = [];
+  for (let t = 0; t < K.length; t++) {
+    out.push(keys.length + values.length);
+    keys.push(K[t]);
+    values.push(V[t]);
+  }
+  return out;
+}
+`;
+  const moved = second(slip).filter((m) => m.text.startsWith('keys.push(K[t]);\n    values.push(V[t]);\n    out.push'));
+  assert.equal(moved.length, 1, JSON.stringify(second(slip).map((m) => m.text)));
+  assert.deepEqual(moved[0].lines, [6]);
+  const text = slip.slice(0, moved[0].start) + moved[0].text + slip.slice(moved[0].end);
+  assert.equal(text.split('\n').length, slip.split('\n').length);
+  assert.equal(text.split('\n')[5], '    keys.push(K[t]);');
+  assert.equal(text.split('\n')[7], '    out.push(keys.length + values.length);');
+  const cases2 = [{ kind: 'fixed', args: [[[1], [2]], [[3], [4]]], expected: [[2, 4]], tolerance: 1e-9 }];
+  const right = (o) => [o];
+  const wrapped = slip.replace('export function decode(K, V) {', 'export function decode(K, V) { return [inner(K, V)]; }\nfunction inner(K, V) {');
+  const r = repairLines(wrapped, 'decode', cases2.map((c) => ({ ...c, expected: right(c.expected[0]) })), { load, toScript, judge });
+  assert.deepEqual(r.lines, [7]);
+  // (the first round swaps neighbours only: moving `out.push` past both pushes is not among its edits)
+  assert.ok(!mutantsOf(slip).some((m) => m.text.startsWith('keys.push(K[t]);\n    values.push(V[t]);\n    out.push')));
+});
+
+test('an exp of a read or a call with the row\'s maximum left out, and the one element of a list a helper is not applied to, are repaired', () => {
+  const exp = `export function f(rows) {
+  return rows.map((row) => {
+    const top = Math.max(...row);
+    const e = row.map((_, n) => Math.exp(row[n]));
+    const z = e.reduce((a, b) => a + b, 0);
+    return e.map((x) => x / z);
+  });
+}
+`;
+  const big = [{ kind: 'fixed', args: [[[1000, 999]]], expected: [[Math.E / (Math.E + 1), 1 / (Math.E + 1)]], tolerance: 1e-9 }];
+  const r = repairLines(exp, 'f', big, { load, toScript, judge });
+  assert.deepEqual(r.lines, [4]);
+  assert.ok(r.passed.some((p) => p.to === 'row[n] - top'), JSON.stringify(r.passed));
+  const list = `export function f(Q, K, V) {
+  const cols = (M) => M.map((row) => row.slice(1));
+  const [q, k, v] = [cols(Q), cols(K), V];
+  return q.map((a, i) => [a[0] * k[i][0] + v[i][0]]);
+}
+`;
+  const one = [{ kind: 'fixed', args: [[[1, 2]], [[3, 4]], [[5, 6]]], expected: [[14]], tolerance: 1e-9 }];
+  const edits = mutantsOf(list).filter((m) => m.text === 'cols(V)');
+  assert.equal(edits.length, 1);
+  assert.deepEqual(edits[0].lines, [3]);
+  assert.ok(repairLines(list, 'f', one, { load, toScript, judge }).passed.some((p) => p.to === 'cols(V)' && p.lines[0] === 3));
+});

@@ -61,6 +61,7 @@ const EXPECTED_FILES = [
   'course/diagnosis/kv.js',
   'course/diagnosis/locate.js',
   'course/diagnosis/loops.js',
+  'course/diagnosis/meter.js',
   'course/diagnosis/probes.js',
   'course/diagnosis/projections.js',
   'course/diagnosis/reference.js',

@@ -582,7 +582,9 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (unless the foreign number is written into the same array: the step's other part, written wrong)
     const partial = entry.status === 'missing' ? entry.partial : null;
     // (the foreign number's own expression, or the larger one it is a part of, writes there)
-    const sameArray = partial && found && arrayOf(sites[partial.site]) !== null && arrayOf(sites[partial.site]) === arrayOf(sites[outermost(found.site, sites)]);
+    // (or passed to the same parameter of the learner's own function, which writes it: `put(t, a, …)`, `put(t, b, …)`)
+    const [mine, theirs] = [sites[partial?.site], sites[outermost(found?.site, sites)]];
+    const sameArray = partial && found && ((arrayOf(mine) !== null && arrayOf(mine) === arrayOf(theirs)) || (Boolean(mine?.callee) && mine.callee === theirs?.callee && String(mine.binds) === String(theirs.binds)));
     // (or when the foreign number is computed from the value that site declared: built on it)
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)

@@ -16,7 +16,7 @@ import { STEPS } from './steps.js';
 import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses, unseenAfter } from './align.js';
-import { callSiteAtFault, thrownUnder } from './calls.js';
+import { callSiteAtFault, passedRightBeside, thrownUnder } from './calls.js';
 import { incompleteCut } from './cuts.js';
 import { doneTwice, saying } from './twice.js';
 import { cutIterableBehind, cutMappedBehind, sameMapBehind, sizeBehind, unreadTotalBehind } from './sizes.js';
@@ -152,10 +152,10 @@ function resultWrite(sites, recording, resultId, reference) {
 }
 
 /**
- * A step whose reference says which of its parts each head reads (`kvHead`), held right for every
- * head, while the probes find a head reading another's: the choice was made by an index. The site
- * whose whole numbers, one per head, are those parts' indices in another order than the
- * reference's (`kv.get(h % numberOfKVHeads)` for `⌊h / group⌋`). Its id, or null.
+ * A step whose reference says which of its parts each head reads (`kvHead`), held right for every head, while
+ * the probes find a head reading another's: the choice was made by an index. The site whose whole numbers,
+ * one per head, are those parts' indices in another order than the reference's (`kv.get(h % numberOfKVHeads)`
+ * for `⌊h / group⌋`), a number made before a name passed on (`c` of `mix(w, from, c)`, alike by chance). Its id, or null.
  */
 function chosenIndex(step, sites, recording, reference) {
   const byHead = new Map(reference.steps.filter((e) => e.step === step && Number.isInteger(e.kvHead)).map((e) => [e.head, e.kvHead]));
@@ -165,7 +165,7 @@ function chosenIndex(step, sites, recording, reference) {
   const T = sequence.length;
   // one number per head, in the heads' order or each repeated
   const perHead = (values, at) => { const m = new Map(); return values.every((v, k) => (m.has(at(k)) ? m.get(at(k)) === v : (m.set(at(k), v), true))); };
-  for (const [id, site] of sites.entries()) {
+  for (const [id, site] of [...sites.entries()].sort(([, a], [, b]) => a.plain - b.plain)) {
     const { values } = recording.sites[id];
     if (site.counter || !values.length || values.length % T !== 0 || !values.every((v) => allowed.has(v)) || new Set(values).size < 2) continue;
     const r = values.length / T;
@@ -388,8 +388,9 @@ const bound = (s, name, fn) => Boolean(fn) && (s.callee === fn || s.home === fn)
  */
 function integerBehind(id, sites, recording, reference) {
   const every = (values) => new Set(values).size === Math.max(...values) + 1 && Math.min(...values) === 0 && reference.inputs.some((M) => M.length === new Set(values).size || M[0]?.length === new Set(values).size);
+  const foreign = foreignTest(reference);
   const behind = (names, fn, passed = false) => {
-    for (const name of names ?? []) {
+    for (const name of (names ?? []).filter((n) => !passedRightBeside(id, n, sites, recording, foreign))) {
       // (not an argument of a recursive call, `h + 1` of `heads(…, h + 1)`: the first call's value is not among its values)
       const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || (bound(s, name, fn) && s.fn !== fn)) && !s.counter;
       const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
@@ -402,7 +403,6 @@ function integerBehind(id, sites, recording, reference) {
   };
   const own = behind(sites[id].operands, sites[id].fn) ?? behind(sites[id].args, sites[id].fn);
   if (own !== null) return own;
-  const foreign = foreignTest(reference);
   const k = recording.sites[id].values.findIndex(foreign);
   const caller = k >= 0 ? recording.sites[id].callers?.[k] ?? -1 : -1;
   return caller >= 0 && caller !== id ? behind(sites[caller].args, sites[caller].fn, true) : null;
@@ -434,7 +434,7 @@ function readBehind(id, sites, recording, reference) {
 
 /**
  * When the first foreign number of site `id` is made of what a call of the learner's own function
- * on its line returned, and that was no step's number (`dot(q, k) / √d` with a dot product that
+ * on its line returned, and that was no step's number nor an input's (`dot(q, k) / √d` with a dot product that
  * skips a term: a product, a partial sum), the function built it wrong: the site inside that call
  * that first built the returned number. Its id, or null.
  */
@@ -444,7 +444,7 @@ function returnedBehind(id, sites, recording, reference) {
   const k = site.values.findIndex(foreign);
   if (k < 0) return null;
   const moment = site.moments[k];
-  const steps = new Set(reference.steps.flatMap((e) => e.matrix.flat()).filter(Number.isFinite).map((x) => x.toPrecision(12)));
+  const steps = new Set([...reference.steps.map((e) => e.matrix), ...(reference.inputs ?? [])].flatMap((M) => M.flat()).filter(Number.isFinite).map((x) => x.toPrecision(12)));
   let call = null;
   sites.forEach((s, c) => {
     if (!s.call || s.line !== sites[id].line || c === id) return;

@@ -21,11 +21,12 @@
 // are tried nearest the lines the traced run named first (`near`), so the bounds cut the farthest.
 import { parse } from 'acorn';
 import { storedAt } from './stores.js';
+import { REPAIR_LIMITS, meter, passes } from './meter.js';
+
+export { REPAIR_LIMITS };
 
 // (how much farther a second-round edit ranks than it is, in `nearness`'s units: 3 lines)
 const SECOND_ROUND = 12;
-// (MAX_MS, 4 s in all, guards; the bounds of work end a search on a quiet machine well before it)
-export const REPAIR_LIMITS = { MAX_MUTANTS: 3000, TOTAL_TICKS: 4_000_000, MIN_TICKS: 2_000, MAX_TICKS: 200_000, MAX_MS: 4000, SAFETY_MUTANT_MS: 100, MIN_MUTANT_MS: 5, RETRY_MUTANT_MS: 25, MAX_RETRIES: 16 };
 
 const GROUPS = [['+', '-', '*', '/'], ['<', '<=', '>', '>='], ['===', '!=='], ['==', '!='], ['&&', '||']];
 const ASSIGN = [['+=', '=', '-='], ['*=', '/=', '=']];
@@ -201,6 +202,10 @@ const EDITS = {
   // two elements next to each other swapped
   // (and of a list of three or more, an element left in where it was not meant: a step listed twice)
   ArrayExpression: (node, { text, add }) => {
+    // (`[cols(Q), cols(K), V]`: the one element a helper every other is made by is not applied to)
+    const called = node.elements.filter((e) => e?.type === 'CallExpression' && e.callee.type === 'Identifier' && e.arguments.length === 1);
+    const f = called.length >= 2 && called.every((e) => e.callee.name === called[0].callee.name) ? called[0].callee.name : null;
+    for (const e of f && called.length === node.elements.length - 1 ? node.elements : []) if (e && !called.includes(e) && e.type !== 'SpreadElement') add(node, e.start, e.end, `${f}(${text(e)})`, [e.loc.start.line]);
     node.elements.forEach((a, k) => {
       const b = node.elements[k + 1];
       if (a && b) add(node, a.start, b.end, `${text(b)}, ${text(a)}`, [a.loc.start.line, b.loc.start.line]);
@@ -223,6 +228,16 @@ const EDITS = {
  * of the first round's, most of them on lines that are right, so they come after it.
  */
 const INSERTIONS = {
+  // (a statement moved past two or more others, to the end or the start of its block: `output.push(attend(…))`
+  // before the two pushes into the cache it reads)
+  // (the text between the statements kept where it is, so that every line keeps its number)
+  BlockStatement: (node, { text, source, add }) => node.body.forEach((st, k) => {
+    const [n, body] = [node.body.length, node.body.map(text)];
+    const between = node.body.slice(1).map((b, m) => source.slice(node.body[m].end, b.start));
+    const moved = (to) => body.filter((_, m) => m !== k).toSpliced(to, 0, body[k]).map((t, m) => t + (between[m] ?? '')).join('');
+    if (!/Declaration$/.test(st.type) && k < n - 2) add(st, node.body[0].start, node.body[n - 1].end, moved(n - 1));
+    if (!/Declaration$/.test(st.type) && k >= 2) add(st, node.body[0].start, node.body[n - 1].end, moved(0));
+  }),
   Identifier: (node, { add, inScope, madeAt, helpers, objects }, parent, key) => {
     if (!readAsValue(node, parent, key) || (parent.type === 'MemberExpression' && key === 'object')) return;
     const lines = madeAt(node);
@@ -237,6 +252,12 @@ const INSERTIONS = {
       if (arity === 1 && !(parent.type === 'CallExpression' && key === 'arguments')) add(node, node.start, node.end, `${f}(${node.name})`, lines);
       if (arity === 2 && (parent.type === 'ReturnStatement' || parent.type === 'VariableDeclarator')) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, `${f}(${node.name}, ${name})`, lines);
     }
+  },
+  // (`Math.exp(row[n])` for `Math.exp(row[n] - top)`: the row's maximum left out of an exp of a read or a call)
+  CallExpression: (node, { text, add, inScope, objects }) => {
+    const [arg] = node.arguments;
+    if (text(node.callee) !== 'Math.exp' || node.arguments.length !== 1 || arg.type === 'Identifier' || arg.type === 'SpreadElement') return;
+    for (const name of inScope(node)) if (!objects.has(name)) add(node, arg.start, arg.end, `${text(arg)} - ${name}`);
   },
   MemberExpression: (node, { add, properties }, parent, key) => {
     if (node.computed || (parent?.type === 'CallExpression' && key === 'callee') || (parent?.type === 'AssignmentExpression' && key === 'left')) return;
@@ -421,21 +442,6 @@ function scriptsOf(source, toScript) {
   return { code: body, scriptOf: (text) => script.slice(0, head) + text + script.slice(tail) };
 }
 
-/** Whether `fn` passes the judged case `c` (a throw judged as the worker reports it). */
-function passes(fn, c, judge) {
-  let result;
-  try {
-    result = { output: fn(...structuredClone(c.args)) };
-  } catch (error) {
-    result = { error: { name: error?.name, message: String(error?.message ?? error) } };
-  }
-  try {
-    return judge(c, result).pass;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * How far a line is from the `near` lines, for the order mutants are tried in: in lines (4 a line, plus the
  * near line's rank), or in steps back from their values along the slice (`sliceDepths`: d steps rank as d + ½ lines).
@@ -514,33 +520,6 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
   const complete = inRounds(source, mutants, distance, passed, tryAll);
   const lines = [...new Set(passed.flatMap((p) => p.lines))].sort((a, b) => a - b);
   return { lines, tried, passed, complete, timed };
-}
-
-/**
- * The bounds on one variant's run. `tick`, which the guards call at every loop turn and call, throws
- * past `limit` turns or `ms` milliseconds since `start()`; `all(fn, list, ms)` judges fn on the cases
- * (all of them by default) within `ms`, adding its turns to `total`; `clocked`: whether the clock,
- * not the turns, stopped the last run.
- */
-function meter(cases, judge) {
-  const run = { ticks: 0, total: 0, limit: REPAIR_LIMITS.MAX_TICKS, ms: REPAIR_LIMITS.SAFETY_MUTANT_MS, started: Date.now(), clocked: false };
-  run.start = () => Object.assign(run, { ticks: 0, clocked: false, started: Date.now() });
-  run.tick = () => {
-    // (the clock read at every tick: a variant that made an index huge does much native work per tick,
-    // `row.slice()` of an array grown to `base` = 10000 entries, and a few ticks can take seconds)
-    if (++run.ticks > run.limit) throw new RangeError('repair: too many loop turns');
-    run.clocked = Date.now() - run.started > run.ms;
-    if (run.clocked) throw new RangeError('repair: too long');
-  };
-  run.all = (fn, list = cases, ms = run.ms) => {
-    const kept = run.ms;
-    run.start();
-    run.ms = ms;
-    const ok = list.every((c) => passes(fn, c, judge));
-    [run.total, run.ms] = [run.total + run.ticks, kept];
-    return ok;
-  };
-  return run;
 }
 
 /**
