@@ -381,3 +381,24 @@ test('an exp of a read or a call with the row\'s maximum left out, and the one e
   assert.deepEqual(edits[0].lines, [3]);
   assert.ok(repairLines(list, 'f', one, { load, toScript, judge }).passed.some((p) => p.to === 'cols(V)' && p.lines[0] === 3));
 });
+
+test('a counter started one off is a first-round edit of its start; a name that starts no counter gets none', () => {
+  const edits = (source) => mutantsOf(source).map((m) => ({ text: source.slice(0, m.start) + m.text + source.slice(m.end), lines: m.lines }));
+  const slip = `export function mask(S) {
+  for (let q = 0; q < S.length; q++) {
+    let k = q;
+    while (k < S.length) {
+      S[q][k] = -Infinity;
+      k++;
+    }
+  }
+  const last = S.length;
+  return S.slice(0, last);
+}
+`;
+  assert.ok(edits(slip).some((e) => e.text.includes('let k = (q + 1);') && e.lines[0] === 3));
+  assert.ok(edits(slip).some((e) => e.text.includes('let k = (q - 1);')));
+  assert.ok(!edits(slip).some((e) => e.text.includes('const last = (S.length + 1)') || /\(S \+ 1\)/.test(e.text)));
+  const cases2 = [{ kind: 'fixed', args: [[[1, 2], [3, 4]]], expected: [[1, -Infinity], [3, 4]], tolerance: 1e-9 }];
+  assert.deepEqual(repairLines(slip, 'mask', cases2, { load, toScript, judge }).lines.includes(3), true);
+});

@@ -67,6 +67,7 @@ const EXPECTED_FILES = [
   'course/diagnosis/reference.js',
   'course/diagnosis/repair.js',
   'course/diagnosis/repaired.js',
+  'course/diagnosis/returns.js',
   'course/diagnosis/rope.js',
   'course/diagnosis/scale.js',
   'course/diagnosis/sizes.js',

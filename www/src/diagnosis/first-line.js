@@ -17,6 +17,7 @@ import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
 import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses, unseenAfter } from './align.js';
 import { callSiteAtFault, passedRightBeside, thrownUnder } from './calls.js';
+import { earlyReturn, resultWrite, returnedBehind } from './returns.js';
 import { incompleteCut } from './cuts.js';
 import { doneTwice, saying } from './twice.js';
 import { cutIterableBehind, cutMappedBehind, sameMapBehind, sizeBehind, unreadTotalBehind } from './sizes.js';
@@ -73,10 +74,10 @@ export function alignAnswer(data, traced, lab, functionName) {
   const cut = found && ORDER.indexOf(found.step) >= ORDER.indexOf('slice') && ORDER.indexOf(found.step) <= ORDER.indexOf('residual') ? cutAtFault(full, references, traced.sites) : null;
   const wrong = cut ? { step: cut.step, entries: [{ ...cut.entry, status: 'missing' }], site: { ...traced.sites[cut.site], probe: cut.probe } } : found;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
-  // reference, else the line that returns the function's result
-  const foreign = firstForeignSite(recordings[0], references[0], 0);
+  // reference, else the last line that returned the function's result (not a `return y` never reached)
+  const foreign = firstForeignSite(recordings[0], references[0], 0, traced.sites);
   const returned = traced.sites.findLast((s) => s.name === `the value returned by ${functionName}`); // its last return: the result, not a callback's
-  const anywhere = foreign ? traced.sites[foreign.site] : returned ?? null;
+  const anywhere = foreign ? traced.sites[foreign.site] : traced.sites.findLast((s, id) => s.name === returned?.name && full[0].sites[id]?.values.length) ?? returned ?? null;
   // (`shifted`: the columns each head read were found, so the layout at fault is known, whatever the probes read)
   const resultId = returned ? traced.sites.indexOf(returned) : -1;
   const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], resultId) ?? resultWrite(traced.sites, full[0], resultId, references[0]) : null;
@@ -109,46 +110,6 @@ function holes(first, statuses, recordings, siteFor) {
   if (!recordings.some((r) => r.sites.some((x) => x.values.some(Number.isNaN)))) return null;
   const at = siteFor(layout.step);
   return at ? { step: layout.step, entries: layout.entries.map((e) => ({ ...e, status: 'missing' })), site: at } : null;
-}
-
-/**
- * When the wrong step has no site (none of its numbers built, none foreign: the result is made of
- * running sums a right answer builds on the way, stopped short), the first return of the result's
- * first number by a function that calls itself: a recursion's base case that returned early
- * (`if (j === V.length - 1) return acc`). Its site, or null.
- */
-function earlyReturn(sites, recording, resultId) {
-  const first = resultId >= 0 ? recording.sites[resultId].values.find((v) => Number.isFinite(v) && !Number.isInteger(v)) : undefined;
-  if (first === undefined) return null;
-  let best = null;
-  sites.forEach((s, id) => {
-    if (!s.returns || !s.plain || !s.fn) return; // (a variable returned as it is, built before)
-    const r = recording.sites[id];
-    const k = r.values.indexOf(first);
-    const recursive = r.callers.some((c) => c >= 0 && sites[c]?.fn === s.fn);
-    if (k >= 0 && recursive && (!best || r.moments[k] < best.moment)) best = { id, moment: r.moments[k] };
-  });
-  return best ? { ...sites[best.id], probe: 0 } : null;
-}
-
-/**
- * When the wrong step has no site and nothing foreign was built (its numbers made of right ones put
- * together wrong: `out[n] = w * v` for `+=`), the first write into an array (an assignment) of the
- * result's first number that is no step's (a step's, as with W_O left out, says nothing of where
- * the result went wrong): the line that put it there. Its site, or null.
- */
-function resultWrite(sites, recording, resultId, reference) {
-  const steps = new Set(reference.steps.filter((e) => !e.layout).flatMap((e) => e.matrix.flat()).filter(Number.isFinite).map((x) => x.toPrecision(12)));
-  const first = resultId >= 0 ? recording.sites[resultId].values.find((v) => Number.isFinite(v) && !Number.isInteger(v) && !steps.has(v.toPrecision(12))) : undefined;
-  if (first === undefined) return null;
-  let best = null;
-  sites.forEach((s, id) => {
-    if (!s.writes || !s.operator) return;
-    const r = recording.sites[id];
-    const k = r.values.indexOf(first);
-    if (k >= 0 && (!best || r.moments[k] < best.moment)) best = { id, moment: r.moments[k] };
-  });
-  return best ? { ...sites[best.id], probe: 0 } : null;
 }
 
 /**
@@ -432,34 +393,6 @@ function readBehind(id, sites, recording, reference) {
   return null;
 }
 
-/**
- * When the first foreign number of site `id` is made of what a call of the learner's own function
- * on its line returned, and that was no step's number nor an input's (`dot(q, k) / √d` with a dot product that
- * skips a term: a product, a partial sum), the function built it wrong: the site inside that call
- * that first built the returned number. Its id, or null.
- */
-function returnedBehind(id, sites, recording, reference) {
-  const foreign = foreignTest(reference);
-  const site = recording.sites[id];
-  const k = site.values.findIndex(foreign);
-  if (k < 0) return null;
-  const moment = site.moments[k];
-  const steps = new Set([...reference.steps.map((e) => e.matrix), ...(reference.inputs ?? [])].flatMap((M) => M.flat()).filter(Number.isFinite).map((x) => x.toPrecision(12)));
-  let call = null;
-  sites.forEach((s, c) => {
-    if (!s.call || s.line !== sites[id].line || c === id) return;
-    const r = recording.sites[c];
-    const j = r.moments.findLastIndex((m) => m < moment);
-    if (j >= 0 && (!call || r.moments[j] > call.moment)) call = { id: c, moment: r.moments[j], value: r.values[j] };
-  });
-  if (!call || !Number.isFinite(call.value) || Number.isInteger(call.value) || steps.has(call.value.toPrecision(12))) return null;
-  let best = null;
-  recording.sites.forEach((r, j) => {
-    r.values.forEach((v, n) => { if (r.callers[n] === call.id && v === call.value && (!best || r.moments[n] < best.moment)) best = { id: j, moment: r.moments[n] }; });
-  });
-  return best?.id ?? null;
-}
-
 /** `found` told at `where` ({ line, column?, name? }): its line, that line of `source`, and `Line N: ` before its title. */
 export function withLine(found, where, source) {
   if (!where?.line) return found;
@@ -585,14 +518,19 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // (unless the site that built the probes' step right is the very one the traced run left the reference at: that
     // step's own expression built the foreign number, `base ** (-(2 * (i + 1)) / d)`, some of its numbers by chance)
     const at = aligned.wrong?.site;
-    const own = at && ORDER.indexOf(located.step) < ORDER.indexOf(wrong.step) && aligned.statuses.find((s) => s.step === located.step && s.status === 'ok')?.entries.some((e) => e.status === 'ok' && Number.isInteger(e.site) && traced.sites[e.site]?.line === at.line && traced.sites[e.site]?.column === at.column);
-    const contradicted = wrong && !own && (later || unseen || bounded || held || outside || ((aligned.wrong.shifted || aligned.wrong.cut) && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean, aligned.wrong.departs) || confirmed(located.step, aligned.statuses));
+    const builtAt = (st, inside = false) => st?.status === 'ok' && st.entries.some((e) => e.status === 'ok' && Number.isInteger(e.site) && (inside ? e.site !== at.id && traced.sites[e.site]?.at <= at.at && at.end <= traced.sites[e.site]?.end && traced.sites[e.site].end - traced.sites[e.site].at > at.end - at.at : traced.sites[e.site]?.line === at.line && traced.sites[e.site]?.column === at.column));
+    const own = at && ORDER.indexOf(located.step) < ORDER.indexOf(wrong.step) && builtAt(aligned.statuses.find((s) => s.step === located.step));
+    // (nor is it confirmed by a step built on it whose numbers were matched by an expression that holds that site:
+    // `Math.exp(score(h, i, j) - rowMax(h, i)) / rowSum(h, i)` right for the keys a query may see and foreign for
+    // the others, a mask left out where each weight is made)
+    const after = at && aligned.statuses.some((s) => builtOn(located.step).has(s.step) && ORDER.indexOf(s.step) < ORDER.indexOf(wrong.step) && builtAt(s, true));
+    const contradicted = wrong && !own && (later || unseen || bounded || held || outside || ((aligned.wrong.shifted || aligned.wrong.cut) && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean, aligned.wrong.departs) || (confirmed(located.step, aligned.statuses) && !after));
     // (the traced run found the heads walked in another order, pairing each with another's columns, at
     // the probes' step: the index that walked them)
     const agreed = (aligned.wrong?.walked || aligned.wrong?.cut) && aligned.wrong.step === located.step ? aligned.wrong.site : null;
     const lost = aligned.wrong ? null : unseenAfter(located.step, aligned.statuses);
     if (lost) return withLine({ ...located, step: lost, stepLabel: labels?.[lost] ?? STEPS[lost].label }, aligned.siteFor(lost) ?? aligned.anywhere, source);
-    if (!contradicted) return withLine(located, agreed ?? aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
+    if (!contradicted) return withLine(located, agreed ?? (after && confirmed(located.step, aligned.statuses) ? at : null) ?? aligned.siteFor(located.step) ?? aligned.wrong?.site ?? crash?.error ?? aligned.anywhere, source);
   }
   if (!aligned.wrong) return located;
   return withLine(tracedFinding(aligned, data, labels), aligned.wrong.site, source);

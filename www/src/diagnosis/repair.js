@@ -214,8 +214,10 @@ const EDITS = {
       else if (listed && !b && node.elements[k - 1]) add(node, node.elements[k - 1].end, a.end, '', [a.loc.start.line]);
     });
   },
-  Identifier: (node, { add, inScope, madeAt }, parent, key) => {
+  Identifier: (node, { add, inScope, madeAt, counters }, parent, key) => {
     if (readAsValue(node, parent, key)) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, name, madeAt(node));
+    // (a counter started one off: `let k = q` for `let k = q + 1`, `for (let j = i; …)`)
+    if (parent?.type === 'VariableDeclarator' && key === 'init' && counters.has(parent.id.name)) for (const sign of ['+', '-']) add(node, node.start, node.end, `(${node.name} ${sign} 1)`);
   },
 };
 
@@ -318,9 +320,16 @@ export function mutantsOf(source, { round = 1 } = {}) {
     if (node.type === 'MemberExpression' && !node.computed && node.property.type === 'Identifier' && !(parent?.type === 'CallExpression' && key === 'callee') && node.property.name !== 'length') properties.add(node.property.name);
   });
   const unary = new Set([...helpers].filter(([, n]) => n === 1).map(([name]) => name));
+  // (the names a `++`, `--`, `+=` or `-=` steps)
+  const counters = new Set();
+  walk(ast, (node) => {
+    const target = node.type === 'UpdateExpression' ? node.argument : node.type === 'AssignmentExpression' && /^[+-]=$/.test(node.operator) ? node.left : null;
+    if (target?.type === 'Identifier') counters.add(target.name);
+  });
   const context = {
     source,
     unary,
+    counters,
     helpers: [...helpers].filter(([, n]) => n === 1 || n === 2),
     properties: [...properties],
     objects,
