@@ -24,7 +24,7 @@ import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
 import { roundedArguments, shortLoop, stoppedShort } from './loops.js';
 import { columnsListed } from './heads.js';
 import { helperWrong, reordered, summedFeed, transposedFeed, wrongFromEveryCall } from './feeds.js';
-import { callSiteAtFault } from './calls.js';
+import { callSiteAtFault, sameParameter } from './calls.js';
 
 const TOLERANCE = 1e-9;
 const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
@@ -584,7 +584,7 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (the foreign number's own expression, or the larger one it is a part of, writes there)
     // (or passed to the same parameter of the learner's own function, which writes it: `put(t, a, …)`, `put(t, b, …)`)
     const [mine, theirs] = [sites[partial?.site], sites[outermost(found?.site, sites)]];
-    const sameArray = partial && found && ((arrayOf(mine) !== null && arrayOf(mine) === arrayOf(theirs)) || (Boolean(mine?.callee) && mine.callee === theirs?.callee && String(mine.binds) === String(theirs.binds)));
+    const sameArray = partial && found && ((arrayOf(mine) !== null && arrayOf(mine) === arrayOf(theirs)) || sameParameter(mine, theirs));
     // (or when the foreign number is computed from the value that site declared: built on it)
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)

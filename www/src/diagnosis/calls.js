@@ -91,5 +91,8 @@ export function thrownUnder(traced) {
  */
 export function passedRightBeside(id, name, sites, recording, foreign) {
   const right = (j) => recording.sites[j].values.length > 0 && !recording.sites[j].values.some((v) => Number.isInteger(v) || foreign(v));
-  return sites.some((s, j) => j !== id && Boolean(s.callee) && s.callee === sites[id].callee && String(s.binds) === String(sites[id].binds) && Boolean(s.uses?.includes(name)) && right(j));
+  return sites.some((s, j) => j !== id && sameParameter(s, sites[id]) && Boolean(s.uses?.includes(name)) && right(j));
 }
+
+/** Whether two sites are arguments passed to the same parameter of the same function of the learner's (`put(t, a, …)`, `put(t, b, …)`). */
+export const sameParameter = (a, b) => Boolean(a?.callee) && a.callee === b?.callee && String(a.binds) === String(b.binds);
