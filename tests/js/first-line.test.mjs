@@ -24,6 +24,7 @@ import * as fresh14 from '../corpus-lines/fresh14/slips.mjs';
 import * as fresh15 from '../corpus-lines/fresh15/slips.mjs';
 import * as fresh16 from '../corpus-lines/fresh16/slips.mjs';
 import * as fresh17 from '../corpus-lines/fresh17/slips.mjs';
+import * as fresh18 from '../corpus-lines/fresh18/slips.mjs';
 import { challengeData, diagnose, loadFunction, traced } from './support/diagnose.mjs';
 import { thrownUnder } from '../../www/src/diagnosis/calls.js';
 import { RECORD, createRecorder, instrument, runTraced } from '../../www/src/diagnosis/instrument.js';
@@ -221,9 +222,8 @@ const FRESH11_MISSES = new Set([
 // fresh12 (80 slips, written blind, tests/corpus-lines/fresh12/): measured once, first sight, on main after this
 // session's repairs (74 and 62); then half A's misses read and the repairs widened (an array's elements out of
 // order), with the step fixes merged: 75 and 64; the next session's (the second round ranked among the first,
-// a step done twice or too late: twice.js): 77 and 66. The misses left:
+// a step done twice or too late: twice.js): 77 and 66; after fresh18's round (a loop's unread total), 77 and 67. The misses left:
 const FRESH12_MISSES = new Set([
-  '01/8', // (A) softmax at line 20: said softmax at line 28
   '04/1', // (B) project-V at line 58: said project-V at line 38
   '04/4', // (A) softmax at line 32: said softmax at line 38
   '04/6', // (A) w-o at line 61: said w-o at line 62
@@ -276,7 +276,7 @@ const FRESH14_MISSES = new Set([
   '02/5', // (B) concat at line 95: said w-o at line 95
   '03/3', // (B) mask at line 44: said mask at line 54
   '03/4', // (A) softmax at line 55: said mask at line 55
-  '03/7', // (B) softmax at line 57: said softmax at line 63
+  '03/7', // (B) softmax at line 57: said softmax at line 60
   '03/9', // (B) scale at line 41: said scale at line 37
   '04/1', // (B) slice at line 28: said softmax at line 53
   '04/3', // (B) softmax at line 52: said softmax at line 45
@@ -343,13 +343,13 @@ const FRESH15_MISSES = new Set([
 // roundedArguments, heads.js shiftedColumns' A·Aᵀ), 95 and 79 (half A 49/44, half B 46/35; half B's 05/5 lost its
 // line to readOrStored's first store until a store on the finding's own line came first); after the rules fitted on fresh17's
 // half A and its own (repair.js: a statement moved past two others; align.js and calls.js: a write through the same
-// parameter as a right one), 95 and 81 (half A 49/46, half B 46/35). The misses:
+// parameter as a right one), 95 and 81 (half A 49/46, half B 46/35); after fresh18's round (a loop's unread total), 95 and
+// 82 (half A 49/47). The misses:
 const FRESH16_MISSES = new Set([
   '01/5', // (B) weighted-sum at line 39: said weighted-sum at line 41
   '01/7', // (B) softmax at line 34: said softmax at line 40
   '02/0', // (A) slice at line 30: said slice at line 16
   '02/5', // (B) concat at line 76: said concat at line 16
-  '02/8', // (A) softmax at line 68: said softmax at line 52
   '02/11', // (B) concat at line 74: said w-o at line 88
   '03/8', // (A) weighted-sum at line 25: said scores at line 25
   '04/7', // (B) weighted-sum at line 38: said project-V at line 57
@@ -375,12 +375,12 @@ const FRESH16_MISSES = new Set([
 // 49/42 of 54, half B 50/38 of 53); after the rules fitted on its half A and fresh16's (repair.js: an exp's maximum left
 // out, a helper every other element of a list is made by; first-line.js chosenIndex: a number made before a name
 // passed on), 99 and 83 (half A 49/45, half B 50/38); then (a counter started one off, the result's reached return, a
-// step not confirmed by an expression that holds the first foreign number) 100 and 85 (half A 50/47, half B 50/38). The misses:
+// step not confirmed by an expression that holds the first foreign number) 100 and 85 (half A 50/47, half B 50/38); after
+// fresh18's round (a loop's unread total, an exp's maximum in the first round), 100 and 87 (half A 50/49). The misses:
 const FRESH17_MISSES = new Set([
   '01/0', // (A) scores at line 55: said scores at line 20
   '01/1', // (B) scale at line 57: said scale at line 29
   '01/7', // (B) weighted-sum at line 59: said weighted-sum at line 60
-  '01/8', // (A) softmax at line 38: said softmax at line 20
   '02/8', // (A) slice at line 51: said w-o at line 51
   '02/11', // (B) scale at line 53: said scale at line 52
   '03/3', // (B) mask at line 35: said mask at line 54
@@ -390,14 +390,13 @@ const FRESH17_MISSES = new Set([
   '04/3', // (B) slice at line 43: said slice at line 46
   '04/6', // (A) softmax at line 57: said softmax at line 61
   '04/8', // (A) concat at line 63: said w-o at line 27
-  '04/10', // (A) softmax at line 54: said softmax at line 57
   '04/11', // (B) weighted-sum at line 60: said weighted-sum at line 62
   '05/5', // (B) cache at line 37: said cache at line 13
   '05/11', // (B) cache at line 34: said cache at line 38
   '06/3', // (B) scores at line 26: said softmax at line 26
   '06/5', // (B) weighted-sum at line 30: said slice at line 21
   '06/10', // (A) weighted-sum at line 30: said softmax at line 30
-  '07/1', // (B) position at line 63: said position at line 51
+  '07/1', // (B) position at line 63: said position at line 40
   '08/6', // (A) mask at line 35: said mask at line 24
   '08/7', // (B) mask at line 18: said mask at line 24
   '08/9', // (B) scale at line 28: said scale at line 30
@@ -405,7 +404,50 @@ const FRESH17_MISSES = new Set([
   '09/5', // (B) concat at line 45: said w-o at line 51
 ]);
 
-for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES], ['fresh13', fresh13, FRESH13_MISSES], ['fresh14', fresh14, FRESH14_MISSES], ['fresh15', fresh15, FRESH15_MISSES], ['fresh16', fresh16, FRESH16_MISSES], ['fresh17', fresh17, FRESH17_MISSES]]) {
+// fresh18 (107 slips, written blind by a helper, tests/corpus-lines/fresh18/, committed before any run: 711c59f):
+// first sight on main at 1eebe7c (Intel Xeon), before any rule was fitted on it: 95 steps and 72 lines right (half A
+// 50/36 of 54, half B 45/36 of 53); after the rules fitted on its half A (a property followed to where it is made, a
+// loop's unread total, an object's two values swapped, a helper around a call argument, an exp's maximum in the first
+// round, a number kept on `this` as a term, a throwing answer's bound of work), 95 and 78 (half A 50/41, half B 45/37). The misses:
+const FRESH18_MISSES = new Set([
+  '01/3', // (B) weighted-sum at line 28: said weighted-sum at line 24
+  '01/8', // (A) softmax at line 44: said softmax at line 42
+  '01/9', // (B) weighted-sum at line 31: said null at line 25
+  '01/10', // (A) scores at line 12: said scores at line 21
+  '02/4', // (A) weighted-sum at line 20: said weighted-sum at line 40
+  '02/6', // (A) w-o at line 23: said w-o at line 24
+  '02/8', // (A) scale at line 18: said scale at line 40
+  '02/9', // (B) slice at line 16: said concat at line 40
+  '03/5', // (B) mask at line 20: said mask at line 46
+  '03/6', // (A) softmax at line 38: said softmax at line 43
+  '03/7', // (B) scores at line 23: said softmax at line 23
+  '03/8', // (A) weighted-sum at line 43: said weighted-sum at line 44
+  '03/9', // (B) scale at line 23: said scale at line 31
+  '04/0', // (A) project-Q at line 18: said project-Q at line 22
+  '04/7', // (B) weighted-sum at line 25: said scores at line 25
+  '04/9', // (B) w-o at line 27: said w-o at line 29
+  '04/11', // (B) scale at line 24: said scale at line 23
+  '05/0', // (A) cache at line 17: said null at line 28
+  '05/1', // (B) slice at line 23: said cache at line 21
+  '05/7', // (B) scores at line 28: said cache at line 28
+  '05/9', // (B) cache at line 17: said cache at line 23
+  '05/10', // (A) slice at line 28: said slice at line 39
+  '05/11', // (B) weighted-sum at line 39: said null at line 39
+  '06/1', // (B) slice at line 51: said scores at line 61
+  '06/10', // (A) slice at line 50: said scores at line 61
+  '06/11', // (B) scores at line 61: said scores at line 62
+  '07/2', // (A) pairs at line 35: said pairs at line 23
+  '07/7', // (B) position at line 21: said position at line 18
+  '07/9', // (B) pairs at line 32: said pairs at line 23
+  '08/2', // (A) mask at line 18: said mask at line 24
+  '08/10', // (A) scores at line 21: said softmax at line 21
+  '09/0', // (A) mask at line 18: said slice at line 18
+  '09/3', // (B) softmax at line 21: said softmax at line 22
+  '09/7', // (B) mask at line 18: said mask at line 21
+  '09/9', // (B) w-o at line 28: said w-o at line 21
+]);
+
+for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES], ['fresh13', fresh13, FRESH13_MISSES], ['fresh14', fresh14, FRESH14_MISSES], ['fresh15', fresh15, FRESH15_MISSES], ['fresh16', fresh16, FRESH16_MISSES], ['fresh17', fresh17, FRESH17_MISSES], ['fresh18', fresh18, FRESH18_MISSES]]) {
   for (const number of Object.keys(batch.SLIPS)) {
     test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, async () => {
       const { failing, found } = await diagnose(FOLDERS[number], batch.base(number), lab);
@@ -529,8 +571,8 @@ test('instrumenting never changes what the code computes: every answer of both c
     for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js'))) sources.push([number, readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8')]);
   }
   for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) sources.push([number, base(number)]);
-  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips(), ...fresh13.slips(), ...fresh14.slips(), ...fresh15.slips(), ...fresh16.slips(), ...fresh17.slips()]) sources.push([slip.number, slip.source]);
-  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
+  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips(), ...fresh13.slips(), ...fresh14.slips(), ...fresh15.slips(), ...fresh16.slips(), ...fresh17.slips(), ...fresh18.slips()]) sources.push([slip.number, slip.source]);
+  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17, fresh18]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
   for (const source of ODD_STYLES) sources.push(['01', source]);
   let calls = 0;
   for (const [number, source] of sources) {

@@ -404,3 +404,81 @@ test('a counter started one off is a first-round edit of its start; a name that 
   const cases2 = [{ kind: 'fixed', args: [[[1, 2], [3, 4]]], expected: [[1, -Infinity], [3, 4]], tolerance: 1e-9 }];
   assert.deepEqual(repairLines(slip, 'mask', cases2, { load, toScript, judge }).lines.includes(3), true);
 });
+
+test('an exp of a read left without the maximum is a first-round edit; an exp of arithmetic gets that edit only in the second', () => {
+  const src = `export function f(row, top) {
+  const a = Math.exp(row[0]);
+  const b = Math.exp(row[1] * 2);
+  return [a, b, top];
+}
+`;
+  const first = mutantsOf(src);
+  const second = mutantsOf(src, { round: 2 });
+  assert.ok(first.some((m) => m.text === 'row[0] - top' && m.lines[0] === 2));
+  assert.ok(!first.some((m) => m.text === 'row[1] * 2 - top'));
+  assert.ok(second.some((m) => m.text === 'row[1] * 2 - top'));
+  assert.ok(!second.some((m) => m.text === 'row[0] - top'));
+});
+
+test('a number a constructor keeps on this is a term of the second round in its methods; an array kept on this is none', () => {
+  const src = `export function attend(Q, width) {
+  const heads = new Heads(Q, width);
+  return [[0, 1, 2].flatMap((h) => heads.columns(h)[0])];
+}
+function Heads(Q, width) {
+  this.Q = Q;
+  this.width = width;
+  this.T = Q.length;
+}
+Heads.prototype.columns = function (h) {
+  const start = h;
+  return this.Q.map((row) => row.slice(start, start + this.width));
+};
+const outside = (h) => h + 1;
+`;
+  const second = mutantsOf(src, { round: 2 });
+  const at = (line) => second.filter((m) => m.lines[0] === line).map((m) => m.text);
+  assert.ok(at(11).includes('(h * this.width)'));
+  assert.ok(at(11).includes('(h + this.T)'));
+  assert.ok(!at(11).some((t) => t.includes('this.Q')));
+  // (not in an arrow function of the module, where `this` is not the object's)
+  assert.ok(!at(14).some((t) => t.includes('this.')));
+  const cases = [{ kind: 'fixed', args: [[[1, 2, 3, 4, 5, 6]], 2], expected: [[1, 2, 3, 4, 5, 6]], tolerance: 1e-9 }];
+  assert.deepEqual(repairLines(src, 'attend', cases, { load, toScript, judge }).passed.filter((p) => p.to === '(h * this.width)').map((p) => p.lines[0]), [11]);
+});
+
+test('first-round edits: two values of an object swapped (not two calls of one function), a one-parameter helper around a call passed as an argument', () => {
+  const edits = (source) => mutantsOf(source).map((m) => ({ text: source.slice(0, m.start) + m.text + source.slice(m.end), lines: m.lines }));
+  const src = `const tr = (M) => M[0].map((_, j) => M.map((row) => row[j]));
+const cut = (M, w) => M.map((row) => row.slice(0, w));
+export function f(K, t, mul) {
+  const node = { kind: 'product', left: K, right: tr(K) };
+  return mul(cut(K, 1), K[t]);
+}
+`;
+  const all = edits(src);
+  assert.ok(all.some((e) => e.text.includes("{ kind: 'product', left: tr(K), right: K }") && e.lines[0] === 4));
+  assert.ok(all.some((e) => e.text.includes("{ kind: K, left: 'product', right: tr(K) }")));
+  assert.ok(all.some((e) => e.text.includes('mul(tr(cut(K, 1)), K[t])') && e.lines[0] === 5));
+  // (two calls of one function are not swapped: `{ q: cut(Q), k: cut(K) }` swapped makes up for a transpose further on)
+  const alike = "export function g(Q, K) {\n  return { q: cut(Q), k: cut(K), n: 1 };\n}\nconst cut = (M) => M;\n";
+  assert.ok(!edits(alike).some((e) => e.text.includes('q: cut(K), k: cut(Q)')));
+  assert.ok(edits(alike).some((e) => e.text.includes('k: 1, n: cut(K)')));
+});
+
+test('an answer that throws on a case it should answer bounds a variant by its work on every case: the repair that runs them all is found', () => {
+  const src = `export function f(xs, k) {
+  const v = xs[k + 1].v;
+  let s = 0;
+  for (let i = 0; i < 3000; i++) s += i % 2;
+  return [[v + s - 1500]];
+}
+`;
+  // (the first case throws at once; the second, where xs[k] and xs[k + 1] agree, runs the loop)
+  const cases = [
+    { kind: 'fixed', args: [[{ v: 1 }], 0], expected: [[1]], tolerance: 1e-9 },
+    { kind: 'fixed', args: [[{ v: 1 }, { v: 1 }], 0], expected: [[1]], tolerance: 1e-9 },
+  ];
+  const r = repairLines(src, 'f', cases, { load, toScript, judge });
+  assert.ok(r.passed.some((p) => p.to === '(k)' && p.lines[0] === 2), JSON.stringify(r.passed));
+});

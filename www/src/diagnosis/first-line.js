@@ -142,8 +142,9 @@ function chosenIndex(step, sites, recording, reference) {
  */
 function constantBehind(id, sites, recording, reference) {
   const known = new Set([...reference.inputs.flat(2), ...reference.steps.flatMap((s) => s.matrix.flat()), ...reference.parts].filter(Number.isFinite).map((x) => x.toPrecision(12)));
-  for (const name of sites[id].uses ?? []) {
-    const k = sites.findIndex((s, j) => j !== id && s.declares === name);
+  // (or a property it reads, `.by` of `x * node.by`, made where an object is: `{ by: 1 / d }`)
+  for (const name of [...(sites[id].uses ?? []), ...(sites[id].operands ?? []).filter((n) => n.startsWith('.'))]) {
+    const k = sites.findIndex((s, j) => j !== id && (s.declares === name || s.property === name));
     const values = k >= 0 ? recording.sites[k].values : [];
     const one = values.length > 0 && values.every((x) => x === values[0]) ? values[0] : null;
     // (or known by chance, where the reference scales its scores and this is no factor it scales by: `1 / Math.sqrt(T)`)
@@ -353,7 +354,7 @@ function integerBehind(id, sites, recording, reference) {
   const behind = (names, fn, passed = false) => {
     for (const name of (names ?? []).filter((n) => !passedRightBeside(id, n, sites, recording, foreign))) {
       // (not an argument of a recursive call, `h + 1` of `heads(…, h + 1)`: the first call's value is not among its values)
-      const declared = (s, j) => j !== id && (s.declares === name || s.pattern?.includes(name) || (bound(s, name, fn) && s.fn !== fn)) && !s.counter;
+      const declared = (s, j) => j !== id && (s.declares === name || s.property === name || s.pattern?.includes(name) || (bound(s, name, fn) && s.fn !== fn)) && !s.counter;
       const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
       const at = k >= 0 ? k : sites.findIndex(declared);
       const values = at < 0 ? [] : ofName(sites[at], recording.sites[at], name);

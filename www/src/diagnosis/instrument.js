@@ -120,12 +120,24 @@ function operandsIn(node) {
   const names = new Set();
   const visit = (n) => {
     if (n.type === 'Identifier') names.add(n.name);
+    // (a property read by its name, as `.by` of `x * node.by`: propertyOf names where it is made)
+    else if (n.type === 'MemberExpression' && !n.computed && n.property.type === 'Identifier') names.add(`.${n.property.name}`);
     else if (n.type === 'BinaryExpression' && ARITHMETIC.has(n.operator)) { visit(n.left); visit(n.right); }
     else if (n.type === 'AssignmentExpression' && n.operator !== '=') visit(n.right);
     else if (n.type === 'UnaryExpression') visit(n.argument);
   };
-  if (node.type === 'BinaryExpression' || node.type === 'AssignmentExpression' || node.type === 'UnaryExpression') visit(node);
+  if (node.type === 'BinaryExpression' || node.type === 'AssignmentExpression' || node.type === 'UnaryExpression' || node.type === 'MemberExpression') visit(node);
   return [...names].slice(0, 16);
+}
+
+/**
+ * The property a node's value is made for, as `.by`: an object literal's (`{ kind: 'scale', by: 1 / d }`)
+ * or an assignment's to a member (`this.scale = 1 / d`); else null.
+ */
+function propertyOf(node, parent) {
+  if (parent?.type === 'Property' && parent.value === node && !parent.computed && parent.key.type === 'Identifier') return `.${parent.key.name}`;
+  const left = parent?.type === 'AssignmentExpression' && parent.operator === '=' && parent.right === node ? parent.left : null;
+  return left?.type === 'MemberExpression' && !left.computed && left.property.type === 'Identifier' ? `.${left.property.name}` : null;
 }
 
 /**
@@ -262,7 +274,7 @@ export function instrument(source) {
       // an array's length read as it is (`Q[0].length`): a shape, which a right answer holds
       lengthRead: node.type === 'MemberExpression' && !node.computed && node.property.name === 'length',
       // the variable it declares, and the names it reads (first-line.js follows a wrong value to the constant it came from)
-      declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null,
+      declares: parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null, property: propertyOf(node, parent),
       // the names an array pattern declares, by position (`const [start, end] = […]`)
       // (or an array pattern parameter the argument binds: `[a, b]` of `rotate([x, y], θ)`)
       pattern: parent?.type === 'VariableDeclarator' && parent.id.type === 'ArrayPattern' && parent.id.elements.every((e) => e?.type === 'Identifier') ? parent.id.elements.map((e) => e.name) : param?.pattern ? param.binds : null,

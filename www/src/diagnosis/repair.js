@@ -21,12 +21,10 @@
 // are tried nearest the lines the traced run named first (`near`), so the bounds cut the farthest.
 import { parse } from 'acorn';
 import { storedAt } from './stores.js';
-import { REPAIR_LIMITS, meter, passes } from './meter.js';
+import { REPAIR_LIMITS, meter, roundsOf } from './meter.js';
 
 export { REPAIR_LIMITS };
 
-// (how much farther a second-round edit ranks than it is, in `nearness`'s units: 3 lines)
-const SECOND_ROUND = 12;
 
 const GROUPS = [['+', '-', '*', '/'], ['<', '<=', '>', '>='], ['===', '!=='], ['==', '!='], ['&&', '||']];
 const ASSIGN = [['+=', '=', '-='], ['*=', '/=', '=']];
@@ -138,7 +136,8 @@ function callEdits(node, { text, add, unary }) {
   }
   // a helper of one parameter (`tr(B)`) called where it was not meant, or not called where it was
   if (callee.type === 'Identifier' && unary.has(callee.name) && node.arguments.length === 1) add(node, node.start, node.end, `(${text(node.arguments[0])})`);
-  for (const a of node.arguments) if (a.type === 'Identifier') for (const f of unary) if (f !== (callee.type === 'Identifier' ? callee.name : null)) add(node, a.start, a.end, `${f}(${a.name})`);
+  // (around a name or a call: `transpose(cut(K, o, d))` for `cut(K, o, d)`)
+  for (const a of node.arguments) if (a.type === 'Identifier' || a.type === 'CallExpression') for (const f of unary) if (f !== (callee.type === 'Identifier' ? callee.name : null)) add(node, a.start, a.end, `${f}(${text(a)})`);
 }
 
 /** The edits of a member read: two indices swapped, two names of an index swapped, `X.length` ↔ `X[0].length`. */
@@ -174,11 +173,25 @@ function blockEdits(node, { text, add }) {
 }
 
 /** The other edits, by node type. */
+/**
+ * `Math.exp(row[n])` for `Math.exp(row[n] - top)`: the row's maximum left out of an exp, a name in scope
+ * subtracted. Of a read or a call, in the first round (an exp is written a few times at most); of
+ * any other argument but a name, in the second.
+ */
+function expMaxEdits(node, { text, add, inScope, objects }, first) {
+  const [arg] = node.arguments;
+  if (text(node.callee) !== 'Math.exp' || node.arguments.length !== 1 || arg.type === 'Identifier' || arg.type === 'SpreadElement') return;
+  if (first === (arg.type === 'MemberExpression' || arg.type === 'CallExpression')) for (const name of inScope(node)) if (!objects.has(name)) add(node, arg.start, arg.end, `${text(arg)} - ${name}`);
+}
+
 const EDITS = {
   BinaryExpression: operatorEdits,
   LogicalExpression: operatorEdits,
   AssignmentExpression: operatorEdits,
-  CallExpression: callEdits,
+  CallExpression: (node, context) => {
+    callEdits(node, context);
+    expMaxEdits(node, context, true);
+  },
   MemberExpression: memberEdits,
   BlockStatement: blockEdits,
   Program: blockEdits,
@@ -214,6 +227,14 @@ const EDITS = {
       else if (listed && !b && node.elements[k - 1]) add(node, node.elements[k - 1].end, a.end, '', [a.loc.start.line]);
     });
   },
+  // `{ left: leaf(W_O), right: joined }` for `{ left: joined, right: leaf(W_O) }`: two values of an object next to each other swapped
+  // (not two calls of one function, `{ q: cut(Q), k: cut(K) }`: swapped, they make up for a transpose further on)
+  ObjectExpression: (node, { text, add }) => node.properties.forEach((a, k) => {
+    const b = node.properties[k + 1];
+    const plain = (p) => p?.type === 'Property' && p.kind === 'init' && !p.computed && !p.shorthand && !p.method;
+    const alike = a?.value?.type === 'CallExpression' && b?.value?.type === 'CallExpression' && text(a.value.callee) === text(b.value.callee);
+    if (plain(a) && plain(b) && !alike) add(node, a.value.start, b.value.end, `${text(b.value)}${text(node).slice(a.value.end - node.start, b.value.start - node.start)}${text(a.value)}`, [a.value.loc.start.line, b.value.loc.start.line]);
+  }),
   Identifier: (node, { add, inScope, madeAt, counters }, parent, key) => {
     if (readAsValue(node, parent, key)) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, name, madeAt(node));
     // (a counter started one off: `let k = q` for `let k = q + 1`, `for (let j = i; …)`)
@@ -240,11 +261,12 @@ const INSERTIONS = {
     if (!/Declaration$/.test(st.type) && k < n - 2) add(st, node.body[0].start, node.body[n - 1].end, moved(n - 1));
     if (!/Declaration$/.test(st.type) && k >= 2) add(st, node.body[0].start, node.body[n - 1].end, moved(0));
   }),
-  Identifier: (node, { add, inScope, madeAt, helpers, objects }, parent, key) => {
+  Identifier: (node, { add, inScope, kept, madeAt, helpers, objects }, parent, key) => {
     if (!readAsValue(node, parent, key) || (parent.type === 'MemberExpression' && key === 'object')) return;
     const lines = madeAt(node);
     // (terms between numbers: a name whose members are read holds an array or an object)
-    for (const name of objects.has(node.name) ? [] : inScope(node)) {
+    // (or a number a method keeps on `this`: `h * this.width` for `h`)
+    for (const name of objects.has(node.name) ? [] : [...inScope(node), ...kept(node)]) {
       if (name === node.name || objects.has(name)) continue;
       for (const form of [`(${node.name} + ${name})`, `(${node.name} - ${name})`, `(${name} - ${node.name})`, `(${node.name} * ${name})`, `(${node.name} / ${name})`, `(${name} / ${node.name})`]) add(node, node.start, node.end, form, lines);
     }
@@ -255,12 +277,7 @@ const INSERTIONS = {
       if (arity === 2 && (parent.type === 'ReturnStatement' || parent.type === 'VariableDeclarator')) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, `${f}(${node.name}, ${name})`, lines);
     }
   },
-  // (`Math.exp(row[n])` for `Math.exp(row[n] - top)`: the row's maximum left out of an exp of a read or a call)
-  CallExpression: (node, { text, add, inScope, objects }) => {
-    const [arg] = node.arguments;
-    if (text(node.callee) !== 'Math.exp' || node.arguments.length !== 1 || arg.type === 'Identifier' || arg.type === 'SpreadElement') return;
-    for (const name of inScope(node)) if (!objects.has(name)) add(node, arg.start, arg.end, `${text(arg)} - ${name}`);
-  },
+  CallExpression: (node, context) => expMaxEdits(node, context, false),
   MemberExpression: (node, { add, properties }, parent, key) => {
     if (node.computed || (parent?.type === 'CallExpression' && key === 'callee') || (parent?.type === 'AssignmentExpression' && key === 'left')) return;
     for (const name of properties) if (name !== node.property.name) add(node, node.property.start, node.property.end, name);
@@ -319,6 +336,18 @@ export function mutantsOf(source, { round = 1 } = {}) {
     if (node.type === 'VariableDeclarator' && node.id.type === 'Identifier' && FUNCTIONS.has(node.init?.type)) helpers.set(node.id.name, node.init.params.length);
     if (node.type === 'MemberExpression' && !node.computed && node.property.type === 'Identifier' && !(parent?.type === 'CallExpression' && key === 'callee') && node.property.name !== 'length') properties.add(node.property.name);
   });
+  // (the numbers a constructor keeps on `this`, `this.width = width`, `this.T = Q.length`: not an
+  // array's or an object's, nor a function)
+  const numeric = (v) => (v.type === 'Identifier' && !objects.has(v.name)) || (v.type === 'MemberExpression' && v.property.name === 'length') || (v.type === 'Literal' && typeof v.value === 'number') || v.type === 'BinaryExpression';
+  const kept = new Set();
+  walk(ast, (node) => {
+    const left = node.type === 'AssignmentExpression' && node.operator === '=' ? node.left : null;
+    if (left?.type === 'MemberExpression' && left.object.type === 'ThisExpression' && !left.computed && numeric(node.right)) kept.add(`this.${left.property.name}`);
+  });
+  const methods = [];
+  walk(ast, (node) => {
+    if (node.type === 'FunctionExpression' || node.type === 'FunctionDeclaration') methods.push(node);
+  });
   const unary = new Set([...helpers].filter(([, n]) => n === 1).map(([name]) => name));
   // (the names a `++`, `--`, `+=` or `-=` steps)
   const counters = new Set();
@@ -338,6 +367,8 @@ export function mutantsOf(source, { round = 1 } = {}) {
     add: (node, start, end, replacement, lines = [node.loc.start.line]) => out.push({ start, end, text: replacement, line: lines[0], lines }),
     // the names of the variables seen at a node
     inScope: (node) => [...new Set(variables.filter((v) => v.scope.start <= node.start && node.end <= v.scope.end).map((v) => v.name))],
+    // (and the numbers kept on `this`, seen in a method: a `function`'s or a class's, not the module's arrows)
+    kept: (node) => (methods.some((f) => f.start <= node.start && node.end <= f.end) ? [...kept] : []),
   };
   const edits = round === 1 ? EDITS : INSERTIONS;
   walk(ast, (node, parent, key) => edits[node.type]?.(node, context, parent, key));
@@ -492,7 +523,16 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
     // (and its time on every case, failing or not: ten times that, from 5 to 100 ms, bounds a variant's
     // time, so that a few variants that made an array huge do not eat the search's guard)
     const clock = run.start().started;
-    for (const c of cases) passes(fn, c, judge);
+    let threw = false;
+    for (const c of cases) {
+      try {
+        fn(...structuredClone(c.args));
+      } catch {
+        threw ||= c.kind === 'fixed';
+      }
+    }
+    // (an answer that throws on a case it should answer stopped its work there: its ticks on every case bound a variant's)
+    if (threw) run.limit = Math.min(REPAIR_LIMITS.MAX_TICKS, Math.max(run.limit, 20 * run.ticks));
     run.ms = Math.min(REPAIR_LIMITS.SAFETY_MUTANT_MS, Math.max(REPAIR_LIMITS.MIN_MUTANT_MS, 10 * (Date.now() - clock)));
     run.total = 0;
   } catch {
@@ -531,57 +571,8 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
   return { lines, tried, passed, complete, timed };
 }
 
-/**
- * The mutants tried in rounds, into `passed` (`tryAll(list)`: false once the bounds cut the search):
- * whether every one was tried (`bound`: the bound on variants). The second round's edits, a term, a property, a helper, an infinity,
- * count only when no edit of the first repairs it; but they are not all tried after the first's:
- * where the first round alone has as many variants as the bound allows, each ranks as if it were
- * `SECOND_ROUND` farther than it is (3 lines), so that the bound does not leave a near term untried (`h`
- * for `h * d`, fresh12's 04.js: 3,076 first-round variants); and at most a third of the bound goes to
- * them before the first round is done, so that they do not crowd out a far first-round edit.
- */
+/** The mutants tried in rounds (meter.js's `roundsOf`), the second round's edits those of `source`. */
 export function inRounds(source, mutants, distance, passed, tryAll, bound = REPAIR_LIMITS.MAX_MUTANTS) {
   const seen = new Set(mutants.map((m) => `${m.start}:${m.end}:${m.text}`));
-  const second = mutantsOf(source, { round: 2 }).filter((m) => !seen.has(`${m.start}:${m.end}:${m.text}`));
-  // (only where the first round alone reaches the bound on variants: else it is tried whole first, as its
-  // edits may be slow, fresh11/07's a millisecond each, and the time guard would then stop it short)
-  const mixed = mutants.length >= bound;
-  const ranked = [...mutants.map((m) => ({ m, rank: distance(m.line), round: 1 })), ...second.map((m) => ({ m, rank: distance(m.line) + (mixed ? SECOND_ROUND : 1e9), round: 2 }))];
-  ranked.sort((a, b) => a.rank - b.rank || a.round - b.round || a.m.start - b.m.start);
-  const fromSecond = new Set();
-  let firstFound = false;
-  // (a third of the bound at most goes to the second round before the first is done: the rest wait)
-  const waiting = [];
-  let early = 0;
-  const one = ({ m, round }) => {
-    const before = passed.length;
-    if (!tryAll([m])) return false;
-    if (passed.length > before && round === 1) firstFound = true;
-    if (passed.length > before && round === 2) fromSecond.add(passed[before]);
-    return true;
-  };
-  let complete = true;
-  for (const entry of ranked) {
-    // (once the first round has repaired it, the second's edits count no more)
-    if (entry.round === 2 && firstFound) continue;
-    if (entry.round === 2 && mixed && early >= bound / 3) {
-      waiting.push(entry);
-      continue;
-    }
-    if (entry.round === 2 && mixed) early++;
-    if (!one(entry)) {
-      complete = false;
-      break;
-    }
-  }
-  for (const entry of complete ? waiting : []) {
-    if (firstFound) break;
-    if (!one(entry)) {
-      complete = false;
-      break;
-    }
-  }
-  // (a first-round edit found far away outranks the second round's near ones, as when each round is tried whole)
-  if (firstFound) for (let k = passed.length - 1; k >= 0; k--) if (fromSecond.has(passed[k])) passed.splice(k, 1);
-  return complete;
+  return roundsOf(mutantsOf(source, { round: 2 }).filter((m) => !seen.has(`${m.start}:${m.end}:${m.text}`)), mutants, distance, passed, tryAll, bound);
 }

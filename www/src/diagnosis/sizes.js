@@ -28,17 +28,29 @@ export function sizeBehind(id, sites, recording, reference) {
  * A row's total of exps declared and never read (`const z = e.reduce(…)` and then `return e`): the
  * softmax never divided by it, so the first line after it that reads the array it summed passed the
  * exps on as the weights. That line's site id, or null.
+ * (or summed into a name by a loop, `z += w[j]`, each run of its partial sums ending at a total: the
+ * first line after it that reads the array it summed; `for (const e of exps) total += e`, a name its
+ * function declared before it)
  */
 export function unreadTotalBehind(sites, recording, reference) {
   const totals = new Set((reference.totals ?? []).filter(Number.isFinite).map((x) => x.toPrecision(12)));
   if (!totals.size) return null;
   for (const [k, s] of sites.entries()) {
     const values = recording.sites[k].values;
-    if (!s.declares || !values.length || !values.every((x) => Number.isFinite(x) && totals.has(x.toPrecision(12)))) continue;
+    const summing = !s.declares && s.operator === '+=' && !s.writes && s.target;
+    const name = s.declares ?? (summing ? s.target : null);
+    if (!name || !values.length || !values.every(Number.isFinite)) continue;
+    const keys = values.map((x) => x.toPrecision(12));
+    // (a loop's partial sums grow along a row of exps: each run's last, where the next is not larger, a total)
+    const ends = summing ? keys.filter((_, n) => n === values.length - 1 || values[n + 1] <= values[n]) : keys;
+    if (!ends.every((x) => totals.has(x))) continue;
     const encloses = (t) => t.at <= s.at && s.end <= t.end;
-    if (sites.some((t, j) => j !== k && t.fn === s.fn && t.uses?.includes(s.declares) && !encloses(t))) continue;
-    const summed = (s.uses ?? []).filter((name) => sites.some((t) => t.declares === name && t.fn === s.fn));
-    const next = sites.findIndex((t) => t.fn === s.fn && t.at > s.end && summed.some((name) => t.uses?.includes(name)));
+    const own = (t) => t.declares === name || (t.operator && t.target === name);
+    if (sites.some((t, j) => j !== k && t.fn === s.fn && t.uses?.includes(name) && !encloses(t) && !(summing && own(t)))) continue;
+    const read = (s.uses ?? []).filter((n) => n !== name && sites.some((t) => t.declares === n && t.fn === s.fn));
+    const before = sites.filter((t) => t.fn === s.fn && t.at < s.at && t.declares && t.declares !== name).map((t) => t.declares);
+    const summed = summing && !read.length ? before : read;
+    const next = sites.findIndex((t) => t.fn === s.fn && t.at > s.end && summed.some((n) => t.uses?.includes(n)));
     if (next >= 0) return next;
   }
   return null;
