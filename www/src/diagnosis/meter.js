@@ -53,8 +53,9 @@ const SECOND_ROUND = 12;
 
 /**
  * The mutants tried in rounds, into `passed` (`tryAll(list)`: false once the bounds cut the search):
- * whether every one was tried (`bound`: the bound on variants; `second`: the second round's edits, none of the first's). The second round's edits, a term, a property, a helper, an infinity,
- * count only when no edit of the first repairs it; but they are not all tried after the first's:
+ * whether every one was tried (`bound`: the bound on variants; `mutants`: the first round's edits,
+ * `second`: the second round's, none of the first's). The second round's edits, a term, a property, a
+ * helper, an infinity, count only when no edit of the first repairs it; but they are not all tried after the first's:
  * where the first round alone has as many variants as the bound allows, each ranks as if it were
  * `SECOND_ROUND` farther than it is (3 lines), so that the bound does not leave a near term untried (`h`
  * for `h * d`, fresh12's 04.js: 3,076 first-round variants); and at most a third of the bound goes to

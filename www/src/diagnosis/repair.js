@@ -25,7 +25,6 @@ import { REPAIR_LIMITS, meter, roundsOf } from './meter.js';
 
 export { REPAIR_LIMITS };
 
-
 const GROUPS = [['+', '-', '*', '/'], ['<', '<=', '>', '>='], ['===', '!=='], ['==', '!='], ['&&', '||']];
 const ASSIGN = [['+=', '=', '-='], ['*=', '/=', '=']];
 const METHODS = [['push', 'unshift'], ['max', 'min'], ['floor', 'ceil', 'round']];
@@ -172,7 +171,6 @@ function blockEdits(node, { text, add }) {
   });
 }
 
-/** The other edits, by node type. */
 /**
  * `Math.exp(row[n])` for `Math.exp(row[n] - top)`: the row's maximum left out of an exp, a name in scope
  * subtracted. Of a read or a call, in the first round (an exp is written a few times at most); of
@@ -184,6 +182,7 @@ function expMaxEdits(node, { text, add, inScope, objects }, first) {
   if (first === (arg.type === 'MemberExpression' || arg.type === 'CallExpression')) for (const name of inScope(node)) if (!objects.has(name)) add(node, arg.start, arg.end, `${text(arg)} - ${name}`);
 }
 
+/** The other edits, by node type. */
 const EDITS = {
   BinaryExpression: operatorEdits,
   LogicalExpression: operatorEdits,
@@ -531,7 +530,8 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
         threw ||= c.kind === 'fixed';
       }
     }
-    // (an answer that throws on a case it should answer stopped its work there: its ticks on every case bound a variant's)
+    // (an answer that throws on a case it should answer, or runs past its bound there, stopped its work there: its
+    // ticks on every case bound a variant's)
     if (threw) run.limit = Math.min(REPAIR_LIMITS.MAX_TICKS, Math.max(run.limit, 20 * run.ticks));
     run.ms = Math.min(REPAIR_LIMITS.SAFETY_MUTANT_MS, Math.max(REPAIR_LIMITS.MIN_MUTANT_MS, 10 * (Date.now() - clock)));
     run.total = 0;
