@@ -120,13 +120,14 @@ function operandsIn(node) {
   const names = new Set();
   const visit = (n) => {
     if (n.type === 'Identifier') names.add(n.name);
-    // (a property read by its name, as `.by` of `x * node.by`: propertyOf names where it is made)
+    // (a property read by its name in arithmetic, as `.by` of `x * node.by`: propertyOf names where it is made;
+    // a call's argument `node.from` is named so too, not a site that only reads a property)
     else if (n.type === 'MemberExpression' && !n.computed && n.property.type === 'Identifier') names.add(`.${n.property.name}`);
     else if (n.type === 'BinaryExpression' && ARITHMETIC.has(n.operator)) { visit(n.left); visit(n.right); }
     else if (n.type === 'AssignmentExpression' && n.operator !== '=') visit(n.right);
     else if (n.type === 'UnaryExpression') visit(n.argument);
   };
-  if (node.type === 'BinaryExpression' || node.type === 'AssignmentExpression' || node.type === 'UnaryExpression' || node.type === 'MemberExpression') visit(node);
+  if (node.type === 'BinaryExpression' || node.type === 'AssignmentExpression' || node.type === 'UnaryExpression') visit(node);
   return [...names].slice(0, 16);
 }
 
@@ -288,7 +289,7 @@ export function instrument(source) {
       // (or passes one on as it is: `angle(p, i)` in a loop over i)
       counter: counters.has(parent) || (Boolean(param) && node.type === 'Identifier' && counterNames.has(node.name)),
       // a call's arguments as names it computes with (`g` of `dotAt(q, h * d, k, g * d, d)`)
-      args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : operandsIn(a))))].slice(0, 16) : null,
+      args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : a.type === 'MemberExpression' && !a.computed ? [`.${a.property.name}`] : operandsIn(a))))].slice(0, 16) : null,
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
       // (or a call of its mutating method: `out[i].push(…row)`)
       // (and for a call of a mutating method, which: `unshift`, `reverse`, `sort` choose an order)
