@@ -25,6 +25,7 @@ import * as fresh15 from '../corpus-lines/fresh15/slips.mjs';
 import * as fresh16 from '../corpus-lines/fresh16/slips.mjs';
 import * as fresh17 from '../corpus-lines/fresh17/slips.mjs';
 import * as fresh18 from '../corpus-lines/fresh18/slips.mjs';
+import * as fresh19 from '../corpus-lines/fresh19/slips.mjs';
 import { challengeData, diagnose, loadFunction, traced } from './support/diagnose.mjs';
 import { thrownUnder } from '../../www/src/diagnosis/calls.js';
 import { RECORD, createRecorder, instrument, runTraced } from '../../www/src/diagnosis/instrument.js';
@@ -222,9 +223,9 @@ const FRESH11_MISSES = new Set([
 // fresh12 (80 slips, written blind, tests/corpus-lines/fresh12/): measured once, first sight, on main after this
 // session's repairs (74 and 62); then half A's misses read and the repairs widened (an array's elements out of
 // order), with the step fixes merged: 75 and 64; the next session's (the second round ranked among the first,
-// a step done twice or too late: twice.js): 77 and 66; after fresh18's round (a loop's unread total), 77 and 67. The misses left:
+// a step done twice or too late: twice.js): 77 and 66; after fresh18's round (a loop's unread total), 77 and 67;
+// after fresh19's (a projection left out where the calls beside it make theirs, 04/1 of half B), 77 and 68. The misses left:
 const FRESH12_MISSES = new Set([
-  '04/1', // (B) project-V at line 58: said project-V at line 38
   '04/4', // (A) softmax at line 32: said softmax at line 38
   '04/6', // (A) w-o at line 61: said w-o at line 62
   '05/1', // (B) scores at line 34: said slice at line 34
@@ -376,7 +377,8 @@ const FRESH16_MISSES = new Set([
 // out, a helper every other element of a list is made by; first-line.js chosenIndex: a number made before a name
 // passed on), 99 and 83 (half A 49/45, half B 50/38); then (a counter started one off, the result's reached return, a
 // step not confirmed by an expression that holds the first foreign number) 100 and 85 (half A 50/47, half B 50/38); after
-// fresh18's round (a loop's unread total, an exp's maximum in the first round), 100 and 87 (half A 50/49). The misses:
+// fresh18's round (a loop's unread total, an exp's maximum in the first round), 100 and 87 (half A 50/49); after
+// fresh19's (a projection left out: `const Q = x`), 100 and 88 (half A 50/50). The misses:
 const FRESH17_MISSES = new Set([
   '01/0', // (A) scores at line 55: said scores at line 20
   '01/1', // (B) scale at line 57: said scale at line 29
@@ -386,7 +388,6 @@ const FRESH17_MISSES = new Set([
   '03/3', // (B) mask at line 35: said mask at line 54
   '03/7', // (B) softmax at line 58: said softmax at line 69
   '03/8', // (A) weighted-sum at line 66: said scores at line 66
-  '04/0', // (A) project-Q at line 37: said project-Q at line 46
   '04/3', // (B) slice at line 43: said slice at line 46
   '04/6', // (A) softmax at line 57: said softmax at line 61
   '04/8', // (A) concat at line 63: said w-o at line 27
@@ -408,13 +409,14 @@ const FRESH17_MISSES = new Set([
 // first sight on main at 1eebe7c (Intel Xeon), before any rule was fitted on it: 95 steps and 72 lines right (half A
 // 50/36 of 54, half B 45/36 of 53); after the rules fitted on its half A (a property followed to where it is made, a
 // loop's unread total, an object's two values swapped, a helper around a call argument, an exp's maximum in the first
-// round, a number kept on `this` as a term, a throwing answer's bound of work), 95 and 78 (half A 50/41, half B 45/37). The misses:
+// round, a number kept on `this` as a term, a throwing answer's bound of work), 95 and 78 (half A 50/41, half B 45/37);
+// after fresh19's round (a projection left out, an object that only tags a value, a query's keys cut short taken for no
+// head's slice), 96 and 80 (half A 51/43, half B 45/37). The misses:
 const FRESH18_MISSES = new Set([
   '01/3', // (B) weighted-sum at line 28: said weighted-sum at line 24
   '01/8', // (A) softmax at line 44: said softmax at line 42
   '01/9', // (B) weighted-sum at line 31: said null at line 25
   '01/10', // (A) scores at line 12: said scores at line 21
-  '02/4', // (A) weighted-sum at line 20: said weighted-sum at line 40
   '02/6', // (A) w-o at line 23: said w-o at line 24
   '02/8', // (A) scale at line 18: said scale at line 40
   '02/9', // (B) slice at line 16: said concat at line 40
@@ -423,7 +425,6 @@ const FRESH18_MISSES = new Set([
   '03/7', // (B) scores at line 23: said softmax at line 23
   '03/8', // (A) weighted-sum at line 43: said weighted-sum at line 44
   '03/9', // (B) scale at line 23: said scale at line 31
-  '04/0', // (A) project-Q at line 18: said project-Q at line 22
   '04/7', // (B) weighted-sum at line 25: said scores at line 25
   '04/9', // (B) w-o at line 27: said w-o at line 29
   '04/11', // (B) scale at line 24: said scale at line 23
@@ -441,13 +442,55 @@ const FRESH18_MISSES = new Set([
   '07/9', // (B) pairs at line 32: said pairs at line 23
   '08/2', // (A) mask at line 18: said mask at line 24
   '08/10', // (A) scores at line 21: said softmax at line 21
-  '09/0', // (A) mask at line 18: said slice at line 18
   '09/3', // (B) softmax at line 21: said softmax at line 22
   '09/7', // (B) mask at line 18: said mask at line 21
   '09/9', // (B) w-o at line 28: said w-o at line 21
 ]);
 
-for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES], ['fresh13', fresh13, FRESH13_MISSES], ['fresh14', fresh14, FRESH14_MISSES], ['fresh15', fresh15, FRESH15_MISSES], ['fresh16', fresh16, FRESH16_MISSES], ['fresh17', fresh17, FRESH17_MISSES], ['fresh18', fresh18, FRESH18_MISSES]]) {
+// fresh19 (105 slips, written blind by a helper, tests/corpus-lines/fresh19/, committed before any run: 48bd8e7 on its
+// branch, 1882e66 on main): first sight on main at e11c39d (Intel Xeon), before any rule was fitted on it: 88 steps and 79
+// lines right (half A 48/42 of 54, half B 40/37 of 51); after the rules fitted on its half A (a projection left out where
+// its siblings make theirs from the same value, a number kept on `this` given a term, a module kept on `this` not
+// applied, a layout helper wrong from every call it could be seen from, the two rounds mixed sooner), 88 and 83 (half A
+// 48/46, half B 40/37). The misses:
+const FRESH19_MISSES = new Set([
+  '01/1', // (B) scale at line 17: said scale at line 14
+  '02/1', // (B) slice at line 19: said scores at line 19
+  '02/5', // (B) weighted-sum at line 31: said slice at line 31
+  '02/6', // (A) concat at line 55: said concat at line 33
+  '02/11', // (B) slice at line 44: said scores at line 23
+  '03/1', // (B) mask at line 16: said softmax at line 16
+  '03/5', // (B) softmax at line 37: said softmax at line 45
+  '03/7', // (B) mask at line 15: said mask at line 50
+  '03/9', // (B) softmax at line 29: said softmax at line 34
+  '04/5', // (B) softmax at line 48: said softmax at line 50
+  '05/0', // (A) cache at line 11: said scores at line 17
+  '05/1', // (B) cache at line 12: said cache at line 27
+  '05/3', // (B) scores at line 19: said slice at line 19
+  '05/6', // (A) weighted-sum at line 27: said slice at line 27
+  '05/8', // (A) cache at line 44: said cache at line 14
+  '05/11', // (B) weighted-sum at line 25: said cache at line 27
+  '06/1', // (B) slice at line 23: said scale at line 23
+  '06/4', // (A) scale at line 43: said null at line 43
+  '06/6', // (A) weighted-sum at line 50: said softmax at line 50
+  '06/8', // (A) concat at line 33: said concat at line 36
+  '07/0', // (A) position at line 27: said position at line 34
+  '07/7', // (B) rotation at line 36: said position at line 34
+  '07/9', // (B) rotation at line 38: said rotation at line 34
+  '07/10', // (A) rotation at line 34: said pairs at line 34
+  '08/5', // (B) softmax at line 33: said softmax at line 40
+  '08/7', // (B) mask at line 18: said mask at line 30
+  '08/10', // (A) weighted-sum at line 39: said softmax at line 39
+  '08/11', // (B) softmax at line 34: said mask at line 34
+  '09/1', // (B) slice at line 24: said slice at line 27
+  '09/2', // (A) scale at line 25: said scale at line 26
+  '09/5', // (B) weighted-sum at line 30: said softmax at line 28
+  '09/6', // (A) softmax at line 31: said softmax at line 41
+  '09/8', // (A) w-o at line 41: said w-o at line 27
+  '09/11', // (B) weighted-sum at line 30: said softmax at line 30
+]);
+
+for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES], ['fresh13', fresh13, FRESH13_MISSES], ['fresh14', fresh14, FRESH14_MISSES], ['fresh15', fresh15, FRESH15_MISSES], ['fresh16', fresh16, FRESH16_MISSES], ['fresh17', fresh17, FRESH17_MISSES], ['fresh18', fresh18, FRESH18_MISSES], ['fresh19', fresh19, FRESH19_MISSES]]) {
   for (const number of Object.keys(batch.SLIPS)) {
     test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, async () => {
       const { failing, found } = await diagnose(FOLDERS[number], batch.base(number), lab);
@@ -571,8 +614,8 @@ test('instrumenting never changes what the code computes: every answer of both c
     for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js'))) sources.push([number, readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8')]);
   }
   for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) sources.push([number, base(number)]);
-  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips(), ...fresh13.slips(), ...fresh14.slips(), ...fresh15.slips(), ...fresh16.slips(), ...fresh17.slips(), ...fresh18.slips()]) sources.push([slip.number, slip.source]);
-  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17, fresh18]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
+  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips(), ...fresh13.slips(), ...fresh14.slips(), ...fresh15.slips(), ...fresh16.slips(), ...fresh17.slips(), ...fresh18.slips(), ...fresh19.slips()]) sources.push([slip.number, slip.source]);
+  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
   for (const source of ODD_STYLES) sources.push(['01', source]);
   let calls = 0;
   for (const [number, source] of sources) {

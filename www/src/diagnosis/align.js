@@ -85,7 +85,7 @@ function firstMatch(site, wanted) {
 }
 
 /** A layout entry against the sites' arrays: { moment, site } of a match; 'missing' when an array of its shape matches nothing known; null. */
-function matchLayout(entry, recording, knownMatrices, used = new Set(), inputRows = []) {
+function matchLayout(entry, recording, knownMatrices, used = new Set(), inputs = [], inputRows = inputs.flat()) {
   const M = entry.matrix;
   const T = transpose(M);
   let sameShape = false;
@@ -104,9 +104,9 @@ function matchLayout(entry, recording, knownMatrices, used = new Set(), inputRow
       const shaped = (snap.rows === M.length && snap.cols === M[0].length) || (snap.rows === T.length && snap.cols === T[0].length) || (snap.rows > 1 && snap.rows * snap.cols === M.length * M[0].length);
       // a wrong layout: the step's own numbers (entry.source), moved; nothing known
       const moved = entry.source && snap.data.some((x) => Number.isFinite(x) && !isInteger(x)) && snap.data.every((x) => !Number.isFinite(x) || isInteger(x) || holds(entry.source, x));
-      // (in another shape, not a cache of whole input rows that holds the input itself by its end and as many
-      // numbers as a head's slice at some moment: `keys.push(K[t])`; a head's rows of W_K are a wrong slice)
-      const rowsKnown = snap.cols !== M[0].length && everyRowKnown(snap, inputRows) && site.snapshots.some((s) => s.moment > snap.moment && knownMatrices.some((K) => sameMatrix(s.data, s.rows, s.cols, K)));
+      // (in another shape, not a cache of whole input rows that holds the input itself by its end, `keys.push(K[t])`,
+      // or its first rows at every moment, `K.slice(0, i)`; a head's rows of W_K are a wrong slice, not all at its top)
+      const rowsKnown = snap.cols !== M[0].length && everyRowKnown(snap, inputRows) && (site.snapshots.some((s) => s.moment > snap.moment && knownMatrices.some((K) => sameMatrix(s.data, s.rows, s.cols, K))) || site.snapshots.every((s) => inputs.some((I) => s.rows < I.length && sameMatrix(s.data, s.rows, s.cols, I.slice(0, s.rows)))));
       if (shaped && moved && !rowsKnown && (!sameShape || snap.moment < sameShape.moment) && !knownMatrices.some((K) => sameMatrix(snap.data, snap.rows, snap.cols, K))) sameShape = { site: id, moment: snap.moment, caller: snap.caller ?? -1 };
       // a row of its width, of its numbers, that is a row of nothing known (`q.slice(h, h + d)`)
       // (of a mask, a row that holds −∞: the keys it hides are written, in the wrong places)
@@ -165,7 +165,7 @@ export function alignProbe(recording, reference, sites = []) {
   const used = new Set(); // the sites that built an earlier step
   return reference.steps.map((entry, k) => {
     if (entry.layout) {
-      const found = matchLayout({ ...entry, source: entry.source && sortedFinite(entry.source) }, recording, knownMatrices, used, reference.inputs.flat());
+      const found = matchLayout({ ...entry, source: entry.source && sortedFinite(entry.source) }, recording, knownMatrices, used, reference.inputs);
       if (found?.missing) return { ...entry, status: 'missing', coverage: 0, site: found.site, moment: found.moment, caller: found.caller };
       if (found) {
         used.add(found.site);

@@ -110,5 +110,9 @@ export function wrongFromEveryCall(entry, alignment, sites, recording) {
   const callers = new Set();
   sites.forEach((site, id) => { if (site.fn === fn) for (const c of recording.sites[id].callers) if (c >= 0 && sites[c].fn !== fn) callers.add(c); });
   const wrong = new Set(alignment.filter((e) => e.step === entry.step && e.status === 'missing' && Number.isInteger(e.site) && sites[e.site]?.fn === fn).map((e) => e.caller));
-  return callers.size > 1 && [...callers].every((c) => wrong.has(c));
+  // (a call none of whose parts the alignment could see, V's one-hot columns, all whole numbers, neither clears
+  // nor blames the helper: the callers of its parts held right, found by the moment each was matched at)
+  const right = new Set(alignment.filter((e) => e.step === entry.step && e.status === 'ok' && Number.isInteger(e.site) && sites[e.site]?.fn === fn)
+    .map((e) => recording.sites[e.site].callers[recording.sites[e.site].moments.indexOf(e.moment)]));
+  return callers.size > 1 && wrong.size > 1 && [...callers].every((c) => wrong.has(c) || !right.has(c));
 }

@@ -122,7 +122,7 @@ function operandsIn(node) {
     if (n.type === 'Identifier') names.add(n.name);
     // (a property read by its name in arithmetic, as `.by` of `x * node.by`: propertyOf names where it is made;
     // a call's argument `node.from` is named so too, not a site that only reads a property)
-    else if (n.type === 'MemberExpression' && !n.computed && n.property.type === 'Identifier') names.add(`.${n.property.name}`);
+    else if (propertyName(n)) names.add(propertyName(n));
     else if (n.type === 'BinaryExpression' && ARITHMETIC.has(n.operator)) { visit(n.left); visit(n.right); }
     else if (n.type === 'AssignmentExpression' && n.operator !== '=') visit(n.right);
     else if (n.type === 'UnaryExpression') visit(n.argument);
@@ -131,14 +131,16 @@ function operandsIn(node) {
   return [...names].slice(0, 16);
 }
 
+/** A member's property by its name, as `.by` for `node.by`; null for a computed one (`row[c]`) or anything else. */
+const propertyName = (n) => (n?.type === 'MemberExpression' && !n.computed && n.property.type === 'Identifier' ? `.${n.property.name}` : null);
+
 /**
  * The property a node's value is made for, as `.by`: an object literal's (`{ kind: 'scale', by: 1 / d }`)
  * or an assignment's to a member (`this.scale = 1 / d`); else null.
  */
 function propertyOf(node, parent) {
   if (parent?.type === 'Property' && parent.value === node && !parent.computed && parent.key.type === 'Identifier') return `.${parent.key.name}`;
-  const left = parent?.type === 'AssignmentExpression' && parent.operator === '=' && parent.right === node ? parent.left : null;
-  return left?.type === 'MemberExpression' && !left.computed && left.property.type === 'Identifier' ? `.${left.property.name}` : null;
+  return parent?.type === 'AssignmentExpression' && parent.operator === '=' && parent.right === node ? propertyName(parent.left) : null;
 }
 
 /**
@@ -289,7 +291,7 @@ export function instrument(source) {
       // (or passes one on as it is: `angle(p, i)` in a loop over i)
       counter: counters.has(parent) || (Boolean(param) && node.type === 'Identifier' && counterNames.has(node.name)),
       // a call's arguments as names it computes with (`g` of `dotAt(q, h * d, k, g * d, d)`)
-      args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : a.type === 'MemberExpression' && !a.computed ? [`.${a.property.name}`] : operandsIn(a))))].slice(0, 16) : null,
+      args: node.type === 'CallExpression' ? [...new Set(node.arguments.flatMap((a) => (a.type === 'Identifier' ? [a.name] : propertyName(a) ? [propertyName(a)] : operandsIn(a))))].slice(0, 16) : null,
       // the array an assignment writes into (`out` for `out[i] = …`, its value or its right-hand side)
       // (or a call of its mutating method: `out[i].push(…row)`)
       // (and for a call of a mutating method, which: `unshift`, `reverse`, `sort` choose an order)

@@ -56,15 +56,16 @@ const SECOND_ROUND = 12;
  * whether every one was tried (`bound`: the bound on variants; `mutants`: the first round's edits,
  * `second`: the second round's, none of the first's). The second round's edits, a term, a property, a
  * helper, an infinity, count only when no edit of the first repairs it; but they are not all tried after the first's:
- * where the first round alone has as many variants as the bound allows, each ranks as if it were
+ * where the first round alone leaves the second less than a third of the bound, each ranks as if it were
  * `SECOND_ROUND` farther than it is (3 lines), so that the bound does not leave a near term untried (`h`
- * for `h * d`, fresh12's 04.js: 3,076 first-round variants); and at most a third of the bound goes to
+ * for `h * d`, fresh12's 04.js: 3,076 first-round variants; `l` for `l * shrink`, fresh19's 09.js: 2,500 of
+ * 3,000); and at most a third of the bound goes to
  * them before the first round is done, so that they do not crowd out a far first-round edit.
  */
 export function roundsOf(second, mutants, distance, passed, tryAll, bound = REPAIR_LIMITS.MAX_MUTANTS) {
-  // (only where the first round alone reaches the bound on variants: else it is tried whole first, as its
-  // edits may be slow, fresh11/07's a millisecond each, and the time guard would then stop it short)
-  const mixed = mutants.length >= bound;
+  // (only where the first round alone leaves the second less than a third of the bound on variants: else it is
+  // tried whole first, as its edits may be slow, fresh11/07's a millisecond each, and the time guard would then stop it short)
+  const mixed = mutants.length > (bound * 2) / 3;
   const ranked = [...mutants.map((m) => ({ m, rank: distance(m.line), round: 1 })), ...second.map((m) => ({ m, rank: distance(m.line) + (mixed ? SECOND_ROUND : 1e9), round: 2 }))];
   ranked.sort((a, b) => a.rank - b.rank || a.round - b.round || a.m.start - b.m.start);
   const fromSecond = new Set();

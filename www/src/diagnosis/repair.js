@@ -22,36 +22,14 @@
 import { parse } from 'acorn';
 import { storedAt } from './stores.js';
 import { REPAIR_LIMITS, meter, roundsOf } from './meter.js';
+import { sliceDepths } from './slice.js';
+import { FUNCTIONS, GLOBALS, LOOPS, bound, readAsValue, walk } from './syntax.js';
 
-export { REPAIR_LIMITS };
+export { REPAIR_LIMITS, sliceDepths };
 
 const GROUPS = [['+', '-', '*', '/'], ['<', '<=', '>', '>='], ['===', '!=='], ['==', '!='], ['&&', '||']];
 const ASSIGN = [['+=', '=', '-='], ['*=', '/=', '=']];
 const METHODS = [['push', 'unshift'], ['max', 'min'], ['floor', 'ceil', 'round']];
-const LOOPS = new Set(['ForStatement', 'WhileStatement', 'DoWhileStatement', 'ForInStatement', 'ForOfStatement']);
-const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
-const GLOBALS = new Set(['Math', 'Number', 'Array', 'Object', 'Float64Array', 'Float32Array', 'Infinity', 'NaN', 'undefined', 'RangeError', 'TypeError', 'Error', 'JSON', 'Map', 'Set', 'WeakMap', 'String', 'Boolean', 'Symbol', 'console', 'this', 'arguments']);
-
-/** Every node of an acorn tree: visit(node, parent, key). */
-function walk(node, visit, parent = null, key = null) {
-  visit(node, parent, key);
-  for (const [k, child] of Object.entries(node)) {
-    if (k === 'loc' || !child || typeof child !== 'object') continue;
-    if (Array.isArray(child)) for (const c of child) { if (c && typeof c.type === 'string') walk(c, visit, node, k); }
-    else if (typeof child.type === 'string') walk(child, visit, node, k);
-  }
-}
-
-/** The names a pattern binds. */
-function bound(p) {
-  if (!p) return [];
-  if (p.type === 'Identifier') return [p.name];
-  if (p.type === 'AssignmentPattern') return bound(p.left);
-  if (p.type === 'RestElement') return bound(p.argument);
-  if (p.type === 'ArrayPattern') return p.elements.flatMap(bound);
-  if (p.type === 'ObjectPattern') return p.properties.flatMap((q) => bound(q.type === 'RestElement' ? q.argument : q.value));
-  return [];
-}
 
 /** The variables of the module that hold values (not functions), each with the range of the scope it is seen in. */
 function variablesOf(ast) {
@@ -74,21 +52,6 @@ function variablesOf(ast) {
     v.scope = scopes.filter((s) => s.start <= v.at && v.at < s.end).reduce((a, s) => (s.start >= a.start ? s : a), ast);
   }
   return out;
-}
-
-/** Whether an Identifier node is read as a value (not declared, not a property name, not a callee). */
-function readAsValue(node, parent, key) {
-  if (!parent) return false;
-  if (parent.type === 'MemberExpression' && key === 'property' && !parent.computed) return false;
-  if ((parent.type === 'Property' || parent.type === 'MethodDefinition' || parent.type === 'PropertyDefinition') && key === 'key') return false;
-  if (parent.type === 'VariableDeclarator' && key === 'id') return false;
-  if (FUNCTIONS.has(parent.type) && (key === 'params' || key === 'id')) return false;
-  if (parent.type === 'CallExpression' && key === 'callee') return false;
-  if (parent.type === 'AssignmentExpression' && key === 'left') return false;
-  if (parent.type === 'UpdateExpression') return false;
-  if (/Pattern|RestElement|CatchClause|Label|Break|Continue|ClassDeclaration|ClassExpression|ImportSpecifier|ExportSpecifier/.test(parent.type)) return false;
-  if (parent.type === 'Property' && parent.shorthand) return false;
-  return !GLOBALS.has(node.name);
 }
 
 /** The edits of an operator: the others of its group, and for arithmetic an operand dropped or swapped, `± 1`, a root. */
@@ -192,6 +155,9 @@ const EDITS = {
     expMaxEdits(node, context, true);
   },
   MemberExpression: memberEdits,
+  // (a value left as an alias: few, they stay in the first round)
+  VariableDeclarator: (node, context) => projectionEdits(node.init, context),
+  Property: (node, context) => !node.computed && !node.shorthand && node.kind === 'init' && projectionEdits(node.value, context),
   BlockStatement: blockEdits,
   Program: blockEdits,
   UnaryExpression: (node, { text, add }) => {
@@ -228,12 +194,17 @@ const EDITS = {
   },
   // `{ left: leaf(W_O), right: joined }` for `{ left: joined, right: leaf(W_O) }`: two values of an object next to each other swapped
   // (not two calls of one function, `{ q: cut(Q), k: cut(K) }`: swapped, they make up for a transpose further on)
-  ObjectExpression: (node, { text, add }) => node.properties.forEach((a, k) => {
-    const b = node.properties[k + 1];
+  // (and an object that only tags one value, `{ kind: 'transpose', of: v }`, made where it was not meant: that value)
+  ObjectExpression: (node, { text, add }) => {
     const plain = (p) => p?.type === 'Property' && p.kind === 'init' && !p.computed && !p.shorthand && !p.method;
-    const alike = a?.value?.type === 'CallExpression' && b?.value?.type === 'CallExpression' && text(a.value.callee) === text(b.value.callee);
-    if (plain(a) && plain(b) && !alike) add(node, a.value.start, b.value.end, `${text(b.value)}${text(node).slice(a.value.end - node.start, b.value.start - node.start)}${text(a.value)}`, [a.value.loc.start.line, b.value.loc.start.line]);
-  }),
+    const held = node.properties.filter((p) => !(plain(p) && p.value.type === 'Literal'));
+    if (held.length === 1 && node.properties.length > 1 && plain(held[0]) && /^(Identifier|MemberExpression|ObjectExpression|CallExpression)$/.test(held[0].value.type)) add(node, node.start, node.end, `(${text(held[0].value)})`);
+    node.properties.forEach((a, k) => {
+      const b = node.properties[k + 1];
+      const alike = a?.value?.type === 'CallExpression' && b?.value?.type === 'CallExpression' && text(a.value.callee) === text(b.value.callee);
+      if (plain(a) && plain(b) && !alike) add(node, a.value.start, b.value.end, `${text(b.value)}${text(node).slice(a.value.end - node.start, b.value.start - node.start)}${text(a.value)}`, [a.value.loc.start.line, b.value.loc.start.line]);
+    });
+  },
   Identifier: (node, { add, inScope, madeAt, counters }, parent, key) => {
     if (readAsValue(node, parent, key)) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, name, madeAt(node));
     // (a counter started one off: `let k = q` for `let k = q + 1`, `for (let j = i; …)`)
@@ -260,7 +231,7 @@ const INSERTIONS = {
     if (!/Declaration$/.test(st.type) && k < n - 2) add(st, node.body[0].start, node.body[n - 1].end, moved(n - 1));
     if (!/Declaration$/.test(st.type) && k >= 2) add(st, node.body[0].start, node.body[n - 1].end, moved(0));
   }),
-  Identifier: (node, { add, inScope, kept, madeAt, helpers, objects }, parent, key) => {
+  Identifier: (node, { add, inScope, kept, madeAt, helpers, objects, modules, applied, inMethod }, parent, key) => {
     if (!readAsValue(node, parent, key) || (parent.type === 'MemberExpression' && key === 'object')) return;
     const lines = madeAt(node);
     // (terms between numbers: a name whose members are read holds an array or an object)
@@ -275,11 +246,16 @@ const INSERTIONS = {
       if (arity === 1 && !(parent.type === 'CallExpression' && key === 'arguments')) add(node, node.start, node.end, `${f}(${node.name})`, lines);
       if (arity === 2 && (parent.type === 'ReturnStatement' || parent.type === 'VariableDeclarator')) for (const name of inScope(node)) if (name !== node.name) add(node, node.start, node.end, `${f}(${node.name}, ${name})`, lines);
     }
+    // (or a module kept on `this` not applied, in a method: `concat` for `this.o_proj.forward(concat)`, at the read:
+    // the value read is right, the call on it left out)
+    if (parent.type === 'ReturnStatement' || parent.type === 'VariableDeclarator') for (const m of inMethod(node) ? modules : []) for (const f of applied) add(node, node.start, node.end, `${m}.${f}(${node.name})`);
   },
   CallExpression: (node, context) => expMaxEdits(node, context, false),
-  MemberExpression: (node, { add, properties }, parent, key) => {
+  MemberExpression: (node, { add, properties, inScope, objects, kept, text }, parent, key) => {
     if (node.computed || (parent?.type === 'CallExpression' && key === 'callee') || (parent?.type === 'AssignmentExpression' && key === 'left')) return;
     for (const name of properties) if (name !== node.property.name) add(node, node.property.start, node.property.end, name);
+    // (a number kept on `this` given a term, as a name is: `lo + this.d` for `this.d`)
+    if (kept(node).includes(text(node))) for (const name of inScope(node)) if (!objects.has(name)) add(node, node.start, node.end, `(${name} + ${text(node)})`);
   },
   Literal: (node, { add }, parent) => {
     if (typeof node.value !== 'number' || parent?.type === 'Property') return;
@@ -293,6 +269,29 @@ const INSERTIONS = {
     if (b && a.type === 'Identifier' && b.type === 'Identifier') add(node, a.start, b.end, `${text(b)}, ${text(a)}`, [a.loc.start.line]);
   })])),
 };
+
+/**
+ * `const Q = product(x, fromRows(W_Q))` for `const Q = x`, `Q: matMul(s.X, W_Q)` for `Q: s.X`: a value
+ * left as another's alias where the calls beside it make theirs from it (`product(x, fromRows(W_K))`),
+ * one such call with one of its names (not the alias's) replaced by another in scope.
+ */
+function projectionEdits(value, { text, add, inScope, calls }) {
+  if (value?.type !== 'Identifier' && !(value?.type === 'MemberExpression' && !value.computed)) return;
+  const alias = text(value);
+  // (a call given a function, `forEachCell(T, T, (i, j) => …)`, makes no value from the alias)
+  for (const call of calls.filter((c) => !c.arguments.some((a) => FUNCTIONS.has(a.type)))) {
+    const from = call.arguments.find((a) => text(a) === alias);
+    if (!from) continue;
+    const names = [];
+    walk(call, (n, p, k) => { if (n.type === 'Identifier' && readAsValue(n, p, k) && !(from.start <= n.start && n.end <= from.end)) names.push(n); });
+    for (const n of names) {
+      for (const name of inScope(value)) {
+        if (name === n.name || names.some((m) => m.name === name) || name === alias) continue;
+        add(value, value.start, value.end, text(call).slice(0, n.start - call.start) + name + text(call).slice(n.end - call.start));
+      }
+    }
+  }
+}
 
 /**
  * Where an edit of a read of a variable puts the fault: a variable declared once, never assigned
@@ -347,6 +346,17 @@ export function mutantsOf(source, { round = 1 } = {}) {
   walk(ast, (node) => {
     if (node.type === 'FunctionExpression' || node.type === 'FunctionDeclaration') methods.push(node);
   });
+  // (the objects a constructor keeps on `this`, `this.o_proj = new Linear(…)`, and the methods of one argument called on them, `forward`)
+  const modules = new Set();
+  const applied = new Set();
+  walk(ast, (node) => {
+    const left = node.type === 'AssignmentExpression' && node.operator === '=' ? node.left : null;
+    if (left?.type === 'MemberExpression' && left.object.type === 'ThisExpression' && !left.computed && node.right.type === 'NewExpression') modules.add(`this.${left.property.name}`);
+  });
+  walk(ast, (node) => {
+    const callee = node.type === 'CallExpression' && node.arguments.length === 1 ? node.callee : null;
+    if (callee?.type === 'MemberExpression' && !callee.computed && modules.has(source.slice(callee.object.start, callee.object.end))) applied.add(callee.property.name);
+  });
   const unary = new Set([...helpers].filter(([, n]) => n === 1).map(([name]) => name));
   // (the names a `++`, `--`, `+=` or `-=` steps)
   const counters = new Set();
@@ -354,8 +364,13 @@ export function mutantsOf(source, { round = 1 } = {}) {
     const target = node.type === 'UpdateExpression' ? node.argument : node.type === 'AssignmentExpression' && /^[+-]=$/.test(node.operator) ? node.left : null;
     if (target?.type === 'Identifier') counters.add(target.name);
   });
+  const calls = [];
+  walk(ast, (node) => { if (node.type === 'CallExpression' && node.arguments.length >= 2) calls.push(node); });
   const context = {
     source,
+    calls,
+    modules,
+    applied,
     unary,
     counters,
     helpers: [...helpers].filter(([, n]) => n === 1 || n === 2),
@@ -368,77 +383,13 @@ export function mutantsOf(source, { round = 1 } = {}) {
     inScope: (node) => [...new Set(variables.filter((v) => v.scope.start <= node.start && node.end <= v.scope.end).map((v) => v.name))],
     // (and the numbers kept on `this`, seen in a method: a `function`'s or a class's, not the module's arrows)
     kept: (node) => (methods.some((f) => f.start <= node.start && node.end <= f.end) ? [...kept] : []),
+    inMethod: (node) => methods.some((f) => f.start <= node.start && node.end <= f.end),
   };
   const edits = round === 1 ? EDITS : INSERTIONS;
   walk(ast, (node, parent, key) => edits[node.type]?.(node, context, parent, key));
   // (an edit kept once: the same text at the same place)
   const unique = new Map(out.map((m) => [`${m.start}:${m.end}:${m.text}`, m]));
   return [...unique.values()];
-}
-
-/**
- * The lines a wrong value at `near` can come from, by how many steps back: { line → depth } (the near
- * lines 0). A step back from a line is the lines that declare or assign a name (or property) it reads,
- * the lines that call or pass the named function around it (its arguments made there), and the test of
- * an `if` or a ternary that decides whether it runs, at its depth (a control dependence: `if (!causal)`). A static
- * slice, coarse: a wrong value found in a helper is often made by its caller (`cols(from)` given the
- * wrong `from`), or by the line that made what the caller passed.
- */
-export function sliceDepths(source, near, maxDepth = 3) {
-  const ast = parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
-  const reads = new Map();
-  const defs = new Map();
-  const named = [];
-  const at = (map, k, v) => map.set(k, (map.get(k) ?? new Set()).add(v));
-  const nameOf = (n) => (n?.type === 'Identifier' || n?.type === 'PrivateIdentifier' ? n.name : null);
-  // (a declaration is seen in the innermost block, loop or function around it: `j` of one loop is not another's)
-  const scopes = [];
-  walk(ast, (node) => { if (node.type === 'BlockStatement' || LOOPS.has(node.type) || FUNCTIONS.has(node.type)) scopes.push(node); });
-  const scopeOf = (node) => scopes.filter((b) => b.start <= node.start && node.end <= b.end).reduce((a, b) => (b.start >= a.start ? b : a), ast);
-  const declared = [];
-  const assigned = [];
-  const tests = []; // (an if's or a ternary's test, and the lines it decides: `if (!causal) { … }`)
-  walk(ast, (node, parent, key) => {
-    const line = node.loc.start.line;
-    if (node.type === 'IfStatement' || node.type === 'ConditionalExpression') tests.push({ line: node.test.loc.start.line, from: node.consequent.loc.start.line, to: (node.alternate ?? node.consequent).loc.end.line });
-    if (node.type === 'Identifier' && (readAsValue(node, parent, key) || (parent?.type === 'CallExpression' && key === 'callee'))) at(reads, line, node.name);
-    if (node.type === 'MemberExpression' && !node.computed && nameOf(node.property) && !(parent?.type === 'AssignmentExpression' && key === 'left')) at(reads, node.property.loc.start.line, nameOf(node.property));
-    if (node.type === 'VariableDeclarator') {
-      const scope = scopeOf(node);
-      for (const name of bound(node.id)) declared.push({ name, line, from: scope.loc.start.line, to: scope.loc.end.line });
-    }
-    // (a property assigned is seen everywhere; a variable assigned, where its declaration is: below)
-    if (node.type === 'AssignmentExpression' && node.left.type === 'MemberExpression' && !node.left.computed && nameOf(node.left.property)) at(defs, nameOf(node.left.property), line);
-    if (node.type === 'AssignmentExpression' && node.left.type !== 'MemberExpression') for (const name of bound(node.left)) assigned.push({ name, line });
-    // (an entry written makes the array: `row[j] = …`)
-    if (node.type === 'AssignmentExpression' && node.left.type === 'MemberExpression' && node.left.computed && node.left.object.type === 'Identifier') assigned.push({ name: node.left.object.name, line });
-    if (node.type === 'UpdateExpression' && node.argument.type === 'Identifier') assigned.push({ name: node.argument.name, line });
-    const fn = node.type === 'FunctionDeclaration' ? [nameOf(node.id), node]
-      : (node.type === 'VariableDeclarator' || node.type === 'AssignmentExpression') && FUNCTIONS.has((node.init ?? node.right)?.type) ? [nameOf(node.id ?? node.left) ?? nameOf(node.left?.property), node.init ?? node.right]
-      : ['MethodDefinition', 'Property', 'PropertyDefinition'].includes(node.type) && FUNCTIONS.has(node.value?.type) ? [nameOf(node.key), node.value] : null;
-    if (fn?.[0]) named.push({ name: fn[0], from: fn[1].loc.start.line, to: fn[1].loc.end.line });
-  });
-  for (const { name, line } of assigned) {
-    const v = declared.filter((d) => d.name === name && d.from <= line && line <= d.to).reduce((a, d) => (!a || d.from >= a.from ? d : a), null);
-    declared.push({ name, line, from: v?.from ?? 1, to: v?.to ?? Infinity });
-  }
-  const callers = new Map();
-  for (const [line, names] of reads) for (const f of named) if (names.has(f.name) && !(f.from <= line && line <= f.to)) at(callers, f.name, line);
-  const depth = new Map(near.map((l) => [l, 0]));
-  let frontier = [...depth.keys()];
-  for (let d = 1; d <= maxDepth && frontier.length; d++) {
-    const next = [];
-    const visit = (line) => { if (!depth.has(line)) { depth.set(line, d); next.push(line); for (const t of tests) if (t.from <= line && line <= t.to && t.line !== line) visit(t.line); } };
-    for (const line of frontier) {
-      for (const name of reads.get(line) ?? []) {
-        for (const l of defs.get(name) ?? []) visit(l);
-        for (const v of declared) if (v.name === name && v.from <= line && line <= v.to) visit(v.line);
-      }
-      for (const f of named) if (f.from <= line && line <= f.to) for (const l of callers.get(f.name) ?? []) visit(l);
-    }
-    frontier = next;
-  }
-  return depth;
 }
 
 /** Each loop's body and each function's made to call `__tick__()` first: [{ at, text }] insertions into `source`. */
@@ -547,8 +498,8 @@ export function repairLines(source, functionName, cases, { load, toScript, judge
       tried++;
       let fn;
       try {
-        // (an edit around a loop's body: the guards of the edited text)
-        const inside = guards.some((g) => g.at > m.start && g.at < m.end);
+        // (an edit around a loop's body, or one that writes a loop or a function: the guards of the edited text)
+        const inside = guards.some((g) => g.at > m.start && g.at < m.end) || /\b(for|while|function)\b|=>/.test(m.text);
         const edited = inside ? spliced(code, m, []) : null;
         const text = inside ? spliced(edited, { start: 0, end: 0, text: '' }, guardsOf(edited)) : spliced(code, m, guards);
         run.start();
