@@ -337,26 +337,26 @@ export function mutantsOf(source, { round = 1 } = {}) {
   // (the numbers a constructor keeps on `this`, `this.width = width`, `this.T = Q.length`: not an
   // array's or an object's, nor a function)
   const numeric = (v) => (v.type === 'Identifier' && !objects.has(v.name)) || (v.type === 'MemberExpression' && v.property.name === 'length') || (v.type === 'Literal' && typeof v.value === 'number') || v.type === 'BinaryExpression';
+  // (and the objects it keeps there, `this.o_proj = new Linear(…)`: modules)
   const kept = new Set();
+  const modules = new Set();
   walk(ast, (node) => {
     const left = node.type === 'AssignmentExpression' && node.operator === '=' ? node.left : null;
-    if (left?.type === 'MemberExpression' && left.object.type === 'ThisExpression' && !left.computed && numeric(node.right)) kept.add(`this.${left.property.name}`);
+    if (left?.type !== 'MemberExpression' || left.object.type !== 'ThisExpression' || left.computed) return;
+    if (numeric(node.right)) kept.add(`this.${left.property.name}`);
+    if (node.right.type === 'NewExpression') modules.add(`this.${left.property.name}`);
   });
   const methods = [];
   walk(ast, (node) => {
     if (node.type === 'FunctionExpression' || node.type === 'FunctionDeclaration') methods.push(node);
   });
-  // (the objects a constructor keeps on `this`, `this.o_proj = new Linear(…)`, and the methods of one argument called on them, `forward`)
-  const modules = new Set();
+  // (the methods of one argument called on the modules kept on `this`, `forward`)
   const applied = new Set();
-  walk(ast, (node) => {
-    const left = node.type === 'AssignmentExpression' && node.operator === '=' ? node.left : null;
-    if (left?.type === 'MemberExpression' && left.object.type === 'ThisExpression' && !left.computed && node.right.type === 'NewExpression') modules.add(`this.${left.property.name}`);
-  });
   walk(ast, (node) => {
     const callee = node.type === 'CallExpression' && node.arguments.length === 1 ? node.callee : null;
     if (callee?.type === 'MemberExpression' && !callee.computed && modules.has(source.slice(callee.object.start, callee.object.end))) applied.add(callee.property.name);
   });
+  const inMethod = (node) => methods.some((f) => f.start <= node.start && node.end <= f.end);
   const unary = new Set([...helpers].filter(([, n]) => n === 1).map(([name]) => name));
   // (the names a `++`, `--`, `+=` or `-=` steps)
   const counters = new Set();
@@ -382,8 +382,8 @@ export function mutantsOf(source, { round = 1 } = {}) {
     // the names of the variables seen at a node
     inScope: (node) => [...new Set(variables.filter((v) => v.scope.start <= node.start && node.end <= v.scope.end).map((v) => v.name))],
     // (and the numbers kept on `this`, seen in a method: a `function`'s or a class's, not the module's arrows)
-    kept: (node) => (methods.some((f) => f.start <= node.start && node.end <= f.end) ? [...kept] : []),
-    inMethod: (node) => methods.some((f) => f.start <= node.start && node.end <= f.end),
+    kept: (node) => (inMethod(node) ? [...kept] : []),
+    inMethod,
   };
   const edits = round === 1 ? EDITS : INSERTIONS;
   walk(ast, (node, parent, key) => edits[node.type]?.(node, context, parent, key));
