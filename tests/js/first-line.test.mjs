@@ -26,9 +26,10 @@ import * as fresh16 from '../corpus-lines/fresh16/slips.mjs';
 import * as fresh17 from '../corpus-lines/fresh17/slips.mjs';
 import * as fresh18 from '../corpus-lines/fresh18/slips.mjs';
 import * as fresh19 from '../corpus-lines/fresh19/slips.mjs';
+import * as fresh20 from '../corpus-lines/fresh20/slips.mjs';
 import { challengeData, diagnose, loadFunction, traced } from './support/diagnose.mjs';
 import { thrownUnder } from '../../www/src/diagnosis/calls.js';
-import { RECORD, createRecorder, instrument, runTraced } from '../../www/src/diagnosis/instrument.js';
+import { RECORD, createRecorder, instrument, ownError, runTraced } from '../../www/src/diagnosis/instrument.js';
 import { toScript } from '../../www/src/script.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -168,9 +169,9 @@ const FRESH8_MISSES = new Set([
 // session: cuts.js changed none). Then the repairs (repair.js), whose operators were widened after reading
 // this batch's misses (so no longer a held-out measure): 58/68, 56/68.
 const FRESH9_MISSES = new Set([
-  '01/4', // (A) scores at line 6: said scale at line None
+  '01/4', // (A) scores at line 6: said scale at line 6
   '02/0', // (A) slice at line 27: said slice at line 29
-  '02/7', // (B) slice at line 16: said scores at line 29
+  '02/7', // (B) slice at line 16: said scores at line 16
   '04/1', // (B) project-Q at line 5: said project-Q at line 18
   '05/0', // (A) cache at line 26: said scores at line 32
   '05/1', // (B) slice at line 9: said slice at line 4
@@ -190,16 +191,16 @@ const FRESH9_MISSES = new Set([
 // (48c5e85) on the same batch: 68/78, 41/78.
 const FRESH10_MISSES = new Set([
   '01/6', // (A) weighted-sum at line 61: said weighted-sum at line 64
-  '02/0', // (A) slice at line 33: said None at line 10
+  '02/0', // (A) slice at line 33: said null at line 10
   '02/6', // (A) slice at line 58: said weighted-sum at line 58
   '03/2', // (A) softmax at line 22: said mask at line 22
-  '04/4', // (A) weighted-sum at line 49: said project-V at line 12
+  '04/4', // (A) weighted-sum at line 49: said project-V at line 49
   '04/5', // (B) concat at line 55: said concat at line 50
   '05/0', // (A) cache at line 13: said scores at line 22
   '06/2', // (A) slice at line 51: said kv-head at line 51
   '06/3', // (B) scale at line 28: said scale at line 29
   '06/4', // (A) softmax at line 35: said softmax at line 40
-  '06/6', // (A) concat at line 54: said None at line None
+  '06/6', // (A) concat at line 54: said null at line undefined
   '07/4', // (A) pairs at line 22: said pairs at line 28
   '07/5', // (B) rotation at line 31: said rotation at line 28
   '07/6', // (A) frequency at line 25: said frequency at line 24
@@ -213,11 +214,10 @@ const FRESH10_MISSES = new Set([
 // those slips' lines depend on the machine's speed and are checked for a step and a line only.
 const FRESH11_VARIES = new Set(['07/0', '07/1', '07/2', '07/3', '07/4', '07/5', '07/6', '07/7', '07/8']);
 const FRESH11_MISSES = new Set([
-  '01/7', // (B) weighted-sum at line 18: said softmax at line 18
   '02/7', // (B) scale at line 32: said scale at line 13
-  '04/5', // (B) concat at line 37: said w-o at line None
-  '06/6', // (A) concat at line 33: said concat at line 31 (the step since unseenAfter; first said weighted-sum at line 13)
-  '09/1', // (B) slice at line 2: said None at line 5
+  '04/5', // (B) concat at line 37: said w-o at line undefined
+  '06/6', // (A) concat at line 33: said concat at line 31
+  '09/1', // (B) slice at line 2: said null at line 5
 ]);
 
 // fresh12 (80 slips, written blind, tests/corpus-lines/fresh12/): measured once, first sight, on main after this
@@ -226,7 +226,6 @@ const FRESH11_MISSES = new Set([
 // a step done twice or too late: twice.js): 77 and 66; after fresh18's round (a loop's unread total), 77 and 67;
 // after fresh19's (a projection left out where the calls beside it make theirs, 04/1 of half B), 77 and 68. The misses left:
 const FRESH12_MISSES = new Set([
-  '04/4', // (A) softmax at line 32: said softmax at line 38
   '04/6', // (A) w-o at line 61: said w-o at line 62
   '05/1', // (B) scores at line 34: said slice at line 34
   '05/2', // (A) scale at line 35: said scale at line 39
@@ -282,7 +281,7 @@ const FRESH14_MISSES = new Set([
   '04/1', // (B) slice at line 28: said softmax at line 53
   '04/3', // (B) softmax at line 52: said softmax at line 45
   '04/6', // (A) concat at line 84: said concat at line 34
-  '04/8', // (A) project-Q at line 69: said scale at line 11
+  '04/8', // (A) project-Q at line 69: said scale at line 23
   '04/9', // (B) scores at line 78: said project-K at line 11
   '05/1', // (B) cache at line 29: said weighted-sum at line 59
   '05/7', // (B) cache at line 24: said cache at line 38
@@ -318,7 +317,7 @@ const FRESH15_MISSES = new Set([
   '02/7', // (B) slice at line 19: said scores at line 7
   '03/4', // (A) softmax at line 20: said softmax at line 50
   '03/8', // (A) scale at line 18: said scale at line 68
-  '04/0', // (A) project-Q at line 18: said scores at line 24
+  '04/0', // (A) project-Q at line 18: said softmax at line 15
   '04/9', // (B) project-K at line 15: said project-K at line undefined
   '05/0', // (A) cache at line 25: said cache at line 26
   '05/7', // (B) cache at line 20: said cache at line 26
@@ -353,7 +352,7 @@ const FRESH16_MISSES = new Set([
   '02/5', // (B) concat at line 76: said concat at line 16
   '02/11', // (B) concat at line 74: said w-o at line 88
   '03/8', // (A) weighted-sum at line 25: said scores at line 25
-  '04/7', // (B) weighted-sum at line 38: said project-V at line 57
+  '04/7', // (B) weighted-sum at line 38: said project-V at line 38
   '04/11', // (B) project-K at line 11: said project-K at line 22
   '05/9', // (B) cache at line 10: said cache at line 24
   '06/5', // (B) weighted-sum at line 38: said weighted-sum at line 25
@@ -362,7 +361,7 @@ const FRESH16_MISSES = new Set([
   '07/9', // (B) rotation at line 32: said rotation at line 28
   '07/11', // (B) position at line 31: said position at line 28
   '08/0', // (A) mask at line 18: said mask at line 10
-  '08/2', // (A) mask at line 14: said mask at line 10
+  '08/2', // (A) mask at line 14: said mask at line 17
   '08/5', // (B) weighted-sum at line 32: said weighted-sum at line 33
   '08/6', // (A) mask at line 20: said softmax at line 10
   '08/7', // (B) mask at line 18: said mask at line 10
@@ -413,8 +412,6 @@ const FRESH17_MISSES = new Set([
 // after fresh19's round (a projection left out, an object that only tags a value, a query's keys cut short taken for no
 // head's slice), 96 and 80 (half A 51/43, half B 45/37). The misses:
 const FRESH18_MISSES = new Set([
-  '01/3', // (B) weighted-sum at line 28: said weighted-sum at line 24
-  '01/8', // (A) softmax at line 44: said softmax at line 42
   '01/9', // (B) weighted-sum at line 31: said null at line 25
   '01/10', // (A) scores at line 12: said scores at line 21
   '02/6', // (A) w-o at line 23: said w-o at line 24
@@ -427,11 +424,10 @@ const FRESH18_MISSES = new Set([
   '03/9', // (B) scale at line 23: said scale at line 31
   '04/7', // (B) weighted-sum at line 25: said scores at line 25
   '04/9', // (B) w-o at line 27: said w-o at line 29
-  '04/11', // (B) scale at line 24: said scale at line 23
   '05/0', // (A) cache at line 17: said null at line 28
   '05/1', // (B) slice at line 23: said cache at line 21
   '05/7', // (B) scores at line 28: said cache at line 28
-  '05/9', // (B) cache at line 17: said cache at line 23
+  '05/9', // (B) cache at line 17: said cache at line 21
   '05/10', // (A) slice at line 28: said slice at line 39
   '05/11', // (B) weighted-sum at line 39: said null at line 39
   '06/1', // (B) slice at line 51: said scores at line 61
@@ -443,8 +439,8 @@ const FRESH18_MISSES = new Set([
   '08/2', // (A) mask at line 18: said mask at line 24
   '08/10', // (A) scores at line 21: said softmax at line 21
   '09/3', // (B) softmax at line 21: said softmax at line 22
-  '09/7', // (B) mask at line 18: said mask at line 21
-  '09/9', // (B) w-o at line 28: said w-o at line 21
+  '09/7', // (B) mask at line 18: said mask at line 33
+  '09/9', // (B) w-o at line 28: said w-o at line 33
 ]);
 
 // fresh19 (105 slips, written blind by a helper, tests/corpus-lines/fresh19/, committed before any run: 48bd8e7 on its
@@ -452,7 +448,9 @@ const FRESH18_MISSES = new Set([
 // lines right (half A 48/42 of 54, half B 40/37 of 51); after the rules fitted on its half A (a projection left out where
 // its siblings make theirs from the same value, a number kept on `this` given a term, a module kept on `this` not
 // applied, a layout helper wrong from every call it could be seen from, the two rounds mixed sooner), 88 and 83 (half A
-// 48/46, half B 40/37). The misses:
+// 48/46, half B 40/37); after fresh20's round (a rescaling that built a right step passed over, a loop cut short inside
+// the weighted sum, polar RoPE's numbers on the way, a cache kept where the recording cannot see it), 90 and 87 (half A
+// 51/49, half B 39/38: 08/5 lost its step to the loop rule until a NaN was taken for no cut, then kept it). The misses:
 const FRESH19_MISSES = new Set([
   '01/1', // (B) scale at line 17: said scale at line 14
   '02/1', // (B) slice at line 19: said scores at line 19
@@ -464,7 +462,6 @@ const FRESH19_MISSES = new Set([
   '03/7', // (B) mask at line 15: said mask at line 50
   '03/9', // (B) softmax at line 29: said softmax at line 34
   '04/5', // (B) softmax at line 48: said softmax at line 50
-  '05/0', // (A) cache at line 11: said scores at line 17
   '05/1', // (B) cache at line 12: said cache at line 27
   '05/3', // (B) scores at line 19: said slice at line 19
   '05/6', // (A) weighted-sum at line 27: said slice at line 27
@@ -472,25 +469,42 @@ const FRESH19_MISSES = new Set([
   '05/11', // (B) weighted-sum at line 25: said cache at line 27
   '06/1', // (B) slice at line 23: said scale at line 23
   '06/4', // (A) scale at line 43: said null at line 43
-  '06/6', // (A) weighted-sum at line 50: said softmax at line 50
   '06/8', // (A) concat at line 33: said concat at line 36
-  '07/0', // (A) position at line 27: said position at line 34
-  '07/7', // (B) rotation at line 36: said position at line 34
-  '07/9', // (B) rotation at line 38: said rotation at line 34
+  '07/7', // (B) rotation at line 36: said frequency at line 36
+  '07/9', // (B) rotation at line 38: said rotation at line 37
   '07/10', // (A) rotation at line 34: said pairs at line 34
-  '08/5', // (B) softmax at line 33: said softmax at line 40
+  '08/5', // (B) softmax at line 33: said weighted-sum at line 40
   '08/7', // (B) mask at line 18: said mask at line 30
-  '08/10', // (A) weighted-sum at line 39: said softmax at line 39
   '08/11', // (B) softmax at line 34: said mask at line 34
   '09/1', // (B) slice at line 24: said slice at line 27
   '09/2', // (A) scale at line 25: said scale at line 26
   '09/5', // (B) weighted-sum at line 30: said softmax at line 28
   '09/6', // (A) softmax at line 31: said softmax at line 41
-  '09/8', // (A) w-o at line 41: said w-o at line 27
   '09/11', // (B) weighted-sum at line 30: said softmax at line 30
 ]);
 
-for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES], ['fresh13', fresh13, FRESH13_MISSES], ['fresh14', fresh14, FRESH14_MISSES], ['fresh15', fresh15, FRESH15_MISSES], ['fresh16', fresh16, FRESH16_MISSES], ['fresh17', fresh17, FRESH17_MISSES], ['fresh18', fresh18, FRESH18_MISSES], ['fresh19', fresh19, FRESH19_MISSES]]) {
+// fresh20 (108 slips, written blind by a helper, tests/corpus-lines/fresh20/, committed before any run: 2c10c31 on its
+// branch, 992dc98 on main): first sight on main at 2ef2f2e (Intel Xeon), before any rule was fitted on it: 102 steps and 87
+// lines right (half A 52/42 of 54, half B 50/45 of 54); after the rules fitted on its half A (and fresh19's), 104 and 96
+// (half A 54/50, half B 50/46). The misses:
+const FRESH20_MISSES = new Set([
+  '01/0', // (A) scores at line 9: said scores at line 6
+  '01/1', // (B) scale at line 43: said scale at line 11
+  '01/8', // (A) softmax at line 16: said softmax at line 17
+  '02/7', // (B) w-o at line 47: said w-o at line 49
+  '03/6', // (A) softmax at line 36: said softmax at line 20
+  '04/7', // (B) weighted-sum at line 62: said project-V at line 23
+  '04/11', // (B) scale at line 52: said scale at line 56
+  '05/3', // (B) scores at line 24: said cache at line 24
+  '05/11', // (B) weighted-sum at line 32: said slice at line 33
+  '06/1', // (B) kv-head at line 37: said kv-head at line 7
+  '06/3', // (B) slice at line 42: said kv-head at line 42
+  '08/9', // (B) scale at line 25: said scale at line 23
+  '09/10', // (A) slice at line 25: said slice at line 4
+  '09/11', // (B) softmax at line 23: said softmax at line 8
+]);
+
+for (const [name, batch, misses, varies] of [['fresh', fresh, FRESH_MISSES], ['fresh2', fresh2, FRESH2_MISSES], ['fresh3', fresh3, FRESH3_MISSES], ['fresh4', fresh4, FRESH4_MISSES], ['fresh5', fresh5, FRESH5_MISSES], ['fresh6', fresh6, FRESH6_MISSES], ['fresh7', fresh7, FRESH7_MISSES], ['fresh8', fresh8, FRESH8_MISSES], ['fresh9', fresh9, FRESH9_MISSES], ['fresh10', fresh10, FRESH10_MISSES], ['fresh11', fresh11, FRESH11_MISSES, FRESH11_VARIES], ['fresh12', fresh12, FRESH12_MISSES], ['fresh13', fresh13, FRESH13_MISSES], ['fresh14', fresh14, FRESH14_MISSES], ['fresh15', fresh15, FRESH15_MISSES], ['fresh16', fresh16, FRESH16_MISSES], ['fresh17', fresh17, FRESH17_MISSES], ['fresh18', fresh18, FRESH18_MISSES], ['fresh19', fresh19, FRESH19_MISSES], ['fresh20', fresh20, FRESH20_MISSES]]) {
   for (const number of Object.keys(batch.SLIPS)) {
     test(`corpus-lines/${name} ${number}.js: a right answer in another style passes and gets no diagnosis`, async () => {
       const { failing, found } = await diagnose(FOLDERS[number], batch.base(number), lab);
@@ -566,7 +580,17 @@ function instrumentedFunction(source, functionName) {
   const record = (id, value) => recorder.record(id, value);
   record.enter = (id) => recorder.record.enter(id);
   const fn = (0, eval)(toScript(code, [RECORD]))(record)[functionName];
-  return (...args) => { recorder = createRecorder(sites.length, sites, { readObjects: true }); return fn(...args); };
+  const plain = loadFunction(source, functionName);
+  // (an error whose message names the recorder is told as the learner's own code throws it: runTraced's ownError)
+  return (...args) => {
+    recorder = createRecorder(sites.length, sites, { readObjects: true });
+    const copy = structuredClone(args);
+    try {
+      return fn(...args);
+    } catch (error) {
+      throw ownError(error, () => plain(...copy));
+    }
+  };
 }
 
 // styles neither corpus has: a generator, a closure that keeps state, optional chaining, a class with
@@ -614,8 +638,8 @@ test('instrumenting never changes what the code computes: every answer of both c
     for (const file of readdirSync(join(ROOT, 'tests/corpus', number)).filter((f) => f.endsWith('.js'))) sources.push([number, readFileSync(join(ROOT, 'tests/corpus', number, file), 'utf8')]);
   }
   for (const number of ['01', '02', '03', '04', '05', '06', '07', '08', '09']) sources.push([number, base(number)]);
-  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips(), ...fresh13.slips(), ...fresh14.slips(), ...fresh15.slips(), ...fresh16.slips(), ...fresh17.slips(), ...fresh18.slips(), ...fresh19.slips()]) sources.push([slip.number, slip.source]);
-  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
+  for (const slip of [...slips(), ...fresh.slips(), ...fresh2.slips(), ...fresh3.slips(), ...fresh4.slips(), ...fresh5.slips(), ...fresh6.slips(), ...fresh7.slips(), ...fresh8.slips(), ...fresh9.slips(), ...fresh10.slips(), ...fresh11.slips(), ...fresh12.slips(), ...fresh13.slips(), ...fresh14.slips(), ...fresh15.slips(), ...fresh16.slips(), ...fresh17.slips(), ...fresh18.slips(), ...fresh19.slips(), ...fresh20.slips()]) sources.push([slip.number, slip.source]);
+  for (const batch of [fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19, fresh20]) for (const number of Object.keys(batch.SLIPS)) sources.push([number, batch.base(number)]);
   for (const source of ODD_STYLES) sources.push(['01', source]);
   let calls = 0;
   for (const [number, source] of sources) {
@@ -629,6 +653,19 @@ test('instrumenting never changes what the code computes: every answer of both c
     }
   }
   assert.ok(calls > 2000, `${calls} calls compared`);
+});
+
+test('a traced run that throws where V8 writes the expression it names (a destructuring of undefined) keeps the learner\'s own message and line', () => {
+  const source = 'export function f(kv, h) {\n  const { k, v } = kv[h % 2];\n  return k + v;\n}\n';
+  const [run] = traced(source, 'f', [{ id: 'x', args: [{}, 3] }]).results;
+  assert.equal(run.error.name, 'TypeError');
+  assert.equal(run.error.message, "Cannot destructure property 'k' of 'kv[(h % 2)]' as it is undefined.");
+  assert.equal(run.error.line, 2);
+  // (any other error is the instrumented run's own, the learner's function not run again)
+  let again = 0;
+  const thrown = new RangeError('x is 3');
+  assert.equal(ownError(thrown, () => { again++; }), thrown);
+  assert.equal(again, 0);
 });
 
 test('the odd styles are right answers: no diagnosis', async () => {

@@ -301,6 +301,8 @@ test('stores.js: an edit inside what a call stores or a variable is assigned is 
   assert.equal(at('acc += (ex[j] / z) * state.keys[j][c];', 'keys'), false);
   assert.equal(at('exps.forEach((e, j) => keys[j].forEach((x, c) => { out[c] += e * x; }));', 'keys'), false);
   assert.equal(at('out.push(w * keys[j][c]);', 'keys'), false); // arithmetic before the store
+  assert.equal(at('out.push(cache.keyCols[c].reduce((s, x, j) => s + w[j] * x, 0));', 'keyCols'), false); // a method that computes reads it
+  assert.equal(at('values.push(k.slice(from, from + d));', 'k'), true); // one that copies does not
   assert.equal(at('values.push(K[t]', 'K'), null); // does not parse
 });
 

@@ -55,6 +55,7 @@ const EXPECTED_FILES = [
   'course/diagnosis/cuts.js',
   'course/diagnosis/feeds.js',
   'course/diagnosis/first-line.js',
+  'course/diagnosis/foreign.js',
   'course/diagnosis/forms.js',
   'course/diagnosis/heads.js',
   'course/diagnosis/instrument.js',

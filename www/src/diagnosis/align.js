@@ -21,30 +21,11 @@
 // apart from the keys scored (see docs/contributors.md).
 
 import { boundSite, scoredRight, skipsKeys, slicedApart } from './bounds.js';
-import { roundedArguments, shortLoop, stoppedShort } from './loops.js';
+import { shortLoop, stoppedShort } from './loops.js';
 import { columnsListed } from './heads.js';
 import { helperWrong, reordered, summedFeed, transposedFeed, wrongFromEveryCall } from './feeds.js';
 import { callSiteAtFault, sameParameter } from './calls.js';
-
-const TOLERANCE = 1e-9;
-const near = (a, b) => (Number.isFinite(b) ? Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(b)) : a === b);
-const isInteger = (x) => Math.abs(x - Math.round(x)) <= 1e-12;
-
-/** Sorted copy of the finite numbers of `values`. */
-const sortedFinite = (values) => Float64Array.from(values.filter(Number.isFinite)).sort();
-
-/** Whether the sorted array holds a number near x. */
-function holds(sorted, x) {
-  let lo = 0;
-  let hi = sorted.length;
-  const floor = x - TOLERANCE * Math.max(1, Math.abs(x));
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] < floor) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < sorted.length && near(sorted[lo], x);
-}
+import { firstForeignSite, foreignTest, holds, isInteger, near, sortedFinite } from './foreign.js';
 
 const flat = (M) => M.flat();
 const transpose = (M) => M[0].map((_, j) => M.map((row) => row[j]));
@@ -264,72 +245,25 @@ export function unseenAfter(step, statuses) {
   return statuses.find((s, k) => k > statuses.indexOf(status) && s.status === 'unknown' && builtOn(step).has(s.step) && !confirmed(s.step, statuses))?.step ?? null;
 }
 
-/** The first wrong step: the first missing step on which no right step is built; null when there is none. */
-export function firstWrongStep(statuses) {
-  return statuses.find((s) => s.status === 'missing' && !confirmed(s.step, statuses)) ?? null;
-}
-
 /**
- * The site that built the first number foreign to the reference after moment `after`: the line
- * where the learner's values leave the reference. null when no site built one. With `sites` (the
- * instrumented sites), a number the enclosing expression turned back into the reference's is on the
- * way, not a departure (`(offset + t) / Math.pow(base, 2 * i / d)`: the divisor, for a right angle).
+ * The first wrong step: the first missing step on which no right step is built; null when there is none.
+ * With `sites`: a step whose numbers were made only inside the next one's expression, the two cut short
+ * at the same point (`row[c] += (ws[j] / den) * V[j][c]` in a loop that stops early), is the next one;
+ * `cut(entry)`: whether the site of the entry's partial numbers built, for each row, those of a first run of its
+ * keys and no number foreign to the reference (a loop stopped, not a wrong read).
  */
-export function firstForeignSite(recording, reference, after, sites = null) {
-  const foreign = foreignTest(reference);
-  const onTheWay = sites ? wayTest(recording, sites, foreign) : () => false;
-  // (a sum from the last term back, built in a call the function made of itself: a recursion's partial sum)
-  const tails = sortedFinite(reference.tails ?? []);
-  const rounded = sites ? roundedArguments(sites) : new Set(); // (`n / T` of `Math.floor(n / T)`: index arithmetic)
-  const recursive = (id, caller) => Boolean(sites) && caller >= 0 && Boolean(sites[id]?.fn) && sites[caller]?.fn === sites[id].fn;
-  let best = null;
-  recording.sites.forEach((site, id) => {
-    for (let k = 0; k < site.values.length; k++) {
-      const moment = site.moments[k];
-      if (moment <= after || (best && moment >= best.moment)) continue;
-      const tail = holds(tails, site.values[k]) && recursive(id, site.callers?.[k] ?? -1);
-      if (foreign(site.values[k]) && !tail && !rounded.has(id) && !onTheWay(id, moment)) { best = { site: id, moment, caller: site.callers?.[k] ?? -1 }; break; }
-    }
-  });
-  return best;
-}
-
-/**
- * (id, moment) → whether the innermost recorded expression around site `id` next built, after
- * `moment`, numbers all known to the reference (finite, not integers only: else the one around it).
- */
-function wayTest(recording, sites, foreign) {
-  const around = new Map();
-  const enclosing = (id) => {
-    if (!around.has(id)) {
-      const s = sites[id];
-      let best = null;
-      sites.forEach((o, j) => {
-        if (j === id || o.end === undefined || s.end === undefined || !(o.at <= s.at && s.end <= o.end) || (o.at === s.at && o.end === s.end)) return;
-        if (best === null || o.end - o.at < sites[best].end - sites[best].at) best = j;
-      });
-      around.set(id, best);
-    }
-    return around.get(id);
+export function firstWrongStep(statuses, sites = [], cut = () => false) {
+  const first = statuses.find((s) => s.status === 'missing' && !confirmed(s.step, statuses)) ?? null;
+  const next = first && statuses[statuses.indexOf(first) + 1];
+  if (!next || next.status !== 'missing' || !builtOn(first.step).has(next.step) || next.entries.length !== first.entries.length) return first;
+  const inside = (mine, theirs) => {
+    const [a, b] = [sites[mine.partial?.site], sites[theirs.partial?.site]];
+    return Boolean(a && b) && mine.status === 'missing' && theirs.status === 'missing' && mine.head === theirs.head && mine.coverage === theirs.coverage && b.at <= a.at && a.end <= b.end && b.end - b.at > a.end - a.at && cut(mine);
   };
-  // (whole numbers only, `base ** 0.5` = 10: the expression around that one says)
-  const way = (id, moment, depth) => {
-    const j = enclosing(id);
-    if (j === null || depth > 8) return false;
-    const { values, moments } = recording.sites[j];
-    const k = moments.findIndex((m) => m > moment);
-    if (k < 0) return false;
-    const next = values.filter((_, n) => moments[n] === moments[k]);
-    if (next.some(foreign)) return false;
-    return next.some((x) => Number.isFinite(x) && !isInteger(x)) || way(j, moments[k], depth + 1);
-  };
-  return (id, moment) => way(id, moment, 0);
-}
-
-/** x → whether x is foreign to the reference: finite, not an integer, in no step, input or part. */
-export function foreignTest(reference) {
-  const known = sortedFinite([...reference.inputs.flatMap(flat), ...reference.steps.flatMap((s) => flat(s.matrix)), ...(reference.parts ?? [])]);
-  return (x) => Number.isFinite(x) && !isInteger(x) && !holds(known, x);
+  // (or none of the next one's numbers built, where the step's own were made as an operand of a larger
+  // expression, `(w[j] / sum) * vals[j][c]`, and none of them wrong: only some keys reached, the loop cut short)
+  const short = (mine, theirs) => mine.status === 'missing' && theirs.status === 'missing' && mine.head === theirs.head && !theirs.coverage && !theirs.partial && sites[mine.partial?.site]?.inner === true && cut(mine);
+  return first.entries.every((e, k) => inside(e, next.entries[k])) || first.entries.every((e, k) => short(e, next.entries[k])) ? next : first;
 }
 
 /**
@@ -576,7 +510,8 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // from the moment the earliest right step before it began (a row-by-row answer builds each
     // row's steps in turn; a helper may build a later step's input first)
     const starts = alignment.slice(0, index).filter((e) => e.status === 'ok').map((e) => e.start ?? e.moment).filter(Number.isFinite);
-    const found = firstForeignSite(recordings[probe], references[probe], starts.length ? Math.min(...starts) : 0, sites);
+    const during = alignment.slice(0, index).filter((e) => e.status === 'ok' && Number.isFinite(e.start) && Number.isFinite(e.moment)).map((e) => ({ start: e.start, done: e.moment, site: e.site }));
+    const found = firstForeignSite(recordings[probe], references[probe], starts.length ? Math.min(...starts) : 0, sites, during);
     // some of the step's numbers built before any foreign number (a loop that stops short, a key
     // scored against itself): the site that first built them is where the step went wrong
     // (unless the foreign number is written into the same array: the step's other part, written wrong)

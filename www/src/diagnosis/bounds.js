@@ -286,7 +286,7 @@ export function slicedApart(recording, reference) {
  * first of those scores built no number foreign to the reference and no score twice (a key scored
  * in another's place, `K[p]` for `K[j]`, builds the same one again), the scores are right and the
  * mask is wrong: returns the alignment with those entries ok at that site and the mask entry
- * missing (its line: boundSite, or the loop). `foreign`: align.js's foreignTest. Else unchanged.
+ * missing (its line: boundSite, or the loop). `foreign`: foreign.js's foreignTest. Else unchanged.
  */
 export function droppedKeys(alignment, recording, reference, foreign) {
   const at = alignment.findIndex((e) => e.layout && e.allowed && e.status !== 'ok');

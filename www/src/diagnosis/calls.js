@@ -87,7 +87,7 @@ export function thrownUnder(traced) {
  * Whether `name` is read by another site passed to the same parameter of the learner's function as
  * site `id` is, whose numbers are all the reference's (`put(t, a, at(t, a) * cos - at(t, b) * sin)`
  * beside `put(t, b, at(t, b) * sin + at(t, a) * cos)`): the integers both read are right, and the fault
- * is in what `id` makes of them. `foreign`: align.js's foreignTest of the reference.
+ * is in what `id` makes of them. `foreign`: foreign.js's foreignTest of the reference.
  */
 export function passedRightBeside(id, name, sites, recording, foreign) {
   const right = (j) => recording.sites[j].values.length > 0 && !recording.sites[j].values.some((v) => Number.isInteger(v) || foreign(v));

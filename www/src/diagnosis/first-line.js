@@ -15,7 +15,8 @@
 import { STEPS } from './steps.js';
 import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
-import { alignProbe, builtOn, confirmed, firstForeignSite, firstWrongStep, foreignTest, siteOf, stepStatuses, unseenAfter } from './align.js';
+import { alignProbe, builtOn, confirmed, firstWrongStep, siteOf, stepStatuses, unseenAfter } from './align.js';
+import { firstForeignSite, foreignTest, holds, isInteger, sortedFinite } from './foreign.js';
 import { callSiteAtFault, passedRightBeside, thrownUnder } from './calls.js';
 import { earlyReturn, resultWrite, returnedBehind } from './returns.js';
 import { incompleteCut } from './cuts.js';
@@ -58,12 +59,17 @@ export function alignAnswer(data, traced, lab, functionName) {
     const passed = found.right ? passedOther(references[found.probe].steps.filter((e) => e.step === step && e.layout), sites, recording) : null;
     if (passed !== null) return { ...traced.sites[passed], probe: found.probe };
     // a step right here (wrong only on other inputs): the constant it is made with, where that was computed
-    if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? found.site], probe: found.probe };
+    // (or the exps taken without the row's maximum, right here and Infinity where the scores are large)
+    if (found.right) return { ...traced.sites[constantOperand(found.site, sites, recording) ?? unshiftedSite(recording, references[found.probe]) ?? found.site], probe: found.probe };
     if (found.final) return { ...traced.sites[flagBehind(found.site, sites, recording, references[found.probe]) ?? cutMappedBehind(step, found.site, sites) ?? found.site], probe: found.probe };
-    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? sizeBehind(found.site, sites, recording, references[found.probe]) ?? unreadTotalBehind(sites, recording, references[found.probe]) ?? cutIterableBehind(found.site, sites) ?? sameMapBehind(found.site, sites) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? shortTotalBehind(found.site, sites, recording, references[found.probe]) ?? skippedBehind(step, found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]) ?? readerBehind(step, sites, recording, references[found.probe], firstForeignSite(recording, references[found.probe], 0)?.moment);
+    const from = constantBehind(found.site, sites, recording, references[found.probe]) ?? dimensionBehind(found.site, sites, recording, references[found.probe]) ?? sizeBehind(found.site, sites, recording, references[found.probe]) ?? unreadTotalBehind(sites, recording, references[found.probe]) ?? cutIterableBehind(found.site, sites) ?? sameMapBehind(found.site, sites) ?? startBehind(found.site, sites, recording) ?? integerBehind(found.site, sites, recording, references[found.probe]) ?? readBehind(found.site, sites, recording, references[found.probe]) ?? unshiftedBehind(found.site, sites, recording, references[found.probe]) ?? shortTotalBehind(found.site, sites, recording, references[found.probe]) ?? skippedBehind(step, found.site, sites, recording, references[found.probe]) ?? renamedBehind(found.site, sites, recording, references[found.probe]) ?? foreignBehind(found.site, sites, recording, references[found.probe]) ?? returnedBehind(found.site, sites, recording, references[found.probe]) ?? readerBehind(step, sites, recording, references[found.probe], firstForeignSite(recording, references[found.probe], 0)?.moment);
     return { ...traced.sites[from ?? found.site], probe: found.probe };
   };
-  const first = firstWrongStep(statuses);
+  const foreigns = references.map(foreignTest);
+  const plain = firstWrongStep(statuses);
+  const next = firstWrongStep(statuses, traced.sites, (entry) => cutShort(entry, recordings[entry.probe], foreigns[entry.probe]));
+  // (a step made inside the next one's expression, cut short with it: the next one, at the first one's line, the loop that stopped)
+  const first = next === plain ? plain : { ...next, site: site(plain.step), inside: plain.step };
   // a head that read another head's columns: its slice, at the line that passed them
   // (or columns read by index at the wrong place: the layout that chose them, at the line that read them)
   const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest), traced.sites) : null;
@@ -72,7 +78,9 @@ export function alignAnswer(data, traced, lab, functionName) {
   const found = moved ? { step: moved.step, entries: [{ ...moved.entry, status: 'missing' }], site: { ...traced.sites[moved.site], probe: moved.probe }, walked: moved.walked } : held ?? first;
   // (a cut of an input that holds some heads' columns and never another's: every step after it is built on it)
   const cut = found && ORDER.indexOf(found.step) >= ORDER.indexOf('slice') && ORDER.indexOf(found.step) <= ORDER.indexOf('residual') ? cutAtFault(full, references, traced.sites) : null;
-  const wrong = cut ? { step: cut.step, entries: [{ ...cut.entry, status: 'missing' }], site: { ...traced.sites[cut.site], probe: cut.probe } } : found;
+  // (its bounds passed to the function that cuts, as whole numbers no right answer passes: `head(Q, K, V, h, h + d)`, that argument)
+  const cutSite = cut ? integerBehind(cut.site, traced.sites, full[cut.probe], references[cut.probe]) ?? cut.site : null;
+  const wrong = cut ? { step: cut.step, entries: [{ ...cut.entry, status: 'missing' }], site: { ...traced.sites[cutSite], probe: cut.probe } } : found;
   // when no step is wrong here (a residual added, W_O left out): the first number foreign to the
   // reference, else the last line that returned the function's result (not a `return y` never reached)
   const foreign = firstForeignSite(recordings[0], references[0], 0, traced.sites);
@@ -87,7 +95,21 @@ export function alignAnswer(data, traced, lab, functionName) {
   // factor (a scale's) among its operands: the run left the reference there, in that step's own arithmetic)
   const own = foreign && at && traced.sites[foreign.site] && at.line === traced.sites[foreign.site].line && at.column === traced.sites[foreign.site].column;
   const departs = Boolean(own) && constantOperand(foreign.site, traced.sites, full[0]) === null;
-  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), cut: Boolean(cut), departs, how: wrong.how ?? null } : null, siteFor: site, anywhere, references, clean, crashed };
+  return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), cut: Boolean(cut), departs, how: wrong.how ?? null, inside: wrong.inside ?? null } : null, siteFor: site, anywhere, references, clean, crashed };
+}
+
+/**
+ * Whether the site of a step entry's partial numbers built, in each row, the numbers of its first keys and
+ * none of the others (`for (j = 0; j < T - 1; j++)`, a `break`), and no number foreign to the reference, nor a NaN.
+ */
+function cutShort(entry, recording, foreign) {
+  const values = recording?.sites[entry.partial?.site]?.values;
+  if (!values || values.some((x) => foreign(x) || Number.isNaN(x))) return false;
+  const held = sortedFinite(values);
+  return entry.matrix.every((row) => {
+    const built = row.map((x) => !Number.isFinite(x) || isInteger(x) || holds(held, x));
+    return built.every((b, j) => b || built.slice(j).every((c, n) => !c || !Number.isFinite(row[j + n]) || isInteger(row[j + n])));
+  });
 }
 
 /** The first probe's cut that misses a head (cuts.js): { step, entry, site, probe }, or null. */
@@ -183,6 +205,21 @@ function dimensionBehind(id, sites, recording, reference) {
 }
 
 /**
+ * The first site whose numbers (no whole number) are all exps of the scores taken without the row's
+ * maximum (`Math.exp(s)`, where `Math.exp(s - top)` was meant): the line that left it out. Its id, or null.
+ */
+function unshiftedSite(recording, reference) {
+  if (!reference.unshifted?.length) return null;
+  const unshifted = new Set(reference.unshifted.map((x) => x.toPrecision(12)));
+  let best = null;
+  recording.sites.forEach((r, k) => {
+    const values = r.values.filter((x) => Number.isFinite(x) && !Number.isInteger(x));
+    if (values.length && values.every((x) => unshifted.has(x.toPrecision(12))) && (best === null || r.moments[0] < recording.sites[best].moments[0])) best = k;
+  });
+  return best;
+}
+
+/**
  * A variable site `id` computes with, accumulated in its function (`z += Math.exp(x)`) into sums of
  * exps taken without the row's maximum, where the site's result is foreign (so the other operands
  * are the exps with it: `e / z`): that accumulation, the line that left the maximum out. Its id, or null.
@@ -238,6 +275,7 @@ function skippedBehind(step, id, sites, recording, reference) {
   const row = rows.find((m) => m.length > 1) ?? rows[0] ?? [];
   if (!row.length) return null;
   let best = null;
+  let renamed = null;
   recording.sites.forEach((rec, j) => {
     // (not a running sum, `s += …`: it holds each number on the way to it)
     if (j === id || sites[j].line === sites[id].line || sites[j].inner || /^[-+*/]=$/.test(sites[j].operator ?? '')) return;
@@ -245,9 +283,28 @@ function skippedBehind(step, id, sites, recording, reference) {
     if (!first.every((n) => n >= 0)) return;
     const n = first.reduce((a, b) => (rec.moments[b] > rec.moments[a] ? b : a));
     if (!best || rec.moments[n] < best.moment) best = { site: j, moment: rec.moments[n], caller: rec.callers[n] ?? -1 };
+    // (a value only renamed, `const scaled = scores`, where the step was to be made: that line)
+    if (sites[j].plain && sites[j].declares && (!renamed || rec.moments[n] < renamed.moment)) renamed = { site: j, moment: rec.moments[n] };
   });
+  if (renamed) return renamed.site;
   // (in a helper used from several places, `sum(d, …)`: the call)
   return best ? callSiteAtFault(best, sites, recording, foreign) ?? best.site : null;
+}
+
+/**
+ * A value only renamed (`const weights = exps` for `exps.map((e) => e / total)`) that site `id` reads
+ * in its function, holding numbers a right answer builds (no whole number, none foreign, not an
+ * input's): the step was to be made there. Its id, or null.
+ */
+function renamedBehind(id, sites, recording, reference) {
+  const foreign = foreignTest(reference);
+  const inputs = new Set(reference.inputs.flat(2).map((x) => x.toPrecision(12)));
+  for (const name of sites[id].uses ?? []) {
+    const k = sites.findIndex((s, j) => j !== id && s.declares === name && s.plain && s.fn === sites[id].fn);
+    const values = k >= 0 ? recording.sites[k].values : [];
+    if (values.length && values.every((x) => Number.isFinite(x) && !Number.isInteger(x) && !foreign(x) && !inputs.has(x.toPrecision(12)))) return k;
+  }
+  return null;
 }
 
 /**
@@ -525,7 +582,8 @@ export function firstLine({ data, traced, lab, located, errors = [], probeResult
     // `Math.exp(score(h, i, j) - rowMax(h, i)) / rowSum(h, i)` right for the keys a query may see and foreign for
     // the others, a mask left out where each weight is made)
     const after = at && aligned.statuses.some((s) => builtOn(located.step).has(s.step) && ORDER.indexOf(s.step) < ORDER.indexOf(wrong.step) && builtAt(s, true));
-    const contradicted = wrong && !own && (later || unseen || bounded || held || outside || ((aligned.wrong.shifted || aligned.wrong.cut) && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean, aligned.wrong.departs) || (confirmed(located.step, aligned.statuses) && !after));
+    // (or the probes' step is one the traced run found made only inside the wrong one's expression, right as far as it went: `inside`)
+    const contradicted = wrong && !own && (later || aligned.wrong.inside === located.step || unseen || bounded || held || outside || ((aligned.wrong.shifted || aligned.wrong.cut) && aligned.wrong.step !== located.step) || builtWhole(located.step, wrong, aligned.statuses, aligned.clean, aligned.wrong.departs) || (confirmed(located.step, aligned.statuses) && !after));
     // (the traced run found the heads walked in another order, pairing each with another's columns, at
     // the probes' step: the index that walked them)
     const agreed = (aligned.wrong?.walked || aligned.wrong?.cut) && aligned.wrong.step === located.step ? aligned.wrong.site : null;

@@ -144,7 +144,7 @@ const sameMatrix = (A, B) => A.length === B.length && A.every((row, i) => row.le
  * input, or a step of every head: a projection); or B′ the same columns of another step of every
  * head's than B's (K's columns of V: that step, the projection, is at fault). The layout read at
  * the wrong place, the same for every head that shows one (one whose products are numbers of no step
- * first, then A's): { step, entry, site, probe }, or null. `foreign`: per probe, align.js's foreignTest.
+ * first, then A's): { step, entry, site, probe }, or null. `foreign`: per probe, foreign.js's foreignTest.
  */
 export function shiftedColumns(step, alignments, recordings, references, foreign, sites = []) {
   for (const [probe, alignment] of alignments.entries()) {

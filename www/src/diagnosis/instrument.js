@@ -11,7 +11,8 @@
 //   - the initial value of a declared variable (`const scores = …`, `let s = 0`);
 //   - every assignment, whole (`s += a * b`, `out[i][j] = x`, `this.w = …`): its value is the new value;
 //   - every `return` value, and the body of every arrow function with an expression body (map/reduce callbacks);
-//   - every arithmetic expression (`a * b + c` and `a * b`), except array indices;
+//   - every arithmetic expression (`a * b + c` and `a * b`), except array indices (but for an index that
+//     chooses what a declaration binds, `const { k, v } = kv[h % numberOfKVHeads]`);
 //   - the bound of a `for`, `while` or `do … while` loop's test (`n` of `i < n`);
 //   - every argument of a call of the learner's own function (with the parameter names it binds);
 //   - the test of every conditional expression (`c ? a : b`) and `if` statement; booleans are kept apart from the numbers (`flags`);
@@ -187,6 +188,9 @@ function targets(ast) {
     if (/Function/.test(node.type)) names.push({ start: node.start, end: node.end, name: self });
     // the bound a loop's counter is compared with (`h < numberOfHeads`): a loop that stops short shows there
     if (LOOPS.has(node.type) && node.test?.type === 'BinaryExpression' && COMPARISONS.has(node.test.operator)) add(node.test.right, node.test, fn, false, [node.start, node.end]);
+    // (an index is not recorded, unless it chooses what a declaration binds: `const { k, v } = kv[h % numberOfKVHeads]`)
+    const index = node.type === 'VariableDeclarator' && node.init?.type === 'MemberExpression' && node.init.computed ? node.init.property : null;
+    if (index?.type === 'BinaryExpression' && ARITHMETIC.has(index.operator)) add(index, node.init, fn);
     if (node.type === 'VariableDeclarator' && node.init && !FUNCTIONS.has(node.init.type)) add(node.init, node, fn);
     else if (node.type === 'AssignmentExpression' && !FUNCTIONS.has(node.right.type)) add(node, parent, fn);
     else if (node.type === 'ReturnStatement' && node.argument) add(node.argument, node, fn);
@@ -455,6 +459,22 @@ function bodyLines(source) {
  * { sites, bodyLines, results: [{ id, recording, error? }] }; null when the instrumented code
  * does not load (it then says nothing: the plain run's results stand).
  */
+/**
+ * The error the learner's own code throws where the instrumented code threw `error`: V8 writes an expression
+ * it could not destructure by its text (`Cannot destructure property 'k' of 'kv[h]' as it is undefined.`), and
+ * there the instrumented text is the recorder's call. `plain()` runs the learner's own function on a copy of the
+ * same arguments, only then. Else `error` itself.
+ */
+export function ownError(error, plain) {
+  if (!String(error?.message ?? '').includes(`${RECORD}(`)) return error;
+  try {
+    plain();
+  } catch (e) {
+    if (e?.name === error?.name) return e;
+  }
+  return error;
+}
+
 export function runTraced(source, functionName, calls, { load, toScript, lineOf }) {
   let fn;
   let sites;
@@ -470,6 +490,7 @@ export function runTraced(source, functionName, calls, { load, toScript, lineOf 
     return null;
   }
   if (typeof fn !== 'function') return null;
+  let plain = null; // the learner's own module's exports, loaded only for an error whose message names the recorder
   const results = calls.map(({ id, args }) => {
     // (objects read for a wrapped matrix unless the code makes a Proxy, whose traps reading would run)
     current = createRecorder(sites.length, sites, { readObjects: !/\bProxy\b/.test(source) });
@@ -477,7 +498,9 @@ export function runTraced(source, functionName, calls, { load, toScript, lineOf 
     try {
       fn(...structuredClone(args));
     } catch (e) {
-      error = { name: String(e?.name ?? 'thrown value'), message: String(e?.message ?? e).slice(0, 300), ...lineOf(e) };
+      // (its message as the learner's own code has it; its line is the same)
+      const own = ownError(e, () => { plain ??= load(toScript(source))(); (plain[functionName] ?? plain.default)(...structuredClone(args)); });
+      error = { name: String(e?.name ?? 'thrown value'), message: String(own?.message ?? own).slice(0, 300), ...lineOf(e) };
     }
     return { id, recording: current.take(), ...(error ? { error } : {}) };
   });

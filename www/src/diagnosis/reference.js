@@ -89,7 +89,7 @@ function runningSums(xs, into) {
   return sums;
 }
 
-/** The exps of a softmax (with and without the row's maximum subtracted) and their running sums. */
+/** The exps of a softmax (with and without the row's maximum subtracted), their running sums, and its log-sum-exp. */
 function softmaxParts(S, into) {
   for (const row of S) {
     const finite = row.filter(Number.isFinite);
@@ -104,6 +104,10 @@ function softmaxParts(S, into) {
       // (without the maximum: a right answer's only when the whole softmax goes without it)
       if (shift === 0) (into.unshifted ??= []).push(...exps, ...made.slice(2 * finite.length));
     }
+    // (a log-sum-exp softmax, exp(x − lse): lse = max + the log of the shifted total, and x − lse; the log
+    // alone is on the way only where `max +` follows it, foreign.js's wayTest)
+    const lse = max + Math.log(finite.reduce((sum, x) => sum + Math.exp(x - max), 0));
+    into.push(lse, ...finite.map((x) => x - lse));
   }
 }
 
@@ -197,6 +201,16 @@ const FORMS = {
     for (const row of X) for (const x of row) for (const a of angles.flat()) parts.push(x * Math.cos(a), x * Math.sin(a));
     // the columns a right answer reads as the first and as the second of each pair (rotate-half: i and i + d/2 of each head)
     const heads = X[0].length / d;
+    // (each rotate-half pair in polar form: its radius, its phase, the phase turned by the angle and its cos and sin)
+    X.forEach((row, r) => {
+      for (let h = 0; h < heads; h++) {
+        angles[r].forEach((a, i) => {
+          const [x, y] = [row[h * d + i], row[h * d + i + d / 2]];
+          const turned = Math.atan2(y, x) + a;
+          parts.push(Math.hypot(x, y), Math.atan2(y, x), turned, Math.cos(turned), Math.sin(turned));
+        });
+      }
+    });
     const role = (shift) => Array.from({ length: heads }, (_, h) => Array.from({ length: d / 2 }, (_, i) => h * d + i + shift)).flat();
     return {
       reads: [role(0), role(d / 2)],

@@ -325,7 +325,7 @@ export function mutantsOf(source, { round = 1 } = {}) {
   const variables = variablesOf(ast);
   // the module's functions of one and two parameters, by name (`tr`, `transpose`; `matmul`)
   const helpers = new Map();
-  // the names of the properties it reads (not those it calls), and the names whose members are read
+  // the names of the properties it reads (not those it calls) or makes objects with, and the names whose members are read
   const properties = new Set();
   const objects = new Set();
   walk(ast, (node, parent, key) => {
@@ -333,6 +333,8 @@ export function mutantsOf(source, { round = 1 } = {}) {
     if (node.type === 'FunctionDeclaration' && node.id) helpers.set(node.id.name, node.params.length);
     if (node.type === 'VariableDeclarator' && node.id.type === 'Identifier' && FUNCTIONS.has(node.init?.type)) helpers.set(node.id.name, node.init.params.length);
     if (node.type === 'MemberExpression' && !node.computed && node.property.type === 'Identifier' && !(parent?.type === 'CallExpression' && key === 'callee') && node.property.name !== 'length') properties.add(node.property.name);
+    // (and the keys an object is made with, `{ q: Q[t], k: K[t], v: V[t] }`: `token.k` read as `token.q`)
+    if (node.type === 'Property' && parent?.type === 'ObjectExpression' && !node.computed && node.key.type === 'Identifier' && node.key.name !== 'length') properties.add(node.key.name);
   });
   // (the numbers a constructor keeps on `this`, `this.width = width`, `this.T = Q.length`: not an
   // array's or an object's, nor a function)

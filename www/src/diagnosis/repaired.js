@@ -3,6 +3,7 @@
 // repaired code run traced (the worker's answer to { trace, code }) and aligned as the learner's was.
 import { REPAIR_TIME_LIMIT_MS } from '../cases.js';
 import { alignAnswer, withLine } from './first-line.js';
+import { STEPS } from './steps.js';
 
 /**
  * The line one small edit repairs (repair.js: `repair`, the worker's answer), where it differs from
@@ -22,7 +23,7 @@ export function repairPick(found, repair, source = '') {
   const line = among.length === 1 ? among[0] : among.includes(found.line) ? found.line : among[0];
   const edit = (among === own ? repair.passed.find((p) => alone(p, line)) : null) ?? repair.passed.find((p) => p.lines.includes(line));
   if (line === found.line || !edit) return null;
-  return { line, source: source.slice(0, edit.start) + edit.to + source.slice(edit.end) };
+  return { line, source: source.slice(0, edit.start) + edit.to + source.slice(edit.end), stored: edit.stored === true };
 }
 
 /**
@@ -34,6 +35,7 @@ export function repairPick(found, repair, source = '') {
  */
 export function withRepair(found, pick, source = '', check = null) {
   if (!pick) return found;
+  let before = null;
   if (check?.data?.probes?.length) {
     let aligned = null;
     try {
@@ -44,7 +46,6 @@ export function withRepair(found, pick, source = '', check = null) {
     if (!aligned || aligned.wrong || aligned.crashed) return found;
     // (and every step the learner's run left missing is built in the repaired one: a wrong step the
     // rest no longer reads, `p / inverse[i]` for a wrong `inverse`, is still the line at fault)
-    let before = null;
     try {
       before = check.original ? alignAnswer(check.data, check.original, check.lab, check.functionName) : null;
     } catch {
@@ -63,10 +64,37 @@ export function withRepair(found, pick, source = '', check = null) {
     // step at a value declared on the finding's line, the repaired run builds that step at the edited
     // line, and the finding's line still makes the same numbers)
     const wrong = before?.wrong;
+    // (nor one elsewhere, where the finding's line only renames a value, `const weights = exps`: the step
+    // left out there, which no one-token edit writes back)
+    if (wrong?.site?.plain && wrong.site.declares && wrong.site.line === found.line) return found;
     const made = wrong?.site?.declares && wrong.site.line === found.line;
     if (made && aligned.siteFor(wrong.step)?.line === pick.line && sameAt(found.line, check.original, check.traced)) return found;
   }
-  return withLine({ ...found, title: found.title.replace(/^Line \d+: /, '') }, { line: pick.line }, source);
+  return withLine(storedStep(found, pick, before) ?? { ...found, title: found.title.replace(/^Line \d+: /, '') }, { line: pick.line }, source);
+}
+
+/**
+ * When the edit that repairs changes what a call stores or a variable is assigned (`keys.push(token.q)`), and
+ * the last step before the finding's (a step of values: a layout is what is stored) that is not right, in the learner's
+ * traced run (`before`), is a layout no array showed
+ * (a cache kept where the recording cannot see it): the finding told as that step's. Else null.
+ */
+function storedStep(found, pick, before) {
+  const k = before?.statuses?.findIndex((st) => st.step === found.step && !st.entries.some((e) => e.layout)) ?? -1;
+  // (the nearest step before it that is not right: the steps right between are built on other inputs, Q's slice)
+  const layout = pick.stored && k > 0 ? before.statuses.slice(0, k).findLast((st) => st.status !== 'ok') : null;
+  if (!layout || layout.status !== 'unknown' || !layout.entries.every((e) => e.layout && e.status === 'unknown')) return null;
+  const label = STEPS[layout.step]?.label ?? layout.step;
+  return {
+    ...found,
+    step: layout.step,
+    stepLabel: label,
+    title: 'your code stores the wrong values here',
+    detail: `No value your code builds shows this step directly, but what is built on it (${found.stepLabel ?? found.step}) is wrong, and one edit of what this line stores makes every step right.`,
+    foundBy: 'running your code on a traced input, and one edit of each line in turn until every case passes',
+    expected: null,
+    actual: null,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 // Where a result was returned or written (issue 28): the lines first-line.js names when the wrong number is
 // the function's result itself, or what a call of the learner's own function returned.
-import { foreignTest } from './align.js';
+import { foreignTest } from './foreign.js';
 
 /**
  * When the wrong step has no site (none of its numbers built, none foreign: the result is made of

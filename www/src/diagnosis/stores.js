@@ -6,6 +6,9 @@ import { parse } from 'acorn';
 /** Calls that store what they are given: a cache's append, a map's set. */
 const STORES = new Set(['push', 'unshift', 'splice', 'set', 'append', 'add', 'emit', 'concat', 'put', 'store']);
 
+/** Methods that compute from the array they are called on (read it), not copy it. */
+const READS = new Set(['reduce', 'reduceRight', 'map', 'flatMap', 'forEach', 'filter', 'some', 'every', 'find']);
+
 /**
  * Whether the span [start, end) of `source` is (inside) what a call of STORES is given or what is
  * assigned with `=` (true), or is read, an operand of arithmetic or of any other call
@@ -33,6 +36,9 @@ export function storedAt(source, start, end) {
     if (/Statement$|Declaration$|Function/.test(node.type)) return false;
     if (node.type === 'BinaryExpression' && /^[-+*/%]$|^\*\*$/.test(node.operator)) return false;
     if (node.type === 'AssignmentExpression') return node.operator === '=' && inner === node.right;
+    // (what a method that computes is called on is read by it, `cache.keyCols[c].reduce(…)`, though its result is
+    // stored; not one that copies, `k.slice(from, from + d)`)
+    if (node.type === 'CallExpression' && node.callee === inner && inner.type === 'MemberExpression' && READS.has(inner.property.name)) return false;
     if (node.type === 'CallExpression' && node.arguments.includes(inner)) {
       const name = node.callee.type === 'MemberExpression' ? node.callee.property.name : node.callee.name;
       if (STORES.has(name)) return true;

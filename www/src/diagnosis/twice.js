@@ -67,7 +67,7 @@ function builtAfter(entry, lists, recording) {
  *   transposed through steps whose numbers, matched as a set, cannot show it: the first of those steps;
  * - or `first`'s operation applied to the value of the step before that one (a step done too late,
  *   `softmax` then `scale`: the step skipped, at that site).
- * { step, entries, site, how } (`how`: 'twice', 'transposed' or null, for `saying`), as firstLine's findings are, or null. `recordings`: the traced probes'
+ * { step, entries, site, how } (`how`: 'twice', 'transposed', 'read' or null, for `saying`), as firstLine's findings are, or null. `recordings`: the traced probes'
  * recordings; `sites`: the instrumented sites.
  */
 export function doneTwice(first, statuses, recordings, sites) {
@@ -89,6 +89,11 @@ export function doneTwice(first, statuses, recordings, sites) {
     const transposed = { ...entry, matrix: transpose(entry.matrix) };
     const id = builtAfter(entry, AGAIN[first.step](transposed), recordings[entry.probe]);
     if (id === null) continue;
+    // (an array that holds a column of it where `first` takes a row, `Array.from(…, (_, j) => S.get(`${j},${i}`))`:
+    // read transposed there, by `first`'s own step)
+    const read = columnRead(entry, recordings[entry.probe]);
+    const mine = first.entries.find((e) => e.probe === entry.probe && e.head === entry.head);
+    if (read !== null && mine) return at(mine, read, 'read');
     let from = k - 1;
     while (from > 0 && statuses[from - 1].status === 'ok' && statuses[from - 1].entries.every((e) => !e.layout && square(e) && !heldAsIs(e, recordings)) && builtOn(statuses[from - 1].step).has(statuses[from].step)) from--;
     const origin = statuses[from].entries.find((e) => e.probe === entry.probe && e.head === entry.head) ?? entry;
@@ -105,9 +110,24 @@ export function doneTwice(first, statuses, recordings, sites) {
   return null;
 }
 
+/** The site whose array, after `entry` was built, first held a column of its matrix that is not also its row: its id, or null. */
+function columnRead(entry, recording) {
+  const M = entry.matrix;
+  const columns = M[0].map((_, c) => M.map((row) => row[c])).filter((col, c) => !col.every((x, r) => near(x, M[c][r])));
+  const same = (snap, col) => snap.rows === 1 && snap.cols === col.length && snap.data.every((x, n) => near(x, col[n]));
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    for (const snap of site.snapshots ?? []) {
+      if (snap.moment > entry.moment && (!best || snap.moment < best.moment) && columns.some((col) => same(snap, col))) best = { id, moment: snap.moment };
+    }
+  });
+  return best?.id ?? null;
+}
+
 /** The headline and detail of a finding `doneTwice` made (`how`), for the step `what`; null for another. */
 export function saying(how, what) {
   if (how === 'twice') return { title: `your code computes ${what} twice`, detail: `On the traced input your code builds ${what} as the reference does, then applies it again to its own result, and everything after is built on that.` };
+  if (how === 'read') return { title: `your code takes ${what} down the columns of its input, not along its rows`, detail: `On the traced input this line holds column i of what ${what} is taken of, where row i is meant: that matrix is read transposed here, and everything after is built on it.` };
   if (how === 'transposed') return { title: `your code computes ${what} transposed`, detail: `On the traced input the steps after ${what} are built on its transpose: row i holds what the reference has in column i. Their numbers are the reference's, in other places, so the first step that mixes a row shows it.` };
   return null;
 }
