@@ -449,8 +449,9 @@ const FRESH18_MISSES = new Set([
 // its siblings make theirs from the same value, a number kept on `this` given a term, a module kept on `this` not
 // applied, a layout helper wrong from every call it could be seen from, the two rounds mixed sooner), 88 and 83 (half A
 // 48/46, half B 40/37); after fresh20's round (a rescaling that built a right step passed over, a loop cut short inside
-// the weighted sum, polar RoPE's numbers on the way, a cache kept where the recording cannot see it), 90 and 87 (half A
-// 51/49, half B 39/38: 08/5 lost its step to the loop rule until a NaN was taken for no cut, then kept it). The misses:
+// the weighted sum, polar RoPE's numbers on the way, a cache kept where the recording cannot see it), 91 and 87 (half A
+// 51/49, half B 40/38; 08/5 of half B lost its step to a first version of the loop rule and got it back once a NaN was
+// taken for no cut). The misses:
 const FRESH19_MISSES = new Set([
   '01/1', // (B) scale at line 17: said scale at line 14
   '02/1', // (B) slice at line 19: said scores at line 19

@@ -245,25 +245,29 @@ export function unseenAfter(step, statuses) {
   return statuses.find((s, k) => k > statuses.indexOf(status) && s.status === 'unknown' && builtOn(step).has(s.step) && !confirmed(s.step, statuses))?.step ?? null;
 }
 
+/** The first wrong step: the first missing step on which no right step is built; null when there is none. */
+export function firstWrongStep(statuses) {
+  return statuses.find((s) => s.status === 'missing' && !confirmed(s.step, statuses)) ?? null;
+}
+
 /**
- * The first wrong step: the first missing step on which no right step is built; null when there is none.
- * With `sites`: a step whose numbers were made only inside the next one's expression, the two cut short
- * at the same point (`row[c] += (ws[j] / den) * V[j][c]` in a loop that stops early), is the next one;
- * `cut(entry)`: whether the site of the entry's partial numbers built, for each row, those of a first run of its
- * keys and no number foreign to the reference (a loop stopped, not a wrong read).
+ * The step after `first` (of `statuses`), when `first`'s numbers were made only inside its expression and a
+ * loop cut both short: the two cut at the same point (`row[c] += (ws[j] / den) * V[j][c]` under a `break`),
+ * or none of the next one's built. `cut(entry)`: whether the site of the entry's partial numbers built, for
+ * each row, those of a first run of its keys and no number foreign to the reference (a loop stopped, not a
+ * wrong read). Else null.
  */
-export function firstWrongStep(statuses, sites = [], cut = () => false) {
-  const first = statuses.find((s) => s.status === 'missing' && !confirmed(s.step, statuses)) ?? null;
+export function cutInsideNext(first, statuses, sites, cut) {
   const next = first && statuses[statuses.indexOf(first) + 1];
-  if (!next || next.status !== 'missing' || !builtOn(first.step).has(next.step) || next.entries.length !== first.entries.length) return first;
+  if (!next || next.status !== 'missing' || !builtOn(first.step).has(next.step) || next.entries.length !== first.entries.length) return null;
   const inside = (mine, theirs) => {
     const [a, b] = [sites[mine.partial?.site], sites[theirs.partial?.site]];
     return Boolean(a && b) && mine.status === 'missing' && theirs.status === 'missing' && mine.head === theirs.head && mine.coverage === theirs.coverage && b.at <= a.at && a.end <= b.end && b.end - b.at > a.end - a.at && cut(mine);
   };
   // (or none of the next one's numbers built, where the step's own were made as an operand of a larger
-  // expression, `(w[j] / sum) * vals[j][c]`, and none of them wrong: only some keys reached, the loop cut short)
+  // expression, `(w[j] / sum) * vals[j][c]`, and none of them wrong: only some keys reached)
   const short = (mine, theirs) => mine.status === 'missing' && theirs.status === 'missing' && mine.head === theirs.head && !theirs.coverage && !theirs.partial && sites[mine.partial?.site]?.inner === true && cut(mine);
-  return first.entries.every((e, k) => inside(e, next.entries[k])) || first.entries.every((e, k) => short(e, next.entries[k])) ? next : first;
+  return first.entries.every((e, k) => inside(e, next.entries[k])) || first.entries.every((e, k) => short(e, next.entries[k])) ? next : null;
 }
 
 /**

@@ -15,7 +15,7 @@
 import { STEPS } from './steps.js';
 import { droppedKeys, follows } from './bounds.js';
 import { referenceSteps } from './reference.js';
-import { alignProbe, builtOn, confirmed, firstWrongStep, siteOf, stepStatuses, unseenAfter } from './align.js';
+import { alignProbe, builtOn, confirmed, cutInsideNext, firstWrongStep, siteOf, stepStatuses, unseenAfter } from './align.js';
 import { firstForeignSite, foreignTest, holds, isInteger, sortedFinite } from './foreign.js';
 import { callSiteAtFault, passedRightBeside, thrownUnder } from './calls.js';
 import { earlyReturn, resultWrite, returnedBehind } from './returns.js';
@@ -67,9 +67,9 @@ export function alignAnswer(data, traced, lab, functionName) {
   };
   const foreigns = references.map(foreignTest);
   const plain = firstWrongStep(statuses);
-  const next = firstWrongStep(statuses, traced.sites, (entry) => cutShort(entry, recordings[entry.probe], foreigns[entry.probe]));
+  const next = cutInsideNext(plain, statuses, traced.sites, (entry) => cutShort(entry, recordings[entry.probe], foreigns[entry.probe]));
   // (a step made inside the next one's expression, cut short with it: the next one, at the first one's line, the loop that stopped)
-  const first = next === plain ? plain : { ...next, site: site(plain.step), inside: plain.step };
+  const first = next ? { ...next, site: site(plain.step), inside: plain.step } : plain;
   // a head that read another head's columns: its slice, at the line that passed them
   // (or columns read by index at the wrong place: the layout that chose them, at the line that read them)
   const shifted = first && !anotherHead(first.step, alignments, recordings, traced.sites) ? shiftedColumns(first.step, alignments, recordings, references, references.map(foreignTest), traced.sites) : null;
