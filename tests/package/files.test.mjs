@@ -48,6 +48,7 @@ const EXPECTED_FILES = [
   // the diagnosis: the probe engine (locate.js and the checks it reads from each diagnosis.json), and
   // the first wrong line (the learner's code instrumented with acorn, aligned with the reference's steps)
   'course/diagnosis/align.js',
+  'course/diagnosis/behind.js',
   'course/diagnosis/bounds.js',
   'course/diagnosis/calls.js',
   'course/diagnosis/checks.js',
