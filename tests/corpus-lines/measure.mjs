@@ -3,7 +3,7 @@
 // tests/js/first-line.test.mjs marks TODO (the step or the line wrong). Run on the page's diagnosis in Node
 // (tests/js/support/diagnose.mjs). `node tests/corpus-lines/measure.mjs` after `make build`; `--list`
 // also prints each miss; `--fresh` measures the held-out batch of fresh/ (fresh/slips.mjs) instead,
-// `--fresh2` the second one (fresh2/), `--fresh3` the third (fresh3/), `--fresh4` the fourth (fresh4/), `--fresh5` the fifth (fresh5/), `--fresh6` the sixth (fresh6/), `--fresh7` the seventh (fresh7/), `--fresh8` the eighth (fresh8/), `--fresh9` the ninth (fresh9/), `--fresh10` the tenth (fresh10/), `--fresh11` the eleventh (fresh11/), `--fresh12` the twelfth (fresh12/), `--fresh13` the thirteenth (fresh13/), `--fresh14` the fourteenth (fresh14/), `--fresh15` the fifteenth (fresh15/), `--fresh16` the sixteenth (fresh16/), `--fresh17` the seventeenth (fresh17/), `--fresh18` the eighteenth (fresh18/), `--fresh19` the nineteenth (fresh19/), `--fresh20` the twentieth (fresh20/),
+// `--fresh2` the second one (fresh2/), `--fresh3` the third (fresh3/), `--fresh4` the fourth (fresh4/), `--fresh5` the fifth (fresh5/), `--fresh6` the sixth (fresh6/), `--fresh7` the seventh (fresh7/), `--fresh8` the eighth (fresh8/), `--fresh9` the ninth (fresh9/), `--fresh10` the tenth (fresh10/), `--fresh11` the eleventh (fresh11/), `--fresh12` the twelfth (fresh12/), `--fresh13` the thirteenth (fresh13/), `--fresh14` the fourteenth (fresh14/), `--fresh15` the fifteenth (fresh15/), `--fresh16` the sixteenth (fresh16/), `--fresh17` the seventeenth (fresh17/), `--fresh18` the eighteenth (fresh18/), `--fresh19` the nineteenth (fresh19/), `--fresh20` the twentieth (fresh20/), `--fresh21` the twenty-first (fresh21/),
 // and checks first that its right answers get no diagnosis. fresh4's first run (before any fix it led
 // to): step right 34/36, line right 20/36; fresh5's: step right 40/43, line right 27/43; fresh6's: step right 38/43, line right 29/43;
 // fresh7's: step right 38/43, line right 26/43 (after the rules it led to: 39/43, 40/43); fresh8's: step right
@@ -39,14 +39,15 @@ import * as fresh17 from './fresh17/slips.mjs';
 import * as fresh18 from './fresh18/slips.mjs';
 import * as fresh19 from './fresh19/slips.mjs';
 import * as fresh20 from './fresh20/slips.mjs';
+import * as fresh21 from './fresh21/slips.mjs';
 import { diagnose } from '../js/support/diagnose.mjs';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const lab = createRequire(import.meta.url)(join(ROOT, 'target/pkg-node/attention_lab.js'));
 const FOLDERS = Object.fromEntries(readdirSync(join(ROOT, 'challenges')).filter((f) => /^\d\d-/.test(f)).map((f) => [f.slice(0, 2), f]));
 
-const batch = ['fresh', 'fresh2', 'fresh3', 'fresh4', 'fresh5', 'fresh6', 'fresh7', 'fresh8', 'fresh9', 'fresh10', 'fresh11', 'fresh12', 'fresh13', 'fresh14', 'fresh15', 'fresh16', 'fresh17', 'fresh18', 'fresh19', 'fresh20'].find((b) => process.argv.includes(`--${b}`));
-const { slips, base, SLIPS } = { fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19, fresh20 }[batch] ?? corpus;
+const batch = ['fresh', 'fresh2', 'fresh3', 'fresh4', 'fresh5', 'fresh6', 'fresh7', 'fresh8', 'fresh9', 'fresh10', 'fresh11', 'fresh12', 'fresh13', 'fresh14', 'fresh15', 'fresh16', 'fresh17', 'fresh18', 'fresh19', 'fresh20', 'fresh21'].find((b) => process.argv.includes(`--${b}`));
+const { slips, base, SLIPS } = { fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19, fresh20, fresh21 }[batch] ?? corpus;
 const name = batch ? `corpus-lines/${batch}` : 'corpus-lines';
 for (const number of Object.keys(SLIPS)) {
   const { failing, found } = await diagnose(FOLDERS[number], base(number), lab);
