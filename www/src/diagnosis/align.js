@@ -523,7 +523,9 @@ export function siteOf(step, alignments, recordings, references, sites = []) {
     // (the foreign number's own expression, or the larger one it is a part of, writes there)
     // (or passed to the same parameter of the learner's own function, which writes it: `put(t, a, …)`, `put(t, b, …)`)
     const [mine, theirs] = [sites[partial?.site], sites[outermost(found?.site, sites)]];
-    const sameArray = partial && found && ((arrayOf(mine) !== null && arrayOf(mine) === arrayOf(theirs)) || sameParameter(mine, theirs));
+    // (or two values one later expression puts together: `turned.with(first, turnedFirst).with(second, turnedSecond)`)
+    const together = (a, b) => Boolean(a?.declares && b?.declares && a.declares !== b.declares) && sites.some((s) => s.uses?.includes(a.declares) && s.uses?.includes(b.declares));
+    const sameArray = partial && found && ((arrayOf(mine) !== null && arrayOf(mine) === arrayOf(theirs)) || sameParameter(mine, theirs) || together(mine, theirs));
     // (or when the foreign number is computed from the value that site declared: built on it)
     const upstream = partial && found && sites[partial.site]?.declares && sites[found.site]?.uses?.includes(sites[partial.site].declares);
     // (or the loop around that site, when it stops short: loops.js)

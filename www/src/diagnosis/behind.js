@@ -11,6 +11,7 @@ import { readerBehind } from './heads.js';
 
 // What site `id`'s wrong value of step `step` came from, in this order (each rule reads (id, sites, recording, reference, step)).
 const BEHIND = [
+  wholeBehind,
   constantBehind,
   dimensionBehind,
   sizeBehind,
@@ -18,6 +19,7 @@ const BEHIND = [
   (id, sites) => cutIterableBehind(id, sites),
   (id, sites) => sameMapBehind(id, sites),
   startBehind,
+  unresetBehind,
   integerBehind,
   readBehind,
   unshiftedBehind,
@@ -36,6 +38,28 @@ export function valueBehind(step, id, sites, recording, reference) {
     if (k !== null && k !== undefined) return k;
   }
   return null;
+}
+
+/**
+ * A row-by-row step's helper given a whole matrix as one flat list (`softmaxRow(masked)` for
+ * `rowsOf(masked, T).flatMap(softmaxRow)`): a parameter of the function site `id` is in was bound, in
+ * fewer calls than the step before has rows, to flat lists each holding numbers of more than one of its
+ * rows. That argument: the line that passed the whole. Its id, or null.
+ */
+function wholeBehind(id, sites, recording, reference, step) {
+  // (the last step of the same head before it that is no layout: the mask applied by position holds the scaled
+  // scores' numbers; not a projection of every head's, `Vf` of `headKernel(Qf, Kf, Vf, …)`, a buffer read by index)
+  const at = reference.steps.findIndex((e) => e.step === step);
+  const before = at > 0 ? reference.steps.slice(0, at).findLast((e) => !e.layout && e.head === reference.steps[at].head) : null;
+  if (!before || before.matrix.length < 2) return null;
+  const rowOf = new Map();
+  before.matrix.forEach((row, i) => row.forEach((x) => { if (Number.isFinite(x) && !Number.isInteger(x)) rowOf.set(x.toPrecision(12), i); }));
+  const rowsIn = (data) => new Set(data.flatMap((x) => (Number.isFinite(x) && rowOf.has(x.toPrecision(12)) ? [rowOf.get(x.toPrecision(12))] : []))).size;
+  const fn = sites[id].fn;
+  const whole = (snaps) => snaps.length > 0 && snaps.length < before.matrix.length && snaps.some((x) => x.rows === 1 && rowsIn(x.data) > 1);
+  // (an argument of a call of the function site `id` is in, whichever parameter it binds)
+  const k = sites.findIndex((s, j) => Boolean(fn) && (s.callee === fn || s.home === fn) && Boolean(s.binds?.length) && whole(recording.sites[j].snapshots ?? []));
+  return k >= 0 ? k : null;
 }
 
 /**
@@ -80,6 +104,9 @@ function constantBehind(id, sites, recording, reference) {
     // (not an array's length read as it is, `const d = Q[0].length`: a shape is right whatever line reads it)
     const only = k >= 0 && !sites[k].lengthRead && sites.every((s, j) => j === k || !s.uses?.includes(name) || s.line === sites[id].line);
     if (one !== null && Number.isInteger(one) && only && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
+    // a factor of 1 declared again and again (`const shrink = 1` in a loop, for `Math.exp(best - next)`): a number
+    // made once per pass is one that changes; kept at 1, the line that was to make it
+    if (one === 1 && values.length > 1 && sites[k].declares === name && sites[id].operands?.includes(name) && sites[k].line !== sites[id].line) return k;
   }
   return null;
 }
@@ -251,6 +278,24 @@ function startBehind(id, sites, recording) {
 }
 
 /**
+ * The declaration of a running sum (`let dot = 0`) that site `id`, its accumulation (`dot += …`), goes on
+ * adding to after the sum was read (`scores.push(dot / …)`) with no new start between: a sum started once
+ * where one per result was meant (the declaration moved out of its loop), the line that started it. Its id, or null.
+ */
+function unresetBehind(id, sites, recording) {
+  const site = sites[id];
+  // (a number accumulated, not an array's cell: `concat[i][c] += …` writes into an array made once)
+  if (!/^[-+]=$/.test(site.operator ?? '') || !site.target || site.writes) return null;
+  const k = sites.findIndex((s, j) => j !== id && s.declares === site.target && s.fn === site.fn);
+  if (k < 0 || !recording.sites[k].values.length || !recording.sites[k].values.every(Number.isFinite)) return null;
+  const starts = recording.sites[k].moments;
+  const reads = sites.flatMap((s, j) => (j !== id && j !== k && s.fn === site.fn && s.line !== site.line && !/^[-+*/]=$/.test(s.operator ?? '') && s.uses?.includes(site.target) ? recording.sites[j].moments : []));
+  // (an accumulation after a read, with no start between them)
+  const goesOn = recording.sites[id].moments.some((a) => reads.some((r) => r < a && !starts.some((d) => r < d && d < a)));
+  return goesOn ? k : null;
+}
+
+/**
  * The site that computed a constant site `id` computes with (an operand declared, or a parameter
  * bound by an argument, of one number that is no whole number throughout the run: `scale` of
  * `s * scale`, passed as `scorer(K, 1 / Math.sqrt(V[0].length))`). Its id, or null.
@@ -312,19 +357,19 @@ const bound = (s, name, fn) => Boolean(fn) && (s.callee === fn || s.home === fn)
 export function integerBehind(id, sites, recording, reference) {
   const every = (values) => new Set(values).size === Math.max(...values) + 1 && Math.min(...values) === 0 && reference.inputs.some((M) => M.length === new Set(values).size || M[0]?.length === new Set(values).size);
   const foreign = foreignTest(reference);
-  const behind = (names, fn, passed = false) => {
+  const behind = (names, fn, passed = false, computed = false) => {
     for (const name of (names ?? []).filter((n) => !passedRightBeside(id, n, sites, recording, foreign))) {
       // (not an argument of a recursive call, `h + 1` of `heads(…, h + 1)`: the first call's value is not among its values)
       const declared = (s, j) => j !== id && (s.declares === name || s.property === name || s.pattern?.includes(name) || (bound(s, name, fn) && s.fn !== fn)) && !s.counter;
       const k = sites.findIndex((s, j) => declared(s, j) && s.fn === fn);
       const at = k >= 0 ? k : sites.findIndex(declared);
       const values = at < 0 ? [] : ofName(sites[at], recording.sites[at], name);
-      const index = (reference.indices ?? []).some((sequence) => follows({ values, moments: [] }, sequence));
+      const index = [...(reference.indices ?? []), ...(computed && reference.pairIndices ? [reference.pairIndices] : [])].some((sequence) => follows({ values, moments: [] }, sequence));
       if (values.length > 1 && values.every(Number.isInteger) && new Set(values).size > 1 && !index && !(passed && every(values))) return at;
     }
     return null;
   };
-  const own = behind(sites[id].operands, sites[id].fn) ?? behind(sites[id].args, sites[id].fn);
+  const own = behind(sites[id].operands, sites[id].fn, false, true) ?? behind(sites[id].args, sites[id].fn);
   if (own !== null) return own;
   const k = recording.sites[id].values.findIndex(foreign);
   const caller = k >= 0 ? recording.sites[id].callers?.[k] ?? -1 : -1;

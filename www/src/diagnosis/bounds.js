@@ -146,8 +146,34 @@ export function boundSite(entry, recording, reference, sites = []) {
   // (or, first, where the learner's own function took the weights those scores became: the line
   // that softmaxed them unmasked, `const P = softmax(scaled)`)
   const scores = scoreEntries.at(-1).matrix;
+  // (or the mask applied after every key was scored, by a bound declared one off: `const seen = causal ? i : T`)
+  const moved = !best && everyScored ? movedBound(recording, theirs, sites) : null;
+  if (moved) return moved;
   const skipped = !best && everyScored ? (weightsTaken(scores, recording, sites) ?? lastHolder(scores, recording)) : null;
   return best ?? skipped ?? (wrong.length ? { site: callers[wrong[0]], moment: first[wrong[0]] } : null);
+}
+
+/**
+ * The earliest declaration of whole numbers, one per query, that a test or a loop's bound reads
+ * (`j < seen`) and that is the reference's bound of the visible keys moved by one (`causal ? i : T`
+ * for `i + 1`): where every key was scored and the mask came after, the bound it was applied by. { site, moment } or null.
+ */
+function movedBound(recording, theirs, sites) {
+  // (the kinds of bound each name is read as: by a loop's comparison, `<` an end or a count, `<=` a last; by a test, any)
+  const tested = new Map();
+  sites.forEach((s, id) => {
+    const kinds = KINDS[s.comparison] ?? (recording.sites[id].flags?.values.length ? ['end', 'last', 'count'] : null);
+    if (kinds) for (const name of s.uses ?? []) tested.set(name, s.comparison ? kinds : tested.get(name) ?? kinds);
+  });
+  let best = null;
+  recording.sites.forEach((site, id) => {
+    const s = sites[id];
+    const kinds = tested.get(s?.declares);
+    if (!kinds || s.counter || !site.values.length || !site.values.every(isIndex) || (best && site.moments[0] >= best.moment)) return;
+    if (kinds.some((kind) => follows(site, theirs[kind]))) return;
+    if (kinds.some((kind) => [-1, 1].some((d) => follows(site, theirs[kind].map((x) => x + d))))) best = { site: id, moment: site.moments[0] };
+  });
+  return best;
 }
 
 /**

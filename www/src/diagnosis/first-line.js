@@ -19,7 +19,7 @@ import { alignProbe, builtOn, confirmed, cutInsideNext, firstWrongStep, siteOf, 
 import { firstForeignSite, foreignTest, holds, isInteger, sortedFinite } from './foreign.js';
 import { chosenIndex, constantOperand, flagBehind, integerBehind, unshiftedSite, valueBehind } from './behind.js';
 import { thrownUnder } from './calls.js';
-import { earlyReturn, resultWrite } from './returns.js';
+import { earlyReturn, identityStandIn, resultWrite } from './returns.js';
 import { incompleteCut } from './cuts.js';
 import { doneTwice, saying } from './twice.js';
 import { cutMappedBehind } from './sizes.js';
@@ -89,12 +89,14 @@ export function alignAnswer(data, traced, lab, functionName) {
   const anywhere = foreign ? traced.sites[foreign.site] : traced.sites.findLast((s, id) => s.name === returned?.name && full[0].sites[id]?.values.length) ?? returned ?? null;
   // (`shifted`: the columns each head read were found, so the layout at fault is known, whatever the probes read)
   const resultId = returned ? traced.sites.indexOf(returned) : -1;
-  const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], resultId) ?? resultWrite(traced.sites, full[0], resultId, references[0]) : null;
+  const at = wrong ? wrong.site ?? site(wrong.step) ?? earlyReturn(traced.sites, full[0], resultId) ?? resultWrite(traced.sites, full[0], resultId, references[0]) ?? identityStandIn(traced.sites, full, references) : null;
   // (no number foreign to the reference built on any traced input, nor a NaN)
   const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
   // (the first number foreign to the reference is built at the wrong step's own site, with no constant
   // factor (a scale's) among its operands: the run left the reference there, in that step's own arithmetic)
-  const own = foreign && at && traced.sites[foreign.site] && at.line === traced.sites[foreign.site].line && at.column === traced.sites[foreign.site].column;
+  // (or under the call at that site: a helper used from several places, passed the wrong operands from there)
+  const same = (site) => Boolean(site) && at.line === site.line && at.column === site.column;
+  const own = foreign && at && (same(traced.sites[foreign.site]) || (foreign.caller >= 0 && same(traced.sites[foreign.caller])));
   const departs = Boolean(own) && constantOperand(foreign.site, traced.sites, full[0]) === null;
   return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), cut: Boolean(cut), departs, how: wrong.how ?? null, inside: wrong.inside ?? null } : null, siteFor: site, anywhere, references, clean, crashed };
 }

@@ -245,6 +245,15 @@ function indicesOf(args, steps, form) {
   return indices;
 }
 
+/**
+ * RoPE's index of each pair within its head, i of base^(−2i/d): an index where it is computed with, not where
+ * it chooses a column (`const a = i` for `h * d + i`), so integerBehind reads it for operands only. Else null.
+ */
+function pairIndicesOf(args, form) {
+  const d = form === 'rope' ? args[1]?.headDimensions : 0;
+  return d >= 4 ? Array.from({ length: d / 2 }, (_, i) => i) : null;
+}
+
 /** The reference steps of one traced probe: { steps, inputs, parts, indices, sizes, flags }; throws on an unknown form. */
 export function referenceSteps(form, args, lab) {
   const make = FORMS[form];
@@ -252,7 +261,7 @@ export function referenceSteps(form, args, lab) {
   const made = make(structuredClone(args), lab);
   // the booleans of the call's options (`causal: true`): a flag the code computes otherwise is its own
   const flags = args.flatMap((a) => (a && typeof a === 'object' && !Array.isArray(a) ? Object.values(a).filter((v) => typeof v === 'boolean') : []));
-  return { ...made, tails: made.parts?.tails ?? [], unshifted: made.parts?.unshifted ?? [], totals: made.parts?.totals ?? [], sums: made.parts?.sums ?? [], skipped: made.parts?.skipped ?? [], indices: indicesOf(args, made.steps, form), sizes: sizesOf(args, made.steps), flags, scales: scalesOf(made.steps) };
+  return { ...made, tails: made.parts?.tails ?? [], unshifted: made.parts?.unshifted ?? [], totals: made.parts?.totals ?? [], sums: made.parts?.sums ?? [], skipped: made.parts?.skipped ?? [], indices: indicesOf(args, made.steps, form), pairIndices: pairIndicesOf(args, form), sizes: sizesOf(args, made.steps), flags, scales: scalesOf(made.steps) };
 }
 
 /** The factors a right answer scales its scores by (each head's scale entry over its scores entry), and their inverses. */

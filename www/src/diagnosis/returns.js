@@ -69,3 +69,22 @@ export function returnedBehind(id, sites, recording, reference) {
   });
   return best?.id ?? null;
 }
+
+/**
+ * When the wrong step has no site, an identity matrix the code made (`i === j ? 1 : 0`) on an input where
+ * the call passed a square matrix of that size that is no identity (`W_O`): the stand-in used in its place,
+ * the line that was to read it. Its site, or null.
+ */
+export function identityStandIn(sites, recordings, references) {
+  const identity = (s) => s.rows === s.cols && s.rows > 1 && s.data.every((x, n) => x === (Math.floor(n / s.cols) === n % s.cols ? 1 : 0));
+  let best = null;
+  recordings.forEach((recording, probe) => {
+    const sizes = new Set((references[probe]?.inputs ?? []).filter((M) => M.length > 1 && M.every((row) => row.length === M.length) && !identity({ rows: M.length, cols: M.length, data: M.flat() })).map((M) => M.length));
+    sites.forEach((s, id) => {
+      const r = recording.sites[id];
+      const k = (r.snapshots ?? []).findIndex((x) => sizes.has(x.rows) && identity(x));
+      if (k >= 0 && !s.argument && (!best || r.snapshots[k].moment < best.moment)) best = { id, probe, moment: r.snapshots[k].moment };
+    });
+  });
+  return best ? { ...sites[best.id], probe: best.probe } : null;
+}
