@@ -94,9 +94,7 @@ export function alignAnswer(data, traced, lab, functionName) {
   const clean = recordings.every((r, k) => !firstForeignSite(r, references[k], 0, traced.sites) && r.sites.every((x) => !x.values.some(Number.isNaN)));
   // (the first number foreign to the reference is built at the wrong step's own site, with no constant
   // factor (a scale's) among its operands: the run left the reference there, in that step's own arithmetic)
-  // (or under the call at that site: a helper used from several places, passed the wrong operands from there)
-  const same = (site) => Boolean(site) && at.line === site.line && at.column === site.column;
-  const own = foreign && at && (same(traced.sites[foreign.site]) || (foreign.caller >= 0 && same(traced.sites[foreign.caller])));
+  const own = foreign && at && traced.sites[foreign.site] && at.line === traced.sites[foreign.site].line && at.column === traced.sites[foreign.site].column;
   const departs = Boolean(own) && constantOperand(foreign.site, traced.sites, full[0]) === null;
   return { statuses, wrong: wrong ? { step: wrong.step, entry: wrong.entries.find((e) => e.status === 'missing'), site: at, shifted: Boolean(shifted), walked: Boolean(wrong.walked), cut: Boolean(cut), departs, how: wrong.how ?? null, inside: wrong.inside ?? null } : null, siteFor: site, anywhere, references, clean, crashed };
 }
